@@ -1,0 +1,86 @@
+"""TL501 data-parallel."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.rule import FixAvailability, Rule
+
+_TARGETS = {
+    "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
+    "torch.nn.parallel.data_parallel": "`nn.parallel.data_parallel` runs one process that drives every GPU",
+}
+
+
+class DataParallel(Rule):
+    """## What it does
+    Reports every construction of `torch.nn.DataParallel` and every call of
+    the functional `torch.nn.parallel.data_parallel`.
+
+    ## Why is this bad?
+    `DataParallel` keeps one Python process in charge of all GPUs.  On every
+    step it copies the model to each device, scatters the batch, gathers the
+    outputs back onto the first GPU and computes the loss there, so the first
+    GPU runs out of memory first and the others wait on the interpreter lock.
+    `DistributedDataParallel` starts one process per GPU, keeps a model copy
+    on each for the whole run and only all-reduces gradients, overlapping the
+    communication with the backward pass.  It is faster even on one machine,
+    and it is the only one of the two that scales to several nodes.
+
+    ## Example
+    ```python
+    model = nn.DataParallel(Net()).cuda()
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+    ```
+
+    Use instead (started with `torchrun --nproc_per_node=4 train.py`):
+    ```python
+    import os
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data.distributed import DistributedSampler
+
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(Net().to(local_rank), device_ids=[local_rank])
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=64, sampler=sampler, num_workers=4)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            loss = criterion(model(x.to(local_rank)), y.to(local_rank))
+    dist.destroy_process_group()
+    ```
+    The batch size is now per process; saving and logging belong on rank 0
+    only (`if dist.get_rank() == 0:`).
+
+    ## Fix safety
+    No automatic fix: the move to DistributedDataParallel changes how the
+    script is launched, how data is sharded and where checkpoints are
+    written, which a linter cannot decide for you.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines) asks for
+    `DistributedDataParallel` instead of `DataParallel`;
+    `000_f83daef30fb041e6.txt` (OSC) and `001_a527d80aefeadae8.txt` (the
+    training-book chapter) both call `DistributedDataParallel` the
+    recommended choice.
+    """
+
+    code = "TL501"
+    name = "data-parallel"
+    summary = "`nn.DataParallel` is used; prefer `DistributedDataParallel` with torchrun"
+    fix_availability = FixAvailability.NONE
+    torch_versions = ">= 1.0 (every release that has DistributedDataParallel)"
+    trigger_words = ("DataParallel", "data_parallel")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.names.call_name(node)
+        if qualified in _TARGETS:
+            self.report(
+                node,
+                f"{_TARGETS[qualified]}; use `DistributedDataParallel` launched with torchrun",
+                hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
+            )

@@ -1,0 +1,58 @@
+"""Every rule fixture: exact findings, exact fixed text, idempotent fixes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+import torchlint
+from torchlint.registry import all_rules
+
+from fixture_support import Fixture, all_fixtures
+
+FIXTURES = all_fixtures()
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
+def test_findings_match_expect_comments(fixture: Fixture) -> None:
+    diagnostics = torchlint.check_source(fixture.source, str(fixture.path), fixture.settings())
+    found = Counter((d.start.line, d.code) for d in diagnostics)
+    assert found == fixture.expected()
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
+def test_fixed_output_is_exact_and_stable(fixture: Fixture) -> None:
+    settings = fixture.settings()
+    result = torchlint.fix_source(fixture.source, str(fixture.path), settings, unsafe=True)
+    expected = fixture.expected_fixed()
+    if expected is None:
+        assert not result.changed, "a fixture whose findings get fixes needs a .fixed.py"
+        return
+    assert result.source == expected
+    assert result.converged and not result.dropped
+    again = torchlint.fix_source(result.source, str(fixture.path), settings, unsafe=True)
+    assert again.source == result.source
+    # Nothing that was fixed is still reported.
+    assert not any(d.fixable(True) for d in again.remaining)
+
+
+def test_every_rule_has_positive_and_fixed_fixtures() -> None:
+    by_code = {}
+    for fixture in FIXTURES:
+        by_code.setdefault(fixture.code, []).append(fixture)
+    for rule in all_rules():
+        fixtures = by_code.get(rule.code, [])
+        assert any(f.expected() for f in fixtures), f"{rule.code} has no positive fixture"
+        assert any(not f.expected() or len(f.expected()) < len(f.source.splitlines()) for f in fixtures)
+        if rule.fix_availability.value != "none":
+            assert any(f.expected_fixed() is not None for f in fixtures), f"{rule.code}: no .fixed.py"
+
+
+def test_every_rule_doc_has_ruff_sections() -> None:
+    for rule in all_rules():
+        sections = rule.doc_sections()
+        for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "Source guide"):
+            assert heading in sections and sections[heading], f"{rule.code} lacks '{heading}'"
+        assert "Use instead" in sections["Example"], f"{rule.code}: Example lacks 'Use instead'"
+        assert any(f"{n:03d}_" in sections["Source guide"] for n in range(5)), rule.code

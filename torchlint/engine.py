@@ -1,0 +1,279 @@
+"""Parse a file once, run every enabled rule in one traversal, return diagnostics."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
+
+from torchlint.model import Diagnostic, Edit, Fix, Position
+from torchlint.names import ImportTable
+from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME
+from torchlint.rule import (
+    CURRENT_TORCH,
+    FileContext,
+    OptionValue,
+    Report,
+    Rule,
+    RuleClass,
+    TorchVersion,
+)
+from torchlint.suppress import Suppressions, parse_suppressions
+
+Handler = Callable[[cst.CSTNode], None]
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """Everything the engine needs to lint one file."""
+
+    rules: Tuple[RuleClass, ...]
+    torch_version: TorchVersion = CURRENT_TORCH
+    options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
+    precheck: bool = True
+
+
+@lru_cache(maxsize=None)
+def _handler_names(rule: RuleClass) -> Tuple[Tuple[str, str], ...]:
+    """(``visit``/``leave``, node type name) for each visitor method of a rule."""
+    pairs = []
+    for attribute in dir(rule):
+        for prefix in ("visit_", "leave_"):
+            if attribute.startswith(prefix) and callable(getattr(rule, attribute)):
+                pairs.append((prefix[:-1], attribute[len(prefix):]))
+    return tuple(sorted(pairs))
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """One traversal that calls each rule's handlers and keeps the parent stack."""
+
+    def __init__(self, rules: Sequence[Rule], context: FileContext) -> None:
+        super().__init__()
+        self._context = context
+        self._visit: Dict[str, List[Handler]] = {}
+        self._leave: Dict[str, List[Handler]] = {}
+        for rule in rules:
+            for kind, node_type in _handler_names(type(rule)):
+                table = self._visit if kind == "visit" else self._leave
+                table.setdefault(node_type, []).append(getattr(rule, f"{kind}_{node_type}"))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        handlers = self._visit.get(type(node).__name__)
+        if handlers:
+            for handler in handlers:
+                handler(node)
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and self._context.parents:
+            # Imports inside functions and classes count from here on.
+            self._context.names.add(node)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            self._context.names.push_scope(node.params)
+        self._context.parents.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._context.parents.pop()
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
+            self._context.names.pop_scope()
+        handlers = self._leave.get(type(original_node).__name__)
+        if handlers:
+            for handler in handlers:
+                handler(original_node)
+
+
+class _LineIndex:
+    """Converts between (line, column) and character offsets."""
+
+    _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+    def __init__(self, source: str) -> None:
+        self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(source)]
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - 1] + column
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self.starts, offset)
+        return Position(line, offset - self.starts[line - 1] + 1)
+
+
+def might_match(source: str, rules: Sequence[RuleClass]) -> bool:
+    """Cheap test: can any rule fire on this text at all?"""
+    for rule in rules:
+        if not rule.trigger_words:
+            return True
+        if any(word in source for word in rule.trigger_words):
+            return True
+    return False
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    """The TL000 diagnostic for a file that cannot be read, decoded or parsed."""
+    position = Position(max(line, 1), max(column, 1))
+    return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
+
+
+def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
+    """Parse with libcst, or return the TL000 diagnostic saying why not."""
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        message = " ".join(str(error.message).split())
+        return parse_error(path, f"SyntaxError: {message}", error.raw_line, error.raw_column + 1)
+    except RecursionError:
+        return parse_error(path, "the file is nested too deeply to parse")
+    except Exception as error:  # libcst's native parser raises a few other types
+        return parse_error(path, f"cannot parse: {type(error).__name__}: {error}")
+
+
+def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
+    """All kept diagnostics of one file's text, sorted."""
+    if not config.rules or (config.precheck and not might_match(source, config.rules)):
+        return []
+    parsed = parse_module(source, path)
+    if isinstance(parsed, Diagnostic):
+        return [parsed]
+    return lint_module(parsed, source, path, config)
+
+
+def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
+    """Run the rules over an already parsed module."""
+    context = FileContext(
+        path=path,
+        source=source,
+        module=module,
+        names=ImportTable.from_module(module),
+        torch_version=config.torch_version,
+        options=config.options,
+    )
+    rules = [rule_class(context) for rule_class in config.rules]
+    try:
+        module.visit(_Dispatcher(rules, context))
+    except RecursionError:
+        return [parse_error(path, "the file is nested too deeply to lint")]
+    if not context.reports:
+        return []
+    suppressions = parse_suppressions(source)
+    return sorted(
+        _to_diagnostics(context.reports, module, source, path, suppressions),
+        key=lambda d: d.sort_key,
+    )
+
+
+def _to_diagnostics(
+    reports: Sequence[Report],
+    module: cst.Module,
+    source: str,
+    path: str,
+    suppressions: Suppressions,
+) -> List[Diagnostic]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions: Mapping[cst.CSTNode, CodeRange] = wrapper.resolve(PositionProvider)
+    inclusive: Optional[Mapping[cst.CSTNode, CodeRange]] = None
+    index = _LineIndex(source)
+    diagnostics: List[Diagnostic] = []
+    seen = set()
+    for report in reports:
+        where = positions[report.node]
+        start = Position(where.start.line, where.start.column + 1)
+        end = Position(where.end.line, where.end.column + 1)
+        statement_line = positions[report.statement].start.line if report.statement else None
+        lines = (start.line,) if start.line == end.line else (start.line, end.line)
+        if suppressions.silences(report.code, report.name, lines, statement_line):
+            continue
+        fix: Optional[Fix] = None
+        if report.fix is not None:
+            if inclusive is None:
+                inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+            edits = _edits(report, module, source, index, inclusive, positions)
+            if edits:
+                fix = Fix(edits, report.fix.applicability, report.fix.description)
+        key = (report.code, start, end, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        diagnostics.append(
+            Diagnostic(path, start, end, report.code, report.name, report.message, fix, report.hint)
+        )
+    return diagnostics
+
+
+def _trimmed_edit(old: str, new: str, base: int) -> Optional[Edit]:
+    """The single smallest edit that turns ``old`` into ``new``."""
+    if old == new:
+        return None
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return Edit(base + prefix, base + len(old) - suffix, new[prefix : len(new) - suffix])
+
+
+def _edits(
+    report: Report,
+    module: cst.Module,
+    source: str,
+    index: _LineIndex,
+    inclusive: Mapping[cst.CSTNode, CodeRange],
+    positions: Mapping[cst.CSTNode, CodeRange],
+) -> Tuple[Edit, ...]:
+    assert report.fix is not None
+    edits: List[Edit] = []
+    for replacement in report.fix.replacements:
+        where = inclusive[replacement.node]
+        start = index.offset(where.start.line, where.start.column)
+        end = index.offset(where.end.line, where.end.column)
+        old = source[start:end]
+        if module.code_for_node(replacement.node) == old:
+            edit = _trimmed_edit(old, module.code_for_node(replacement.new_node), start)
+        else:
+            # Multi-line nodes render with different indentation on their own;
+            # render the whole module instead and diff that.
+            new_module = module.deep_replace(replacement.node, replacement.new_node)
+            assert isinstance(new_module, cst.Module)
+            edit = _trimmed_edit(source, new_module.code, 0)
+        if edit is not None:
+            edits.append(edit)
+    for name in report.fix.imports:
+        edits.append(_import_edit(module, index, positions, name))
+    return tuple(sorted(set(edits)))
+
+
+def _import_edit(
+    module: cst.Module,
+    index: _LineIndex,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    name: str,
+) -> Edit:
+    """Insert ``import name`` before the first statement that is not the
+    docstring or a ``__future__`` import."""
+    newline = module.default_newline
+    for number, statement in enumerate(module.body):
+        first = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        is_docstring = number == 0 and isinstance(first, cst.Expr) and isinstance(
+            first.value, (cst.SimpleString, cst.ConcatenatedString)
+        )
+        is_future = (
+            isinstance(first, cst.ImportFrom)
+            and isinstance(first.module, cst.Name)
+            and first.module.value == "__future__"
+        )
+        if not (is_docstring or is_future):
+            offset = index.offset(positions[statement].start.line, 0)
+            return Edit(offset, offset, f"import {name}{newline}")
+    # Nothing but a docstring and future imports: append at the end.
+    text = module.code
+    prefix = "" if not text or text.endswith(("\n", "\r")) else newline
+    return Edit(len(text), len(text), f"{prefix}import {name}{newline}")

@@ -1,0 +1,71 @@
+"""Value types shared by the engine, the fixer and the reporters."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+
+class Applicability(str, enum.Enum):
+    """How safe a fix is to apply without review (Ruff's tiers)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A 1-based line and 1-based column (in characters)."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace ``source[start:end]`` (character offsets) with ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of non-overlapping edits that together repair one finding."""
+
+    edits: Tuple[Edit, ...]
+    applicability: Applicability
+    description: str
+
+    @property
+    def span(self) -> Tuple[int, int]:
+        """The smallest character range covering every edit."""
+        return (min(e.start for e in self.edits), max(e.end for e in self.edits))
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding in one file."""
+
+    path: str
+    start: Position
+    end: Position
+    code: str
+    name: str
+    message: str
+    fix: Optional[Fix] = None
+    hint: Optional[str] = None
+    cell: Optional[int] = field(default=None, compare=False)
+
+    @property
+    def sort_key(self) -> Tuple[str, int, int, str, str]:
+        """The one ordering used everywhere: path, line, column, code."""
+        return (self.path, self.start.line, self.start.column, self.code, self.message)
+
+    def fixable(self, unsafe: bool) -> bool:
+        """Whether the fix would be applied under the given safety level."""
+        if self.fix is None:
+            return False
+        return unsafe or self.fix.applicability is Applicability.SAFE

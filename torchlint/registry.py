@@ -1,0 +1,68 @@
+"""The rule catalog: every ``Rule`` subclass found in ``torchlint.rules``.
+
+Adding a rule means adding a module to ``rules/``; nothing here changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from torchlint.rule import Rule, RuleClass
+
+PARSE_ERROR_CODE = "TL000"
+PARSE_ERROR_NAME = "parse-error"
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> Tuple[RuleClass, ...]:
+    """Every rule, sorted by code."""
+    import torchlint.rules as package
+
+    found: Dict[str, RuleClass] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value is not Rule
+                and value.__module__ == module.__name__
+                and hasattr(value, "code")
+            ):
+                if value.code in found and found[value.code] is not value:
+                    raise RuntimeError(f"two rules share the code {value.code}")
+                found[value.code] = value
+    return tuple(found[code] for code in sorted(found))
+
+
+def by_code_or_name(key: str) -> Optional[RuleClass]:
+    """Look a rule up by its code (``TL101``) or name (``data-parallel``)."""
+    for rule in all_rules():
+        if key.upper() == rule.code or key == rule.name:
+            return rule
+    return None
+
+
+def expand_selector(selector: str) -> Optional[List[RuleClass]]:
+    """Rules matched by ``ALL``, a code prefix (``TL3``) or a name; None if nothing."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return list(all_rules())
+    named = [rule for rule in all_rules() if rule.name == selector]
+    if named:
+        return named
+    upper = selector.upper()
+    if not upper.startswith("TL") or upper == "TL":
+        return None
+    matched = [rule for rule in all_rules() if rule.code.startswith(upper)]
+    return matched or None
+
+
+def known_codes() -> Sequence[str]:
+    """Every code, including the parse-error pseudo-rule."""
+    return [PARSE_ERROR_CODE, *(rule.code for rule in all_rules())]

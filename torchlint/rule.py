@@ -1,0 +1,252 @@
+"""What a rule is: metadata, options, and visitor methods that report findings.
+
+A rule is one small class in ``rules/``.  It declares its code, name and
+message, the options it reads, and ``visit_<Node>``/``leave_<Node>`` methods
+named after libcst node types.  The engine runs every enabled rule in one
+traversal; a rule calls :meth:`Rule.report` and never prints or touches files.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    ClassVar,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+)
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.names import ImportTable
+
+OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
+
+
+class FixAvailability(str, enum.Enum):
+    """Whether a rule's findings come with a fix (per rule, like Ruff)."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-rule setting with its type, default and one-line description."""
+
+    default: OptionValue
+    description: str
+
+    @property
+    def kind(self) -> type:
+        """The Python type a configured value must have."""
+        return tuple if isinstance(self.default, tuple) else type(self.default)
+
+
+@dataclass(frozen=True)
+class TorchVersion:
+    """A ``major.minor`` torch release, comparable."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> "TorchVersion":
+        """Parse ``"1.13"`` or ``"2.1.0"``; raises ValueError otherwise."""
+        pieces = text.strip().split(".")
+        if len(pieces) < 2 and not (len(pieces) == 1 and pieces[0].isdigit()):
+            raise ValueError(f"not a torch version: {text!r}")
+        try:
+            major = int(pieces[0])
+            minor = int(pieces[1]) if len(pieces) > 1 else 0
+        except ValueError:
+            raise ValueError(f"not a torch version: {text!r}") from None
+        return cls(major, minor)
+
+    def __lt__(self, other: "TorchVersion") -> bool:
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+CURRENT_TORCH = TorchVersion(2, 9)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Swap one node of the parsed module for another node."""
+
+    node: cst.CSTNode
+    new_node: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """What a rule asks the engine to change; turned into text edits later."""
+
+    replacements: Tuple[Replacement, ...]
+    applicability: Applicability
+    description: str
+    imports: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finding as a rule made it, before positions are known."""
+
+    code: str
+    name: str
+    node: cst.CSTNode
+    message: str
+    statement: Optional[cst.CSTNode]
+    fix: Optional[FixRequest]
+    hint: Optional[str]
+
+
+@dataclass
+class FileContext:
+    """What a rule may know about the file it is visiting."""
+
+    path: str
+    source: str
+    module: cst.Module
+    names: ImportTable
+    torch_version: TorchVersion
+    options: Mapping[str, Mapping[str, OptionValue]]
+    parents: List[cst.CSTNode] = field(default_factory=list)
+    reports: List[Report] = field(default_factory=list)
+
+
+def _doc_sections(doc: str) -> Dict[str, str]:
+    sections: Dict[str, str] = {}
+    current = ""
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = ""
+        elif current:
+            sections[current] += line + "\n"
+    return {k: v.strip() for k, v in sections.items()}
+
+
+class Rule:
+    """Base class of every torchlint rule.
+
+    Subclasses set the class attributes below and define visitor methods
+    (``visit_Call``, ``leave_FunctionDef``, ...).  The class docstring is the
+    rule's documentation page, in Ruff's sections.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    default_enabled: ClassVar[bool] = True
+    torch_versions: ClassVar[str] = "all versions"
+    options: ClassVar[Mapping[str, Option]] = {}
+    trigger_words: ClassVar[Tuple[str, ...]] = ()
+    """Substrings of which a file must contain one for the rule to fire.
+
+    The engine skips parsing a file that contains none of the enabled rules'
+    trigger words; an empty tuple means the rule can fire anywhere.
+    """
+
+    def __init__(self, context: FileContext) -> None:
+        self.context = context
+
+    # -- for rule authors -------------------------------------------------
+
+    @property
+    def names(self) -> ImportTable:
+        """The file's import table."""
+        return self.context.names
+
+    @property
+    def parents(self) -> Sequence[cst.CSTNode]:
+        """Ancestors of the node being visited, innermost last."""
+        return self.context.parents
+
+    def option(self, key: str) -> Any:
+        """The configured value of one of this rule's options."""
+        configured = self.context.options.get(self.code, {})
+        if key in configured:
+            return configured[key]
+        return self.options[key].default
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix: Optional[FixRequest] = None,
+        hint: Optional[str] = None,
+    ) -> None:
+        """Record a finding at ``node``, optionally with a fix."""
+        statement: Optional[cst.CSTNode] = None
+        for candidate in [*self.context.parents, node][::-1]:
+            if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                statement = candidate
+                break
+        self.context.reports.append(
+            Report(self.code, self.name, node, message, statement, fix, hint)
+        )
+
+    def replace(
+        self,
+        node: cst.CSTNode,
+        new_node: cst.CSTNode,
+        applicability: Applicability,
+        description: str,
+        *,
+        imports: Tuple[str, ...] = (),
+    ) -> FixRequest:
+        """A fix that swaps ``node`` for ``new_node`` (and adds ``imports``)."""
+        return FixRequest((Replacement(node, new_node),), applicability, description, imports)
+
+    # -- for the engine and the docs --------------------------------------
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's doc page, as ``torchlint explain`` prints it."""
+        body = textwrap.dedent(inspect.getdoc(cls) or "").strip()
+        fix_line = {
+            FixAvailability.ALWAYS: "Fix is always available.",
+            FixAvailability.SOMETIMES: "Fix is sometimes available.",
+            FixAvailability.NONE: "Fix is not available.",
+        }[cls.fix_availability]
+        default = "on" if cls.default_enabled else "off"
+        lines = [
+            f"# {cls.name} ({cls.code})",
+            "",
+            fix_line,
+            f"Enabled by default: {default}. Applies to torch {cls.torch_versions}.",
+            "",
+            body,
+        ]
+        if cls.options and "## Options" not in body:
+            lines += ["", "## Options", ""]
+            lines += [
+                f"- `{key}` (default `{opt.default!r}`): {opt.description}"
+                for key, opt in cls.options.items()
+            ]
+        return "\n".join(lines).rstrip() + "\n"
+
+    @classmethod
+    def doc_sections(cls) -> Dict[str, str]:
+        """The docstring split by ``## Heading``."""
+        return _doc_sections(inspect.getdoc(cls) or "")
+
+
+RuleClass = Type[Rule]

@@ -1,0 +1,397 @@
+"""``[tool.torchlint]`` settings: discovery, validation, rule selection.
+
+Like Ruff, the closest configuration file above a linted file wins, with no
+merging; command-line overrides apply on top of whichever file was found.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from torchlint.engine import LintConfig
+from torchlint.registry import all_rules, by_code_or_name, expand_selector
+from torchlint.rule import CURRENT_TORCH, OptionValue, RuleClass, TorchVersion
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11
+    import tomli as tomllib
+
+CONFIG_FILENAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
+
+DEFAULT_EXCLUDES: Tuple[str, ...] = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+    ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype",
+    ".ruff_cache", ".svn", ".tox", ".venv", ".vscode", ".torchlint_cache",
+    "__pycache__", "__pypackages__", "_build", "buck-out", "build", "dist",
+    "node_modules", "site-packages", "venv",
+)
+
+_TOP_LEVEL_KEYS = {
+    "select", "extend-select", "ignore", "per-file-ignores", "exclude",
+    "extend-exclude", "torch-version", "respect-gitignore",
+}
+
+
+class ConfigError(Exception):
+    """A configuration problem, reported with exit code 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings for the files under one configuration."""
+
+    select: Optional[Tuple[str, ...]] = None
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: Tuple[str, ...] = ()
+    torch_version: Optional[str] = None
+    respect_gitignore: bool = True
+    rule_options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
+    root: Path = field(default_factory=Path.cwd)
+    config_file: Optional[Path] = None
+
+    def __post_init__(self) -> None:
+        for selector in (*(self.select or ()), *self.extend_select, *self.ignore):
+            _check_selector(selector, self.config_file)
+        for _, codes in self.per_file_ignores:
+            for selector in codes:
+                _check_selector(selector, self.config_file)
+        if self.torch_version is not None:
+            try:
+                TorchVersion.parse(self.torch_version)
+            except ValueError as error:
+                raise ConfigError(_where(self.config_file, f"torch-version: {error}")) from None
+
+    # -- derived values ---------------------------------------------------
+
+    @property
+    def excludes(self) -> Tuple[str, ...]:
+        """Every exclusion pattern."""
+        return (*self.exclude, *self.extend_exclude)
+
+    def target_torch(self) -> TorchVersion:
+        """The torch version the linted code targets."""
+        if self.torch_version is not None:
+            return TorchVersion.parse(self.torch_version)
+        return detect_torch_version(self.root) or CURRENT_TORCH
+
+    def enabled_rules(self, path: Optional[Path] = None) -> Tuple[RuleClass, ...]:
+        """The rules that run on ``path`` after select/ignore/per-file-ignores."""
+        ignores: List[str] = list(self.ignore)
+        if path is not None:
+            relative = _relative(path, self.root)
+            for pattern, codes in self.per_file_ignores:
+                if _glob_match(relative, pattern):
+                    ignores.extend(codes)
+        return _resolve_selection(
+            self.select, self.extend_select, tuple(ignores)
+        )
+
+    def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> LintConfig:
+        """What the engine needs to lint one file."""
+        return LintConfig(
+            rules=self.enabled_rules(path),
+            torch_version=self.target_torch(),
+            options=self.rule_options,
+            precheck=precheck,
+        )
+
+    def with_overrides(self, overrides: "Overrides") -> "Settings":
+        """Apply command-line options on top of file settings."""
+        changes: Dict[str, Any] = {}
+        if overrides.select is not None:
+            changes["select"] = overrides.select
+        if overrides.extend_select:
+            changes["extend_select"] = self.extend_select + overrides.extend_select
+        if overrides.ignore:
+            changes["ignore"] = self.ignore + overrides.ignore
+        if overrides.exclude is not None:
+            changes["exclude"] = overrides.exclude
+        if overrides.extend_exclude:
+            changes["extend_exclude"] = self.extend_exclude + overrides.extend_exclude
+        if overrides.torch_version is not None:
+            changes["torch_version"] = overrides.torch_version
+        if overrides.respect_gitignore is not None:
+            changes["respect_gitignore"] = overrides.respect_gitignore
+        return replace(self, **changes) if changes else self
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Settings given on the command line."""
+
+    select: Optional[Tuple[str, ...]] = None
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    exclude: Optional[Tuple[str, ...]] = None
+    extend_exclude: Tuple[str, ...] = ()
+    torch_version: Optional[str] = None
+    respect_gitignore: Optional[bool] = None
+
+
+def _where(config_file: Optional[Path], message: str) -> str:
+    return f"{config_file}: {message}" if config_file else message
+
+
+def _check_selector(selector: str, config_file: Optional[Path]) -> None:
+    if expand_selector(selector) is None:
+        raise ConfigError(_where(config_file, f"unknown rule selector `{selector}`"))
+
+
+def _specificity(selector: str) -> int:
+    if selector.upper() == "ALL":
+        return 0
+    if by_code_or_name(selector) is not None:
+        return 100
+    return len(selector)
+
+
+@lru_cache(maxsize=256)
+def _resolve_selection(
+    select: Optional[Tuple[str, ...]], extend_select: Tuple[str, ...], ignore: Tuple[str, ...]
+) -> Tuple[RuleClass, ...]:
+    """Ruff's rule: the most specific matching selector wins; ties go to ignore."""
+    chosen = []
+    for rule in all_rules():
+        best_on = -1
+        if select is None:
+            best_on = 0 if rule.default_enabled else -1
+        for selector in (*(select or ()), *extend_select):
+            if rule in (expand_selector(selector) or ()):
+                best_on = max(best_on, _specificity(selector))
+        best_off = max(
+            (_specificity(s) for s in ignore if rule in (expand_selector(s) or ())), default=-1
+        )
+        if best_on >= 0 and best_on > best_off:
+            chosen.append(rule)
+    return tuple(chosen)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _glob_match(relative: str, pattern: str) -> bool:
+    """Match a per-file-ignores glob against a root-relative posix path."""
+    pattern = pattern.rstrip("/")
+    if "/" not in pattern:
+        return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
+    pattern = pattern.lstrip("./")
+    if PurePosixPath(relative).match(pattern) or fnmatch.fnmatchcase(relative, pattern):
+        return True
+    return relative.startswith(pattern + "/")
+
+
+# -- loading ----------------------------------------------------------------
+
+
+def _read_toml(path: Path) -> Dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _table(path: Path) -> Optional[Dict[str, Any]]:
+    """The torchlint table of a config file, or None if it has none."""
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        return tool.get("torchlint") if isinstance(tool, dict) else None
+    return data
+
+
+def _string_list(value: Any, key: str, path: Path) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, OptionValue]]:
+    rule = by_code_or_name(key)
+    if rule is None:
+        raise ConfigError(f"{path}: unknown setting `{key}`")
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: `{key}` must be a table of options")
+    options: Dict[str, OptionValue] = {}
+    for option_key, option_value in value.items():
+        option = rule.options.get(option_key)
+        if option is None:
+            known = ", ".join(sorted(rule.options)) or "none"
+            raise ConfigError(
+                f"{path}: unknown option `{option_key}` for {rule.code} ({rule.name}); known: {known}"
+            )
+        if option.kind is tuple:
+            options[option_key] = _string_list(option_value, f"{key}.{option_key}", path)
+        elif option.kind is bool and not isinstance(option_value, bool):
+            raise ConfigError(f"{path}: `{key}.{option_key}` must be a boolean")
+        elif option.kind is int and (isinstance(option_value, bool) or not isinstance(option_value, int)):
+            raise ConfigError(f"{path}: `{key}.{option_key}` must be an integer")
+        elif option.kind is str and not isinstance(option_value, str):
+            raise ConfigError(f"{path}: `{key}.{option_key}` must be a string")
+        else:
+            options[option_key] = option_value
+        if option.kind is str and option_key.endswith("pattern"):
+            try:
+                re.compile(str(option_value))
+            except re.error as error:
+                raise ConfigError(f"{path}: `{key}.{option_key}` is not a valid regex: {error}") from None
+    return rule.code, options
+
+
+def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
+    """Validate one ``[tool.torchlint]`` table."""
+    values: Dict[str, Any] = {"root": path.parent, "config_file": path}
+    rule_options: Dict[str, Dict[str, OptionValue]] = {}
+    for key, value in table.items():
+        if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
+            values[key.replace("-", "_")] = _string_list(value, key, path)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")
+            values["per_file_ignores"] = tuple(
+                (glob, _string_list(codes, f"per-file-ignores.{glob}", path))
+                for glob, codes in sorted(value.items())
+            )
+        elif key == "torch-version":
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}: `torch-version` must be a string such as \"1.13\"")
+            values["torch_version"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: `respect-gitignore` must be a boolean")
+            values["respect_gitignore"] = value
+        elif isinstance(value, dict):
+            code, options = _rule_options(key, value, path)
+            rule_options[code] = options
+        else:
+            raise ConfigError(f"{path}: unknown setting `{key}`")
+    values["rule_options"] = rule_options
+    return Settings(**values)
+
+
+def load_config_file(path: Path) -> Settings:
+    """Settings from one file (a pyproject without the table gives defaults)."""
+    table = _table(path)
+    return settings_from_table(table or {}, path.resolve())
+
+
+class SettingsResolver:
+    """Finds the closest configuration for each directory, memoised."""
+
+    def __init__(self, overrides: Overrides = Overrides(), config_file: Optional[Path] = None,
+                 isolated: bool = False) -> None:
+        self._overrides = overrides
+        self._by_dir: Dict[Path, Settings] = {}
+        self._fixed: Optional[Settings] = None
+        if config_file is not None:
+            self._fixed = load_config_file(config_file).with_overrides(overrides)
+        elif isolated:
+            self._fixed = Settings().with_overrides(overrides)
+        self.default = self._fixed or self._find(Path.cwd().resolve())
+
+    def for_path(self, path: Path) -> Settings:
+        """The settings that apply to a file or directory."""
+        if self._fixed is not None:
+            return self._fixed
+        resolved = path.resolve() if path.is_absolute() else (Path.cwd() / path).resolve()
+        directory = resolved if resolved.is_dir() else resolved.parent
+        return self._find(directory)
+
+    def _find(self, directory: Path) -> Settings:
+        cached = self._by_dir.get(directory)
+        if cached is not None:
+            return cached
+        found: Optional[Settings] = None
+        for name in CONFIG_FILENAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                table = _table(candidate)
+                if table is not None:
+                    found = settings_from_table(table, candidate).with_overrides(self._overrides)
+                    break
+        if found is None:
+            parent = directory.parent
+            if parent != directory:
+                found = self._find(parent)
+            else:
+                found = Settings(root=Path.cwd()).with_overrides(self._overrides)
+        self._by_dir[directory] = found
+        return found
+
+
+# -- torch version detection ---------------------------------------------
+
+_REQUIREMENT = re.compile(r"^\s*torch\s*(\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;#]*)?(?:[;#].*)?$", re.IGNORECASE)
+_CLAUSE = re.compile(r"(?P<op>~=|==|>=|<=|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")
+
+
+def version_from_requirement(line: str) -> Optional[TorchVersion]:
+    """The oldest torch release a requirement line admits, if it pins one."""
+    match = _REQUIREMENT.match(line)
+    if not match or not match.group("spec"):
+        return None
+    lower: Optional[TorchVersion] = None
+    upper: Optional[TorchVersion] = None
+    for clause in _CLAUSE.finditer(match.group("spec")):
+        op, text = clause.group("op"), clause.group("version")
+        version = TorchVersion.parse(text if "." in text else text + ".0")
+        if op in ("==", "~=", ">=", ">"):
+            lower = version if lower is None or version < lower else lower
+        elif op == "<=":
+            upper = version
+        elif op == "<":
+            if version.minor > 0:
+                upper = TorchVersion(version.major, version.minor - 1)
+            elif version.major == 2:
+                upper = TorchVersion(1, 13)
+            else:
+                upper = TorchVersion(max(version.major - 1, 0), 99)
+    return lower or upper
+
+
+@lru_cache(maxsize=64)
+def detect_torch_version(root: Path) -> Optional[TorchVersion]:
+    """Read the torch requirement the project at ``root`` declares."""
+    lines: List[str] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = _read_toml(pyproject)
+        except ConfigError:
+            data = {}
+        project = data.get("project", {})
+        dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
+        if isinstance(dependencies, list):
+            lines.extend(d for d in dependencies if isinstance(d, str))
+    try:
+        requirement_files = sorted(root.glob("requirements*.txt"))
+    except OSError:
+        requirement_files = []
+    for requirements in requirement_files:
+        try:
+            lines.extend(requirements.read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            continue
+    versions = [v for v in (version_from_requirement(line) for line in lines) if v is not None]
+    return min(versions, key=lambda v: (v.major, v.minor)) if versions else None
+
+
+def rule_codes(rules: Sequence[RuleClass]) -> Tuple[str, ...]:
+    """The codes of a rule list."""
+    return tuple(rule.code for rule in rules)

@@ -1,0 +1,117 @@
+"""Suppression comments: ``# noqa``, ``# torchlint: ignore[...]``, file-level forms."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, Optional, Tuple
+
+_QUICK = re.compile(r"noqa|torchlint", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-,\s]+?))?\s*(?:#|$)", re.IGNORECASE)
+_DIRECTIVE = re.compile(
+    r"#\s*torchlint:\s*(?P<kind>ignore|file-ignore|skip-file|noqa)"
+    r"(?:\[(?P<codes>[^\]]*)\])?",
+    re.IGNORECASE,
+)
+
+ALL: FrozenSet[str] = frozenset({"*"})
+
+
+def _codes(text: Optional[str]) -> FrozenSet[str]:
+    if not text:
+        return ALL
+    codes = frozenset(part.strip() for part in re.split(r"[,\s]+", text) if part.strip())
+    return codes or ALL
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    """Which codes are silenced on which lines, and for the whole file."""
+
+    trailing: Dict[int, FrozenSet[str]]
+    own_line: Dict[int, FrozenSet[str]]
+    file_level: FrozenSet[str]
+
+    @classmethod
+    def none(cls) -> "Suppressions":
+        """No suppression comments at all."""
+        return cls({}, {}, frozenset())
+
+    def silences(
+        self, code: str, name: str, lines: Tuple[int, ...], statement_line: Optional[int]
+    ) -> bool:
+        """Whether a finding on ``lines`` (in a statement starting at
+        ``statement_line``) is suppressed."""
+        if _matches(self.file_level, code, name):
+            return True
+        for line in lines:
+            if _matches(self.trailing.get(line, frozenset()), code, name):
+                return True
+        if statement_line is not None:
+            return _matches(self.own_line.get(statement_line, frozenset()), code, name)
+        return False
+
+
+def _matches(codes: FrozenSet[str], code: str, name: str) -> bool:
+    if not codes:
+        return False
+    return "*" in codes or code in codes or name in codes or code.lower() in codes
+
+
+def _comments(source: str) -> Iterator[Tuple[int, str, bool]]:
+    """(line, comment text, whether the comment is alone on its line)."""
+    lines = source.splitlines()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                row, col = token.start
+                alone = token.line[:col].strip() == ""
+                yield row, token.string, alone
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        for index, line in enumerate(lines, start=1):
+            position = line.find("#")
+            if position >= 0:
+                yield index, line[position:], line[:position].strip() == ""
+
+
+def _next_code_line(lines: Tuple[str, ...], after: int) -> Optional[int]:
+    for index in range(after, len(lines)):
+        stripped = lines[index].strip()
+        if stripped and not stripped.startswith("#"):
+            return index + 1
+    return None
+
+
+def parse_suppressions(source: str) -> Suppressions:
+    """Read every suppression comment of a file."""
+    if not _QUICK.search(source):
+        return Suppressions.none()
+    trailing: Dict[int, FrozenSet[str]] = {}
+    own_line: Dict[int, FrozenSet[str]] = {}
+    file_level: FrozenSet[str] = frozenset()
+    lines = tuple(source.splitlines())
+    for row, text, alone in _comments(source):
+        codes: FrozenSet[str] = frozenset()
+        for match in _DIRECTIVE.finditer(text):
+            kind = match.group("kind").lower()
+            if kind == "skip-file":
+                file_level = ALL
+            elif kind == "file-ignore" or (kind == "noqa" and alone):
+                file_level = file_level | _codes(match.group("codes"))
+            else:
+                codes = codes | _codes(match.group("codes"))
+        noqa = _NOQA.search(text)
+        if noqa and not alone:
+            codes = codes | _codes(noqa.group("codes"))
+        if not codes:
+            continue
+        if alone:
+            # An own-line ``# torchlint: ignore[...]`` covers the next statement.
+            target = _next_code_line(lines, row)
+            if target is not None:
+                own_line[target] = own_line.get(target, frozenset()) | codes
+        else:
+            trailing[row] = trailing.get(row, frozenset()) | codes
+    return Suppressions(trailing, own_line, file_level)
