@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import bisect
+import itertools
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -72,8 +75,9 @@ class _Dispatcher(cst.CSTVisitor):
         if handlers:
             for handler in handlers:
                 handler(node)
-        if isinstance(node, (cst.Import, cst.ImportFrom)) and self._context.parents:
-            # Imports inside functions and classes count from here on.
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and self._context.names.in_function:
+            # Imports inside functions count from here on (module-level ones
+            # were read before the traversal).
             self._context.names.add(node)
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self._context.names.push_scope(node.params)
@@ -122,8 +126,46 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
     return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
 
 
+_BRACKET_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_BRACKETS = re.compile(r"[()\[\]{}]")
+# CPython refuses more than 200 nested brackets; libcst's native parser can
+# overflow its stack on such input instead of raising, so check first.
+_MAX_BRACKET_DEPTH = 200
+
+
+def _too_deep(source: str) -> Optional[str]:
+    """CPython's complaint when brackets nest deeper than it allows."""
+    deltas = map(_BRACKET_DEPTH.__getitem__, _BRACKETS.findall(source))
+    if max(itertools.accumulate(deltas), default=0) <= _MAX_BRACKET_DEPTH:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<torchlint>", "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as error:
+        return str(error.msg)
+    except (RecursionError, MemoryError, ValueError):
+        return "the file is nested too deeply to parse"
+    return None  # brackets inside strings inflated the count
+
+
+def _compiles(source: str) -> bool:
+    """Whether CPython parses the text (False also when this Python is older
+    than the syntax used: libcst then has the last word)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d" in strings
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
 def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
     """Parse with libcst, or return the TL000 diagnostic saying why not."""
+    complaint = _too_deep(source)
+    if complaint is not None:
+        return parse_error(path, f"SyntaxError: {complaint}")
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -137,9 +179,16 @@ def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
 
 def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
-    if not config.rules or (config.precheck and not might_match(source, config.rules)):
+    if not config.rules:
         return []
+    if config.precheck and not might_match(source, config.rules):
+        # No rule can fire: CPython's parser (far cheaper than libcst) is
+        # enough to tell whether the file is broken.
+        if _compiles(source):
+            return []
     parsed = parse_module(source, path)
+    if isinstance(parsed, cst.Module) and config.precheck and not might_match(source, config.rules):
+        return []
     if isinstance(parsed, Diagnostic):
         return [parsed]
     return lint_module(parsed, source, path, config)

@@ -130,7 +130,7 @@ class ImportTable:
             return
         module = _module_name(node.module)
         if isinstance(node.names, cst.ImportStar):
-            if module == "torch" or module.startswith("torch."):
+            if (module == "torch" or module.startswith("torch.")) and module not in self._star_modules:
                 self._star_modules.append(module)
             return
         for alias in node.names:
@@ -150,6 +150,11 @@ class ImportTable:
             if isinstance(star, cst.Param):
                 params.append(star)
         self._shadowed.append({param.name.value for param in params})
+
+    @property
+    def in_function(self) -> bool:
+        """Whether the traversal is inside a function body."""
+        return bool(self._shadowed)
 
     def pop_scope(self) -> None:
         """Leave the innermost function."""

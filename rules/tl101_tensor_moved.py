@@ -1,0 +1,1046 @@
+"""TL101 tensor-created-then-moved."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.rule import FileContext, FixAvailability, Option, Rule, TorchVersion
+
+# -- what counts as a factory ------------------------------------------------
+
+# How a device change affects a factory's values, and which casts may fold.
+_EXACT = "exact"  # same values on any device; any cast folds into dtype=
+_VALUE = "value"  # same values on any device; casts stay as method calls
+_ROUNDING = "rounding"  # CPU and CUDA kernels may round differently
+_RANDOM = "random"  # the device's own generator draws different numbers
+
+_FACTORIES: Dict[str, str] = {
+    "torch.zeros": _EXACT,
+    "torch.ones": _EXACT,
+    "torch.empty": _EXACT,
+    "torch.eye": _EXACT,
+    "torch.zeros_like": _EXACT,
+    "torch.ones_like": _EXACT,
+    "torch.empty_like": _EXACT,
+    "torch.full": _VALUE,
+    "torch.full_like": _VALUE,
+    "torch.tensor": _VALUE,
+    "torch.as_tensor": _VALUE,
+    "torch.arange": _VALUE,  # downgraded to _ROUNDING unless its bounds are integers
+    "torch.linspace": _ROUNDING,
+    "torch.logspace": _ROUNDING,
+    "torch.hann_window": _ROUNDING,
+    "torch.hamming_window": _ROUNDING,
+    "torch.blackman_window": _ROUNDING,
+    "torch.bartlett_window": _ROUNDING,
+    "torch.kaiser_window": _ROUNDING,
+    "torch.rand": _RANDOM,
+    "torch.randn": _RANDOM,
+    "torch.randint": _RANDOM,
+    "torch.randperm": _RANDOM,
+    "torch.rand_like": _RANDOM,
+    "torch.randn_like": _RANDOM,
+    "torch.randint_like": _RANDOM,
+}
+
+# Factories whose `device` may also be passed by position: the most
+# positional arguments a call can have without reaching it.
+_FACTORY_POSITIONAL_LIMIT: Dict[str, int] = {"torch.as_tensor": 2}
+
+# torch.nn constructors that take the `device=`/`dtype=` factory keywords,
+# with the number of positional parameters that come before `device` in the
+# oldest signature that has it (more positional arguments than that and the
+# call may already pass a device, or a pre-built weight, by position).
+_MODULES: Dict[str, int] = {
+    "Linear": 3,
+    "Bilinear": 4,
+    "LazyLinear": 2,
+    "Conv1d": 9,
+    "Conv2d": 9,
+    "Conv3d": 9,
+    "ConvTranspose1d": 10,
+    "ConvTranspose2d": 10,
+    "ConvTranspose3d": 10,
+    "LazyConv1d": 8,
+    "LazyConv2d": 8,
+    "LazyConv3d": 8,
+    "LazyConvTranspose1d": 9,
+    "LazyConvTranspose2d": 9,
+    "LazyConvTranspose3d": 9,
+    "BatchNorm1d": 5,
+    "BatchNorm2d": 5,
+    "BatchNorm3d": 5,
+    "LazyBatchNorm1d": 4,
+    "LazyBatchNorm2d": 4,
+    "LazyBatchNorm3d": 4,
+    "SyncBatchNorm": 6,
+    "InstanceNorm1d": 5,
+    "InstanceNorm2d": 5,
+    "InstanceNorm3d": 5,
+    "LazyInstanceNorm1d": 4,
+    "LazyInstanceNorm2d": 4,
+    "LazyInstanceNorm3d": 4,
+    "GroupNorm": 4,
+    "LayerNorm": 3,
+    "RMSNorm": 3,
+    "Embedding": 7,  # the 8th positional parameter is `_weight`
+    "EmbeddingBag": 7,
+    "RNN": 7,
+    "LSTM": 7,
+    "GRU": 7,
+    "RNNCell": 4,
+    "LSTMCell": 3,
+    "GRUCell": 3,
+    "MultiheadAttention": 9,
+    "Transformer": 7,  # the 8th and 9th are custom encoder/decoder modules
+    "TransformerEncoderLayer": 8,
+    "TransformerDecoderLayer": 8,
+    "PReLU": 2,
+    "AdaptiveLogSoftmaxWithLoss": 5,
+}
+
+# Modules whose parameters and buffers start as constants (ones, zeros):
+# building them on the device gives bit-identical state.
+_CONSTANT_INIT_MODULES: FrozenSet[str] = frozenset(
+    name
+    for name in _MODULES
+    if "Norm" in name  # BatchNorm*, SyncBatchNorm, InstanceNorm*, GroupNorm, LayerNorm, RMSNorm
+)
+
+# Keywords that, when given to the factory or constructor, rule the finding out.
+_NO_REPORT_KEYWORDS: Dict[str, FrozenSet[str]] = {
+    "factory": frozenset({"out", "generator"}),
+    "module": frozenset({"_weight", "custom_encoder", "custom_decoder"}),
+}
+
+_MODULE_FACTORY_KWARGS = TorchVersion(1, 9)
+
+# -- dtypes ------------------------------------------------------------------
+
+_DTYPE_NAMES: Dict[str, str] = {
+    "torch.float16": "float16",
+    "torch.half": "float16",
+    "torch.float32": "float32",
+    "torch.float": "float32",
+    "torch.float64": "float64",
+    "torch.double": "float64",
+    "torch.bfloat16": "bfloat16",
+    "torch.int64": "int64",
+    "torch.long": "int64",
+    "torch.int32": "int32",
+    "torch.int": "int32",
+    "torch.int16": "int16",
+    "torch.short": "int16",
+    "torch.int8": "int8",
+    "torch.uint8": "uint8",
+    "torch.bool": "bool",
+    "torch.complex64": "complex64",
+    "torch.cfloat": "complex64",
+    "torch.complex128": "complex128",
+    "torch.cdouble": "complex128",
+}
+
+_TENSOR_CASTS: Dict[str, str] = {
+    "float": "float32",
+    "half": "float16",
+    "double": "float64",
+    "bfloat16": "bfloat16",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "bool": "bool",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
+}
+_MODULE_CASTS: Dict[str, str] = {
+    "float": "float32",
+    "half": "float16",
+    "double": "float64",
+    "bfloat16": "bfloat16",
+}
+_FLOAT_DTYPES: FrozenSet[str] = frozenset({"float16", "float32", "float64", "bfloat16"})
+
+# Shape-only tensor methods that may sit between the factory and the move.
+# `expand` is left out on purpose: a copy of an expanded tensor is dense,
+# the expanded view is not.
+_TENSOR_VIEWS: FrozenSet[str] = frozenset(
+    {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose"}
+)
+# Module methods that return the module itself and do not depend on its device.
+_MODULE_PASSTHROUGH: FrozenSet[str] = frozenset({"train", "eval", "requires_grad_"})
+
+_DEVICE_STRING = re.compile(
+    r"^(?:cuda|cpu|mps|xpu|meta|hpu|npu|xla|mtia|ipu|privateuseone|vulkan|hip)(?::\d+)?$"
+)
+_DEVICE_FSTRING_PREFIX = re.compile(r"^(?:cuda|cpu|mps|xpu|hpu|npu|xla)(?::|$)")
+_DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
+_INT_RETURNING = frozenset(
+    {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
+)
+
+_NO_SPACE = cst.SimpleWhitespace("")
+_ASSIGN_EQUAL = cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE)
+
+_MAX_CHAIN = 16
+_MAX_NAME_DEPTH = 4
+
+# Device certainty of an expression.
+_CPU = "cpu"
+_ACCELERATOR = "accelerator"
+
+_ScopeNode = Union[cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef]
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One method call of the chain, in the order the calls run."""
+
+    call: cst.Call
+    kind: str  # "move", "cast", "view", "pass"
+    device: Optional[cst.BaseExpression] = None  # where a move goes
+    device_kind: str = _ACCELERATOR
+    device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
+    dtype: Optional[cst.BaseExpression] = None  # a cast's dtype as written (`.to`)
+    dtype_name: Optional[str] = None  # the cast's dtype if known: "float16", ...
+    keeps_dtype: bool = True  # for views: certainly not a `.view(dtype)`
+
+
+@dataclass(frozen=True)
+class _Chain:
+    base: cst.Call
+    qualified: str
+    is_module: bool
+    steps: Tuple[_Step, ...]
+
+
+class _Bindings(cst.CSTVisitor):
+    """Every way one scope binds a name: plain assignments and the rest."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.values: List[cst.BaseExpression] = []
+        self.other = False  # bound some way whose value is unknown
+        self.declared_global = False
+
+    def _binds(self, target: cst.CSTNode) -> bool:
+        if isinstance(target, cst.Name):
+            return target.value == self.name
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._binds(element.value) for element in target.elements)
+        if isinstance(target, cst.StarredElement):
+            return self._binds(target.value)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == self.name:
+                self.values.append(node.value)
+            elif self._binds(target.target):
+                self.other = True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self._binds(node.target) and node.value is not None:
+            self.values.append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._binds(node.target):
+            self.other = True
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._binds(node.target):
+            self.other = True
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None and self._binds(node.asname.name):
+            self.other = True
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if self._binds(node.target):
+            self.other = True
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and self._binds(node.name.name):
+            self.other = True
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if self._binds(node.target):
+            self.other = True
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            if self._binds(bound):
+                self.other = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname else alias.name
+            if self._binds(bound):
+                self.other = True
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if any(item.name.value == self.name for item in node.names):
+            self.declared_global = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        if any(item.name.value == self.name for item in node.names):
+            self.other = True
+
+    # Nested scopes bind their own names; only their own name binds here.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node.name.value == self.name:
+            self.other = True
+        for decorator in node.decorators:
+            decorator.visit(self)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if node.name.value == self.name:
+            self.other = True
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+
+def _scope_body(scope: _ScopeNode) -> Sequence[cst.CSTNode]:
+    if isinstance(scope, cst.Module):
+        return scope.body
+    if isinstance(scope, cst.Lambda):
+        return ()
+    return [scope.body]
+
+
+def _parameter_names(scope: _ScopeNode) -> Set[str]:
+    if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
+        params = scope.params
+        found = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                found.add(star.name.value)
+        return found
+    return set()
+
+
+def _comprehension_binds(node: cst.CSTNode, name: str) -> bool:
+    if not isinstance(node, _COMPREHENSIONS):
+        return False
+    checker = _Bindings(name)
+    comp: Optional[cst.CompFor] = node.for_in
+    while comp is not None:
+        if checker._binds(comp.target):
+            return True
+        comp = comp.inner_for_in
+    return False
+
+
+def _clean_whitespace(
+    whitespace: cst.BaseParenthesizableWhitespace,
+) -> cst.BaseParenthesizableWhitespace:
+    """The same line break and indentation, without any comment."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(newline=whitespace.first_line.newline),
+            empty_lines=(),
+            indent=whitespace.indent,
+            last_line=whitespace.last_line,
+        )
+    return whitespace
+
+
+def _with_keywords(call: cst.Call, updates: Sequence[Tuple[str, cst.BaseExpression]]) -> cst.Call:
+    """``call`` with each keyword set, replacing a value or appending the
+    argument in the call's own layout."""
+    args = list(call.args)
+    for name, value in updates:
+        existing = next(
+            (i for i, arg in enumerate(args) if arg.keyword is not None and arg.keyword.value == name),
+            None,
+        )
+        if existing is not None:
+            args[existing] = args[existing].with_changes(value=value)
+            continue
+        new_arg = cst.Arg(value=value, keyword=cst.Name(name), equal=_ASSIGN_EQUAL)
+        if not args:
+            args.append(new_arg)
+            continue
+        previous = args[-2].comma if len(args) >= 2 else None
+        if isinstance(previous, cst.Comma):
+            separator = cst.Comma(
+                whitespace_before=previous.whitespace_before,
+                whitespace_after=_clean_whitespace(previous.whitespace_after),
+            )
+        elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+            separator = cst.Comma(whitespace_after=_clean_whitespace(call.whitespace_before_args))
+        else:
+            separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):
+            new_arg = new_arg.with_changes(comma=last.comma)
+            args[-1] = last.with_changes(comma=separator)
+        else:
+            new_arg = new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+            args[-1] = last.with_changes(comma=separator, whitespace_after_arg=_NO_SPACE)
+        args.append(new_arg)
+    return call.with_changes(args=args)
+
+
+def _comments(node: cst.CSTNode) -> Counter[str]:
+    found: Counter[str] = Counter()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found[comment.value] += 1
+
+    node.visit(_Collect())
+    return found
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _positional(call: cst.Call) -> List[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def _same_cuda_string(first: cst.BaseExpression, second: cst.BaseExpression) -> bool:
+    """Both are CUDA device strings naming the same device (``"cuda"`` is
+    taken as ``"cuda:0"``)."""
+    texts = [_string_value(first), _string_value(second)]
+    normal = {text if ":" in text else text + ":0" for text in texts if text is not None}
+    return len(texts) == 2 and None not in texts and len(normal) == 1 and next(iter(normal)).startswith("cuda")
+
+
+def _method(call: cst.Call) -> str:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _string_value(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class TensorCreatedThenMoved(Rule):
+    """## What it does
+    Reports a tensor factory (`torch.zeros`, `torch.randn`, `torch.tensor`,
+    `torch.arange`, the `*_like` forms and the other creation functions
+    that take `device=`) or a built-in `torch.nn` layer constructor
+    (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...) whose result
+    is sent to a device in the same expression with `.cuda()` or
+    `.to(<device>)`, possibly after shape-only calls such as `.view()` or
+    `.unsqueeze()` and dtype casts such as `.float()`.
+
+    A `.to(...)` call counts as a move only when its argument is certainly a
+    device: a device string such as `"cuda:0"`, `torch.device(...)`, an
+    integer index, an attribute or name matching the `device-pattern`
+    option (`x.device`, `self.device`, `device`, `local_rank`, ...), or a
+    name that the enclosing function or module assigns only such values.
+    `.to(torch.float16)`, `.to(other_tensor)` and `.to(memory_format=...)`
+    are not moves, and a move to the CPU is not reported.  A tensor that is
+    moved in a later statement is out of scope.
+
+    ## Why is this bad?
+    The tensor is first built in host memory (for the random factories and
+    for layers with random initial weights, with the CPU random number
+    generator), then copied to the accelerator, and the host copy is thrown
+    away.  That is a host allocation, CPU work and a synchronous
+    host-to-device transfer for every call, which adds up inside a training
+    step or in a model's `forward`.  Passing `device=` makes the tensor (or
+    the layer's parameters) appear directly on the accelerator; passing
+    `dtype=` instead of a following `.half()` avoids building a
+    full-precision copy first.
+
+    ## Example
+    ```python
+    noise = torch.randn(batch, latent_dim).cuda()
+    mask = torch.ones(seq_len, seq_len).bool().to(device)
+    head = nn.Linear(hidden, classes).half().cuda()
+    ```
+
+    Use instead:
+    ```python
+    noise = torch.randn(batch, latent_dim, device="cuda")
+    mask = torch.ones(seq_len, seq_len, device=device, dtype=torch.bool)
+    head = nn.Linear(hidden, classes, device="cuda", dtype=torch.float16)
+    ```
+
+    ## Fix safety
+    The fix adds `device=` (and, where a cast can be folded exactly,
+    `dtype=`) to the call and removes the `.cuda()`/`.to()` call;
+    `non_blocking=` goes away with it, and casts that cannot be folded stay
+    as method calls after the factory.  It is safe when the values are
+    bit-identical on every device: `zeros`, `ones`, `empty`, `eye`, `full`,
+    `tensor`, `as_tensor`, the non-random `*_like` forms, integer `arange`,
+    and the normalization layers whose parameters start as ones and zeros.
+    It is unsafe when:
+    - the factory is random (`rand`, `randn`, `randint`, `randperm`,
+      `rand_like`, ...) or the layer initializes its weights randomly
+      (`Linear`, `Conv*`, `Embedding`, RNNs, attention, `PReLU`): the
+      accelerator's generator produces different numbers from the CPU's
+      for the same seed, and every later CPU random draw shifts because the
+      CPU generator is no longer consumed;
+    - the factory is `linspace`, `logspace`, a window function or an
+      `arange` whose bounds may be fractional: device kernels may round the
+      last bit differently;
+    - the factory passes `requires_grad=True`: the original result is a
+      non-leaf copy that never receives `.grad`, the fixed one is a leaf;
+    - the move is `.cuda(k)` with a variable `k`: `device=k` is right for
+      an index or a device but puts the tensor on the CPU if `k` is `None`.
+
+    No fix is offered when `pin_memory=True` is passed, or when the call
+    layout would lose a comment.  Nothing is reported when a `generator=`
+    or `out=` argument, `**kwargs`, or a module's pre-built weight or
+    custom sub-module is passed, since those tie the result to the CPU or
+    hide the keywords the fix would add.
+
+    ## Options
+    - `device-pattern` (default: names and attributes such as `device`,
+      `dev`, `torch_device`, `DEVICE`, `rank`, `local_rank`, `gpu`,
+      `gpu_id`, `device_id`): a regular expression; a `.to(x)` whose
+      argument is a name, or an attribute whose last part, fully matches it
+      is taken as a move to a device.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines), in its list of
+    cheap code changes, asks for tensors to be created directly on the
+    target device rather than created and then moved with `.cuda()`;
+    `001_a527d80aefeadae8.txt` (the training-book chapter) builds its layer
+    with `device='cuda'` in the constructor.
+    """
+
+    code = "TL101"
+    name = "tensor-created-then-moved"
+    summary = "A tensor or `torch.nn` layer is created on the CPU and then moved; pass `device=`"
+    fix_availability = FixAvailability.SOMETIMES
+    torch_versions = (
+        "all versions for tensor factories; `torch.nn` layer constructors take "
+        "`device=`/`dtype=` since 1.9"
+    )
+    options = {
+        "device-pattern": Option(
+            r"(?i)^(?:\w*_)?(?:device|dev)$|^(?:local_)?rank$|^gpu(?:_?id)?$|^device_?id$",
+            "Regex: a `.to(x)` argument that is a name, or an attribute whose last part, "
+            "fully matching it is a device",
+        )
+    }
+    trigger_words = (".cuda(", ".to(")
+
+    # -- state ----------------------------------------------------------
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._consumed: Set[int] = set()
+        self._binding_cache: Dict[Tuple[int, str], Tuple[Tuple[cst.BaseExpression, ...], bool, bool]] = {}
+        self._pattern: Optional["re.Pattern[str]"] = None
+
+    # -- visitor --------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self._consumed:
+            return
+        chain = self._parse(node)
+        if chain is None:
+            return
+        for step in chain.steps:
+            self._consumed.add(id(step.call))
+        self._consumed.add(id(chain.base))
+        self._check(node, chain)
+
+    # -- parsing the chain ----------------------------------------------
+
+    def _parse(self, top: cst.Call) -> Optional[_Chain]:
+        calls: List[Tuple[cst.Call, str]] = []
+        expr: cst.BaseExpression = top
+        base: Optional[cst.Call] = None
+        qualified: Optional[str] = None
+        while len(calls) <= _MAX_CHAIN:
+            if not isinstance(expr, cst.Call):
+                return None
+            qualified = self.names.call_name(expr)
+            if qualified is not None and self._is_creator(qualified):
+                base = expr
+                break
+            func = expr.func
+            if not isinstance(func, cst.Attribute):
+                return None
+            calls.append((expr, func.attr.value))
+            expr = func.value
+        if base is None or qualified is None or not calls:
+            return None
+        is_module = qualified not in _FACTORIES
+        steps: List[_Step] = []
+        for call, method in reversed(calls):
+            step = self._step(call, method, is_module)
+            if step is None:
+                return None
+            steps.append(step)
+        if not any(step.kind == "move" for step in steps):
+            return None
+        return _Chain(base, qualified, is_module, tuple(steps))
+
+    def _is_creator(self, qualified: str) -> bool:
+        if qualified in _FACTORIES:
+            return True
+        prefix = "torch.nn."
+        return (
+            qualified.startswith(prefix)
+            and qualified[len(prefix):] in _MODULES
+            and not self.context.torch_version < _MODULE_FACTORY_KWARGS
+        )
+
+    def _step(self, call: cst.Call, method: str, is_module: bool) -> Optional[_Step]:
+        if method == "cuda":
+            return self._cuda_step(call, is_module)
+        if method == "to":
+            return self._to_step(call)
+        casts = _MODULE_CASTS if is_module else _TENSOR_CASTS
+        if method in casts:
+            return _Step(call, "cast", dtype_name=casts[method]) if not call.args else None
+        if is_module:
+            return _Step(call, "pass") if method in _MODULE_PASSTHROUGH else None
+        if method in _TENSOR_VIEWS:
+            if any(arg.keyword is not None for arg in call.args):
+                return None
+            return _Step(call, "view", keeps_dtype=self._view_keeps_dtype(call, method))
+        return None
+
+    @staticmethod
+    def _view_keeps_dtype(call: cst.Call, method: str) -> bool:
+        if method != "view" or len(call.args) != 1 or call.args[0].star:
+            return True
+        value = call.args[0].value
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        return isinstance(value, (cst.Integer, cst.Tuple, cst.List, cst.Call, cst.Subscript))
+
+    def _cuda_step(self, call: cst.Call, is_module: bool) -> Optional[_Step]:
+        device: Optional[cst.BaseExpression] = None
+        positional = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword is None:
+                positional += 1
+                if positional == 1:
+                    device = arg.value
+                elif positional > (1 if is_module else 2):
+                    return None
+            elif keyword == "device":
+                device = arg.value
+            elif keyword != "non_blocking":
+                return None
+        if device is None or (isinstance(device, cst.Name) and device.value == "None"):
+            return _Step(call, "move", device=cst.SimpleString('"cuda"'))
+        if isinstance(device, cst.Integer):
+            return _Step(call, "move", device=cst.SimpleString(f'"cuda:{device.evaluated_value}"'))
+        text = _string_value(device)
+        if text is not None:
+            return _Step(call, "move", device=device) if text.startswith("cuda") else None
+        safe = isinstance(device, cst.Call) and self.names.call_name(device) in (
+            {"torch.device"} | _INT_RETURNING
+        )
+        return _Step(call, "move", device=device, device_safe=safe)
+
+    def _to_step(self, call: cst.Call) -> Optional[_Step]:
+        positional: List[cst.BaseExpression] = []
+        device: Optional[cst.BaseExpression] = None
+        dtype: Optional[cst.BaseExpression] = None
+        for arg in call.args:
+            if arg.star:
+                return None
+            if arg.keyword is None:
+                positional.append(arg.value)
+            elif arg.keyword.value == "device":
+                device = arg.value
+            elif arg.keyword.value == "dtype":
+                dtype = arg.value
+            elif arg.keyword.value != "non_blocking":
+                return None  # copy=, memory_format=: not a plain move
+        device_kind: Optional[str] = None
+        if device is not None:
+            if positional:
+                return None
+            device_kind = self._device_kind(device, 0) or _ACCELERATOR
+        elif positional:
+            first = positional[0]
+            device_kind = self._device_kind(first, 0)
+            if device_kind is not None:
+                device = first
+                if len(positional) >= 2:
+                    if dtype is not None or len(positional) > 3:
+                        return None
+                    dtype = positional[1]  # `.to(device, dtype[, non_blocking])`
+            else:
+                if dtype is not None or len(positional) > 2 or not self._is_dtype(first):
+                    return None
+                dtype = first  # `.to(dtype[, non_blocking])`
+        if device is None:
+            if dtype is None:
+                return None
+            return _Step(call, "cast", dtype=dtype, dtype_name=self._dtype_name(dtype))
+        assert device_kind is not None
+        return _Step(
+            call,
+            "move",
+            device=device,
+            device_kind=device_kind,
+            dtype=dtype,
+            dtype_name=self._dtype_name(dtype) if dtype is not None else None,
+        )
+
+    # -- what an expression is --------------------------------------------
+
+    def _device_pattern(self) -> "re.Pattern[str]":
+        if self._pattern is None:
+            self._pattern = re.compile(str(self.option("device-pattern")))
+        return self._pattern
+
+    def _device_kind(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+        """``_CPU`` or ``_ACCELERATOR`` if ``expr`` is certainly a device."""
+        text = _string_value(expr)
+        if text is not None:
+            if not _DEVICE_STRING.match(text):
+                return None
+            return _CPU if text.startswith("cpu") else _ACCELERATOR
+        if isinstance(expr, cst.FormattedString):
+            first = expr.parts[0] if expr.parts else None
+            if isinstance(first, cst.FormattedStringText) and _DEVICE_FSTRING_PREFIX.match(first.value):
+                return _ACCELERATOR
+            return None
+        if isinstance(expr, cst.Integer):
+            return _ACCELERATOR
+        if isinstance(expr, cst.Call):
+            qualified = self.names.call_name(expr)
+            if qualified == "torch.device":
+                first_arg = expr.args[0].value if expr.args else None
+                first_text = _string_value(first_arg) if first_arg is not None else None
+                if first_text is not None and first_text.startswith("cpu"):
+                    return _CPU
+                return _ACCELERATOR
+            if qualified in _INT_RETURNING:
+                return _ACCELERATOR
+            if (
+                isinstance(expr.func, cst.Name)
+                and expr.func.value == "int"
+                and not self.names.is_bound("int")
+            ):
+                return _ACCELERATOR
+            return None
+        if isinstance(expr, cst.Attribute):
+            attr = expr.attr.value
+            if attr == "device" or self._device_pattern().fullmatch(attr):
+                return _ACCELERATOR
+            return None
+        if isinstance(expr, cst.IfExp):
+            kinds = {self._device_kind(expr.body, depth), self._device_kind(expr.orelse, depth)}
+            if None in kinds:
+                return None
+            return _CPU if kinds == {_CPU} else _ACCELERATOR
+        if isinstance(expr, cst.Name):
+            if self._device_pattern().fullmatch(expr.value):
+                return _ACCELERATOR
+            return self._name_device_kind(expr.value, depth)
+        return None
+
+    def _name_device_kind(self, name: str, depth: int) -> Optional[str]:
+        """Follow a name to the values its scope assigns it."""
+        if depth >= _MAX_NAME_DEPTH or name in ("None", "True", "False"):
+            return None
+        parents = list(self.parents)
+        if any(_comprehension_binds(parent, name) for parent in parents):
+            return None
+        scopes: List[_ScopeNode] = [
+            p for p in parents if isinstance(p, (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef))
+        ]
+        innermost = True
+        jump_to_module = False
+        for scope in reversed(scopes):
+            if jump_to_module and not isinstance(scope, cst.Module):
+                continue
+            if isinstance(scope, cst.ClassDef) and not innermost:
+                innermost = False
+                continue
+            innermost = False
+            if name in _parameter_names(scope):
+                return None
+            values, other, declared_global = self._bindings(scope, name)
+            if other:
+                return None
+            if declared_global:
+                jump_to_module = True
+                continue
+            if values:
+                kinds = {self._device_kind(value, depth + 1) for value in values}
+                if None in kinds:
+                    return None
+                return _CPU if kinds == {_CPU} else _ACCELERATOR
+        return None
+
+    def _bindings(
+        self, scope: _ScopeNode, name: str
+    ) -> Tuple[Tuple[cst.BaseExpression, ...], bool, bool]:
+        key = (id(scope), name)
+        cached = self._binding_cache.get(key)
+        if cached is None:
+            collector = _Bindings(name)
+            for statement in _scope_body(scope):
+                statement.visit(collector)
+            cached = (tuple(collector.values), collector.other, collector.declared_global)
+            self._binding_cache[key] = cached
+        return cached
+
+    def _is_dtype(self, expr: cst.BaseExpression) -> bool:
+        if self.names.qualified_name(expr) in _DTYPE_NAMES:
+            return True
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "dtype"
+        return isinstance(expr, cst.Name) and bool(_DTYPE_NAME.match(expr.value))
+
+    def _dtype_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        qualified = self.names.qualified_name(expr)
+        return _DTYPE_NAMES.get(qualified) if qualified is not None else None
+
+    # -- judging the chain and building the fix -------------------------
+
+    def _torch_spelling(self) -> Tuple[Optional[str], Tuple[str, ...]]:
+        """How to write ``torch`` here, and the import the fix must add."""
+        local = self.names.local_name_for("torch")
+        if local is not None and self.names.binding(local) == "torch":
+            return local, ()
+        if not self.names.is_bound("torch"):
+            return "torch", ("torch",)
+        return None, ()
+
+    def _check(self, top: cst.Call, chain: _Chain) -> None:
+        base = chain.base
+        kind = "module" if chain.is_module else "factory"
+        if any(arg.star == "**" for arg in base.args):
+            return
+        if any(_keyword(base, word) is not None for word in _NO_REPORT_KEYWORDS[kind]):
+            return
+        if chain.is_module:
+            limit: Optional[int] = _MODULES[chain.qualified[len("torch.nn."):]]
+        else:
+            limit = _FACTORY_POSITIONAL_LIMIT.get(chain.qualified)
+        if limit is not None and len(_positional(base)) > limit:
+            return
+        moves = [step for step in chain.steps if step.kind == "move"]
+        final = moves[-1]
+        if final.device_kind == _CPU:
+            return
+        assert final.device is not None
+        module = self.context.module
+        device_code = module.code_for_node(final.device)
+        existing = _keyword(base, "device")
+        if existing is not None:
+            if module.code_for_node(existing.value) == device_code or _same_cuda_string(
+                existing.value, final.device
+            ):
+                return  # already created there; the move is a no-op
+
+        func_code = module.code_for_node(base.func)
+        if existing is not None:
+            where = f"with `device={module.code_for_node(existing.value)}`"
+        else:
+            where = "on the CPU"
+        if chain.is_module:
+            message = (
+                f"`{func_code}(...)` is built {where} and then moved to the device; "
+                "build it there with `device=`"
+            )
+        else:
+            message = (
+                f"`{func_code}(...)` is created {where} and then copied to the device; "
+                "create it there with `device=`"
+            )
+        move_text = f"`.{_method(final.call)}(...)`"
+        pin = _keyword(base, "pin_memory")
+        if pin is not None and not _is_false(pin.value):
+            self.report(
+                top,
+                message,
+                hint="Pinned host memory only helps tensors that stay on the host; "
+                f"create this one with `device={device_code}` and drop `pin_memory=`",
+            )
+            return
+        built = self._fixed(top, chain, final)
+        if built is None:
+            self.report(
+                top, message, hint=f"Pass `device={device_code}` to `{func_code}(...)` and drop {move_text}"
+            )
+            return
+        new_node, keywords, applicability, imports = built
+        spelled = ", ".join(f"{key}={module.code_for_node(value)}" for key, value in keywords)
+        self.report(
+            top,
+            message,
+            fix=self.replace(
+                top,
+                new_node,
+                applicability,
+                f"Pass `{spelled}` and drop the copy",
+                imports=imports,
+            ),
+            hint=f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}",
+        )
+
+    def _fixed(
+        self, top: cst.Call, chain: _Chain, final: _Step
+    ) -> Optional[
+        Tuple[cst.BaseExpression, List[Tuple[str, cst.BaseExpression]], Applicability, Tuple[str, ...]]
+    ]:
+        base = chain.base
+        if chain.is_module:
+            behaviour = _EXACT if chain.qualified[len("torch.nn."):] in _CONSTANT_INIT_MODULES else _RANDOM
+        else:
+            behaviour = _FACTORIES[chain.qualified]
+            if chain.qualified == "torch.arange" and not self._integer_arange(base):
+                behaviour = _ROUNDING
+        safe = behaviour in (_EXACT, _VALUE)
+        requires_grad = _keyword(base, "requires_grad")
+        if requires_grad is not None and not _is_false(requires_grad.value):
+            safe = False
+        if not all(step.device_safe for step in chain.steps if step.kind == "move"):
+            safe = False
+
+        torch_local, imports = self._torch_spelling()
+        has_dtype = _keyword(base, "dtype") is not None
+        folded: Optional[cst.BaseExpression] = None
+        folded_generated = False
+        folds = 0
+        blocked = False
+        kept: List[Tuple[_Step, Optional[cst.BaseExpression]]] = []  # (step, `.to` dtype to emit)
+        for step in chain.steps:
+            if step.kind == "view":
+                kept.append((step, None))
+                blocked = blocked or not step.keeps_dtype
+                continue
+            if step.kind == "pass":
+                kept.append((step, None))
+                continue
+            if step.kind == "move" and step.dtype is None:
+                continue
+            # A cast, or a move that also casts.
+            dtype_expr = step.dtype
+            generated = False
+            if dtype_expr is None and torch_local is not None and step.dtype_name is not None:
+                dtype_expr = cst.Attribute(cst.Name(torch_local), cst.Name(step.dtype_name))
+                generated = True
+            if (
+                not blocked
+                and dtype_expr is not None
+                and self._can_fold(chain.is_module, behaviour, step, folds, has_dtype)
+            ):
+                folded = dtype_expr
+                folded_generated = generated
+                folds += 1
+                continue
+            blocked = True
+            if step.kind == "move":
+                assert step.dtype is not None
+                kept.append((step, step.dtype))
+            else:
+                kept.append((step, None))
+        if folded is None or not folded_generated:
+            imports = ()
+
+        assert final.device is not None
+        keywords: List[Tuple[str, cst.BaseExpression]] = [("device", final.device)]
+        if folded is not None:
+            keywords.append(("dtype", folded))
+        new: cst.BaseExpression = _with_keywords(base, keywords)
+        for step, to_dtype in kept:
+            if to_dtype is not None:
+                new = cst.Call(
+                    func=cst.Attribute(value=new, attr=cst.Name("to")),
+                    args=[cst.Arg(value=to_dtype)],
+                )
+            else:
+                func = step.call.func
+                assert isinstance(func, cst.Attribute)
+                new = step.call.with_changes(func=func.with_changes(value=new))
+        if isinstance(new, cst.Call) and (top.lpar or new is not base):
+            new = new.with_changes(lpar=top.lpar, rpar=top.rpar)
+        if _comments(new) != _comments(top):
+            return None
+        applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+        return new, keywords, applicability, imports
+
+    @staticmethod
+    def _can_fold(is_module: bool, behaviour: str, step: _Step, folds: int, has_dtype: bool) -> bool:
+        if has_dtype and step.dtype_name is None:
+            return False  # an unknown dtype (maybe None) must not replace a given one
+        if behaviour == _EXACT and not is_module:
+            return True
+        if behaviour in (_VALUE, _ROUNDING) or folds:
+            return False
+        if is_module:
+            # `Module.to` accepts only floating-point and complex dtypes.
+            return step.dtype_name is None or step.dtype_name in _FLOAT_DTYPES
+        return step.dtype_name in _FLOAT_DTYPES  # random factories
+
+    def _integer_arange(self, call: cst.Call) -> bool:
+        dtype = _keyword(call, "dtype")
+        if dtype is not None:
+            name = self._dtype_name(dtype.value)
+            return name is not None and name.startswith(("int", "uint"))
+        return all(self._integer_expr(arg.value) for arg in _positional(call))
+
+    def _integer_expr(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, cst.Minus) and self._integer_expr(expr.expression)
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(
+                expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+            ) and self._integer_expr(expr.left) and self._integer_expr(expr.right)
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "int"):
+                return not self.names.is_bound(expr.func.value)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("size", "numel", "dim"):
+                return bool(expr.args) or expr.func.attr.value != "size"
+            return False
+        if isinstance(expr, cst.Subscript):
+            return isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape"
+        return False
+

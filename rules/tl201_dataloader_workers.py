@@ -1,0 +1,267 @@
+"""TL201 dataloader-without-workers."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Set, Union
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.rule import FileContext, FixAvailability, Option, Rule
+
+_DATALOADER = "torch.utils.data.DataLoader"
+_TENSOR_DATASETS = frozenset(
+    {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+)
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
+_NUM_WORKERS_POSITION = 5
+
+Whitespace = cst.BaseParenthesizableWhitespace
+
+
+class DataLoaderWithoutWorkers(Rule):
+    """## What it does
+    Reports `torch.utils.data.DataLoader(...)` calls that load data in the
+    main process: calls that pass `num_workers=0` (as a keyword or as the
+    sixth positional argument) and calls that leave `num_workers` out, since
+    its default is 0.  Calls whose `num_workers` is a variable or any other
+    expression, and calls with a `**kwargs` argument that may carry it, are
+    left alone.
+
+    ## Why is this bad?
+    With no workers the training loop itself reads files, decodes images,
+    runs the augmentations and collates every batch, and the GPU sits idle
+    while it does.  Worker processes prepare the next batches in the
+    background, so loading overlaps with the forward and backward passes.
+    A reasonable starting point is one worker per CPU core allotted to each
+    GPU (the `--cpus-per-task` of a Slurm job), tuned from there.  Once
+    there are workers, `pin_memory=True` speeds up host-to-GPU copies and
+    `persistent_workers=True` avoids restarting the workers every epoch;
+    the rule mentions them in its hint but does not add them.
+
+    A loader over a small in-memory `TensorDataset` gains little from
+    workers; the finding still appears there, and a `# noqa: TL201` records
+    that the choice was deliberate.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+    train_loader = DataLoader(train_set, batch_size=128, shuffle=True)
+    ```
+
+    Use instead:
+    ```python
+    from torch.utils.data import DataLoader
+
+    train_loader = DataLoader(
+        train_set,
+        batch_size=128,
+        shuffle=True,
+        num_workers=8,
+        pin_memory=True,
+        persistent_workers=True,
+    )
+    ```
+
+    ## Fix safety
+    The fix sets `num_workers` to the value of the `num-workers` option (add
+    the keyword, or replace the literal 0).  It is unsafe because worker
+    processes change how the program runs:
+    - Under the `spawn` and `forkserver` start methods (Windows, macOS, and
+      Linux from Python 3.14) the dataset, `collate_fn` and
+      `worker_init_fn` are pickled into every worker: lambdas and classes
+      defined inside functions fail, and the script needs an
+      `if __name__ == "__main__":` guard.
+    - Each worker holds its own copy of the dataset, which costs memory, and
+      changes a worker makes to it never reach the main process.
+    - Random augmentations draw from per-worker seeds, so their values
+      differ from a single-process run (before torch 1.9 every worker also
+      inherited the same NumPy random state, repeating "random"
+      augmentations across workers).
+    - An `IterableDataset` that does not split its stream with
+      `get_worker_info()` yields every sample once per worker.
+    - Under `fork`, CUDA cannot be used inside the dataset.
+
+    ## Options
+    - `num-workers` (default `4`): the worker count the fix writes.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines) asks for
+    `num_workers` > 0 together with `pin_memory` and `persistent_workers`;
+    `000_f83daef30fb041e6.txt` (OSC) matches the worker count to the CPUs
+    requested from Slurm; `001_a527d80aefeadae8.txt` (the training-book
+    chapter) lists `num_workers>0` among its takeaways; and
+    `003_279508dbd1b8f1e0.txt` (single-GPU training) has the reader raise
+    `num_workers` and the CPUs per task together.
+    """
+
+    code = "TL201"
+    name = "dataloader-without-workers"
+    summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
+    fix_availability = FixAvailability.ALWAYS
+    torch_versions = ">= 1.0 (`num_workers` has always defaulted to 0)"
+    options = {
+        "num-workers": Option(4, "The `num_workers` value the fix writes."),
+    }
+    trigger_words = ("DataLoader",)
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # Names bound to `TensorDataset(...)` (and to nothing else), for the hint.
+        self._tensor_datasets: Set[str] = set()
+        self._other_values: Set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if not isinstance(target.target, cst.Name):
+                continue
+            name = target.target.value
+            if self._is_tensor_dataset(node.value) and name not in self._other_values:
+                self._tensor_datasets.add(name)
+            else:
+                self._tensor_datasets.discard(name)
+                self._other_values.add(name)
+
+    def _is_tensor_dataset(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in self._tensor_datasets
+        return isinstance(value, cst.Call) and self.names.call_name(value) in _TENSOR_DATASETS
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.names.call_name(node) != _DATALOADER:
+            return
+        keyword = _keyword(node.args, "num_workers")
+        if keyword is not None:
+            value: Optional[cst.BaseExpression] = keyword.value
+        else:
+            if any(arg.star for arg in node.args):
+                return  # `*args` or `**kwargs` may carry num_workers
+            positional = [arg for arg in node.args if arg.keyword is None]
+            value = (
+                positional[_NUM_WORKERS_POSITION].value
+                if len(positional) > _NUM_WORKERS_POSITION
+                else None
+            )
+        if value is not None and not _is_zero(value):
+            return  # a positive literal or an expression the linter cannot know
+        workers = self.option("num-workers")
+        if value is None:
+            message = (
+                "`DataLoader` without `num_workers` loads every batch in the main "
+                "process; set `num_workers` > 0 so loading overlaps with training"
+            )
+        else:
+            message = (
+                "`DataLoader` with `num_workers=0` loads every batch in the main "
+                "process; set `num_workers` > 0 so loading overlaps with training"
+            )
+        fix = None
+        if isinstance(workers, int) and workers > 0:
+            description = f"Set `num_workers={workers}`"
+            if value is None:
+                fix = self.replace(
+                    node,
+                    _append_keyword(node, "num_workers", cst.Integer(str(workers))),
+                    Applicability.UNSAFE,
+                    description,
+                )
+            else:
+                fix = self.replace(
+                    value, cst.Integer(str(workers)), Applicability.UNSAFE, description
+                )
+        self.report(node, message, fix=fix, hint=self._hint(node))
+
+    def _hint(self, node: cst.Call) -> str:
+        dataset = _keyword(node.args, "dataset")
+        if dataset is None and node.args and not node.args[0].star and node.args[0].keyword is None:
+            dataset = node.args[0]
+        if dataset is not None and self._is_tensor_dataset(dataset.value):
+            return (
+                "The dataset is an in-memory `TensorDataset`, where workers gain little; "
+                "if loading is not the bottleneck, keep 0 and add `# noqa: TL201`"
+            )
+        missing = [
+            f"`{name}=True`"
+            for name in ("pin_memory", "persistent_workers")
+            if _keyword(node.args, name) is None
+        ]
+        hint = "Start near the number of CPU cores per GPU"
+        if missing:
+            hint += "; with workers, " + " and ".join(missing) + " usually help too"
+        return hint
+
+
+def _keyword(args: Sequence[cst.Arg], name: str) -> Optional[cst.Arg]:
+    for arg in args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _is_zero(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Integer) and value.evaluated_value == 0
+
+
+def _without_comment(ws: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+    return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+
+
+def _separator(call: cst.Call) -> Whitespace:
+    """The whitespace this call puts after the commas between its arguments."""
+    args = call.args
+    previous = args[-2].comma if len(args) >= 2 else None
+    ws: Whitespace = (
+        previous.whitespace_after if isinstance(previous, cst.Comma) else call.whitespace_before_args
+    )
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        return _without_comment(ws)
+    return cst.SimpleWhitespace(" ")
+
+
+def _equal_style(call: cst.Call) -> Union[cst.AssignEqual, cst.MaybeSentinel]:
+    """Reuse the spacing of the call's other keywords (`a=1` or `a = 1`)."""
+    for arg in call.args:
+        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual):
+            return arg.equal
+    return cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    )
+
+
+def _append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value`` added last, laid out like its other arguments."""
+    new = cst.Arg(value=value, keyword=cst.Name(name), equal=_equal_style(call))
+    args: List[cst.Arg] = list(call.args)
+    if not args:
+        return call.with_changes(args=(new,))
+    last = args[-1]
+    separator = _separator(call)
+    trailing = isinstance(last.comma, cst.Comma)
+    comma_before = (
+        last.comma.whitespace_before if isinstance(last.comma, cst.Comma) else cst.SimpleWhitespace("")
+    )
+    # What follows the last argument (and its comma, if any) up to `)`.
+    tail: Whitespace = (
+        last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else last.whitespace_after_arg
+    )
+    if isinstance(tail, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
+        # One argument per line: a comment stays on its line, the new
+        # argument gets a line of its own before the closing parenthesis.
+        after_last: Whitespace = tail.with_changes(
+            indent=separator.indent, last_line=separator.last_line
+        )
+        end: Whitespace = _without_comment(tail)
+    else:
+        after_last = separator
+        end = tail
+    args[-1] = last.with_changes(
+        comma=cst.Comma(whitespace_before=comma_before, whitespace_after=after_last),
+        whitespace_after_arg=last.whitespace_after_arg if trailing else cst.SimpleWhitespace(""),
+    )
+    if trailing:
+        new = new.with_changes(comma=cst.Comma(whitespace_after=end))
+    else:
+        new = new.with_changes(whitespace_after_arg=end)
+    args.append(new)
+    return call.with_changes(args=args)

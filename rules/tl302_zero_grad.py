@@ -1,0 +1,136 @@
+"""TL302 zero-grad-not-set-to-none."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.rule import FixAvailability, Rule, TorchVersion
+
+_ARGUMENT_ADDED = TorchVersion(1, 7)
+_DEFAULT_FLIPPED = TorchVersion(2, 0)
+
+
+def _set_to_none_true() -> cst.Arg:
+    return cst.Arg(
+        value=cst.Name("True"),
+        keyword=cst.Name("set_to_none"),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+class ZeroGradNotSetToNone(Rule):
+    """## What it does
+    Reports `<optimizer or module>.zero_grad(...)` calls that fill the
+    gradients with zeros instead of releasing them: calls that pass
+    `set_to_none=False` (as a keyword or as the only positional argument),
+    and, when the target torch version is older than 2.0, calls that do not
+    pass `set_to_none` at all.  Since torch 2.0 `set_to_none` defaults to
+    `True`, so a bare `zero_grad()` is fine there.
+
+    Only method calls with at most one argument are considered; a plain
+    function named `zero_grad`, a `set_to_none` given as a variable, and
+    in-place tensor methods such as `p.grad.zero_()` are left alone.
+
+    ## Why is this bad?
+    Writing zeros into every gradient costs one memory-bound kernel per
+    parameter on each step, and the next backward pass then has to add its
+    result to those zeros instead of simply storing it.  With
+    `set_to_none=True` the gradient tensors are dropped: the zeroing work
+    disappears, backward writes fresh gradients, and the memory they held is
+    free between the optimizer step and the next backward pass.
+
+    ## Example
+    ```python
+    for inputs, targets in loader:
+        optimizer.zero_grad(set_to_none=False)
+        loss = criterion(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    Use instead:
+    ```python
+    for inputs, targets in loader:
+        optimizer.zero_grad(set_to_none=True)
+        loss = criterion(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    The fix writes `set_to_none=True` (replacing `False`, or adding the
+    keyword).  It is unsafe because a gradient of `None` is not the same as a
+    gradient of zeros:
+    - A parameter that receives no gradient in a step (an unused branch, a
+      frozen head, an idle mixture-of-experts expert) is skipped by the
+      built-in optimizers when its gradient is `None`, while a zero gradient
+      still moves it through momentum and weight decay and advances Adam's
+      moment estimates and step count.
+    - Code that reads or modifies `p.grad` after `zero_grad()` (gradient
+      logging, clipping helpers, manual accumulation such as
+      `p.grad += ...`) must handle `None`.
+    - Optimizers from other libraries may treat `set_to_none` differently
+      from `torch.optim`, and a class of your own whose `zero_grad()` takes
+      no argument raises `TypeError` once the keyword is added.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines) lists
+    `zero_grad(set_to_none=True)` among the changes to make in every
+    training script; `000_f83daef30fb041e6.txt` (OSC) recommends it as the
+    memory-efficient way to clear gradients.
+    """
+
+    code = "TL302"
+    name = "zero-grad-not-set-to-none"
+    summary = "`zero_grad()` fills gradients with zeros; pass `set_to_none=True`"
+    fix_availability = FixAvailability.ALWAYS
+    torch_versions = ">= 1.7 (`set_to_none` exists since 1.7; its default became True in 2.0)"
+    trigger_words = ("zero_grad",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"):
+            return
+        version = self.context.torch_version
+        if version < _ARGUMENT_ADDED:
+            return  # no `set_to_none` to pass
+        if not node.args:
+            if version < _DEFAULT_FLIPPED:
+                self.report(
+                    node,
+                    f"`zero_grad()` fills gradients with zeros before torch 2.0 (target: "
+                    f"{version}); pass `set_to_none=True` to release them instead",
+                    fix=self.replace(
+                        node,
+                        node.with_changes(args=(_set_to_none_true(),)),
+                        Applicability.UNSAFE,
+                        "Pass `set_to_none=True`",
+                    ),
+                    hint="Since torch 2.0 a bare `zero_grad()` already sets gradients to None",
+                )
+            return
+        if len(node.args) != 1:
+            return
+        arg = node.args[0]
+        if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+            return
+        if arg.keyword is None:
+            written = "zero_grad(False)"
+        elif arg.keyword.value == "set_to_none":
+            written = "zero_grad(set_to_none=False)"
+        else:
+            return
+        new_arg = _set_to_none_true().with_changes(
+            comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg
+        )
+        if isinstance(arg.equal, cst.AssignEqual):
+            new_arg = new_arg.with_changes(equal=arg.equal)  # keep `a = b` spacing
+        self.report(
+            node,
+            f"`{written}` fills gradients with zeros; pass `set_to_none=True` to release "
+            "them instead",
+            fix=self.replace(arg, new_arg, Applicability.UNSAFE, "Use `set_to_none=True`"),
+        )

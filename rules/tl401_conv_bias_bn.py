@@ -1,0 +1,725 @@
+"""TL401 conv-bias-before-batchnorm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.names import dotted
+from torchlint.rule import FileContext, FixAvailability, Option, Rule
+
+
+@dataclass(frozen=True)
+class _Producer:
+    """A layer whose bias a following batch norm makes redundant."""
+
+    short: str
+    dim: int
+    bias_index: int
+    out_index: int
+    out_keyword: str
+
+
+@dataclass(frozen=True)
+class _Norm:
+    """A batch norm; ``dim`` is None when it accepts any rank (SyncBatchNorm)."""
+
+    short: str
+    dim: Optional[int]
+    has_features: bool
+
+
+def _producers() -> Dict[str, _Producer]:
+    table: Dict[str, _Producer] = {
+        "torch.nn.Linear": _Producer("Linear", 1, 2, 1, "out_features"),
+        "torch.nn.LazyLinear": _Producer("LazyLinear", 1, 1, 0, "out_features"),
+    }
+    for dim in (1, 2, 3):
+        table[f"torch.nn.Conv{dim}d"] = _Producer(f"Conv{dim}d", dim, 7, 1, "out_channels")
+        table[f"torch.nn.LazyConv{dim}d"] = _Producer(f"LazyConv{dim}d", dim, 6, 0, "out_channels")
+    return table
+
+
+def _transposed() -> Dict[str, _Producer]:
+    table: Dict[str, _Producer] = {}
+    for dim in (1, 2, 3):
+        table[f"torch.nn.ConvTranspose{dim}d"] = _Producer(
+            f"ConvTranspose{dim}d", dim, 7, 1, "out_channels"
+        )
+        table[f"torch.nn.LazyConvTranspose{dim}d"] = _Producer(
+            f"LazyConvTranspose{dim}d", dim, 6, 0, "out_channels"
+        )
+    return table
+
+
+def _norms() -> Dict[str, _Norm]:
+    table: Dict[str, _Norm] = {"torch.nn.SyncBatchNorm": _Norm("SyncBatchNorm", None, True)}
+    for dim in (1, 2, 3):
+        table[f"torch.nn.BatchNorm{dim}d"] = _Norm(f"BatchNorm{dim}d", dim, True)
+        table[f"torch.nn.LazyBatchNorm{dim}d"] = _Norm(f"LazyBatchNorm{dim}d", dim, False)
+    return table
+
+
+_PRODUCERS = _producers()
+_TRANSPOSED = _transposed()
+_NORMS = _norms()
+_SEQUENTIAL = "torch.nn.Sequential"
+_BENIGN_ATTRIBUTES = {"weight", "in_channels", "out_channels", "in_features", "out_features",
+                      "kernel_size", "stride", "padding", "dilation", "groups"}
+
+_Bias = str  # "default" (no bias argument), "keyword" or "positional" (literal True)
+
+
+def _walk(root: cst.CSTNode) -> Iterator[Tuple[cst.CSTNode, Optional[cst.CSTNode]]]:
+    """Every node under ``root`` (included) with its parent, depth first."""
+    stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        for child in reversed(node.children):
+            stack.append((child, node))
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _int_value(expr: cst.BaseExpression) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None
+
+
+def _positional(call: cst.Call) -> List[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def _argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = _positional(call)
+    if index < len(positional):
+        return positional[index].value
+    return None
+
+
+def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
+    """How the bias is left on; None when it is off or cannot be known."""
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "bias":
+            return "keyword" if _is_true(arg.value) else None
+    positional = _positional(call)
+    if len(positional) > producer.bias_index:
+        return "positional" if _is_true(positional[producer.bias_index].value) else None
+    if not positional and not call.args:
+        return None
+    return "default"
+
+
+@dataclass
+class _ScopeNames:
+    """Plain names of one function (or the module): assignments and loads."""
+
+    assigned: Dict[str, int]
+    value: Dict[str, cst.BaseExpression]
+    statement: Dict[str, cst.CSTNode]
+    loads: Dict[str, int]
+
+
+def _binds(name: cst.Name, parent: Optional[cst.CSTNode]) -> bool:
+    """Whether ``name`` is bound (not read) by its parent node."""
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For,
+                           cst.CompFor, cst.NamedExpr)):
+        return parent.target is name
+    if isinstance(parent, (cst.AsName, cst.Param, cst.NameItem)):
+        return parent.name is name
+    return False
+
+
+def _scan_scope(scope: cst.CSTNode) -> _ScopeNames:
+    names = _ScopeNames({}, {}, {}, {})
+    last_statement: Dict[int, cst.CSTNode] = {}
+    parents: Dict[int, Optional[cst.CSTNode]] = {}
+    for node, parent in _walk(scope):
+        parents[id(node)] = parent
+        if isinstance(node, cst.SimpleStatementLine):
+            last_statement[id(node)] = node
+        if not isinstance(node, cst.Name):
+            continue
+        key = node.value
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias)):
+            continue
+        binding = _binds(node, parent)
+        if not binding:
+            names.loads[key] = names.loads.get(key, 0) + 1
+            continue
+        names.assigned[key] = names.assigned.get(key, 0) + 1
+        if isinstance(parent, cst.AssignTarget):
+            assign = parents.get(id(parent))
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+                names.value[key] = assign.value
+                line = parents.get(id(assign))
+                if line is not None:
+                    names.statement[key] = line
+        elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
+            names.value[key] = parent.value
+            line = parents.get(id(parent))
+            if line is not None:
+                names.statement[key] = line
+    return names
+
+
+_Layer = Tuple[str, Union[_Producer, _Norm], cst.Call, Optional[cst.CSTNode]]
+"""("producer" or "norm", what it is, the constructor call, its statement if known)."""
+
+
+class ConvBiasBeforeBatchNorm(Rule):
+    """## What it does
+    Reports a `Conv1d`/`Conv2d`/`Conv3d` (or a `Linear` feeding a
+    `BatchNorm1d`) that keeps its default `bias=True` although its output
+    goes straight into a batch norm of the matching kind: the next layer of
+    an `nn.Sequential(...)`, of a layer list (`[...]`, `append`, `+=`,
+    `nn.ModuleList([...])`, an `OrderedDict`), or, inside a module class,
+    `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
+    `x = self.bn(x)`.  Only the pair matters: an activation, dropout, pooling
+    or a residual addition in between keeps the report away, and so do
+    channel counts that are literals and differ.
+
+    ## Why is this bad?
+    In training mode batch norm subtracts the per-channel mean of its input
+    over the batch.  A per-channel constant added by the layer before it
+    moves that mean by exactly the same amount, so it disappears from the
+    output, and its gradient is zero up to rounding.  The batch norm's own
+    shift (`beta`) already provides the per-channel offset.  The conv bias is
+    therefore dead weight: extra parameters, an extra add in every forward
+    pass, an extra reduction in every backward pass and optimizer state that
+    never learns anything.
+
+    ## Example
+    ```python
+    block = nn.Sequential(
+        nn.Conv2d(64, 128, kernel_size=3, padding=1),
+        nn.BatchNorm2d(128),
+        nn.ReLU(inplace=True),
+    )
+    ```
+
+    Use instead:
+    ```python
+    block = nn.Sequential(
+        nn.Conv2d(64, 128, kernel_size=3, padding=1, bias=False),
+        nn.BatchNorm2d(128),
+        nn.ReLU(inplace=True),
+    )
+    ```
+
+    ## Fix safety
+    The fix passes `bias=False` (or turns `bias=True` into `bias=False`) and
+    is unsafe.  Training-mode outputs and gradients stay the same up to
+    floating-point rounding, but:
+    - the module's `state_dict` loses the conv's `bias` entry, so strictly
+      loading an existing checkpoint fails with an unexpected key, and an
+      optimizer state saved before the change no longer matches;
+    - a trained model's batch norm `running_mean` has absorbed the old bias,
+      so eval-mode outputs of a model rebuilt without the bias differ until
+      the running statistics re-adapt (or until the bias is folded in with
+      `bn.running_mean -= conv.bias`);
+    - code that touches `conv.bias` (for example `nn.init.zeros_(m.bias)`
+      without an `if m.bias is not None` guard) now gets `None`.
+    When a module class itself refers to the conv's `.bias`, the rule stays
+    quiet.  A frozen batch norm (kept in eval mode while the conv
+    trains) does not cancel the bias; the rule cannot see that.
+
+    ## Options
+    - `transposed` (default `false`): also report `ConvTranspose1d/2d/3d`
+      before a batch norm.  Their bias cancels the same way; they are off by
+      default because the source guide speaks of convolutions only.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines, "No brainer code
+    tweaks") lists turning off the bias of a convolution that is directly
+    followed by a batch norm among the changes that cost nothing.
+    """
+
+    code = "TL401"
+    name = "conv-bias-before-batchnorm"
+    summary = "A convolution or linear layer directly followed by batch norm keeps a bias that the norm cancels"
+    fix_availability = FixAvailability.ALWAYS
+    torch_versions = "all versions (the Lazy* modules exist since 1.8)"
+    options = {
+        "transposed": Option(False, "Also report ConvTranspose layers directly followed by batch norm."),
+    }
+    trigger_words = ("BatchNorm",)
+
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._scopes: Dict[int, _ScopeNames] = {}
+        self._reported: Set[int] = set()
+
+    # -- what an expression is ---------------------------------------------
+
+    def _producer_table(self) -> Dict[str, _Producer]:
+        if self.option("transposed"):
+            return {**_PRODUCERS, **_TRANSPOSED}
+        return _PRODUCERS
+
+    def _scope(self) -> _ScopeNames:
+        scope: cst.CSTNode = self.context.module
+        for parent in reversed(self.parents):
+            if isinstance(parent, cst.FunctionDef):
+                scope = parent
+                break
+        names = self._scopes.get(id(scope))
+        if names is None:
+            names = _scan_scope(scope)
+            self._scopes[id(scope)] = names
+        return names
+
+    def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
+        if isinstance(expr, cst.Call):
+            qualified = self.names.call_name(expr)
+            if qualified is None:
+                return None
+            producer = self._producer_table().get(qualified)
+            if producer is not None:
+                return ("producer", producer, expr, None)
+            norm = _NORMS.get(qualified)
+            if norm is not None:
+                return ("norm", norm, expr, None)
+            return None
+        if isinstance(expr, cst.Name) and follow_names:
+            # ``conv = nn.Conv2d(...)`` used exactly once, right here.
+            scope = self._scope()
+            key = expr.value
+            if scope.assigned.get(key) == 1 and scope.loads.get(key) == 1:
+                layer = self._layer(scope.value.get(key), follow_names=False)
+                if layer is not None:
+                    return (layer[0], layer[1], layer[2], scope.statement.get(key))
+        return None
+
+    # -- pairs -------------------------------------------------------------
+
+    def _check_stream(self, elements: Sequence[Optional[cst.BaseExpression]]) -> None:
+        for first, second in zip(elements, elements[1:]):
+            if first is None or second is None:
+                continue
+            producer = self._layer(first)
+            if producer is None or producer[0] != "producer":
+                continue
+            norm = self._layer(second)
+            if norm is None or norm[0] != "norm":
+                continue
+            assert isinstance(producer[1], _Producer) and isinstance(norm[1], _Norm)
+            if self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                self._report(producer[1], producer[2], norm[1], producer[3])
+
+    @staticmethod
+    def _compatible(producer: _Producer, call: cst.Call, norm: _Norm, norm_call: cst.Call) -> bool:
+        if norm.dim is not None and norm.dim != producer.dim:
+            return False
+        if norm.has_features:
+            out = _argument(call, producer.out_index, producer.out_keyword)
+            features = _argument(norm_call, 0, "num_features")
+            out_value = _int_value(out) if out is not None else None
+            feature_value = _int_value(features) if features is not None else None
+            if out_value is not None and feature_value is not None and out_value != feature_value:
+                return False
+        return _bias_state(call, producer) is not None
+
+    def _report(
+        self, producer: _Producer, call: cst.Call, norm: _Norm, statement: Optional[cst.CSTNode]
+    ) -> None:
+        if id(call) in self._reported:
+            return
+        state = _bias_state(call, producer)
+        if state is None:
+            return
+        self._reported.add(id(call))
+        fix = self.replace(
+            call,
+            _without_bias(call, producer, state),
+            Applicability.UNSAFE,
+            f"Pass `bias=False` to `{producer.short}`",
+        )
+        message = (
+            f"`{producer.short}` feeds `{norm.short}` directly, and batch norm cancels its bias; "
+            "pass `bias=False`"
+        )
+        hint = (
+            "Batch norm subtracts the per-channel batch mean, so the bias has no effect "
+            "in training; the norm's own shift (beta) provides the offset"
+        )
+        if statement is None:
+            self.report(call, message, fix=fix, hint=hint)
+            return
+        parents = self.context.parents
+        parents.append(statement)
+        try:
+            self.report(call, message, fix=fix, hint=hint)
+        finally:
+            parents.pop()
+
+    # -- nn.Sequential(...), lists, OrderedDict ------------------------------
+
+    def _sequential_elements(self, call: cst.Call) -> List[Optional[cst.BaseExpression]]:
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if len(positional) == 1 and not positional[0].star:
+            ordered = _ordered_dict_values(positional[0].value)
+            if ordered is not None:
+                return ordered
+        return [None if arg.star else arg.value for arg in positional]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__":
+            receiver = node.func.value
+            if (
+                isinstance(receiver, cst.Call)
+                and isinstance(receiver.func, cst.Name)
+                and receiver.func.value == "super"
+                and self._in_sequential_method()
+            ):
+                self._check_stream(self._sequential_elements(node))
+            return
+        if self.names.call_name(node) == _SEQUENTIAL:
+            self._check_stream(self._sequential_elements(node))
+
+    def visit_List(self, node: cst.List) -> None:
+        self._check_stream(_list_elements(node))
+
+    # -- layers.append(conv); layers.append(bn) ------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._check_block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._check_block(node.body)
+
+    def _check_block(self, body: Sequence[cst.BaseStatement]) -> None:
+        target: Optional[str] = None
+        stream: List[Optional[cst.BaseExpression]] = []
+        sequentials: Set[str] = set()
+        for statement in body:
+            step = self._builder_step(statement, sequentials)
+            if step is None:
+                self._check_stream(stream)
+                target, stream = None, []
+                continue
+            name, elements, starts = step
+            if starts or name != target:
+                self._check_stream(stream)
+                stream = []
+            target = name
+            stream.extend(elements)
+        self._check_stream(stream)
+
+    def _builder_step(
+        self, statement: cst.BaseStatement, sequentials: Set[str]
+    ) -> Optional[Tuple[str, List[Optional[cst.BaseExpression]], bool]]:
+        """(list or Sequential spelled as text, the layers it gains, whether it starts anew)."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            if isinstance(small, cst.Assign):
+                if len(small.targets) != 1:
+                    return None
+                target_expr: cst.BaseExpression = small.targets[0].target
+            else:
+                target_expr = small.target
+            name = dotted(target_expr)
+            value = small.value
+            if name is None or value is None:
+                return None
+            if isinstance(value, cst.List):
+                return name, _list_elements(value), True
+            if isinstance(value, cst.Call) and self.names.call_name(value) == _SEQUENTIAL:
+                sequentials.add(name)
+                return name, self._sequential_elements(value), True
+            return None
+        if isinstance(small, cst.AugAssign):
+            name = dotted(small.target)
+            if name is not None and isinstance(small.operator, cst.AddAssign):
+                if isinstance(small.value, cst.List):
+                    return name, _list_elements(small.value), False
+            return None
+        if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+            return None
+        call = small.value
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        name = dotted(call.func.value)
+        method = call.func.attr.value
+        args = call.args
+        if name is None or any(arg.star or arg.keyword is not None for arg in args):
+            return None
+        if method == "append" and len(args) == 1:
+            return name, [args[0].value], False
+        if method == "extend" and len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+            return name, _list_elements(args[0].value), False
+        if method == "add_module" and len(args) == 2:
+            if name in sequentials or (name == "self" and self._in_sequential_method()):
+                return name, [args[1].value], False
+        return None
+
+    def _in_sequential_method(self) -> bool:
+        """Whether the code being visited is in a method of an ``nn.Sequential`` subclass."""
+        parents = self.parents
+        for index in range(len(parents) - 1, -1, -1):
+            if isinstance(parents[index], cst.FunctionDef):
+                if index >= 2 and isinstance(parents[index - 2], cst.ClassDef):
+                    owner = parents[index - 2]
+                    assert isinstance(owner, cst.ClassDef)
+                    return any(
+                        self.names.qualified_name(base.value) == _SEQUENTIAL for base in owner.bases
+                    )
+                return False
+        return False
+
+    # -- self.bn(self.conv(x)) in a module class ------------------------------
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        assigned: Dict[str, List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]] = {}
+        uses: Dict[str, List[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]] = {}
+        for method in original_node.body.body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            params = [*method.params.posonly_params, *method.params.params]
+            if not params:
+                continue
+            receiver = params[0].name.value
+            parent_of: Dict[int, cst.CSTNode] = {}
+            for node, parent in _walk(method.body):
+                if parent is not None:
+                    parent_of[id(node)] = parent
+                if not (
+                    isinstance(node, cst.Attribute)
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value == receiver
+                ):
+                    continue
+                attr = node.attr.value
+                if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and (
+                    parent.target is node
+                ):
+                    entry: Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]] = (None, None)
+                    assign = parent_of.get(id(parent))
+                    if isinstance(parent, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                        if len(assign.targets) == 1:
+                            entry = (assign.value, parent_of.get(id(assign)))
+                    elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
+                        entry = (parent.value, parent_of.get(id(parent)))
+                    assigned.setdefault(attr, []).append(entry)
+                else:
+                    uses.setdefault(attr, []).append((node, method, parent_of))
+        for attr, entries in assigned.items():
+            if len(entries) != 1:
+                continue
+            value, statement = entries[0]
+            producer = self._layer(value, follow_names=False)
+            if producer is None or producer[0] != "producer":
+                continue
+            assert isinstance(producer[1], _Producer)
+            norms = self._flows(uses.get(attr, []))
+            if not norms:
+                continue
+            ok = True
+            norm_kind: Optional[_Norm] = None
+            for norm_attr in norms:
+                norm_entries = assigned.get(norm_attr, [])
+                norm = self._layer(norm_entries[0][0], follow_names=False) if len(norm_entries) == 1 else None
+                if norm is None or norm[0] != "norm":
+                    ok = False
+                    break
+                assert isinstance(norm[1], _Norm)
+                if not self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                    ok = False
+                    break
+                norm_kind = norm[1]
+            if ok and norm_kind is not None:
+                self._report(producer[1], producer[2], norm_kind, statement)
+
+    def _flows(
+        self, uses: Sequence[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]
+    ) -> List[str]:
+        """The norm attributes every use of a layer attribute feeds; [] if some use does not."""
+        targets: List[str] = []
+        for node, method, parent_of in uses:
+            parent = parent_of.get(id(node))
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if parent.attr.value in _BENIGN_ATTRIBUTES:
+                    continue
+                return []
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return []
+            receiver = node.value
+            assert isinstance(receiver, cst.Name)
+            target = _flow_target(parent, receiver.value, method, parent_of)
+            if target is None:
+                return []
+            targets.append(target)
+        return targets
+
+
+def _flow_target(
+    call: cst.Call, receiver: str, method: cst.FunctionDef, parent_of: Dict[int, cst.CSTNode]
+) -> Optional[str]:
+    """The attribute ``B`` when the output of ``call`` goes straight into ``self.B(...)``."""
+    parent = parent_of.get(id(call))
+    if isinstance(parent, cst.Arg):
+        outer = parent_of.get(id(parent))
+        if isinstance(outer, cst.Call) and len(outer.args) == 1 and parent.keyword is None:
+            return _self_attribute(outer.func, receiver)
+        return None
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and parent.value is call):
+        return None
+    variable = parent.targets[0].target
+    if not isinstance(variable, cst.Name):
+        return None
+    line = parent_of.get(id(parent))
+    block = parent_of.get(id(line)) if line is not None else None
+    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock):
+        return None
+    body = list(block.body)
+    index = next(i for i, statement in enumerate(body) if statement is line)
+    if index + 1 >= len(body):
+        return None
+    following = body[index + 1]
+    if not isinstance(following, cst.SimpleStatementLine) or len(following.body) != 1:
+        return None
+    small = following.body[0]
+    found: Optional[str] = None
+    loads = 0
+    for node, node_parent in _walk(small):
+        if isinstance(node, cst.Name) and node.value == variable.value:
+            if isinstance(node_parent, cst.Attribute) and node_parent.attr is node:
+                continue
+            if isinstance(node_parent, cst.AssignTarget):
+                continue
+            loads += 1
+        if (
+            isinstance(node, cst.Call)
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+            and isinstance(node.args[0].value, cst.Name)
+            and node.args[0].value.value == variable.value
+        ):
+            found = _self_attribute(node.func, receiver) or found
+    if found is None or loads != 1:
+        return None
+    reassigned = isinstance(small, cst.Assign) and any(
+        isinstance(t.target, cst.Name) and t.target.value == variable.value for t in small.targets
+    )
+    if reassigned or _scan_scope(method).loads.get(variable.value, 0) == 1:
+        return found
+    return None
+
+
+def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if expr.value.value == receiver:
+            return expr.attr.value
+    return None
+
+
+def _list_elements(node: Union[cst.List, cst.Tuple]) -> List[Optional[cst.BaseExpression]]:
+    return [e.value if isinstance(e, cst.Element) else None for e in node.elements]
+
+
+def _ordered_dict_values(expr: cst.BaseExpression) -> Optional[List[Optional[cst.BaseExpression]]]:
+    """The layers of ``OrderedDict([("conv", ...), ...])`` or ``OrderedDict({...})``."""
+    if isinstance(expr, cst.Dict):
+        return [e.value if isinstance(e, cst.DictElement) else None for e in expr.elements]
+    if not isinstance(expr, cst.Call):
+        return None
+    name = dotted(expr.func)
+    if name is None or name.split(".")[-1] != "OrderedDict" or len(expr.args) != 1:
+        return None
+    inner = expr.args[0].value
+    if isinstance(inner, cst.Dict):
+        return [e.value if isinstance(e, cst.DictElement) else None for e in inner.elements]
+    if not isinstance(inner, (cst.List, cst.Tuple)):
+        return None
+    values: List[Optional[cst.BaseExpression]] = []
+    for element in inner.elements:
+        pair = element.value if isinstance(element, cst.Element) else None
+        if isinstance(pair, cst.Tuple) and len(pair.elements) == 2:
+            values.append(pair.elements[1].value)
+        else:
+            values.append(None)
+    return values
+
+
+_NO_SPACE = cst.SimpleWhitespace("")
+
+
+def _without_bias(call: cst.Call, producer: _Producer, state: _Bias) -> cst.Call:
+    """``call`` with its bias turned off, keeping the layout."""
+    false = cst.Name("False")
+    if state == "keyword":
+        return call.with_changes(
+            args=[
+                arg.with_changes(value=false)
+                if arg.keyword is not None and arg.keyword.value == "bias"
+                else arg
+                for arg in call.args
+            ]
+        )
+    if state == "positional":
+        target = _positional(call)[producer.bias_index]
+        return call.with_changes(
+            args=[arg.with_changes(value=false) if arg is target else arg for arg in call.args]
+        )
+    return call.with_changes(args=_append_keyword(call, cst.Arg(
+        value=false,
+        keyword=cst.Name("bias"),
+        equal=cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE),
+    )))
+
+
+def _append_keyword(call: cst.Call, new: cst.Arg) -> List[cst.Arg]:
+    args = list(call.args)
+    last = args[-1]
+    if not isinstance(last.comma, cst.Comma):
+        # f(a, b)  ->  f(a, b, bias=False); the space before ")" moves along.
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            whitespace_after_arg=_NO_SPACE,
+        )
+        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+        return args
+    after = last.comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        # One argument per line with a trailing comma: the new one goes on its
+        # own line with the indentation of the others.
+        template: cst.BaseParenthesizableWhitespace = call.whitespace_before_args
+        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
+            template = args[-2].comma.whitespace_after
+        indent = template.last_line if isinstance(template, cst.ParenthesizedWhitespace) else after.last_line
+        args[-1] = last.with_changes(comma=last.comma.with_changes(
+            whitespace_after=after.with_changes(last_line=indent)
+        ))
+        closing = after.with_changes(
+            first_line=cst.TrailingWhitespace(newline=after.first_line.newline), empty_lines=[]
+        )
+        args.append(new.with_changes(comma=cst.Comma(whitespace_after=closing)))
+        return args
+    args[-1] = last.with_changes(
+        comma=last.comma.with_changes(whitespace_after=cst.SimpleWhitespace(" "))
+    )
+    args.append(new.with_changes(comma=cst.Comma(whitespace_after=after)))
+    return args

@@ -1,0 +1,187 @@
+"""The command line, end to end: outputs, exit codes, fixes, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+from click.testing import CliRunner
+
+from torchlint.cli import main
+
+DP_SOURCE = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
+DL_SOURCE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
+DL_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"
+CLEAN = "import torch\n\nx = torch.zeros(3)\n"
+
+
+def run(args: Sequence[str], cwd: Path, stdin: str = "") -> "subprocess.CompletedProcess[str]":
+    env = {k: v for k, v in os.environ.items() if k != "TORCHLINT_OUTPUT_FORMAT"}
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", *args], cwd=cwd, input=stdin,
+        capture_output=True, text=True, env=env,
+    )
+
+
+def project(tmp_path: Path, files: dict) -> Path:  # type: ignore[type-arg]
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_findings_exit_1_and_clean_exit_0(tmp_path: Path) -> None:
+    project(tmp_path, {"src/train.py": DP_SOURCE, "clean/ok.py": CLEAN})
+    bad = run(["check", "src"], tmp_path)
+    assert bad.returncode == 1
+    assert "TL501" in bad.stdout and "src/train.py:3:9" in bad.stdout
+    assert "Found 1 error" in bad.stdout
+    good = run(["check", "clean"], tmp_path)
+    assert good.returncode == 0 and "All checks passed!" in good.stdout
+    assert run(["check", "src", "--exit-zero"], tmp_path).returncode == 0
+
+
+def test_concise_output_marks_fixable(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DL_SOURCE})
+    out = run(["check", "a.py", "--output-format", "concise", "--unsafe-fixes"], tmp_path).stdout
+    assert out.splitlines()[0].startswith("a.py:3:10: TL201 [*] ")
+    out = run(["check", "a.py", "--output-format", "concise"], tmp_path).stdout
+    assert out.splitlines()[0].startswith("a.py:3:10: TL201 ")
+    assert "[*]" not in out.splitlines()[0]
+
+
+def test_json_output(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DL_SOURCE})
+    result = run(["check", "a.py", "--output-format", "json"], tmp_path)
+    [item] = json.loads(result.stdout)
+    assert item["code"] == "TL201" and item["location"] == {"row": 3, "column": 10}
+    assert item["fix"]["applicability"] == "unsafe"
+
+
+def test_no_ansi_colour_when_not_a_terminal_or_no_color(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DP_SOURCE})
+    assert "\x1b[" not in run(["check", "a.py"], tmp_path).stdout
+    runner = CliRunner(env={"NO_COLOR": "1"})
+    result = runner.invoke(main, ["check", str(tmp_path / "a.py")], color=True)
+    assert "\x1b[" not in result.output
+
+
+def test_statistics(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DP_SOURCE + "m2 = nn.DataParallel(net)\n"})
+    out = run(["check", "a.py", "--statistics"], tmp_path).stdout
+    assert out.splitlines()[0].split() == ["2", "TL501", "[", "]", "data-parallel"]
+
+
+def test_unknown_rule_and_bad_config_exit_2(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": CLEAN})
+    result = run(["check", "a.py", "--select", "TL999"], tmp_path)
+    assert result.returncode == 2 and "TL999" in result.stderr
+    project(tmp_path, {"pyproject.toml": "[tool.torchlint]\nselct = ['TL1']\n"})
+    result = run(["check", "a.py"], tmp_path)
+    assert result.returncode == 2
+    assert "pyproject.toml" in result.stderr and "selct" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_input_files_are_diagnostics_and_others_still_linted(tmp_path: Path) -> None:
+    project(tmp_path, {
+        "a_syntax.py": "import torch\ndef f(:\n",
+        "b_binary.py": b"import torch\nx = '\xff'\n",
+        "c_latin1.py": b"# -*- coding: latin-1 -*-\nimport torch.nn as nn\n# caf\xe9\nm = nn.DataParallel(n)\n",
+        "d_empty.py": "",
+        "e_good.py": DP_SOURCE,
+    })
+    result = run(["check", ".", "--output-format", "concise"], tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("a_syntax.py:2:") and "TL000" in line for line in lines)
+    assert any(line.startswith("b_binary.py:") and "TL000" in line and "utf-8" in line for line in lines)
+    assert any(line.startswith("c_latin1.py:4:") and "TL501" in line for line in lines)
+    assert any(line.startswith("e_good.py:3:") and "TL501" in line for line in lines)
+
+
+def test_missing_path_is_reported(tmp_path: Path) -> None:
+    result = run(["check", "nope.py", "--output-format", "concise"], tmp_path)
+    assert result.returncode == 1 and "nope.py" in result.stdout and "TL000" in result.stdout
+
+
+def test_fix_prints_diff_then_apply_writes(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DL_SOURCE})
+    safe_only = run(["fix", "a.py"], tmp_path)
+    assert safe_only.returncode == 0 and safe_only.stdout == ""
+    assert "--unsafe-fixes" in safe_only.stderr
+    diff = run(["fix", "a.py", "--unsafe-fixes"], tmp_path)
+    assert diff.returncode == 1
+    assert "-loader = DataLoader(ds, batch_size=8)" in diff.stdout
+    assert "+loader = DataLoader(ds, batch_size=8, num_workers=4)" in diff.stdout
+    assert (tmp_path / "a.py").read_text() == DL_SOURCE
+    applied = run(["fix", "a.py", "--unsafe-fixes", "--apply"], tmp_path)
+    assert applied.returncode == 0 and "Fixed 1 error in 1 file" in applied.stderr
+    assert (tmp_path / "a.py").read_text() == DL_FIXED
+    again = run(["fix", "a.py", "--unsafe-fixes"], tmp_path)
+    assert again.returncode == 0 and again.stdout == ""
+
+
+def test_check_fix_applies_and_reports_what_is_left(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DL_SOURCE + "import torch.nn as nn\nm = nn.DataParallel(x)\n"})
+    result = run(["check", "a.py", "--fix", "--unsafe-fixes", "--output-format", "concise"], tmp_path)
+    assert result.returncode == 1
+    assert "TL501" in result.stdout and "TL201" not in result.stdout
+    assert "num_workers=4" in (tmp_path / "a.py").read_text()
+
+
+def test_stdin_check_and_fix(tmp_path: Path) -> None:
+    result = run(["check", "-", "--stdin-filename", "x.py", "--output-format", "concise"], tmp_path, DP_SOURCE)
+    assert result.returncode == 1 and result.stdout.startswith("x.py:3:9: TL501")
+    fixed = run(["fix", "-", "--stdin-filename", "x.py", "--unsafe-fixes"], tmp_path, DL_SOURCE)
+    assert fixed.returncode == 0 and fixed.stdout == DL_FIXED
+
+
+def test_force_exclude_skips_explicit_excluded_paths(tmp_path: Path) -> None:
+    project(tmp_path, {"pyproject.toml": "[tool.torchlint]\nextend-exclude = ['gen']\n", "gen/a.py": DP_SOURCE})
+    assert run(["check", "gen/a.py"], tmp_path).returncode == 1
+    assert run(["check", "gen/a.py", "--force-exclude"], tmp_path).returncode == 0
+    assert run(["check", "."], tmp_path).returncode == 0
+
+
+def test_fix_keeps_crlf_bom_and_mode(tmp_path: Path) -> None:
+    data = ("\ufeff" + DL_SOURCE.replace("\n", "\r\n")).encode("utf-8")
+    project(tmp_path, {"a.py": data})
+    os.chmod(tmp_path / "a.py", 0o755)
+    run(["fix", "a.py", "--unsafe-fixes", "--apply"], tmp_path)
+    assert (tmp_path / "a.py").read_bytes() == ("\ufeff" + DL_FIXED.replace("\n", "\r\n")).encode("utf-8")
+    assert (tmp_path / "a.py").stat().st_mode & 0o777 == 0o755
+
+
+def test_rules_and_explain(tmp_path: Path) -> None:
+    listing = run(["rules", "--json"], tmp_path)
+    codes = [rule["code"] for rule in json.loads(listing.stdout)]
+    assert codes == sorted(codes) and {"TL101", "TL201", "TL301", "TL302", "TL401", "TL501"} <= set(codes)
+    page = run(["explain", "TL501"], tmp_path)
+    assert page.returncode == 0 and page.stdout.startswith("# data-parallel (TL501)")
+    assert "## Why is this bad?" in page.stdout
+    assert run(["explain", "data-parallel"], tmp_path).stdout == page.stdout
+    assert run(["explain", "TL999"], tmp_path).returncode == 2
+
+
+def test_show_files(tmp_path: Path) -> None:
+    project(tmp_path, {"b.py": CLEAN, "a/c.py": CLEAN, "venv/x.py": CLEAN})
+    assert run(["check", "--show-files"], tmp_path).stdout.split() == ["a/c.py", "b.py"]
+
+
+def test_sarif_and_github_formats(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DP_SOURCE})
+    sarif = json.loads(run(["check", "a.py", "--output-format", "sarif"], tmp_path).stdout)
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"][0]["ruleId"] == "TL501"
+    github = run(["check", "a.py", "--output-format", "github"], tmp_path).stdout
+    assert github.startswith("::error title=torchlint (TL501),file=a.py,line=3,col=9,")

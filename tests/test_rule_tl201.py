@@ -1,0 +1,237 @@
+"""TL201 dataloader-without-workers: what is reported, what is not, and the fix."""
+
+from __future__ import annotations
+
+from typing import List
+
+import pytest
+
+import torchlint
+from torchlint.model import Applicability
+from torchlint.registry import by_code_or_name
+from torchlint.settings import Settings
+
+SETTINGS = Settings(select=("TL201",))
+
+
+def lines(source: str, settings: Settings = SETTINGS) -> List[int]:
+    return [d.start.line for d in torchlint.check_source(source, "x.py", settings) if d.code == "TL201"]
+
+
+def fixed(source: str, settings: Settings = SETTINGS) -> str:
+    return torchlint.fix_source(source, "x.py", settings, unsafe=True).source
+
+
+@pytest.mark.parametrize(
+    "imports, call",
+    [
+        ("from torch.utils.data import DataLoader", "DataLoader"),
+        ("import torch", "torch.utils.data.DataLoader"),
+        ("import torch.utils.data as tud", "tud.DataLoader"),
+        ("from torch.utils import data", "data.DataLoader"),
+        ("from torch.utils.data.dataloader import DataLoader", "DataLoader"),
+        ("from torch.utils.data import DataLoader as DL", "DL"),
+        ("from torch.utils.data import *", "DataLoader"),
+    ],
+)
+def test_every_import_spelling_is_resolved(imports: str, call: str) -> None:
+    source = f"{imports}\nloader = {call}(ds, batch_size=32)\n"
+    assert lines(source) == [2]
+    assert fixed(source).endswith(f"{call}(ds, batch_size=32, num_workers=4)\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "ds",
+        "ds, batch_size=8, shuffle=True",
+        "dataset=ds",
+        "ds, num_workers=0",
+        "ds, num_workers=(0)",
+        "ds, 8, True, None, None, 0",
+        "ds, 8, True",
+        "*args, num_workers=0",
+        "ds, num_workers=0, **extra",
+    ],
+)
+def test_missing_or_zero_workers_are_reported(args: str) -> None:
+    source = f"from torch.utils.data import DataLoader\nloader = DataLoader({args})\n"
+    assert lines(source) == [2]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "ds, num_workers=4",
+        "ds, num_workers=1",
+        "ds, num_workers=args.workers",
+        "ds, num_workers=0 if debug else 8",
+        "ds, num_workers=os.cpu_count()",
+        "ds, 8, True, None, None, workers",
+        "ds, 8, True, None, None, 2",
+        "ds, **loader_kwargs",
+        "ds, batch_size=8, **cfg.loader",
+        "*loader_args",
+        "ds, *rest",
+    ],
+)
+def test_nonzero_unknown_or_forwarded_workers_are_quiet(args: str) -> None:
+    source = f"from torch.utils.data import DataLoader\nloader = DataLoader({args})\n"
+    assert lines(source) == []
+
+
+def test_lookalikes_are_quiet() -> None:
+    source = (
+        "from torch_geometric.loader import DataLoader\n"
+        "from torch.utils.data import DataLoader as TorchLoader\n"
+        "a = DataLoader(graphs)\n"
+        "def build(TorchLoader):\n"
+        "    return TorchLoader(ds)\n"
+        "b = functools.partial(TorchLoader, batch_size=4)\n"
+        "c = 'DataLoader(ds)'\n"
+        "class MyLoader(TorchLoader):\n"
+        "    pass\n"
+    )
+    assert lines(source) == []
+
+
+def test_a_file_without_torch_imports_is_quiet() -> None:
+    assert lines("loader = DataLoader(ds)\n") == []
+
+
+def test_message_names_the_problem() -> None:
+    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n"
+    first, second = torchlint.check_source(source, "x.py", SETTINGS)
+    assert "without `num_workers`" in first.message
+    assert "`num_workers=0`" in second.message
+    assert first.fix is not None and first.fix.applicability is Applicability.UNSAFE
+
+
+def test_the_fix_is_unsafe_only() -> None:
+    source = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+    result = torchlint.fix_source(source, "x.py", SETTINGS, unsafe=False)
+    assert not result.changed and result.source == source
+
+
+def test_fix_replaces_a_literal_zero_in_place() -> None:
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds, num_workers=0, pin_memory=True)\n"
+        "b = DataLoader(ds, 8, True, None, None, 0, collate)\n"
+    )
+    assert fixed(source) == (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+        "b = DataLoader(ds, 8, True, None, None, 4, collate)\n"
+    )
+
+
+def test_fix_follows_one_argument_per_line_layout() -> None:
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "def build(ds):\n"
+        "    return DataLoader(\n"
+        "        ds,  # the training split\n"
+        "        batch_size=64  # fits in 16 GB\n"
+        "    )\n"
+        "loader = DataLoader(\n"
+        "    ds,\n"
+        "    shuffle=True,\n"
+        ")\n"
+    )
+    assert fixed(source) == (
+        "from torch.utils.data import DataLoader\n"
+        "def build(ds):\n"
+        "    return DataLoader(\n"
+        "        ds,  # the training split\n"
+        "        batch_size=64,  # fits in 16 GB\n"
+        "        num_workers=4\n"
+        "    )\n"
+        "loader = DataLoader(\n"
+        "    ds,\n"
+        "    shuffle=True,\n"
+        "    num_workers=4,\n"
+        ")\n"
+    )
+
+
+def test_fix_follows_aligned_and_spaced_layouts() -> None:
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds,\n"
+        "               batch_size = 8)\n"
+        "b = DataLoader(\n"
+        "    ds\n"
+        ")\n"
+    )
+    assert fixed(source) == (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds,\n"
+        "               batch_size = 8,\n"
+        "               num_workers = 4)\n"
+        "b = DataLoader(\n"
+        "    ds,\n"
+        "    num_workers=4\n"
+        ")\n"
+    )
+
+
+def test_num_workers_option_sets_the_fixed_value() -> None:
+    settings = Settings(select=("TL201",), rule_options={"TL201": {"num-workers": 12}})
+    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n"
+    assert fixed(source, settings) == (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds, num_workers=12)\n"
+        "b = DataLoader(ds, num_workers=12)\n"
+    )
+
+
+def test_a_non_positive_option_reports_without_a_fix() -> None:
+    settings = Settings(select=("TL201",), rule_options={"TL201": {"num-workers": 0}})
+    (diagnostic,) = torchlint.check_source(
+        "from torch.utils.data import DataLoader\na = DataLoader(ds)\n", "x.py", settings
+    )
+    assert diagnostic.fix is None
+
+
+def test_hint_suggests_only_the_missing_options() -> None:
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds)\n"
+        "b = DataLoader(ds, pin_memory=True)\n"
+        "c = DataLoader(ds, pin_memory=True, persistent_workers=False)\n"
+    )
+    a, b, c = (d.hint or "" for d in torchlint.check_source(source, "x.py", SETTINGS))
+    assert "`pin_memory=True`" in a and "`persistent_workers=True`" in a
+    assert "pin_memory" not in b and "`persistent_workers=True`" in b
+    assert "pin_memory" not in c and "persistent_workers" not in c
+
+
+def test_hint_recognises_an_in_memory_tensor_dataset() -> None:
+    source = (
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "ds = TensorDataset(x, y)\n"
+        "a = DataLoader(ds, batch_size=8)\n"
+        "b = DataLoader(TensorDataset(x, y))\n"
+        "c = DataLoader(other)\n"
+    )
+    a, b, c = (d.hint or "" for d in torchlint.check_source(source, "x.py", SETTINGS))
+    assert "TensorDataset" in a and "TensorDataset" in b
+    assert "TensorDataset" not in c
+
+
+def test_noqa_silences() -> None:
+    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)  # noqa: TL201\n"
+    assert lines(source) == []
+
+
+def test_metadata_and_docs() -> None:
+    rule = by_code_or_name("dataloader-without-workers")
+    assert rule is not None and rule.code == "TL201"
+    assert rule.options["num-workers"].default == 4
+    assert rule.trigger_words == ("DataLoader",)
+    doc = rule.documentation()
+    for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix safety",
+                    "## Options", "## Source guide"):
+        assert heading in doc
+    assert "if __name__ == \"__main__\":" in doc

@@ -1,0 +1,139 @@
+"""Configuration: discovery, validation, selection, torch version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Tuple
+
+import pytest
+
+from torchlint.registry import all_rules
+from torchlint.rule import CURRENT_TORCH, TorchVersion
+from torchlint.settings import (
+    ConfigError,
+    Overrides,
+    Settings,
+    SettingsResolver,
+    detect_torch_version,
+    load_config_file,
+    version_from_requirement,
+)
+
+
+def codes(settings: Settings, path: str = "a.py") -> Tuple[str, ...]:
+    return tuple(rule.code for rule in settings.enabled_rules(Path(path)))
+
+
+def test_default_selection_is_every_default_rule() -> None:
+    assert codes(Settings()) == tuple(r.code for r in all_rules() if r.default_enabled)
+
+
+def test_select_by_code_prefix_name_and_all() -> None:
+    assert codes(Settings(select=("TL501",))) == ("TL501",)
+    assert codes(Settings(select=("data-parallel",))) == ("TL501",)
+    assert codes(Settings(select=("TL5",))) == ("TL501",)
+    assert codes(Settings(select=("ALL",))) == tuple(r.code for r in all_rules())
+
+
+def test_more_specific_selector_wins() -> None:
+    assert "TL501" not in codes(Settings(select=("ALL",), ignore=("TL501",)))
+    assert codes(Settings(select=("TL501",), ignore=("TL5",))) == ("TL501",)
+    assert codes(Settings(select=("TL5",), ignore=("TL5",))) == ()
+
+
+def test_unknown_selector_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="TL999"):
+        Settings(select=("TL999",))
+
+
+def test_per_file_ignores(tmp_path: Path) -> None:
+    settings = Settings(select=("TL501",), per_file_ignores=(("tests/*.py", ("TL501",)),), root=tmp_path)
+    assert codes(settings, str(tmp_path / "tests" / "t.py")) == ()
+    assert codes(settings, str(tmp_path / "src" / "t.py")) == ("TL501",)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_pyproject_table_is_read(tmp_path: Path) -> None:
+    config = write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\ntorch-version = "1.13"\n')
+    settings = load_config_file(config)
+    assert codes(settings) == ("TL501",)
+    assert settings.target_torch() == TorchVersion(1, 13)
+
+
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        ('[tool.torchlint]\nselectt = ["TL5"]\n', "selectt"),
+        ('[tool.torchlint]\nselect = ["TL777"]\n', "TL777"),
+        ('[tool.torchlint]\nselect = "TL5"\n', "select"),
+        ("[tool.torchlint\nselect = 1\n", "invalid TOML"),
+        ('[tool.torchlint]\ntorch-version = "new"\n', "torch-version"),
+        ('[tool.torchlint.data-parallel]\nnope = 1\n', "nope"),
+        ('[tool.torchlint.no-such-rule]\nx = 1\n', "no-such-rule"),
+    ],
+)
+def test_bad_config_names_file_and_key(tmp_path: Path, body: str, fragment: str) -> None:
+    config = write(tmp_path / "pyproject.toml", body)
+    with pytest.raises(ConfigError) as error:
+        load_config_file(config)
+    assert str(config.resolve()) in str(error.value) or str(config) in str(error.value)
+    assert fragment in str(error.value)
+
+
+def test_closest_config_wins_without_merging(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "sub" / "torchlint.toml", 'ignore = ["TL501"]\n')
+    write(tmp_path / "other" / "pyproject.toml", "[project]\nname = 'x'\n")
+    resolver = SettingsResolver()
+    assert codes(resolver.for_path(tmp_path / "a.py")) == ("TL501",)
+    sub = resolver.for_path(tmp_path / "sub" / "b.py")
+    assert "TL501" not in codes(sub) and len(codes(sub)) >= 1
+    # A pyproject without [tool.torchlint] is skipped on the way up.
+    assert codes(resolver.for_path(tmp_path / "other" / "c.py")) == ("TL501",)
+
+
+def test_cli_overrides_apply_on_top(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    resolver = SettingsResolver(Overrides(ignore=("TL501",)))
+    assert codes(resolver.for_path(tmp_path / "a.py")) == ()
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("torch>=1.12", TorchVersion(1, 12)),
+        ("torch==1.13.1", TorchVersion(1, 13)),
+        ("torch~=2.1", TorchVersion(2, 1)),
+        ("torch<2.0", TorchVersion(1, 13)),
+        ("torch>=1.10,<2.2", TorchVersion(1, 10)),
+        ("torch[cuda] >= 2.3 ; python_version > '3.8'", TorchVersion(2, 3)),
+        ("torch", None),
+        ("torchvision>=0.10", None),
+        ("# torch>=1.0", None),
+    ],
+)
+def test_version_from_requirement(line: str, expected: object) -> None:
+    assert version_from_requirement(line) == expected
+
+
+def test_torch_version_read_from_project_dependencies(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[project]\nname = "p"\ndependencies = ["torch>=1.12", "numpy"]\n[tool.torchlint]\n')
+    settings = SettingsResolver().for_path(tmp_path / "x.py")
+    assert settings.target_torch() == TorchVersion(1, 12)
+
+
+def test_torch_version_read_from_requirements(tmp_path: Path) -> None:
+    write(tmp_path / "requirements-train.txt", "numpy\ntorch==1.11.0\n")
+    write(tmp_path / "torchlint.toml", "")
+    assert detect_torch_version(tmp_path) == TorchVersion(1, 11)
+    assert SettingsResolver().for_path(tmp_path / "x.py").target_torch() == TorchVersion(1, 11)
+
+
+def test_torch_version_defaults_to_current(tmp_path: Path) -> None:
+    write(tmp_path / "torchlint.toml", "")
+    assert SettingsResolver().for_path(tmp_path / "x.py").target_torch() == CURRENT_TORCH

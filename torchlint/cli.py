@@ -1,0 +1,303 @@
+"""The ``torchlint`` command: wires settings, discovery, runner and reporters."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
+
+import click
+
+from torchlint import __version__
+from torchlint.discovery import discover, is_excluded
+from torchlint.engine import lint_source, parse_error
+from torchlint.fixer import fix_text
+from torchlint.model import Diagnostic
+from torchlint.registry import all_rules, by_code_or_name
+from torchlint.runner import FileOutcome, fix_file, lint_file, run_files, sources_of
+from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.sourcefile import SourceError, decode
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _split(values: Sequence[str]) -> Tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _selection_options(function: F) -> F:
+    """Options shared by ``check`` and ``fix``."""
+    options = [
+        click.option("--select", multiple=True, help="Rules to enable (codes, prefixes, names or ALL), replacing the configured ones."),
+        click.option("--extend-select", multiple=True, help="Rules to enable in addition to the configured ones."),
+        click.option("--ignore", multiple=True, help="Rules to disable."),
+        click.option("--exclude", multiple=True, help="Path patterns to exclude, replacing the defaults."),
+        click.option("--extend-exclude", multiple=True, help="Path patterns to exclude in addition."),
+        click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too (for pre-commit)."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore (default: on)."),
+        click.option("--torch-version", help='The torch release the code targets, e.g. "1.13".'),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Use this configuration file only."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--stdin-filename", help="The name to give standard input (read it with `-`)."),
+        click.option("--unsafe-fixes", is_flag=True, help="Include fixes that may change behaviour."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _resolver(kwargs: Any) -> SettingsResolver:
+    overrides = Overrides(
+        select=_split(kwargs["select"]) or None,
+        extend_select=_split(kwargs["extend_select"]),
+        ignore=_split(kwargs["ignore"]),
+        exclude=_split(kwargs["exclude"]) or None,
+        extend_exclude=_split(kwargs["extend_exclude"]),
+        torch_version=kwargs["torch_version"],
+        respect_gitignore=kwargs["respect_gitignore"],
+    )
+    if kwargs["config_file"] is not None and not kwargs["config_file"].is_file():
+        raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
+    return SettingsResolver(overrides, kwargs["config_file"], kwargs["isolated"])
+
+
+def _fail(message: str) -> None:
+    click.echo(f"torchlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read()
+    text, _, _ = decode(data)
+    return text
+
+
+def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool) -> Tuple[List[Path], List[Diagnostic]]:
+    discovered = discover([Path(p) for p in paths or ["."]], resolver.for_path, force_exclude=force_exclude)
+    errors = [parse_error(path.as_posix(), message) for path, message in discovered.errors]
+    return list(discovered.files), errors
+
+
+class _Group(click.Group):
+    """Turns an unexpected exception into exit code 2 with a one-line message."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as error:  # pragma: no cover - a bug, reported not raised
+            click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="torchlint")
+def main() -> None:
+    """A linter for PyTorch training code, with autofixes."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@_selection_options
+@click.option("--fix", "apply_fix", is_flag=True, help="Apply fixes (safe ones; unsafe too with --unsafe-fixes).")
+@click.option("--output-format", type=click.Choice(["full", "concise", "json", "github", "sarif"]),
+              default=lambda: os.environ.get("TORCHLINT_OUTPUT_FORMAT", "full"), show_default="full")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to a file.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
+def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_file: Optional[Path],
+          statistics: bool, exit_zero: bool, exit_non_zero_on_fix: bool, show_files: bool, **kwargs: Any) -> None:
+    """Lint PATHS (files or folders; default: the current folder)."""
+    from torchlint.report import ReportContext, render, render_statistics
+
+    try:
+        resolver = _resolver(kwargs)
+        unsafe = bool(kwargs["unsafe_fixes"])
+        if _reads_stdin(paths, kwargs["stdin_filename"]):
+            outcomes, errors = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])], []
+        else:
+            files, errors = _collect(paths, resolver, kwargs["force_exclude"])
+            if show_files:
+                for path in files:
+                    click.echo(path.as_posix())
+                sys.exit(EXIT_CLEAN)
+            if apply_fix:
+                outcomes = run_files(files, resolver.for_path, lambda p, s: fix_file(p, s, unsafe=unsafe, write=True))
+            else:
+                outcomes = run_files(files, resolver.for_path, lint_file)
+    except ConfigError as error:
+        _fail(str(error))
+        return
+    diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
+    fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
+    for outcome in outcomes:
+        if outcome.write_error:
+            click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
+        if outcome.fixed and outcome.fixed.dropped:
+            for dropped in outcome.fixed.dropped:
+                click.echo(f"torchlint: {outcome.path}:{dropped.start.line}: the fix for {dropped.code} "
+                           "would leave the file unparsable; it was not applied", err=True)
+    sources = sources_of(outcomes)
+    for outcome in outcomes:
+        if outcome.fixed is not None and not outcome.write_error:
+            sources[outcome.path] = outcome.fixed.source
+    context = ReportContext(sources=sources, unsafe_fixes=unsafe, color=_use_color() and output_file is None,
+                            fixed=fixed_count)
+    text = render_statistics(diagnostics, context) if statistics else render(output_format, diagnostics, context)
+    if output_file is not None:
+        output_file.write_text(text, encoding="utf-8")
+    elif text:
+        click.echo(text, nl=False)
+    write_failed = any(o.write_error for o in outcomes)
+    if exit_zero and not write_failed:
+        sys.exit(EXIT_CLEAN)
+    if diagnostics or write_failed or (exit_non_zero_on_fix and fixed_count):
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+def _reads_stdin(paths: Sequence[str], stdin_filename: Optional[str]) -> bool:
+    return list(paths) == ["-"] or (not paths and stdin_filename is not None)
+
+
+def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], apply_fix: bool,
+                 unsafe: bool, force_exclude: bool) -> FileOutcome:
+    name = stdin_filename or "-"
+    try:
+        text = _read_stdin()
+    except SourceError as error:
+        return FileOutcome(name, (parse_error(name, str(error)),))
+    settings = resolver.for_path(Path(name))
+    if force_exclude and stdin_filename and is_excluded(Path(name), settings):
+        if apply_fix:
+            sys.stdout.write(text)
+        return FileOutcome(name, ())
+    config = settings.lint_config(Path(name))
+    if apply_fix:
+        result = fix_text(text, name, config, unsafe=unsafe)
+        sys.stdout.write(result.source)
+        return FileOutcome(name, result.remaining, result.source, result)
+    return FileOutcome(name, tuple(lint_source(text, name, config)), text)
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@_selection_options
+@click.option("--apply", "apply_fixes", is_flag=True, help="Write the fixes instead of printing the diff.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="With --apply: exit 1 when a file was changed.")
+def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, **kwargs: Any) -> None:
+    """Show the fixes for PATHS as a diff, or write them with --apply."""
+    unsafe = bool(kwargs["unsafe_fixes"])
+    try:
+        resolver = _resolver(kwargs)
+        if _reads_stdin(paths, kwargs["stdin_filename"]):
+            outcome = _check_stdin(resolver, kwargs["stdin_filename"], True, unsafe, kwargs["force_exclude"])
+            sys.exit(EXIT_FINDINGS if outcome.diagnostics and outcome.diagnostics[0].code == "TL000" else EXIT_CLEAN)
+        files, errors = _collect(paths, resolver, kwargs["force_exclude"])
+        outcomes = run_files(files, resolver.for_path,
+                             lambda p, s: fix_file(p, s, unsafe=unsafe, write=apply_fixes))
+    except ConfigError as error:
+        _fail(str(error))
+        return
+    problems = list(errors)
+    fixed_files = fixed_total = 0
+    for outcome in outcomes:
+        problems.extend(d for d in outcome.diagnostics if d.code == "TL000")
+        result = outcome.fixed
+        if outcome.write_error:
+            click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
+            problems.append(parse_error(outcome.path, outcome.write_error))
+            continue
+        if result is None or not result.changed or outcome.source is None:
+            continue
+        for dropped in result.dropped:
+            click.echo(f"torchlint: {outcome.path}:{dropped.start.line}: the fix for {dropped.code} "
+                       "would leave the file unparsable; it was not applied", err=True)
+        fixed_files += 1
+        fixed_total += len(result.applied)
+        if not apply_fixes:
+            click.echo(unified_diff(outcome.source, result.source, outcome.path), nl=False)
+    for problem in problems:
+        click.echo(f"{problem.path}:{problem.start.line}:{problem.start.column}: {problem.code} {problem.message}", err=True)
+    hidden = 0 if unsafe else sum(
+        1 for o in outcomes for d in o.diagnostics if d.fix is not None and not d.fixable(False)
+    )
+    verb = "Fixed" if apply_fixes else "Would fix"
+    plural = "s" if fixed_total != 1 else ""
+    summary = f"{verb} {fixed_total} error{plural} in {fixed_files} file{'s' if fixed_files != 1 else ''}."
+    if not fixed_total:
+        summary = "No fixes available."
+    if hidden:
+        summary += f" ({hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.)"
+    click.echo(summary, err=True)
+    if problems:
+        sys.exit(EXIT_FINDINGS)
+    if not apply_fixes and fixed_total:
+        sys.exit(EXIT_FINDINGS)
+    if apply_fixes and exit_non_zero_on_fix and fixed_total:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A ``git diff``-style unified diff of one file."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    text = ""
+    for line in lines:
+        text += line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+    return text
+
+
+@main.command(name="rules")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
+def rules_command(as_json: bool) -> None:
+    """List every rule: code, name, fix, default, summary."""
+    catalog = [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "fix": rule.fix_availability.value,
+            "default": rule.default_enabled,
+            "torch_versions": rule.torch_versions,
+            "summary": rule.summary,
+            "options": {key: option.default for key, option in rule.options.items()},
+        }
+        for rule in all_rules()
+    ]
+    if as_json:
+        click.echo(json.dumps(catalog, indent=2, default=list))
+        return
+    width = max(len(entry["name"]) for entry in catalog)  # type: ignore[arg-type]
+    click.echo(f"{'code':<6} {'name':<{width}} {'fix':<9} {'default':<7} summary")
+    for entry in catalog:
+        default = "on" if entry["default"] else "off"
+        click.echo(f"{entry['code']:<6} {entry['name']:<{width}} {entry['fix']:<9} {default:<7} {entry['summary']}")
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Print the documentation page of RULE (a code or a name)."""
+    found = by_code_or_name(rule)
+    if found is None:
+        _fail(f"unknown rule `{rule}`; `torchlint rules` lists them")
+        return
+    click.echo(found.documentation(), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,55 @@
+"""``--statistics``: how many findings each rule produced, most frequent first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Sequence
+
+from torchlint.model import Diagnostic
+from torchlint.report.context import ReportContext
+from torchlint.report.json import dumps
+from torchlint.report.style import BOLD, Style
+from torchlint.report.summary import join_lines, summary_lines
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One rule's count; ``fixable`` when ``--fix`` would repair every one of them."""
+
+    code: str
+    name: str
+    count: int
+    fixable: bool
+
+
+def statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> List[Statistic]:
+    """Per-code counts, sorted by count (descending) then code."""
+    groups: Dict[str, List[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        groups.setdefault(diagnostic.code, []).append(diagnostic)
+    found = [
+        Statistic(code, found[0].name, len(found), all(d.fixable(unsafe_fixes) for d in found))
+        for code, found in groups.items()
+    ]
+    return sorted(found, key=lambda s: (-s.count, s.code))
+
+
+def render_statistics(
+    diagnostics: Sequence[Diagnostic], context: ReportContext, fmt: str = "full"
+) -> str:
+    """``count<TAB>CODE<TAB>[*] name`` lines then the summary; a JSON array for ``fmt="json"``."""
+    rows = statistics(diagnostics, context.unsafe_fixes)
+    if fmt == "json":
+        return dumps([vars(row) for row in rows])
+    if not rows:
+        return ""
+    style = Style(context.color)
+    count_width = max(len(str(row.count)) for row in rows)
+    code_width = max(len(row.code) for row in rows)
+    lines = [
+        f"{style.paint(f'{row.count:>{count_width}}', BOLD)}\t"
+        f"{style.code(f'{row.code:<{code_width}}')}\t"
+        f"{style.fix_marker(row.fixable)} {row.name}"
+        for row in rows
+    ]
+    return join_lines([*lines, *summary_lines(diagnostics, context, style)])

@@ -1,0 +1,69 @@
+"""The closing lines of the text formats: counts and how to apply fixes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Sequence
+
+from torchlint.model import Applicability, Diagnostic
+from torchlint.report.context import ReportContext
+from torchlint.report.style import BOLD, GREEN, Style
+
+
+@dataclass(frozen=True)
+class FixCounts:
+    """How many findings the next ``--fix`` run would repair, and how many it would skip."""
+
+    applicable: int
+    hidden_unsafe: int
+    applicable_unsafe: int
+
+    @classmethod
+    def of(cls, diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> "FixCounts":
+        """Count the fixes in ``diagnostics`` under the given safety level."""
+        fixes = [d.fix for d in diagnostics if d.fix is not None]
+        unsafe = sum(1 for fix in fixes if fix.applicability is Applicability.UNSAFE)
+        if unsafe_fixes:
+            return cls(len(fixes), 0, unsafe)
+        return cls(len(fixes) - unsafe, unsafe, 0)
+
+
+def _plural(count: int, word: str, suffix: str = "s") -> str:
+    return f"{count} {word}{'' if count == 1 else suffix}"
+
+
+def found_line(diagnostics: Sequence[Diagnostic], context: ReportContext, style: Style) -> str:
+    """``Found N errors.``, with fixed/remaining after ``--fix``, or ``All checks passed!``."""
+    remaining = len(diagnostics)
+    if context.fixed:
+        total = context.fixed + remaining
+        return f"Found {_plural(total, 'error')} ({context.fixed} fixed, {remaining} remaining)."
+    if remaining:
+        return f"Found {_plural(remaining, 'error')}."
+    return style.paint("All checks passed!", BOLD, GREEN)
+
+
+def fix_hint_lines(counts: FixCounts, context: ReportContext, style: Style) -> List[str]:
+    """The ``[*] N fixable with ...`` hint, naming the exact command; empty if no fixes."""
+    unsafe_command = f"`{context.unsafe_fix_command}`"
+    hidden = f"{_plural(counts.hidden_unsafe, 'unsafe fix', 'es')} available with {unsafe_command}"
+    if counts.applicable:
+        command = unsafe_command if counts.applicable_unsafe else f"`{context.fix_command}`"
+        line = f"{style.fix_marker(True)} {counts.applicable} fixable with {command}"
+        return [f"{line} ({hidden})." if counts.hidden_unsafe else f"{line}."]
+    if counts.hidden_unsafe:
+        return [f"No safe fixes available ({hidden})."]
+    return []
+
+
+def summary_lines(diagnostics: Sequence[Diagnostic], context: ReportContext, style: Style) -> List[str]:
+    """Every closing line, or none when ``context.show_summary`` is off."""
+    if not context.show_summary:
+        return []
+    counts = FixCounts.of(diagnostics, context.unsafe_fixes)
+    return [found_line(diagnostics, context, style), *fix_hint_lines(counts, context, style)]
+
+
+def join_lines(lines: Sequence[str]) -> str:
+    """Lines joined with newlines, ending in one; empty for no lines."""
+    return "".join(f"{line}\n" for line in lines)
