@@ -126,7 +126,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
         resolver = _resolver(kwargs)
         unsafe = bool(kwargs["unsafe_fixes"])
         if _reads_stdin(paths, kwargs["stdin_filename"]):
-            outcomes, errors = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])], []
+            errors: List[Diagnostic] = []
+            outcomes = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])]
         else:
             files, errors = _collect(paths, resolver, kwargs["force_exclude"])
             if show_files:
@@ -298,6 +299,11 @@ def explain(rule: str) -> None:
         return
     click.echo(found.documentation(), nl=False)
 
+
+# `verify` lives in its own package; importing its command pulls in no torch.
+from torchlint.verify.command import verify as _verify  # noqa: E402
+
+main.add_command(_verify)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

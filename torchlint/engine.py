@@ -8,7 +8,6 @@ import itertools
 import re
 import warnings
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -46,15 +45,21 @@ class LintConfig:
     precheck: bool = True
 
 
-@lru_cache(maxsize=None)
+_HANDLERS: Dict[RuleClass, Tuple[Tuple[str, str], ...]] = {}
+
+
 def _handler_names(rule: RuleClass) -> Tuple[Tuple[str, str], ...]:
     """(``visit``/``leave``, node type name) for each visitor method of a rule."""
+    cached = _HANDLERS.get(rule)
+    if cached is not None:
+        return cached
     pairs = []
     for attribute in dir(rule):
         for prefix in ("visit_", "leave_"):
             if attribute.startswith(prefix) and callable(getattr(rule, attribute)):
                 pairs.append((prefix[:-1], attribute[len(prefix):]))
-    return tuple(sorted(pairs))
+    _HANDLERS[rule] = tuple(sorted(pairs))
+    return _HANDLERS[rule]
 
 
 class _Dispatcher(cst.CSTVisitor):

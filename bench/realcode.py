@@ -1,0 +1,142 @@
+"""Run torchlint over real code we did not write and print what happened.
+
+    python bench/realcode.py                 # lightning, ultralytics, monai + torch's own source
+    python bench/realcode.py --packages lightning --no-torch
+    python bench/realcode.py --corpus DIR    # any folder of Python files
+
+For every file: `check` must not hit an internal error; `fix --unsafe-fixes`
+(on a copy) must leave every touched file parsable, and a second fix run
+must change nothing.  Exit status 1 when any of that fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Counter, Dict, List
+
+import libcst as cst
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from torchlint.engine import parse_module  # noqa: E402
+from torchlint.model import Diagnostic  # noqa: E402
+from torchlint.runner import fix_file, lint_file  # noqa: E402
+from torchlint.settings import Settings  # noqa: E402
+
+DEFAULT_PACKAGES = ("lightning", "ultralytics", "monai")
+TORCH_WHEEL = "torch==2.13.0"
+
+
+def fetch(requirement: str, into: Path) -> Path:
+    """Download one wheel without dependencies and unzip its Python files."""
+    name = requirement.split("=")[0].split("<")[0].split(">")[0]
+    target = into / name
+    if target.is_dir() and any(target.rglob("*.py")):
+        return target
+    wheels = into / "_wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+         "-d", str(wheels), requirement],
+        check=True,
+    )
+    wheel = max(wheels.glob(f"{name.replace('-', '_')}-*.whl"), key=lambda p: p.stat().st_mtime)
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            if member.endswith(".py"):
+                archive.extract(member, target)
+    return target
+
+
+def python_files(root: Path) -> List[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
+def is_internal_error(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == "TL000" and "internal error" in diagnostic.message
+
+
+def run_corpus(name: str, root: Path, settings: Settings) -> bool:
+    files = python_files(root)
+    lines = 0
+    codes: Counter[str] = collections.Counter()
+    internal: List[str] = []
+    started = time.perf_counter()
+    for path in files:
+        outcome = lint_file(path, settings)
+        lines += (outcome.source or "").count("\n")
+        for diagnostic in outcome.diagnostics:
+            codes[diagnostic.code] += 1
+            if is_internal_error(diagnostic):
+                internal.append(f"{outcome.path}: {diagnostic.message}")
+    check_seconds = time.perf_counter() - started
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"torchlint-{name}-"))
+    copy = scratch / name
+    shutil.copytree(root, copy)
+    touched = broken = unstable = 0
+    applied: Counter[str] = collections.Counter()
+    problems: List[str] = []
+    for path in python_files(copy):
+        first = fix_file(path, settings, unsafe=True, write=True)
+        if first.fixed is None or not first.fixed.changed:
+            continue
+        touched += 1
+        applied.update(d.code for d in first.fixed.applied)
+        text = path.read_text(encoding=first.original.encoding if first.original else "utf-8")
+        if isinstance(parse_module(text, str(path)), Diagnostic):
+            broken += 1
+            problems.append(f"unparsable after fix: {path}")
+            continue
+        second = fix_file(path, settings, unsafe=True, write=False)
+        if second.fixed is not None and second.fixed.changed:
+            unstable += 1
+            problems.append(f"second fix run changed: {path}")
+    shutil.rmtree(scratch, ignore_errors=True)
+
+    found = ", ".join(f"{code} {count}" for code, count in sorted(codes.items())) or "none"
+    fixed = ", ".join(f"{code} {count}" for code, count in sorted(applied.items())) or "none"
+    print(f"\n== {name}: {len(files)} files, {lines} lines, check {check_seconds:.1f} s")
+    print(f"   findings: {found}")
+    print(f"   internal errors: {len(internal)}")
+    print(f"   fix --unsafe-fixes: {touched} files changed ({fixed}); "
+          f"unparsable after fix: {broken}; changed by a second run: {unstable}")
+    for line in internal[:20] + problems[:20]:
+        print(f"   ! {line}")
+    return not internal and not broken and not unstable
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", nargs="*", default=list(DEFAULT_PACKAGES))
+    parser.add_argument("--no-torch", action="store_true", help="skip torch's own source")
+    parser.add_argument("--corpus", type=Path, action="append", default=[])
+    parser.add_argument("--cache", type=Path, default=HERE / "_corpus")
+    args = parser.parse_args()
+
+    settings = Settings(select=("ALL",))
+    corpora: Dict[str, Path] = {}
+    for requirement in args.packages:
+        corpora[requirement] = fetch(requirement, args.cache)
+    if not args.no_torch:
+        corpora["torch"] = fetch(TORCH_WHEEL, args.cache)
+    for extra in args.corpus:
+        corpora[extra.name] = extra
+    ok = True
+    for name, root in corpora.items():
+        ok = run_corpus(name, root, settings) and ok
+    print("\nresult:", "OK" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,743 @@
+"""TL301 eval-without-no-grad."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Dict, FrozenSet, List, Optional, Pattern, Set, Tuple
+
+import libcst as cst
+
+from torchlint.model import Applicability
+from torchlint.names import ImportTable, dotted
+from torchlint.rule import FileContext, FixAvailability, Option, Rule
+
+DEFAULT_FUNCTION_PATTERN = (
+    r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
+    r"|predict(?:ion|ions)?|infer(?:ence)?)(?=_|\d|$)"
+    r"|[a-z0-9](?:Eval(?:uate|uation)?|Val(?:id|idate|idation)?|Test(?:ing)?"
+    r"|Predict(?:ion|ions)?|Infer(?:ence)?)(?=[A-Z_\d]|$)"
+)
+
+_GRAD_OFF: FrozenSet[str] = frozenset({
+    "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.inference_mode", "torch.autograd.inference_mode",
+    "torch.autograd.grad_mode.inference_mode",
+})
+_SET_GRAD: FrozenSet[str] = frozenset({
+    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+    "torch.autograd.grad_mode.set_grad_enabled",
+})
+# Names whose mere presence shows the author already manages autograd's mode.
+_GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
+    "no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "is_grad_enabled",
+    "is_inference_mode_enabled",
+})
+# Attributes that only make sense when gradients are wanted.
+_GRAD_ATTRIBUTES: FrozenSet[str] = frozenset({
+    "grad", "requires_grad", "requires_grad_", "grad_fn", "backward", "retain_grad",
+    "register_hook",
+})
+# Words in a called name that mean the function needs gradients.
+_NEEDS_GRAD_WORDS: FrozenSet[str] = frozenset({
+    "backward", "grad", "grads", "gradient", "gradients", "autograd", "jacobian", "hessian",
+    "jvp", "vjp", "hvp", "attack", "attacks", "adversarial", "adv", "pgd", "fgsm", "fgm",
+    "perturb", "perturbation", "saliency", "gradcam", "cam", "attribute", "attributions",
+    "deeplift", "integrated", "explain", "explainer", "shap",
+})
+_OPTIMIZER_WORDS: FrozenSet[str] = frozenset({"optimizer", "optimizers", "optim", "opt", "solver"})
+_MODEL_WORDS: FrozenSet[str] = frozenset({
+    "model", "models", "net", "network", "encoder", "decoder", "classifier", "backbone",
+    "generator", "discriminator", "teacher", "student", "policy", "actor", "critic",
+    "autoencoder", "vae", "unet", "transformer", "detector", "segmenter", "segmentor",
+    "regressor", "clf", "lm", "llm", "gpt", "bert", "cnn", "rnn", "lstm", "gru", "mlp",
+})
+_NOT_MODEL_WORDS: FrozenSet[str] = frozenset({
+    "config", "cfg", "conf", "path", "paths", "dir", "file", "filename", "name", "names", "type",
+    "class", "cls", "args", "kwargs", "params", "parameters", "state", "dict", "summary", "size",
+    "info", "registry", "factory", "builder", "zoo", "hub", "weights", "ckpt", "checkpoint",
+    "url", "id", "list", "version", "loss", "losses", "optimizer", "optim", "scheduler",
+    "tokenizer", "processor", "loader", "dataset", "data", "card", "str", "repr", "hash",
+    "kind", "key", "keys", "fn_name", "spec", "output", "outputs", "wrapper", "cache",
+})
+_VERBS: FrozenSet[str] = frozenset({
+    "get", "build", "load", "create", "make", "init", "initialize", "setup", "set", "prepare",
+    "save", "export", "wrap", "unwrap", "copy", "clone", "convert", "freeze", "unfreeze", "reset",
+    "register", "restore", "update", "apply", "print", "log", "summarize", "count", "compile",
+    "fuse", "to", "move", "train", "is", "has", "check", "define", "instantiate", "construct",
+    "parse", "download", "sync", "broadcast", "average", "swap", "replace", "patch",
+    "quantize", "prune", "evaluate", "eval", "validate", "test", "run", "compute", "calc",
+    "calculate", "measure", "benchmark", "profile", "visualize", "plot", "show", "draw",
+    "display", "write", "dump", "select", "choose", "find", "search", "fetch", "read", "from",
+    "with", "use", "enable", "disable", "add", "remove", "delete", "push", "pull", "merge",
+    "split", "upload", "deploy", "serve", "trace", "script", "predict", "infer", "generate",
+    "sample", "encode", "decode", "assert", "verify", "expect", "compare", "auto", "gen",
+    "wrap", "dist", "to", "as", "resume", "finalize", "close", "report",
+})
+# Model methods that are a forward pass under another name.
+_FORWARD_METHODS: FrozenSet[str] = frozenset({
+    "forward", "module", "forward_features", "extract_features", "extract_feat",
+    "encode_image", "encode_text", "forward_once",
+})
+_RANDOM_INPUTS: FrozenSet[str] = frozenset({
+    "randn", "rand", "randint", "zeros", "ones", "empty", "full", "randn_like", "rand_like",
+    "zeros_like", "ones_like", "tensor", "arange",
+})
+_VALUE_READS: FrozenSet[str] = frozenset({
+    "item", "numpy", "tolist", "cpu", "argmax", "detach",
+})
+_OTHER_FRAMEWORKS = ("tensorflow", "keras", "jax", "flax", "paddle", "mindspore", "oneflow",
+                     "jittor", "mxnet", "theano", "chainer", "sympy")
+_LIGHTNING_HOOK = re.compile(
+    r"^(?:validation|test|predict)_(?:step|step_end|epoch_end)$|^on_(?:validation|test|predict)_"
+)
+_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|tests?|conftest)\.py$")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _words(identifier: str) -> List[str]:
+    """``netG`` -> ["net", "g"]; ``build_model`` -> ["build", "model"]."""
+    words: List[str] = []
+    for part in identifier.split("_"):
+        words.extend(piece.lower() for piece in _CAMEL.findall(part))
+    return words
+
+
+_QUALIFIERS: FrozenSet[str] = frozenset({
+    "ema", "without", "ddp", "dp", "engine", "ref", "old", "new", "copy", "target", "online",
+    "eval", "student", "teacher", "fp16", "fp32", "half", "base", "main", "orig", "original",
+    "pretrained", "trained", "best", "final", "avg", "swa", "module", "wrapped", "compiled",
+})
+
+
+def _model_like(identifier: str) -> bool:
+    """Whether a called name reads like a variable holding an ``nn.Module``
+    (``model``, ``net_g``, ``ema_model``, ``model_without_ddp``)."""
+    if not identifier or identifier[0].isupper():
+        return False
+    words = _words(identifier)
+    if not words or words[0] in _VERBS or any(w in _NOT_MODEL_WORDS for w in words):
+        return False
+
+    def is_model(word: str) -> bool:
+        return word in _MODEL_WORDS or (len(word) > 3 and word.endswith(("net", "model")))
+
+    if is_model(words[-1]):
+        return True
+    return is_model(words[0]) and all(
+        w in _QUALIFIERS or len(w) == 1 or w.isdigit() for w in words[1:]
+    )
+
+
+def _last_name(func: cst.BaseExpression) -> Optional[str]:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+@dataclass
+class _Forward:
+    callee: str
+    guarded: bool
+    order: int
+
+
+@dataclass
+class _Frame:
+    """What one function (or the module's own code) does."""
+
+    node: Optional[cst.FunctionDef]
+    guard_depth: int = 0
+    evals: List[Tuple[str, cst.Call, int]] = field(default_factory=list)
+    trains: List[Tuple[str, int]] = field(default_factory=list)
+    forwards: List[_Forward] = field(default_factory=list)
+    needs_grad: List[int] = field(default_factory=list)
+    manages_grad: List[int] = field(default_factory=list)
+    has_assert: bool = False
+    constructed: Set[str] = field(default_factory=set)
+    loads_weights: bool = False
+    trains_model: bool = False
+    loops: bool = False
+    reads_values: bool = False
+
+
+@dataclass
+class _Reference:
+    caller: Optional[cst.FunctionDef]
+    guarded: bool
+
+
+@dataclass
+class _Candidate:
+    node: cst.FunctionDef
+    has_eval: bool
+
+
+class EvalWithoutNoGrad(Rule):
+    """## What it does
+    Reports an evaluation function that runs a model forward pass with
+    autograd switched on.  A function counts as evaluation when it calls
+    `.eval()` (or `.train(False)`) on a model, or when its name says so
+    (`evaluate`, `validate`, `val_epoch`, `run_test`, `predict`,
+    `inference`, ... see the `function-pattern` option).  It is reported when
+    it calls a model (`model(x)`, `self.net(x)`, `model.forward(x)`, the
+    object it put in eval mode), never needs gradients (no `backward()`,
+    `torch.autograd.grad`, `optimizer.step()`, `.grad` or `requires_grad`,
+    no adversarial or gradient-attribution helpers), and neither it nor its
+    code touches `torch.no_grad`, `torch.inference_mode` or
+    `torch.set_grad_enabled`.  A function that is only ever called from
+    inside such a context in the same file is left alone, as are
+    `LightningModule` methods (Lightning already disables gradients for
+    validation, test and predict), methods called `forward`, pytest tests
+    and shape smoke tests that build a model from scratch in a `test()`
+    function.  At module level, a `model.eval()` followed by a forward pass
+    of that model outside `torch.no_grad()`, with no gradient work in
+    between, is reported on the `.eval()` line.
+
+    ## Why is this bad?
+    `model.eval()` only switches layers such as dropout and batch norm to
+    inference behaviour; it does not stop autograd.  Every forward pass still
+    records the graph and keeps the activations it would need for a backward
+    pass that never comes.  That costs memory (often several times the
+    memory of the outputs, which limits the evaluation batch size) and time.
+    When the loop accumulates a loss tensor (`total += loss`), the graphs of
+    all batches stay alive until the loop ends.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for images, labels in loader:
+            logits = model(images.cuda())
+            correct += (logits.argmax(1) == labels.cuda()).sum().item()
+        return correct / len(loader.dataset)
+    ```
+
+    Use instead:
+    ```python
+    @torch.no_grad()
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for images, labels in loader:
+            logits = model(images.cuda())
+            correct += (logits.argmax(1) == labels.cuda()).sum().item()
+        return correct / len(loader.dataset)
+    ```
+    `torch.inference_mode()` is a stricter alternative with a little less
+    overhead; its results cannot be used in autograd later.
+
+    ## Fix safety
+    The fix decorates the function with `@torch.no_grad()` (adding
+    `import torch` when the module has no import of it) and is unsafe.  The
+    values the function computes stay the same, but tensors it returns no
+    longer require gradients and have no `grad_fn`: a caller that calls
+    `backward()` on a result, or trains on it, breaks.  Memory use drops.
+    Module-level findings have no fix; wrap the loop in
+    `with torch.no_grad():` yourself.
+
+    ## Options
+    - `function-pattern` (default: the words evaluate/eval/evaluation,
+      val/valid/validate/validation, test/testing, predict/prediction(s),
+      infer/inference as a whole name, a `snake_case` part or a `camelCase`
+      part): a regular expression searched in function names; a match makes
+      the function an evaluation function even without an `.eval()` call.
+      Note that the quick text check only lets files through that contain
+      one of the default words (or `.train(False)`): a custom pattern
+      matching other names still fires only in such files.
+
+    ## Source guide
+    `002_c24777732a429f30.txt` (DGX cluster guidelines, "No brainer code
+    tweaks") says to turn off gradient tracking for validation and inference
+    and shows the decorator form for whole evaluation functions;
+    `000_f83daef30fb041e6.txt` (OSC, "Memory-Efficient Practices") lists
+    `torch.no_grad()` around inference as a memory saver.
+    """
+
+    code = "TL301"
+    name = "eval-without-no-grad"
+    summary = "An evaluation function runs the model without `torch.no_grad()`"
+    fix_availability = FixAvailability.SOMETIMES
+    torch_versions = (
+        ">= 0.4.1 (`@torch.no_grad()` as a decorator; `torch.inference_mode` since 1.9, "
+        "`@torch.no_grad` without parentheses since 2.1)"
+    )
+    options = {
+        "function-pattern": Option(
+            DEFAULT_FUNCTION_PATTERN,
+            "Regex searched in function names that marks evaluation functions.",
+        ),
+    }
+    trigger_words = (
+        "eval", "val", "test", "predict", "infer",
+        "Eval", "Val", "Test", "Predict", "Infer", "train(False)", "train(mode=False)",
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._frames: List[_Frame] = [_Frame(None)]
+        self._classes: List[str] = []
+        self._local_classes: Dict[str, str] = {}
+        self._candidates: List[_Candidate] = []
+        self._references: Dict[str, List[_Reference]] = {}
+        self._guarded_withs: Set[int] = set()
+        self._order = 0
+        self._pattern: Optional[Pattern[str]] = None
+        self._module_names = ImportTable.from_module(context.module)
+        path = PurePath(context.path)
+        self._test_file = bool(_TEST_FILE.match(path.name)) or any(
+            part in ("tests", "test", "testing") for part in path.parts[:-1]
+        )
+        self._other_framework = self._imports_other_framework(context.module)
+        self._functions = self._module_functions(context.module)
+
+    # -- helpers --------------------------------------------------------------
+
+    @property
+    def _frame(self) -> _Frame:
+        return self._frames[-1]
+
+    def _tick(self) -> int:
+        self._order += 1
+        return self._order
+
+    def _function_pattern(self) -> Pattern[str]:
+        if self._pattern is None:
+            self._pattern = re.compile(str(self.option("function-pattern")))
+        return self._pattern
+
+    @staticmethod
+    def _imports_other_framework(module: cst.Module) -> bool:
+        """A file that imports another array framework but not torch is not ours."""
+        roots: Set[str] = set()
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        name = dotted(alias.name)
+                        if name:
+                            roots.add(name.split(".")[0])
+                elif isinstance(small, cst.ImportFrom) and small.module is not None:
+                    name = dotted(small.module)
+                    if name and not small.relative:
+                        roots.add(name.split(".")[0])
+        torch_like = {"torch", "torchvision", "lightning", "pytorch_lightning", "transformers",
+                      "timm", "monai", "ignite", "accelerate"}
+        return bool(roots & set(_OTHER_FRAMEWORKS)) and not roots & torch_like
+
+    @staticmethod
+    def _module_functions(module: cst.Module) -> Set[str]:
+        """Names of module-level functions, classes and imports: calling one is
+        not calling a model held in a variable."""
+        found: Set[str] = set()
+        for statement in module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                found.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                        small.names, cst.ImportStar
+                    ):
+                        for alias in small.names:
+                            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                                found.add(alias.asname.name.value)
+                            else:
+                                name = dotted(alias.name)
+                                if name:
+                                    found.add(name.split(".")[0])
+        return found
+
+    def _is_forward(self, callee: str, evaled: Set[str]) -> bool:
+        """A call that runs a model: with an ``.eval()`` in sight, the object put
+        in eval mode; otherwise a variable or attribute that reads like a model."""
+        if evaled:
+            return _runs_evaled(callee, evaled)
+        root = callee.split(".")[0]
+        if root in self._functions or root in ("self", "super", "cls"):
+            if not (root == "self" and "." in callee):
+                return False
+        parts = callee.split(".")
+        if _model_like(parts[-1]):
+            return True
+        return (
+            parts[-1] in _FORWARD_METHODS
+            and len(parts) >= 2
+            and _model_like(parts[-2])
+        )
+
+    def _grad_off(self, expr: cst.BaseExpression) -> bool:
+        """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
+        (also ``@torch.no_grad`` without parentheses)."""
+        if isinstance(expr, cst.Call):
+            qualified = self.names.qualified_name(expr.func)
+            if qualified in _GRAD_OFF:
+                if qualified is not None and qualified.endswith("inference_mode") and expr.args:
+                    return not _is_false(expr.args[0].value)
+                return True
+            if qualified in _SET_GRAD:
+                return bool(expr.args) and _is_false(expr.args[0].value)
+            return False
+        return self.names.qualified_name(expr) in _GRAD_OFF
+
+    @staticmethod
+    def _mentions_grad_mode(expr: cst.CSTNode) -> bool:
+        stack: List[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and (
+                node.value in _GRAD_MODE_WORDS or "grad" in node.value.lower()
+                or "inference" in node.value.lower()
+            ):
+                return True
+            stack.extend(node.children)
+        return False
+
+    # -- classes --------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        kind = self._class_kind(node)
+        self._classes.append(kind)
+        self._local_classes[node.name.value] = kind
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def _class_kind(self, node: cst.ClassDef) -> str:
+        """"lightning", "test", "model", "framework" (unknown base) or "plain"."""
+        if node.name.value.startswith("Test"):
+            return "test"
+        kinds: List[str] = []
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            text = dotted(base.value) or ""
+            qualified = self.names.qualified_name(base.value) or ""
+            last = text.split(".")[-1]
+            if last.endswith("LightningModule") or qualified.split(".")[0] in (
+                "lightning", "pytorch_lightning"
+            ):
+                kinds.append("lightning")
+            elif last.endswith("TestCase"):
+                kinds.append("test")
+            elif last in self._local_classes:
+                kinds.append(self._local_classes[last])
+            elif qualified == "torch.nn.Module" or (last and _model_base(last)):
+                kinds.append("model")
+            elif last in ("object", "ABC", "") or qualified.startswith("torch."):
+                kinds.append("plain")
+            else:
+                kinds.append("framework")
+        for kind in ("lightning", "test", "model", "framework"):
+            if kind in kinds:
+                return kind
+        return "plain"
+
+    # -- functions ------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        frame = _Frame(node)
+        for decorator in node.decorators:
+            if self._grad_off(decorator.decorator):
+                frame.guard_depth += 1
+        self._frames.append(frame)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        frame = self._frames.pop()
+        parent = self._frame
+        if parent.node is not None:
+            # A closure that needs gradients (an LBFGS closure, say) speaks for
+            # its enclosing function too.
+            parent.needs_grad.extend(frame.needs_grad)
+            parent.manages_grad.extend(frame.manages_grad)
+        if self._reportable(original_node, frame):
+            self._candidates.append(_Candidate(original_node, bool(frame.evals)))
+
+    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> bool:
+        name = node.name.value
+        if name == "forward" or (name.startswith("__") and name != "__call__"):
+            return False
+        if node.asynchronous is not None or self._other_framework:
+            return False
+        if frame.needs_grad or frame.manages_grad:
+            return False
+        if any(self._mentions_grad_mode(d.decorator) for d in node.decorators):
+            return False
+        in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
+        kind = self._classes[-1] if in_class and self._classes else "function"
+        if kind in ("lightning", "test"):
+            return False
+        if kind == "framework" and _LIGHTNING_HOOK.match(name):
+            return False
+        is_test_name = name.startswith("test")
+        if is_test_name and (self._test_file or frame.has_assert):
+            return False
+        has_eval = bool(frame.evals)
+        if not has_eval:
+            if kind == "model" or not self._function_pattern().search(name):
+                return False
+        evaled = {obj for obj, _, _ in frame.evals}
+        forwards = [f for f in frame.forwards if self._is_forward(f.callee, evaled)]
+        if not forwards or all(f.guarded for f in forwards):
+            return False
+        if not has_eval and not (frame.loops or frame.reads_values):
+            # A one-line helper named ``predict`` may serve training too; an
+            # evaluation loop iterates or turns outputs into plain values.
+            return False
+        if self._smoke_test(node, frame, forwards, is_test_name):
+            return False
+        return True
+
+    @staticmethod
+    def _smoke_test(
+        node: cst.FunctionDef, frame: _Frame, forwards: List[_Forward], is_test_name: bool
+    ) -> bool:
+        """``def test(): net = Net(); print(net(torch.randn(2, 3, 32, 32)).shape)``."""
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        if any(p.name.value not in ("self", "cls") for p in params):
+            return False
+        if frame.loads_weights or frame.trains_model:
+            return False
+        roots = {f.callee.split(".")[0] for f in forwards}
+        if not roots <= frame.constructed:
+            return False
+        return is_test_name or not frame.evals
+
+    # -- what the code does ------------------------------------------------------
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(self._grad_off(item.item) for item in node.items):
+            self._frame.guard_depth += 1
+            self._guarded_withs.add(id(node))
+        for item in node.items:
+            # ``with eval_mode(model):`` helpers (MONAI's, for one) usually
+            # disable gradients themselves.
+            context = item.item.func if isinstance(item.item, cst.Call) else item.item
+            name = _last_name(context) or ""
+            if any(w in ("eval", "inference", "grad", "evaluating") for w in _words(name)):
+                self._frame.manages_grad.append(self._tick())
+
+    def visit_For(self, node: cst.For) -> None:
+        self._frame.loops = True
+
+    def visit_While(self, node: cst.While) -> None:
+        self._frame.loops = True
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._frame.loops = True
+
+    def leave_With(self, original_node: cst.With) -> None:
+        if id(original_node) in self._guarded_withs:
+            self._frame.guard_depth -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._frame.has_assert = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in _GRAD_MODE_WORDS:
+            self._frame.manages_grad.append(self._tick())
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attr = node.attr.value
+        if attr in _GRAD_MODE_WORDS:
+            self._frame.manages_grad.append(self._tick())
+        elif attr in _GRAD_ATTRIBUTES:
+            self._frame.needs_grad.append(self._tick())
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        frame = self._frame
+        if node.keyword is not None and node.keyword.value == "requires_grad":
+            if not _is_false(node.value):
+                frame.needs_grad.append(self._tick())
+        if isinstance(node.value, cst.Name):
+            self._reference(node.value.value)
+        elif isinstance(node.value, cst.Attribute):
+            self._reference(node.value.attr.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = dotted(node.targets[0].target)
+        if target is None:
+            return
+        value = node.value
+        if isinstance(value, cst.Call):
+            self._frame.constructed.add(target)
+        # model = Net().to(device).eval()
+        eval_call = _eval_in_chain(value)
+        if eval_call is not None:
+            self._frame.evals.append((target, eval_call, self._tick()))
+
+    def _reference(self, name: str) -> None:
+        frame = self._frame
+        self._references.setdefault(name, []).append(_Reference(frame.node, frame.guard_depth > 0))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        frame = self._frame
+        func = node.func
+        last = _last_name(func)
+        if last is not None:
+            self._reference(last)
+        callee = dotted(func)
+        order = self._tick()
+        if isinstance(func, cst.Attribute):
+            receiver = dotted(func.value)
+            if _is_eval_call(node):
+                if receiver is not None:
+                    frame.evals.append((receiver, node, order))
+                return
+            if last == "train" and receiver is not None:
+                frame.trains.append((receiver, order))
+            if last == "step" and receiver is not None:
+                if any(w in _OPTIMIZER_WORDS or "optim" in w for w in _words(receiver.split(".")[-1])):
+                    frame.needs_grad.append(order)
+        if last is not None:
+            words = _words(last)
+            if any(w in _NEEDS_GRAD_WORDS for w in words):
+                frame.needs_grad.append(order)
+            if "load" in words or "pretrained" in words or last == "restore":
+                frame.loads_weights = True
+            if ("train" in words or "fit" in words) and node.args:
+                frame.trains_model = True
+            if last in _VALUE_READS:
+                frame.reads_values = True
+        qualified = self.names.call_name(node)
+        if qualified is not None and qualified.startswith("torch.autograd.") and (
+            qualified.split(".")[-1] not in _GRAD_MODE_WORDS
+        ):
+            frame.needs_grad.append(order)
+        if callee is not None and node.args:
+            frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order))
+
+    # -- the verdict ------------------------------------------------------------
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for candidate in self._candidates:
+            self._report_function(candidate)
+        self._report_module_level(self._frames[0])
+
+    def _report_function(self, candidate: _Candidate) -> None:
+        node = candidate.node
+        name = node.name.value
+        references = self._references.get(name, [])
+        if references and all(ref.guarded for ref in references):
+            return
+        torch_name = self._module_names.local_name_for("torch")
+        imports: Tuple[str, ...] = ()
+        decorator_func: cst.BaseExpression
+        if torch_name is not None:
+            decorator_func = cst.Attribute(value=cst.Name(torch_name), attr=cst.Name("no_grad"))
+        else:
+            no_grad = sorted(self._module_names.names_bound_to(["torch.no_grad"]))
+            if no_grad:
+                decorator_func = cst.Name(no_grad[0])
+            else:
+                torch_name = "torch"
+                imports = ("torch",)
+                decorator_func = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("no_grad"))
+        spelled = f"{torch_name}.no_grad" if torch_name else dotted(decorator_func)
+        decorated = node.with_changes(
+            decorators=[*node.decorators, cst.Decorator(decorator=cst.Call(func=decorator_func))]
+        )
+        fix = self.replace(
+            node, decorated, Applicability.UNSAFE, f"Decorate `{name}` with `@{spelled}()`",
+            imports=imports,
+        )
+        what = "runs the model in eval mode" if candidate.has_eval else "runs the model for evaluation"
+        parents = self.context.parents
+        parents.append(node)
+        try:
+            self.report(
+                node.name,
+                f"`{name}` {what} without `torch.no_grad()`; autograd keeps a graph "
+                "and activations for a backward pass that never comes",
+                fix=fix,
+                hint="Decorate it with `@torch.no_grad()` (or `@torch.inference_mode()`), "
+                "or wrap its forward passes in `with torch.no_grad():`",
+            )
+        finally:
+            parents.pop()
+
+    def _report_module_level(self, frame: _Frame) -> None:
+        """``model.eval()`` in a script followed by unguarded forward passes."""
+        if self._other_framework:
+            return
+        reported: Set[str] = set()
+        for obj, call, start in frame.evals:
+            if obj in reported:
+                continue
+            # The stretch until the same model goes back to training.
+            end = min([order for o, order in frame.trains if o == obj and order > start],
+                      default=self._order + 1)
+            if any(start < order < end for order in frame.needs_grad + frame.manages_grad):
+                continue
+            if not any(
+                start < f.order < end and not f.guarded and _runs_evaled(f.callee, {obj})
+                for f in frame.forwards
+            ):
+                continue
+            reported.add(obj)
+            self.report(
+                call,
+                f"`{obj}` is put in eval mode and then run without `torch.no_grad()`; "
+                "autograd keeps a graph and activations for a backward pass that never comes",
+                hint="Wrap the forward passes that follow in `with torch.no_grad():` "
+                "(or `torch.inference_mode()`)",
+            )
+
+
+def _model_base(name: str) -> bool:
+    """A base class name that reads like a network (``BaseModel``, ``ResNet``)."""
+    words = _words(name)
+    return any(w in ("module", "model", "net", "network") or w.endswith("net") for w in words)
+
+
+def _is_eval_call(node: cst.Call) -> bool:
+    """``x.eval()``, ``x.train(False)`` or ``x.train(mode=False)``."""
+    if not isinstance(node.func, cst.Attribute):
+        return False
+    method = node.func.attr.value
+    if method == "eval":
+        return not node.args
+    if method == "train" and len(node.args) == 1:
+        arg = node.args[0]
+        return (arg.keyword is None or arg.keyword.value == "mode") and _is_false(arg.value)
+    return False
+
+
+def _eval_in_chain(expr: cst.BaseExpression) -> Optional[cst.Call]:
+    """The ``.eval()`` call in ``Net().to(device).eval()``, if any."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if _is_eval_call(expr):
+            return expr
+        if expr.func.attr.value not in ("to", "cuda", "cpu", "half", "float", "double",
+                                        "bfloat16", "eval", "train"):
+            return None
+        expr = expr.func.value
+    return None
+
+
+def _runs_evaled(callee: str, evaled: Set[str]) -> bool:
+    """Whether calling ``callee`` runs an object put in eval mode (or one of
+    its submodules, or a forward-like method of it)."""
+    parts = callee.split(".")
+    prefix = ".".join(parts[:-1])
+    if callee in evaled:
+        return True
+    if callee != "self" and any(obj.startswith(callee + ".") for obj in evaled):
+        return True  # model(x) after model.module.eval()
+    if prefix and prefix in evaled:
+        if parts[-1] in _FORWARD_METHODS:
+            return True
+        if _model_like(parts[-1]):
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""Runtime verification of fixes (needs torch; imported only by `torchlint verify`)."""
