@@ -174,6 +174,24 @@ _FLOAT_DTYPES: FrozenSet[str] = frozenset({"float16", "float32", "float64", "bfl
 _TENSOR_VIEWS: FrozenSet[str] = frozenset(
     {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose"}
 )
+# Triangle masks: deterministic, zero outside the triangle, so they commute
+# with a device change and with casts (a cast keeps zero at zero).
+_TENSOR_MASKS: FrozenSet[str] = frozenset({"tril", "triu"})
+# In-place fills that may sit between the factory and the move; they stay
+# as calls, and the random ones make the fix unsafe when they run before
+# the move (they would draw from the device's generator instead).
+_TENSOR_FILLS: Dict[str, bool] = {
+    "fill_": False,
+    "zero_": False,
+    "normal_": True,
+    "uniform_": True,
+    "random_": True,
+    "bernoulli_": True,
+    "exponential_": True,
+    "geometric_": True,
+    "log_normal_": True,
+    "cauchy_": True,
+}
 # Module methods that return the module itself and do not depend on its device.
 _MODULE_PASSTHROUGH: FrozenSet[str] = frozenset({"train", "eval", "requires_grad_"})
 
@@ -205,13 +223,14 @@ class _Step:
     """One method call of the chain, in the order the calls run."""
 
     call: cst.Call
-    kind: str  # "move", "cast", "view", "pass"
+    kind: str  # "move", "cast", "view", "fill", "pass"
     device: Optional[cst.BaseExpression] = None  # where a move goes
     device_kind: str = _ACCELERATOR
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
     dtype: Optional[cst.BaseExpression] = None  # a cast's dtype as written (`.to`)
     dtype_name: Optional[str] = None  # the cast's dtype if known: "float16", ...
     keeps_dtype: bool = True  # for views: certainly not a `.view(dtype)`
+    random: bool = False  # for fills: draws random numbers
 
 
 @dataclass(frozen=True)
@@ -640,6 +659,18 @@ class TensorCreatedThenMoved(Rule):
             if any(arg.keyword is not None for arg in call.args):
                 return None
             return _Step(call, "view", keeps_dtype=self._view_keeps_dtype(call, method))
+        if method in _TENSOR_MASKS:
+            if any(arg.star or (arg.keyword is not None and arg.keyword.value != "diagonal") for arg in call.args):
+                return None
+            return _Step(call, "view")
+        if method in _TENSOR_FILLS:
+            if any(arg.star or (arg.keyword is not None and arg.keyword.value == "generator") for arg in call.args):
+                return None  # a CPU generator ties the values to the CPU
+            return _Step(call, "fill", random=_TENSOR_FILLS[method])
+        if method == "type" and len(call.args) == 1 and call.args[0].keyword is None:
+            dtype = call.args[0].value
+            if self._is_dtype(dtype):  # `.type("torch.cuda.FloatTensor")` is left alone
+                return _Step(call, "cast", dtype=dtype, dtype_name=self._dtype_name(dtype))
         return None
 
     @staticmethod
@@ -768,7 +799,7 @@ class TensorCreatedThenMoved(Rule):
         if isinstance(expr, cst.Attribute):
             attr = expr.attr.value
             if attr == "device" or self._device_pattern().fullmatch(attr):
-                return _ACCELERATOR
+                return _CPU if "cpu" in attr.lower() else _ACCELERATOR
             return None
         if isinstance(expr, cst.IfExp):
             kinds = {self._device_kind(expr.body, depth), self._device_kind(expr.orelse, depth)}
@@ -776,9 +807,12 @@ class TensorCreatedThenMoved(Rule):
                 return None
             return _CPU if kinds == {_CPU} else _ACCELERATOR
         if isinstance(expr, cst.Name):
+            bound = self._name_device_kind(expr.value, depth)
+            if bound is not None:
+                return bound
             if self._device_pattern().fullmatch(expr.value):
-                return _ACCELERATOR
-            return self._name_device_kind(expr.value, depth)
+                return _CPU if "cpu" in expr.value.lower() else _ACCELERATOR
+            return None
         return None
 
     def _name_device_kind(self, name: str, depth: int) -> Optional[str]:
@@ -877,9 +911,22 @@ class TensorCreatedThenMoved(Rule):
             ):
                 return  # already created there; the move is a no-op
 
+        positional = _positional(base)
+        like_input = positional[0].value if chain.qualified.endswith("_like") and positional else None
+        if (
+            existing is None
+            and like_input is not None
+            and isinstance(final.device, cst.Attribute)
+            and final.device.attr.value == "device"
+            and module.code_for_node(final.device.value) == module.code_for_node(like_input)
+        ):
+            return  # `zeros_like(x)` is already on `x.device`
+
         func_code = module.code_for_node(base.func)
         if existing is not None:
             where = f"with `device={module.code_for_node(existing.value)}`"
+        elif like_input is not None:
+            where = "on its input's device"
         else:
             where = "on the CPU"
         if chain.is_module:
@@ -941,6 +988,9 @@ class TensorCreatedThenMoved(Rule):
             safe = False
         if not all(step.device_safe for step in chain.steps if step.kind == "move"):
             safe = False
+        last_move = max(i for i, step in enumerate(chain.steps) if step.kind == "move")
+        if any(step.random for step in chain.steps[:last_move]):
+            safe = False
 
         torch_local, imports = self._torch_spelling()
         has_dtype = _keyword(base, "dtype") is not None
@@ -956,6 +1006,10 @@ class TensorCreatedThenMoved(Rule):
                 continue
             if step.kind == "pass":
                 kept.append((step, None))
+                continue
+            if step.kind == "fill":
+                kept.append((step, None))
+                blocked = True
                 continue
             if step.kind == "move" and step.dtype is None:
                 continue

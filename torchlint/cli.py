@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -17,7 +18,8 @@ from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import fix_text
 from torchlint.model import Diagnostic
 from torchlint.registry import all_rules, by_code_or_name
-from torchlint.runner import FileOutcome, fix_file, lint_file, run_files, sources_of
+from torchlint.cache import CACHE_DIR_NAME, Cache, clean
+from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, lint_file, sources_of
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.sourcefile import SourceError, decode
 
@@ -45,6 +47,12 @@ def _selection_options(function: F) -> F:
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--stdin-filename", help="The name to give standard input (read it with `-`)."),
         click.option("--unsafe-fixes", is_flag=True, help="Include fixes that may change behaviour."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                     help="Processes to lint with (default: all cores)."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                     default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"),
+                     help=f"Where to keep the cache (default: ./{CACHE_DIR_NAME})."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -64,6 +72,21 @@ def _resolver(kwargs: Any) -> SettingsResolver:
     if kwargs["config_file"] is not None and not kwargs["config_file"].is_file():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
     return SettingsResolver(overrides, kwargs["config_file"], kwargs["isolated"])
+
+
+def _cache(kwargs: Any) -> Optional[Cache]:
+    if kwargs["no_cache"]:
+        return None
+    return Cache(Path(kwargs["cache_dir"] or CACHE_DIR_NAME))
+
+
+def _jobs(kwargs: Any) -> int:
+    return int(kwargs["jobs"] or default_jobs())
+
+
+def _nothing_to_fix(unsafe: bool, fixing: bool, diagnostics: Sequence[Diagnostic]) -> bool:
+    """Whether cached findings make fixing (or linting) the file unnecessary."""
+    return not fixing or not any(d.fixable(unsafe) for d in diagnostics)
 
 
 def _fail(message: str) -> None:
@@ -135,9 +158,11 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
                     click.echo(path.as_posix())
                 sys.exit(EXIT_CLEAN)
             if apply_fix:
-                outcomes = run_files(files, resolver.for_path, lambda p, s: fix_file(p, s, unsafe=unsafe, write=True))
+                work: Callable[[Path, Settings], FileOutcome] = partial(fix_file, unsafe=unsafe, write=True)
             else:
-                outcomes = run_files(files, resolver.for_path, lint_file)
+                work = lint_file
+            outcomes = cached_run(files, resolver.for_path, work, cache=_cache(kwargs),
+                                  jobs=_jobs(kwargs), reusable=partial(_nothing_to_fix, unsafe, apply_fix))
     except ConfigError as error:
         _fail(str(error))
         return
@@ -207,8 +232,9 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
             outcome = _check_stdin(resolver, kwargs["stdin_filename"], True, unsafe, kwargs["force_exclude"])
             sys.exit(EXIT_FINDINGS if outcome.diagnostics and outcome.diagnostics[0].code == "TL000" else EXIT_CLEAN)
         files, errors = _collect(paths, resolver, kwargs["force_exclude"])
-        outcomes = run_files(files, resolver.for_path,
-                             lambda p, s: fix_file(p, s, unsafe=unsafe, write=apply_fixes))
+        outcomes = cached_run(files, resolver.for_path, partial(fix_file, unsafe=unsafe, write=apply_fixes),
+                              cache=_cache(kwargs), jobs=_jobs(kwargs),
+                              reusable=partial(_nothing_to_fix, unsafe, True))
     except ConfigError as error:
         _fail(str(error))
         return
@@ -287,6 +313,16 @@ def rules_command(as_json: bool) -> None:
     for entry in catalog:
         default = "on" if entry["default"] else "off"
         click.echo(f"{entry['code']:<6} {entry['name']:<{width}} {entry['fix']:<9} {default:<7} {entry['summary']}")
+
+
+@main.command(name="clean")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"))
+def clean_command(cache_dir: Optional[Path]) -> None:
+    """Remove the cache folder."""
+    target = Path(cache_dir or CACHE_DIR_NAME)
+    if clean(target):
+        click.echo(f"Removed {target}", err=True)
 
 
 @main.command()

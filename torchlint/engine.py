@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import itertools
 import re
 import warnings
@@ -62,11 +63,53 @@ def _handler_names(rule: RuleClass) -> Tuple[Tuple[str, str], ...]:
     return _HANDLERS[rule]
 
 
-class _Dispatcher(cst.CSTVisitor):
-    """One traversal that calls each rule's handlers and keeps the parent stack."""
+# Fields that only hold whitespace, comments and punctuation: no rule looks
+# inside them, and skipping them halves the number of nodes visited.
+_SKIPPED_FIELDS = frozenset({
+    "lpar", "rpar", "leading_lines", "lines_after_decorator", "header", "footer",
+    "comma", "semicolon", "equal", "colon", "dot", "newline", "indent",
+    "trailing_whitespace", "first_line", "empty_lines", "lbracket", "rbracket",
+    "lbrace", "rbrace", "whitespace_after_at",
+})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of a node type that can hold child nodes, in source order."""
+    cached = _CHILD_FIELDS.get(node_type)
+    if cached is None:
+        names = [
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        ]
+        if "decorators" in names:  # written above the def, stored after the body
+            names.remove("decorators")
+            names.insert(0, "decorators")
+        cached = _CHILD_FIELDS[node_type] = tuple(names)
+    return cached
+
+
+class _Dispatcher:
+    """One traversal that calls each rule's handlers and keeps the parent stack.
+
+    It walks the dataclass fields directly instead of using libcst's
+    ``visit``, which rebuilds every node on the way back up.
+    """
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """Visit ``node`` and its subtree, depth first in source order."""
+        self.on_visit(node)
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                self.walk(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        self.walk(item)
+        self.on_leave(node)
 
     def __init__(self, rules: Sequence[Rule], context: FileContext) -> None:
-        super().__init__()
         self._context = context
         self._visit: Dict[str, List[Handler]] = {}
         self._leave: Dict[str, List[Handler]] = {}
@@ -75,7 +118,7 @@ class _Dispatcher(cst.CSTVisitor):
                 table = self._visit if kind == "visit" else self._leave
                 table.setdefault(node_type, []).append(getattr(rule, f"{kind}_{node_type}"))
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> None:
         handlers = self._visit.get(type(node).__name__)
         if handlers:
             for handler in handlers:
@@ -87,7 +130,6 @@ class _Dispatcher(cst.CSTVisitor):
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self._context.names.push_scope(node.params)
         self._context.parents.append(node)
-        return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._context.parents.pop()
@@ -211,7 +253,7 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
     )
     rules = [rule_class(context) for rule_class in config.rules]
     try:
-        module.visit(_Dispatcher(rules, context))
+        _Dispatcher(rules, context).walk(module)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to lint")]
     if not context.reports:

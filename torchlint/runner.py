@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchlint.cache import Cache
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import FixResult, fix_text
 from torchlint.model import Diagnostic
@@ -32,6 +36,8 @@ class FileOutcome:
     fixed: Optional[FixResult] = None
     original: Optional[SourceFile] = None
     write_error: Optional[str] = None
+    digest: Optional[str] = None
+    from_cache: bool = False
 
 
 def _internal_error(path: str, error: BaseException) -> Diagnostic:
@@ -49,7 +55,9 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
         diagnostics = lint_source(source.text, shown, settings.lint_config(path))
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
-    return FileOutcome(shown, tuple(diagnostics), source.text, original=source)
+    # The text travels back (to the reporters) only when there is something to show.
+    text = source.text if diagnostics else None
+    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest)
 
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
@@ -69,14 +77,121 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             write_source(source, result.source)
         except (SourceError, OSError) as error:
             write_error = str(error)
-    return FileOutcome(shown, result.remaining, source.text, result, source, write_error)
+    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, source.digest)
+
+
+BIG_FILE_BYTES = 512 * 1024
+"""Files this large are linted one at a time in the main process, so that two
+huge syntax trees are never in memory at once, whatever the job count."""
+
+
+def _pool(jobs: int) -> "ProcessPoolExecutor":
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
 
 
 def run_files(
-    files: Sequence[Path], settings_for: Callable[[Path], Settings], work: Callable[[Path, Settings], FileOutcome]
+    files: Sequence[Path],
+    settings_for: Callable[[Path], Settings],
+    work: Callable[[Path, Settings], FileOutcome],
+    *,
+    jobs: int = 1,
 ) -> List[FileOutcome]:
-    """Apply ``work`` to each file in order."""
-    return [work(path, settings_for(path)) for path in files]
+    """Apply ``work`` to each file; in ``jobs`` processes when that pays off.
+
+    The result is in the order of ``files`` whatever the job count.
+    """
+    tasks = [(path, settings_for(path)) for path in files]
+    if jobs <= 1 or len(tasks) < 2 * jobs:
+        return [work(path, settings) for path, settings in tasks]
+    sizes = {path: _size(path) for path, _ in tasks}
+    small = [(i, t) for i, t in enumerate(tasks) if sizes[t[0]] < BIG_FILE_BYTES]
+    big = [(i, t) for i, t in enumerate(tasks) if sizes[t[0]] >= BIG_FILE_BYTES]
+    results: Dict[int, FileOutcome] = {}
+    with _pool(jobs) as pool:
+        futures = {pool.submit(work, path, settings): index for index, (path, settings) in small}
+        for index, (path, settings) in big:
+            results[index] = work(path, settings)
+        for future, index in futures.items():
+            try:
+                results[index] = future.result()
+            except BrokenProcessPool:
+                path, settings = tasks[index]
+                results[index] = work(path, settings)
+    return [results[index] for index in range(len(tasks))]
+
+
+def cached_run(
+    files: Sequence[Path],
+    settings_for: Callable[[Path], Settings],
+    work: Callable[[Path, Settings], FileOutcome],
+    *,
+    cache: Optional[Cache],
+    jobs: int = 1,
+    reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
+) -> List[FileOutcome]:
+    """Like :func:`run_files`, but answer from ``cache`` where it can.
+
+    ``reusable`` says whether cached findings make the work unnecessary (for
+    fixing: only when none of them has an applicable fix).
+    """
+    if cache is None:
+        return run_files(files, settings_for, work, jobs=jobs)
+    results: Dict[int, FileOutcome] = {}
+    keys: Dict[int, str] = {}
+    misses: List[int] = []
+    for index, path in enumerate(files):
+        hit = _from_cache(path, settings_for(path), cache)
+        if hit is not None and reusable(hit[0].diagnostics):
+            results[index] = hit[0]
+            continue
+        if hit is not None:
+            keys[index] = hit[1]
+        misses.append(index)
+    computed = run_files([files[i] for i in misses], settings_for, work, jobs=jobs)
+    for index, outcome in zip(misses, computed):
+        results[index] = outcome
+        if outcome.digest is None or any(_is_internal(d) for d in outcome.diagnostics):
+            continue
+        if outcome.fixed is not None and outcome.fixed.changed:
+            continue  # the findings belong to text that is no longer on disk
+        config = settings_for(files[index]).lint_config(files[index])
+        cache.put(keys.get(index) or cache.key(outcome.digest, config, outcome.path), outcome.diagnostics)
+    return [results[index] for index in range(len(files))]
+
+
+def _is_internal(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
+
+
+def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, str]]:
+    try:
+        source = read_source(path)
+    except SourceError:
+        return None
+    shown = display_path(path)
+    key = cache.key(source.digest, settings.lint_config(path), shown)
+    diagnostics = cache.get(key, shown)
+    if diagnostics is None:
+        return None
+    text = source.text if diagnostics else None
+    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, from_cache=True), key
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def default_jobs() -> int:
+    """All cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
 
 
 def sources_of(outcomes: Sequence[FileOutcome]) -> Dict[str, str]:

@@ -1,0 +1,112 @@
+"""Parallel runs match serial ones; the cache is correct, shared and robust."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from torchlint.cache import Cache
+from torchlint.runner import cached_run, lint_file, run_files
+from torchlint.settings import Settings
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def corpus(tmp_path: Path, copies: int = 6) -> Path:
+    root = tmp_path / "corpus"
+    for index in range(copies):
+        shutil.copytree(FIXTURES, root / f"copy{index}", ignore=shutil.ignore_patterns("*.fixed.py"))
+    return root
+
+
+def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    files = sorted(root.rglob("*.py"))
+    settings = Settings(select=("ALL",), root=root)
+    serial = run_files(files, lambda _: settings, lint_file, jobs=1)
+    parallel = run_files(files, lambda _: settings, lint_file, jobs=2)
+    assert [o.diagnostics for o in parallel] == [o.diagnostics for o in serial]
+    assert sum(len(o.diagnostics) for o in serial) > 20
+
+
+def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
+    root = corpus(tmp_path, copies=3)
+    one = cli(["check", ".", "--no-cache", "-j", "1", "--output-format", "json"], root)
+    two = cli(["check", ".", "--no-cache", "-j", "2", "--output-format", "json"], root)
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout
+
+
+def test_warm_cache_gives_the_same_findings(tmp_path: Path) -> None:
+    root = corpus(tmp_path, copies=2)
+    cold = cli(["check", ".", "--output-format", "json"], root)
+    cache_dir = root / ".torchlint_cache"
+    assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache_dir / ".gitignore").read_text().strip().endswith("*")
+    warm = cli(["check", ".", "--output-format", "json"], root)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
+
+
+def test_cache_follows_content_and_settings(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("import torch.nn as nn\nm = nn.DataParallel(x)\n")
+    assert cli(["check", "a.py"], tmp_path).returncode == 1
+    assert cli(["check", "a.py", "--ignore", "TL501"], tmp_path).returncode == 0
+    (tmp_path / "a.py").write_text("import torch.nn as nn\nm = x\n")
+    assert cli(["check", "a.py"], tmp_path).returncode == 0
+
+
+def test_corrupt_cache_entries_are_ignored_and_rewritten(tmp_path: Path) -> None:
+    root = corpus(tmp_path, copies=1)
+    first = cli(["check", ".", "--output-format", "concise"], root)
+    entries = [p for p in (root / ".torchlint_cache").rglob("*.json")]
+    assert entries
+    for index, entry in enumerate(entries):
+        entry.write_bytes(b"\x00garbage" if index % 2 else entry.read_bytes()[: len(entry.read_bytes()) // 2])
+    second = cli(["check", ".", "--output-format", "concise"], root)
+    assert second.stdout == first.stdout and "Traceback" not in second.stderr
+    third = cli(["check", ".", "--output-format", "concise"], root)
+    assert third.stdout == first.stdout
+
+
+def test_two_processes_share_the_cache(tmp_path: Path) -> None:
+    root = corpus(tmp_path, copies=4)
+    expected = cli(["check", ".", "--no-cache", "--output-format", "json"], root).stdout
+    command = [sys.executable, "-m", "torchlint", "check", ".", "--output-format", "json"]
+    runs = [subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate()[0] for run in runs]
+    assert outputs == [expected, expected]
+    assert cli(["check", ".", "--output-format", "json"], root).stdout == expected
+
+
+def test_clean_removes_the_cache(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    cli(["check", "a.py"], tmp_path)
+    assert (tmp_path / ".torchlint_cache").is_dir()
+    cli(["clean"], tmp_path)
+    assert not (tmp_path / ".torchlint_cache").exists()
+
+
+def test_cached_run_skips_work_on_hits(tmp_path: Path) -> None:
+    root = corpus(tmp_path, copies=1)
+    files = sorted(root.rglob("*.py"))
+    settings = Settings(select=("ALL",), root=root)
+    cache = Cache(tmp_path / "cache")
+    calls = []
+
+    def counting(path: Path, s: Settings):  # type: ignore[no-untyped-def]
+        calls.append(path)
+        return lint_file(path, s)
+
+    first = cached_run(files, lambda _: settings, counting, cache=cache)
+    assert len(calls) == len(files)
+    second = cached_run(files, lambda _: settings, counting, cache=cache)
+    assert len(calls) == len(files)
+    assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
+    assert all(o.from_cache for o in second)
