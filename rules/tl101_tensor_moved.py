@@ -213,6 +213,7 @@ _MAX_NAME_DEPTH = 4
 # Device certainty of an expression.
 _CPU = "cpu"
 _ACCELERATOR = "accelerator"
+_NOT_DEVICE = "not-device"
 
 _ScopeNode = Union[cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef]
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -808,6 +809,8 @@ class TensorCreatedThenMoved(Rule):
             return _CPU if kinds == {_CPU} else _ACCELERATOR
         if isinstance(expr, cst.Name):
             bound = self._name_device_kind(expr.value, depth)
+            if bound == _NOT_DEVICE:
+                return None
             if bound is not None:
                 return bound
             if self._device_pattern().fullmatch(expr.value):
@@ -816,7 +819,9 @@ class TensorCreatedThenMoved(Rule):
         return None
 
     def _name_device_kind(self, name: str, depth: int) -> Optional[str]:
-        """Follow a name to the values its scope assigns it."""
+        """Follow a name to the values its scope assigns it: ``_CPU``,
+        ``_ACCELERATOR``, ``_NOT_DEVICE`` when some value certainly is not a
+        device, or None when unknown."""
         if depth >= _MAX_NAME_DEPTH or name in ("None", "True", "False"):
             return None
         parents = list(self.parents)
@@ -843,11 +848,27 @@ class TensorCreatedThenMoved(Rule):
                 jump_to_module = True
                 continue
             if values:
+                if any(self._not_device(value) for value in values):
+                    return _NOT_DEVICE
                 kinds = {self._device_kind(value, depth + 1) for value in values}
                 if None in kinds:
                     return None
                 return _CPU if kinds == {_CPU} else _ACCELERATOR
         return None
+
+    def _not_device(self, expr: cst.BaseExpression) -> bool:
+        """A value that is certainly no device: a dtype, a tensor, a
+        container, a float or a string that names no device."""
+        if isinstance(expr, (cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set)):
+            return True
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return True
+        text = _string_value(expr)
+        if text is not None:
+            return not _DEVICE_STRING.match(text)
+        if isinstance(expr, cst.Call):
+            return self.names.call_name(expr) in _FACTORIES
+        return self._is_dtype(expr)
 
     def _bindings(
         self, scope: _ScopeNode, name: str

@@ -15,8 +15,8 @@ from torchlint.rule import FileContext, FixAvailability, Option, Rule
 
 DEFAULT_FUNCTION_PATTERN = (
     r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
-    r"|predict(?:ion|ions)?|infer(?:ence)?)(?=_|\d|$)"
-    r"|[a-z0-9](?:Eval(?:uate|uation)?|Val(?:id|idate|idation)?|Test(?:ing)?"
+    r"|predict(?:ion|ions)?|infer(?:ence)?)(?=_|\d|[A-Z]|$)"
+    r"|(?<=[a-z0-9])(?:Eval(?:uate|uation)?|Val(?:id|idate|idation)?|Test(?:ing)?"
     r"|Predict(?:ion|ions)?|Infer(?:ence)?)(?=[A-Z_\d]|$)"
 )
 
@@ -278,7 +278,7 @@ class EvalWithoutNoGrad(Rule):
         ),
     }
     trigger_words = (
-        "eval", "val", "test", "predict", "infer",
+        "eval", "valid", "val_", "_val", "val(", "test", "predict", "infer",
         "Eval", "Val", "Test", "Predict", "Infer", "train(False)", "train(mode=False)",
     )
 
@@ -488,7 +488,8 @@ class EvalWithoutNoGrad(Rule):
         if frame.needs_grad or frame.manages_grad or frame.guards:
             # Gradients are wanted, or the author already chose where they are off.
             return False
-        if any(self._mentions_grad_mode(d.decorator) for d in node.decorators):
+        if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
+               for d in node.decorators):
             return False
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
@@ -502,6 +503,10 @@ class EvalWithoutNoGrad(Rule):
         has_eval = bool(frame.evals)
         if not has_eval:
             if kind == "model" or not self._function_pattern().search(name):
+                return False
+            if kind == "framework" and name.startswith("_"):
+                # A private step of a framework class (a predictor, an
+                # inferer): its public caller, often elsewhere, sets the mode.
                 return False
         evaled = {obj for obj, _, _ in frame.evals}
         forwards = [f for f in frame.forwards if self._is_forward(f.callee, evaled)]
@@ -537,6 +542,8 @@ class EvalWithoutNoGrad(Rule):
             self._frame.guard_depth += 1
             self._guarded_withs.add(id(node))
         for item in node.items:
+            if self._grad_off(item.item):
+                continue
             # ``with eval_mode(model):`` helpers (MONAI's, for one) usually
             # disable gradients themselves.
             context = item.item.func if isinstance(item.item, cst.Call) else item.item
@@ -630,7 +637,7 @@ class EvalWithoutNoGrad(Rule):
                     frame.needs_grad.append(order)
         if last is not None:
             words = _words(last)
-            if any(w in _NEEDS_GRAD_WORDS for w in words):
+            if last not in _GRAD_MODE_WORDS and any(w in _NEEDS_GRAD_WORDS for w in words):
                 frame.needs_grad.append(order)
             if "load" in words or "pretrained" in words or last == "restore":
                 frame.loads_weights = True
@@ -751,6 +758,17 @@ class EvalWithoutNoGrad(Rule):
             )
 
 
+def _compiling(decorator: cst.BaseExpression) -> bool:
+    """``@torch.jit.script``, ``@torch.compile``, ``@make_boxed_compiler``: the
+    function is traced or compiled, not an evaluation loop."""
+    expr = decorator.func if isinstance(decorator, cst.Call) else decorator
+    text = dotted(expr) or ""
+    return any(
+        w in ("jit", "compile", "compiler", "script", "trace", "export", "onnx")
+        for part in text.split(".") for w in _words(part)
+    )
+
+
 def _model_base(name: str) -> bool:
     """A base class name that reads like a network (``BaseModel``, ``ResNet``)."""
     words = _words(name)
@@ -791,6 +809,12 @@ def _runs_evaled(callee: str, evaled: Set[str]) -> bool:
         return True
     if callee != "self" and any(obj.startswith(callee + ".") for obj in evaled):
         return True  # model(x) after model.module.eval()
+    if callee != "self" and any(
+        obj.split(".")[-1] == parts[-1] and obj.split(".")[0] in ("self", parts[0])
+        or parts[0] == "self" and obj == parts[-1]
+        for obj in evaled
+    ):
+        return True  # model(x) after self.model.eval(), and the other way round
     if prefix and prefix in evaled:
         if parts[-1] in _FORWARD_METHODS:
             return True

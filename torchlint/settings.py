@@ -7,6 +7,7 @@ merging; command-line overrides apply on top of whichever file was found.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -178,7 +179,7 @@ def _resolve_selection(
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -303,14 +304,15 @@ class SettingsResolver:
             self._fixed = load_config_file(config_file).with_overrides(overrides)
         elif isolated:
             self._fixed = Settings().with_overrides(overrides)
-        self.default = self._fixed or self._find(Path.cwd().resolve())
+        self.default = self._fixed or self._find(Path(os.getcwd()))
 
     def for_path(self, path: Path) -> Settings:
         """The settings that apply to a file or directory."""
         if self._fixed is not None:
             return self._fixed
-        resolved = path.resolve() if path.is_absolute() else (Path.cwd() / path).resolve()
-        directory = resolved if resolved.is_dir() else resolved.parent
+        # abspath, not resolve(): a symlink loop must not raise here.
+        absolute = Path(os.path.abspath(path))
+        directory = absolute if absolute.is_dir() else absolute.parent
         return self._find(directory)
 
     def _find(self, directory: Path) -> Settings:

@@ -1,0 +1,63 @@
+"""Long fuzzing profile: python bench/fuzz.py [--programs N] [--seconds S]
+
+Runs hypothesmith-generated programs and mutated fixture files through lint
+and fix --unsafe-fixes and prints how many ran and how many failed."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fuzzing import check_once, mutate, seeds  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--programs", type=int, default=5000)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    corpus = seeds()
+    generated = []
+    try:
+        import hypothesmith
+        from hypothesis import HealthCheck, given, settings
+
+        @settings(max_examples=max(args.programs // 5, 1), deadline=None,
+                  suppress_health_check=list(HealthCheck), database=None)
+        @given(hypothesmith.from_grammar())
+        def collect(source: str) -> None:
+            generated.append(source)
+
+        collect()
+    except ImportError:
+        print("hypothesmith is not installed; mutations only")
+    ran = failed = 0
+    started = time.monotonic()
+    for source in generated:
+        ran += 1
+        problem = check_once(source)
+        if problem:
+            failed += 1
+            print(f"FAILED (generated): {problem}\n{source!r}")
+    while ran < args.programs and time.monotonic() - started < args.seconds:
+        source = rng.choice(corpus)
+        for _ in range(rng.randrange(1, 6)):
+            source = mutate(source, rng)
+        ran += 1
+        problem = check_once(source)
+        if problem:
+            failed += 1
+            print(f"FAILED (mutated): {problem}\n{source!r}")
+    print(f"{ran} programs ran ({len(generated)} generated, {ran - len(generated)} mutated), {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,654 @@
+"""How fast is torchlint, next to TorchFix, Ruff and a bare libcst parse?
+
+    .venv/bin/python bench/speed.py --quick          # torch/nn, torch/optim, torch/utils/data
+    .venv/bin/python bench/speed.py                  # every .py file of the torch 2.13.0 wheel
+    .venv/bin/python bench/speed.py --runs 5 --jobs 1,2,4 --skip-torchfix --json out.json
+
+Run it with the Python that has torchlint installed (the project's .venv).  It
+
+* unzips the Python files of the torch wheel into bench/_corpus/torch (with
+  bench/realcode.py's fetch(); pip finds the wheel on PyPI or a local index),
+* makes a separate venv, bench/_venvs/tools, with TorchFix 0.7.0 and Ruff
+  (never the project's venv),
+* times, one after the other on the same machine: torchlint cold (no cache),
+  warm (nothing changed since the last run) and after 1% of the files changed;
+  TorchFix (on a sample: it needs more than 15 minutes for the whole corpus);
+  Ruff with every rule; a bare libcst parse of every file in one process,
+* checks that torchlint's time grows linearly with the corpus, and compares the
+  peak memory of a whole torchlint run with a bare parse of the largest file,
+
+and prints everything side by side with the machine and the exact commands.
+Progress goes to stderr, the report to stdout.  Peak memory is measured by
+polling /proc every 50 ms for the whole process tree (RSS summed over the
+processes, PSS summed too, and the largest single process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from realcode import TORCH_WHEEL, fetch  # noqa: E402
+
+TORCHFIX_REQUIREMENT = "torchfix==0.7.0"
+VENV = HERE / "_venvs" / "tools"
+QUICK_TARGETS = ("torch/nn", "torch/optim", "torch/utils/data")
+SAMPLE_PERIOD = 0.05  # seconds between two looks at the process tree
+
+FLOOR_SCRIPT = r"""
+import sys
+import libcst
+with open(sys.argv[1], encoding="utf-8") as listing:
+    paths = listing.read().splitlines()
+failed = 0
+for path in paths:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        module = libcst.parse_module(data)
+    except libcst.ParserSyntaxError:
+        failed += 1
+    module = None
+print(f"parsed {len(paths) - failed} files, {failed} failed")
+"""
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+class TreeSampler(threading.Thread):
+    """Polls /proc for a process and all its descendants; keeps the peaks."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.tree_rss_kb = 0  # largest sum of VmRSS over the tree seen at one moment
+        self.tree_pss_kb = 0  # the same with PSS (shared pages split between sharers)
+        self.proc_rss_kb = 0  # largest VmHWM (peak RSS) of one process
+        self.processes = 0  # most processes seen at once
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            self.sample()
+            self._done.wait(SAMPLE_PERIOD)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def _tree(self) -> List[int]:
+        children: Dict[int, List[int]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            fields = data[data.rindex(b")") + 2:].split()
+            children.setdefault(int(fields[1]), []).append(int(name))
+        found, stack = [self.root], [self.root]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                found.append(child)
+                stack.append(child)
+        return found
+
+    def sample(self) -> None:
+        rss = pss = 0
+        pids = self._tree()
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/status", "rb") as handle:
+                    status = handle.read()
+                with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+                    rollup = handle.read()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith(b"VmRSS:"):
+                    rss += int(line.split()[1])
+                elif line.startswith(b"VmHWM:"):
+                    self.proc_rss_kb = max(self.proc_rss_kb, int(line.split()[1]))
+            for line in rollup.splitlines():
+                if line.startswith(b"Pss:"):
+                    pss += int(line.split()[1])
+                    break
+        self.tree_rss_kb = max(self.tree_rss_kb, rss)
+        self.tree_pss_kb = max(self.tree_pss_kb, pss)
+        self.processes = max(self.processes, len(pids))
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    tree_rss_kb: int
+    tree_pss_kb: int
+    proc_rss_kb: int
+    processes: int
+    returncode: int
+    output_lines: int
+
+
+def measure(command: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0,)) -> Run:
+    """Run one command, timing it and sampling the memory of its process tree."""
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("TORCHLINT_OUTPUT_FORMAT", None)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(list(command), cwd=cwd, stdout=out, stderr=err, env=env)
+        sampler = TreeSampler(process.pid)
+        sampler.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        sampler.stop()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        output_lines = sum(1 for _ in out)
+        if process.returncode not in ok_codes:
+            err.seek(0)
+            tail = err.read()[-3000:].decode("utf-8", "replace")
+            raise SystemExit(f"command failed with status {process.returncode}: "
+                             f"{shorten(command)}\n{tail}")
+    return Run(
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        tree_rss_kb=sampler.tree_rss_kb,
+        tree_pss_kb=sampler.tree_pss_kb,
+        proc_rss_kb=max(sampler.proc_rss_kb, usage.ru_maxrss),
+        processes=sampler.processes,
+        returncode=process.returncode,
+        output_lines=output_lines,
+    )
+
+
+@dataclass
+class Row:
+    name: str
+    command: str
+    files: int
+    lines: int
+    runs: List[Run] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(r.cpu for r in self.runs)
+
+    @property
+    def tree_rss_kb(self) -> int:
+        return max(r.tree_rss_kb for r in self.runs)
+
+    @property
+    def tree_pss_kb(self) -> int:
+        return max(r.tree_pss_kb for r in self.runs)
+
+    @property
+    def proc_rss_kb(self) -> int:
+        return max(r.proc_rss_kb for r in self.runs)
+
+    @property
+    def files_per_s(self) -> float:
+        return self.files / self.wall
+
+    @property
+    def lines_per_s(self) -> float:
+        return self.lines / self.wall
+
+
+def shorten(command: Sequence[str], limit: int = 12) -> str:
+    parts = [str(p) for p in command]
+    if len(parts) <= limit:
+        return " ".join(parts)
+    return " ".join(parts[:limit]) + f" ... ({len(parts) - limit} more arguments)"
+
+
+def timed(name: str, command: Sequence[str], cwd: Path, files: int, lines: int, runs: int,
+          shown: Optional[str] = None, ok_codes: Sequence[int] = (0,), note: str = "") -> Row:
+    row = Row(name, shown or shorten(command), files, lines, note=note)
+    for index in range(runs):
+        run = measure(command, cwd, ok_codes)
+        log(f"{name}: run {index + 1}/{runs}: {run.wall:.2f} s, "
+            f"tree RSS {run.tree_rss_kb / 1024:.0f} MiB")
+        row.runs.append(run)
+    return row
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+@dataclass
+class Corpus:
+    base: Path  # commands run here
+    targets: List[str]  # what is passed to the linters (relative to base)
+    files: List[str]  # every .py file, sorted, relative to base
+    lines: Dict[str, int]
+
+    def count(self, files: Sequence[str]) -> int:
+        return sum(self.lines[f] for f in files)
+
+
+def build_corpus(quick: bool) -> Corpus:
+    log(f"corpus: fetching {TORCH_WHEEL} (Python files only) into {HERE / '_corpus'}")
+    base = fetch(TORCH_WHEEL, HERE / "_corpus")
+    targets = list(QUICK_TARGETS) if quick else ["."]
+    files = sorted({
+        path.relative_to(base).as_posix()
+        for target in targets
+        for path in (base / target).rglob("*.py")
+        if path.is_file()
+    })
+    lines = {}
+    for name in files:  # reading everything once also warms the page cache
+        lines[name] = len((base / name).read_bytes().splitlines())
+    return Corpus(base, targets, files, lines)
+
+
+def every(files: Sequence[str], period: int) -> List[str]:
+    """A deterministic sample: the 1st, (period+1)th, ... file of the sorted list."""
+    return list(files[::period])
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def ensure_tools() -> Tuple[Path, Path]:
+    torchfix, ruff = VENV / "bin" / "torchfix", VENV / "bin" / "ruff"
+    if torchfix.exists() and ruff.exists():
+        return torchfix, ruff
+    log(f"tools: creating {VENV} with {TORCHFIX_REQUIREMENT} and ruff")
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    ignore = VENV.parent / ".gitignore"  # as `python -m venv` does from Python 3.13 on
+    if not ignore.exists():
+        ignore.write_text("# Created by bench/speed.py.\n*\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
+    subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
+                    TORCHFIX_REQUIREMENT, "ruff"], check=True)
+    return torchfix, ruff
+
+
+def torchlint_command() -> List[str]:
+    script = Path(sys.executable).parent / "torchlint"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "torchlint"]
+
+
+def output_of(command: Sequence[str], cwd: Optional[Path] = None) -> str:
+    try:
+        done = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+        return (done.stdout or done.stderr).strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def venv_version(package: str) -> str:
+    code = f"from importlib.metadata import version; print(version({package!r}))"
+    return output_of([str(VENV / "bin" / "python"), "-c", code])
+
+
+def machine(torchlint: Sequence[str]) -> List[str]:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        memory = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal:"))
+        memory = f"{int(memory) / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration):
+        memory = "?"
+    commit = output_of(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT)
+    dirty = output_of(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT)
+    return [
+        f"cores: {len(os.sched_getaffinity(0))} usable (os.cpu_count() = {os.cpu_count()}); "
+        f"CPU: {model}; memory: {memory}",
+        f"OS: {platform.system()} {platform.release()}; load average at start: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"Python: {platform.python_version()} ({sys.executable})",
+        f"torchlint {metadata.version('torchlint')} (git {commit}{' + local changes' if dirty else ''}), "
+        f"libcst {metadata.version('libcst')}  [{' '.join(torchlint)}]",
+        f"TorchFix {venv_version('torchfix')} (with libcst {venv_version('libcst')}), "
+        f"{output_of([str(VENV / 'bin' / 'ruff'), '--version'])}  [{VENV}]",
+    ]
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def cache_roots(cache: Path) -> Set[str]:
+    """One folder per torchlint code fingerprint; a new one means torchlint's source
+    changed between filling the cache and reading it."""
+    return {p.name for p in (cache / "v1").glob("*")} if (cache / "v1").is_dir() else set()
+
+
+def with_cache(name: str, base_command: List[str], corpus_base: Path, corpus: Corpus,
+               runs: int, change: Sequence[str] = ()) -> Tuple[Row, Row]:
+    """Fill a fresh cache, then time runs with it (after changing `change` each time)."""
+    workdir = Path(tempfile.mkdtemp(prefix="torchlint-speed-"))
+    cache = workdir / "cache"
+    command = base_command + ["--cache-dir", str(cache)]
+    try:
+        fill = timed(f"{name} (cache fill)", command, corpus_base, len(corpus.files),
+                     sum(corpus.lines.values()), 1)
+        roots = cache_roots(cache)
+        row = Row(name, shorten(base_command + ["--cache-dir", "<cache filled by one run>"], 40),
+                  len(corpus.files), sum(corpus.lines.values()))
+        for index in range(runs):
+            for attempt in range(2):
+                originals = {f: (corpus_base / f).read_bytes() for f in change}
+                for path, data in originals.items():
+                    tail = b"" if data.endswith(b"\n") or not data else b"\n"
+                    (corpus_base / path).write_bytes(
+                        data + tail + f"# changed by bench/speed.py, run {index + 1}.{attempt}\n".encode())
+                try:
+                    run = measure(command, corpus_base)
+                finally:
+                    for path, data in originals.items():
+                        (corpus_base / path).write_bytes(data)
+                if cache_roots(cache) == roots:
+                    break
+                log(f"{name}: torchlint's source changed during the run; filling the cache again")
+                fill.runs.append(measure(command, corpus_base))
+                roots = cache_roots(cache)
+            else:
+                row.note = "torchlint's source changed while measuring: numbers invalid"
+            log(f"{name}: run {index + 1}/{runs}: {run.wall:.2f} s")
+            row.runs.append(run)
+        return fill, row
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def changed_files(files: Sequence[str]) -> List[str]:
+    count = max(1, round(len(files) / 100))
+    return [files[int((k + 0.5) * len(files) / count)] for k in range(count)]
+
+
+# --------------------------------------------------------------------------- report
+
+
+def mib(kb: int) -> str:
+    return f"{kb / 1024:,.0f}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> List[str]:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [fmt(headers), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
+
+
+def main_table(rows: Sequence[Row], cold: Row) -> List[str]:
+    headers = ["", "files", "lines", "runs", "wall s", "(min-max)", "files/s", "lines/s", "CPU s",
+               "tree RSS MiB", "tree PSS MiB", "max proc MiB", "time / cold", "cold speed / this"]
+    cells = []
+    for row in rows:
+        walls = [r.wall for r in row.runs]
+        cells.append([
+            row.name, f"{row.files:,}", f"{row.lines:,}", str(len(row.runs)), f"{row.wall:.2f}",
+            f"({min(walls):.2f}-{max(walls):.2f})", f"{row.files_per_s:,.1f}", f"{row.lines_per_s:,.0f}",
+            f"{row.cpu:.1f}", mib(row.tree_rss_kb), mib(row.tree_pss_kb), mib(row.proc_rss_kb),
+            f"{row.wall / cold.wall:.3f}", f"{cold.lines_per_s / row.lines_per_s:.2f}x",
+        ])
+    return table(headers, cells)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"lint only {', '.join(QUICK_TARGETS)} of the torch wheel")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each fast measurement (median shown)")
+    parser.add_argument("--slow-runs", type=int, default=1,
+                        help="runs of TorchFix, the full-corpus libcst floor and the -j memory runs")
+    parser.add_argument("--jobs", default="1,2", help="job counts for the memory section (comma-separated)")
+    parser.add_argument("--torchfix-every", type=int, default=None,
+                        help="TorchFix lints every Nth file (default 20; 5 with --quick)")
+    parser.add_argument("--skip-torchfix", action="store_true")
+    parser.add_argument("--skip-ruff", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    args = parser.parse_args()
+    jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
+    period = args.torchfix_every or (5 if args.quick else 20)
+    started = time.time()
+
+    corpus = build_corpus(args.quick)
+    total_lines = sum(corpus.lines.values())
+    n_files = len(corpus.files)
+    log(f"corpus: {n_files} files, {total_lines:,} lines in {corpus.base} ({' '.join(corpus.targets)})")
+    torchfix, ruff = (None, None)
+    if not (args.skip_torchfix and args.skip_ruff):
+        torchfix, ruff = ensure_tools()
+    torchlint = torchlint_command()
+    info = machine(torchlint) if VENV.exists() else machine(torchlint)[:-1]
+
+    # Same options everywhere: no configuration files (--isolated) and no .gitignore
+    # (bench/_corpus is git-ignored in this repository).
+    common = ["--select", "ALL", "--output-format", "concise", "--exit-zero", "--isolated",
+              "--no-respect-gitignore"]
+    check = torchlint + ["check"]
+    cold_command = check + corpus.targets + ["--no-cache"] + common
+
+    shown = check + ["--show-files", "--isolated", "--no-respect-gitignore"] + corpus.targets
+    listed = subprocess.run(shown, cwd=corpus.base, capture_output=True, text=True, check=False).stdout.split()
+    problems = []
+    if len(listed) != n_files:
+        problems.append(f"torchlint --show-files lists {len(listed)} files, the corpus has {n_files}")
+
+    # Warm up: byte-compile torchlint and load the tools from disk once.
+    measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
+
+    rows: List[Row] = []
+    log("torchlint cold")
+    cold = timed("torchlint cold", cold_command, corpus.base, n_files, total_lines, args.runs)
+    rows.append(cold)
+
+    log("torchlint warm")
+    fill, warm = with_cache("torchlint warm", check + corpus.targets + common, corpus.base, corpus, args.runs)
+    fill.name = "torchlint cold + cache write"
+    rows += [fill, warm]
+
+    log("torchlint after 1% of the files changed")
+    scratch = Path(tempfile.mkdtemp(prefix="torchlint-speed-copy-"))
+    try:
+        for target in corpus.targets:
+            shutil.copytree(corpus.base / target, scratch / target, dirs_exist_ok=True)
+        change = changed_files(corpus.files)
+        _, changed = with_cache(f"torchlint, {len(change)} files changed", check + corpus.targets + common,
+                                scratch, corpus, args.runs, change)
+        changed.command += f"   (after appending a comment line to {len(change)} files, in a copy)"
+        rows.append(changed)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    if not args.skip_ruff and ruff:
+        log("ruff")
+        ruff_command = [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select", "ALL",
+                        "--no-cache", "--exit-zero", "--output-format", "concise"] + corpus.targets
+        rows.append(timed("ruff, every rule", ruff_command, corpus.base, n_files, total_lines, args.runs))
+
+    work = Path(tempfile.mkdtemp(prefix="torchlint-speed-lists-"))
+    listing = work / "all.txt"
+    listing.write_text("\n".join(corpus.files) + "\n", encoding="utf-8")
+    log("libcst floor")
+    floor_runs = args.runs if args.quick else args.slow_runs
+    floor = timed("libcst parse, 1 process", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
+                  corpus.base, n_files, total_lines, floor_runs,
+                  shown=f"{sys.executable} -c <libcst.parse_module(bytes) of every file> {listing.name}")
+    rows.append(floor)
+
+    sample = every(corpus.files, period)
+    sample_lines = corpus.count(sample)
+    sample_rows: List[Row] = []
+    tf_row = tl_sample = None
+    if not args.skip_torchfix and torchfix:
+        log(f"TorchFix on every {period}th file ({len(sample)} files)")
+        tl_sample = timed("torchlint cold, sample", check + sample + ["--no-cache"] + common, corpus.base,
+                          len(sample), sample_lines, args.runs,
+                          shown=shorten(check + ["<sample>", "--no-cache"] + common, 30))
+        tf_row = timed("TorchFix, sample", [str(torchfix), "--select", "ALL"] + sample, corpus.base,
+                       len(sample), sample_lines, args.slow_runs,
+                       shown=f"{torchfix} --select ALL <sample>", ok_codes=(0, 1))
+        sample_rows = [tl_sample, tf_row]
+
+    log("linearity")
+    linear: List[Tuple[int, Row]] = []
+    for percent, step in ((10, 10), (50, 2), (100, 1)):
+        subset = every(corpus.files, step)
+        row = timed(f"{percent}%", check + subset + ["--no-cache"] + common, corpus.base, len(subset),
+                    corpus.count(subset), args.runs,
+                    shown=shorten(check + [f"<every {step}th file>", "--no-cache"] + common, 30))
+        linear.append((percent, row))
+
+    log("memory")
+    largest = max(corpus.files, key=lambda f: (corpus.base / f).stat().st_size)
+    single = work / "largest.txt"
+    single.write_text(largest + "\n", encoding="utf-8")
+    parse_largest = timed("libcst parse of the largest file", [sys.executable, "-c", FLOOR_SCRIPT, str(single)],
+                          corpus.base, 1, corpus.lines[largest], args.runs)
+    memory_rows: List[Tuple[int, Row]] = []
+    for count in jobs:
+        memory_rows.append((count, timed(f"torchlint cold -j {count}", cold_command + ["-j", str(count)],
+                                         corpus.base, n_files, total_lines, args.slow_runs)))
+    shutil.rmtree(work, ignore_errors=True)
+
+    # ----------------------------------------------------------------- report
+    out: List[str] = []
+    say = out.append
+    say("")
+    say("=" * 100)
+    say(f"torchlint speed benchmark{' (--quick)' if args.quick else ''}  "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, took {(time.time() - started) / 60:.1f} min")
+    say("=" * 100)
+    for line in info:
+        say("  " + line)
+    say(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  "
+        "(a shared machine is noisy: compare the ratios, measured side by side)")
+    say(f"  corpus: {n_files:,} files, {total_lines:,} lines: the .py files of {TORCH_WHEEL} "
+        f"({', '.join(corpus.targets) if args.quick else 'torch/, torchgen/, functorch/'}) in {corpus.base}")
+    for problem in problems:
+        say(f"  ! {problem}")
+    say("  wall = median of the runs; CPU = user + system of the whole tree; tree RSS/PSS = peak of the sum")
+    say("  over the process tree (sampled every 50 ms); max proc = peak RSS of the largest single process.")
+    say("")
+    say("Main: the whole corpus")
+    out.extend("  " + line for line in main_table(rows, cold))
+    if tf_row and tl_sample:
+        say("")
+        say(f"TorchFix: it needs more than 15 minutes for the whole corpus, so it ran on a sample: every "
+            f"{period}th file of the sorted corpus, {len(sample)} files, {sample_lines:,} lines "
+            f"({100 * sample_lines / total_lines:.1f}% of the lines). Throughput is measured on the sample;")
+        estimate = tf_row.wall * total_lines / sample_lines
+        say(f"  scaled by lines it would take about {estimate:,.0f} s ({estimate / 60:.1f} min) for the whole "
+            f"corpus = {estimate / cold.wall:.0f}x torchlint cold. torchlint ran on the same sample for comparison.")
+        out.extend("  " + line for line in main_table(sample_rows, cold))
+    say("")
+    say("Linearity: torchlint cold on nested subsets (every 10th, every 2nd, every file)")
+    cells = []
+    for percent, row in linear:
+        cells.append([f"{percent}%", f"{row.files:,}", f"{row.lines:,}", f"{row.wall:.2f}",
+                      f"{1000 * row.wall / row.files:.1f}", f"{1000 * row.wall / (row.lines / 1000):.1f}",
+                      f"{row.lines_per_s:,.0f}"])
+    out.extend("  " + line for line in table(
+        ["subset", "files", "lines", "wall s", "ms/file", "ms/1k lines", "lines/s"], cells))
+    (_, r10), (_, r50), (_, r100) = linear
+    slope_low = (r50.wall - r10.wall) / (r50.lines - r10.lines) * 1e6
+    slope_high = (r100.wall - r50.wall) / (r100.lines - r50.lines) * 1e6
+    fixed = r10.wall - slope_low / 1e6 * r10.lines
+    say(f"  marginal cost: {slope_low:.1f} s per million lines from 10% to 50%, {slope_high:.1f} from 50% to "
+        f"100% (ratio {slope_high / slope_low:.2f}); fixed cost about {fixed:.2f} s")
+    say("")
+    say("Memory: peak of a whole torchlint cold run vs a bare libcst parse of the largest file")
+    say(f"  largest file: {largest} ({(corpus.base / largest).stat().st_size / 1024:,.0f} KiB, "
+        f"{corpus.lines[largest]:,} lines); its bare parse (python -c 'libcst.parse_module(...)', one process): "
+        f"peak RSS {mib(parse_largest.proc_rss_kb)} MiB, PSS {mib(parse_largest.tree_pss_kb)} MiB, "
+        f"{parse_largest.wall:.2f} s")
+    cells = []
+    for count, row in memory_rows:
+        cells.append([f"-j {count}", f"{row.wall:.2f}", str(max(r.processes for r in row.runs)),
+                      mib(row.tree_rss_kb), mib(row.tree_pss_kb), mib(row.proc_rss_kb),
+                      f"{row.tree_rss_kb / parse_largest.proc_rss_kb:.2f}",
+                      f"{row.tree_pss_kb / parse_largest.tree_pss_kb:.2f}",
+                      f"{row.proc_rss_kb / parse_largest.proc_rss_kb:.2f}"])
+    out.extend("  " + line for line in table(
+        ["jobs", "wall s", "procs", "tree RSS MiB", "tree PSS MiB", "max proc MiB", "RSS / parse",
+         "PSS / parse", "max proc / parse"], cells))
+    say("")
+    say("Targets (issue 5)")
+    targets = []
+    if tf_row and tl_sample:
+        ratio = tl_sample.lines_per_s / tf_row.lines_per_s
+        targets.append(["cold >= 20x TorchFix throughput (same files, same cores)", f"{ratio:.1f}x",
+                        verdict(ratio >= 20)])
+    ratio = cold.wall / floor.wall
+    targets.append(["cold <= 1.5x bare libcst parse in one process", f"{ratio:.2f}x", verdict(ratio <= 1.5)])
+    ratio = cold.wall / warm.wall
+    targets.append(["warm >= 20x faster than cold", f"{ratio:.1f}x", verdict(ratio >= 20)])
+    ruff_row = next((r for r in rows if r.name.startswith("ruff")), None)
+    if ruff_row:
+        targets.append(["warm faster than Ruff cold with every rule",
+                        f"{warm.wall:.2f} s vs {ruff_row.wall:.2f} s", verdict(warm.wall < ruff_row.wall)])
+    for count, row in memory_rows:
+        ratio = row.tree_rss_kb / parse_largest.proc_rss_kb
+        pss = row.tree_pss_kb / parse_largest.tree_pss_kb
+        targets.append([f"peak memory -j {count} <= 1.3x parse of the largest file (RSS sum; PSS sum)",
+                        f"{ratio:.2f}x; {pss:.2f}x", verdict(ratio <= 1.3)])
+    targets.append(["linear time (marginal cost 50->100% <= 1.2x that of 10->50%)",
+                    f"{slope_high / slope_low:.2f}", verdict(slope_high / slope_low <= 1.2)])
+    out.extend("  " + line for line in table(["target", "measured", ""], targets))
+    say("")
+    say(f"Commands (run in {corpus.base}; <sample> = every {period}th file of the sorted list)")
+    for row in rows + sample_rows + [linear[0][1], parse_largest] + [r for _, r in memory_rows]:
+        say(f"  {row.name}: {row.command}")
+        if row.note:
+            say(f"    ! {row.note}")
+    print("\n".join(out))
+
+    if args.json:
+        payload = {
+            "machine": info, "corpus": {"files": n_files, "lines": total_lines, "targets": corpus.targets},
+            "rows": [dict(asdict(r), wall_median=r.wall) for r in rows + sample_rows],
+            "linearity": [dict(asdict(r), percent=p) for p, r in linear],
+            "largest": dict(asdict(parse_largest), path=largest),
+            "memory": [dict(asdict(r), jobs=j) for j, r in memory_rows],
+        }
+        args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Hostile input: each case gives a one-line diagnostic naming the file, no
+traceback, the other files still linted, and the documented exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Sequence, Tuple
+
+import pytest
+
+GOOD = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
+
+
+def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", *args, "--no-cache", "--output-format", "concise"],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+
+
+def lint_with_good_file(tmp_path: Path, name: str) -> Tuple[int, List[str], str]:
+    (tmp_path / "zz_good.py").write_text(GOOD)
+    result = cli(["check", name, "zz_good.py"], tmp_path)
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith(name)]
+    assert any(line.startswith("zz_good.py:2:9: TL501") for line in result.stdout.splitlines())
+    return result.returncode, lines, result.stderr
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"import torch\ndef broken(:\n", "SyntaxError"),
+        (b"import torch\nx = '\xff\xfe'\n", "not valid utf-8"),
+        (b"import torch\nx = (" + b"(" * 1000 + b"1" + b")" * 1001 + b"\n", "nested"),
+        (b"# -*- coding: klingon -*-\nimport torch\n", "unknown encoding"),
+    ],
+    ids=["syntax-error", "not-utf8", "deep-nesting", "unknown-codec"],
+)
+def test_broken_files_are_one_line_tl000(tmp_path: Path, content: bytes, fragment: str) -> None:
+    (tmp_path / "bad.py").write_bytes(content)
+    code, lines, _ = lint_with_good_file(tmp_path, "bad.py")
+    assert code == 1
+    assert len(lines) == 1 and " TL000 " in lines[0] and fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"# -*- coding: latin-1 -*-\nimport torch.nn as nn\nname = '\xe9t\xe9'\nm = nn.DataParallel(n)\n",
+        b"\xef\xbb\xbfimport torch.nn as nn\nm = nn.DataParallel(n)\n",
+        b"import torch.nn as nn\r\nm = nn.DataParallel(n)\r\n",
+        b"import torch.nn as nn\nif True:\n\tm = nn.DataParallel(n)\n",
+        b"import torch.nn as nn\r\nx = 1\nm = nn.DataParallel(n)\r\n",
+    ],
+    ids=["latin1-cookie", "utf8-bom", "crlf", "tabs", "mixed-newlines"],
+)
+def test_unusual_but_valid_files_are_linted(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "odd.py").write_bytes(content)
+    code, lines, _ = lint_with_good_file(tmp_path, "odd.py")
+    assert code == 1
+    assert len(lines) == 1 and " TL501 " in lines[0]
+
+
+def test_empty_file_is_clean(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_bytes(b"")
+    code, lines, _ = lint_with_good_file(tmp_path, "empty.py")
+    assert code == 1 and lines == []
+
+
+def test_huge_file_is_skipped_with_a_diagnostic(tmp_path: Path) -> None:
+    line = b"x = torch.zeros(3)  # padding padding padding padding padding\n"
+    (tmp_path / "huge.py").write_bytes(b"import torch\n" + line * (20 * 1024 * 1024 // len(line)))
+    code, lines, _ = lint_with_good_file(tmp_path, "huge.py")
+    assert code == 1 and len(lines) == 1 and "TL000" in lines[0] and "MB" in lines[0]
+
+
+def test_symlink_loop_fifo_and_missing_path(tmp_path: Path) -> None:
+    os.symlink(tmp_path / "loop.py", tmp_path / "loop.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "zz_good.py").write_text(GOOD)
+    result = cli(["check", "loop.py", "pipe.py", "missing.py", "zz_good.py"], tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    out = result.stdout.splitlines()
+    for name in ("loop.py", "pipe.py", "missing.py"):
+        assert len([line for line in out if line.startswith(f"{name}:") and "TL000" in line]) == 1, name
+    assert any(line.startswith("zz_good.py:2:9: TL501") for line in out)
+    # Walking a folder skips the FIFO and the loop silently.
+    walked = cli(["check", "."], tmp_path)
+    assert walked.returncode == 1 and "Traceback" not in walked.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read a file without read permission")
+def test_unreadable_file(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text(GOOD)
+    os.chmod(tmp_path / "secret.py", 0)
+    code, lines, _ = lint_with_good_file(tmp_path, "secret.py")
+    assert code == 1 and len(lines) == 1 and "TL000" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "config, fragment",
+    [
+        ("[tool.torchlint\n", "invalid TOML"),
+        ("[tool.torchlint]\nfrobnicate = true\n", "frobnicate"),
+        ("[tool.torchlint]\nselect = ['TL123']\n", "TL123"),
+    ],
+    ids=["invalid-toml", "unknown-setting", "unknown-code"],
+)
+def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fragment: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "a.py").write_text(GOOD)
+    result = cli(["check", "a.py"], tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert "pyproject.toml" in line and fragment in line
+
+
+def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
+    source = b"from torch.utils.data import DataLoader\r\nif True:\n\tloader = DataLoader(ds)\r\n"
+    (tmp_path / "a.py").write_bytes(source)
+    subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    assert (tmp_path / "a.py").read_bytes() == source.replace(b"DataLoader(ds)", b"DataLoader(ds, num_workers=4)")

@@ -1,0 +1,325 @@
+"""TL101 tensor-created-then-moved: findings, fixes and their safety."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+import torchlint
+from torchlint.model import Applicability, Diagnostic
+from torchlint.registry import by_code_or_name
+from torchlint.settings import Settings, settings_from_table
+
+ONLY = Settings(select=("TL101",))
+
+
+def findings(source: str, settings: Settings = ONLY) -> List[Diagnostic]:
+    return [d for d in torchlint.check_source(source, "x.py", settings) if d.code == "TL101"]
+
+
+def fixed(source: str, settings: Settings = ONLY) -> str:
+    return torchlint.fix_source(source, "x.py", settings, unsafe=True).source
+
+
+def only_fix(source: str) -> Optional[Applicability]:
+    found = findings(source)
+    assert len(found) == 1, found
+    return found[0].fix.applicability if found[0].fix else None
+
+
+# -- what is reported -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nx = torch.randn(3).cuda()\n",
+        "import torch as th\nx = th.zeros(3).to('cuda:0')\n",
+        "import torch\nfrom torch import ones\nx = ones(3).to(torch.device('cuda'))\n",
+        "import torch\nfor device in devices:\n    torch.zeros(3).to(device)\n",
+        "import torch\ndef f(x):\n    dev = pick(x)\n    return torch.zeros(3).to(dev)\n",
+        "import torch\nx = torch.zeros(3).to(y.device)\n",
+        "import torch\nx = torch.zeros(3).to(self.device)\n",
+        "import torch\nx = torch.zeros(3).to(device=anything)\n",
+        "import torch\nx = torch.zeros(3).to(0)\n",
+        "import torch\nx = torch.zeros(3).to(f'cuda:{rank}')\n",
+        "import torch\ndef f(device):\n    return torch.zeros(3).to(device)\n",
+        "import torch\ndef f(local_rank):\n    return torch.zeros(3).to(local_rank)\n",
+        "import torch\nx = torch.zeros(3).float().view(3, 1).to('cuda')\n",
+        "import torch\nx = torch.zeros(3).cuda().requires_grad_()\n",
+        "import torch.nn as nn\nm = nn.Linear(3, 4).cuda()\n",
+        "from torch import nn\nm = nn.Conv2d(3, 8, 3).to('cuda')\n",
+        "from torch.nn import Linear as L\nm = L(3, 4).cuda()\n",
+        "from torch.nn.modules.normalization import LayerNorm\nm = LayerNorm(8).cuda()\n",
+        "import torch\nx = torch.ones(4, 4).tril().cuda()\n",
+        "import torch\nx = torch.empty(4).normal_(0, 0.02).cuda()\n",
+        "import torch\nx = torch.ones(3).type(torch.float16).cuda()\n",
+    ],
+)
+def test_reported(source: str) -> None:
+    assert len(findings(source)) == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Not a move.
+        "import torch\nx = torch.zeros(3).to(torch.float16)\n",
+        "import torch\nx = torch.zeros(3).to(dtype)\n",
+        "import torch\nx = torch.zeros(3).to(other_tensor)\n",
+        "import torch\nx = torch.zeros(3).to(memory_format=torch.channels_last)\n",
+        "import torch\nx = torch.zeros(3).to('cuda', copy=True)\n",
+        "import torch\nx = torch.zeros(3).to('cpu')\n",
+        "import torch\nx = torch.zeros(3).to(torch.device('cpu'))\n",
+        "import torch\nx = torch.zeros(3).to(cpu_device)\n",
+        "import torch\nx = torch.zeros(3).float()\n",
+        # Not a factory result, or moved in a later statement.
+        "import torch\nt = torch.zeros(3)\nt = t.cuda()\n",
+        "import torch\nmodel = Net().cuda()\n",
+        "import torch\nx = torch.stack([a, b]).cuda()\n",
+        "import torch\nx = torch.zeros(3)[0].cuda()\n",
+        "import torch\nx = torch.from_numpy(a).cuda()\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(3, 4)).cuda()\n",
+        "import torch.nn as nn\nm = nn.ReLU().cuda()\n",
+        # User-defined look-alikes.
+        "import torch\ndef randn(*s):\n    return s\nx = randn(3).cuda()\n",
+        "import torch\nclass Linear:\n    pass\nm = Linear(3).cuda()\n",
+        "import torch\ndef f(torch):\n    return torch.zeros(3).cuda()\n",
+        "zeros = make_zeros\nx = zeros(3).cuda()\n",
+        # Names that are not certainly devices.
+        "import torch\ndef f(target):\n    return torch.zeros(3).to(target)\n",
+        "import torch\ndef f(x):\n    where = x.dtype\n    return torch.zeros(3).to(where)\n",
+        "import torch\ndef f(x):\n    where = 'cuda'\n    if x:\n        where = x\n    return torch.zeros(3).to(where)\n",
+        "import torch\nout = [torch.zeros(3).to(d) for d in devices]\n",
+        "import torch\nfor where in places:\n    torch.zeros(3).to(where)\n",
+        # A name matching the pattern, but assigned a dtype or a tensor.
+        "import torch\ndef f(x):\n    dev = x.dtype\n    return torch.zeros(3).to(dev)\n",
+        "import torch\ndevice = torch.zeros(3)\nx = torch.zeros(3).to(device)\n",
+        # Already on the device, or tied to the CPU.
+        "import torch\nx = torch.zeros(3, device=device).to(device)\n",
+        "import torch\nx = torch.zeros(3, device='cuda').cuda()\n",
+        "import torch\nx = torch.zeros_like(y).to(y.device)\n",
+        "import torch\nx = torch.randn(3, generator=g).cuda()\n",
+        "import torch\nx = torch.empty(3).normal_(generator=g).cuda()\n",
+        "import torch\nx = torch.zeros(3, out=buf).cuda()\n",
+        "import torch\nx = torch.zeros(3, **opts).cuda()\n",
+        "import torch.nn as nn\nm = nn.Embedding(3, 4, _weight=w).cuda()\n",
+        "import torch.nn as nn\nm = nn.Transformer(custom_encoder=enc).cuda()\n",
+        "import torch.nn as nn\nm = nn.Linear(3, 4, True, 'cpu').cuda()\n",
+        "import torch\nx = torch.ones(3).expand(2, 3).cuda()\n",
+    ],
+)
+def test_not_reported(source: str) -> None:
+    assert findings(source) == []
+
+
+def test_report_covers_the_chain_and_says_what_to_do() -> None:
+    source = "import torch\nx = torch.randn(2, 3).float().cuda().requires_grad_()\n"
+    (diagnostic,) = findings(source)
+    assert (diagnostic.start.line, diagnostic.start.column) == (2, 5)
+    assert diagnostic.end.column == len("x = torch.randn(2, 3).float().cuda()") + 1
+    assert "`torch.randn(...)` is created on the CPU" in diagnostic.message
+    assert diagnostic.hint is not None and 'device="cuda"' in diagnostic.hint
+
+
+def test_one_finding_per_chain() -> None:
+    source = "import torch\nx = torch.zeros(3).cuda().float().to('cuda:1')\n"
+    assert len(findings(source)) == 1
+    assert fixed(source) == "import torch\nx = torch.zeros(3, device='cuda:1', dtype=torch.float32)\n"
+
+
+def test_noqa_on_the_line_silences_it() -> None:
+    assert findings("import torch\nx = torch.zeros(3).cuda()  # noqa: TL101\n") == []
+    source = "import torch\nx = torch.zeros(  # noqa: TL101\n    3,\n).cuda()\n"
+    assert findings(source) == []
+
+
+def test_modules_need_torch_1_9() -> None:
+    old = Settings(select=("TL101",), torch_version="1.8")
+    source = "import torch\nimport torch.nn as nn\nm = nn.Linear(3, 4).cuda()\nx = torch.zeros(3).cuda()\n"
+    assert [d.start.line for d in findings(source, old)] == [4]
+    new = Settings(select=("TL101",), torch_version="1.9")
+    assert [d.start.line for d in findings(source, new)] == [3, 4]
+
+
+def test_device_pattern_option() -> None:
+    settings = settings_from_table(
+        {"select": ["TL101"], "tensor-created-then-moved": {"device-pattern": "^dev$"}},
+        Path("pyproject.toml"),
+    )
+    source = (
+        "import torch\n"
+        "def f(dev, device, cfg):\n"
+        "    a = torch.zeros(3).to(dev)\n"
+        "    b = torch.zeros(3).to(device)\n"
+        "    c = torch.zeros(3).to(cfg.dev)\n"
+        "    d = torch.zeros(3).to(cfg.device)\n"
+    )
+    assert [d.start.line for d in findings(source, settings)] == [3, 5, 6]
+    assert [d.start.line for d in findings(source)] == [3, 4, 5, 6]
+
+
+def test_scope_bound_names() -> None:
+    source = (
+        "import torch\n"
+        "accel = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "def f():\n"
+        "    target = 'cuda:1'\n"
+        "    a = torch.zeros(3).to(target)\n"
+        "    b = torch.zeros(3).to(accel)\n"
+        "    return a, b\n"
+        "class M:\n"
+        "    gpu0 = 'cuda:0'\n"
+        "    def g(self):\n"
+        "        return torch.zeros(3).to(gpu0)\n"
+        "def h():\n"
+        "    host = torch.device('cpu')\n"
+        "    return torch.zeros(3).to(host)\n"
+    )
+    # A class attribute is not visible inside a method; a CPU device is no move.
+    assert [d.start.line for d in findings(source)] == [5, 6]
+
+
+# -- the fixes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = torch.zeros(3).cuda()", 'x = torch.zeros(3, device="cuda")'),
+        ("x = torch.zeros(3).cuda(1)", 'x = torch.zeros(3, device="cuda:1")'),
+        ("x = torch.zeros(3).cuda(None)", 'x = torch.zeros(3, device="cuda")'),
+        ("x = torch.zeros(3).cuda(non_blocking=True)", 'x = torch.zeros(3, device="cuda")'),
+        ("x = torch.zeros(3).to(dev, non_blocking=True)", "x = torch.zeros(3, device=dev)"),
+        ("x = torch.zeros(3).to(device=d.device)", "x = torch.zeros(3, device=d.device)"),
+        # Casts fold into dtype= when the values are exact ...
+        ("x = torch.ones(3).half().cuda()", 'x = torch.ones(3, device="cuda", dtype=torch.float16)'),
+        ("x = torch.ones(3).to(device, torch.bfloat16)", "x = torch.ones(3, device=device, dtype=torch.bfloat16)"),
+        ("x = torch.ones(3).to(device, dtype=d)", "x = torch.ones(3, device=device, dtype=d)"),
+        ("x = torch.ones(3).bool().to(device)", "x = torch.ones(3, device=device, dtype=torch.bool)"),
+        (
+            "x = torch.zeros(3, dtype=torch.long).double().cuda()",
+            'x = torch.zeros(3, dtype=torch.float64, device="cuda")',
+        ),
+        ("x = torch.ones(6).view(2, 3).float().to(device)", "x = torch.ones(6, device=device, dtype=torch.float32).view(2, 3)"),
+        # ... and stay as calls otherwise.
+        ("x = torch.tensor([1.5]).long().cuda()", 'x = torch.tensor([1.5], device="cuda").long()'),
+        ("x = torch.rand(3).long().cuda()", 'x = torch.rand(3, device="cuda").long()'),
+        ("x = torch.rand(3).to(device, torch.int64)", "x = torch.rand(3, device=device).to(torch.int64)"),
+        ("x = torch.rand(3).half().cuda()", 'x = torch.rand(3, device="cuda", dtype=torch.float16)'),
+        ("x = torch.randn(3).to(device, dtype)", "x = torch.randn(3, device=device).to(dtype)"),
+        ("x = torch.full((3,), 0.1).double().cuda()", 'x = torch.full((3,), 0.1, device="cuda").double()'),
+        ("x = torch.arange(10).float().to(device)", "x = torch.arange(10, device=device).float()"),
+        ("x = torch.zeros(4).view(torch.int32).float().cuda()", 'x = torch.zeros(4, device="cuda").view(torch.int32).float()'),
+        ("x = torch.ones(3, dtype=torch.long).to(device, dtype)", "x = torch.ones(3, dtype=torch.long, device=device).to(dtype)"),
+        ("x = torch.empty(3).fill_(0.1).double().cuda()", 'x = torch.empty(3, device="cuda").fill_(0.1).double()'),
+        # Calls around the move stay where they were.
+        ("x = torch.zeros(3).cuda().requires_grad_()", 'x = torch.zeros(3, device="cuda").requires_grad_()'),
+        ("x = torch.tensor(v).unsqueeze(0).to(device)", "x = torch.tensor(v, device=device).unsqueeze(0)"),
+        ("x = torch.zeros(3).cuda().to(y)", 'x = torch.zeros(3, device="cuda").to(y)'),
+        ("x = (torch.zeros(3).cuda())", 'x = (torch.zeros(3, device="cuda"))'),
+        # A device already given is replaced.
+        ("x = torch.zeros(3, device='cpu').to(device)", "x = torch.zeros(3, device=device)"),
+        # Modules.
+        ("m = nn.Linear(3, 4).half().cuda()", 'm = nn.Linear(3, 4, device="cuda", dtype=torch.float16)'),
+        ("m = nn.LSTM(3, 4, batch_first=True).to(device)", "m = nn.LSTM(3, 4, batch_first=True, device=device)"),
+        ("m = nn.BatchNorm2d(8).cuda().eval()", 'm = nn.BatchNorm2d(8, device="cuda").eval()'),
+        ("m = nn.Linear(3, 4).eval().cuda()", 'm = nn.Linear(3, 4, device="cuda").eval()'),
+    ],
+)
+def test_fix(source: str, expected: str) -> None:
+    header = "import torch\nimport torch.nn as nn\n"
+    assert fixed(header + source + "\n") == header + expected + "\n"
+
+
+def test_fix_spells_torch_like_the_file() -> None:
+    source = "import torch as th\nx = th.ones(3).half().cuda()\n"
+    assert fixed(source) == 'import torch as th\nx = th.ones(3, device="cuda", dtype=th.float16)\n'
+
+
+def test_fix_adds_the_torch_import_it_needs() -> None:
+    source = '"""Doc."""\nfrom torch import ones\nx = ones(3).half().cuda()\n'
+    assert fixed(source) == (
+        '"""Doc."""\nimport torch\nfrom torch import ones\n'
+        'x = ones(3, device="cuda", dtype=torch.float16)\n'
+    )
+    # No dtype to spell: no import.
+    source = "from torch import ones\nx = ones(3).cuda()\n"
+    assert fixed(source) == 'from torch import ones\nx = ones(3, device="cuda")\n'
+
+
+def test_fix_keeps_the_call_layout() -> None:
+    source = "import torch\nx = torch.zeros(\n    3,\n    4,\n).cuda()\ny = torch.zeros(3,\n                4).cuda()\n"
+    assert fixed(source) == (
+        "import torch\nx = torch.zeros(\n    3,\n    4,\n    device=\"cuda\",\n)\n"
+        "y = torch.zeros(3,\n                4,\n                device=\"cuda\")\n"
+    )
+
+
+def test_no_fix_when_a_comment_would_be_lost() -> None:
+    source = "import torch\nx = (torch.zeros(3)  # zeros\n     .cuda())\n"
+    (diagnostic,) = findings(source)
+    assert diagnostic.fix is None
+    assert fixed(source) == source
+
+
+def test_no_fix_for_pinned_memory() -> None:
+    source = "import torch\nx = torch.zeros(3, pin_memory=True).cuda(non_blocking=True)\n"
+    (diagnostic,) = findings(source)
+    assert diagnostic.fix is None
+    assert diagnostic.hint is not None and "pin_memory" in diagnostic.hint
+
+
+@pytest.mark.parametrize(
+    ("source", "applicability"),
+    [
+        ("x = torch.zeros(3).cuda()", Applicability.SAFE),
+        ("x = torch.tensor([1, 2]).to(device)", Applicability.SAFE),
+        ("x = torch.arange(10).cuda()", Applicability.SAFE),
+        ("x = torch.arange(len(v)).cuda()", Applicability.SAFE),
+        ("x = torch.zeros_like(y).cuda()", Applicability.SAFE),
+        ("x = torch.zeros(3).cuda(torch.cuda.current_device())", Applicability.SAFE),
+        ("m = nn.LayerNorm(8).half().cuda()", Applicability.SAFE),
+        ("x = torch.empty(3).cuda().normal_()", Applicability.SAFE),
+        # Different random numbers, rounding, leaf status, or a possible None.
+        ("x = torch.randn(3).cuda()", Applicability.UNSAFE),
+        ("x = torch.randint(0, 9, (3,)).cuda()", Applicability.UNSAFE),
+        ("x = torch.randn_like(y).cuda()", Applicability.UNSAFE),
+        ("x = torch.empty(3).normal_().cuda()", Applicability.UNSAFE),
+        ("x = torch.arange(0, 1, 0.1).cuda()", Applicability.UNSAFE),
+        ("x = torch.arange(n).cuda()", Applicability.UNSAFE),
+        ("x = torch.linspace(0, 1, 5).cuda()", Applicability.UNSAFE),
+        ("x = torch.tensor([1.0], requires_grad=True).cuda()", Applicability.UNSAFE),
+        ("x = torch.zeros(3).cuda(k)", Applicability.UNSAFE),
+        ("m = nn.Linear(3, 4).cuda()", Applicability.UNSAFE),
+    ],
+)
+def test_fix_safety(source: str, applicability: Applicability) -> None:
+    assert only_fix("import torch\nimport torch.nn as nn\n" + source + "\n") is applicability
+
+
+def test_fixes_are_stable() -> None:
+    source = (
+        "import torch\n"
+        "a = torch.tensor([1.5]).long().cuda()\n"
+        "b = torch.rand(3).to('cuda', torch.int64)\n"
+        "c = torch.ones(3).to(device).to(torch.float16)\n"
+    )
+    once = torchlint.fix_source(source, "x.py", ONLY, unsafe=True)
+    assert once.converged and not once.dropped
+    assert findings(once.source) == []
+
+
+def test_metadata() -> None:
+    rule = by_code_or_name("TL101")
+    assert rule is not None
+    assert rule.name == "tensor-created-then-moved"
+    assert rule.fix_availability.value == "sometimes"
+    assert "device-pattern" in rule.options
+    assert "1.9" in rule.torch_versions
+    sections = rule.doc_sections()
+    for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "Options", "Source guide"):
+        assert sections.get(heading), heading
+    assert "Use instead" in sections["Example"]

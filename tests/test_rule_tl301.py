@@ -1,0 +1,290 @@
+"""TL301 eval-without-no-grad: focused cases beyond the fixtures."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import List
+
+import pytest
+
+import torchlint
+from torchlint.registry import by_code_or_name
+from torchlint.settings import Settings
+
+SETTINGS = Settings(select=("TL301",))
+
+EVALUATE = """
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    return [model(x).argmax(1) for x in loader]
+"""
+
+
+def lines(source: str, path: str = "train.py", settings: Settings = SETTINGS) -> List[int]:
+    return [d.start.line for d in torchlint.check_source(textwrap.dedent(source), path, settings)]
+
+
+def fixed(source: str, path: str = "train.py", settings: Settings = SETTINGS) -> str:
+    return torchlint.fix_source(textwrap.dedent(source), path, settings, unsafe=True).source
+
+
+def test_metadata_and_doc() -> None:
+    rule = by_code_or_name("TL301")
+    assert rule is not None and rule.name == "eval-without-no-grad"
+    assert "function-pattern" in rule.options
+    doc = rule.documentation()
+    for heading in ("## What it does", "## Why is this bad?", "## Fix safety", "## Source guide"):
+        assert heading in doc
+    assert "requires" in doc or "require grad" in doc
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["evaluate", "eval", "validate", "validation", "val_epoch", "run_eval", "test", "test_epoch",
+     "predict", "predict_batch", "inference", "run_inference", "infer", "evalModel", "runValidation",
+     "get_predictions", "valid_one_epoch"],
+)
+def test_default_pattern_matches_and_trigger_words_cover_it(name: str) -> None:
+    rule = by_code_or_name("TL301")
+    assert rule is not None
+    pattern = re.compile(str(rule.options["function-pattern"].default))
+    assert pattern.search(name)
+    assert any(word in name for word in rule.trigger_words)
+
+
+@pytest.mark.parametrize(
+    "name", ["retrieval", "latest_checkpoint", "values", "evaluator", "intervals", "contest", "attest"]
+)
+def test_default_pattern_rejects_look_alikes(name: str) -> None:
+    rule = by_code_or_name("TL301")
+    assert rule is not None
+    assert not re.compile(str(rule.options["function-pattern"].default)).search(name)
+
+
+def test_reports_the_def_line_with_message_and_fix() -> None:
+    source = """
+    import torch
+
+    @some.decorator
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x).argmax(1) for x in loader]
+    """
+    diagnostics = torchlint.check_source(textwrap.dedent(source), "train.py", SETTINGS)
+    assert [(d.start.line, d.start.column) for d in diagnostics] == [(5, 5)]
+    d = diagnostics[0]
+    assert d.message.startswith("`evaluate` runs the model in eval mode without `torch.no_grad()`")
+    assert d.hint and "no_grad" in d.hint
+    assert d.fix is not None and d.fix.applicability.value == "unsafe"
+    assert "@some.decorator\n@torch.no_grad()\ndef evaluate" in fixed(source)
+
+
+def test_own_line_suppression_above_the_def() -> None:
+    source = """
+    import torch
+
+    # torchlint: ignore[TL301]
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x).argmax(1) for x in loader]
+    """
+    assert lines(source) == []
+
+
+def test_fix_uses_the_file_spelling_of_torch() -> None:
+    assert "@th.no_grad()\ndef evaluate" in fixed(EVALUATE.replace("import torch", "import torch as th"))
+    out = fixed(EVALUATE.replace("import torch", "from torch import nn"))
+    assert out.startswith("\nimport torch\nfrom torch import nn")
+    assert "@torch.no_grad()\ndef evaluate" in out
+    out = fixed(EVALUATE.replace("import torch", "from torch import no_grad as ng"))
+    assert "@ng()\ndef evaluate" in out
+
+
+def test_fix_is_idempotent_and_silences_the_rule() -> None:
+    once = fixed(EVALUATE)
+    assert fixed(once) == once
+    assert lines(once) == []
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "@torch.no_grad()",
+        "@torch.no_grad",
+        "@torch.inference_mode()",
+        "@torch.set_grad_enabled(False)",
+        "@torch.autograd.no_grad()",
+    ],
+)
+def test_decorated_functions_are_quiet(guard: str) -> None:
+    assert lines(EVALUATE.replace("def evaluate", f"{guard}\ndef evaluate")) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    with torch.no_grad():\n        return [model(x) for x in loader]",
+        "    with torch.inference_mode():\n        return [model(x) for x in loader]",
+        "    with torch.no_grad(), torch.autocast('cuda'):\n        return [model(x) for x in loader]",
+        "    torch.set_grad_enabled(False)\n    return [model(x) for x in loader]",
+        "    with torch.enable_grad():\n        return [model(x) for x in loader]",
+        "    out = [model(x) for x in loader]\n    out[0].sum().backward()\n    return out",
+        "    out = [model(x.requires_grad_()) for x in loader]\n    return out",
+        "    return [model(pgd_attack(model, x)) for x in loader]",
+        "    return [model(x) for x in loader], torch.autograd.grad(model(x).sum(), x)",
+        "    with eval_mode(model):\n        return [model(x) for x in loader]",
+    ],
+)
+def test_functions_that_manage_or_need_gradients_are_quiet(body: str) -> None:
+    source = f"import torch\n\ndef evaluate(model, loader):\n    model.eval()\n{body}\n"
+    assert lines(source) == []
+
+
+def test_callers_under_no_grad_cover_the_function() -> None:
+    source = """
+    import torch
+
+    def _eval(model, loader):
+        model.eval()
+        return [model(x) for x in loader]
+
+    def benchmark(model, loader):
+        return _eval(model, loader)
+
+    def main(model, loader):
+        with torch.no_grad():
+            benchmark(model, loader)
+            _eval(model, loader)
+    """
+    assert lines(source) == []
+    # One unguarded call is enough to report.
+    assert lines(textwrap.dedent(source) + "\n_eval(None, [])\n") == [4]
+
+
+def test_lightning_and_test_code_are_quiet() -> None:
+    source = """
+    import torch
+    from pytorch_lightning import LightningModule
+    from project.base import BaseLit
+
+    class Lit(LightningModule):
+        def evaluate(self, batch):
+            self.model.eval()
+            return self.model(batch)
+
+    class Other(BaseLit):
+        def training_step(self, batch, i):
+            return self.model(batch).sum()
+
+        def _shared_eval(self, batch):
+            self.model.eval()
+            return self.model(batch)
+
+    class MyLit(SomethingLightningModule):
+        def validation_step(self, batch, i):
+            return self.net(batch).mean().item()
+    """
+    assert lines(source) == []
+    pytest_file = """
+    import torch
+
+    def test_eval(model=None):
+        model.eval()
+        return [model(x) for x in range(3)]
+    """
+    assert lines(pytest_file, path="tests/test_model.py") == []
+    assert lines(pytest_file, path="scripts/test.py") == [4]
+
+
+def test_files_of_other_frameworks_are_quiet() -> None:
+    source = """
+    import tensorflow as tf
+
+    def evaluate(model, data):
+        model.eval()
+        return [model(x) for x in data]
+    """
+    assert lines(source) == []
+
+
+def test_forward_and_model_helpers_are_quiet() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def forward(self, x):
+            self.eval()
+            return self.body(x)
+
+        def inference(self, x):
+            return self.body(x).argmax(1).cpu()
+
+    def predict(x):
+        return build_model(x)
+
+    def evaluate(model, loader):
+        model.eval()
+        torch.onnx.export(model, next(iter(loader)), "m.onnx")
+    """
+    assert lines(source) == []
+
+
+def test_name_only_helpers_need_a_loop_or_plain_values() -> None:
+    source = """
+    import torch
+
+    def predict(model, x):
+        return model(x)
+
+    def predict_label(model, x):
+        return model(x).argmax(1).item()
+    """
+    assert lines(source) == [7]
+
+
+def test_module_level_script() -> None:
+    source = """
+    import torch
+    model = torch.load("m.pt")
+    model.eval()
+    print(model(torch.randn(1, 3)))
+    """
+    diagnostics = torchlint.check_source(textwrap.dedent(source), "predict.py", SETTINGS)
+    assert [d.start.line for d in diagnostics] == [4]
+    assert diagnostics[0].fix is None
+    assert "`model` is put in eval mode" in diagnostics[0].message
+
+
+def test_module_level_training_after_eval_is_quiet() -> None:
+    source = """
+    import torch
+    model.eval()
+    out = model(x)
+    out.sum().backward()
+    """
+    assert lines(source) == []
+
+
+def test_missing_final_newline_reports_without_fix() -> None:
+    source = "import torch\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x in loader]"
+    diagnostics = torchlint.check_source(source, "e.py", SETTINGS)
+    assert [d.start.line for d in diagnostics] == [2]
+    assert diagnostics[0].fix is None
+
+
+def test_custom_pattern_option() -> None:
+    source = """
+    import torch
+
+    def score_all(model, items):
+        return [model(x).item() for x in items]
+    """
+    assert lines(source) == []
+    custom = Settings(select=("TL301",), rule_options={"TL301": {"function-pattern": "^score"}})
+    # The engine's quick text check still needs one of the trigger words in the file.
+    assert lines(source, settings=custom) == []
+    assert lines(source + "# validation helpers\n", settings=custom) == [4]
