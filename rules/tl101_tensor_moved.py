@@ -479,7 +479,7 @@ def _string_value(expr: cst.BaseExpression) -> Optional[str]:
 
 
 class TensorCreatedThenMoved(Rule):
-    """## What it does
+    r"""## What it does
     Reports a tensor factory (`torch.zeros`, `torch.randn`, `torch.tensor`,
     `torch.arange`, the `*_like` forms and the other creation functions
     that take `device=`) or a built-in `torch.nn` layer constructor
@@ -523,40 +523,51 @@ class TensorCreatedThenMoved(Rule):
     ```
 
     ## Fix safety
-    The fix adds `device=` (and, where a cast can be folded exactly,
-    `dtype=`) to the call and removes the `.cuda()`/`.to()` call;
-    `non_blocking=` goes away with it, and casts that cannot be folded stay
-    as method calls after the factory.  It is safe when the values are
-    bit-identical on every device: `zeros`, `ones`, `empty`, `eye`, `full`,
-    `tensor`, `as_tensor`, the non-random `*_like` forms, integer `arange`,
-    and the normalization layers whose parameters start as ones and zeros.
-    It is unsafe when:
+    The fix adds `device=` to the call and removes the `.cuda()`/`.to()`
+    call together with its `non_blocking=`.  A cast in the chain becomes
+    `dtype=` only where creating the values in that dtype is the same as
+    casting them afterwards: any cast for `zeros`, `ones`, `empty`, `eye`
+    and their `*_like` forms, a floating-point cast for the random
+    factories and for layers.  Other casts (`torch.tensor([1.5]).long()`,
+    `torch.rand(3).long()`, `torch.full(..., 0.1).double()`) stay as method
+    calls after the factory, which is always equivalent.
+
+    The fix is safe when the values are bit-identical on every device:
+    `zeros`, `ones`, `empty`, `eye`, `full`, `tensor`, `as_tensor`, the
+    non-random `*_like` forms, an `arange` with integer bounds, and the
+    normalization layers, whose parameters start as ones and zeros.  It is
+    unsafe when:
     - the factory is random (`rand`, `randn`, `randint`, `randperm`,
-      `rand_like`, ...) or the layer initializes its weights randomly
-      (`Linear`, `Conv*`, `Embedding`, RNNs, attention, `PReLU`): the
-      accelerator's generator produces different numbers from the CPU's
-      for the same seed, and every later CPU random draw shifts because the
-      CPU generator is no longer consumed;
+      `rand_like`, ...), a random fill such as `.normal_()` runs before the
+      move, or the layer initializes its weights randomly (`Linear`,
+      `Conv*`, `Embedding`, RNNs, attention, `PReLU`): the accelerator's
+      generator gives different numbers from the CPU's for the same seed,
+      and every later CPU random draw shifts because the CPU generator is
+      no longer consumed;
     - the factory is `linspace`, `logspace`, a window function or an
       `arange` whose bounds may be fractional: device kernels may round the
       last bit differently;
     - the factory passes `requires_grad=True`: the original result is a
       non-leaf copy that never receives `.grad`, the fixed one is a leaf;
     - the move is `.cuda(k)` with a variable `k`: `device=k` is right for
-      an index or a device but puts the tensor on the CPU if `k` is `None`.
+      an index or a device, but puts the tensor on the CPU if `k` is `None`.
 
-    No fix is offered when `pin_memory=True` is passed, or when the call
-    layout would lose a comment.  Nothing is reported when a `generator=`
-    or `out=` argument, `**kwargs`, or a module's pre-built weight or
-    custom sub-module is passed, since those tie the result to the CPU or
-    hide the keywords the fix would add.
+    No fix is offered when `pin_memory=True` is passed, or when the edit
+    would drop a comment.  Nothing is reported when a `generator=` or
+    `out=` argument, `**kwargs`, or a layer's pre-built weight or custom
+    sub-module is passed: those tie the result to the CPU or may hide the
+    keywords the fix would add.
 
     ## Options
-    - `device-pattern` (default: names and attributes such as `device`,
-      `dev`, `torch_device`, `DEVICE`, `rank`, `local_rank`, `gpu`,
-      `gpu_id`, `device_id`): a regular expression; a `.to(x)` whose
-      argument is a name, or an attribute whose last part, fully matches it
-      is taken as a move to a device.
+    - `device-pattern` (default
+      `(?i)^(?:\w*_)?(?:device|dev)$|^(?:local_)?rank$|^gpu(?:_?id)?$|^device_?id$`,
+      which matches `device`, `dev`, `torch_device`, `DEVICE`, `rank`,
+      `local_rank`, `gpu`, `gpu_id`, `device_id`, ...): a regular
+      expression.  The argument of `.to(x)` is taken as a device when it is
+      a name, or an attribute whose last part, that fully matches the
+      pattern, unless the enclosing scope assigns that name a dtype, a
+      tensor or another value that is certainly no device.  A name with
+      `cpu` in it counts as the CPU.
 
     ## Source guide
     `002_c24777732a429f30.txt` (DGX cluster guidelines), in its list of
@@ -572,7 +583,7 @@ class TensorCreatedThenMoved(Rule):
     fix_availability = FixAvailability.SOMETIMES
     torch_versions = (
         "all versions for tensor factories; `torch.nn` layer constructors take "
-        "`device=`/`dtype=` since 1.9"
+        "`device=`/`dtype=` since 1.9 (pytorch#54508; `RMSNorm` exists from 2.4)"
     )
     options = {
         "device-pattern": Option(

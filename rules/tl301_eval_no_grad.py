@@ -89,6 +89,14 @@ _VALUE_READS: FrozenSet[str] = frozenset({
 })
 _OTHER_FRAMEWORKS = ("tensorflow", "keras", "jax", "flax", "paddle", "mindspore", "oneflow",
                      "jittor", "mxnet", "theano", "chainer", "sympy")
+_TORCH_LIKE: FrozenSet[str] = frozenset({
+    "torch", "torchvision", "lightning", "pytorch_lightning", "transformers", "timm", "monai",
+    "ignite", "accelerate",
+})
+_PREDICTOR_LIBRARIES: FrozenSet[str] = frozenset({
+    "ultralytics", "sentence_transformers", "detectron2", "mmdet", "mmseg", "mmpose",
+    "yolov5", "paddleocr", "easyocr", "whisper", "diffusers",
+})
 _LIGHTNING_HOOK = re.compile(
     r"^(?:validation|test|predict)_(?:step|step_end|epoch_end)$|^on_(?:validation|test|predict)_"
 )
@@ -198,9 +206,13 @@ class EvalWithoutNoGrad(Rule):
     `LightningModule` methods (Lightning already disables gradients for
     validation, test and predict), methods called `forward`, pytest tests
     and shape smoke tests that build a model from scratch in a `test()`
-    function.  At module level, a `model.eval()` followed by a forward pass
-    of that model outside `torch.no_grad()`, with no gradient work in
-    between, is reported on the `.eval()` line.
+    function.  It also stays quiet for functions with a compile or
+    grad-mode decorator, inside a `with` helper whose name mentions eval,
+    inference or grad (MONAI's `eval_mode` disables gradients itself), and
+    in files that import another array framework but not torch.  At module
+    level, a `model.eval()` followed by a forward pass of that model outside
+    `torch.no_grad()`, with no gradient work before the model goes back to
+    `.train()`, is reported on the `.eval()` line.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to
@@ -251,9 +263,10 @@ class EvalWithoutNoGrad(Rule):
       infer/inference as a whole name, a `snake_case` part or a `camelCase`
       part): a regular expression searched in function names; a match makes
       the function an evaluation function even without an `.eval()` call.
-      Note that the quick text check only lets files through that contain
-      one of the default words (or `.train(False)`): a custom pattern
-      matching other names still fires only in such files.
+      Note that the engine's quick text check only parses files that
+      contain one of the rule's trigger words (`eval`, `valid`, `val_`,
+      `test`, `predict`, `infer`, ...): a custom pattern matching other
+      names still fires only in such files.
 
     ## Source guide
     `002_c24777732a429f30.txt` (DGX cluster guidelines, "No brainer code
@@ -295,7 +308,11 @@ class EvalWithoutNoGrad(Rule):
         self._module_names = ImportTable.from_module(context.module)
         # pytest's files; a script called test.py is an evaluation script.
         self._test_file = bool(_TEST_FILE.match(PurePath(context.path).name))
-        self._other_framework = self._imports_other_framework(context.module)
+        roots = self._imported_roots(context.module)
+        self._other_framework = bool(roots & set(_OTHER_FRAMEWORKS)) and not roots & _TORCH_LIKE
+        # High-level predictors (YOLO(...)(img), pipeline(...)(text)) switch
+        # gradients off themselves: a name alone is not enough there.
+        self._wrapped_predictors = bool(roots & _PREDICTOR_LIBRARIES)
         self._functions = self._module_functions(context.module)
 
     # -- helpers --------------------------------------------------------------
@@ -314,8 +331,8 @@ class EvalWithoutNoGrad(Rule):
         return self._pattern
 
     @staticmethod
-    def _imports_other_framework(module: cst.Module) -> bool:
-        """A file that imports another array framework but not torch is not ours."""
+    def _imported_roots(module: cst.Module) -> Set[str]:
+        """The top-level packages a module imports at module level."""
         roots: Set[str] = set()
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
@@ -330,9 +347,7 @@ class EvalWithoutNoGrad(Rule):
                     name = dotted(small.module)
                     if name and not small.relative:
                         roots.add(name.split(".")[0])
-        torch_like = {"torch", "torchvision", "lightning", "pytorch_lightning", "transformers",
-                      "timm", "monai", "ignite", "accelerate"}
-        return bool(roots & set(_OTHER_FRAMEWORKS)) and not roots & torch_like
+        return roots
 
     @staticmethod
     def _module_functions(module: cst.Module) -> Set[str]:
@@ -502,8 +517,12 @@ class EvalWithoutNoGrad(Rule):
             return False
         has_eval = bool(frame.evals)
         if not has_eval:
-            if kind == "model" or not self._function_pattern().search(name):
+            if kind == "model" or self._wrapped_predictors:
                 return False
+            if not self._function_pattern().search(name):
+                return False
+            if frame.trains_model or any(w in ("train", "training", "fit") for w in _words(name)):
+                return False  # train_and_eval(): a training routine that also scores
             if kind == "framework" and name.startswith("_"):
                 # A private step of a framework class (a predictor, an
                 # inferer): its public caller, often elsewhere, sets the mode.

@@ -196,7 +196,11 @@ class ConvBiasBeforeBatchNorm(Rule):
     `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
     `x = self.bn(x)`.  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
-    channel counts that are literals and differ.
+    channel counts that are literals and differ.  Layer classes are resolved
+    through imports and single assignments (`BN = nn.BatchNorm2d`); a norm
+    passed in as a parameter (`norm_layer(c)`), a conv built by a helper
+    function, or a conv shared with a branch that has no batch norm is not
+    followed.
 
     ## Why is this bad?
     In training mode batch norm subtracts the per-channel mean of its input
@@ -291,7 +295,7 @@ class ConvBiasBeforeBatchNorm(Rule):
 
     def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
         if isinstance(expr, cst.Call):
-            qualified = self.names.call_name(expr)
+            qualified = self.names.call_name(expr) or self._alias(expr.func)
             if qualified is None:
                 return None
             producer = self._producer_table().get(qualified)
@@ -309,6 +313,24 @@ class ConvBiasBeforeBatchNorm(Rule):
                 layer = self._layer(scope.value.get(key), follow_names=False)
                 if layer is not None:
                     return (layer[0], layer[1], layer[2], scope.statement.get(key))
+        return None
+
+    def _alias(self, func: cst.BaseExpression) -> Optional[str]:
+        """``BN = nn.BatchNorm2d`` (assigned once, in this function or the module)."""
+        if not isinstance(func, cst.Name):
+            return None
+        scopes = [self._scope()]
+        module_scope = self._scopes.get(id(self.context.module))
+        if module_scope is None:
+            module_scope = _scan_scope(self.context.module)
+            self._scopes[id(self.context.module)] = module_scope
+        scopes.append(module_scope)
+        for scope in scopes:
+            if scope.assigned.get(func.value) == 1:
+                value = scope.value.get(func.value)
+                if isinstance(value, (cst.Name, cst.Attribute)):
+                    return self.names.qualified_name(value)
+                return None
         return None
 
     # -- pairs -------------------------------------------------------------
@@ -398,6 +420,8 @@ class ConvBiasBeforeBatchNorm(Rule):
             self._check_stream(self._sequential_elements(node))
 
     def visit_List(self, node: cst.List) -> None:
+        if any(isinstance(parent, cst.Decorator) for parent in self.parents):
+            return  # @pytest.mark.parametrize("layer", [nn.Conv2d(...), nn.BatchNorm2d(...)])
         self._check_stream(_list_elements(node))
 
     # -- layers.append(conv); layers.append(bn) ------------------------------

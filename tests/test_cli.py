@@ -185,3 +185,18 @@ def test_sarif_and_github_formats(tmp_path: Path) -> None:
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"][0]["ruleId"] == "TL501"
     github = run(["check", "a.py", "--output-format", "github"], tmp_path).stdout
     assert github.startswith("::error title=torchlint (TL501),file=a.py,line=3,col=9,")
+
+
+def test_baseline_hides_known_findings_and_survives_line_shifts(tmp_path: Path) -> None:
+    project(tmp_path, {"src/a.py": DP_SOURCE})
+    written = run(["check", "src", "--write-baseline", "tl-baseline.json"], tmp_path)
+    assert written.returncode == 0 and "Wrote 1 finding" in written.stderr
+    assert run(["check", "src", "--baseline", "tl-baseline.json"], tmp_path).returncode == 0
+    # Unrelated edits move the old finding down; it is still known.
+    (tmp_path / "src/a.py").write_text("import os\n\n\n" + DP_SOURCE + "other = nn.DataParallel(net2)\n")
+    result = run(["check", "src", "--baseline", "tl-baseline.json", "--output-format", "concise"], tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith("src/a.py:7:9: TL501")
+    assert len([line for line in result.stdout.splitlines() if "TL501" in line]) == 1
+    broken = project(tmp_path, {"bad.json": "{not json"})
+    assert run(["check", "src", "--baseline", str(broken / "bad.json")], tmp_path).returncode == 2

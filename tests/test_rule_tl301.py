@@ -288,3 +288,14 @@ def test_custom_pattern_option() -> None:
     # The engine's quick text check still needs one of the trigger words in the file.
     assert lines(source, settings=custom) == []
     assert lines(source + "# validation helpers\n", settings=custom) == [4]
+
+
+def test_high_level_predictors_need_an_eval_call() -> None:
+    source = """
+    from ultralytics import YOLO
+
+    def run_inference(frames):
+        model = YOLO("yolov8n.pt")
+        return [model(frame)[0].boxes.cpu() for frame in frames]
+    """
+    assert lines(source) == []

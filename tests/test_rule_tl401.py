@@ -220,3 +220,31 @@ def test_fix_is_idempotent() -> None:
     assert once == "import torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8))\n"
     assert fixed(once) == once
     assert lines(once) == []
+
+
+def test_class_aliases_assigned_once() -> None:
+    source = """
+    import torch.nn as nn
+    BN = nn.BatchNorm2d
+
+    def block(c):
+        Conv = nn.Conv2d
+        return nn.Sequential(Conv(c, c, 3), BN(c))
+
+    def configurable(c, norm=nn.BatchNorm2d):
+        # a parameter could hold any norm: stay quiet
+        return nn.Sequential(nn.Conv2d(c, c, 3), norm(c))
+    """
+    assert lines(source) == [7]
+
+
+def test_parametrize_lists_are_not_layer_stacks() -> None:
+    source = """
+    import pytest
+    import torch.nn as nn
+
+    @pytest.mark.parametrize("layer", [nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8)])
+    def test_layer(layer):
+        assert layer is not None
+    """
+    assert lines(source) == []

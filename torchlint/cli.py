@@ -13,6 +13,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 import click
 
 from torchlint import __version__
+from torchlint import baseline as baseline_module
 from torchlint.discovery import discover, is_excluded
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import fix_text
@@ -140,8 +141,13 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
 @click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Report only findings that are not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Record the current findings in this file and exit 0.")
 def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_file: Optional[Path],
-          statistics: bool, exit_zero: bool, exit_non_zero_on_fix: bool, show_files: bool, **kwargs: Any) -> None:
+          statistics: bool, exit_zero: bool, exit_non_zero_on_fix: bool, show_files: bool,
+          baseline: Optional[Path], write_baseline: Optional[Path], **kwargs: Any) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
     from torchlint.report import ReportContext, render, render_statistics
 
@@ -179,6 +185,20 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     for outcome in outcomes:
         if outcome.fixed is not None and not outcome.write_error:
             sources[outcome.path] = outcome.fixed.source
+    if write_baseline is not None:
+        count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
+        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
+        sys.exit(EXIT_CLEAN)
+    if baseline is not None:
+        try:
+            fresh = baseline_module.new_findings(diagnostics, sources, baseline)
+        except baseline_module.BaselineError as error:
+            _fail(str(error))
+            return
+        known = len(diagnostics) - len(fresh)
+        if known:
+            click.echo(f"{known} finding{'s' if known != 1 else ''} in the baseline {baseline} not shown.", err=True)
+        diagnostics = fresh
     context = ReportContext(sources=sources, unsafe_fixes=unsafe, color=_use_color() and output_file is None,
                             fixed=fixed_count)
     text = render_statistics(diagnostics, context) if statistics else render(output_format, diagnostics, context)

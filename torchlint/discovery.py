@@ -11,7 +11,7 @@ from typing import Callable, Iterator, List, Sequence, Set, Tuple
 from torchlint.gitignore import GitIgnore
 from torchlint.settings import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass(frozen=True)

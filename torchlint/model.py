@@ -60,9 +60,9 @@ class Diagnostic:
     cell: Optional[int] = field(default=None, compare=False)
 
     @property
-    def sort_key(self) -> Tuple[str, int, int, str, str]:
-        """The one ordering used everywhere: path, line, column, code."""
-        return (self.path, self.start.line, self.start.column, self.code, self.message)
+    def sort_key(self) -> Tuple[str, int, int, int, str, str]:
+        """The one ordering used everywhere: path, (cell,) line, column, code."""
+        return (self.path, self.cell or 0, self.start.line, self.start.column, self.code, self.message)
 
     def fixable(self, unsafe: bool) -> bool:
         """Whether the fix would be applied under the given safety level."""

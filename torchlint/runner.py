@@ -14,6 +14,7 @@ from torchlint.cache import Cache
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import FixResult, fix_text
 from torchlint.model import Diagnostic
+from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
 from torchlint.settings import Settings
 from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
 
@@ -38,6 +39,12 @@ class FileOutcome:
     write_error: Optional[str] = None
     digest: Optional[str] = None
     from_cache: bool = False
+    cell_sources: Optional[Dict[str, str]] = None
+
+
+def is_notebook(path: Path) -> bool:
+    """Whether a path is a Jupyter notebook."""
+    return path.suffix == ".ipynb"
 
 
 def _internal_error(path: str, error: BaseException) -> Diagnostic:
@@ -51,13 +58,18 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
         source = read_source(path)
     except SourceError as error:
         return FileOutcome(shown, (parse_error(shown, str(error)),))
+    cells: Optional[Dict[str, str]] = None
     try:
-        diagnostics = lint_source(source.text, shown, settings.lint_config(path))
+        if is_notebook(path):
+            diagnostics, notebook = lint_notebook(source.text, shown, settings.lint_config(path))
+            cells = cell_sources(notebook, shown) if notebook and diagnostics else None
+        else:
+            diagnostics = lint_source(source.text, shown, settings.lint_config(path))
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
     text = source.text if diagnostics else None
-    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest)
+    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, cell_sources=cells)
 
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
@@ -67,8 +79,14 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
         source = read_source(path)
     except SourceError as error:
         return FileOutcome(shown, (parse_error(shown, str(error)),))
+    cells: Optional[Dict[str, str]] = None
     try:
-        result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
+        if is_notebook(path):
+            _, result, notebook = fix_notebook(source.text, shown, settings.lint_config(path), unsafe=unsafe)
+            if notebook is not None and result.remaining:
+                cells = cell_sources(notebook, shown)
+        else:
+            result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
     write_error: Optional[str] = None
@@ -77,7 +95,8 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             write_source(source, result.source)
         except (SourceError, OSError) as error:
             write_error = str(error)
-    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, source.digest)
+    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, source.digest,
+                       cell_sources=cells)
 
 
 BIG_FILE_BYTES = 512 * 1024
@@ -176,7 +195,14 @@ def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[
     if diagnostics is None:
         return None
     text = source.text if diagnostics else None
-    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, from_cache=True), key
+    cells = None
+    if diagnostics and is_notebook(path):
+        try:
+            cells = cell_sources(load(source.text), shown)
+        except NotebookError:
+            cells = None
+    outcome = FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, from_cache=True, cell_sources=cells)
+    return outcome, key
 
 
 def _size(path: Path) -> int:
@@ -196,4 +222,7 @@ def default_jobs() -> int:
 
 def sources_of(outcomes: Sequence[FileOutcome]) -> Dict[str, str]:
     """path -> text for reporters' snippets."""
-    return {o.path: o.source for o in outcomes if o.source is not None}
+    sources = {o.path: o.source for o in outcomes if o.source is not None}
+    for outcome in outcomes:
+        sources.update(outcome.cell_sources or {})
+    return sources

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Optional
+
+from torchlint.model import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,12 @@ class ReportContext:
     fix_command: str = "torchlint check --fix"
     show_summary: bool = True
     fixed: int = 0
+
+    def source_for(self, diagnostic: Diagnostic) -> Optional[str]:
+        """The text a diagnostic's positions refer to (a notebook cell's own)."""
+        if diagnostic.cell is not None:
+            return self.sources.get(f"{diagnostic.path}#cell{diagnostic.cell}")
+        return self.sources.get(diagnostic.path)
 
     @property
     def unsafe_fix_command(self) -> str:

@@ -28,7 +28,7 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 
 def diagnostic_block(diagnostic: Diagnostic, context: ReportContext, style: Style) -> List[str]:
     """Header, ``-->`` location, snippet, hint, fix description and diff, unsafe note."""
-    source = context.sources.get(diagnostic.path)
+    source = context.source_for(diagnostic)
     snippet = render_snippet(source, diagnostic, style) if source is not None else None
     width = snippet.width if snippet else 1
     arrow = f"{' ' * width}{style.gutter('-->')} {style.path(location_label(diagnostic))}"

@@ -14,7 +14,7 @@ JsonObject = Dict[str, Any]
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """The JSON array, indented by two, ending in a newline."""
-    items = [diagnostic_object(d, context.sources.get(d.path)) for d in diagnostics]
+    items = [diagnostic_object(d, context.source_for(d)) for d in diagnostics]
     return dumps(items)
 
 

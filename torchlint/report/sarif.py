@@ -30,7 +30,7 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """One SARIF log with one run holding every rule and every finding."""
     rules = rule_descriptors()
     indices = {rule["id"]: number for number, rule in enumerate(rules)}
-    results = [result(d, indices, context.sources.get(d.path)) for d in diagnostics]
+    results = [result(d, indices, context.source_for(d)) for d in diagnostics]
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",

@@ -1,0 +1,653 @@
+"""The code `torchlint verify` runs in its child processes.
+
+This file is run by path, never imported by ``check`` or ``fix``, and needs
+only the standard library and torch::
+
+    python harness.py --serve       fork server: imports torch once, then forks
+                                    one process per spec path read from stdin
+    python harness.py --run SPEC    one run in this process
+
+A *compare* run executes one program (an original or a fixed source) the way
+``python script.py`` would, with seeds, determinism flags and a thread count
+set, and saves what it left behind with ``torch.save``.  A *time* run loads
+several variants into one process and times them with ``timing.py``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import gc
+import importlib.util
+import json
+import linecache
+import math
+import os
+import platform
+import random
+import signal
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+
+_HERE = Path(__file__).resolve().parent
+# Run as a file, Python puts this directory first on sys.path, where its
+# modules could shadow a user's; the program's own directory goes there instead.
+if sys.path and sys.path[0] and Path(sys.path[0]).resolve() == _HERE:
+    del sys.path[0]
+
+Spec = Dict[str, Any]
+Flat = Dict[str, Any]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 70  # the harness itself failed; the parent shows stderr
+
+
+# -- running one program ------------------------------------------------------
+
+
+class Program:
+    """One source file, compiled once, executed as ``__main__`` on demand."""
+
+    def __init__(self, entry: Mapping[str, str]) -> None:
+        self.display = entry["display"]
+        self.file = entry["file"]
+        with open(entry["source"], encoding="utf-8") as handle:
+            self.source = handle.read()
+        # dont_inherit: this file's `from __future__` imports must not leak in.
+        self.code = compile(self.source, self.display, "exec", dont_inherit=True)
+        linecache.cache[self.display] = (
+            len(self.source), None, self.source.splitlines(True), self.display
+        )
+
+    def execute(self, seed: int) -> types.ModuleType:
+        """Run the program top to bottom in a fresh module; return the module."""
+        module = types.ModuleType("__main__")
+        module.__file__ = self.file
+        module.__dict__["__builtins__"] = builtins
+        seed_everything(seed)
+        with as_main(module):
+            try:
+                exec(self.code, module.__dict__)
+            except SystemExit as stop:
+                if stop.code not in (None, 0):
+                    raise
+        return module
+
+
+@contextlib.contextmanager
+def as_main(module: types.ModuleType) -> Iterator[None]:
+    """Make ``module`` the ``__main__`` module (pickling and `sys.argv` rely on it)."""
+    saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
+    sys.modules["__main__"] = module
+    sys.argv = [str(getattr(module, "__file__", ""))]
+    try:
+        yield
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        sys.argv = saved_argv
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy (when the program can use it) and torch (all devices)."""
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        with contextlib.suppress(ImportError):
+            numpy = importlib.import_module("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+
+
+def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
+    """What the program exposes for comparison, and where it came from."""
+    import torch
+
+    namespace = module.__dict__
+    hook = namespace.get("torchlint_outputs")
+    if callable(hook):
+        with as_main(module):
+            produced = hook()
+        if not isinstance(produced, dict):
+            raise TypeError(f"torchlint_outputs() must return a dict, not {type(produced).__name__}")
+        return {str(key): value for key, value in produced.items()}, "torchlint_outputs()"
+    kept = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)
+    return {
+        name: value
+        for name, value in namespace.items()
+        if not name.startswith("_") and isinstance(value, kept)
+    }, "globals"
+
+
+# -- flattening outputs into named tensors and plain values -------------------
+
+
+class Flattener:
+    """Turns outputs into ``{dotted.key: tensor or plain value}`` plus metadata."""
+
+    def __init__(self, parameter_names: Mapping[int, str]) -> None:
+        self.values: Flat = {}
+        self.meta: Dict[str, Dict[str, Any]] = {}
+        self.batchnorms: Dict[str, Dict[str, Any]] = {}
+        self.skipped: List[str] = []
+        self._names = parameter_names
+
+    def add(self, key: str, value: Any, source: str = "value", owner: str = "", name: str = "") -> None:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            self._tensor(key, value, source, owner, name)
+        elif isinstance(value, torch.nn.Module):
+            self._module(key, value)
+        elif isinstance(value, torch.optim.Optimizer):
+            self._optimizer(key, value)
+        elif isinstance(value, Mapping):
+            for inner, item in value.items():
+                self.add(f"{key}.{inner}", item, source, owner, name)
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                self.add(f"{key}[{index}]", item, source, owner, name)
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            self.values[key] = value
+        elif type(value).__module__ == "numpy" and hasattr(value, "item") and not hasattr(value, "shape"):
+            self.values[key] = value.item()
+        elif type(value).__module__ == "numpy" and hasattr(value, "__array__"):
+            self._tensor(key, torch.as_tensor(value), source, owner, name)
+        else:
+            self.skipped.append(f"{key} ({type(value).__name__})")
+
+    def _tensor(self, key: str, tensor: Any, source: str, owner: str, name: str) -> None:
+        import torch
+
+        self.meta[key] = {
+            "shape": list(tensor.shape),
+            "dtype": str(tensor.dtype),
+            "device": tensor.device.type,
+            "layout": str(tensor.layout),
+            "requires_grad": bool(tensor.requires_grad),
+            "is_leaf": bool(tensor.is_leaf),
+            "grad_fn": type(tensor.grad_fn).__name__ if tensor.grad_fn is not None else None,
+            "source": source,
+            "owner": owner,
+            "name": name,
+        }
+        if tensor.device.type == "meta":
+            self.skipped.append(f"{key} (meta tensor, no values)")
+            return
+        value = tensor.detach()
+        if value.layout != torch.strided:
+            value = value.to_dense()
+        if value.is_quantized:
+            value = value.dequantize()
+        self.values[key] = value.to("cpu", copy=True)
+
+    def _module(self, key: str, module: Any) -> None:
+        import torch
+
+        for name, tensor in module.state_dict().items():
+            if isinstance(tensor, torch.Tensor):
+                self._tensor(f"{key}.{name}", tensor, "module", key, name)
+        for name, sub in module.named_modules():
+            if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm) and sub.running_mean is not None:
+                prefix = f"{key}.{name}." if name else f"{key}."
+                self.batchnorms[prefix + "running_mean"] = {
+                    "momentum": sub.momentum,
+                    "eps": float(sub.eps),
+                    "weight": prefix + "weight" if sub.affine else None,
+                    "running_var": prefix + "running_var",
+                    "count": prefix + "num_batches_tracked",
+                }
+
+    def _optimizer(self, key: str, optimizer: Any) -> None:
+        for group_index, group in enumerate(optimizer.param_groups):
+            for option, setting in group.items():
+                if option != "params":
+                    self.add(f"{key}.param_groups[{group_index}].{option}", setting, "optimizer")
+            for index, parameter in enumerate(group["params"]):
+                name = self._names.get(id(parameter), f"group{group_index}.param{index}")
+                for entry, value in optimizer.state.get(parameter, {}).items():
+                    self.add(f"{key}.state[{name}].{entry}", value, "optimizer")
+
+
+def parameter_names(outputs: Mapping[str, Any], namespace: Mapping[str, Any]) -> Dict[int, str]:
+    """``id(parameter) -> "model.layer.weight"`` over every module in sight."""
+    import torch
+
+    names: Dict[int, str] = {}
+    modules: List[Tuple[str, Any]] = []
+
+    def collect(prefix: str, value: Any, depth: int) -> None:
+        if isinstance(value, torch.nn.Module):
+            modules.append((prefix, value))
+        elif depth < 4 and isinstance(value, Mapping):
+            for inner, item in value.items():
+                collect(f"{prefix}.{inner}", item, depth + 1)
+        elif depth < 4 and isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                collect(f"{prefix}[{index}]", item, depth + 1)
+
+    for key, value in outputs.items():
+        collect(key, value, 0)
+    for key, value in namespace.items():
+        if not key.startswith("_") and isinstance(value, torch.nn.Module):
+            modules.append((key, value))
+    for prefix, module in modules:
+        for name, parameter in module.named_parameters():
+            names.setdefault(id(parameter), f"{prefix}.{name}")
+    return names
+
+
+def flatten(outputs: Mapping[str, Any], namespace: Mapping[str, Any]) -> Flattener:
+    flat = Flattener(parameter_names(outputs, namespace))
+    for key, value in outputs.items():
+        flat.add(key, value)
+    return flat
+
+
+def difference(a: Any, b: Any) -> float:
+    """0 when equal, the relative L2 error for floating tensors, inf otherwise."""
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return math.inf
+        if torch.equal(a, b):
+            return 0.0
+        if not (a.is_floating_point() or a.is_complex()):
+            return math.inf
+        a64 = torch.view_as_real(a).double() if a.is_complex() else a.double()
+        b64 = torch.view_as_real(b).double() if b.is_complex() else b.double()
+        if not torch.equal(torch.isnan(a64), torch.isnan(b64)):
+            return math.inf
+        a64, b64 = torch.nan_to_num(a64, nan=0.0), torch.nan_to_num(b64, nan=0.0)
+        if not torch.equal(torch.isinf(a64), torch.isinf(b64)):
+            return math.inf
+        finite = torch.isfinite(a64)
+        if not torch.equal(a64[~finite], b64[~finite]):
+            return math.inf
+        error = float(torch.linalg.vector_norm(a64[finite] - b64[finite]))
+        scale = float(torch.linalg.vector_norm(a64[finite]))
+        return error / scale if scale > 0 else error
+    if isinstance(a, float) and isinstance(b, float):
+        if a == b or (math.isnan(a) and math.isnan(b)):
+            return 0.0
+        return abs(a - b) / abs(a) if a not in (0.0,) and math.isfinite(a) and math.isfinite(b) else math.inf
+    return 0.0 if type(a) is type(b) and a == b else math.inf
+
+
+# -- what the program did besides its outputs ---------------------------------
+
+
+class Recorder:
+    """Records the datasets loaded and the gradients seen at optimizer steps."""
+
+    def __init__(self) -> None:
+        self.datasets: List[Any] = []
+        self.steps = 0
+        self.most_without_grad = 0  # parameters whose .grad is None at a step
+        self.most_zero_grad = 0  # parameters whose .grad is all zeros at a step
+        self._undo: List[Callable[[], None]] = []
+
+    def __enter__(self) -> "Recorder":
+        from torch.utils.data import DataLoader
+
+        original_init = DataLoader.__init__
+        recorder = self
+
+        @functools.wraps(original_init)
+        def recording_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(self, *args, **kwargs)
+            if all(dataset is not self.dataset for dataset in recorder.datasets):
+                recorder.datasets.append(self.dataset)
+
+        DataLoader.__init__ = recording_init  # type: ignore[method-assign]
+        self._undo.append(lambda: setattr(DataLoader, "__init__", original_init))
+        try:
+            from torch.optim.optimizer import register_optimizer_step_pre_hook
+        except ImportError:  # torch < 2.0
+            return self
+        handle = register_optimizer_step_pre_hook(self._before_step)
+        self._undo.append(handle.remove)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        without = zero = 0
+        for group in optimizer.param_groups:
+            for parameter in group["params"]:
+                if not parameter.requires_grad:
+                    continue
+                if parameter.grad is None:
+                    without += 1
+                elif not parameter.grad.is_sparse and not bool(parameter.grad.any()):
+                    zero += 1
+        self.steps += 1
+        self.most_without_grad = max(self.most_without_grad, without)
+        self.most_zero_grad = max(self.most_zero_grad, zero)
+
+    def probe_datasets(self) -> List[Dict[str, Any]]:
+        """Is each dataset iterable, and does its ``__getitem__`` use randomness?"""
+        from torch.utils.data import IterableDataset
+
+        found = []
+        for dataset in self.datasets:
+            info: Dict[str, Any] = {
+                "class": type(dataset).__qualname__,
+                "iterable": isinstance(dataset, IterableDataset),
+                "random_getitem": None,
+            }
+            if not info["iterable"]:
+                with contextlib.suppress(Exception):
+                    info["random_getitem"] = _getitem_is_random(dataset)
+            found.append(info)
+        return found
+
+
+def _getitem_is_random(dataset: Any) -> Optional[bool]:
+    import torch
+
+    if len(dataset) == 0:
+        return None
+    python_state = random.getstate()
+    with torch.random.fork_rng(devices=[]):
+        draws = []
+        for seed in (12345, 54321):
+            seed_everything(seed)
+            flat = Flattener({})
+            flat.add("item", dataset[0])
+            draws.append(flat.values)
+    random.setstate(python_state)
+    first, second = draws
+    return first.keys() != second.keys() or any(
+        difference(first[key], second[key]) != 0.0 for key in first
+    )
+
+
+def environment(device: str) -> Dict[str, Any]:
+    """The machine, as the report names it."""
+    import torch
+
+    name = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    if device == "cuda":
+        name = torch.cuda.get_device_name()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return {
+        "device": device,
+        "device_name": name,
+        "torch": str(torch.__version__),
+        "cuda": torch.version.cuda if device == "cuda" else None,
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "cpus": cpus,
+        "platform": platform.platform(terse=True),
+    }
+
+
+def _peak_rss() -> Optional[int]:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def _failure(error: BaseException) -> Tuple[str, str]:
+    """("raised" or "oom", the traceback without the harness's own frames)."""
+    import torch
+
+    trace = error.__traceback__
+    while trace is not None and Path(trace.tb_frame.f_code.co_filename).resolve() == Path(__file__).resolve():
+        trace = trace.tb_next
+    text = "".join(traceback.format_exception(type(error), error, trace))
+    out_of_memory = getattr(torch.cuda, "OutOfMemoryError", ())
+    if (out_of_memory and isinstance(error, out_of_memory)) or "out of memory" in str(error).lower():
+        return "oom", text
+    return "raised", text
+
+
+# -- the two modes --------------------------------------------------------------
+
+
+def compare_run(spec: Spec) -> Dict[str, Any]:
+    """Run the program once (plus a repeat and a seed probe if asked); collect."""
+    import torch
+
+    cuda = spec["device"] == "cuda"
+    seed = int(spec["seed"])
+    result: Dict[str, Any] = {"status": "ok", "error": "", "env": environment(spec["device"])}
+    started = time.perf_counter()
+    baseline = _peak_rss()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    try:
+        program = Program(spec["program"])
+        with Recorder() as recorder:
+            module = program.execute(seed)
+            outputs, origin = outputs_of(module)
+            first = flatten(outputs, module.__dict__)
+        if cuda:
+            torch.cuda.synchronize()
+            result["memory"] = {"kind": "cuda", "peak": int(torch.cuda.max_memory_allocated()), "baseline": 0}
+        else:
+            result["memory"] = {"kind": "rss", "peak": _peak_rss(), "baseline": baseline}
+        result["seconds"] = time.perf_counter() - started
+        result["rng"] = {"cpu": torch.get_rng_state()}
+        if cuda:
+            result["rng"]["cuda"] = list(torch.cuda.get_rng_state_all())
+        result.update(
+            origin=origin,
+            values=first.values,
+            meta=first.meta,
+            batchnorms=first.batchnorms,
+            skipped=first.skipped,
+            optimizer_steps={
+                "steps": recorder.steps,
+                "most_without_grad": recorder.most_without_grad,
+                "most_zero_grad": recorder.most_zero_grad,
+            },
+            datasets=recorder.probe_datasets(),
+        )
+        del module, outputs
+        gc.collect()
+        if spec.get("repeat"):
+            again = _rerun(program, seed)
+            result["noise"] = {key: difference(value, again.get(key)) for key, value in first.values.items()}
+        if spec.get("seed_probe"):
+            other = _rerun(program, seed + 1)
+            result["seed_dependent"] = [
+                key for key, value in first.values.items() if difference(value, other.get(key)) != 0.0
+            ]
+    except BaseException as error:  # the program's failure is a result, not a crash
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        result["status"], result["error"] = _failure(error)
+        result.setdefault("seconds", time.perf_counter() - started)
+    return result
+
+
+def _rerun(program: Program, seed: int) -> Flat:
+    module = program.execute(seed)
+    outputs, _ = outputs_of(module)
+    values = flatten(outputs, module.__dict__).values
+    del module, outputs
+    gc.collect()
+    return values
+
+
+def time_run(spec: Spec) -> Dict[str, Any]:
+    """Load every variant, then time them against each other (see timing.py)."""
+    import torch
+
+    timing = _timing_module()
+    seed = int(spec["seed"])
+    steps: List[Tuple[str, Callable[[], object]]] = []
+    whole_script = False
+    try:
+        for entry in spec["variants"]:
+            program = Program(entry)
+            module = program.execute(seed)
+            step = module.__dict__.get("torchlint_step")
+            if callable(step):
+                steps.append((entry["label"], _as_main_call(module, step)))
+            else:
+                whole_script = True
+                steps.append((entry["label"], functools.partial(program.execute, seed)))
+        measured: Dict[str, Any] = timing.measure(
+            steps, cuda=spec["device"] == "cuda", threads=torch.get_num_threads(), **spec["timing"]
+        )
+    except BaseException as error:
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        status, text = _failure(error)
+        return {"status": status, "error": text}
+    measured.update(status="ok", error="", whole_script=whole_script)
+    return measured
+
+
+def _as_main_call(module: types.ModuleType, step: Callable[[], object]) -> Callable[[], object]:
+    def call() -> object:
+        sys.modules["__main__"] = module
+        return step()
+
+    return call
+
+
+def _timing_module() -> Any:
+    """``timing.py``, loaded by path under a private name."""
+    name = "_torchlint_verify_timing"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _HERE / "timing.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# -- process plumbing -------------------------------------------------------------
+
+
+def prepare(spec: Spec) -> None:
+    """Directory, import path, environment, threads and determinism for a run."""
+    import torch
+
+    os.chdir(spec["cwd"])
+    sys.path.insert(0, spec["path0"])
+    os.environ.update(spec["env"])
+    torch.set_num_threads(int(spec["threads"]))
+    if spec["mode"] == "compare":
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+
+
+def run_spec(spec_path: str, redirect: bool) -> int:
+    """Do one run described by the JSON spec at ``spec_path``."""
+    with open(spec_path, encoding="utf-8") as handle:
+        spec: Spec = json.load(handle)
+    if redirect:
+        _redirect(spec)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    prepare(spec)
+    if spec["mode"] == "compare":
+        import torch
+
+        torch.save(compare_run(spec), spec["out"])
+    else:
+        with open(spec["out"], "w", encoding="utf-8") as handle:
+            json.dump(time_run(spec), handle)
+    return EXIT_OK
+
+
+def _redirect(spec: Spec) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    for fd, path in ((1, spec["stdout"]), (2, spec["stderr"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the run
+
+
+def serve() -> int:
+    """Import torch once, then fork a fresh process for each spec path on stdin.
+
+    Protocol (one JSON object per line on stdout): ``{"ready": true}`` once;
+    then for each request ``{"pid": N}`` as soon as the run starts (it leads
+    its own process group, so the parent can kill it and its workers) and
+    ``{"pid": N, "exit": code}`` when it ends (a negative code is a signal).
+    No torch operation may run here before forking: thread pools do not
+    survive ``fork``.
+    """
+    import torch  # noqa: F401 - shared by every forked run
+    import torch._inductor.config  # noqa: F401 - use_deterministic_algorithms imports it (seconds)
+    import torch.utils.benchmark  # noqa: F401
+
+    _timing_module()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when runs stop
+    channel = sys.stdout
+    channel.write(json.dumps({"ready": True}) + "\n")
+    channel.flush()
+    for line in sys.stdin:
+        spec_path = line.strip()
+        if not spec_path:
+            continue
+        pid = os.fork()
+        if pid == 0:  # the run
+            code = EXIT_INTERNAL
+            try:
+                os.setsid()
+                code = run_spec(spec_path, redirect=True)
+            except BaseException:  # noqa: BLE001 - reported through stderr and the exit code
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        channel.write(json.dumps({"pid": pid}) + "\n")
+        channel.flush()
+        _, status = os.waitpid(pid, 0)
+        channel.write(json.dumps({"pid": pid, "exit": os.waitstatus_to_exitcode(status)}) + "\n")
+        channel.flush()
+    return EXIT_OK
+
+
+def main(argv: List[str]) -> int:
+    if argv[1:2] == ["--serve"]:
+        return serve()
+    if argv[1:2] == ["--run"] and len(argv) == 3:
+        try:
+            return run_spec(argv[2], redirect=False)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+            return EXIT_INTERNAL
+    print("usage: harness.py --serve | --run SPEC", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

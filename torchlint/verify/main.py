@@ -1,0 +1,123 @@
+"""The body of `torchlint verify`, imported only once torch is known to exist."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import click
+
+with warnings.catch_warnings():  # torch warns at import when NumPy is missing
+    warnings.simplefilter("ignore")
+    import torch
+
+from torchlint.registry import by_code_or_name
+from torchlint.rule import RuleClass
+from torchlint.settings import ConfigError, SettingsResolver
+from torchlint.verify.command import EXIT_ERROR, write_json, write_text
+from torchlint.verify.progress import Progress
+from torchlint.verify.report import render_markdown, render_table, to_json
+from torchlint.verify.results import VerifyReport
+from torchlint.verify.runner import RunnerError
+from torchlint.verify.session import (
+    Case,
+    Session,
+    VerifyOptions,
+    fixable,
+    plan_program,
+    plan_script,
+    program_path,
+    verifiable_rules,
+)
+
+
+class _Usage(Exception):
+    """A problem with the command line; exit 2."""
+
+
+def _select(names: Sequence[str], programs: bool) -> List[RuleClass]:
+    chosen: List[RuleClass] = []
+    for name in names:
+        rule = by_code_or_name(name)
+        if rule is None:
+            raise _Usage(f"unknown rule `{name}`")
+        if not fixable(rule):
+            raise _Usage(f"{rule.code} ({rule.name}) has no autofix, so there is nothing to verify")
+        if programs and program_path(rule.code) is None:
+            raise _Usage(f"{rule.code} ({rule.name}) has no verification program yet")
+        if rule not in chosen:
+            chosen.append(rule)
+    return chosen
+
+
+def _device(requested: str) -> str:
+    available = torch.cuda.is_available()
+    if requested == "cuda" and not available:
+        raise _Usage("--device cuda was requested, but torch sees no CUDA device")
+    if requested == "auto":
+        return "cuda" if available else "cpu"
+    return requested
+
+
+def run_verify(
+    *,
+    paths: Sequence[Path],
+    rule_names: Sequence[str],
+    device: str,
+    json_file: Optional[Path],
+    markdown_file: Optional[Path],
+    timeout: float,
+    threads: int,
+    seed: int,
+    quick: bool,
+    timing: bool,
+) -> int:
+    """Plan, run, report; returns the exit status."""
+    try:
+        options = VerifyOptions(_device(device), threads, seed, timeout, quick, timing)
+        resolver = SettingsResolver()
+        cases: List[Case] = []
+        notes: List[str] = []
+        if not paths:
+            rules = _select(rule_names, programs=True) if rule_names else verifiable_rules()
+            cases = [plan_program(rule, resolver.default) for rule in rules]
+        for path in paths:
+            settings = resolver.for_path(path)
+            rules = (
+                _select(rule_names, programs=False)
+                if rule_names
+                else [rule for rule in settings.enabled_rules(path) if fixable(rule)]
+            )
+            found = plan_script(path, rules, settings)
+            if not found:
+                codes = ", ".join(rule.code for rule in rules) or "no rules"
+                notes.append(f"{path}: no fix of {codes} changes this script; nothing to verify.")
+            cases.extend(found)
+    except (_Usage, ConfigError) as error:
+        click.echo(f"torchlint verify: error: {error}", err=True)
+        return EXIT_ERROR
+    except (OSError, UnicodeDecodeError) as error:
+        click.echo(f"torchlint verify: error: {error}", err=True)
+        return EXIT_ERROR
+    if not cases:
+        for note in notes:
+            click.echo(note)
+        return 0
+    progress = Progress(Session.steps(cases, timing))
+    with Session(options, progress) as session:
+        try:
+            results = session.run_cases(cases)
+        except RunnerError as error:
+            progress.finish()
+            click.echo(f"torchlint verify: error: {error}", err=True)
+            return EXIT_ERROR
+        progress.finish()
+        environment = session.environment or session.fallback_environment()
+    report = VerifyReport(environment, tuple(results), quick, seed, timeout, tuple(notes))
+    click.echo(render_table(report), nl=False)
+    if json_file is not None:
+        write_json(json_file, to_json(report))
+    if markdown_file is not None:
+        write_text(markdown_file, render_markdown(report))
+    return report.exit_code

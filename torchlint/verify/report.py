@@ -1,0 +1,228 @@
+"""Render a VerifyReport: a text table, JSON, or Markdown for a PR comment."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from torchlint import __version__
+from torchlint.verify.contracts import contract_for
+from torchlint.verify.results import (
+    EQUIVALENT,
+    ERROR,
+    FAIL,
+    NOT_EQUIVALENT,
+    NOTE,
+    WARN,
+    CaseResult,
+    Memory,
+    VerifyReport,
+)
+from torchlint.verify.timing import TimingSummary, format_seconds
+
+HEADERS = ("Rule", "Target", "Equivalence", "Original", "Fixed", "Speedup [95% CI]", "Timing", "Peak memory")
+
+
+def _mib(value: Optional[int]) -> str:
+    return "-" if value is None else f"{value / 2**20:.1f} MiB"
+
+
+def memory_text(memory: Optional[Memory]) -> str:
+    """``+12.3 MiB -> +0.4 MiB`` (RSS growth) or ``310 MiB -> 120 MiB`` (CUDA peak)."""
+    if memory is None:
+        return "-"
+    if memory.kind == "rss":
+        before, after = memory.original_growth, memory.fixed_growth
+        if before is None or after is None:
+            return "-"
+        return f"+{_mib(before)} -> +{_mib(after)}"
+    return f"{_mib(memory.original_peak)} -> {_mib(memory.fixed_peak)}"
+
+
+def speedup_text(timing: Optional[TimingSummary]) -> str:
+    if timing is None:
+        return "-"
+    low, high = timing.speedup_interval
+    return f"{timing.speedup:.2f}x [{low:.2f}, {high:.2f}]"
+
+
+def _row(case: CaseResult) -> List[str]:
+    timing = case.timing
+    return [
+        case.rule,
+        case.target,
+        case.status,
+        format_seconds(timing.original_median) if timing else "-",
+        format_seconds(timing.fixed_median) if timing else "-",
+        speedup_text(timing),
+        timing.verdict if timing else ("error" if case.timing_error else "-"),
+        memory_text(case.memory),
+    ]
+
+
+def _summary_line(report: VerifyReport) -> str:
+    counts = report.counts()
+    return (
+        f"{counts[EQUIVALENT]} equivalent, {counts[NOT_EQUIVALENT]} not equivalent, "
+        f"{counts[ERROR]} error(s)."
+    )
+
+
+def _timing_note(case: CaseResult) -> List[str]:
+    timing = case.timing
+    if timing is None:
+        return [f"  error: {case.timing_error}"] if case.timing_error else []
+    unit = "a run of the whole script" if timing.whole_script else "a call of torchlint_step()"
+    return [
+        f"  timing: {timing.verdict} ({timing.reason}); per {unit}: original "
+        f"{format_seconds(timing.original_median)} (IQR {format_seconds(timing.original_iqr)}), fixed "
+        f"{format_seconds(timing.fixed_median)} (IQR {format_seconds(timing.fixed_iqr)}); "
+        f"{timing.rounds} interleaved rounds of {timing.number} call(s), {timing.threads} thread(s)"
+    ]
+
+
+def render_table(report: VerifyReport) -> str:
+    """The report for a terminal: a table, then each case's findings."""
+    rows = [list(HEADERS)] + [_row(case) for case in report.cases]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    lines = [f"torchlint verify: {report.environment.line()}", ""]
+    for index, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    for case in report.cases:
+        lines.append("")
+        lines.append(f"{case.rule} {case.name} ({case.target}): {case.status}; contract: {case.level}")
+        for finding in case.findings:
+            text = finding.message.replace("\n", "\n      ")
+            lines.append(f"  {finding.severity}: {text}")
+        lines.extend(_timing_note(case))
+    for note in report.notes:
+        lines.append("")
+        lines.append(note)
+    lines.append("")
+    if report.quick:
+        lines.append("Quick mode: small sizes and short timing budgets; run without --quick for real numbers.")
+    lines.append(_summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
+    if timing is None:
+        return None
+    low, high = timing.speedup_interval
+    return {
+        "verdict": timing.verdict,
+        "reason": timing.reason,
+        "original_median_s": timing.original_median,
+        "original_iqr_s": timing.original_iqr,
+        "fixed_median_s": timing.fixed_median,
+        "fixed_iqr_s": timing.fixed_iqr,
+        "speedup": timing.speedup,
+        "speedup_ci95": [low, high],
+        "paired_ratio": [timing.ratio.value, timing.ratio.low, timing.ratio.high],
+        "original_vs_original": [timing.noise.value, timing.noise.low, timing.noise.high],
+        "threshold": timing.threshold,
+        "rounds": timing.rounds,
+        "calls_per_block": timing.number,
+        "threads": timing.threads,
+        "unit": "whole script" if timing.whole_script else "torchlint_step()",
+    }
+
+
+def _memory_json(memory: Optional[Memory]) -> Optional[Dict[str, Any]]:
+    if memory is None:
+        return None
+    return {
+        "kind": memory.kind,
+        "original_peak_bytes": memory.original_peak,
+        "fixed_peak_bytes": memory.fixed_peak,
+        "original_growth_bytes": memory.original_growth,
+        "fixed_growth_bytes": memory.fixed_growth,
+    }
+
+
+def to_json(report: VerifyReport) -> Dict[str, Any]:
+    """Everything, for machines."""
+    env = report.environment
+    return {
+        "torchlint": __version__,
+        "exit_code": report.exit_code,
+        "quick": report.quick,
+        "seed": report.seed,
+        "timeout_s": report.timeout,
+        "environment": {
+            "device": env.device,
+            "device_name": env.device_name,
+            "torch": env.torch,
+            "cuda": env.cuda,
+            "threads": env.threads,
+            "cpus": env.cpus,
+            "python": env.python,
+            "platform": env.platform,
+        },
+        "summary": report.counts(),
+        "cases": [
+            {
+                "rule": case.rule,
+                "name": case.name,
+                "target": case.target,
+                "status": case.status,
+                "level": case.level,
+                "contract": contract_for(case.rule).promise,
+                "fixes": case.fixes,
+                "outputs_compared": case.compared,
+                "findings": [{"severity": f.severity, "message": f.message} for f in case.findings],
+                "timing": _timing_json(case.timing),
+                "timing_error": case.timing_error or None,
+                "memory": _memory_json(case.memory),
+                "diff": case.diff,
+            }
+            for case in report.cases
+        ],
+        "notes": list(report.notes),
+    }
+
+
+_MARK = {EQUIVALENT: "✅", NOT_EQUIVALENT: "❌", ERROR: "⚠️"}
+_SEVERITY = {FAIL: "❌ **fail**", WARN: "⚠️ warn", NOTE: "note"}
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: VerifyReport) -> str:
+    """A comment for a pull request."""
+    lines = ["### torchlint verify", "", f"`{report.environment.line()}`", ""]
+    lines.append("| " + " | ".join(HEADERS) + " |")
+    lines.append("|" + "---|" * len(HEADERS))
+    for case in report.cases:
+        row = _row(case)
+        row[0] = f"{case.rule} `{case.name}`"
+        row[1] = f"`{case.target}`"
+        row[2] = f"{_MARK.get(case.status, '')} {case.status}"
+        lines.append("| " + " | ".join(_md_cell(cell) for cell in row) + " |")
+    lines.append("")
+    lines.append(_summary_line(report) + (" (quick mode: small sizes, short timing)" if report.quick else ""))
+    for case in report.cases:
+        contract = contract_for(case.rule)
+        lines += ["", f"<details><summary>{case.rule} {case.name}: {case.status}</summary>", ""]
+        lines.append(f"**Contract ({case.level}).** {contract.promise}")
+        lines.append("")
+        for finding in case.findings:
+            message = finding.message.replace("\n", "\n  ")
+            lines.append(f"- {_SEVERITY.get(finding.severity, finding.severity)}: {message}")
+        lines += [f"- {line.strip()}" for line in _timing_note(case)]
+        if case.diff:
+            lines += ["", "```diff", case.diff.rstrip("\n"), "```"]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def render_contracts(codes: Sequence[str]) -> str:
+    """The contracts of ``codes``, as text (for --help style listings)."""
+    parts = []
+    for code in codes:
+        contract = contract_for(code)
+        parts.append(f"{code} ({contract.level}): {contract.promise}")
+    return "\n".join(parts)

@@ -1,0 +1,179 @@
+"""The records `torchlint verify` produces (no torch needed to read them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
+
+from torchlint.verify.timing import TimingSummary
+
+EQUIVALENT = "equivalent"
+NOT_EQUIVALENT = "not equivalent"
+ERROR = "error"
+
+FAIL = "fail"  # breaks the contract
+WARN = "warn"  # a difference the contract allows but the user should know
+NOTE = "note"  # context: what was checked, known differences
+
+EXIT_OK, EXIT_NOT_EQUIVALENT, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of a case's verdict."""
+
+    severity: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What one run of one program left behind (loaded from the child's file)."""
+
+    status: str  # "ok", "raised", "oom", "timeout", "crashed"
+    error: str = ""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    batchnorms: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    noise: Mapping[str, float] = field(default_factory=dict)
+    seed_dependent: FrozenSet[str] = frozenset()
+    rng: Mapping[str, Any] = field(default_factory=dict)
+    memory: Mapping[str, Any] = field(default_factory=dict)
+    optimizer_steps: Mapping[str, int] = field(default_factory=dict)
+    datasets: Sequence[Mapping[str, Any]] = ()
+    env: Mapping[str, Any] = field(default_factory=dict)
+    skipped: Sequence[str] = ()
+    origin: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def describe_failure(self) -> str:
+        """One paragraph about why the run did not finish."""
+        kinds = {
+            "raised": "raised an exception",
+            "oom": "ran out of memory",
+            "timeout": "did not finish in time",
+            "crashed": "crashed",
+        }
+        text = kinds.get(self.status, self.status)
+        if self.error:
+            text += ":\n" + self.error.rstrip()
+        return text
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Peak memory of both runs, in bytes."""
+
+    kind: str  # "cuda" (max_memory_allocated) or "rss" (peak resident set size)
+    original_peak: Optional[int]
+    fixed_peak: Optional[int]
+    original_baseline: Optional[int]  # before the program ran (RSS only)
+    fixed_baseline: Optional[int]
+
+    @staticmethod
+    def _growth(peak: Optional[int], baseline: Optional[int]) -> Optional[int]:
+        if peak is None or baseline is None:
+            return None
+        return max(0, peak - baseline)
+
+    @property
+    def original_growth(self) -> Optional[int]:
+        """What the program added to the process's peak."""
+        return self._growth(self.original_peak, self.original_baseline)
+
+    @property
+    def fixed_growth(self) -> Optional[int]:
+        return self._growth(self.fixed_peak, self.fixed_baseline)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The verdict on one fix of one rule in one program or script."""
+
+    rule: str
+    name: str  # the rule's name
+    target: str  # the program or script
+    status: str  # EQUIVALENT, NOT_EQUIVALENT or ERROR
+    level: str  # the contract's level of equivalence
+    findings: Tuple[Finding, ...] = ()
+    fixes: int = 0  # fixes the fixer applied
+    diff: str = ""
+    compared: int = 0  # outputs compared
+    memory: Optional[Memory] = None
+    timing: Optional[TimingSummary] = None
+    timing_error: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == NOT_EQUIVALENT
+
+    @property
+    def errored(self) -> bool:
+        return self.status == ERROR or bool(self.timing_error)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The machine the runs happened on."""
+
+    device: str
+    device_name: str
+    torch: str
+    cuda: Optional[str]
+    threads: int
+    python: str
+    cpus: int
+    platform: str
+
+    @classmethod
+    def from_child(cls, env: Mapping[str, Any]) -> "Environment":
+        return cls(
+            device=str(env.get("device", "?")),
+            device_name=str(env.get("device_name", "?")),
+            torch=str(env.get("torch", "?")),
+            cuda=env.get("cuda"),
+            threads=int(env.get("threads", 0)),
+            python=str(env.get("python", "?")),
+            cpus=int(env.get("cpus", 0)),
+            platform=str(env.get("platform", "?")),
+        )
+
+    def line(self) -> str:
+        """``device cpu (Intel ...), torch 2.13.0+cpu, 1 thread of 2 CPUs, Python 3.11``."""
+        cuda = f", CUDA {self.cuda}" if self.cuda else ""
+        threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
+        return (
+            f"device {self.device} ({self.device_name}), torch {self.torch}{cuda}, "
+            f"{threads} of {self.cpus} CPUs, Python {self.python}, {self.platform}"
+        )
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Everything one `torchlint verify` invocation found."""
+
+    environment: Environment
+    cases: Tuple[CaseResult, ...]
+    quick: bool
+    seed: int
+    timeout: float
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """2 if any case could not be verified, else 1 if any fix is not equivalent, else 0."""
+        if any(case.errored for case in self.cases):
+            return EXIT_ERROR
+        if any(case.failed for case in self.cases):
+            return EXIT_NOT_EQUIVALENT
+        return EXIT_OK
+
+    def counts(self) -> Dict[str, int]:
+        counts = {EQUIVALENT: 0, NOT_EQUIVALENT: 0, ERROR: 0}
+        for case in self.cases:
+            counts[case.status] = counts.get(case.status, 0) + 1
+        return counts

@@ -1,0 +1,377 @@
+"""Plan and run the cases of one `torchlint verify` invocation (needs torch).
+
+A case is one rule's fix of one program: a verification program shipped in
+``programs/`` or a user's script.  The fixed source always comes from
+torchlint's own fixer; ``compare_sources`` also accepts a hand-made fixed
+source, which only the tests use, to prove that the checks can fail.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+import torchlint
+from torchlint.registry import all_rules
+from torchlint.rule import FixAvailability, RuleClass
+from torchlint.settings import Settings
+from torchlint.verify.compare import Context, check_for
+from torchlint.verify.contracts import contract_for
+from torchlint.verify.progress import Progress
+from torchlint.verify.results import (
+    EQUIVALENT,
+    ERROR,
+    FAIL,
+    NOT_EQUIVALENT,
+    CaseResult,
+    Environment,
+    Finding,
+    Memory,
+    RunData,
+)
+from torchlint.verify.runner import Exit, Runner, child_environment, make_runner, tail
+from torchlint.verify.timing import Budget, TimingSummary, analyse
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to run: device, threads, seed, per-run timeout, sizes, timing."""
+
+    device: str = "cpu"
+    threads: int = 1
+    seed: int = 0
+    timeout: float = 120.0
+    quick: bool = False
+    timing: bool = True
+
+
+@dataclass(frozen=True)
+class Case:
+    """One rule's fix of one program, ready to run."""
+
+    rule: str
+    name: str
+    target: str  # what the report calls it
+    original: str
+    fixed: str
+    fixes: int
+    script: Optional[Path] = None  # a user's script; None for a shipped program
+    error: str = ""  # why the case cannot run, if it cannot
+
+
+# -- planning (no child processes) -------------------------------------------------------
+
+
+def program_path(code: str) -> Optional[Path]:
+    path = PROGRAMS / f"{code.lower()}.py"
+    return path if path.is_file() else None
+
+
+def fixable(rule: RuleClass) -> bool:
+    return rule.fix_availability is not FixAvailability.NONE
+
+
+def verifiable_rules() -> List[RuleClass]:
+    """Rules with a fix and a verification program."""
+    return [rule for rule in all_rules() if fixable(rule) and program_path(rule.code) is not None]
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def rule_settings(code: str, base: Settings, program: bool) -> Settings:
+    """``base`` with only ``code`` selected; for shipped programs, TL201 writes at most one
+    worker per usable CPU so that workers do not just fight over cores."""
+    options = {key: dict(value) for key, value in base.rule_options.items()}
+    if program and code == "TL201":
+        configured = options.get("TL201", {}).get("num-workers", 4)
+        workers = configured if isinstance(configured, int) else 4
+        options.setdefault("TL201", {})["num-workers"] = max(1, min(workers, _usable_cpus()))
+    return replace(
+        base, select=(code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options
+    )
+
+
+def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int]:
+    """The fixed source and the number of fixes applied, from torchlint's own fixer."""
+    result = torchlint.fix_source(source, path, settings, unsafe=True)
+    return result.source, len(result.applied)
+
+
+def plan_program(rule: RuleClass, base: Settings) -> Case:
+    """The case for a rule's shipped verification program."""
+    path = program_path(rule.code)
+    target = f"programs/{rule.code.lower()}.py"
+    if path is None:
+        return Case(rule.code, rule.name, target, "", "", 0, error=f"{rule.code} has no verification program")
+    source = path.read_text(encoding="utf-8")
+    fixed, fixes = fix_with_torchlint(source, path.name, rule_settings(rule.code, base, program=True))
+    error = ""
+    if fixes == 0 or fixed == source:
+        found = len(torchlint.check_source(source, path.name, rule_settings(rule.code, base, program=True)))
+        error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
+                 "exercises the rule")
+    return Case(rule.code, rule.name, target, source, fixed, fixes, error=error)
+
+
+def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> List[Case]:
+    """One case per rule whose fixer changes the script."""
+    source = path.read_text(encoding="utf-8")
+    cases = []
+    for rule in rules:
+        fixed, fixes = fix_with_torchlint(source, str(path), rule_settings(rule.code, settings, program=False))
+        if fixes and fixed != source:
+            cases.append(Case(rule.code, rule.name, str(path), source, fixed, fixes, script=path.resolve()))
+    return cases
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+class Session:
+    """Owns the temporary directory and the child processes of one invocation."""
+
+    def __init__(self, options: VerifyOptions, progress: Optional[Progress] = None) -> None:
+        self.options = options
+        self.progress = progress or Progress(0, enabled=False)
+        self.workdir = Path(tempfile.mkdtemp(prefix="torchlint-verify-"))
+        self._env = {
+            "TORCHLINT_VERIFY_DEVICE": options.device,
+            "TORCHLINT_VERIFY_QUICK": "1" if options.quick else "0",
+        }
+        self.runner: Runner = make_runner(child_environment(self._env), self.workdir / "helper.log")
+        self._runs = 0
+        self.environment: Optional[Environment] = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.runner.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @staticmethod
+    def steps(cases: Sequence[Case], timing: bool) -> int:
+        """Progress steps for ``cases``: one per run."""
+        originals = {(case.target, case.original) for case in cases if not case.error}
+        per_case = 2 if timing else 1
+        return len(originals) + per_case * sum(1 for case in cases if not case.error)
+
+    def run_cases(self, cases: Sequence[Case]) -> List[CaseResult]:
+        """Run every case; a script's original runs once for all its rules."""
+        originals: Dict[Tuple[str, str], RunData] = {}
+        results = []
+        for case in cases:
+            if case.error:
+                results.append(_error_case(case, case.error))
+                continue
+            key = (case.target, case.original)
+            if key not in originals:
+                seed_probe = any(check_for(c.rule).seed_probe for c in cases if (c.target, c.original) == key)
+                self.progress.step(f"{case.target}: running the original")
+                originals[key] = self._run_original(case, seed_probe)
+            results.append(self._finish(case, originals[key]))
+        return results
+
+    def compare_sources(self, rule: str, original: str, fixed: str, target: str = "program.py") -> CaseResult:
+        """Run ``original`` and a given ``fixed`` source and check ``rule``'s contract.
+
+        The CLI never calls this with a hand-written fix; tests do, to show
+        that a broken fix is reported as not equivalent.
+        """
+        name = next((r.name for r in all_rules() if r.code == rule.upper()), "")
+        case = Case(rule.upper(), name, target, original, fixed, fixes=0)
+        return self.run_cases([case])[0]
+
+    def _run_original(self, case: Case, seed_probe: bool) -> RunData:
+        return self._run(case, case.original, "original", repeat=True, seed_probe=seed_probe)
+
+    def _finish(self, case: Case, original: RunData) -> CaseResult:
+        base = CaseResult(
+            rule=case.rule,
+            name=case.name,
+            target=case.target,
+            status=ERROR,
+            level=contract_for(case.rule).level,
+            fixes=case.fixes,
+            diff=unified_diff(case.original, case.fixed, Path(case.target).name),
+        )
+        if not original.ok:
+            self.progress.skip(2 if self.options.timing else 1)
+            return replace(base, findings=(Finding(FAIL, "the original " + original.describe_failure()),))
+        self.progress.step(f"{case.rule} {case.target}: running the fixed version")
+        fixed = self._run(case, case.fixed, "fixed", repeat=False, seed_probe=False)
+        memory = _memory(original, fixed)
+        if not fixed.ok:
+            self.progress.skip(1 if self.options.timing else 0)
+            message = f"the fixed version {fixed.describe_failure()}\n(the original ran without error)"
+            return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
+        findings = tuple(check_for(case.rule).run(original, fixed, Context(self.options.device)))
+        status = NOT_EQUIVALENT if any(f.severity == FAIL for f in findings) else EQUIVALENT
+        result = replace(base, status=status, findings=findings, memory=memory,
+                         compared=sum(1 for key in original.values if key in fixed.values))
+        if not self.options.timing:
+            return result
+        if status != EQUIVALENT:
+            self.progress.skip(1)
+            return result
+        self.progress.step(f"{case.rule} {case.target}: timing")
+        timing, error = self._time(case)
+        return replace(result, timing=timing, timing_error=error)
+
+    # -- one child process ------------------------------------------------------------
+
+    def _spec(self, case: Case, label: str) -> Tuple[Path, Dict[str, Any]]:
+        self._runs += 1
+        directory = self.workdir / f"{self._runs:03d}-{case.rule.lower()}-{label}"
+        directory.mkdir()
+        if case.script is not None:
+            cwd, path0 = case.script.parent, case.script.parent
+        else:
+            cwd = path0 = directory
+        spec: Dict[str, Any] = {
+            "out": str(directory / "result"),
+            "stdout": str(directory / "stdout.txt"),
+            "stderr": str(directory / "stderr.txt"),
+            "cwd": str(cwd),
+            "path0": str(path0),
+            "device": self.options.device,
+            "threads": self.options.threads,
+            "seed": self.options.seed,
+            "env": self._env,
+        }
+        return directory, spec
+
+    def _program_entry(self, case: Case, directory: Path, label: str, source: str) -> Dict[str, str]:
+        name = Path(case.target).name
+        copy = directory / f"{label.replace(' ', '_')}-{name}"
+        copy.write_text(source, encoding="utf-8")
+        file = case.script if case.script is not None else copy
+        return {"source": str(copy), "display": f"{name} [{label}]", "file": str(file), "label": label}
+
+    def _launch(self, directory: Path, spec: Dict[str, Any]) -> Exit:
+        spec_path = directory / "spec.json"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        return self.runner.run(spec_path, Path(spec["stdout"]), Path(spec["stderr"]), self.options.timeout)
+
+    def _run(self, case: Case, source: str, label: str, *, repeat: bool, seed_probe: bool) -> RunData:
+        directory, spec = self._spec(case, label)
+        spec.update(
+            mode="compare",
+            program=self._program_entry(case, directory, label, source),
+            repeat=repeat,
+            seed_probe=seed_probe,
+        )
+        ended = self._launch(directory, spec)
+        run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
+        if run.env and self.environment is None:
+            self.environment = Environment.from_child(run.env)
+        return run
+
+    def _time(self, case: Case) -> Tuple[Optional[TimingSummary], str]:
+        directory, spec = self._spec(case, "timing")
+        budget = Budget.quick() if self.options.quick else Budget.full()
+        spec.update(
+            mode="time",
+            variants=[
+                self._program_entry(case, directory, "original", case.original),
+                self._program_entry(case, directory, "original again", case.original),
+                self._program_entry(case, directory, "fixed", case.fixed),
+            ],
+            timing=budget.as_dict(),
+        )
+        ended = self._launch(directory, spec)
+        out = Path(spec["out"])
+        if ended.timed_out:
+            return None, f"timing {ended.describe()}"
+        if not out.is_file():
+            return None, f"timing {ended.describe()}\n{tail(Path(spec['stderr']))}"
+        raw = json.loads(out.read_text(encoding="utf-8"))
+        if raw.get("status") != "ok":
+            return None, f"timing failed: {raw.get('error', '').rstrip()}"
+        return analyse(raw, whole_script=bool(raw.get("whole_script")), seed=self.options.seed), ""
+
+    def fallback_environment(self) -> Environment:
+        """The environment as seen from here, when no run reported one."""
+        return Environment(
+            device=self.options.device,
+            device_name=platform.processor() or platform.machine(),
+            torch=str(torch.__version__),
+            cuda=torch.version.cuda if self.options.device == "cuda" else None,
+            threads=self.options.threads,
+            python=platform.python_version(),
+            cpus=_usable_cpus(),
+            platform=platform.platform(terse=True),
+        )
+
+
+def _error_case(case: Case, message: str) -> CaseResult:
+    return CaseResult(
+        rule=case.rule, name=case.name, target=case.target, status=ERROR,
+        level=contract_for(case.rule).level, findings=(Finding(FAIL, message),), fixes=case.fixes,
+    )
+
+
+def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
+    if ended.timed_out:
+        return RunData("timeout", f"killed after {timeout:.0f} s (raise --timeout if it needs longer)\n{tail(stderr)}")
+    if not out.is_file():
+        return RunData("crashed", f"{ended.describe()}\n{tail(stderr)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data: Dict[str, Any] = torch.load(out, map_location="cpu", weights_only=True)
+    return RunData(
+        status=str(data["status"]),
+        error=str(data.get("error", "")),
+        values=data.get("values", {}),
+        meta=data.get("meta", {}),
+        batchnorms=data.get("batchnorms", {}),
+        noise=data.get("noise", {}),
+        seed_dependent=frozenset(data.get("seed_dependent", ())),
+        rng=data.get("rng", {}),
+        memory=data.get("memory", {}),
+        optimizer_steps=data.get("optimizer_steps", {}),
+        datasets=tuple(data.get("datasets", ())),
+        env=data.get("env", {}),
+        skipped=tuple(data.get("skipped", ())),
+        origin=str(data.get("origin", "")),
+        seconds=float(data.get("seconds", 0.0)),
+    )
+
+
+def _memory(original: RunData, fixed: RunData) -> Optional[Memory]:
+    if not original.memory or not fixed.memory:
+        return None
+    return Memory(
+        kind=str(original.memory.get("kind")),
+        original_peak=original.memory.get("peak"),
+        fixed_peak=fixed.memory.get("peak"),
+        original_baseline=original.memory.get("baseline"),
+        fixed_baseline=fixed.memory.get("baseline"),
+    )
