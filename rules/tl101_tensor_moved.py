@@ -455,14 +455,6 @@ def _positional(call: cst.Call) -> List[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _same_cuda_string(first: cst.BaseExpression, second: cst.BaseExpression) -> bool:
-    """Both are CUDA device strings naming the same device (``"cuda"`` is
-    taken as ``"cuda:0"``)."""
-    texts = [_string_value(first), _string_value(second)]
-    normal = {text if ":" in text else text + ":0" for text in texts if text is not None}
-    return len(texts) == 2 and None not in texts and len(normal) == 1 and next(iter(normal)).startswith("cuda")
-
-
 def _method(call: cst.Call) -> str:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
 
@@ -494,8 +486,12 @@ class TensorCreatedThenMoved(Rule):
     option (`x.device`, `self.device`, `device`, `local_rank`, ...), or a
     name that the enclosing function or module assigns only such values.
     `.to(torch.float16)`, `.to(other_tensor)` and `.to(memory_format=...)`
-    are not moves, and a move to the CPU is not reported.  A tensor that is
-    moved in a later statement is out of scope.
+    are not moves, and a move to the CPU is not reported.  A call that
+    already passes `device=` is reported only when that device is the CPU
+    and the values are not random (random numbers drawn from the CPU
+    generator on purpose, for a seeded stream that all ranks share, are
+    left alone).  A tensor that is moved in a later statement is out of
+    scope.
 
     ## Why is this bad?
     The tensor is first built in host memory (for the random factories and
@@ -938,10 +934,11 @@ class TensorCreatedThenMoved(Rule):
         device_code = module.code_for_node(final.device)
         existing = _keyword(base, "device")
         if existing is not None:
-            if module.code_for_node(existing.value) == device_code or _same_cuda_string(
-                existing.value, final.device
-            ):
-                return  # already created there; the move is a no-op
+            # Only an explicit CPU is a certain copy.  Another device may be
+            # the target already; random numbers drawn on the CPU on purpose
+            # (a CPU-seeded stream shared by all ranks) must stay there.
+            if self._device_kind(existing.value, 0) != _CPU or self._is_random(chain):
+                return
 
         positional = _positional(base)
         like_input = positional[0].value if chain.qualified.endswith("_like") and positional else None
@@ -1001,6 +998,12 @@ class TensorCreatedThenMoved(Rule):
             ),
             hint=f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}",
         )
+
+    @staticmethod
+    def _is_random(chain: _Chain) -> bool:
+        if chain.is_module:
+            return chain.qualified[len("torch.nn."):] not in _CONSTANT_INIT_MODULES
+        return _FACTORIES[chain.qualified] == _RANDOM or any(step.random for step in chain.steps)
 
     def _fixed(
         self, top: cst.Call, chain: _Chain, final: _Step

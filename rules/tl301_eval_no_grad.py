@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Dict, FrozenSet, List, Optional, Pattern, Set, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.names import ImportTable, dotted
-from torchlint.rule import FileContext, FixAvailability, Option, Rule
+from torchlint.rule import FileContext, FixAvailability, Option, OptionValue, Rule
 
 DEFAULT_FUNCTION_PATTERN = (
     r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
@@ -263,10 +263,9 @@ class EvalWithoutNoGrad(Rule):
       infer/inference as a whole name, a `snake_case` part or a `camelCase`
       part): a regular expression searched in function names; a match makes
       the function an evaluation function even without an `.eval()` call.
-      Note that the engine's quick text check only parses files that
-      contain one of the rule's trigger words (`eval`, `valid`, `val_`,
-      `test`, `predict`, `infer`, ...): a custom pattern matching other
-      names still fires only in such files.
+      With the default pattern, files that contain none of the words
+      above are not parsed for this rule; a custom pattern turns that
+      shortcut off, so it can match any name.
 
     ## Source guide
     `002_c24777732a429f30.txt` (DGX cluster guidelines, "No brainer code
@@ -294,6 +293,12 @@ class EvalWithoutNoGrad(Rule):
         "eval", "valid", "val_", "_val", "val(", "test", "predict", "infer",
         "Eval", "Val", "Test", "Predict", "Infer", "train(False)", "train(mode=False)",
     )
+
+    @classmethod
+    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
+        """A custom function pattern may match any name: no shortcut then."""
+        pattern = options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)
+        return cls.trigger_words if pattern == DEFAULT_FUNCTION_PATTERN else ()
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
@@ -510,7 +515,7 @@ class EvalWithoutNoGrad(Rule):
         kind = self._classes[-1] if in_class and self._classes else "function"
         if kind in ("lightning", "test"):
             return False
-        if kind == "framework" and _LIGHTNING_HOOK.match(name):
+        if kind in ("framework", "model") and _LIGHTNING_HOOK.match(name):
             return False
         is_test_name = name.startswith("test")
         if is_test_name and (self._test_file or frame.has_assert):
@@ -694,17 +699,6 @@ class EvalWithoutNoGrad(Rule):
             for ref in references
         )
 
-    def _ends_file(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` runs to the end of a file that lacks a final newline."""
-        if self.context.source.endswith(("\n", "\r")):
-            return False
-        current: cst.CSTNode = self.context.module
-        while current.children:
-            current = current.children[-1]
-            if current is node:
-                return True
-        return False
-
     def _report_function(self, candidate: _Candidate) -> None:
         node = candidate.node
         name = node.name.value
@@ -727,27 +721,20 @@ class EvalWithoutNoGrad(Rule):
         decorated = node.with_changes(
             decorators=[*node.decorators, cst.Decorator(decorator=cst.Call(func=decorator_func))]
         )
-        fix = None
-        if not self._ends_file(node):
-            # (The engine cannot yet replace a node that ends at a missing final newline.)
-            fix = self.replace(
-                node, decorated, Applicability.UNSAFE, f"Decorate `{name}` with `@{spelled}()`",
-                imports=imports,
-            )
+        fix = self.replace(
+            node, decorated, Applicability.UNSAFE, f"Decorate `{name}` with `@{spelled}()`",
+            imports=imports,
+        )
         what = "runs the model in eval mode" if candidate.has_eval else "runs the model for evaluation"
-        parents = self.context.parents
-        parents.append(node)
-        try:
-            self.report(
-                node.name,
-                f"`{name}` {what} without `torch.no_grad()`; autograd keeps a graph "
-                "and activations for a backward pass that never comes",
-                fix=fix,
-                hint="Decorate it with `@torch.no_grad()` (or `@torch.inference_mode()`), "
-                "or wrap its forward passes in `with torch.no_grad():`",
-            )
-        finally:
-            parents.pop()
+        self.report(
+            node.name,
+            f"`{name}` {what} without `torch.no_grad()`; autograd keeps a graph "
+            "and activations for a backward pass that never comes",
+            fix=fix,
+            hint="Decorate it with `@torch.no_grad()` (or `@torch.inference_mode()`), "
+            "or wrap its forward passes in `with torch.no_grad():`",
+            statement=node,
+        )
 
     def _report_module_level(self, frame: _Frame) -> None:
         """``model.eval()`` in a script followed by unguarded forward passes."""

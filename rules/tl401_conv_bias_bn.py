@@ -385,15 +385,7 @@ class ConvBiasBeforeBatchNorm(Rule):
             "Batch norm subtracts the per-channel batch mean, so the bias has no effect "
             "in training; the norm's own shift (beta) provides the offset"
         )
-        if statement is None:
-            self.report(call, message, fix=fix, hint=hint)
-            return
-        parents = self.context.parents
-        parents.append(statement)
-        try:
-            self.report(call, message, fix=fix, hint=hint)
-        finally:
-            parents.pop()
+        self.report(call, message, fix=fix, hint=hint, statement=statement)
 
     # -- nn.Sequential(...), lists, OrderedDict ------------------------------
 

@@ -368,7 +368,9 @@ def test_json_structure_and_edit_positions() -> None:
 def test_json_edit_spanning_lines_and_missing_source() -> None:
     fix = Fix((Edit(0, 14, ""),), Applicability.SAFE, "Remove the import")
     diagnostic = Diagnostic(PATH, Position(1, 1), Position(1, 13), "TL999", "demo", "x", fix=fix, cell=2)
-    [item] = json.loads(render("json", [diagnostic], context()))
+    # A notebook cell's text is keyed by path and cell number.
+    cell_sources = {f"{PATH}#cell2": context().sources[PATH]}
+    [item] = json.loads(render("json", [diagnostic], context(sources=cell_sources)))
     assert item["fix"]["edits"] == [
         {"content": "", "location": {"row": 1, "column": 1}, "end_location": {"row": 3, "column": 1}}
     ]

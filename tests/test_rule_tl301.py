@@ -269,11 +269,12 @@ def test_module_level_training_after_eval_is_quiet() -> None:
     assert lines(source) == []
 
 
-def test_missing_final_newline_reports_without_fix() -> None:
+def test_missing_final_newline_is_fixed_too() -> None:
     source = "import torch\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x) for x in loader]"
     diagnostics = torchlint.check_source(source, "e.py", SETTINGS)
     assert [d.start.line for d in diagnostics] == [2]
-    assert diagnostics[0].fix is None
+    fixed = torchlint.fix_source(source, "e.py", SETTINGS, unsafe=True).source
+    assert fixed == source.replace("def evaluate", "@torch.no_grad()\ndef evaluate")
 
 
 def test_custom_pattern_option() -> None:
@@ -285,9 +286,8 @@ def test_custom_pattern_option() -> None:
     """
     assert lines(source) == []
     custom = Settings(select=("TL301",), rule_options={"TL301": {"function-pattern": "^score"}})
-    # The engine's quick text check still needs one of the trigger words in the file.
-    assert lines(source, settings=custom) == []
-    assert lines(source + "# validation helpers\n", settings=custom) == [4]
+    # A custom pattern turns the engine's quick text check off for this rule.
+    assert lines(source, settings=custom) == [4]
 
 
 def test_high_level_predictors_need_an_eval_call() -> None:

@@ -148,21 +148,29 @@ class _LineIndex:
 
     def __init__(self, source: str) -> None:
         self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(source)]
+        self.length = len(source)
 
     def offset(self, line: int, column: int) -> int:
-        return self.starts[line - 1] + column
+        # libcst may end a range at (last line + 1, 0) when the file has no
+        # final newline: that is the end of the text.
+        if line - 1 >= len(self.starts):
+            return self.length
+        return min(self.starts[line - 1] + column, self.length)
 
     def position(self, offset: int) -> Position:
         line = bisect.bisect_right(self.starts, offset)
         return Position(line, offset - self.starts[line - 1] + 1)
 
 
-def might_match(source: str, rules: Sequence[RuleClass]) -> bool:
+def might_match(
+    source: str,
+    rules: Sequence[RuleClass],
+    options: Mapping[str, Mapping[str, OptionValue]] = {},
+) -> bool:
     """Cheap test: can any rule fire on this text at all?"""
     for rule in rules:
-        if not rule.trigger_words:
-            return True
-        if any(word in source for word in rule.trigger_words):
+        words = rule.triggers(options.get(rule.code, {}))
+        if not words or any(word in source for word in words):
             return True
     return False
 
@@ -228,13 +236,13 @@ def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
     if not config.rules:
         return []
-    if config.precheck and not might_match(source, config.rules):
+    if config.precheck and not might_match(source, config.rules, config.options):
         # No rule can fire: CPython's parser (far cheaper than libcst) is
         # enough to tell whether the file is broken.
         if _compiles(source):
             return []
     parsed = parse_module(source, path)
-    if isinstance(parsed, cst.Module) and config.precheck and not might_match(source, config.rules):
+    if isinstance(parsed, cst.Module) and config.precheck and not might_match(source, config.rules, config.options):
         return []
     if isinstance(parsed, Diagnostic):
         return [parsed]

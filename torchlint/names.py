@@ -64,12 +64,14 @@ class ImportTable:
         self._local_defs: Set[str] = set()
         self._star_modules: List[str] = []
         self._shadowed: List[Set[str]] = []
+        self._module_bindings: Dict[str, str] = {}
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportTable":
         """Read the imports at module level (also inside top-level if/try)."""
         table = cls()
         table._scan(module.body)
+        table._module_bindings = dict(table._bindings)
         return table
 
     def _scan(self, body: Sequence[cst.CSTNode]) -> None:
@@ -192,8 +194,9 @@ class ImportTable:
         return self.qualified_name(node.func)
 
     def local_name_for(self, module: str) -> Optional[str]:
-        """How this file spells a module (``torch`` may be imported as ``th``)."""
-        for local, target in sorted(self._bindings.items()):
+        """How this file spells a module at module level (``torch`` may be
+        imported as ``th``); imports inside functions do not count."""
+        for local, target in sorted(self._module_bindings.items()):
             if target == module:
                 return local
         return None

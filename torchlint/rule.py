@@ -163,6 +163,12 @@ class Rule:
     trigger words; an empty tuple means the rule can fire anywhere.
     """
 
+    @classmethod
+    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
+        """The trigger words under these options (this rule's configured
+        values); override when an option widens what the rule matches."""
+        return cls.trigger_words
+
     def __init__(self, context: FileContext) -> None:
         self.context = context
 
@@ -192,13 +198,19 @@ class Rule:
         *,
         fix: Optional[FixRequest] = None,
         hint: Optional[str] = None,
+        statement: Optional[cst.CSTNode] = None,
     ) -> None:
-        """Record a finding at ``node``, optionally with a fix."""
-        statement: Optional[cst.CSTNode] = None
-        for candidate in [*self.context.parents, node][::-1]:
-            if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                statement = candidate
-                break
+        """Record a finding at ``node``, optionally with a fix.
+
+        ``statement`` is the statement an own-line suppression comment must
+        precede; by default the innermost statement around the node being
+        visited (pass it when reporting later, e.g. from ``leave_Module``).
+        """
+        if statement is None:
+            for candidate in [*self.context.parents, node][::-1]:
+                if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    statement = candidate
+                    break
         self.context.reports.append(
             Report(self.code, self.name, node, message, statement, fix, hint)
         )
