@@ -1,1 +1,7 @@
-"""Runtime verification of fixes (needs torch; imported only by `torchlint verify`)."""
+"""`torchlint verify`: run original and fixed code, check each rule's contract, time both.
+
+Only ``command`` (the click command), ``contracts``, ``results``, ``report``,
+``timing`` and ``progress`` are safe to import without torch; ``session``,
+``compare`` and ``main`` import it.  ``harness`` is the code the child
+processes run.  See ``README.md`` in this directory.
+"""

@@ -279,7 +279,9 @@ def difference(a: Any, b: Any) -> float:
     if isinstance(a, float) and isinstance(b, float):
         if a == b or (math.isnan(a) and math.isnan(b)):
             return 0.0
-        return abs(a - b) / abs(a) if a not in (0.0,) and math.isfinite(a) and math.isfinite(b) else math.inf
+        if a == 0.0 or not (math.isfinite(a) and math.isfinite(b)):
+            return math.inf
+        return abs(a - b) / abs(a)
     return 0.0 if type(a) is type(b) and a == b else math.inf
 
 
@@ -400,6 +402,7 @@ def environment(device: str) -> Dict[str, Any]:
         "python": platform.python_version(),
         "cpus": cpus,
         "platform": platform.platform(terse=True),
+        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -604,8 +607,10 @@ def serve() -> int:
     survive ``fork``.
     """
     import torch  # noqa: F401 - shared by every forked run
-    import torch._inductor.config  # noqa: F401 - use_deterministic_algorithms imports it (seconds)
     import torch.utils.benchmark  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # torch < 2.0 has no inductor
+        importlib.import_module("torch._inductor.config")  # use_deterministic_algorithms imports it: seconds
 
     _timing_module()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when runs stop

@@ -12,7 +12,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     import torch
 
-from torchlint.registry import by_code_or_name
+from torchlint.registry import all_rules, by_code_or_name
 from torchlint.rule import RuleClass
 from torchlint.settings import ConfigError, SettingsResolver
 from torchlint.verify.command import EXIT_ERROR, write_json, write_text
@@ -82,6 +82,12 @@ def run_verify(
         if not paths:
             rules = _select(rule_names, programs=True) if rule_names else verifiable_rules()
             cases = [plan_program(rule, resolver.default) for rule in rules]
+            if not rule_names:
+                notes.extend(
+                    f"{rule.code} ({rule.name}) has a fix but no verification program yet; not verified."
+                    for rule in all_rules()
+                    if fixable(rule) and program_path(rule.code) is None
+                )
         for path in paths:
             settings = resolver.for_path(path)
             rules = (

@@ -20,6 +20,7 @@ from torchlint.verify.results import (
 from torchlint.verify.timing import TimingSummary, format_seconds
 
 HEADERS = ("Rule", "Target", "Equivalence", "Original", "Fixed", "Speedup [95% CI]", "Timing", "Peak memory")
+# Original and Fixed: median time per call over the interleaved rounds.
 
 
 def _mib(value: Optional[int]) -> str:
@@ -51,8 +52,8 @@ def _row(case: CaseResult) -> List[str]:
         case.rule,
         case.target,
         case.status,
-        format_seconds(timing.original_median) if timing else "-",
-        format_seconds(timing.fixed_median) if timing else "-",
+        format_seconds(timing.original_rounds) if timing else "-",
+        format_seconds(timing.fixed_rounds) if timing else "-",
         speedup_text(timing),
         timing.verdict if timing else ("error" if case.timing_error else "-"),
         memory_text(case.memory),
@@ -71,13 +72,23 @@ def _timing_note(case: CaseResult) -> List[str]:
     timing = case.timing
     if timing is None:
         return [f"  error: {case.timing_error}"] if case.timing_error else []
-    unit = "a run of the whole script" if timing.whole_script else "a call of torchlint_step()"
+    unit = "run of the whole script" if timing.whole_script else "call of torchlint_step()"
     return [
-        f"  timing: {timing.verdict} ({timing.reason}); per {unit}: original "
-        f"{format_seconds(timing.original_median)} (IQR {format_seconds(timing.original_iqr)}), fixed "
-        f"{format_seconds(timing.fixed_median)} (IQR {format_seconds(timing.fixed_iqr)}); "
-        f"{timing.rounds} interleaved rounds of {timing.number} call(s), {timing.threads} thread(s)"
+        f"  timing: {timing.verdict}: {timing.reason}",
+        f"    per {unit}: blocked_autorange median (IQR, runs) original "
+        f"{format_seconds(timing.original_median)} ({format_seconds(timing.original_iqr)}, "
+        f"{timing.original_runs}), fixed {format_seconds(timing.fixed_median)} "
+        f"({format_seconds(timing.fixed_iqr)}, {timing.fixed_runs}); "
+        f"{timing.rounds} interleaved rounds of {timing.number} "
+        f"call(s): original {format_seconds(timing.original_rounds)}, fixed "
+        f"{format_seconds(timing.fixed_rounds)}; {timing.threads} thread(s)",
     ]
+
+
+def _lint_text(case: CaseResult) -> str:
+    if case.fixes == 0 and case.found == 0:
+        return "fixed source given"
+    return f"{case.found} finding(s), {case.fixes} fix(es) applied by torchlint"
 
 
 def render_table(report: VerifyReport) -> str:
@@ -91,7 +102,8 @@ def render_table(report: VerifyReport) -> str:
             lines.append("  ".join("-" * width for width in widths))
     for case in report.cases:
         lines.append("")
-        lines.append(f"{case.rule} {case.name} ({case.target}): {case.status}; contract: {case.level}")
+        lines.append(f"{case.rule} {case.name} ({case.target}): {case.status}")
+        lines.append(f"  {_lint_text(case)}; contract: {case.level}")
         for finding in case.findings:
             text = finding.message.replace("\n", "\n      ")
             lines.append(f"  {finding.severity}: {text}")
@@ -117,6 +129,10 @@ def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
         "original_iqr_s": timing.original_iqr,
         "fixed_median_s": timing.fixed_median,
         "fixed_iqr_s": timing.fixed_iqr,
+        "original_runs": timing.original_runs,
+        "fixed_runs": timing.fixed_runs,
+        "original_rounds_median_s": timing.original_rounds,
+        "fixed_rounds_median_s": timing.fixed_rounds,
         "speedup": timing.speedup,
         "speedup_ci95": [low, high],
         "paired_ratio": [timing.ratio.value, timing.ratio.low, timing.ratio.high],
@@ -159,6 +175,7 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
             "cpus": env.cpus,
             "python": env.python,
             "platform": env.platform,
+            "load_average": env.load,
         },
         "summary": report.counts(),
         "cases": [
@@ -168,7 +185,12 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
                 "target": case.target,
                 "status": case.status,
                 "level": case.level,
-                "contract": contract_for(case.rule).promise,
+                "contract": {
+                    "promise": contract_for(case.rule).promise,
+                    "checks": list(contract_for(case.rule).checks),
+                    "differences": list(contract_for(case.rule).differences),
+                },
+                "findings_in_original": case.found,
                 "fixes": case.fixes,
                 "outputs_compared": case.compared,
                 "findings": [{"severity": f.severity, "message": f.message} for f in case.findings],
@@ -207,7 +229,7 @@ def render_markdown(report: VerifyReport) -> str:
     for case in report.cases:
         contract = contract_for(case.rule)
         lines += ["", f"<details><summary>{case.rule} {case.name}: {case.status}</summary>", ""]
-        lines.append(f"**Contract ({case.level}).** {contract.promise}")
+        lines.append(f"{_lint_text(case)}. **Contract:** {contract.promise} Level: {case.level}.")
         lines.append("")
         for finding in case.findings:
             message = finding.message.replace("\n", "\n  ")

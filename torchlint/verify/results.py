@@ -101,6 +101,7 @@ class CaseResult:
     level: str  # the contract's level of equivalence
     findings: Tuple[Finding, ...] = ()
     fixes: int = 0  # fixes the fixer applied
+    found: int = 0  # the rule's findings in the original
     diff: str = ""
     compared: int = 0  # outputs compared
     memory: Optional[Memory] = None
@@ -128,6 +129,7 @@ class Environment:
     python: str
     cpus: int
     platform: str
+    load: Optional[float] = None  # 1-minute load average when the first run started
 
     @classmethod
     def from_child(cls, env: Mapping[str, Any]) -> "Environment":
@@ -140,15 +142,17 @@ class Environment:
             python=str(env.get("python", "?")),
             cpus=int(env.get("cpus", 0)),
             platform=str(env.get("platform", "?")),
+            load=float(env["load"]) if env.get("load") is not None else None,
         )
 
     def line(self) -> str:
         """``device cpu (Intel ...), torch 2.13.0+cpu, 1 thread of 2 CPUs, Python 3.11``."""
         cuda = f", CUDA {self.cuda}" if self.cuda else ""
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
+        load = f", load average {self.load:.1f}" if self.load is not None else ""
         return (
             f"device {self.device} ({self.device_name}), torch {self.torch}{cuda}, "
-            f"{threads} of {self.cpus} CPUs, Python {self.python}, {self.platform}"
+            f"{threads} of {self.cpus} CPUs{load}, Python {self.python}, {self.platform}"
         )
 
 

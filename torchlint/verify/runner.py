@@ -59,6 +59,9 @@ def child_environment(extra: Mapping[str, str]) -> Dict[str, str]:
     """The environment runs start from: ours, plus reproducibility settings."""
     env = dict(os.environ)
     env.update(PYTHONHASHSEED="0", CUBLAS_WORKSPACE_CONFIG=":4096:8", PYTHONUNBUFFERED="1")
+    # Ask NVML, not the CUDA driver, whether there is a GPU: a driver
+    # initialised in the fork server would be unusable in the forked runs.
+    env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     # torch warns at import when NumPy is missing; that line is noise in a report.
     env.setdefault("PYTHONWARNINGS", "ignore:Failed to initialize NumPy")
     env.update(extra)
@@ -118,6 +121,9 @@ class FreshProcesses:
             kill_group(process.pid, functools.partial(_wait_popen, process))
             process.wait()
             return Exit(True, process.returncode, time.monotonic() - started)
+        except BaseException:  # Ctrl-C: the run leads its own group, so it must be ended here
+            kill_group(process.pid, functools.partial(_wait_popen, process))
+            raise
         finally:
             self._current = None
 
@@ -196,6 +202,9 @@ class ForkServer:
             if finished is None:
                 raise self._died()
             return Exit(timed_out, int(json.loads(finished)["exit"]), time.monotonic() - started)
+        except BaseException:  # Ctrl-C: the run leads its own group, so it must be ended here
+            kill_group(pid, _EndLine(lines))
+            raise
         finally:
             self._current = None
 
@@ -213,11 +222,10 @@ class ForkServer:
                 process.stdin.close()
             except OSError:
                 pass
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        # No run is in flight (interrupt() ended it) and the helper keeps no
+        # state: no need to wait for its interpreter to tear torch down.
+        process.kill()
+        process.wait()
         if process.stdout is not None:
             process.stdout.close()
 

@@ -66,7 +66,8 @@ class Case:
     target: str  # what the report calls it
     original: str
     fixed: str
-    fixes: int
+    fixes: int  # fixes torchlint applied
+    found: int = 0  # findings of the rule in the original
     script: Optional[Path] = None  # a user's script; None for a shipped program
     error: str = ""  # why the case cannot run, if it cannot
 
@@ -108,10 +109,11 @@ def rule_settings(code: str, base: Settings, program: bool) -> Settings:
     )
 
 
-def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int]:
-    """The fixed source and the number of fixes applied, from torchlint's own fixer."""
+def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int, int]:
+    """Lint and fix with torchlint's own fixer: (fixed source, fixes applied, findings)."""
+    found = len(torchlint.check_source(source, path, settings))
     result = torchlint.fix_source(source, path, settings, unsafe=True)
-    return result.source, len(result.applied)
+    return result.source, len(result.applied), found
 
 
 def plan_program(rule: RuleClass, base: Settings) -> Case:
@@ -121,13 +123,12 @@ def plan_program(rule: RuleClass, base: Settings) -> Case:
     if path is None:
         return Case(rule.code, rule.name, target, "", "", 0, error=f"{rule.code} has no verification program")
     source = path.read_text(encoding="utf-8")
-    fixed, fixes = fix_with_torchlint(source, path.name, rule_settings(rule.code, base, program=True))
+    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule.code, base, program=True))
     error = ""
     if fixes == 0 or fixed == source:
-        found = len(torchlint.check_source(source, path.name, rule_settings(rule.code, base, program=True)))
         error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
                  "exercises the rule")
-    return Case(rule.code, rule.name, target, source, fixed, fixes, error=error)
+    return Case(rule.code, rule.name, target, source, fixed, fixes, found, error=error)
 
 
 def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> List[Case]:
@@ -135,9 +136,12 @@ def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> L
     source = path.read_text(encoding="utf-8")
     cases = []
     for rule in rules:
-        fixed, fixes = fix_with_torchlint(source, str(path), rule_settings(rule.code, settings, program=False))
+        settings_for_rule = rule_settings(rule.code, settings, program=False)
+        fixed, fixes, found = fix_with_torchlint(source, str(path), settings_for_rule)
         if fixes and fixed != source:
-            cases.append(Case(rule.code, rule.name, str(path), source, fixed, fixes, script=path.resolve()))
+            cases.append(
+                Case(rule.code, rule.name, str(path), source, fixed, fixes, found, script=path.resolve())
+            )
     return cases
 
 
@@ -220,6 +224,7 @@ class Session:
             status=ERROR,
             level=contract_for(case.rule).level,
             fixes=case.fixes,
+            found=case.found,
             diff=unified_diff(case.original, case.fixed, Path(case.target).name),
         )
         if not original.ok:
@@ -328,6 +333,7 @@ class Session:
             python=platform.python_version(),
             cpus=_usable_cpus(),
             platform=platform.platform(terse=True),
+            load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         )
 
 
@@ -335,12 +341,14 @@ def _error_case(case: Case, message: str) -> CaseResult:
     return CaseResult(
         rule=case.rule, name=case.name, target=case.target, status=ERROR,
         level=contract_for(case.rule).level, findings=(Finding(FAIL, message),), fixes=case.fixes,
+        found=case.found,
     )
 
 
 def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
     if ended.timed_out:
-        return RunData("timeout", f"killed after {timeout:.0f} s (raise --timeout if it needs longer)\n{tail(stderr)}")
+        message = f"killed after {timeout:.0f} s (raise --timeout if it needs longer)"
+        return RunData("timeout", f"{message}\n{tail(stderr)}")
     if not out.is_file():
         return RunData("crashed", f"{ended.describe()}\n{tail(stderr)}")
     with warnings.catch_warnings():

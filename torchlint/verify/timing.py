@@ -26,6 +26,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 PRACTICAL = 0.03
 # A measurement whose IQR is this large a share of its median is too noisy.
 NOISY = 0.25
+# Warm-up calls stop after this long (one call always happens).
+WARMUP_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Budget:
     block_seconds: float  # the target duration of one timed block in a round
     rounds: int  # interleaved rounds (at least 3 are always run)
     budget: float  # seconds for the rounds, after which they stop early
-    warmup: int  # untimed calls of each variant first
+    warmup: int  # untimed calls of each variant first (at most; see WARMUP_SECONDS)
 
     @classmethod
     def quick(cls) -> "Budget":
@@ -82,8 +84,12 @@ def measure(
         return timeit.default_timer()
 
     for _, step in steps:
-        for _ in range(warmup):
+        # At least one call; more (up to `warmup`) while they are cheap.
+        begin = clock()
+        for _ in range(max(warmup, 1)):
             step()
+            if clock() - begin > WARMUP_SECONDS:
+                break
     clock()
     summaries: List[Dict[str, Any]] = []
     for label, step in steps:
@@ -142,10 +148,14 @@ class Interval:
 class TimingSummary:
     """What the timing of one case found."""
 
-    original_median: float  # seconds per call
+    original_median: float  # seconds per call, blocked_autorange
     original_iqr: float
     fixed_median: float
     fixed_iqr: float
+    original_rounds: float  # seconds per call, median over the interleaved rounds
+    fixed_rounds: float
+    original_runs: int  # blocked_autorange's measurements behind each median and IQR
+    fixed_runs: int
     ratio: Interval  # fixed time / original time, paired rounds
     noise: Interval  # original time / original time, paired rounds
     threshold: float  # the smallest |ratio - 1| taken as real
@@ -223,6 +233,10 @@ def analyse(raw: Dict[str, Any], *, whole_script: bool = False, seed: int = 0) -
         original_iqr=original["iqr"],
         fixed_median=fixed["median"],
         fixed_iqr=fixed["iqr"],
+        original_rounds=statistics.median(row[0] for row in rounds),
+        fixed_rounds=statistics.median(row[2] for row in rounds),
+        original_runs=int(original["runs"]),
+        fixed_runs=int(fixed["runs"]),
         ratio=ratio,
         noise=noise,
         threshold=threshold,

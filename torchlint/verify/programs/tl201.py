@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 QUICK = os.environ.get("TORCHLINT_VERIFY_QUICK") == "1"
-LENGTH, BATCH, DIM = (16, 4, 8) if QUICK else (96, 8, 64)
+LENGTH, BATCH, DIM = (16, 4, 8) if QUICK else (256, 16, 64)
 READ_SECONDS = 0.0005 if QUICK else 0.002  # what reading one file would take
 
 

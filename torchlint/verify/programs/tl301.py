@@ -13,7 +13,7 @@ from torch import nn
 
 device = torch.device(os.environ.get("TORCHLINT_VERIFY_DEVICE", "cpu"))
 QUICK = os.environ.get("TORCHLINT_VERIFY_QUICK") == "1"
-BATCHES, BATCH, FEATURES, HIDDEN, CLASSES = (3, 16, 32, 64, 10) if QUICK else (8, 256, 512, 2048, 100)
+BATCHES, BATCH, FEATURES, HIDDEN, CLASSES = (3, 16, 32, 64, 10) if QUICK else (8, 128, 512, 1024, 100)
 
 generator = torch.Generator().manual_seed(1)
 batches = [
@@ -32,7 +32,10 @@ model = nn.Sequential(
 ).to(device)
 
 
-def evaluate(model: nn.Module, batches: List[Tuple[torch.Tensor, torch.Tensor]]) -> Tuple[torch.Tensor, torch.Tensor]:
+Batch = Tuple[torch.Tensor, torch.Tensor]
+
+
+def evaluate(model: nn.Module, batches: List[Batch]) -> Tuple[torch.Tensor, torch.Tensor]:
     """Logits and mean loss over the validation batches."""
     model.eval()
     logits = []

@@ -36,7 +36,9 @@ sgd = torch.optim.SGD(sgd_model.parameters(), lr=0.01, momentum=0.9, weight_deca
 adam = torch.optim.Adam(adam_model.parameters(), lr=1e-3)
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def train_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor
+) -> torch.Tensor:
     optimizer.zero_grad(set_to_none=False)
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()  # type: ignore[no-untyped-call]
