@@ -12,6 +12,7 @@ import libcst as cst
 from torchlint.model import Applicability
 from torchlint.names import ImportTable, dotted
 from torchlint.rule import FileContext, FixAvailability, Option, OptionValue, Rule
+from torchlint.tree import children
 
 DEFAULT_FUNCTION_PATTERN = (
     r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
@@ -418,7 +419,7 @@ class EvalWithoutNoGrad(Rule):
                 or "inference" in node.value.lower()
             ):
                 return True
-            stack.extend(node.children)
+            stack.extend(children(node))
         return False
 
     # -- classes --------------------------------------------------------------

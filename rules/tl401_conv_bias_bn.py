@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.names import dotted
+from torchlint.tree import walk
 from torchlint.rule import FileContext, FixAvailability, Option, Rule
 
 
@@ -71,16 +72,6 @@ _BENIGN_ATTRIBUTES = {"weight", "in_channels", "out_channels", "in_features", "o
                       "kernel_size", "stride", "padding", "dilation", "groups"}
 
 _Bias = str  # "default" (no bias argument), "keyword" or "positional" (literal True)
-
-
-def _walk(root: cst.CSTNode) -> Iterator[Tuple[cst.CSTNode, Optional[cst.CSTNode]]]:
-    """Every node under ``root`` (included) with its parent, depth first."""
-    stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(root, None)]
-    while stack:
-        node, parent = stack.pop()
-        yield node, parent
-        for child in reversed(node.children):
-            stack.append((child, node))
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
@@ -149,7 +140,7 @@ def _scan_scope(scope: cst.CSTNode) -> _ScopeNames:
     names = _ScopeNames({}, {}, {}, {})
     last_statement: Dict[int, cst.CSTNode] = {}
     parents: Dict[int, Optional[cst.CSTNode]] = {}
-    for node, parent in _walk(scope):
+    for node, parent in walk(scope):
         parents[id(node)] = parent
         if isinstance(node, cst.SimpleStatementLine):
             last_statement[id(node)] = node
@@ -518,7 +509,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                 continue
             receiver = params[0].name.value
             parent_of: Dict[int, cst.CSTNode] = {}
-            for node, parent in _walk(method.body):
+            for node, parent in walk(method.body):
                 if parent is not None:
                     parent_of[id(node)] = parent
                 if not (
@@ -619,7 +610,7 @@ def _flow_target(
     small = following.body[0]
     found: Optional[str] = None
     loads = 0
-    for node, node_parent in _walk(small):
+    for node, node_parent in walk(small):
         if isinstance(node, cst.Name) and node.value == variable.value:
             if isinstance(node_parent, cst.Attribute) and node_parent.attr is node:
                 continue

@@ -100,6 +100,9 @@ def test_reported(source: str) -> None:
         # Already on the device, or tied to the CPU.
         "import torch\nx = torch.zeros(3, device=device).to(device)\n",
         "import torch\nx = torch.zeros(3, device='cuda').cuda()\n",
+        "import torch\nx = torch.zeros(3, device=y.device).to(z.device)\n",
+        "import torch\nx = torch.randn(3, device='cpu').to(device)\n",
+        "import torch.nn as nn\nm = nn.Linear(3, 4, device='cpu').cuda()\n",
         "import torch\nx = torch.zeros_like(y).to(y.device)\n",
         "import torch\nx = torch.randn(3, generator=g).cuda()\n",
         "import torch\nx = torch.empty(3).normal_(generator=g).cuda()\n",
@@ -222,6 +225,7 @@ def test_scope_bound_names() -> None:
         ("x = (torch.zeros(3).cuda())", 'x = (torch.zeros(3, device="cuda"))'),
         # A device already given is replaced.
         ("x = torch.zeros(3, device='cpu').to(device)", "x = torch.zeros(3, device=device)"),
+        ("m = nn.LayerNorm(8, device=torch.device('cpu')).cuda()", 'm = nn.LayerNorm(8, device="cuda")'),
         # Modules.
         ("m = nn.Linear(3, 4).half().cuda()", 'm = nn.Linear(3, 4, device="cuda", dtype=torch.float16)'),
         ("m = nn.LSTM(3, 4, batch_first=True).to(device)", "m = nn.LSTM(3, 4, batch_first=True, device=device)"),

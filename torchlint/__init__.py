@@ -11,13 +11,15 @@ The Python API::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 __version__ = "0.1.0"
 
-from torchlint.fixer import FixResult, fix_text
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.settings import Settings
+
+if TYPE_CHECKING:
+    from torchlint.fixer import FixResult
+    from torchlint.settings import Settings
 
 
 def check_source(
@@ -25,6 +27,7 @@ def check_source(
 ) -> List[Diagnostic]:
     """Lint Python source text; returns sorted diagnostics."""
     from torchlint.engine import lint_source
+    from torchlint.settings import Settings
 
     settings = settings or Settings()
     return lint_source(source, path, settings.lint_config(Path(path)))
@@ -38,8 +41,25 @@ def fix_source(
     unsafe: bool = False,
 ) -> FixResult:
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
+    from torchlint.fixer import fix_text
+    from torchlint.settings import Settings
+
     settings = settings or Settings()
     return fix_text(source, path, settings.lint_config(Path(path)), unsafe=unsafe)
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
+    which plugins loaded by other tools (flake8) should not pay for."""
+    if name == "FixResult":
+        from torchlint.fixer import FixResult
+
+        return FixResult
+    if name == "Settings":
+        from torchlint.settings import Settings
+
+        return Settings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

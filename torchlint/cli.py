@@ -356,6 +356,17 @@ def explain(rule: str) -> None:
     click.echo(found.documentation(), nl=False)
 
 
+@main.command(name="lsp")
+def lsp_command() -> None:
+    """Run the language server on stdin/stdout (needs the `lsp` extra)."""
+    try:
+        from torchlint.lsp import main as serve
+    except ImportError as error:
+        _fail(f"`torchlint lsp` needs pygls: pip install 'torchlint[lsp]' ({error})")
+        return
+    serve()
+
+
 # `verify` lives in its own package; importing its command pulls in no torch.
 from torchlint.verify.command import verify as _verify  # noqa: E402
 

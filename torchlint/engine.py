@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import ast
 import bisect
-import dataclasses
 import itertools
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst._nodes.internal import CodegenState
+from libcst._position import CodePosition, CodeRange
 
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.names import ImportTable
@@ -31,6 +27,7 @@ from torchlint.rule import (
     RuleClass,
     TorchVersion,
 )
+from torchlint.tree import child_fields
 from torchlint.suppress import Suppressions, parse_suppressions
 
 Handler = Callable[[cst.CSTNode], None]
@@ -63,32 +60,6 @@ def _handler_names(rule: RuleClass) -> Tuple[Tuple[str, str], ...]:
     return _HANDLERS[rule]
 
 
-# Fields that only hold whitespace, comments and punctuation: no rule looks
-# inside them, and skipping them halves the number of nodes visited.
-_SKIPPED_FIELDS = frozenset({
-    "lpar", "rpar", "leading_lines", "lines_after_decorator", "header", "footer",
-    "comma", "semicolon", "equal", "colon", "dot", "newline", "indent",
-    "trailing_whitespace", "first_line", "empty_lines", "lbracket", "rbracket",
-    "lbrace", "rbrace", "whitespace_after_at",
-})
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _child_fields(node_type: type) -> Tuple[str, ...]:
-    """The fields of a node type that can hold child nodes, in source order."""
-    cached = _CHILD_FIELDS.get(node_type)
-    if cached is None:
-        names = [
-            f.name for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        ]
-        if "decorators" in names:  # written above the def, stored after the body
-            names.remove("decorators")
-            names.insert(0, "decorators")
-        cached = _CHILD_FIELDS[node_type] = tuple(names)
-    return cached
-
-
 class _Dispatcher:
     """One traversal that calls each rule's handlers and keeps the parent stack.
 
@@ -99,7 +70,7 @@ class _Dispatcher:
     def walk(self, node: cst.CSTNode) -> None:
         """Visit ``node`` and its subtree, depth first in source order."""
         self.on_visit(node)
-        for name in _child_fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name)
             if isinstance(value, cst.CSTNode):
                 self.walk(value)
@@ -273,6 +244,76 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
     )
 
 
+class _PositionState(CodegenState):
+    """One code-generation pass that records the syntactic range of every
+    node (libcst's PositionProvider) and the whitespace-inclusive range of
+    the nodes a fix replaces (WhitespaceInclusivePositionProvider)."""
+
+    _NEWLINE = re.compile(r"\r\n?|\n")
+
+    def __init__(self, module: cst.Module, wanted: Set[cst.CSTNode]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.line = 1
+        self.column = 0
+        self.syntactic: Dict[cst.CSTNode, CodeRange] = {}
+        self.inclusive: Dict[cst.CSTNode, CodeRange] = {}
+        self._wanted = wanted
+        self._stack: List[CodePosition] = []
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self._advance(value)
+
+    def _advance(self, value: str) -> None:
+        segments = self._NEWLINE.split(value)
+        if len(segments) == 1:
+            self.column += len(value)
+        else:
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append(CodePosition(self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        where = CodeRange(self._stack.pop(), CodePosition(self.line, self.column))
+        if node in self._wanted:
+            self.inclusive[node] = where
+        if node not in self.syntactic:
+            self.syntactic[node] = where
+
+    @contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> Iterator[None]:
+        start = CodePosition(self.line, self.column)
+        try:
+            yield
+        finally:
+            end = CodePosition(self.line, self.column)
+            if start_node is not None:
+                start = self.syntactic[start_node].start
+            if end_node is not None:
+                end = self.syntactic[end_node].end
+            self.syntactic[node] = CodeRange(start, end)
+
+
+def _positions(
+    module: cst.Module, wanted: Set[cst.CSTNode]
+) -> Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]:
+    """Syntactic ranges of all nodes, inclusive ranges of ``wanted``; one pass."""
+    state = _PositionState(module, wanted)
+    module._codegen(state)
+    return state.syntactic, state.inclusive
+
+
 def _to_diagnostics(
     reports: Sequence[Report],
     module: cst.Module,
@@ -280,9 +321,9 @@ def _to_diagnostics(
     path: str,
     suppressions: Suppressions,
 ) -> List[Diagnostic]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions: Mapping[cst.CSTNode, CodeRange] = wrapper.resolve(PositionProvider)
-    inclusive: Optional[Mapping[cst.CSTNode, CodeRange]] = None
+    positions, inclusive = _positions(module, {
+        replacement.node for report in reports if report.fix for replacement in report.fix.replacements
+    })
     index = _LineIndex(source)
     diagnostics: List[Diagnostic] = []
     seen = set()
@@ -296,8 +337,6 @@ def _to_diagnostics(
             continue
         fix: Optional[Fix] = None
         if report.fix is not None:
-            if inclusive is None:
-                inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
             edits = _edits(report, module, source, index, inclusive, positions)
             if edits:
                 fix = Fix(edits, report.fix.applicability, report.fix.description)
@@ -325,6 +364,40 @@ def _trimmed_edit(old: str, new: str, base: int) -> Optional[Edit]:
     return Edit(base + prefix, base + len(old) - suffix, new[prefix : len(new) - suffix])
 
 
+def _enclosing_indent(source: str, index: _LineIndex, line: int) -> str:
+    """The leading whitespace of a 1-based line."""
+    begin = index.starts[line - 1]
+    end = begin
+    while end < len(source) and source[end] in " \t":
+        end += 1
+    return source[begin:end]
+
+
+def _find_shift(
+    rendered: str, old: str, source: str, index: _LineIndex, line: int
+) -> Optional[Tuple[str, bool]]:
+    """The block indentation (and whether the first line gets it) that turns
+    the node's standalone rendering into its text in the file, if any."""
+    if "\n" not in rendered and "\r" not in rendered:
+        return None
+    indent = _enclosing_indent(source, index, line)
+    for size in range(len(indent), 0, -1):
+        for first in (False, True):
+            if _reindent(rendered, indent[:size], first) == old:
+                return indent[:size], first
+    return None
+
+
+def _reindent(text: str, indent: str, first: bool) -> str:
+    """Prefix non-blank lines with ``indent``: all of them, or all but the
+    first (when the node starts after other code on its line)."""
+    lines = text.splitlines(keepends=True)
+    return "".join(
+        line if (number == 0 and not first) or not line.strip("\r\n") else indent + line
+        for number, line in enumerate(lines)
+    )
+
+
 def _edits(
     report: Report,
     module: cst.Module,
@@ -340,8 +413,15 @@ def _edits(
         start = index.offset(where.start.line, where.start.column)
         end = index.offset(where.end.line, where.end.column)
         old = source[start:end]
-        if module.code_for_node(replacement.node) == old:
+        rendered = module.code_for_node(replacement.node)
+        shift = None if rendered == old else _find_shift(rendered, old, source, index, where.start.line)
+        if rendered == old:
             edit = _trimmed_edit(old, module.code_for_node(replacement.new_node), start)
+        elif shift is not None:
+            # A multi-line node inside indented blocks renders at level 0 on
+            # its own; shift it back instead of re-rendering the whole module.
+            new_text = _reindent(module.code_for_node(replacement.new_node), *shift)
+            edit = _trimmed_edit(old, new_text, start)
         else:
             # Multi-line nodes render with different indentation on their own;
             # render the whole module instead and diff that.

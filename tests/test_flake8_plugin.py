@@ -1,0 +1,234 @@
+"""The flake8 plugin, through the real flake8: TL codes, selection, cost."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Iterator, List, Sequence
+
+import pytest
+
+pytest.importorskip("flake8")
+
+from flake8.main.application import Application  # noqa: E402
+from flake8.options.parse_args import parse_args  # noqa: E402
+
+from torchlint.flake8_plugin import TorchlintChecker  # noqa: E402
+
+TRAIN = textwrap.dedent(
+    """\
+    import torch
+    import torch.nn as nn
+
+    x = torch.zeros(3).cuda()
+    model = nn.DataParallel(net)
+    other = nn.DataParallel(net)  # noqa: TL501
+    """
+)
+ZERO_GRAD = "def step(optimizer):\n    optimizer.zero_grad()\n"
+
+
+def _entry_point_installed() -> bool:
+    """Whether pip registered the plugin (then no local-plugins config is needed)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points()
+    group = (
+        found.select(group="flake8.extension")
+        if hasattr(found, "select")
+        else found.get("flake8.extension", [])  # type: ignore[attr-defined]  # Python 3.9
+    )
+    return any(ep.name == "TL" and ep.value.startswith("torchlint.flake8_plugin") for ep in group)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder to run flake8 in, with the plugin registered either way."""
+    if not _entry_point_installed():
+        (tmp_path / ".flake8").write_text(
+            "[flake8:local-plugins]\n"
+            "extension =\n"
+            "    TL = torchlint.flake8_plugin:TorchlintChecker\n",
+            encoding="utf-8",
+        )
+    monkeypatch.chdir(tmp_path)
+    TorchlintChecker._resolver = None  # settings are looked up from the new cwd
+    return tmp_path
+
+
+def flake8(cwd: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "-j", "1", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+
+
+def codes(output: str) -> List[str]:
+    """``file:line:col: CODE`` for each reported line."""
+    return [":".join(line.split(":")[:3]) + ": " + line.split(": ")[1].split()[0]
+            for line in output.splitlines() if line.strip()]
+
+
+def test_selected_tl_codes_are_reported_with_flake8_noqa(project: Path) -> None:
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    result = flake8(project, "--select", "TL", "train.py")
+    assert result.returncode == 1, result.stderr
+    # torchlint reports TL101 at 4:5 and TL501 at 5:9; flake8 shows 1-based columns.
+    assert codes(result.stdout) == ["train.py:4:5: TL101", "train.py:5:9: TL501"]
+    assert "created on the CPU" in result.stdout
+
+
+def test_default_selection_includes_tl(project: Path) -> None:
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    result = flake8(project, "train.py")
+    found = codes(result.stdout)
+    assert "train.py:4:5: TL101" in found and "train.py:5:9: TL501" in found
+    assert "train.py:5:25: F821" in found  # flake8's own checks still run
+
+
+def test_flake8_does_the_selection(project: Path) -> None:
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    assert codes(flake8(project, "--select", "TL1", "train.py").stdout) == ["train.py:4:5: TL101"]
+    assert codes(flake8(project, "--select", "TL", "--extend-ignore", "TL1", "train.py").stdout) == [
+        "train.py:5:9: TL501"
+    ]
+    per_file = flake8(project, "--select", "TL", "--per-file-ignores", "train.py:TL", "train.py")
+    assert per_file.returncode == 0 and per_file.stdout == ""
+
+
+def test_torchlint_config_gives_torch_version_but_not_selection(project: Path) -> None:
+    (project / "step.py").write_text(ZERO_GRAD, encoding="utf-8")
+    assert flake8(project, "--select", "TL", "step.py").stdout == ""  # current torch: fine
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint]\ntorch-version = "1.13"\nignore = ["TL302"]\n', encoding="utf-8"
+    )
+    # torch-version applies; torchlint's own `ignore` does not (flake8 selects).
+    assert codes(flake8(project, "--select", "TL", "step.py").stdout) == ["step.py:2:5: TL302"]
+
+
+def test_bad_torchlint_config_is_a_finding_not_a_crash(project: Path) -> None:
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = 3\n', encoding="utf-8")
+    result = flake8(project, "--select", "TL", "train.py")
+    assert codes(result.stdout) == ["train.py:1:1: TL000"]
+    assert "invalid torchlint configuration" in result.stdout and "torch-version" in result.stdout
+
+
+class _CountingParse:
+    """Counts calls to libcst.parse_module."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import libcst
+
+        self.calls = 0
+        real = libcst.parse_module
+
+        def counting(*args: object, **kwargs: object) -> object:
+            self.calls += 1
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(libcst, "parse_module", counting)
+
+
+def _run_in_process(args: Sequence[str]) -> Application:
+    TorchlintChecker._selections.clear()
+    app = Application()
+    app.run(["-j", "1", *args])
+    return app
+
+
+def test_no_parsing_when_tl_is_not_selected(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    parses = _CountingParse(monkeypatch)
+
+    app = _run_in_process(["--select", "E,F,W", "train.py"])
+    assert any(p.entry_name == "TL" for p in app.plugins.checkers.tree)  # the plugin ran
+    assert "F821" in capsys.readouterr().out
+    assert parses.calls == 0
+
+    _run_in_process(["--select", "E,F,W", "--extend-select", "TL5", "train.py"])
+    assert "TL501" in capsys.readouterr().out
+    assert parses.calls == 1  # the counter does see the plugin's parse
+
+
+def test_no_parsing_without_trigger_words(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "plain.py").write_text("import torch\n\nx = torch.ones(2) + 1\n", encoding="utf-8")
+    parses = _CountingParse(monkeypatch)
+    _run_in_process(["--select", "TL", "plain.py"])
+    assert capsys.readouterr().out == ""
+    assert parses.calls == 0
+
+
+class _Untouchable(Sequence[str]):
+    """Lines that fail the test if the plugin looks at them."""
+
+    def __getitem__(self, index: object) -> str:  # type: ignore[override]
+        raise AssertionError("the plugin read the file's lines")
+
+    def __len__(self) -> int:
+        raise AssertionError("the plugin read the file's lines")
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("the plugin read the file's lines")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--select", "E,F,W"],
+        ["--select", "E", "--extend-select", "W6"],
+        ["--extend-ignore", "TL"],
+        ["--select", "TL", "--ignore", "TL"],
+        ["--per-file-ignores", "train.py:TL"],
+    ],
+)
+def test_lines_are_untouched_when_no_tl_code_can_be_reported(project: Path, argv: List[str]) -> None:
+    TorchlintChecker._selections.clear()
+    _, options = parse_args(argv)  # the real option parsing; calls parse_options
+    assert TorchlintChecker._options is options
+    checker = TorchlintChecker(ast.parse(""), _Untouchable(), "train.py")
+    assert list(checker.run()) == []
+
+
+def test_libcst_is_not_imported_when_tl_is_not_selected(project: Path) -> None:
+    probe = "import sys, torchlint; print('libcst' in sys.modules)"
+    eager = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    if eager.stdout.strip() == "True":
+        pytest.skip("torchlint/__init__.py imports libcst eagerly")
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    script = (
+        "import sys\n"
+        "from flake8.main.application import Application\n"
+        "app = Application()\n"
+        "app.run(['-j', '1', '--select', 'E,F,W', 'train.py'])\n"
+        "assert any(p.entry_name == 'TL' for p in app.plugins.checkers.tree)\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
+
+
+def test_rules_off_by_default_need_an_explicit_selection(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name("TL501")
+    assert rule is not None
+    monkeypatch.setattr(rule, "default_enabled", False)
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+
+    _run_in_process(["train.py"])  # flake8's default selection includes "TL"
+    output = capsys.readouterr().out
+    assert "TL101" in output and "TL501" not in output
+    _run_in_process(["--extend-select", "TL501", "train.py"])
+    assert "TL501" in capsys.readouterr().out

@@ -1,0 +1,419 @@
+"""``torchlint lsp``: a language server that shows findings and offers fixes.
+
+It speaks the Language Server Protocol on stdin/stdout through pygls (1.3 and
+2.x are supported).  Each open Python document is linted with the settings
+of its path (the closest ``[tool.torchlint]``; excluded files are skipped, as
+with ``--force-exclude``) when it is opened, changed or saved; closing it
+clears its findings.  Every fix is offered as a quick fix, and all safe fixes
+together as the source action ``source.fixAll.torchlint``.  A configuration
+error is shown as a message; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from lsprotocol import types as lsp
+
+from torchlint import __version__
+from torchlint.model import Applicability, Diagnostic, Edit
+
+if TYPE_CHECKING:
+    from torchlint.engine import LintConfig
+
+SOURCE = "torchlint"
+FIX_ALL_KIND = "source.fixAll.torchlint"
+CONFIG_FILENAMES = ("pyproject.toml", "torchlint.toml", ".torchlint.toml")
+_PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+# -- positions ------------------------------------------------------------
+
+
+def _units(text: str, encoding: str) -> int:
+    """The length of ``text`` in the code units of an LSP position encoding."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class Positions:
+    """Converts between character offsets into a text and LSP positions.
+
+    Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` (as in the LSP and in the
+    engine); ``character`` counts code units of the negotiated encoding,
+    UTF-16 unless the client chose another.
+    """
+
+    _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+    def __init__(self, text: str, encoding: str = "utf-16") -> None:
+        self.text = text
+        self.encoding = encoding
+        self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(text)]
+
+    def _line_end(self, line: int) -> int:
+        """The offset where line ``line`` (0-based) ends, before its newline."""
+        if line + 1 < len(self.starts):
+            end = self.starts[line + 1]
+            return end - (2 if self.text[end - 2 : end] == "\r\n" else 1)
+        return len(self.text)
+
+    def position(self, offset: int) -> lsp.Position:
+        """The LSP position of a character offset."""
+        offset = min(max(offset, 0), len(self.text))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        offset = min(offset, self._line_end(line))  # never inside a "\r\n"
+        return lsp.Position(line=line, character=_units(self.text[start:offset], self.encoding))
+
+    def offset(self, position: lsp.Position) -> int:
+        """The character offset of an LSP position (clamped to the text)."""
+        line: int = position.line
+        character: int = position.character
+        if line < 0:
+            return 0
+        if line >= len(self.starts):
+            return len(self.text)
+        start = self.starts[line]
+        end = self._line_end(line)
+        if self.encoding == "utf-32":
+            return min(start + max(character, 0), end)
+        units = 0
+        offset = start
+        while offset < end:
+            step = _units(self.text[offset], self.encoding)
+            if units + step > character:
+                break
+            units += step
+            offset += 1
+        return offset
+
+    def from_engine(self, line: int, column: int) -> int:
+        """The offset of the engine's 1-based line and character column."""
+        if line < 1:
+            return 0
+        if line > len(self.starts):
+            return len(self.text)
+        return min(self.starts[line - 1] + max(column - 1, 0), self._line_end(line - 1))
+
+    def range(self, start: int, end: int) -> lsp.Range:
+        """The LSP range between two offsets."""
+        return lsp.Range(start=self.position(start), end=self.position(end))
+
+
+# -- converting findings -----------------------------------------------------
+
+
+def _trimmed(old: str, new: str) -> Edit:
+    """One edit turning ``old`` into ``new``, without the common ends."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    # Do not cut a "\r\n" in two: positions inside one do not exist.
+    if 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
+        prefix -= 1
+    if 0 < suffix and len(old) - suffix > prefix and old[-suffix] == "\n" and old[-suffix - 1] == "\r":
+        suffix -= 1
+    return Edit(prefix, len(old) - suffix, new[prefix : len(new) - suffix])
+
+
+def to_lsp_diagnostic(diagnostic: Diagnostic, positions: Positions) -> lsp.Diagnostic:
+    """A torchlint finding as an LSP diagnostic (0-based range, a warning)."""
+    start = positions.from_engine(diagnostic.start.line, diagnostic.start.column)
+    end = positions.from_engine(diagnostic.end.line, diagnostic.end.column)
+    return lsp.Diagnostic(
+        range=positions.range(start, max(start, end)),
+        severity=lsp.DiagnosticSeverity.Warning,
+        code=diagnostic.code,
+        source=SOURCE,
+        message=diagnostic.message,
+    )
+
+
+def _text_edits(edits: Sequence[Edit], positions: Positions) -> List[lsp.TextEdit]:
+    return [
+        lsp.TextEdit(range=positions.range(edit.start, edit.end), new_text=edit.text)
+        for edit in sorted(edits, key=lambda e: (e.start, e.end))
+    ]
+
+
+def _covers(requested: Any, kind: str) -> bool:
+    """Whether a requested code action kind includes ``kind`` (kinds nest by dots)."""
+    value = str(getattr(requested, "value", requested))  # enum members or plain strings
+    return kind == value or kind.startswith(value + ".")
+
+
+@dataclass(frozen=True)
+class _Linted:
+    """One document's text, findings and what is needed to fix them."""
+
+    uri: str
+    version: Optional[int]
+    text: str
+    path: str
+    diagnostics: Tuple[Diagnostic, ...]
+    config: Optional[LintConfig]  # None: the file is excluded
+
+
+# -- the server ------------------------------------------------------------
+
+
+def _pygls_server_class() -> Any:
+    """pygls's LanguageServer: ``pygls.lsp.server`` in 2.x, ``pygls.server`` in 1.x."""
+    try:
+        module = importlib.import_module("pygls.lsp.server")
+    except ImportError:
+        module = importlib.import_module("pygls.server")
+    return getattr(module, "LanguageServer")
+
+
+def _fs_path(uri: str) -> Optional[str]:
+    """The file-system path of a ``file:`` URI, or None."""
+    uris = importlib.import_module("pygls.uris")
+    path: Optional[str] = uris.to_fs_path(uri) if uri.startswith("file:") else None
+    return path
+
+
+class TorchlintServer:
+    """torchlint's handlers, attached to a pygls ``LanguageServer``."""
+
+    def __init__(self, server: Any = None) -> None:
+        self.server: Any = server if server is not None else _pygls_server_class()(SOURCE, __version__)
+        self._shown_errors: Dict[str, str] = {}
+        self._register(lsp.TEXT_DOCUMENT_DID_OPEN, self.did_open)
+        self._register(lsp.TEXT_DOCUMENT_DID_CHANGE, self.did_change)
+        self._register(lsp.TEXT_DOCUMENT_DID_SAVE, self.did_save)
+        self._register(lsp.TEXT_DOCUMENT_DID_CLOSE, self.did_close)
+        self._register(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files)
+        self._register(
+            lsp.TEXT_DOCUMENT_CODE_ACTION,
+            self.code_action,
+            lsp.CodeActionOptions(
+                code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND],
+                resolve_provider=False,
+            ),
+        )
+
+    def _register(self, method: str, handler: Callable[[Any], Any], options: Any = None) -> None:
+        """Register ``handler`` for ``method``.
+
+        pygls marks the functions it registers with attributes, which bound
+        methods refuse, so each handler goes through a plain function.
+        """
+
+        def call(params: Any) -> Any:
+            return handler(params)
+
+        call.__name__ = call.__qualname__ = getattr(handler, "__name__", method)
+        self.server.feature(method, options)(call)
+
+    # -- protocol plumbing (the parts that differ between pygls 1 and 2) --
+
+    def _notify(self, method: str, params: Any) -> None:
+        protocol = getattr(self.server, "protocol", None) or getattr(self.server, "lsp")
+        protocol.notify(method, params)
+
+    def _encoding(self) -> str:
+        encoding = getattr(self.server.workspace, "position_encoding", None)
+        value = str(getattr(encoding, "value", encoding) or "utf-16")
+        return value if value in ("utf-8", "utf-16", "utf-32") else "utf-16"
+
+    def _document_changes(self) -> bool:
+        capabilities = getattr(self.server, "client_capabilities", None)
+        workspace = getattr(capabilities, "workspace", None)
+        edit = getattr(workspace, "workspace_edit", None)
+        return bool(getattr(edit, "document_changes", False))
+
+    def _show_error(self, uri: str, message: str) -> None:
+        """Show ``message`` once until it changes or the document lints again."""
+        if self._shown_errors.get(uri) == message:
+            return
+        self._shown_errors[uri] = message
+        self._notify(
+            lsp.WINDOW_SHOW_MESSAGE,
+            lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message),
+        )
+
+    def _publish(self, uri: str, diagnostics: List[lsp.Diagnostic], version: Optional[int]) -> None:
+        self._notify(
+            lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version),
+        )
+
+    # -- linting --------------------------------------------------------
+
+    def lint(self, uri: str) -> Optional[_Linted]:
+        """Lint an open document; None when it is not linted or on an error."""
+        from torchlint.discovery import is_excluded
+        from torchlint.engine import lint_source
+        from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
+
+        if not self._is_python(uri):
+            return None
+        document = self.server.workspace.get_text_document(uri)
+        text: str = document.source
+        version: Optional[int] = document.version
+        fs_path = _fs_path(uri)
+        name = fs_path or uri
+        try:
+            # Fresh each time: configuration files may have changed.
+            detect_torch_version.cache_clear()
+            resolver = SettingsResolver()
+            if fs_path is None:
+                settings, config_path = resolver.default, None
+            else:
+                settings, config_path = resolver.for_path(Path(fs_path)), Path(fs_path)
+                if is_excluded(config_path, settings):
+                    self._shown_errors.pop(uri, None)
+                    return _Linted(uri, version, text, name, (), None)
+            config = settings.lint_config(config_path)
+            diagnostics = tuple(lint_source(text, name, config))
+        except ConfigError as error:
+            self._show_error(uri, f"torchlint: {error}")
+            return None
+        except Exception as error:  # a bug: say so, keep serving
+            self._show_error(uri, f"torchlint: internal error on {name}: {type(error).__name__}: {error}")
+            return None
+        self._shown_errors.pop(uri, None)
+        return _Linted(uri, version, text, name, diagnostics, config)
+
+    def _is_python(self, uri: str) -> bool:
+        """Whether a document is Python source (a notebook or TOML file is not)."""
+        fs_path = _fs_path(uri)
+        if fs_path is not None:
+            return fs_path.endswith(_PYTHON_SUFFIXES)
+        document = self.server.workspace.get_text_document(uri)
+        return getattr(document, "language_id", None) in (None, "python")
+
+    def publish(self, uri: str) -> None:
+        """Lint a document and publish its findings (none on an error)."""
+        if not self._is_python(uri):
+            return
+        linted = self.lint(uri)
+        if linted is None:
+            document = self.server.workspace.get_text_document(uri)
+            self._publish(uri, [], document.version)
+            return
+        positions = Positions(linted.text, self._encoding())
+        self._publish(uri, [to_lsp_diagnostic(d, positions) for d in linted.diagnostics], linted.version)
+
+    def publish_all(self) -> None:
+        """Lint every open document again (after a configuration change)."""
+        for uri in list(self.server.workspace.text_documents):
+            self.publish(uri)
+
+    # -- handlers ---------------------------------------------------------
+
+    def did_open(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        """Lint a document when it opens."""
+        self.publish(params.text_document.uri)
+
+    def did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        """Lint a document after each change."""
+        self.publish(params.text_document.uri)
+
+    def did_save(self, params: lsp.DidSaveTextDocumentParams) -> None:
+        """Lint a saved document; a saved configuration file re-lints all."""
+        uri = params.text_document.uri
+        if uri.rsplit("/", 1)[-1] in CONFIG_FILENAMES:
+            self.publish_all()
+        else:
+            self.publish(uri)
+
+    def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        """Clear a closed document's findings."""
+        self._shown_errors.pop(params.text_document.uri, None)
+        self._publish(params.text_document.uri, [], None)
+
+    def did_change_watched_files(self, params: lsp.DidChangeWatchedFilesParams) -> None:
+        """Re-lint open documents when a watched configuration file changes."""
+        if any(change.uri.rsplit("/", 1)[-1] in CONFIG_FILENAMES for change in params.changes):
+            self.publish_all()
+
+    def code_action(self, params: lsp.CodeActionParams) -> Optional[List[lsp.CodeAction]]:
+        """Quick fixes for the findings in the range, and "fix all safe"."""
+        uri = params.text_document.uri
+        linted = self.lint(uri)
+        if linted is None or linted.config is None:
+            return None
+        only = params.context.only
+        want_quick = only is None or any(_covers(k, "quickfix") for k in only)
+        want_all = only is None or any(_covers(k, FIX_ALL_KIND) for k in only)
+        positions = Positions(linted.text, self._encoding())
+        actions: List[lsp.CodeAction] = []
+        if want_quick:
+            first = positions.offset(params.range.start)
+            last = positions.offset(params.range.end)
+            for diagnostic in linted.diagnostics:
+                if diagnostic.fix is None:
+                    continue
+                start = positions.from_engine(diagnostic.start.line, diagnostic.start.column)
+                end = positions.from_engine(diagnostic.end.line, diagnostic.end.column)
+                if start > last or end < first:
+                    continue
+                actions.append(self._quick_fix(linted, diagnostic, positions))
+        if want_all:
+            fix_all = self._fix_all(linted, positions)
+            if fix_all is not None:
+                actions.append(fix_all)
+        return actions
+
+    def _workspace_edit(self, linted: _Linted, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+        if self._document_changes():
+            identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=linted.uri, version=linted.version)
+            return lsp.WorkspaceEdit(
+                document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=list(edits))]
+            )
+        return lsp.WorkspaceEdit(changes={linted.uri: edits})
+
+    def _quick_fix(self, linted: _Linted, diagnostic: Diagnostic, positions: Positions) -> lsp.CodeAction:
+        assert diagnostic.fix is not None
+        safe = diagnostic.fix.applicability is Applicability.SAFE
+        title = f"torchlint ({diagnostic.code}): {diagnostic.fix.description}"
+        if not safe:
+            title += " (unsafe fix)"
+        return lsp.CodeAction(
+            title=title,
+            kind=lsp.CodeActionKind.QuickFix,
+            diagnostics=[to_lsp_diagnostic(diagnostic, positions)],
+            is_preferred=safe,
+            edit=self._workspace_edit(linted, _text_edits(diagnostic.fix.edits, positions)),
+        )
+
+    def _fix_all(self, linted: _Linted, positions: Positions) -> Optional[lsp.CodeAction]:
+        from torchlint.fixer import fix_text
+
+        if linted.config is None or not any(d.fixable(unsafe=False) for d in linted.diagnostics):
+            return None
+        fixed = fix_text(linted.text, linted.path, linted.config, unsafe=False).source
+        if fixed == linted.text:
+            return None
+        edit = _trimmed(linted.text, fixed)
+        return lsp.CodeAction(
+            title="torchlint: Apply all safe fixes",
+            kind=FIX_ALL_KIND,
+            diagnostics=[to_lsp_diagnostic(d, positions) for d in linted.diagnostics if d.fixable(unsafe=False)],
+            edit=self._workspace_edit(linted, _text_edits([edit], positions)),
+        )
+
+
+def create_server() -> Any:
+    """A pygls ``LanguageServer`` with torchlint's handlers registered."""
+    return TorchlintServer().server
+
+
+def main() -> None:
+    """Serve the Language Server Protocol on stdin/stdout until told to exit."""
+    create_server().start_io()

@@ -1,0 +1,58 @@
+"""Fast access to a libcst tree's children, for the engine and for rules.
+
+libcst's ``node.children`` and ``node.visit`` rebuild nodes on the way; these
+read the dataclass fields directly and skip the fields that only hold
+whitespace, comments and punctuation, which no rule looks inside.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+_SKIPPED_FIELDS = frozenset({
+    "lpar", "rpar", "leading_lines", "lines_after_decorator", "header", "footer",
+    "comma", "semicolon", "equal", "colon", "dot", "newline", "indent",
+    "trailing_whitespace", "first_line", "empty_lines", "lbracket", "rbracket",
+    "lbrace", "rbrace", "whitespace_after_at",
+})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of a node type that can hold child nodes, in source order."""
+    cached = _CHILD_FIELDS.get(node_type)
+    if cached is None:
+        names = [
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        ]
+        if "decorators" in names:  # written above the def, stored after the body
+            names.remove("decorators")
+            names.insert(0, "decorators")
+        cached = _CHILD_FIELDS[node_type] = tuple(names)
+    return cached
+
+
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The node's children that carry code, in source order."""
+    found: List[cst.CSTNode] = []
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found
+
+
+def walk(root: cst.CSTNode) -> Iterator[Tuple[cst.CSTNode, Optional[cst.CSTNode]]]:
+    """Every node under ``root`` (included) with its parent, depth first."""
+    stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        for child in reversed(children(node)):
+            stack.append((child, node))
