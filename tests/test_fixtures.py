@@ -56,3 +56,13 @@ def test_every_rule_doc_has_ruff_sections() -> None:
             assert heading in sections and sections[heading], f"{rule.code} lacks '{heading}'"
         assert "Use instead" in sections["Example"], f"{rule.code}: Example lacks 'Use instead'"
         assert any(f"{n:03d}_" in sections["Source guide"] for n in range(5)), rule.code
+
+
+def test_fixable_rule_docs_show_contract_and_measured_verify_row() -> None:
+    for rule in all_rules():
+        page = rule.documentation()
+        if rule.fix_availability.value == "none":
+            assert "## Verification" not in page
+            continue
+        assert "## Verification" in page, rule.code
+        assert "Measured (CPU only" in page and "| equivalent |" in page, rule.code

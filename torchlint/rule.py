@@ -141,6 +141,26 @@ def _doc_sections(doc: str) -> Dict[str, str]:
     return {k: v.strip() for k, v in sections.items()}
 
 
+def _verification_section(code: str) -> List[str]:
+    """The rule's equivalence contract and its last measured verify row."""
+    from torchlint.verify.contracts import CONTRACTS
+    from torchlint.verify.measured import HARDWARE, HEADER, ROWS
+
+    contract = CONTRACTS.get(code)
+    if contract is None:
+        return []
+    lines = ["", "## Verification", "", f"`torchlint verify --rules {code}` checks: {contract.promise}", ""]
+    lines += [f"- {check}" for check in contract.checks]
+    if contract.differences:
+        lines += ["", "Known differences, always reported:", ""]
+        lines += [f"- {difference}" for difference in contract.differences]
+    row = ROWS.get(code)
+    if row is not None:
+        lines += ["", f"Measured ({HARDWARE}):", "", "| " + " | ".join(HEADER) + " |",
+                  "|" + "---|" * len(HEADER), "| " + " | ".join(row) + " |"]
+    return lines
+
+
 class Rule:
     """Base class of every torchlint rule.
 
@@ -247,6 +267,7 @@ class Rule:
             "",
             body,
         ]
+        lines += _verification_section(cls.code)
         if cls.options and "## Options" not in body:
             lines += ["", "## Options", ""]
             lines += [
