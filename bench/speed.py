@@ -26,6 +26,7 @@ processes, PSS summed too, and the largest single process).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
@@ -189,10 +190,18 @@ def measure(command: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0,)) -
 
 @dataclass
 class Row:
+    """One measured command (a row of the report) and its runs."""
+
     name: str
-    command: str
+    command: str  # as shown in the report
     files: int
     lines: int
+    argv: List[str] = field(default_factory=list)
+    cwd: Path = Path(".")
+    want: int = 1  # runs to make
+    ok_codes: Tuple[int, ...] = (0,)
+    change: Tuple[str, ...] = ()  # files to append a line to before each run (restored after)
+    cache: Optional[Path] = None  # a filled cache the runs read; checked for a second fingerprint
     runs: List[Run] = field(default_factory=list)
     note: str = ""
 
@@ -232,15 +241,38 @@ def shorten(command: Sequence[str], limit: int = 40) -> str:
     return " ".join(parts[:limit]) + f" ... ({len(parts) - limit} more arguments)"
 
 
-def timed(name: str, command: Sequence[str], cwd: Path, files: int, lines: int, runs: int,
-          shown: Optional[str] = None, ok_codes: Sequence[int] = (0,), note: str = "") -> Row:
-    row = Row(name, shown or shorten(command), files, lines, note=note)
-    for index in range(runs):
-        run = measure(command, cwd, ok_codes)
-        log(f"{name}: run {index + 1}/{runs}: {run.wall:.2f} s, "
-            f"tree RSS {run.tree_rss_kb / 1024:.0f} MiB")
-        row.runs.append(run)
-    return row
+def job(name: str, argv: Sequence[str], cwd: Path, files: int, lines: int, runs: int,
+        shown: Optional[str] = None, ok_codes: Tuple[int, ...] = (0,), change: Sequence[str] = (),
+        cache: Optional[Path] = None) -> Row:
+    return Row(name, shown or shorten(argv), files, lines, list(argv), cwd, runs, ok_codes, tuple(change), cache)
+
+
+def run_once(row: Row) -> None:
+    index = len(row.runs)
+    roots = cache_roots(row.cache) if row.cache else set()
+    originals = {f: (row.cwd / f).read_bytes() for f in row.change}
+    for path, data in originals.items():
+        tail = b"" if data.endswith(b"\n") or not data else b"\n"
+        (row.cwd / path).write_bytes(data + tail + f"# changed by bench/speed.py, run {index + 1}\n".encode())
+    try:
+        run = measure(row.argv, row.cwd, row.ok_codes)
+    finally:
+        for path, data in originals.items():
+            (row.cwd / path).write_bytes(data)
+    if row.cache and not row.change and cache_roots(row.cache) != roots:
+        row.note = "torchlint's source changed between filling the cache and this run: numbers invalid"
+    log(f"{row.name}: run {index + 1}/{row.want}: {run.wall:.2f} s, CPU {run.cpu:.1f} s, "
+        f"tree RSS {run.tree_rss_kb / 1024:,.0f} MiB")
+    row.runs.append(run)
+
+
+def run_rounds(rows: Sequence[Row]) -> None:
+    """Round-robin: run 1 of every row, then run 2 of every row, ...  A machine whose
+    load changes over time then slows all rows alike, and their ratios hold."""
+    for index in range(max(row.want for row in rows)):
+        for row in rows:
+            if index < row.want:
+                run_once(row)
 
 
 # --------------------------------------------------------------------------- corpus
@@ -350,42 +382,13 @@ def cache_roots(cache: Path) -> Set[str]:
     return {p.name for p in (cache / "v1").glob("*")} if (cache / "v1").is_dir() else set()
 
 
-def with_cache(name: str, base_command: List[str], corpus_base: Path, corpus: Corpus,
-               runs: int, change: Sequence[str] = ()) -> Tuple[Row, Row]:
-    """Fill a fresh cache, then time runs with it (after changing `change` each time)."""
-    workdir = Path(tempfile.mkdtemp(prefix="torchlint-speed-"))
-    cache = workdir / "cache"
-    command = base_command + ["--cache-dir", str(cache)]
-    try:
-        fill = timed(f"{name} (cache fill)", command, corpus_base, len(corpus.files),
-                     sum(corpus.lines.values()), 1)
-        roots = cache_roots(cache)
-        row = Row(name, shorten(base_command + ["--cache-dir", "<cache filled by one run>"]),
-                  len(corpus.files), sum(corpus.lines.values()))
-        for index in range(runs):
-            for attempt in range(2):
-                originals = {f: (corpus_base / f).read_bytes() for f in change}
-                for path, data in originals.items():
-                    tail = b"" if data.endswith(b"\n") or not data else b"\n"
-                    (corpus_base / path).write_bytes(
-                        data + tail + f"# changed by bench/speed.py, run {index + 1}.{attempt}\n".encode())
-                try:
-                    run = measure(command, corpus_base)
-                finally:
-                    for path, data in originals.items():
-                        (corpus_base / path).write_bytes(data)
-                if cache_roots(cache) == roots:
-                    break
-                log(f"{name}: torchlint's source changed during the run; filling the cache again")
-                fill.runs.append(measure(command, corpus_base))
-                roots = cache_roots(cache)
-            else:
-                row.note = "torchlint's source changed while measuring: numbers invalid"
-            log(f"{name}: run {index + 1}/{runs}: {run.wall:.2f} s")
-            row.runs.append(run)
-        return fill, row
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+def snapshot(into: Path) -> Path:
+    """Copy torchlint's source as it is now, so edits made while the benchmark runs
+    (and they change the cache key) do not reach it."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "torchlint", into / "torchlint", ignore=ignore)
+    shutil.copytree(ROOT / "rules", into / "torchlint" / "rules", ignore=ignore)
+    return into
 
 
 def changed_files(files: Sequence[str]) -> List[str]:
@@ -437,12 +440,15 @@ def main() -> int:
                         help=f"lint only {', '.join(QUICK_TARGETS)} of the torch wheel")
     parser.add_argument("--runs", type=int, default=3, help="runs of each fast measurement (median shown)")
     parser.add_argument("--slow-runs", type=int, default=1,
-                        help="runs of TorchFix, the full-corpus libcst floor and the -j memory runs")
+                        help="runs of TorchFix, and on the full corpus of the libcst floor, the linearity "
+                             "subsets and the -j memory runs")
     parser.add_argument("--jobs", default="1,2", help="job counts for the memory section (comma-separated)")
     parser.add_argument("--torchfix-every", type=int, default=None,
                         help="TorchFix lints every Nth file (default 20; 5 with --quick)")
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--skip-ruff", action="store_true")
+    parser.add_argument("--live", action="store_true",
+                        help="run torchlint from the working tree, not from a copy taken at the start")
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
     args = parser.parse_args()
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
@@ -458,6 +464,12 @@ def main() -> int:
         torchfix, ruff = ensure_tools()
     torchlint = torchlint_command()
     info = machine(torchlint) if VENV.exists() else machine(torchlint)[:-1]
+    work = Path(tempfile.mkdtemp(prefix="torchlint-speed-"))
+    atexit.register(shutil.rmtree, work, True)
+    if not args.live:
+        source = snapshot(work / "src")
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
+        info[3] += f"; benchmarked: a copy of torchlint/ and rules/ taken at the start ({source})"
 
     # Same options everywhere: no configuration files (--isolated) and no .gitignore
     # (bench/_corpus is git-ignored in this repository).
@@ -475,43 +487,40 @@ def main() -> int:
     # Warm up: byte-compile torchlint and load the tools from disk once.
     measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
 
-    rows: List[Row] = []
-    log("torchlint cold")
-    cold = timed("torchlint cold", cold_command, corpus.base, n_files, total_lines, args.runs)
-    rows.append(cold)
+    slow = args.runs if args.quick else args.slow_runs  # what takes minutes on the full corpus
+    everything = (n_files, total_lines)
 
-    log("torchlint warm")
-    fill, warm = with_cache("torchlint warm", check + corpus.targets + common, corpus.base, corpus, args.runs)
-    fill.name = "torchlint cold + cache write"
-    rows += [fill, warm]
+    # The cache the warm rows read: filled by one cold run that writes it.
+    cache = work / "cache"
+    cached = check + corpus.targets + common
+    log("filling the cache")
+    fill = job("torchlint cold + cache write", cached + ["--cache-dir", str(cache)], corpus.base, *everything, 1,
+               shown=shorten(cached + ["--cache-dir", "<a new folder>"]))
+    run_once(fill)
+    # A copy of the corpus and of that cache (same relative paths, so every file hits),
+    # where 1% of the files change before each run.
+    scratch = work / "copy"
+    for target in corpus.targets:
+        shutil.copytree(corpus.base / target, scratch / target, dirs_exist_ok=True)
+    shutil.copytree(cache, work / "cache-copy")
+    change = changed_files(corpus.files)
 
-    log("torchlint after 1% of the files changed")
-    scratch = Path(tempfile.mkdtemp(prefix="torchlint-speed-copy-"))
-    try:
-        for target in corpus.targets:
-            shutil.copytree(corpus.base / target, scratch / target, dirs_exist_ok=True)
-        change = changed_files(corpus.files)
-        _, changed = with_cache(f"torchlint, {len(change)} files changed", check + corpus.targets + common,
-                                scratch, corpus, args.runs, change)
-        changed.command += f"   (after appending a comment line to {len(change)} files, in a copy)"
-        rows.append(changed)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
+    cold = job("torchlint cold", cold_command, corpus.base, *everything, args.runs)
+    warm = job("torchlint warm", cached + ["--cache-dir", str(cache)], corpus.base, *everything, args.runs,
+               shown=shorten(cached + ["--cache-dir", "<the cache filled by the run above>"]), cache=cache)
+    changed = job(f"torchlint, {len(change)} files changed", cached + ["--cache-dir", str(work / "cache-copy")],
+                  scratch, *everything, args.runs, change=change,
+                  shown=shorten(cached + ["--cache-dir", "<a copy of that cache>"])
+                  + f"   (in a copy of the corpus, after appending a comment line to {len(change)} files)")
+    rows = [cold, fill, warm, changed]
     if not args.skip_ruff and ruff:
-        log("ruff")
-        ruff_command = [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select", "ALL",
-                        "--no-cache", "--exit-zero", "--output-format", "concise"] + corpus.targets
-        rows.append(timed("ruff, every rule", ruff_command, corpus.base, n_files, total_lines, args.runs))
-
-    work = Path(tempfile.mkdtemp(prefix="torchlint-speed-lists-"))
+        rows.append(job("ruff, every rule", [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select",
+                                             "ALL", "--no-cache", "--exit-zero", "--output-format", "concise"]
+                        + corpus.targets, corpus.base, *everything, args.runs))
     listing = work / "all.txt"
     listing.write_text("\n".join(corpus.files) + "\n", encoding="utf-8")
-    log("libcst floor")
-    floor_runs = args.runs if args.quick else args.slow_runs
-    floor = timed("libcst parse, 1 process", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
-                  corpus.base, n_files, total_lines, floor_runs,
-                  shown=f"{sys.executable} -c <libcst.parse_module(bytes) of every file> {listing.name}")
+    floor = job("libcst parse, 1 process", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)], corpus.base,
+                *everything, slow, shown=f"{sys.executable} -c <libcst.parse_module(bytes) of every file> all.txt")
     rows.append(floor)
 
     sample = every(corpus.files, period)
@@ -519,36 +528,36 @@ def main() -> int:
     sample_rows: List[Row] = []
     tf_row = tl_sample = None
     if not args.skip_torchfix and torchfix:
-        log(f"TorchFix on every {period}th file ({len(sample)} files)")
-        tl_sample = timed("torchlint cold, sample", check + sample + ["--no-cache"] + common, corpus.base,
-                          len(sample), sample_lines, args.runs,
-                          shown=shorten(check + ["<sample>", "--no-cache"] + common, 30))
-        tf_row = timed("TorchFix, sample", [str(torchfix), "--select", "ALL"] + sample, corpus.base,
-                       len(sample), sample_lines, args.slow_runs,
-                       shown=f"{torchfix} --select ALL <sample>", ok_codes=(0, 1))
+        tl_sample = job("torchlint cold, sample", check + sample + ["--no-cache"] + common, corpus.base,
+                        len(sample), sample_lines, args.runs,
+                        shown=shorten(check + ["<sample>", "--no-cache"] + common))
+        tf_row = job("TorchFix, sample", [str(torchfix), "--select", "ALL"] + sample, corpus.base,
+                     len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1),
+                     shown=f"{torchfix} --select ALL <sample>")
         sample_rows = [tl_sample, tf_row]
+    log("main rows" + (f" (TorchFix on every {period}th file: {len(sample)} files)" if tf_row else ""))
+    run_rounds([r for r in rows if r is not fill] + sample_rows)
+    shutil.rmtree(scratch, ignore_errors=True)
 
     log("linearity")
     linear: List[Tuple[int, Row]] = []
     for percent, step in ((10, 10), (50, 2), (100, 1)):
         subset = every(corpus.files, step)
-        row = timed(f"{percent}%", check + subset + ["--no-cache"] + common, corpus.base, len(subset),
-                    corpus.count(subset), args.runs,
-                    shown=shorten(check + [f"<every {step}th file>", "--no-cache"] + common, 30))
-        linear.append((percent, row))
+        linear.append((percent, job(f"{percent}%", check + subset + ["--no-cache"] + common, corpus.base,
+                                    len(subset), corpus.count(subset), slow,
+                                    shown=shorten(check + [f"<every {step}th file>", "--no-cache"] + common))))
+    run_rounds([row for _, row in linear])
 
     log("memory")
     largest = max(corpus.files, key=lambda f: (corpus.base / f).stat().st_size)
     single = work / "largest.txt"
     single.write_text(largest + "\n", encoding="utf-8")
-    parse_largest = timed("libcst parse of the largest file", [sys.executable, "-c", FLOOR_SCRIPT, str(single)],
-                          corpus.base, 1, corpus.lines[largest], args.runs,
-                          shown=f"{sys.executable} -c <libcst.parse_module(bytes) of the file> {largest}")
-    memory_rows: List[Tuple[int, Row]] = []
-    for count in jobs:
-        memory_rows.append((count, timed(f"torchlint cold -j {count}", cold_command + ["-j", str(count)],
-                                         corpus.base, n_files, total_lines, args.slow_runs)))
-    shutil.rmtree(work, ignore_errors=True)
+    parse_largest = job("libcst parse of the largest file", [sys.executable, "-c", FLOOR_SCRIPT, str(single)],
+                        corpus.base, 1, corpus.lines[largest], args.runs,
+                        shown=f"{sys.executable} -c <libcst.parse_module(bytes) of the file> {largest}")
+    memory_rows = [(count, job(f"torchlint cold -j {count}", cold_command + ["-j", str(count)], corpus.base,
+                               *everything, slow)) for count in jobs]
+    run_rounds([parse_largest] + [row for _, row in memory_rows])
 
     # ----------------------------------------------------------------- report
     out: List[str] = []
