@@ -73,7 +73,7 @@ def run_corpus(name: str, root: Path, settings: Settings) -> bool:
     started = time.perf_counter()
     for path in files:
         outcome = lint_file(path, settings)
-        lines += (outcome.source or "").count("\n")
+        lines += path.read_bytes().count(b"\n")
         for diagnostic in outcome.diagnostics:
             codes[diagnostic.code] += 1
             if is_internal_error(diagnostic):
