@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
-from typing import Counter, Dict, List
+from typing import Counter, Dict, List, Sequence
 
 import libcst as cst
 
@@ -65,6 +66,26 @@ def is_internal_error(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and "internal error" in diagnostic.message
 
 
+def diff_within_findings(before: str, after: str, findings: Sequence[Diagnostic]) -> bool:
+    """Whether every changed line lies on a finding (or is an added import)."""
+    covered = set()
+    for finding in findings:
+        if finding.fix is not None:
+            covered.update(range(finding.start.line - 1, finding.end.line + 2))
+    old, new = before.splitlines(), after.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        lines = set(range(i1 + 1, i2 + 1)) or {i1, i1 + 1}
+        if lines & covered:
+            continue
+        if tag == "insert" and all(line.startswith("import ") for line in new[j1:j2]):
+            continue
+        return False
+    return True
+
+
 def run_corpus(name: str, root: Path, settings: Settings) -> bool:
     files = python_files(root)
     lines = 0
@@ -83,14 +104,18 @@ def run_corpus(name: str, root: Path, settings: Settings) -> bool:
     scratch = Path(tempfile.mkdtemp(prefix=f"torchlint-{name}-"))
     copy = scratch / name
     shutil.copytree(root, copy)
-    touched = broken = unstable = 0
+    touched = broken = unstable = stray = refound = 0
     applied: Counter[str] = collections.Counter()
     problems: List[str] = []
     for path in python_files(copy):
+        before = lint_file(path, settings)
         first = fix_file(path, settings, unsafe=True, write=True)
         if first.fixed is None or not first.fixed.changed:
             continue
         touched += 1
+        if first.source is not None and not diff_within_findings(first.source, first.fixed.source, before.diagnostics):
+            stray += 1
+            problems.append(f"fix changed lines outside its findings: {path}")
         applied.update(d.code for d in first.fixed.applied)
         text = path.read_text(encoding=first.original.encoding if first.original else "utf-8")
         if isinstance(parse_module(text, str(path)), Diagnostic):
@@ -101,6 +126,10 @@ def run_corpus(name: str, root: Path, settings: Settings) -> bool:
         if second.fixed is not None and second.fixed.changed:
             unstable += 1
             problems.append(f"second fix run changed: {path}")
+        fixed_codes = {d.code for d in first.fixed.applied}
+        if any(d.code in fixed_codes and d.fixable(True) for d in second.diagnostics):
+            refound += 1
+            problems.append(f"re-check still reports a fixed finding: {path}")
     shutil.rmtree(scratch, ignore_errors=True)
 
     found = ", ".join(f"{code} {count}" for code, count in sorted(codes.items())) or "none"
@@ -109,10 +138,11 @@ def run_corpus(name: str, root: Path, settings: Settings) -> bool:
     print(f"   findings: {found}")
     print(f"   internal errors: {len(internal)}")
     print(f"   fix --unsafe-fixes: {touched} files changed ({fixed}); "
-          f"unparsable after fix: {broken}; changed by a second run: {unstable}")
+          f"unparsable after fix: {broken}; changed by a second run: {unstable}; "
+          f"diff outside findings: {stray}; fixed findings reported again: {refound}")
     for line in internal[:20] + problems[:20]:
         print(f"   ! {line}")
-    return not internal and not broken and not unstable
+    return not internal and not broken and not unstable and not stray and not refound
 
 
 def main() -> int:
