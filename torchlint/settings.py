@@ -201,7 +201,8 @@ def _glob_match(relative: str, pattern: str) -> bool:
 def _read_toml(path: Path) -> Dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            data: Dict[str, Any] = tomllib.load(handle)
+            return data
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except OSError as error:
