@@ -68,7 +68,7 @@ def is_internal_error(diagnostic: Diagnostic) -> bool:
 
 def diff_within_findings(before: str, after: str, findings: Sequence[Diagnostic]) -> bool:
     """Whether every changed line lies on a finding (or is an added import)."""
-    covered = set()
+    covered: set = set()  # type: ignore[type-arg]
     for finding in findings:
         if finding.fix is not None:
             covered.update(range(finding.start.line - 1, finding.end.line + 2))

@@ -342,9 +342,6 @@ def ensure_tools() -> Tuple[Path, Path]:
         return torchfix, ruff
     log(f"tools: creating {VENV} with {TORCHFIX_REQUIREMENT} and ruff")
     VENV.parent.mkdir(parents=True, exist_ok=True)
-    ignore = VENV.parent / ".gitignore"  # as `python -m venv` does from Python 3.13 on
-    if not ignore.exists():
-        ignore.write_text("# Created by bench/speed.py.\n*\n", encoding="utf-8")
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
     subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
                     TORCHFIX_REQUIREMENT, "ruff"], check=True)
@@ -607,8 +604,8 @@ def main() -> int:
     out.extend("  " + line for line in main_table(rows, cold))
     if tf_row and tl_sample:
         say("")
-        say(f"TorchFix: too slow for the whole corpus (issue 5 measured more than 15 minutes), it ran on a sample: every "
-            f"{period}th file of the sorted corpus, {len(sample)} files, {sample_lines:,} lines "
+        say("TorchFix: too slow for the whole corpus (issue 5 measured more than 15 minutes), it ran on a sample: "
+            f"every {period}th file of the sorted corpus, {len(sample)} files, {sample_lines:,} lines "
             f"({100 * sample_lines / total_lines:.1f}% of the lines). Throughput is measured on the sample;")
         estimate = tf_row.wall * total_lines / sample_lines
         say(f"  scaled by lines it would take about {estimate:,.0f} s ({estimate / 60:.1f} min) for the whole "
@@ -671,7 +668,8 @@ def main() -> int:
     ruff_row = next((r for r in rows if r.name.startswith("ruff")), None)
     if ruff_row:
         targets.append(["warm faster than Ruff cold with every rule",
-                        f"{warm.wall:.2f} s vs {ruff_row.wall:.2f} s", verdict(warm.wall < ruff_row.wall, warm.wall, ruff_row.wall)])
+                        f"{warm.wall:.2f} s vs {ruff_row.wall:.2f} s",
+                        verdict(warm.wall < ruff_row.wall, warm.wall, ruff_row.wall)])
     for count, row in memory_rows:
         ratio = row.tree_rss_kb / parse_largest.proc_rss_kb
         pss = row.tree_pss_kb / parse_largest.tree_pss_kb

@@ -100,8 +100,9 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
 
 
 BIG_FILE_BYTES = 512 * 1024
-"""Files this large are linted one at a time in the main process, so that two
-huge syntax trees are never in memory at once, whatever the job count."""
+"""Files this large are linted one at a time in the main process after the
+worker processes have exited, so that a huge syntax tree is never in memory
+beside others, whatever the job count."""
 
 
 def _pool(jobs: int) -> "ProcessPoolExecutor":
@@ -130,14 +131,15 @@ def run_files(
     results: Dict[int, FileOutcome] = {}
     with _pool(jobs) as pool:
         futures = {pool.submit(work, path, settings): index for index, (path, settings) in small}
-        for index, (path, settings) in big:
-            results[index] = work(path, settings)
         for future, index in futures.items():
             try:
                 results[index] = future.result()
             except BrokenProcessPool:
                 path, settings = tasks[index]
                 results[index] = work(path, settings)
+    # The workers have exited (and freed what they held) before the big trees are built.
+    for index, (path, settings) in big:
+        results[index] = work(path, settings)
     return [results[index] for index in range(len(tasks))]
 
 
