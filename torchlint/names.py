@@ -177,17 +177,14 @@ class ImportTable:
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""
-        parts: List[str] = []
-        while isinstance(expr, cst.Attribute):
-            parts.append(expr.attr.value)
-            expr = expr.value
-        if not isinstance(expr, cst.Name):
+        name = dotted(expr)
+        if name is None:
             return None
-        base = self.binding(expr.value)
+        root, _, rest = name.partition(".")
+        base = self.binding(root)
         if base is None:
             return None
-        parts.append(base)
-        return canonical(".".join(reversed(parts)))
+        return canonical(f"{base}.{rest}" if rest else base)
 
     def call_name(self, node: cst.Call) -> Optional[str]:
         """The qualified name of the function a call invokes."""

@@ -51,13 +51,21 @@ def _internal_error(path: str, error: BaseException) -> Diagnostic:
     return parse_error(path, f"internal error while linting: {type(error).__name__}: {error}")
 
 
-def lint_file(path: Path, settings: Settings) -> FileOutcome:
-    """Read and lint one file; every failure becomes a TL000 diagnostic."""
+def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
+    """The display path and the file's source, or the TL000 outcome of a file
+    that cannot be read."""
     shown = display_path(path)
     try:
-        source = read_source(path)
+        return shown, read_source(path)
     except SourceError as error:
-        return FileOutcome(shown, (parse_error(shown, str(error)),))
+        return shown, FileOutcome(shown, (parse_error(shown, str(error)),))
+
+
+def lint_file(path: Path, settings: Settings) -> FileOutcome:
+    """Read and lint one file; every failure becomes a TL000 diagnostic."""
+    shown, source = _read(path)
+    if isinstance(source, FileOutcome):
+        return source
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
@@ -74,11 +82,9 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
     """Fix one file in memory, and write it when ``write`` is set."""
-    shown = display_path(path)
-    try:
-        source = read_source(path)
-    except SourceError as error:
-        return FileOutcome(shown, (parse_error(shown, str(error)),))
+    shown, source = _read(path)
+    if isinstance(source, FileOutcome):
+        return source
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
