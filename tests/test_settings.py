@@ -137,3 +137,13 @@ def test_torch_version_read_from_requirements(tmp_path: Path) -> None:
 def test_torch_version_defaults_to_current(tmp_path: Path) -> None:
     write(tmp_path / "torchlint.toml", "")
     assert SettingsResolver().for_path(tmp_path / "x.py").target_torch() == CURRENT_TORCH
+
+
+def test_per_file_ignores_and_excludes_share_one_matcher(tmp_path: Path) -> None:
+    # A leading dot is part of the name, not a "./" prefix.
+    settings = Settings(select=("TL501",), per_file_ignores=((".ci/*.py", ("TL501",)),),
+                        extend_exclude=("./gen/",), root=tmp_path)
+    assert codes(settings, str(tmp_path / ".ci" / "run.py")) == ()
+    assert codes(settings, str(tmp_path / "ci" / "run.py")) == ("TL501",)
+    assert settings.is_excluded(tmp_path / "gen" / "deep" / "a.py")
+    assert not settings.is_excluded(tmp_path / "src" / "gen.py")

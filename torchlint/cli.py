@@ -14,7 +14,7 @@ import click
 
 from torchlint import __version__
 from torchlint import baseline as baseline_module
-from torchlint.discovery import discover, is_excluded
+from torchlint.discovery import discover
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import fix_text
 from torchlint.model import Diagnostic
@@ -226,7 +226,7 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
     except SourceError as error:
         return FileOutcome(name, (parse_error(name, str(error)),))
     settings = resolver.for_path(Path(name))
-    if force_exclude and stdin_filename and is_excluded(Path(name), settings):
+    if force_exclude and stdin_filename and settings.is_excluded(Path(name)):
         if apply_fix:
             sys.stdout.write(text)
         return FileOutcome(name, ())

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable, Iterator, List, Sequence, Set, Tuple
 
 from torchlint.gitignore import GitIgnore
@@ -20,27 +19,6 @@ class Discovered:
 
     files: Tuple[Path, ...]
     errors: Tuple[Tuple[Path, str], ...]
-
-
-def is_excluded(path: Path, settings: Settings) -> bool:
-    """Whether ``exclude``/``extend-exclude`` match ``path`` or a parent folder."""
-    try:
-        relative = path.absolute().relative_to(settings.root.absolute()).as_posix()
-    except ValueError:
-        relative = path.as_posix()
-    parts = relative.split("/")
-    for pattern in settings.excludes:
-        pattern = pattern.rstrip("/")
-        if "/" not in pattern:
-            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
-                return True
-            continue
-        pattern = pattern[2:] if pattern.startswith("./") else pattern.lstrip("/")
-        for depth in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:depth])
-            if fnmatch.fnmatchcase(prefix, pattern) or PurePosixPath(prefix).match(pattern):
-                return True
-    return False
 
 
 def discover(
@@ -70,7 +48,7 @@ def discover(
                 add(found)
             continue
         settings = settings_for(given)
-        if force_exclude and is_excluded(given, settings):
+        if force_exclude and settings.is_excluded(given):
             continue
         add(given)
     return Discovered(tuple(sorted(files, key=_sort_key)), tuple(errors))
@@ -105,7 +83,7 @@ def _walk(
                 continue
             if not is_dir and not (is_file and entry.name.endswith(PYTHON_SUFFIXES)):
                 continue
-            if is_excluded(path, settings):
+            if settings.is_excluded(path):
                 continue
             if settings.respect_gitignore and gitignore.is_ignored(path, is_dir):
                 continue

@@ -207,16 +207,16 @@ def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
     if not config.rules:
         return []
-    if config.precheck and not might_match(source, config.rules, config.options):
-        # No rule can fire: CPython's parser (far cheaper than libcst) is
-        # enough to tell whether the file is broken.
-        if _compiles(source):
-            return []
-    parsed = parse_module(source, path)
-    if isinstance(parsed, cst.Module) and config.precheck and not might_match(source, config.rules, config.options):
+    can_match = not config.precheck or might_match(source, config.rules, config.options)
+    if not can_match and _compiles(source):
+        # No rule can fire, and CPython's parser (far cheaper than libcst)
+        # says the file is fine.
         return []
+    parsed = parse_module(source, path)
     if isinstance(parsed, Diagnostic):
         return [parsed]
+    if not can_match:  # CPython older than the syntax used; libcst parsed it
+        return []
     return lint_module(parsed, source, path, config)
 
 

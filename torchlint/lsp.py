@@ -256,7 +256,6 @@ class TorchlintServer:
 
     def lint(self, uri: str) -> Optional[_Linted]:
         """Lint an open document; None when it is not linted or on an error."""
-        from torchlint.discovery import is_excluded
         from torchlint.engine import lint_source
         from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
 
@@ -275,7 +274,7 @@ class TorchlintServer:
                 settings, config_path = resolver.default, None
             else:
                 settings, config_path = resolver.for_path(Path(fs_path)), Path(fs_path)
-                if is_excluded(config_path, settings):
+                if settings.is_excluded(config_path):
                     self._shown_errors.pop(uri, None)
                     return _Linted(uri, version, text, name, (), None)
             config = settings.lint_config(config_path)

@@ -89,13 +89,25 @@ class Settings:
         """The rules that run on ``path`` after select/ignore/per-file-ignores."""
         ignores: List[str] = list(self.ignore)
         if path is not None:
-            relative = _relative(path, self.root)
+            relative = self.relative(path)
             for pattern, codes in self.per_file_ignores:
-                if _glob_match(relative, pattern):
+                if path_matches(relative, pattern):
                     ignores.extend(codes)
         return _resolve_selection(
             self.select, self.extend_select, tuple(ignores)
         )
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to this configuration's root, posix style."""
+        try:
+            return Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def is_excluded(self, path: Path) -> bool:
+        """Whether ``exclude``/``extend-exclude`` match ``path`` or a parent folder."""
+        relative = self.relative(path)
+        return any(path_matches(relative, pattern) for pattern in self.excludes)
 
     def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> LintConfig:
         """What the engine needs to lint one file."""
@@ -177,22 +189,23 @@ def _resolve_selection(
     return tuple(chosen)
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
-    except ValueError:
-        return path.as_posix()
+def path_matches(relative: str, pattern: str) -> bool:
+    """Whether a glob matches a root-relative posix path or one of its folders.
 
-
-def _glob_match(relative: str, pattern: str) -> bool:
-    """Match a per-file-ignores glob against a root-relative posix path."""
+    A pattern without ``/`` matches any single path component (``build``,
+    ``*_pb2.py``); one with ``/`` is anchored at the root (``docs/``,
+    ``src/*/gen``) and also covers everything below what it matches.
+    """
     pattern = pattern.rstrip("/")
+    parts = relative.split("/")
     if "/" not in pattern:
-        return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
-    pattern = pattern.lstrip("./")
-    if PurePosixPath(relative).match(pattern) or fnmatch.fnmatchcase(relative, pattern):
-        return True
-    return relative.startswith(pattern + "/")
+        return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
+    pattern = pattern[2:] if pattern.startswith("./") else pattern.lstrip("/")
+    for depth in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:depth])
+        if fnmatch.fnmatchcase(prefix, pattern) or PurePosixPath(prefix).match(pattern):
+            return True
+    return False
 
 
 # -- loading ----------------------------------------------------------------
