@@ -183,3 +183,18 @@ def test_excluded_file_is_skipped(hooks: Hooks, tmp_path: Path) -> None:
     ran = [line for line in output.splitlines() if line.startswith("torchlint")]
     assert len(ran) == 2 and all(line.endswith("Passed") for line in ran), output  # not "Skipped"
     assert commit_count(project, hooks) == 1
+
+
+def test_notebook_with_a_finding_is_refused(hooks: Hooks, tmp_path: Path) -> None:
+    """The hooks' ``types_or`` includes jupyter: pre-commit passes notebooks to torchlint."""
+    import json
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": BAD.splitlines(keepends=True)}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    project = new_project(tmp_path / "project", hooks)
+    result = commit(project, hooks, {"explore.ipynb": json.dumps(notebook, indent=1) + "\n"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "TL501" in output and "explore.ipynb" in output
+    assert commit_count(project, hooks) == 0

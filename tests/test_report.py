@@ -507,13 +507,15 @@ def test_statistics_exact() -> None:
 def test_statistics_marks_a_code_fixable_only_when_every_finding_is() -> None:
     unfixable_zg = Diagnostic(PATH, Position(7, 5), Position(7, 43), ZG.code, ZG.name, ZG.message)
     text = render_statistics([ZG, unfixable_zg, DL], context(unsafe=True, show_summary=False))
-    assert text == lines("2\tTL302\t[ ] zero-grad-not-set-to-none", "1\tTL201\t[*] dataloader-without-workers")
+    assert text == lines(
+        "2\tTL302\t[ ] zero-grad-not-set-to-none (1 of 2 fixable)", "1\tTL201\t[*] dataloader-without-workers"
+    )
 
 
 def test_statistics_json_and_empty() -> None:
     assert json.loads(render_statistics([ZG, DP, ZG], context(), fmt="json")) == [
-        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True},
-        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False},
+        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True, "fixable_count": 2},
+        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False, "fixable_count": 0},
     ]
     assert render_statistics([], context()) == ""
     assert render_statistics([], context(), fmt="json") == "[]\n"

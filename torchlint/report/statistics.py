@@ -14,12 +14,14 @@ from torchlint.report.summary import join_lines, summary_lines
 
 @dataclass(frozen=True)
 class Statistic:
-    """One rule's count; ``fixable`` when ``--fix`` would repair every one of them."""
+    """One rule's count; ``fixable`` when ``--fix`` would repair every one of
+    them, ``fixable_count`` how many it would repair (the footer's unit)."""
 
     code: str
     name: str
     count: int
     fixable: bool
+    fixable_count: int
 
 
 def statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> List[Statistic]:
@@ -27,11 +29,16 @@ def statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> List[St
     groups: Dict[str, List[Diagnostic]] = {}
     for diagnostic in diagnostics:
         groups.setdefault(diagnostic.code, []).append(diagnostic)
-    found = [
-        Statistic(code, found[0].name, len(found), all(d.fixable(unsafe_fixes) for d in found))
-        for code, found in groups.items()
-    ]
-    return sorted(found, key=lambda s: (-s.count, s.code))
+    rows = []
+    for code, found in groups.items():
+        fixable = sum(1 for d in found if d.fixable(unsafe_fixes))
+        rows.append(Statistic(code, found[0].name, len(found), fixable == len(found), fixable))
+    return sorted(rows, key=lambda s: (-s.count, s.code))
+
+
+def _partly(row: Statistic) -> str:
+    """`` (N of M fixable)`` when only some findings of a rule have a fix."""
+    return f" ({row.fixable_count} of {row.count} fixable)" if 0 < row.fixable_count < row.count else ""
 
 
 def render_statistics(
@@ -49,7 +56,7 @@ def render_statistics(
     lines = [
         f"{style.paint(f'{row.count:>{count_width}}', BOLD)}\t"
         f"{style.code(f'{row.code:<{code_width}}')}\t"
-        f"{style.fix_marker(row.fixable)} {row.name}"
+        f"{style.fix_marker(row.fixable)} {row.name}{_partly(row)}"
         for row in rows
     ]
     return join_lines([*lines, *summary_lines(diagnostics, context, style)])
