@@ -46,6 +46,30 @@ def test_unknown_selector_is_a_config_error() -> None:
         Settings(select=("TL999",))
 
 
+def test_unknown_selector_names_the_option_and_the_closest_rule(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^--select: unknown rule selector `TL1O1` \(did you mean `TL101`\?\)$"):
+        Overrides(select=("TL1O1",))
+    with pytest.raises(ConfigError, match=r"--ignore: .*`dataparallel`.*did you mean `data-parallel`"):
+        Overrides(ignore=("dataparallel",))
+    config = tmp_path / "pyproject.toml"
+    with pytest.raises(ConfigError, match=r"pyproject.toml: extend-select: unknown rule selector `XYZ`$"):
+        Settings(extend_select=("XYZ",), config_file=config)
+
+
+def test_cli_selector_error_is_not_blamed_on_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL101"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        SettingsResolver(Overrides(select=("TL1O1",))).for_path(tmp_path / "a.py")
+    assert str(raised.value).startswith("--select:")
+
+
+def test_rule_names_accept_underscores() -> None:
+    assert codes(Settings(select=("data_parallel",))) == ("TL501",)
+    assert codes(Settings(select=("ALL",), ignore=("Data_Parallel",))) == tuple(
+        r.code for r in all_rules() if r.code != "TL501"
+    )
+
+
 def test_per_file_ignores(tmp_path: Path) -> None:
     settings = Settings(select=("TL501",), per_file_ignores=(("tests/*.py", ("TL501",)),), root=tmp_path)
     assert codes(settings, str(tmp_path / "tests" / "t.py")) == ()

@@ -5,6 +5,7 @@ Adding a rule means adding a module to ``rules/``; nothing here changes.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from functools import lru_cache
@@ -40,12 +41,28 @@ def all_rules() -> Tuple[RuleClass, ...]:
     return tuple(found[code] for code in sorted(found))
 
 
+def _as_name(key: str) -> str:
+    """Rule names as users type them: ``data_parallel`` means ``data-parallel``."""
+    return key.strip().lower().replace("_", "-")
+
+
 def by_code_or_name(key: str) -> Optional[RuleClass]:
     """Look a rule up by its code (``TL101``) or name (``data-parallel``)."""
     for rule in all_rules():
-        if key.upper() == rule.code or key == rule.name:
+        if key.upper() == rule.code or _as_name(key) == rule.name:
             return rule
     return None
+
+
+def suggest(selector: str) -> Optional[str]:
+    """The rule code or name closest to a selector that matched nothing."""
+    key = selector.strip()
+    codes = [rule.code for rule in all_rules()]
+    names = [rule.name for rule in all_rules()]
+    close = difflib.get_close_matches(key.upper(), codes, n=1, cutoff=0.6) or difflib.get_close_matches(
+        _as_name(key), names, n=1, cutoff=0.6
+    )
+    return close[0] if close else None
 
 
 def expand_selector(selector: str) -> Optional[List[RuleClass]]:
@@ -53,7 +70,7 @@ def expand_selector(selector: str) -> Optional[List[RuleClass]]:
     selector = selector.strip()
     if selector.upper() == "ALL":
         return list(all_rules())
-    named = [rule for rule in all_rules() if rule.name == selector]
+    named = [rule for rule in all_rules() if rule.name == _as_name(selector)]
     if named:
         return named
     upper = selector.upper()

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.engine import LintConfig
-from torchlint.registry import all_rules, by_code_or_name, expand_selector
+from torchlint.registry import all_rules, by_code_or_name, expand_selector, suggest
 from torchlint.rule import CURRENT_TORCH, OptionValue, RuleClass, TorchVersion
 
 if sys.version_info >= (3, 11):
@@ -61,11 +61,13 @@ class Settings:
     config_file: Optional[Path] = None
 
     def __post_init__(self) -> None:
-        for selector in (*(self.select or ()), *self.extend_select, *self.ignore):
-            _check_selector(selector, self.config_file)
+        for key, selectors in (("select", self.select or ()), ("extend-select", self.extend_select),
+                               ("ignore", self.ignore)):
+            for selector in selectors:
+                _check_selector(selector, key, self.config_file)
         for _, codes in self.per_file_ignores:
             for selector in codes:
-                _check_selector(selector, self.config_file)
+                _check_selector(selector, "per-file-ignores", self.config_file)
         if self.torch_version is not None:
             try:
                 TorchVersion.parse(self.torch_version)
@@ -150,14 +152,24 @@ class Overrides:
     torch_version: Optional[str] = None
     respect_gitignore: Optional[bool] = None
 
+    def __post_init__(self) -> None:
+        # Checked here so that an error names the flag, not a config file.
+        for flag, selectors in (("--select", self.select or ()), ("--extend-select", self.extend_select),
+                                ("--ignore", self.ignore)):
+            for selector in selectors:
+                _check_selector(selector, flag, None)
+
 
 def _where(config_file: Optional[Path], message: str) -> str:
     return f"{config_file}: {message}" if config_file else message
 
 
-def _check_selector(selector: str, config_file: Optional[Path]) -> None:
+def _check_selector(selector: str, key: str, config_file: Optional[Path]) -> None:
+    """Refuse a selector that matches no rule, naming the option and the nearest rule."""
     if expand_selector(selector) is None:
-        raise ConfigError(_where(config_file, f"unknown rule selector `{selector}`"))
+        close = suggest(selector)
+        hint = f" (did you mean `{close}`?)" if close else ""
+        raise ConfigError(_where(config_file, f"{key}: unknown rule selector `{selector}`{hint}"))
 
 
 def _specificity(selector: str) -> int:
