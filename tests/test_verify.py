@@ -27,14 +27,14 @@ from click.testing import CliRunner  # noqa: E402
 from torchlint.cli import main  # noqa: E402
 from torchlint.registry import by_code_or_name  # noqa: E402
 from torchlint.settings import Settings  # noqa: E402
+from torchlint.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, ERROR, FAIL, NOT_EQUIVALENT, WARN  # noqa: E402
 from torchlint.verify.session import (  # noqa: E402
     Case,
     Session,
     VerifyOptions,
-    plan_program,
+    plan_programs,
     plan_script,
-    program_path,
     verifiable_rules,
 )
 
@@ -49,7 +49,12 @@ def session():
 
 def _fixed_program(code: str) -> str:
     """The shipped program for ``code`` after torchlint's own fix."""
-    return plan_program(by_code_or_name(code), Settings()).fixed
+    return plan_programs(by_code_or_name(code), Settings())[0].fixed
+
+
+def program_path(code: str) -> Path:
+    """The first verification program the rule's spec names."""
+    return program_paths(by_code_or_name(code))[0]
 
 
 def _messages(result, severity=None):
@@ -67,7 +72,7 @@ def _script(tmp_path: Path, name: str, source: str) -> Path:
 
 def test_every_shipped_program_is_fixed_by_torchlint_and_verifies_equivalent(session):
     assert {rule.code for rule in verifiable_rules()} >= set(RULES)
-    cases = [plan_program(by_code_or_name(code), Settings()) for code in RULES]
+    cases = [case for code in RULES for case in plan_programs(by_code_or_name(code), Settings())]
     for case in cases:
         assert not case.error and case.fixes > 0 and case.fixed != case.original, case.rule
     results = {result.rule: result for result in session.run_cases(cases)}
@@ -292,7 +297,7 @@ def test_cli_verifies_a_program_with_timing_and_writes_json_and_markdown(tmp_pat
     )
     assert result.exit_code == 0, result.output
     assert "torchlint verify: device cpu (" in result.output and "torch 2." in result.output
-    assert "TL302  programs/tl302.py  equivalent" in result.output
+    assert "TL302  zero_grad_not_set_to_none/verify_program.py  equivalent" in result.output
     data = json.loads(out_json.read_text())
     (case,) = data["cases"]
     assert case["status"] == "equivalent" and case["fixes"] == 1

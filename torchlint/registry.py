@@ -41,7 +41,7 @@ def all_rules() -> Tuple[RuleClass, ...]:
 
 
 def by_code_or_name(key: str) -> Optional[RuleClass]:
-    """Look a rule up by its code (``TL101``) or name (``data-parallel``)."""
+    """Look a rule up by its code (case-insensitive) or its name."""
     for rule in all_rules():
         if key.upper() == rule.code or key == rule.name:
             return rule
