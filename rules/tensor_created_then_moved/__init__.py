@@ -584,8 +584,8 @@ class TensorCreatedThenMoved(Rule):
         "random factories and layers (the device's generator draws other numbers)"
     )
     torch_range = TorchRange(
-        note="tensor factories: all; `torch.nn` layer constructors take `device=`/`dtype=` since 1.9 "
-        "(pytorch#54508; `RMSNorm` exists from 2.4)"
+        note="`torch.nn` layer constructors take `device=`/`dtype=` since 1.9, pytorch#54508; "
+        "`RMSNorm` exists from 2.4"
     )
     options = {
         "device-pattern": Option(
