@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import types
 from pathlib import Path
 
 import pytest
 
 from torchlint import docs
 from torchlint.registry import all_rules
+from torchlint.rule import Rule
+
+from test_rule_examples import check_example_coverage, check_invalid, check_valid
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -43,3 +48,23 @@ def test_missing_markers_are_an_error_not_a_rewrite(tmp_path: Path, capsys: pyte
     assert docs.main(["--write", "--readme", str(readme)]) == 2
     assert readme.read_text(encoding="utf-8") == "# no table here\n"
     assert "rules-table:start" in capsys.readouterr().err
+
+
+def test_the_writing_a_rule_example_in_the_readme_is_a_working_rule() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Writing a rule") :]
+    match = re.search(r"````python\n(# rules/(\w+)/__init__\.py\n.*?)````", section, re.S)
+    assert match, "the README's rule example is missing"
+    module = types.ModuleType(f"readme_rule_{match.group(2)}")
+    exec(compile(match.group(1), "README.md", "exec"), module.__dict__)
+    (rule,) = [value for value in vars(module).values() if isinstance(value, type) and issubclass(value, Rule)
+               and value is not Rule]
+    assert rule.name.replace("-", "_") == match.group(2)
+    for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "Options", "Source guide"):
+        assert rule.doc_sections().get(heading), heading
+    assert rule.verification is not None and rule.verification.contract.promise
+    check_example_coverage(rule)
+    for source in rule.valid:
+        check_valid(rule, source)
+    for example in rule.invalid:
+        check_invalid(rule, example)

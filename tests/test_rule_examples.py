@@ -10,19 +10,45 @@ from typing import List, Tuple
 
 import pytest
 
-import torchlint
+from torchlint.engine import LintConfig, lint_source
+from torchlint.fixer import fix_text
 from torchlint.registry import all_rules
-from torchlint.rule import Example, FixAvailability, RuleClass
-from torchlint.settings import Settings
+from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
 
 
-def _text(source: str) -> str:
+def example_text(source: str) -> str:
+    """Examples are written as indented triple-quoted strings."""
     return textwrap.dedent(source).lstrip("\n")
 
 
-def _settings(rule: RuleClass, example: Example) -> Settings:
-    options = {rule.code: dict(example.options)} if example.options else {}
-    return Settings(select=(rule.code,), torch_version=example.torch or None, rule_options=options)
+def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfig:
+    """Only ``rule``, with the example's options and target torch version."""
+    torch = TorchVersion.parse(example.torch) if example.torch else CURRENT_TORCH
+    return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
+
+
+def check_valid(rule: RuleClass, source: str) -> None:
+    found = lint_source(example_text(source), "example.py", example_config(rule))
+    assert [d.message for d in found] == [], f"{rule.code} reports a VALID example"
+
+
+def check_invalid(rule: RuleClass, example: Example) -> None:
+    source, config = example_text(example.source), example_config(rule, example)
+    found = lint_source(source, "example.py", config)
+    assert [d.code for d in found] == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found]}"
+    result = fix_text(source, "example.py", config, unsafe=True)
+    expected = source if example.fixed is None else example_text(example.fixed)
+    assert result.source == expected
+
+
+def check_example_coverage(rule: RuleClass) -> None:
+    assert rule.valid and rule.invalid, f"{rule.code} has no VALID or INVALID example"
+    assert any(example.findings for example in rule.invalid), f"{rule.code}: no INVALID example is reported"
+    with_fix = [example for example in rule.invalid if example.fixed is not None]
+    if rule.fix_availability is FixAvailability.NONE:
+        assert not with_fix, f"{rule.code} has no fix, so no example can have a fixed text"
+    else:
+        assert with_fix, f"{rule.code} has a fix but no example shows it"
 
 
 VALID: List[Tuple[RuleClass, str]] = [(rule, source) for rule in all_rules() for source in rule.valid]
@@ -35,31 +61,14 @@ def _id(case: Tuple[RuleClass, object]) -> str:
 
 @pytest.mark.parametrize("case", VALID, ids=_id)
 def test_valid_example_is_not_reported(case: Tuple[RuleClass, str]) -> None:
-    rule, source = case
-    found = torchlint.check_source(_text(source), "example.py", Settings(select=(rule.code,)))
-    assert [d.message for d in found] == []
+    check_valid(*case)
 
 
 @pytest.mark.parametrize("case", INVALID, ids=_id)
 def test_invalid_example_is_reported_and_fixed(case: Tuple[RuleClass, Example]) -> None:
-    rule, example = case
-    source, settings = _text(example.source), _settings(rule, example)
-    found = torchlint.check_source(source, "example.py", settings)
-    assert [d.code for d in found] == [rule.code] * example.findings
-    result = torchlint.fix_source(source, "example.py", settings, unsafe=True)
-    if example.fixed is None:
-        assert result.source == source
-    else:
-        assert result.source == _text(example.fixed)
+    check_invalid(*case)
 
 
-def test_every_rule_has_examples_that_match_its_fix_availability() -> None:
-    for rule in all_rules():
-        assert rule.valid and rule.invalid, f"{rule.code} has no VALID or INVALID example"
-        reported = [example for example in rule.invalid if example.findings]
-        assert reported, f"{rule.code}: no INVALID example is reported"
-        with_fix = [example for example in rule.invalid if example.fixed is not None]
-        if rule.fix_availability is FixAvailability.NONE:
-            assert not with_fix, f"{rule.code} has no fix, so no example can have a fixed text"
-        else:
-            assert with_fix, f"{rule.code} has a fix but no example shows it"
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_every_rule_has_examples_that_match_its_fix_availability(rule: RuleClass) -> None:
+    check_example_coverage(rule)
