@@ -359,3 +359,23 @@ def test_cli_usage_errors_exit_2():
     if not torch.cuda.is_available():
         cuda = runner.invoke(main, ["verify", "--device", "cuda"])
         assert cuda.exit_code == 2 and "no CUDA device" in cuda.output
+
+
+def test_record_writes_each_shipped_programs_row_where_explain_reads_it(tmp_path, monkeypatch):
+    import torchlint.verification as verification
+    from torchlint.verify.main import _record
+    from torchlint.verify.results import CaseResult, Environment, VerifyReport
+
+    monkeypatch.setattr(verification, "rule_directory", lambda rule: tmp_path / rule.name)
+    rule = by_code_or_name("TL302")
+    (tmp_path / rule.name).mkdir()
+    shipped = Case(rule.code, rule.name, "zero_grad_not_set_to_none/verify_program.py", "a", "b", 1)
+    script = dataclasses.replace(shipped, target="mine.py", script=tmp_path / "mine.py")
+    results = tuple(CaseResult(case.rule, case.name, case.target, EQUIVALENT, "identical") for case in (shipped, script))
+    env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
+    written = _record(VerifyReport(env, results, quick=True, seed=0, timeout=60.0), [shipped, script])
+    assert written == [tmp_path / rule.name / "measured.json"]
+    measured = verification.read_measured(rule)
+    assert measured.target == shipped.target and measured.cells[0] == EQUIVALENT
+    assert "Some CPU" in measured.hardware and "quick mode" in measured.hardware
+    assert "Measured (device cpu (Some CPU)" in rule.documentation()

@@ -8,11 +8,9 @@ from torchlint.verify.compare import (
     IDENTICAL,
     Context,
     Findings,
-    common_checks,
-    metadata_checks,
     rng_shift,
+    standard_checks,
     summary,
-    value_checks,
 )
 from torchlint.verify.results import NOTE, WARN, Finding, RunData
 
@@ -20,9 +18,7 @@ from torchlint.verify.results import NOTE, WARN, Finding, RunData
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    metadata_checks(original, fixed, keys, found)
-    passed = value_checks(original, fixed, keys, lambda key: IDENTICAL, found)
+    passed = standard_checks(original, fixed, found, lambda key: IDENTICAL)
     for dataset in _datasets(fixed) or _datasets(original):
         if dataset.get("iterable"):
             found.add(WARN, f"`{dataset['class']}` is an IterableDataset: unless it shards itself with "

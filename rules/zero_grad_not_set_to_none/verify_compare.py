@@ -8,10 +8,8 @@ from torchlint.verify.compare import (
     IDENTICAL,
     Context,
     Findings,
-    common_checks,
-    metadata_checks,
+    standard_checks,
     summary,
-    value_checks,
 )
 from torchlint.verify.results import NOTE, WARN, Finding, RunData
 
@@ -19,9 +17,7 @@ from torchlint.verify.results import NOTE, WARN, Finding, RunData
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    metadata_checks(original, fixed, keys, found)
-    passed = value_checks(original, fixed, keys, lambda key: IDENTICAL, found)
+    passed = standard_checks(original, fixed, found, lambda key: IDENTICAL)
     idle = max(
         _steps(fixed).get("most_without_grad", 0), _steps(original).get("most_zero_grad", 0)
     )

@@ -293,6 +293,16 @@ def value_checks(
     return passed
 
 
+def standard_checks(
+    original: RunData, fixed: RunData, found: Findings, level_of: Callable[[str], str]
+) -> Dict[str, int]:
+    """Key sets, metadata (autograd included) and values at ``level_of(key)``: what
+    most comparisons start with.  Returns how many outputs passed per level."""
+    keys = common_checks(original, fixed, found)
+    metadata_checks(original, fixed, keys, found)
+    return value_checks(original, fixed, keys, level_of, found)
+
+
 def rng_shift(original: RunData, fixed: RunData) -> Optional[str]:
     """Which generators end in a different state, if any."""
     shifted = []
@@ -321,9 +331,7 @@ def summary(passed: Mapping[str, int]) -> str:
 def check_generic(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    metadata_checks(original, fixed, keys, found)
-    passed = value_checks(original, fixed, keys, lambda key: CLOSE, found)
+    passed = standard_checks(original, fixed, found, lambda key: CLOSE)
     found.add(NOTE, "this rule has no contract of its own; checked that every output is close")
     found.add(NOTE, summary(passed))
     return found.result()
