@@ -27,14 +27,14 @@ from click.testing import CliRunner  # noqa: E402
 from torchlint.cli import main  # noqa: E402
 from torchlint.registry import by_code_or_name  # noqa: E402
 from torchlint.settings import Settings  # noqa: E402
+from torchlint.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, ERROR, FAIL, NOT_EQUIVALENT, WARN  # noqa: E402
 from torchlint.verify.session import (  # noqa: E402
     Case,
     Session,
     VerifyOptions,
-    plan_program,
+    plan_programs,
     plan_script,
-    program_path,
     verifiable_rules,
 )
 
@@ -49,7 +49,12 @@ def session():
 
 def _fixed_program(code: str) -> str:
     """The shipped program for ``code`` after torchlint's own fix."""
-    return plan_program(by_code_or_name(code), Settings()).fixed
+    return plan_programs(by_code_or_name(code), Settings())[0].fixed
+
+
+def program_path(code: str) -> Path:
+    """The first verification program the rule's spec names."""
+    return program_paths(by_code_or_name(code))[0]
 
 
 def _messages(result, severity=None):
@@ -67,7 +72,7 @@ def _script(tmp_path: Path, name: str, source: str) -> Path:
 
 def test_every_shipped_program_is_fixed_by_torchlint_and_verifies_equivalent(session):
     assert {rule.code for rule in verifiable_rules()} >= set(RULES)
-    cases = [plan_program(by_code_or_name(code), Settings()) for code in RULES]
+    cases = [case for code in RULES for case in plan_programs(by_code_or_name(code), Settings())]
     for case in cases:
         assert not case.error and case.fixes > 0 and case.fixed != case.original, case.rule
     results = {result.rule: result for result in session.run_cases(cases)}
@@ -292,7 +297,7 @@ def test_cli_verifies_a_program_with_timing_and_writes_json_and_markdown(tmp_pat
     )
     assert result.exit_code == 0, result.output
     assert "torchlint verify: device cpu (" in result.output and "torch 2." in result.output
-    assert "TL302  programs/tl302.py  equivalent" in result.output
+    assert "TL302  zero_grad_not_set_to_none/verify_program.py  equivalent" in result.output
     data = json.loads(out_json.read_text())
     (case,) = data["cases"]
     assert case["status"] == "equivalent" and case["fixes"] == 1
@@ -354,3 +359,23 @@ def test_cli_usage_errors_exit_2():
     if not torch.cuda.is_available():
         cuda = runner.invoke(main, ["verify", "--device", "cuda"])
         assert cuda.exit_code == 2 and "no CUDA device" in cuda.output
+
+
+def test_record_writes_each_shipped_programs_row_where_explain_reads_it(tmp_path, monkeypatch):
+    import torchlint.verification as verification
+    from torchlint.verify.main import _record
+    from torchlint.verify.results import CaseResult, Environment, VerifyReport
+
+    monkeypatch.setattr(verification, "rule_directory", lambda rule: tmp_path / rule.name)
+    rule = by_code_or_name("TL302")
+    (tmp_path / rule.name).mkdir()
+    shipped = Case(rule.code, rule.name, "zero_grad_not_set_to_none/verify_program.py", "a", "b", 1)
+    script = dataclasses.replace(shipped, target="mine.py", script=tmp_path / "mine.py")
+    results = tuple(CaseResult(case.rule, case.name, case.target, EQUIVALENT, "identical") for case in (shipped, script))
+    env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
+    written = _record(VerifyReport(env, results, quick=True, seed=0, timeout=60.0), [shipped, script])
+    assert written == [tmp_path / rule.name / "measured.json"]
+    measured = verification.read_measured(rule)
+    assert measured.target == shipped.target and measured.cells[0] == EQUIVALENT
+    assert "Some CPU" in measured.hardware and "quick mode" in measured.hardware
+    assert "Measured (device cpu (Some CPU)" in rule.documentation()

@@ -3,6 +3,7 @@ torch-free check/fix, contracts, timing statistics, reports, progress."""
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import subprocess
@@ -14,7 +15,9 @@ from click.testing import CliRunner
 
 from torchlint.cli import main
 from torchlint.verify import command
-from torchlint.verify.contracts import CONTRACTS, contract_for
+from torchlint.registry import all_rules, by_code_or_name
+from torchlint.verification import GENERIC_CONTRACT, program_paths
+from torchlint.verify.contracts import contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import render_markdown, render_table, to_json
 from torchlint.verify.results import (
@@ -64,16 +67,37 @@ def test_check_fix_and_the_verify_command_module_never_import_torch(tmp_path):
     assert out.stdout.strip().endswith("NO TORCH"), out.stdout + out.stderr
 
 
-def test_contracts_are_data_for_every_rule_with_a_program():
-    programs = {path.stem.upper() for path in (REPO / "torchlint" / "verify" / "programs").glob("tl*.py")}
-    assert {"TL101", "TL201", "TL301", "TL302", "TL401"} <= programs
-    for code in programs:
-        contract = CONTRACTS[code]
-        assert contract.code == code and contract.level and contract.promise and contract.checks
-    assert contract_for("tl401") is CONTRACTS["TL401"]
-    assert contract_for("TL999").level == "close"
-    assert any("set_to_none" in text or "skipped" in text for text in CONTRACTS["TL302"].differences)
-    assert any("checkpoint" in text for text in CONTRACTS["TL401"].differences)
+def test_every_rule_with_a_fix_declares_its_programs_and_contract_in_its_spec():
+    fixable = [rule for rule in all_rules() if rule.fix_availability.value != "none"]
+    assert {"TL101", "TL201", "TL301", "TL302", "TL401"} <= {rule.code for rule in fixable}
+    for rule in fixable:
+        spec = rule.verification
+        assert spec is not None, rule.code
+        assert program_paths(rule) and len(program_paths(rule)) == len(spec.programs), rule.code
+        contract = spec.contract
+        assert contract.level and contract.promise and contract.checks, rule.code
+        assert contract_for(rule.code.lower()) is contract
+    assert contract_for("TL999") is GENERIC_CONTRACT
+    assert any("skipped" in text for text in contract_for("TL302").differences)
+    assert any("checkpoint" in text for text in contract_for("TL401").differences)
+
+
+def test_rule_probes_are_files_of_the_rule_not_the_harness():
+    for code, name in (("TL201", "datasets"), ("TL302", "optimizer-steps")):
+        rule = by_code_or_name(code)
+        (probe,) = rule.verification.probes
+        assert probe.name == name
+        assert (Path(sys.modules[rule.__module__].__file__).parent / probe.file).is_file()
+    harness = (REPO / "torchlint" / "verify" / "harness.py").read_text()
+    assert "DataLoader" not in harness and "optimizer_step" not in harness
+
+
+def test_verify_main_does_not_import_the_command_module():
+    # The command imports main lazily; main importing the command made a cycle.
+    tree = ast.parse((REPO / "torchlint" / "verify" / "main.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert "torchlint.verify.command" not in imported
 
 
 def _raw(original, again, fixed, iqr=0.01):

@@ -230,7 +230,7 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
         torch_version=config.torch_version,
         options=config.options,
     )
-    rules = [rule_class(context) for rule_class in config.rules]
+    rules = [rule(context) for rule in config.rules if rule.torch_range.contains(config.torch_version)]
     try:
         _Dispatcher(rules, context).walk(module)
     except RecursionError:

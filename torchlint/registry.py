@@ -47,7 +47,7 @@ def _as_name(key: str) -> str:
 
 
 def by_code_or_name(key: str) -> Optional[RuleClass]:
-    """Look a rule up by its code (``TL101``) or name (``data-parallel``)."""
+    """Look a rule up by its code (case-insensitive) or its name."""
     for rule in all_rules():
         if key.upper() == rule.code or _as_name(key) == rule.name:
             return rule

@@ -29,6 +29,7 @@ import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
+from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
 
 OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
 
@@ -82,6 +83,57 @@ class TorchVersion:
 
 
 CURRENT_TORCH = TorchVersion(2, 9)
+
+
+@dataclass(frozen=True)
+class TorchRange:
+    """The torch releases a rule applies to, both ends included; ``None`` is open.
+
+    The engine runs a rule only when the target torch version (the
+    project's, see ``torch-version`` in the settings) is in its range.
+    ``note`` says what the bounds come from, for the docs.
+    """
+
+    min: Optional[TorchVersion] = None
+    max: Optional[TorchVersion] = None
+    note: str = ""
+
+    def contains(self, version: TorchVersion) -> bool:
+        if self.min is not None and version < self.min:
+            return False
+        return self.max is None or not self.max < version
+
+    def bounds(self) -> str:
+        """``all``, ``>= 1.7``, ``<= 2.3`` or ``1.7 to 2.3``."""
+        if self.min is None and self.max is None:
+            return "all"
+        if self.max is None:
+            return f">= {self.min}"
+        if self.min is None:
+            return f"<= {self.max}"
+        return f"{self.min} to {self.max}"
+
+    def __str__(self) -> str:
+        text = "all versions" if self.min is None and self.max is None else self.bounds()
+        return f"{text} ({self.note})" if self.note else text
+
+
+@dataclass(frozen=True)
+class Example:
+    """A short source the rule reports, for its docs and its automatic tests.
+
+    ``tests/test_rule_examples.py`` checks that the rule reports it
+    ``findings`` times under ``options`` and target torch ``torch`` (default:
+    the current release), and, when ``fixed`` is given, that
+    ``fix --unsafe-fixes`` turns it into exactly ``fixed``.  Sources are
+    dedented, so they can be written as indented triple-quoted strings.
+    """
+
+    source: str
+    fixed: Optional[str] = None
+    findings: int = 1
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
+    torch: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,23 +193,21 @@ def _doc_sections(doc: str) -> Dict[str, str]:
     return {k: v.strip() for k, v in sections.items()}
 
 
-def _verification_section(code: str) -> List[str]:
-    """The rule's equivalence contract and its last measured verify row."""
-    from torchlint.verify.contracts import CONTRACTS
-    from torchlint.verify.measured import HARDWARE, HEADER, ROWS
-
-    contract = CONTRACTS.get(code)
-    if contract is None:
+def _verification_section(rule: "RuleClass") -> List[str]:
+    """The rule's equivalence contract and its last recorded verify row, if any."""
+    if rule.verification is None:
         return []
-    lines = ["", "## Verification", "", f"`torchlint verify --rules {code}` checks: {contract.promise}", ""]
+    contract = contract_of(rule)
+    lines = ["", "## Verification", "",
+             f"`torchlint verify --rules {rule.code}` checks: {contract.promise}", ""]
     lines += [f"- {check}" for check in contract.checks]
     if contract.differences:
         lines += ["", "Known differences, always reported:", ""]
         lines += [f"- {difference}" for difference in contract.differences]
-    row = ROWS.get(code)
-    if row is not None:
-        lines += ["", f"Measured ({HARDWARE}):", "", "| " + " | ".join(HEADER) + " |",
-                  "|" + "---|" * len(HEADER), "| " + " | ".join(row) + " |"]
+    measured = read_measured(rule)
+    if measured is not None:
+        lines += ["", f"Measured ({measured.hardware}):", "", "| " + " | ".join(MEASURED_COLUMNS) + " |",
+                  "|" + "---|" * len(MEASURED_COLUMNS), "| " + " | ".join(measured.cells) + " |"]
     return lines
 
 
@@ -173,9 +223,19 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    fix_summary: ClassVar[str] = ""
+    """What the fix writes and how safe it is, in a few words (the README's table)."""
     default_enabled: ClassVar[bool] = True
+    torch_range: ClassVar[TorchRange] = TorchRange()
     torch_versions: ClassVar[str] = "all versions"
+    """``str(torch_range)``, set for every subclass; kept for reports."""
     options: ClassVar[Mapping[str, Option]] = {}
+    valid: ClassVar[Tuple[str, ...]] = ()
+    """Short sources the rule must not report (tested automatically)."""
+    invalid: ClassVar[Tuple[Example, ...]] = ()
+    """Short sources the rule must report, with their fixed text (tested automatically)."""
+    verification: ClassVar[Optional[VerificationSpec]] = None
+    """For a rule with a fix: how `torchlint verify` checks it."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 
@@ -188,6 +248,10 @@ class Rule:
         """The trigger words under these options (this rule's configured
         values); override when an option widens what the rule matches."""
         return cls.trigger_words
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.torch_versions = str(cls.torch_range)
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
@@ -267,7 +331,7 @@ class Rule:
             "",
             body,
         ]
-        lines += _verification_section(cls.code)
+        lines += _verification_section(cls)
         if cls.options and "## Options" not in body:
             lines += ["", "## Options", ""]
             lines += [

@@ -7,7 +7,6 @@ register the command); torch is imported when the command runs.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import click
 
-EXIT_ERROR = 2
+from torchlint.verify.results import EXIT_ERROR
 
 TORCH_MISSING = (
     "torchlint verify runs your code with PyTorch, which is not installed here.\n"
@@ -46,9 +45,12 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
 @click.option("--quick", is_flag=True,
               help="Small sizes and short timing budgets (also TORCHLINT_VERIFY_QUICK=1).")
 @click.option("--no-timing", is_flag=True, help="Check equivalence only; do not time.")
+@click.option("--record", is_flag=True,
+              help="Write each shipped program's result row into its rule's package (measured.json), "
+                   "where `torchlint explain` shows it.")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool) -> None:
+           no_timing: bool, record: bool) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -71,9 +73,8 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
       torchlint_step()     optional: what to time (one training step, one
                            evaluation pass).  Without it the whole script
                            is re-run as the timed unit.
-      eval* outputs        for TL401: outputs whose name starts with
-                           "eval" are eval-mode results, checked against
-                           the running-mean bound instead of compared.
+    A rule's own comparison may read more: its `torchlint explain` page
+    says what (e.g. outputs named "eval..." treated as eval-mode results).
     The script runs as __main__ in its own directory with random, NumPy
     and torch seeded, deterministic algorithms on, and
     TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu".
@@ -99,18 +100,9 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         seed=seed,
         quick=quick or os.environ.get("TORCHLINT_VERIFY_QUICK") == "1",
         timing=not no_timing,
+        record=record,
     )
     sys.exit(code)
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write a report file, creating its directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def write_json(path: Path, data: object) -> None:
-    write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 __all__: List[str] = ["verify"]

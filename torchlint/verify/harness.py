@@ -288,92 +288,32 @@ def difference(a: Any, b: Any) -> float:
 # -- what the program did besides its outputs ---------------------------------
 
 
-class Recorder:
-    """Records the datasets loaded and the gradients seen at optimizer steps."""
+class ProbeTools:
+    """What the harness lends a rule's probe (see ``Probe`` in torchlint/verification.py)."""
 
-    def __init__(self) -> None:
-        self.datasets: List[Any] = []
-        self.steps = 0
-        self.most_without_grad = 0  # parameters whose .grad is None at a step
-        self.most_zero_grad = 0  # parameters whose .grad is all zeros at a step
-        self._undo: List[Callable[[], None]] = []
+    @staticmethod
+    def seed_everything(seed: int) -> None:
+        seed_everything(seed)
 
-    def __enter__(self) -> "Recorder":
-        from torch.utils.data import DataLoader
+    @staticmethod
+    def flatten(value: Any) -> Flat:
+        """``{key: tensor or plain value}`` for any output-like value."""
+        flat = Flattener({})
+        flat.add("value", value)
+        return flat.values
 
-        original_init = DataLoader.__init__
-        recorder = self
-
-        @functools.wraps(original_init)
-        def recording_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            original_init(self, *args, **kwargs)
-            if all(dataset is not self.dataset for dataset in recorder.datasets):
-                recorder.datasets.append(self.dataset)
-
-        DataLoader.__init__ = recording_init  # type: ignore[method-assign]
-        self._undo.append(lambda: setattr(DataLoader, "__init__", original_init))
-        try:
-            from torch.optim.optimizer import register_optimizer_step_pre_hook
-        except ImportError:  # torch < 2.0
-            return self
-        handle = register_optimizer_step_pre_hook(self._before_step)
-        self._undo.append(handle.remove)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        while self._undo:
-            self._undo.pop()()
-
-    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        without = zero = 0
-        for group in optimizer.param_groups:
-            for parameter in group["params"]:
-                if not parameter.requires_grad:
-                    continue
-                if parameter.grad is None:
-                    without += 1
-                elif not parameter.grad.is_sparse and not bool(parameter.grad.any()):
-                    zero += 1
-        self.steps += 1
-        self.most_without_grad = max(self.most_without_grad, without)
-        self.most_zero_grad = max(self.most_zero_grad, zero)
-
-    def probe_datasets(self) -> List[Dict[str, Any]]:
-        """Is each dataset iterable, and does its ``__getitem__`` use randomness?"""
-        from torch.utils.data import IterableDataset
-
-        found = []
-        for dataset in self.datasets:
-            info: Dict[str, Any] = {
-                "class": type(dataset).__qualname__,
-                "iterable": isinstance(dataset, IterableDataset),
-                "random_getitem": None,
-            }
-            if not info["iterable"]:
-                with contextlib.suppress(Exception):
-                    info["random_getitem"] = _getitem_is_random(dataset)
-            found.append(info)
-        return found
+    @staticmethod
+    def difference(a: Any, b: Any) -> float:
+        return difference(a, b)
 
 
-def _getitem_is_random(dataset: Any) -> Optional[bool]:
-    import torch
-
-    if len(dataset) == 0:
-        return None
-    python_state = random.getstate()
-    with torch.random.fork_rng(devices=[]):
-        draws = []
-        for seed in (12345, 54321):
-            seed_everything(seed)
-            flat = Flattener({})
-            flat.add("item", dataset[0])
-            draws.append(flat.values)
-    random.setstate(python_state)
-    first, second = draws
-    return first.keys() != second.keys() or any(
-        difference(first[key], second[key]) != 0.0 for key in first
-    )
+def load_probes(entries: List[Mapping[str, str]]) -> List[Tuple[str, Any]]:
+    """(name, probe) for each probe file the spec names, loaded by path."""
+    probes = []
+    for index, entry in enumerate(entries):
+        module = _load_file(f"_torchlint_verify_probe_{index}", Path(entry["path"]))
+        probes.append((entry["name"], module.Probe(ProbeTools())))
+    return probes
 
 
 def environment(device: str) -> Dict[str, Any]:
@@ -445,7 +385,10 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
         torch.cuda.reset_peak_memory_stats()
     try:
         program = Program(spec["program"])
-        with Recorder() as recorder:
+        probes = load_probes(spec.get("probes", []))
+        with contextlib.ExitStack() as stack:
+            for _, probe in probes:
+                stack.enter_context(probe)
             module = program.execute(seed)
             outputs, origin = outputs_of(module)
             first = flatten(outputs, module.__dict__)
@@ -464,12 +407,7 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
             meta=first.meta,
             batchnorms=first.batchnorms,
             skipped=first.skipped,
-            optimizer_steps={
-                "steps": recorder.steps,
-                "most_without_grad": recorder.most_without_grad,
-                "most_zero_grad": recorder.most_zero_grad,
-            },
-            datasets=recorder.probe_datasets(),
+            probes={name: probe.result() for name, probe in probes},
         )
         del module, outputs
         gc.collect()
@@ -538,9 +476,13 @@ def _as_main_call(module: types.ModuleType, step: Callable[[], object]) -> Calla
 
 def _timing_module() -> Any:
     """``timing.py``, loaded by path under a private name."""
-    name = "_torchlint_verify_timing"
+    return _load_file("_torchlint_verify_timing", _HERE / "timing.py")
+
+
+def _load_file(name: str, path: Path) -> Any:
+    """The module in ``path``, loaded once under ``name`` (torchlint itself need not be importable)."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HERE / "timing.py")
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

@@ -15,19 +15,18 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 from torchlint.registry import all_rules, by_code_or_name
 from torchlint.rule import RuleClass
 from torchlint.settings import ConfigError, SettingsResolver
-from torchlint.verify.command import EXIT_ERROR, write_json, write_text
+from torchlint.verification import Measured, program_paths, write_measured
 from torchlint.verify.progress import Progress
-from torchlint.verify.report import render_markdown, render_table, to_json
-from torchlint.verify.results import VerifyReport
+from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text
+from torchlint.verify.results import EXIT_ERROR, VerifyReport
 from torchlint.verify.runner import RunnerError
 from torchlint.verify.session import (
     Case,
     Session,
     VerifyOptions,
     fixable,
-    plan_program,
+    plan_programs,
     plan_script,
-    program_path,
     verifiable_rules,
 )
 
@@ -44,7 +43,7 @@ def _select(names: Sequence[str], programs: bool) -> List[RuleClass]:
             raise _Usage(f"unknown rule `{name}`")
         if not fixable(rule):
             raise _Usage(f"{rule.code} ({rule.name}) has no autofix, so there is nothing to verify")
-        if programs and program_path(rule.code) is None:
+        if programs and not program_paths(rule):
             raise _Usage(f"{rule.code} ({rule.name}) has no verification program yet")
         if rule not in chosen:
             chosen.append(rule)
@@ -72,6 +71,7 @@ def run_verify(
     seed: int,
     quick: bool,
     timing: bool,
+    record: bool = False,
 ) -> int:
     """Plan, run, report; returns the exit status."""
     try:
@@ -81,12 +81,12 @@ def run_verify(
         notes: List[str] = []
         if not paths:
             rules = _select(rule_names, programs=True) if rule_names else verifiable_rules()
-            cases = [plan_program(rule, resolver.default) for rule in rules]
+            cases = [case for rule in rules for case in plan_programs(rule, resolver.default)]
             if not rule_names:
                 notes.extend(
                     f"{rule.code} ({rule.name}) has a fix but no verification program yet; not verified."
                     for rule in all_rules()
-                    if fixable(rule) and program_path(rule.code) is None
+                    if fixable(rule) and not program_paths(rule)
                 )
         for path in paths:
             settings = resolver.for_path(path)
@@ -126,4 +126,19 @@ def run_verify(
         write_json(json_file, to_json(report))
     if markdown_file is not None:
         write_text(markdown_file, render_markdown(report))
+    if record:
+        for path in _record(report, cases):
+            click.echo(f"recorded {path}")
     return report.exit_code
+
+
+def _record(report: VerifyReport, cases: Sequence[Case]) -> List[Path]:
+    """Write each shipped program's row into its rule's package (``--record``)."""
+    hardware = report.environment.line() + ("; quick mode" if report.quick else "")
+    written = []
+    for case, result in zip(cases, report.cases):
+        rule = by_code_or_name(case.rule)
+        if case.script is not None or case.error or rule is None:
+            continue
+        written.append(write_measured(rule, Measured(hardware, tuple(measured_cells(result)), case.target)))
+    return written

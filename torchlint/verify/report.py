@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from torchlint import __version__
@@ -58,6 +60,11 @@ def _row(case: CaseResult) -> List[str]:
         timing.verdict if timing else ("error" if case.timing_error else "-"),
         memory_text(case.memory),
     ]
+
+
+def measured_cells(case: CaseResult) -> List[str]:
+    """The row `--record` keeps for a rule's docs: the table's cells after Rule and Target."""
+    return _row(case)[2:]
 
 
 def _summary_line(report: VerifyReport) -> str:
@@ -248,3 +255,13 @@ def render_contracts(codes: Sequence[str]) -> str:
         contract = contract_for(code)
         parts.append(f"{code} ({contract.level}): {contract.promise}")
     return "\n".join(parts)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a report file, creating its directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_json(path: Path, data: object) -> None:
+    write_text(path, json.dumps(data, indent=2) + "\n")

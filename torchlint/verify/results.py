@@ -39,8 +39,7 @@ class RunData:
     seed_dependent: FrozenSet[str] = frozenset()
     rng: Mapping[str, Any] = field(default_factory=dict)
     memory: Mapping[str, Any] = field(default_factory=dict)
-    optimizer_steps: Mapping[str, int] = field(default_factory=dict)
-    datasets: Sequence[Mapping[str, Any]] = ()
+    probes: Mapping[str, Any] = field(default_factory=dict)  # probe name -> what it recorded
     env: Mapping[str, Any] = field(default_factory=dict)
     skipped: Sequence[str] = ()
     origin: str = ""

@@ -1,7 +1,7 @@
 """Plan and run the cases of one `torchlint verify` invocation (needs torch).
 
 A case is one rule's fix of one program: a verification program shipped in
-``programs/`` or a user's script.  The fixed source always comes from
+the rule's package (its verification spec names it) or a user's script.  The fixed source always comes from
 torchlint's own fixer; ``compare_sources`` also accepts a hand-made fixed
 source, which only the tests use, to prove that the checks can fail.
 """
@@ -22,9 +22,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 import torchlint
-from torchlint.registry import all_rules
+from torchlint.registry import all_rules, by_code_or_name
 from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
+from torchlint.verification import program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Context, check_for
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.progress import Progress
@@ -41,9 +42,6 @@ from torchlint.verify.results import (
 )
 from torchlint.verify.runner import Exit, Runner, child_environment, make_runner, tail
 from torchlint.verify.timing import Budget, TimingSummary, analyse
-
-PROGRAMS = Path(__file__).resolve().parent / "programs"
-
 
 @dataclass(frozen=True)
 class VerifyOptions:
@@ -75,37 +73,26 @@ class Case:
 # -- planning (no child processes) -------------------------------------------------------
 
 
-def program_path(code: str) -> Optional[Path]:
-    path = PROGRAMS / f"{code.lower()}.py"
-    return path if path.is_file() else None
-
-
 def fixable(rule: RuleClass) -> bool:
     return rule.fix_availability is not FixAvailability.NONE
 
 
 def verifiable_rules() -> List[RuleClass]:
     """Rules with a fix and a verification program."""
-    return [rule for rule in all_rules() if fixable(rule) and program_path(rule.code) is not None]
+    return [rule for rule in all_rules() if fixable(rule) and program_paths(rule)]
 
 
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def rule_settings(code: str, base: Settings, program: bool) -> Settings:
-    """``base`` with only ``code`` selected; for shipped programs, TL201 writes at most one
-    worker per usable CPU so that workers do not just fight over cores."""
+def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
+    """``base`` with only ``rule`` selected; for shipped programs, the rule's options
+    as its verification spec adapts them (``program_options``)."""
     options = {key: dict(value) for key, value in base.rule_options.items()}
-    if program and code == "TL201":
-        configured = options.get("TL201", {}).get("num-workers", 4)
-        workers = configured if isinstance(configured, int) else 4
-        options.setdefault("TL201", {})["num-workers"] = max(1, min(workers, _usable_cpus()))
+    spec = rule.verification
+    if program and spec is not None and spec.program_options is not None:
+        configured = {key: option.default for key, option in rule.options.items()}
+        configured.update(options.get(rule.code, {}))
+        options[rule.code] = dict(spec.program_options(configured))
     return replace(
-        base, select=(code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options
+        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options
     )
 
 
@@ -116,14 +103,19 @@ def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str,
     return result.source, len(result.applied), found
 
 
-def plan_program(rule: RuleClass, base: Settings) -> Case:
-    """The case for a rule's shipped verification program."""
-    path = program_path(rule.code)
-    target = f"programs/{rule.code.lower()}.py"
-    if path is None:
-        return Case(rule.code, rule.name, target, "", "", 0, error=f"{rule.code} has no verification program")
+def plan_programs(rule: RuleClass, base: Settings) -> List[Case]:
+    """One case per verification program the rule ships."""
+    paths = program_paths(rule)
+    if not paths:
+        return [Case(rule.code, rule.name, rule.name, "", "", 0, error=f"{rule.code} has no verification program")]
+    return [plan_program(rule, base, path) for path in paths]
+
+
+def plan_program(rule: RuleClass, base: Settings, path: Path) -> Case:
+    """The case for one of a rule's shipped verification programs."""
+    target = f"{rule_directory(rule).name}/{path.name}"
     source = path.read_text(encoding="utf-8")
-    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule.code, base, program=True))
+    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule, base, program=True))
     error = ""
     if fixes == 0 or fixed == source:
         error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
@@ -136,7 +128,7 @@ def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> L
     source = path.read_text(encoding="utf-8")
     cases = []
     for rule in rules:
-        settings_for_rule = rule_settings(rule.code, settings, program=False)
+        settings_for_rule = rule_settings(rule, settings, program=False)
         fixed, fixes, found = fix_with_torchlint(source, str(path), settings_for_rule)
         if fixes and fixed != source:
             cases.append(
@@ -197,9 +189,10 @@ class Session:
                 continue
             key = (case.target, case.original)
             if key not in originals:
-                seed_probe = any(check_for(c.rule).seed_probe for c in cases if (c.target, c.original) == key)
+                sharing = [c.rule for c in cases if (c.target, c.original) == key]
+                seed_probe = any(check_for(by_code_or_name(code)).seed_probe for code in sharing)
                 self.progress.step(f"{case.target}: running the original")
-                originals[key] = self._run_original(case, seed_probe)
+                originals[key] = self._run_original(case, seed_probe, _probes(sharing))
             results.append(self._finish(case, originals[key]))
         return results
 
@@ -213,8 +206,8 @@ class Session:
         case = Case(rule.upper(), name, target, original, fixed, fixes=0)
         return self.run_cases([case])[0]
 
-    def _run_original(self, case: Case, seed_probe: bool) -> RunData:
-        return self._run(case, case.original, "original", repeat=True, seed_probe=seed_probe)
+    def _run_original(self, case: Case, seed_probe: bool, probes: Sequence[Dict[str, str]] = ()) -> RunData:
+        return self._run(case, case.original, "original", repeat=True, seed_probe=seed_probe, probes=probes)
 
     def _finish(self, case: Case, original: RunData) -> CaseResult:
         base = CaseResult(
@@ -231,13 +224,14 @@ class Session:
             self.progress.skip(2 if self.options.timing else 1)
             return replace(base, findings=(Finding(FAIL, "the original " + original.describe_failure()),))
         self.progress.step(f"{case.rule} {case.target}: running the fixed version")
-        fixed = self._run(case, case.fixed, "fixed", repeat=False, seed_probe=False)
+        fixed = self._run(case, case.fixed, "fixed", repeat=False, seed_probe=False, probes=_probes([case.rule]))
         memory = _memory(original, fixed)
         if not fixed.ok:
             self.progress.skip(1 if self.options.timing else 0)
             message = f"the fixed version {fixed.describe_failure()}\n(the original ran without error)"
             return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
-        findings = tuple(check_for(case.rule).run(original, fixed, Context(self.options.device)))
+        check = check_for(by_code_or_name(case.rule))
+        findings = tuple(check.run(original, fixed, Context(self.options.device)))
         status = NOT_EQUIVALENT if any(f.severity == FAIL for f in findings) else EQUIVALENT
         result = replace(base, status=status, findings=findings, memory=memory,
                          compared=sum(1 for key in original.values if key in fixed.values))
@@ -285,13 +279,17 @@ class Session:
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         return self.runner.run(spec_path, Path(spec["stdout"]), Path(spec["stderr"]), self.options.timeout)
 
-    def _run(self, case: Case, source: str, label: str, *, repeat: bool, seed_probe: bool) -> RunData:
+    def _run(
+        self, case: Case, source: str, label: str, *, repeat: bool, seed_probe: bool,
+        probes: Sequence[Dict[str, str]] = (),
+    ) -> RunData:
         directory, spec = self._spec(case, label)
         spec.update(
             mode="compare",
             program=self._program_entry(case, directory, label, source),
             repeat=repeat,
             seed_probe=seed_probe,
+            probes=list(probes),
         )
         ended = self._launch(directory, spec)
         run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
@@ -331,10 +329,24 @@ class Session:
             cuda=torch.version.cuda if self.options.device == "cuda" else None,
             threads=self.options.threads,
             python=platform.python_version(),
-            cpus=_usable_cpus(),
+            cpus=usable_cpus(),
             platform=platform.platform(terse=True),
             load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         )
+
+
+def _probes(codes: Sequence[str]) -> List[Dict[str, str]]:
+    """The probes the rules' verification specs register, each once, for the harness."""
+    entries: List[Dict[str, str]] = []
+    for code in codes:
+        rule = by_code_or_name(code)
+        if rule is None or rule.verification is None:
+            continue
+        for probe in rule.verification.probes:
+            entry = {"name": probe.name, "path": str(rule_directory(rule) / probe.file)}
+            if entry not in entries:
+                entries.append(entry)
+    return entries
 
 
 def _error_case(case: Case, message: str) -> CaseResult:
@@ -364,8 +376,7 @@ def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
         seed_dependent=frozenset(data.get("seed_dependent", ())),
         rng=data.get("rng", {}),
         memory=data.get("memory", {}),
-        optimizer_steps=data.get("optimizer_steps", {}),
-        datasets=tuple(data.get("datasets", ())),
+        probes=data.get("probes", {}),
         env=data.get("env", {}),
         skipped=tuple(data.get("skipped", ())),
         origin=str(data.get("origin", "")),

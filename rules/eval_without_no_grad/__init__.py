@@ -11,7 +11,8 @@ import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.names import ImportTable, dotted
-from torchlint.rule import FileContext, FixAvailability, Option, OptionValue, Rule
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.verification import Contract, VerificationSpec
 from torchlint.tree import children
 
 DEFAULT_FUNCTION_PATTERN = (
@@ -269,20 +270,22 @@ class EvalWithoutNoGrad(Rule):
       shortcut off, so it can match any name.
 
     ## Source guide
-    `002_c24777732a429f30.txt` (DGX cluster guidelines, "No brainer code
+    *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
     tweaks") says to turn off gradient tracking for validation and inference
-    and shows the decorator form for whole evaluation functions;
-    `000_f83daef30fb041e6.txt` (OSC, "Memory-Efficient Practices") lists
-    `torch.no_grad()` around inference as a memory saver.
+    and shows the decorator form for whole evaluation functions; *GPU
+    Computing Guide* (Ohio Supercomputer Center, "Memory-Efficient
+    Practices") lists `torch.no_grad()` around inference as a memory saver.
     """
 
     code = "TL301"
     name = "eval-without-no-grad"
     summary = "An evaluation function runs the model without `torch.no_grad()`"
     fix_availability = FixAvailability.SOMETIMES
-    torch_versions = (
-        ">= 0.4.1 (`@torch.no_grad()` as a decorator; `torch.inference_mode` since 1.9, "
-        "`@torch.no_grad` without parentheses since 2.1)"
+    fix_summary = "unsafe: `@torch.no_grad()` on the function (scripts: no fix)"
+    torch_range = TorchRange(
+        min=TorchVersion(0, 4),
+        note="`@torch.no_grad()` as a decorator since 0.4.1; `torch.inference_mode` since 1.9, "
+        "`@torch.no_grad` without parentheses since 2.1",
     )
     options = {
         "function-pattern": Option(
@@ -300,6 +303,72 @@ class EvalWithoutNoGrad(Rule):
         """A custom function pattern may match any name: no shortcut then."""
         pattern = options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)
         return cls.trigger_words if pattern == DEFAULT_FUNCTION_PATTERN else ()
+
+    valid = (
+        """
+        import torch
+
+        def evaluate(model, loader):
+            model.eval()
+            with torch.no_grad():
+                return [model(x) for x in loader]
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            import torch
+
+            def evaluate(model, loader):
+                model.eval()
+                return [model(x) for x in loader]
+            """,
+            fixed="""
+            import torch
+
+            @torch.no_grad()
+            def evaluate(model, loader):
+                model.eval()
+                return [model(x) for x in loader]
+            """,
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        comparison=".verify_compare:check",
+        contract=Contract(
+            level="identical on CPU; close on CUDA",
+            promise=(
+                "An evaluation function decorated with `@torch.no_grad()` computes the same "
+                "values; its results just no longer require gradients."
+            ),
+            checks=(
+                (
+                    "every output has the same value (identical on CPU; close on CUDA, where the "
+                    "attention kernel chosen may depend on `requires_grad`)"
+                ),
+                (
+                    "every output has the same shape, dtype and device; outputs that required "
+                    "grad may stop requiring it, and at least one should"
+                ),
+                "peak memory of both runs is reported",
+            ),
+            differences=(
+                (
+                    "Results no longer require grad and have no `grad_fn`: a caller that calls "
+                    "`backward()` on them breaks."
+                ),
+                (
+                    "`nn.TransformerEncoder` with a padding mask takes its fast path under "
+                    "`no_grad` and returns zeros at padded positions."
+                ),
+            ),
+            speed=(
+                "No autograd graph is recorded: lower peak memory (the saved activations) and "
+                "somewhat less time per batch."
+            ),
+        ),
+    )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rule import FixAvailability, Rule
+from torchlint.rule import Example, FixAvailability, Rule, TorchRange
 
 _TARGETS = {
     "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
@@ -62,19 +62,40 @@ class DataParallel(Rule):
     written, which a linter cannot decide for you.
 
     ## Source guide
-    `002_c24777732a429f30.txt` (DGX cluster guidelines) asks for
-    `DistributedDataParallel` instead of `DataParallel`;
-    `000_f83daef30fb041e6.txt` (OSC) and `001_a527d80aefeadae8.txt` (the
-    training-book chapter) both call `DistributedDataParallel` the
-    recommended choice.
+    *DGX cluster guidelines* (a GPU cluster's user guide) asks for
+    `DistributedDataParallel` instead of `DataParallel`; *GPU Computing
+    Guide* (Ohio Supercomputer Center) and *Chapter 16: GPU Acceleration &
+    Distributed Training* (an online PyTorch training book) both call
+    `DistributedDataParallel` the recommended choice.
     """
 
     code = "TL501"
     name = "data-parallel"
     summary = "`nn.DataParallel` is used; prefer `DistributedDataParallel` with torchrun"
     fix_availability = FixAvailability.NONE
-    torch_versions = ">= 1.0 (every release that has DistributedDataParallel)"
+    fix_summary = "none (the doc page shows the DDP + torchrun migration)"
+    torch_range = TorchRange(note="`DistributedDataParallel` replaces it in every 1.x and 2.x release")
     trigger_words = ("DataParallel", "data_parallel")
+    valid = (
+        """
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(Net())
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            from torch import nn
+            model = nn.DataParallel(Net())
+            """
+        ),
+        Example(
+            """
+            import torch
+            out = torch.nn.parallel.data_parallel(model, inputs)
+            """
+        ),
+    )
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)

@@ -10,7 +10,8 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.rule import FileContext, FixAvailability, Option, Rule, TorchVersion
+from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange, TorchVersion
+from torchlint.verification import Contract, VerificationSpec
 
 # -- what counts as a factory ------------------------------------------------
 
@@ -566,20 +567,25 @@ class TensorCreatedThenMoved(Rule):
       `cpu` in it counts as the CPU.
 
     ## Source guide
-    `002_c24777732a429f30.txt` (DGX cluster guidelines), in its list of
-    cheap code changes, asks for tensors to be created directly on the
-    target device rather than created and then moved with `.cuda()`;
-    `001_a527d80aefeadae8.txt` (the training-book chapter) builds its layer
-    with `device='cuda'` in the constructor.
+    *DGX cluster guidelines* (a GPU cluster's user guide; the text names no
+    publisher), in its list of cheap code changes, asks for tensors to be
+    created directly on the target device rather than created and then
+    moved with `.cuda()`; *Chapter 16: GPU Acceleration & Distributed
+    Training* (an online PyTorch training book) builds its layer with
+    `device='cuda'` in the constructor.
     """
 
     code = "TL101"
     name = "tensor-created-then-moved"
     summary = "A tensor or `torch.nn` layer is created on the CPU and then moved; pass `device=`"
     fix_availability = FixAvailability.SOMETIMES
-    torch_versions = (
-        "all versions for tensor factories; `torch.nn` layer constructors take "
-        "`device=`/`dtype=` since 1.9 (pytorch#54508; `RMSNorm` exists from 2.4)"
+    fix_summary = (
+        "`device=` (and `dtype=`) on the factory: safe for deterministic factories, unsafe for "
+        "random factories and layers (the device's generator draws other numbers)"
+    )
+    torch_range = TorchRange(
+        note="`torch.nn` layer constructors take `device=`/`dtype=` since 1.9, pytorch#54508; "
+        "`RMSNorm` exists from 2.4"
     )
     options = {
         "device-pattern": Option(
@@ -589,6 +595,89 @@ class TensorCreatedThenMoved(Rule):
         )
     }
     trigger_words = (".cuda(", ".to(")
+    valid = (
+        """
+        import torch
+        x = torch.zeros(3, device="cuda")
+        """,
+        """
+        import torch
+        x = load_tensor().cuda()
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            import torch
+            x = torch.zeros(3).cuda()
+            """,
+            fixed="""
+            import torch
+            x = torch.zeros(3, device="cuda")
+            """,
+        ),
+        Example(
+            """
+            import torch
+            noise = torch.randn(8, 8).to(device)
+            """,
+            fixed="""
+            import torch
+            noise = torch.randn(8, 8, device=device)
+            """,
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        comparison=".verify_compare:check",
+        seed_probe=True,
+        contract=Contract(
+            level=(
+                "identical (deterministic factories); same distribution (random factories)"
+            ),
+            promise=(
+                "A tensor or layer created directly on the device equals the one created on the "
+                "CPU and then moved: `zeros`, `ones`, `full`, `eye`, `arange`, `linspace`, "
+                "`tensor` give the same values; random factories give values of the same shape, "
+                "dtype, device and distribution, but not the same numbers, because the CPU and "
+                "CUDA generators are different algorithms."
+            ),
+            checks=(
+                (
+                    "every output has the same shape, dtype, device, layout, `requires_grad` and "
+                    "leaf status as before"
+                ),
+                (
+                    "outputs that do not depend on the seed (found by re-running the original "
+                    "with another seed) are identical; on CUDA, floating `arange`/`linspace` "
+                    "results may also differ in the last bit, within the dtype's default "
+                    "tolerance"
+                ),
+                (
+                    "outputs that depend on the seed pass a two-sample Kolmogorov-Smirnov test "
+                    "(rejected at p < 0.001)"
+                ),
+                "the CPU random generator's state after the run is compared",
+            ),
+            differences=(
+                (
+                    "On CUDA the fixed code no longer draws from the CPU generator, so every "
+                    "later CPU random number (sampler order, CPU-side dropout or augmentation) "
+                    "shifts; verify reports this as an RNG-stream shift."
+                ),
+                (
+                    "A factory with `requires_grad=True` moved by `.to()` is a non-leaf copy that "
+                    "never receives `.grad`; created on the device it is a leaf.  Verify reports "
+                    "the change as not equivalent."
+                ),
+            ),
+            speed=(
+                "Saves the host allocation, the CPU fill or random draw and the host-to-device "
+                "copy: large for big random tensors and layers on a GPU, nothing on a CPU, where "
+                "`.to('cpu')` is already free."
+            ),
+        ),
+    )
 
     # -- state ----------------------------------------------------------
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Union
 
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.rule import FileContext, FixAvailability, Option, Rule
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
+from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
 _TENSOR_DATASETS = frozenset(
@@ -15,6 +16,13 @@ _TENSOR_DATASETS = frozenset(
 )
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 _NUM_WORKERS_POSITION = 5
+
+
+def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
+    """For verify's own program: more workers than CPUs would only fight over cores."""
+    configured = options.get("num-workers", 4)
+    workers = configured if isinstance(configured, int) else 4
+    return {**options, "num-workers": max(1, min(workers, usable_cpus()))}
 
 Whitespace = cst.BaseParenthesizableWhitespace
 
@@ -87,24 +95,97 @@ class DataLoaderWithoutWorkers(Rule):
     - `num-workers` (default `4`): the worker count the fix writes.
 
     ## Source guide
-    `002_c24777732a429f30.txt` (DGX cluster guidelines) asks for
+    *DGX cluster guidelines* (a GPU cluster's user guide) asks for
     `num_workers` > 0 together with `pin_memory` and `persistent_workers`;
-    `000_f83daef30fb041e6.txt` (OSC) matches the worker count to the CPUs
-    requested from Slurm; `001_a527d80aefeadae8.txt` (the training-book
-    chapter) lists `num_workers>0` among its takeaways; and
-    `003_279508dbd1b8f1e0.txt` (single-GPU training) has the reader raise
-    `num_workers` and the CPUs per task together.
+    *GPU Computing Guide* (Ohio Supercomputer Center) matches the worker
+    count to the CPUs requested from Slurm; *Chapter 16: GPU Acceleration &
+    Distributed Training* (an online PyTorch training book) lists
+    `num_workers>0` among its takeaways; and *Single-GPU Training*
+    (Princeton Research Computing) has the reader raise `num_workers` and
+    the CPUs per task together.
     """
 
     code = "TL201"
     name = "dataloader-without-workers"
     summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
     fix_availability = FixAvailability.ALWAYS
-    torch_versions = ">= 1.0 (`num_workers` has always defaulted to 0)"
+    fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
+    torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
         "num-workers": Option(4, "The `num_workers` value the fix writes."),
     }
     trigger_words = ("DataLoader",)
+    valid = (
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(dataset, batch_size=32, num_workers=4)
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, num_workers=0)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, num_workers=2)
+            """,
+            options={"num-workers": 2},
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        comparison=".verify_compare:check",
+        probes=(Probe("datasets", "verify_probe.py"),),
+        program_options=_at_most_one_worker_per_cpu,
+        contract=Contract(
+            level="identical",
+            promise=(
+                "A map-style dataset whose `__getitem__` is deterministic yields the same batches "
+                "in the same order with worker processes as without, for a seeded sampler."
+            ),
+            checks=(
+                "every output (the batches the program collected) is identical",
+                (
+                    "each dataset the program loads from is probed: an `IterableDataset`, or a "
+                    "`__getitem__` that returns different values under different seeds, is "
+                    "reported"
+                ),
+                "the main process's random generator state after the run is compared",
+            ),
+            differences=(
+                (
+                    "Random augmentations inside `__getitem__` draw from per-worker seeds, so "
+                    "their values change with workers (and with the worker count), and the main "
+                    "process's random stream is no longer consumed by them."
+                ),
+                (
+                    "An `IterableDataset` that does not shard itself with `get_worker_info()` "
+                    "yields every sample once per worker."
+                ),
+                (
+                    "With `persistent_workers=True` the shuffle order differs from the second "
+                    "epoch on unless the sampler has its own generator."
+                ),
+            ),
+            speed=(
+                "Loading overlaps with training: large when loading is I/O-bound or the machine "
+                "has spare cores, none when the data is already in memory; worker start-up costs "
+                "time every epoch."
+            ),
+        ),
+    )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

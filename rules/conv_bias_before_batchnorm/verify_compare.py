@@ -1,0 +1,166 @@
+"""The comparison of conv-bias-before-batchnorm's fix (imported only by `torchlint verify`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from torchlint.verify.compare import (
+    CLOSE,
+    Context,
+    Findings,
+    close,
+    common_checks,
+    dtype_eps,
+    float64,
+    metadata_checks,
+    summary,
+    value_checks,
+)
+from torchlint.verify.results import FAIL, NOTE, WARN, Finding, RunData
+
+BIAS_GRAD_EPS = 1e4  # a cancelled bias's gradient norm / its weight's, in eps units
+
+
+def _top_key(key: str) -> str:
+    return key.split(".", 1)[0].split("[", 1)[0]
+
+
+@dataclass(frozen=True)
+class _RemovedBias:
+    key: str  # the state-dict key in the original's outputs, e.g. "model.0.bias"
+    owner: str  # the output the module came from, e.g. "model"
+    name: str  # the parameter's name in the module, e.g. "0.bias"
+
+    def covers(self, key: str) -> bool:
+        """Does ``key`` belong to this parameter (its state, gradient or optimizer state)?"""
+        return (
+            key == self.key
+            or key.endswith("." + self.name)
+            or f"[{self.key}]" in key
+            or f"[{self.name}]" in key
+        )
+
+
+def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
+    del context
+    found = Findings()
+    removed = [
+        _RemovedBias(key, str(meta.get("owner", "")), str(meta.get("name", "")))
+        for key, meta in original.meta.items()
+        if key not in fixed.values
+        and meta.get("source") == "module"
+        and str(meta.get("name", "")).endswith("bias")
+    ]
+    if not removed:
+        found.add(FAIL, "no convolution bias disappeared from the model's state: the fix had no visible effect")
+    keys = common_checks(original, fixed, found, may_lack=lambda key: any(r.covers(key) for r in removed))
+    metadata_checks(original, fixed, keys, found)
+    order = list(original.values)
+    paired: Dict[str, _RemovedBias] = {}
+    unabsorbed_max = 0.0
+    bias_max = 0.0
+    for bias in removed:
+        running_mean = _nearest_norm(bias, order, original)
+        if running_mean is None:
+            found.keyed(WARN, "no batch norm with running statistics and a matching size sits next to the "
+                              "removed bias in the model; checked through outputs and gradients only", bias.key)
+            continue
+        paired[running_mean] = bias
+        if running_mean not in fixed.values:
+            found.keyed(FAIL, "the batch norm next to the removed bias is gone from the fixed model",
+                        running_mean)
+            continue
+        ok, message, unabsorbed = _absorbed(bias, running_mean, original, fixed)
+        unabsorbed_max = max(unabsorbed_max, unabsorbed)
+        bias_max = max(bias_max, float(original.values[bias.key].abs().max()))
+        found.keyed(NOTE if ok else FAIL, message, running_mean)
+    for key in order:
+        is_gradient = any(r.covers(key) and key != r.key and key.endswith(r.name) for r in removed)
+        if not is_gradient or key in fixed.values:
+            continue
+        weight = key[: -len("bias")] + "weight"
+        if weight in original.values:
+            ok, detail = _cancelled(original.values[key], original.values[weight])
+            found.keyed(NOTE if ok else FAIL, "gradient of the removed bias" +
+                        (" is rounding noise: the batch norm cancels it" if ok else " is not negligible: "
+                         "the batch norm does not cancel this bias"), key, detail)
+    eval_keys = [key for key in keys if _top_key(key).startswith("eval")]
+    train_keys = [key for key in keys if key not in paired and key not in eval_keys]
+    passed = value_checks(original, fixed, train_keys, lambda key: CLOSE, found)
+    negligible = unabsorbed_max <= 1e-6 * max(bias_max, 1e-12)
+    for key in eval_keys:
+        ok, detail = close(original.values[key], fixed.values[key], original.noise.get(key, 0.0))
+        if ok:
+            passed[CLOSE] = passed.get(CLOSE, 0) + 1
+        elif negligible:
+            found.keyed(FAIL, "eval-mode output differs although the running means absorbed the whole bias",
+                        key, detail)
+        else:
+            a, b = original.values[key], fixed.values[key]
+            gap = float((float64(a) - float64(b)).abs().max()) if isinstance(a, torch.Tensor) else math.nan
+            found.keyed(WARN, f"eval-mode output differs by up to {gap:.3g}, from the old bias the running "
+                              f"means have not absorbed yet (up to {unabsorbed_max:.3g} at a norm's input); "
+                              "it shrinks by (1 - momentum) per training step, or fold it now with "
+                              "`bn.running_mean -= conv.bias`", key)
+    if removed:
+        found.add(NOTE, f"the state_dict loses {', '.join('`' + r.name + '`' for r in removed)}: loading a "
+                        "checkpoint saved before the fix with strict=True raises \"Unexpected key(s)\", and a "
+                        "saved optimizer state no longer matches its parameter groups")
+    found.add(NOTE, summary(passed))
+    return found.result()
+
+
+def _nearest_norm(bias: _RemovedBias, order: Sequence[str], run: RunData) -> Optional[str]:
+    """The batch norm ``running_mean`` of the bias's size that follows it in the
+    module's state (or, failing that, precedes it: modules may register the norm first)."""
+    start = order.index(bias.key)
+    shape = run.meta[bias.key].get("shape")
+    same_module = [
+        (index, key) for index, key in enumerate(order) if run.meta.get(key, {}).get("owner") == bias.owner
+    ]
+    after = [key for index, key in same_module if index > start]
+    before = [key for index, key in reversed(same_module) if index < start]
+    for key in after + before:
+        if key in run.batchnorms and run.meta[key].get("shape") == shape:
+            return key
+    return None
+
+
+def _absorbed(
+    bias: _RemovedBias, running_mean: str, original: RunData, fixed: RunData
+) -> Tuple[bool, str, float]:
+    """Is the running means' difference the EMA of the old bias?  (ok, message, unabsorbed)"""
+    info = original.batchnorms[running_mean]
+    b = float64(original.values[bias.key])
+    moved = float64(original.values[running_mean]) - float64(fixed.values[running_mean])
+    count_value = original.values.get(str(info.get("count")))
+    steps = int(count_value) if isinstance(count_value, torch.Tensor) else 0
+    momentum = info.get("momentum")
+    share = 1.0 - (1.0 - float(momentum)) ** steps if momentum is not None else (1.0 if steps else 0.0)
+    expected = b * share
+    scale = max(float(b.abs().max()), float(float64(original.values[running_mean]).abs().max()), 1e-12)
+    error = float((moved - expected).abs().max())
+    unabsorbed = float((b - moved).abs().max())
+    ok = error <= 1e-3 * scale
+    mom = "cumulative" if momentum is None else f"momentum {momentum}"
+    if ok:
+        message = (f"running mean moved by the absorbed part of the old bias ({share:.3f} of it after "
+                   f"{steps} steps, {mom}); unabsorbed: up to {unabsorbed:.3g}")
+    else:
+        message = (f"running mean moved by something other than the old bias (off by {error:.3g} from "
+                   f"{share:.3f} x bias after {steps} steps, {mom})")
+    return ok, message, unabsorbed
+
+
+def _cancelled(bias_grad: Any, weight_grad: Any) -> Tuple[bool, str]:
+    if not (isinstance(bias_grad, torch.Tensor) and isinstance(weight_grad, torch.Tensor)):
+        return True, ""
+    ratio = float(torch.linalg.vector_norm(float64(bias_grad))) / max(
+        float(torch.linalg.vector_norm(float64(weight_grad))), 1e-30
+    )
+    allowed = BIAS_GRAD_EPS * dtype_eps(bias_grad.dtype)
+    return ratio <= allowed, f"|grad b| / |grad W| = {ratio:.2g}, allowed {allowed:.2g}"

@@ -1,0 +1,64 @@
+"""The comparison of tensor-created-then-moved's fix (imported only by `torchlint verify`)."""
+
+from __future__ import annotations
+
+from typing import Dict, List
+
+from torchlint.verify.compare import (
+    DISTRIBUTION,
+    IDENTICAL,
+    Context,
+    Findings,
+    close,
+    common_checks,
+    compare_value,
+    identical,
+    metadata_checks,
+    rng_shift,
+    summary,
+)
+from torchlint.verify.results import FAIL, NOTE, WARN, Finding, RunData
+
+
+def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
+    found = Findings()
+    keys = common_checks(original, fixed, found)
+    metadata_checks(original, fixed, keys, found)
+    if any(original.meta.get(k, {}).get("is_leaf") != fixed.meta.get(k, {}).get("is_leaf") for k in keys):
+        found.add(NOTE, "a factory with `requires_grad=True` followed by `.to()` is a non-leaf copy; created "
+                        "on the device it is a leaf, so the fix changes which tensor receives `.grad`")
+
+    def level(key: str) -> str:
+        return DISTRIBUTION if key in original.seed_dependent else IDENTICAL
+
+    rounding: List[str] = []
+    passed: Dict[str, int] = {}
+    for key in keys:
+        kind = level(key)
+        ok, detail = compare_value(kind, original.values[key], fixed.values[key])
+        if not ok and kind == IDENTICAL and context.device == "cuda":
+            # CPU and CUDA kernels of float arange/linspace may round differently.
+            ok, detail = close(original.values[key], fixed.values[key], rounding_eps=4)
+            if ok:
+                rounding.append(key)
+        if ok:
+            passed[kind] = passed.get(kind, 0) + 1
+        else:
+            words = "not identical" if kind == IDENTICAL else "not the same distribution"
+            found.keyed(FAIL, f"values {words}", key, detail)
+    for key in rounding:
+        found.keyed(NOTE, "equal up to last-bit rounding (the CPU and CUDA kernels differ)", key)
+    random_keys = [k for k in keys if k in original.seed_dependent]
+    if random_keys:
+        same = sum(1 for k in random_keys if identical(original.values[k], fixed.values[k])[0])
+        found.add(
+            NOTE,
+            f"{len(random_keys)} output(s) depend on the seed and were checked by distribution; "
+            + (f"{same} came out identical on this device" if same else "their values differ, as expected"),
+        )
+    shift = rng_shift(original, fixed)
+    if shift:
+        found.add(WARN, f"RNG-stream shift ({shift} generator): later random numbers of the program change, "
+                        "since the fixed code no longer draws from the CPU generator")
+    found.add(NOTE, summary(passed))
+    return found.result()

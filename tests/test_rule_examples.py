@@ -1,0 +1,74 @@
+"""Every rule's VALID and INVALID examples (its ``valid``/``invalid`` attributes), as tests.
+
+A rule author adds examples to the rule's class; nothing here changes.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import List, Tuple
+
+import pytest
+
+from torchlint.engine import LintConfig, lint_source
+from torchlint.fixer import fix_text
+from torchlint.registry import all_rules
+from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
+
+
+def example_text(source: str) -> str:
+    """Examples are written as indented triple-quoted strings."""
+    return textwrap.dedent(source).lstrip("\n")
+
+
+def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfig:
+    """Only ``rule``, with the example's options and target torch version."""
+    torch = TorchVersion.parse(example.torch) if example.torch else CURRENT_TORCH
+    return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
+
+
+def check_valid(rule: RuleClass, source: str) -> None:
+    found = lint_source(example_text(source), "example.py", example_config(rule))
+    assert [d.message for d in found] == [], f"{rule.code} reports a VALID example"
+
+
+def check_invalid(rule: RuleClass, example: Example) -> None:
+    source, config = example_text(example.source), example_config(rule, example)
+    found = lint_source(source, "example.py", config)
+    assert [d.code for d in found] == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found]}"
+    result = fix_text(source, "example.py", config, unsafe=True)
+    expected = source if example.fixed is None else example_text(example.fixed)
+    assert result.source == expected
+
+
+def check_example_coverage(rule: RuleClass) -> None:
+    assert rule.valid and rule.invalid, f"{rule.code} has no VALID or INVALID example"
+    assert any(example.findings for example in rule.invalid), f"{rule.code}: no INVALID example is reported"
+    with_fix = [example for example in rule.invalid if example.fixed is not None]
+    if rule.fix_availability is FixAvailability.NONE:
+        assert not with_fix, f"{rule.code} has no fix, so no example can have a fixed text"
+    else:
+        assert with_fix, f"{rule.code} has a fix but no example shows it"
+
+
+VALID: List[Tuple[RuleClass, str]] = [(rule, source) for rule in all_rules() for source in rule.valid]
+INVALID: List[Tuple[RuleClass, Example]] = [(rule, example) for rule in all_rules() for example in rule.invalid]
+
+
+def _id(case: Tuple[RuleClass, object]) -> str:
+    return case[0].code
+
+
+@pytest.mark.parametrize("case", VALID, ids=_id)
+def test_valid_example_is_not_reported(case: Tuple[RuleClass, str]) -> None:
+    check_valid(*case)
+
+
+@pytest.mark.parametrize("case", INVALID, ids=_id)
+def test_invalid_example_is_reported_and_fixed(case: Tuple[RuleClass, Example]) -> None:
+    check_invalid(*case)
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_every_rule_has_examples_that_match_its_fix_availability(rule: RuleClass) -> None:
+    check_example_coverage(rule)
