@@ -88,6 +88,15 @@ def test_cache_dir_holding_other_files_is_refused(tmp_path: Path) -> None:
     assert cli(["check", ".", "--no-cache", "--show-files"], tmp_path).stdout.count("api/") == 2
 
 
+def test_folder_whose_only_entry_is_named_like_the_cache_format_is_refused(tmp_path: Path) -> None:
+    user_project(tmp_path)
+    (tmp_path / "api" / "server.py").unlink()  # api/ now holds only the user's v1/ folder
+    before = snapshot(tmp_path)
+    assert_one_line_error(cli(["check", "train.py", "--cache-dir", "api"], tmp_path), "--cache-dir", "api")
+    assert_one_line_error(cli(["clean", "--cache-dir", "api"], tmp_path), "--cache-dir", "api")
+    assert snapshot(tmp_path) == before
+
+
 def test_cache_dir_variable_pointing_at_a_shared_folder_is_refused(tmp_path: Path) -> None:
     user_project(tmp_path / "project")
     home_cache = tmp_path / "home" / ".cache"

@@ -202,16 +202,16 @@ def _is_ours(directory: Path) -> bool:
     return head.decode("utf-8", "replace").splitlines()[:2] == [_SIGNATURE, _OWNER]
 
 
-def _written_by_us(name: str) -> bool:
-    """A name torchlint writes in its cache folder (temporaries included)."""
-    return name in (_TAG_NAME, ".gitignore") + _FORMATS or (name.startswith(".") and name.endswith(".torchlint"))
+def _tag_temporary(name: str) -> bool:
+    """The temporary a concurrent run writes its tag through (see _prepare)."""
+    return name.startswith(f".{_TAG_NAME}.") and name.endswith(".torchlint")
 
 
 def check_directory(value: str, working: Path, *, contents: bool = True) -> Path:
     """The cache folder ``value`` names; CacheDirError if writing a cache there
     could harm the user's files: an empty name, the working folder or one of
-    its parents, or (when ``contents``) a folder that already holds anything
-    but torchlint's cache."""
+    its parents, or (when ``contents``) an existing folder that is neither
+    empty nor tagged as torchlint's."""
     if not value.strip():
         raise CacheDirError("is empty; name a folder for the cache (or use --no-cache)")
     directory = Path(value)
@@ -229,7 +229,9 @@ def check_directory(value: str, working: Path, *, contents: bool = True) -> Path
         raise CacheDirError(f"cannot be read: {error.strerror}") from None
     if _is_ours(directory):
         return directory
-    if _TAG_NAME in names or not all(_written_by_us(name) for name in names):
+    # Untagged, it may only be a cache that another run is creating right now:
+    # the tag is its first entry, so at most the tag's temporary is there yet.
+    if not all(_tag_temporary(name) for name in names):
         raise CacheDirError("already holds files that are not torchlint's cache; name a new or empty folder")
     return directory
 
