@@ -11,16 +11,17 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from torchlint.model import Diagnostic
+from torchlint.sourcefile import SourceError, write_atomically
 
 Fingerprint = Tuple[str, str, str]
 _VERSION = 1
 
 
 class BaselineError(Exception):
-    """A baseline file that cannot be read."""
+    """A baseline file that cannot be read or written; the message names it."""
 
 
 def _line(source: str, line: int) -> str:
@@ -40,30 +41,60 @@ def fingerprint(diagnostic: Diagnostic, sources: Mapping[str, str], base: Path) 
 
 
 def write_baseline(path: Path, diagnostics: Sequence[Diagnostic], sources: Mapping[str, str]) -> int:
-    """Record every finding; returns how many were written."""
+    """Record every finding, atomically (a failed write keeps the old
+    baseline); returns how many were written."""
     counts = Counter(fingerprint(d, sources, path.parent) for d in diagnostics)
     entries = [
         {"path": p, "code": c, "line": t, "count": n} for (p, c, t), n in sorted(counts.items())
     ]
     payload = {"version": _VERSION, "tool": "torchlint", "findings": entries}
-    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    try:
+        write_atomically(path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
+    except SourceError as error:
+        raise BaselineError(f"{path}: cannot write baseline: {error}") from None
     return len(diagnostics)
 
 
 def load_baseline(path: Path) -> "Counter[Fingerprint]":
-    """The recorded findings, counted."""
+    """The recorded findings, counted; BaselineError names what is wrong."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("version") != _VERSION:
-            raise BaselineError(f"{path}: unsupported baseline version {data.get('version')!r}")
-        counts: "Counter[Fingerprint]" = Counter()
-        for entry in data["findings"]:
-            counts[(str(entry["path"]), str(entry["code"]), str(entry["line"]))] += int(entry["count"])
-        return counts
     except OSError as error:
         raise BaselineError(f"{path}: cannot read baseline: {error.strerror}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise BaselineError(f"{path}: not a torchlint baseline ({error})") from None
+    except (ValueError, RecursionError) as error:
+        raise BaselineError(f"{path}: not a torchlint baseline (not JSON: {error})") from None
+    if not isinstance(data, dict):
+        raise BaselineError(f"{path}: not a torchlint baseline (expected a JSON object)")
+    if data.get("version") != _VERSION or isinstance(data.get("version"), bool):
+        raise BaselineError(f"{path}: unsupported baseline version {_short(data.get('version'))}")
+    findings = data.get("findings")
+    if not isinstance(findings, list):
+        raise BaselineError(f"{path}: not a torchlint baseline (`findings` is not a list)")
+    counts: "Counter[Fingerprint]" = Counter()
+    for index, entry in enumerate(findings):
+        problem = _entry_problem(entry)
+        if problem:
+            raise BaselineError(f"{path}: not a torchlint baseline (finding {index + 1}: {problem})")
+        counts[(entry["path"], entry["code"], entry["line"])] += entry["count"]
+    return counts
+
+
+def _entry_problem(entry: Any) -> str:
+    """What is wrong with one recorded finding, or "" if nothing."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    for key in ("path", "code", "line"):
+        if not isinstance(entry.get(key), str):
+            return f"`{key}` is not a string"
+    count = entry.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        return f"`count` is {_short(count)}, not a whole number >= 0"
+    return ""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def new_findings(

@@ -19,10 +19,10 @@ from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import fix_text
 from torchlint.model import Diagnostic
 from torchlint.registry import all_rules, by_code_or_name
-from torchlint.cache import CACHE_DIR_NAME, Cache, clean
+from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, lint_file, sources_of
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.sourcefile import SourceError, decode
+from torchlint.sourcefile import SourceError, decode, write_atomically
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -51,7 +51,7 @@ def _selection_options(function: F) -> F:
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                      help="Processes to lint with (default: all cores)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+        click.option("--cache-dir", type=click.Path(file_okay=False),
                      default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"),
                      help=f"Where to keep the cache (default: ./{CACHE_DIR_NAME})."),
     ]
@@ -78,7 +78,27 @@ def _resolver(kwargs: Any) -> SettingsResolver:
 def _cache(kwargs: Any) -> Optional[Cache]:
     if kwargs["no_cache"]:
         return None
-    return Cache(Path(kwargs["cache_dir"] or CACHE_DIR_NAME))
+    return Cache(_cache_directory(kwargs["cache_dir"]))
+
+
+def _cache_directory(value: Optional[str], contents: bool = True) -> Path:
+    """The cache folder from --cache-dir, TORCHLINT_CACHE_DIR or the default;
+    ConfigError, naming where the value came from, if it is unsafe to use."""
+    try:
+        return check_directory(CACHE_DIR_NAME if value is None else value, Path.cwd(), contents=contents)
+    except CacheDirError as error:
+        raise ConfigError(_cache_problem(value, error)) from None
+
+
+def _cache_problem(value: Optional[str], error: CacheDirError) -> str:
+    source = click.get_current_context().get_parameter_source("cache_dir")
+    if source is click.core.ParameterSource.COMMANDLINE:
+        origin = "--cache-dir"
+    elif value is not None:
+        origin = "TORCHLINT_CACHE_DIR"
+    else:
+        origin = "the default cache folder"
+    return f"{origin} {CACHE_DIR_NAME if value is None else value!r} {error}"
 
 
 def _jobs(kwargs: Any) -> int:
@@ -186,7 +206,11 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
         if outcome.fixed is not None and not outcome.write_error:
             sources[outcome.path] = outcome.fixed.source
     if write_baseline is not None:
-        count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
+        try:
+            count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
+        except baseline_module.BaselineError as error:
+            _fail(str(error))
+            return
         click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
         sys.exit(EXIT_CLEAN)
     if baseline is not None:
@@ -203,7 +227,11 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
                             fixed=fixed_count)
     text = render_statistics(diagnostics, context) if statistics else render(output_format, diagnostics, context)
     if output_file is not None:
-        output_file.write_text(text, encoding="utf-8")
+        try:  # all or nothing: a failed write keeps the previous report
+            write_atomically(output_file, text.encode("utf-8"))
+        except SourceError as error:
+            _fail(f"{output_file}: {error}")
+            return
     elif text:
         click.echo(text, nl=False)
     write_failed = any(o.write_error for o in outcomes)
@@ -336,13 +364,23 @@ def rules_command(as_json: bool) -> None:
 
 
 @main.command(name="clean")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--cache-dir", type=click.Path(file_okay=False),
               default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"))
-def clean_command(cache_dir: Optional[Path]) -> None:
-    """Remove the cache folder."""
-    target = Path(cache_dir or CACHE_DIR_NAME)
-    if clean(target):
+def clean_command(cache_dir: Optional[str]) -> None:
+    """Remove the cache: only what torchlint wrote, only from a folder with its tag."""
+    try:
+        target = _cache_directory(cache_dir, contents=False)  # clean() itself looks for torchlint's tag
+        cleaned = clean(target)
+    except ConfigError as error:
+        _fail(str(error))
+        return
+    except CacheDirError as error:
+        _fail(_cache_problem(cache_dir, error))
+        return
+    if cleaned is Cleaned.FOLDER:
         click.echo(f"Removed {target}", err=True)
+    elif cleaned is Cleaned.ENTRIES:
+        click.echo(f"Removed torchlint's cache entries from {target}; the other files in it were kept", err=True)
 
 
 @main.command()
