@@ -92,6 +92,7 @@ class Layout:
 
     @staticmethod
     def of(parts: Sequence[Part]) -> "Layout":
+        """The parts' bodies joined, each starting on a line of its own."""
         offsets: List[int] = []
         lines: List[int] = []
         offset, line = 0, 1
@@ -176,7 +177,8 @@ def _moved_masks(part: Part, edits: Sequence[Edit]) -> Optional[Tuple[int, ...]]
         if not covers or edit.text.count(mask.masked) != 1:
             return None
         starts.append(edit.start + shift + edit.text.index(mask.masked))
-    return tuple(starts)
+    in_order = all(a + len(m.masked) <= b for a, b, m in zip(starts, starts[1:], part.cell.masks))
+    return tuple(starts) if in_order else None
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,8 @@ def load(text: str) -> Notebook:
         data = json.loads(text)
     except ValueError as error:
         raise NotebookError(f"not valid notebook JSON: {error}") from None
+    except RecursionError:
+        raise NotebookError("not valid notebook JSON: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a notebook: no `cells` list")
     spans = source_spans(text)
@@ -283,19 +287,11 @@ def _edits_of(diagnostics: Sequence[Diagnostic]) -> List[Edit]:
     return edits
 
 
-@dataclass(frozen=True)
-class _Fixed:
-    layout: Layout
-    applied: Tuple[Diagnostic, ...]
-    remaining: Tuple[Diagnostic, ...]
-    dropped: Tuple[Diagnostic, ...]
-    converged: bool
-
-
-def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> _Fixed:
+def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> Tuple[Layout, FixResult]:
     """Fix the virtual module one pass at a time, moving the cell table along
     with each pass's edits.  A pass whose edits the table cannot follow is
-    not applied, and fixing stops there."""
+    not applied, and fixing stops there.  The findings in the result are
+    cell-local."""
     applied: List[Diagnostic] = []
     dropped: Dict[Tuple[Optional[int], str, str, Tuple[str, ...]], Diagnostic] = {}
     remaining: Optional[Tuple[Diagnostic, ...]] = None
@@ -319,7 +315,7 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
         layout, remaining, converged = moved, result.remaining, result.converged
     assert remaining is not None
     local = tuple(layout.localise(d) for d in remaining)
-    return _Fixed(layout, tuple(applied), local, tuple(dropped.values()), converged)
+    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged)
 
 
 def fix_notebook(
@@ -334,22 +330,21 @@ def fix_notebook(
     except NotebookError as error:
         empty = FixResult(text, (), (parse_error(path, str(error)),), (), True)
         return text, empty, None
-    fixed = _fix_layout(notebook.layout(), path, config, unsafe)
+    layout, result = _fix_layout(notebook.layout(), path, config, unsafe)
     broken: List[Diagnostic] = []
-    if not fixed.applied and any(_is_parse_error(d) for d in fixed.remaining):
+    if not result.applied and any(_is_parse_error(d) for d in result.remaining):
         layout, broken = _without_broken(notebook, path)
         if broken:
-            fixed = _fix_layout(layout, path, config, unsafe)
-    remaining = tuple(sorted(broken + list(fixed.remaining), key=lambda d: d.sort_key))
+            layout, result = _fix_layout(layout, path, config, unsafe)
+    remaining = tuple(sorted(broken + list(result.remaining), key=lambda d: d.sort_key))
     replacements = {
         part.cell.span: encode_source(text, part.cell.span, part.source)
-        for part in fixed.layout.parts
+        for part in layout.parts
         if part.source != part.cell.source
     }
     output = splice(text, replacements) if replacements else text
-    shown = _with_cells(fixed.layout, notebook, broken)
-    result = FixResult(output, fixed.applied, remaining, fixed.dropped, fixed.converged)
-    return output, result, shown
+    shown = _with_cells(layout, notebook, broken)
+    return output, replace(result, source=output, remaining=remaining), shown
 
 
 def _with_cells(layout: Layout, notebook: Notebook, broken: Sequence[Diagnostic]) -> Layout:
