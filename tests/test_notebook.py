@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+import warnings
+from functools import partial
 from pathlib import Path
 from typing import List
 
 import nbformat
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from torchlint.engine import LintConfig, lint_source
+from torchlint.fixer import fix_text
+from torchlint.model import Edit
+from torchlint.notebook import fix_notebook, lint_notebook, load
+from torchlint.notebook_magics import apply_masks, mask_magics
+from torchlint.registry import all_rules
+
+hypothesmith = pytest.importorskip("hypothesmith")
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "fixtures" / "notebooks" / "finetune.ipynb"
 
@@ -74,3 +89,270 @@ def test_broken_notebook_is_a_diagnostic(tmp_path: Path) -> None:
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert any(line.startswith("bad.ipynb:1:1: TL000") for line in result.stdout.splitlines())
     assert any(line.startswith("zz.py:2:5: TL501") for line in result.stdout.splitlines())
+
+
+# --- Cells are found by structure; fixes change only the fixed cells' source. ---
+
+IMPORTS = "import torch\nfrom torch.utils.data import DataLoader"
+LOADER = "loader = DataLoader(ds, batch_size=4)"
+FIXED_LOADER = "loader = DataLoader(ds, batch_size=4, num_workers=4)"
+
+
+def notebook(*sources: object, indent: object = 1) -> str:
+    """Notebook JSON text whose code cells have the given sources (a string
+    is stored as a list of lines, a one-item tuple as one string)."""
+    cells = []
+    for source in sources:
+        value = source[0] if isinstance(source, tuple) else str(source).splitlines(keepends=True)
+        cells.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": value})
+    data = {"cells": cells, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"  # type: ignore[arg-type]
+
+
+def sources_of(path: Path) -> List[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in data["cells"]]
+
+
+def fix_apply(tmp_path: Path, text: str) -> Path:
+    target = tmp_path / "nb.ipynb"
+    target.write_bytes(text.encode("utf-8"))
+    result = cli(["fix", "nb.ipynb", "--apply", "--unsafe-fixes"], tmp_path)
+    assert "Traceback" not in result.stderr and result.returncode == 0, result.stderr
+    return target
+
+
+def test_a_cell_marker_in_user_code_loses_nothing(tmp_path: Path) -> None:
+    cell = "# torchlint: notebook cell 3\nx = 1\n" + LOADER + "\ny = 2"
+    target = fix_apply(tmp_path, notebook(IMPORTS, cell, "# torchlint: notebook cell 1\nz = 3"))
+    assert sources_of(target) == [
+        IMPORTS,
+        "# torchlint: notebook cell 3\nx = 1\n" + FIXED_LOADER + "\ny = 2",
+        "# torchlint: notebook cell 1\nz = 3",
+    ]
+
+
+def test_fix_keeps_every_byte_outside_the_fixed_source(tmp_path: Path) -> None:
+    # Tab-indented JSON with CRLF line breaks, non-ASCII text, an output and
+    # a cell stored as one string.
+    text = notebook(IMPORTS + "\n# café ☕", "print('é')", "x = 1\n" + LOADER + "\ny = 2", ("z = 1\n",),
+                    indent="\t").replace("\n", "\r\n")
+    data = json.loads(text)
+    data["cells"][1]["outputs"] = [{"name": "stdout", "output_type": "stream", "text": ["é\n"]}]
+    text = json.dumps(data, indent="\t", ensure_ascii=False).replace("\n", "\r\n") + "\r\n"
+    start = text.rindex('"source": [', 0, text.index("x = 1")) + len('"source": ')
+    end = text.index("]", start) + 1
+    target = fix_apply(tmp_path, text)
+    after = target.read_bytes().decode("utf-8")
+    assert after.startswith(text[:start]) and after.endswith(text[end:])
+    middle = after[start : len(after) - len(text) + end]
+    assert middle == '[\r\n\t\t\t\t"x = 1\\n",\r\n\t\t\t\t"' + FIXED_LOADER + '\\n",\r\n\t\t\t\t"y = 2"\r\n\t\t\t]'
+
+
+def test_line_separator_in_a_string_survives(tmp_path: Path) -> None:
+    cell = 's = "a\u2028b"\n%time f()\n' + LOADER
+    target = fix_apply(tmp_path, notebook(IMPORTS, cell))
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["cells"][1]["source"] == ['s = "a\u2028b"\n', "%time f()\n", FIXED_LOADER]
+
+
+def test_comment_and_magic_of_the_same_text_keep_their_order(tmp_path: Path) -> None:
+    cell = "#timeit x = 1\n%timeit x = 1\n" + LOADER
+    target = fix_apply(tmp_path, notebook(IMPORTS, cell, "%timeit x = 1\n#timeit x = 1\n" + LOADER))
+    assert sources_of(target)[1:] == [
+        "#timeit x = 1\n%timeit x = 1\n" + FIXED_LOADER,
+        "%timeit x = 1\n#timeit x = 1\n" + FIXED_LOADER,
+    ]
+
+
+def test_import_and_decorator_fixes_around_magics(tmp_path: Path) -> None:
+    # TL301 inserts `import torch` before the first statement (here a masked
+    # magic) and decorates a function that holds a magic line.
+    first = "%matplotlib inline\nfrom torch import nn"
+    second = "def evaluate(model, loader):\n    model.eval()\n    %time warm()\n    for x in loader:\n        model(x)"
+    target = fix_apply(tmp_path, notebook(first, second))
+    assert sources_of(target) == ["import torch\n" + first, "@torch.no_grad()\n" + second]
+
+
+def test_an_edit_rewriting_a_magic_line_carries_it_or_is_refused() -> None:
+    layout = load(notebook("for i in r:\n    %time f(i)\n    g(i)")).layout()
+    assert layout.text == "for i in r:\n    0#ime f(i)\n    g(i)\n"
+    rewritten = "with ctx:\n    for i in r:\n        0#ime f(i)\n        g(i)\n"
+    moved = layout.after([Edit(0, len(layout.text), rewritten)], rewritten)
+    assert moved is not None
+    assert moved.parts[0].source == "with ctx:\n    for i in r:\n        %time f(i)\n        g(i)"
+    cut = layout.text.index("ime")
+    assert layout.after([Edit(cut, cut + 3, "x")], layout.text.replace("ime", "x")) is None
+    twice = rewritten + "0#ime f(i)\n"
+    assert layout.after([Edit(0, len(layout.text), twice)], twice) is None
+    two = load(notebook("%aa\n%bb")).layout()
+    swapped = "0#b\n0#a\n"  # masks may move with an edit, but never past each other
+    assert two.after([Edit(0, len(two.text), swapped)], swapped) is None
+
+
+def test_an_edit_crossing_cells_is_refused() -> None:
+    layout = load(notebook("x = 1", "y = 2")).layout()
+    assert layout.text == "x = 1\ny = 2\n"
+    assert layout.after([Edit(4, 8, "")], "x = = 2\n") is None
+    inserted = layout.after([Edit(6, 6, "z = 3\n")], "x = 1\nz = 3\ny = 2\n")
+    assert inserted is not None and [p.source for p in inserted.parts] == ["x = 1", "z = 3\ny = 2"]
+
+
+@pytest.mark.parametrize("source", [
+    "%time f()\n  !ls -la \\\n   --color\nx = 1\r?obj\rs = \"a?\"",
+    "files = !ls\nmodel??\nif ready:  # are we?\n    pass",
+    "doc = \"\"\"Is it?\n%not a magic\n\"\"\"\nx = (1\n% 2)\nd[k] = %env A",
+    "torch.nn.Linear?\r\nprint('x')??\r\n",
+])
+def test_masks_are_exactly_reversible(source: str) -> None:
+    masked, masks = mask_magics(source)
+    assert len(masked) == len(source)
+    assert [m.start() for m in re.finditer("\r\n|\r|\n", masked)] == \
+        [m.start() for m in re.finditer("\r\n|\r|\n", source)]
+    assert apply_masks(masked, masks, masked=False) == source
+    assert masks
+
+
+def test_masks_never_hit_strings_or_comments() -> None:
+    source = 'doc = """Is it?\n%not a magic\n!nor this\n"""\nx = (1\n% 2)\ny = 1  # is it?\n#%comment\nz = "q?"'
+    assert mask_magics(source) == (source, ())
+    masked, _ = mask_magics("x = 1\n%time f()\n!ls\nobj?\nfiles = !ls\n  ?obj")
+    assert masked == "x = 1\n0#ime f()\n0#s\n0#j?\n0#les = !ls\n  0#bj"
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+def test_python_without_ipython_syntax_is_never_masked(source: str) -> None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        assume(False)
+    assert mask_magics(source) == (source, ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="%!?;/,=#'\"\\()[] \tx1\n\r\u2028", max_size=60))
+def test_masking_keeps_every_offset_and_undoes_exactly(source: str) -> None:
+    masked, masks = mask_magics(source)
+    assert len(masked) == len(source)
+    assert apply_masks(masked, masks, masked=False) == source
+    for mask in masks:
+        assert source[mask.start : mask.start + len(mask.original)] == mask.original
+        assert "\n" not in mask.masked and "\r" not in mask.masked
+
+
+@pytest.mark.parametrize("fixture", sorted((NOTEBOOK.parent.parent).glob("TL*/*.py")), ids=lambda p: p.name)
+def test_a_cell_is_linted_and_fixed_like_the_same_python_file(fixture: Path) -> None:
+    source = fixture.read_text(encoding="utf-8")
+    config = LintConfig(rules=all_rules())
+    text = notebook((source,))
+    found, _ = lint_notebook(text, "nb.ipynb", config)
+    expected = lint_source(source, "nb.ipynb", config)
+    assert [(d.code, d.start, d.end, d.message) for d in found] == \
+        [(d.code, d.start, d.end, d.message) for d in expected]
+    assert all(d.cell == 1 for d in found)
+    output, result, _ = fix_notebook(text, "nb.ipynb", config, unsafe=True)
+    assert json.loads(output)["cells"][0]["source"] == fix_text(source, "nb.ipynb", config, unsafe=True).source
+
+
+def concise(tmp_path: Path, text: str, *extra: str) -> List[str]:
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    result = cli(["check", "nb.ipynb", "--output-format", "concise", *extra], tmp_path)
+    assert "Traceback" not in result.stderr, result.stderr
+    return [line.split(" `")[0] for line in result.stdout.splitlines() if line.startswith("nb.ipynb")]
+
+
+def test_question_mark_in_a_comment_or_string_is_not_help(tmp_path: Path) -> None:
+    text = notebook(IMPORTS, "if ready:  # are we?\n    " + LOADER,
+                    'doc = """Is it ready?\n' + LOADER + '\n"""', "model?\n?model\n" + LOADER)
+    assert concise(tmp_path, text) == [
+        "nb.ipynb:cell 2:2:14: TL201",
+        "nb.ipynb:cell 4:3:10: TL201",
+    ]
+    target = fix_apply(tmp_path, text)
+    assert sources_of(target)[2] == 'doc = """Is it ready?\n' + LOADER + '\n"""'
+
+
+def test_magic_alone_in_a_block_parses(tmp_path: Path) -> None:
+    text = notebook(IMPORTS, "for i in range(3):\n    !echo {i}\nfiles = !ls\n" + LOADER)
+    assert concise(tmp_path, text) == ["nb.ipynb:cell 2:4:10: TL201"]
+
+
+def test_cr_only_cells_get_right_lines(tmp_path: Path) -> None:
+    text = notebook((IMPORTS.replace("\n", "\r") + "\r",), ("x = 1\r" + LOADER,), "y = 2\n" + LOADER)
+    assert concise(tmp_path, text) == ["nb.ipynb:cell 2:2:10: TL201", "nb.ipynb:cell 3:2:10: TL201"]
+    target = fix_apply(tmp_path, text)
+    assert sources_of(target) == [IMPORTS.replace("\n", "\r") + "\r", "x = 1\r" + FIXED_LOADER,
+                                  "y = 2\n" + FIXED_LOADER]
+
+
+def test_syntax_error_names_its_cell_and_the_other_cells_are_linted(tmp_path: Path) -> None:
+    broken = ["x = (1,", "y = 2\ndef f(:\n    pass"]
+    text = notebook(IMPORTS, broken[0], LOADER, broken[1])
+    # Each broken cell's error is the one its text alone gets (IPython
+    # compiles every cell alone), and the cells that parse are still linted.
+    for number, cell in enumerate(broken):
+        (tmp_path / f"cell{number}.py").write_text(cell + "\n", encoding="utf-8")
+    alone = cli(["check", "cell0.py", "cell1.py", "--output-format", "concise"], tmp_path).stdout.splitlines()
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    found = cli(["check", "nb.ipynb", "--output-format", "concise"], tmp_path).stdout.splitlines()
+    assert found[:3] == [
+        alone[0].replace("cell0.py:", "nb.ipynb:cell 2:"),
+        found[1],
+        alone[1].replace("cell1.py:", "nb.ipynb:cell 4:"),
+    ]
+    assert found[1].startswith("nb.ipynb:cell 3:1:10: TL201") and " TL000 " in found[0]
+    # The broken cells are left alone and make `fix` exit 1; the others are fixed.
+    result = cli(["fix", "nb.ipynb", "--apply", "--unsafe-fixes"], tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert sources_of(tmp_path / "nb.ipynb") == [IMPORTS, broken[0], FIXED_LOADER, broken[1]]
+
+
+def test_code_frames_show_the_real_cell_text(tmp_path: Path) -> None:
+    text = notebook(IMPORTS, "!pip install x\nfiles = !ls\n" + LOADER)
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    result = cli(["check", "nb.ipynb", "--output-format", "full"], tmp_path)
+    assert "1 | !pip install x" in result.stdout and "2 | files = !ls" in result.stdout
+    assert "#ip" not in result.stdout and "#iles" not in result.stdout and "0#" not in result.stdout
+
+
+def test_machine_formats_name_the_cell(tmp_path: Path) -> None:
+    (tmp_path / "nb.ipynb").write_text(notebook(IMPORTS, "x = 1\n" + LOADER), encoding="utf-8")
+
+    def output(fmt: str) -> str:
+        return cli(["check", "nb.ipynb", "--output-format", fmt], tmp_path).stdout
+
+    [item] = json.loads(output("json"))
+    assert item["cell"] == 2 and item["location"] == {"row": 2, "column": 10}
+    assert "nb.ipynb:cell 2:2:10: TL201" in output("github")
+    [sarif] = json.loads(output("sarif"))["runs"][0]["results"]
+    assert sarif["properties"]["cell"] == 2
+    assert sarif["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    assert "fixes" not in sarif  # its edits are cell offsets, not offsets in the .ipynb file
+
+
+def test_stdin_notebook_is_linted_and_fixed_as_a_notebook(tmp_path: Path) -> None:
+    text = notebook(IMPORTS, "%time f()\n" + LOADER)
+    run = partial(subprocess.run, capture_output=True, text=True, cwd=tmp_path, input=text)
+    checked = run([sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "nb.ipynb",
+                   "--output-format", "concise"])
+    assert checked.stdout.splitlines()[0].startswith("nb.ipynb:cell 2:2:10: TL201"), checked.stdout
+    fixed = run([sys.executable, "-m", "torchlint", "fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout == text.replace(LOADER, FIXED_LOADER)
+
+
+def test_baseline_survives_reformatted_json(tmp_path: Path) -> None:
+    cells = [IMPORTS, "x = 1\n" + LOADER]
+    (tmp_path / "nb.ipynb").write_text(notebook(*cells), encoding="utf-8")
+    written = cli(["check", "nb.ipynb", "--write-baseline", "base.json"], tmp_path)
+    assert written.returncode == 0, written.stderr
+    entry = json.loads((tmp_path / "base.json").read_text())["findings"][0]
+    assert entry["line"] == LOADER
+    # The same cells, written with another indentation and as one string each.
+    (tmp_path / "nb.ipynb").write_text(notebook(*[(c,) for c in cells], indent=4), encoding="utf-8")
+    again = cli(["check", "nb.ipynb", "--baseline", "base.json"], tmp_path)
+    assert again.returncode == 0, again.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from torchlint.model import Diagnostic
+from torchlint.notebook import cell_key
 from torchlint.sourcefile import SourceError, write_atomically
 
 Fingerprint = Tuple[str, str, str]
@@ -35,8 +36,13 @@ def _relative(path: str, base: Path) -> str:
 
 
 def fingerprint(diagnostic: Diagnostic, sources: Mapping[str, str], base: Path) -> Fingerprint:
-    """(file relative to the baseline, code, normalised source line)."""
-    text = _line(sources.get(diagnostic.path, ""), diagnostic.start.line)
+    """(file relative to the baseline, code, normalised source line).
+
+    In a notebook the line is read from the cell's own text, not from the
+    file's JSON, so that re-indenting or re-wrapping the JSON (or moving the
+    cell) keeps the finding known."""
+    key = diagnostic.path if diagnostic.cell is None else cell_key(diagnostic.path, diagnostic.cell)
+    text = _line(sources.get(key, ""), diagnostic.start.line)
     return (_relative(diagnostic.path, base), diagnostic.code, text)
 
 

@@ -15,12 +15,13 @@ import click
 from torchlint import __version__
 from torchlint import baseline as baseline_module
 from torchlint.discovery import discover
-from torchlint.engine import lint_source, parse_error
+from torchlint.engine import LintConfig, lint_source, parse_error
 from torchlint.fixer import fix_text
 from torchlint.model import Diagnostic
 from torchlint.registry import all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
-from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, lint_file, sources_of
+from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
+from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, is_notebook, lint_file, sources_of
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.sourcefile import SourceError, decode, write_atomically
 
@@ -259,11 +260,26 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
             sys.stdout.write(text)
         return FileOutcome(name, ())
     config = settings.lint_config(Path(name))
+    if is_notebook(Path(name)):
+        return _stdin_notebook(text, name, config, apply_fix, unsafe)
     if apply_fix:
         result = fix_text(text, name, config, unsafe=unsafe)
         sys.stdout.write(result.source)
         return FileOutcome(name, result.remaining, result.source, result)
     return FileOutcome(name, tuple(lint_source(text, name, config)), text)
+
+
+def _stdin_notebook(text: str, name: str, config: LintConfig, apply_fix: bool, unsafe: bool) -> FileOutcome:
+    """Standard input named ``*.ipynb``: linted as a notebook; when fixing,
+    the fixed notebook JSON is what goes to standard output."""
+    if apply_fix:
+        output, result, fixed = fix_notebook(text, name, config, unsafe=unsafe)
+        sys.stdout.write(output)
+        cells = cell_sources(fixed, name) if fixed is not None else None
+        return FileOutcome(name, result.remaining, output, result, cell_sources=cells)
+    diagnostics, notebook = lint_notebook(text, name, config)
+    cells = cell_sources(notebook, name) if notebook is not None else None
+    return FileOutcome(name, tuple(diagnostics), text, cell_sources=cells)
 
 
 @main.command()

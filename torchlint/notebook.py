@@ -1,29 +1,34 @@
 """Jupyter notebooks: lint the code cells as one module, fix them in place.
 
-The code cells are joined into one virtual module, each after a marker line,
-so that an import in the first cell resolves in the last.  IPython magics and
-shell escapes (``%time``, ``!pip``, ``x = !ls``, ``obj?``) are turned into
-comments of the same length, which keeps every offset; cells that start with
-a cell magic (``%%bash``) are left out.  After fixing, the cells are split
-again at the markers, the magics restored, and only changed cells' sources
-are written back: outputs, metadata and the file's JSON layout stay as they
-were.
+The code cells are joined, in order, into one virtual module, so that an
+import in the first cell resolves in the last.  Where each cell lies in that
+module is kept as a table built from the notebook's structure (never found
+again from the text, which user code could imitate), and every fix's edits
+move the table's entries along; the fixed module is cut back into cells at
+those places.  IPython lines (``%time``, ``!pip``, ``x = !ls``, ``obj?``) are
+masked by :mod:`torchlint.notebook_magics` with texts of the same length, and
+put back at the places the edits moved them to.  Cells that start with a cell
+magic (``%%bash``) are left out, and so is a cell that does not parse on its
+own (IPython compiles each cell alone): it gets its own syntax error.
+
+Only the fixed cells' ``source`` values are written back, spliced into the
+original JSON text by :mod:`torchlint.notebook_json`: every other byte of the
+file stays as it was.  Reporters are given each cell's real text.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-import re
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.engine import LintConfig, lint_source, parse_error
-from torchlint.fixer import FixResult, fix_text
+from torchlint.engine import LintConfig, lint_source, parse_error, parse_module
+from torchlint.fixer import MAX_PASSES, FixResult, apply_edits, fix_text
 from torchlint.model import Diagnostic, Edit, Fix, Position
-
-_MARKER = "# torchlint: notebook cell {}"
-_MARKER_RE = re.compile(r"^# torchlint: notebook cell (\d+)$")
-_MAGIC_RE = re.compile(r"^\s*[%!?]|^[^#'\"]*=\s*[%!]\w|\?\s*$")
+from torchlint.notebook_json import Span, encode_source, source_spans, splice
+from torchlint.notebook_magics import Mask, apply_masks, count_lines, mask_magics
+from torchlint.registry import PARSE_ERROR_CODE
 
 
 class NotebookError(Exception):
@@ -32,107 +37,199 @@ class NotebookError(Exception):
 
 @dataclass(frozen=True)
 class Cell:
-    """One code cell: its 1-based number among all cells and its texts."""
+    """One code cell: its 1-based number among all cells, its text, the text
+    the parser sees, and the newline added (if any) so that the next cell
+    starts on a line of its own."""
 
     number: int
     source: str
     masked: str
-    start_line: int
-    start_offset: int
+    masks: Tuple[Mask, ...]
+    separator: str
+    span: Span
+
+    @property
+    def body(self) -> str:
+        """The cell's part of the virtual module."""
+        return self.masked + self.separator
+
+    @property
+    def shown(self) -> str:
+        """The real text that the body's offsets and positions refer to."""
+        return self.source + self.separator
+
+
+@dataclass(frozen=True)
+class Part:
+    """A cell's place in one version of the virtual module: its current
+    (masked) text and where each of its masks now starts in that text."""
+
+    cell: Cell
+    body: str
+    mask_starts: Tuple[int, ...]
+
+    @property
+    def shown(self) -> str:
+        """The body with the cell's real IPython lines back."""
+        return apply_masks(self.body, self.cell.masks, masked=False, at=self.mask_starts)
+
+    @property
+    def source(self) -> str:
+        """The cell's new ``source``: the shown text without the added newline."""
+        text = self.shown
+        separator = self.cell.separator
+        return text[: -len(separator)] if separator and text.endswith(separator) else text
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The virtual module of some cells, and where each cell lies in it."""
+
+    parts: Tuple[Part, ...]
+    text: str
+    offsets: Tuple[int, ...]
+    lines: Tuple[int, ...]
+
+    @staticmethod
+    def of(parts: Sequence[Part]) -> "Layout":
+        """The parts' bodies joined, each starting on a line of its own."""
+        offsets: List[int] = []
+        lines: List[int] = []
+        offset, line = 0, 1
+        for part in parts:
+            offsets.append(offset)
+            lines.append(line)
+            offset += len(part.body)
+            line += count_lines(part.body)
+        return Layout(tuple(parts), "".join(p.body for p in parts), tuple(offsets), tuple(lines))
+
+    def part_at(self, line: int) -> int:
+        """The index of the part that holds a line of the module."""
+        return max(0, bisect.bisect_right(self.lines, line) - 1)
+
+    def localise(self, diagnostic: Diagnostic) -> Diagnostic:
+        """The diagnostic with cell-local positions and fix offsets; a fix
+        that reaches out of its cell or into an IPython line is dropped."""
+        if not self.parts:
+            return diagnostic
+        index = self.part_at(diagnostic.start.line)
+        part, shift = self.parts[index], self.lines[index] - 1
+        fix = diagnostic.fix
+        if fix is not None:
+            base = self.offsets[index]
+            edits = tuple(Edit(e.start - base, e.end - base, e.text) for e in fix.edits)
+            keeps = all(0 <= e.start <= e.end <= len(part.body) for e in edits) and \
+                _moved_masks(part, edits) is not None
+            fix = Fix(edits, fix.applicability, fix.description) if keeps else None
+        body_end = Position(shift + count_lines(part.body) + 1, 1)  # the start of the next cell
+        end = min(diagnostic.end, body_end)
+        return replace(
+            diagnostic,
+            start=Position(diagnostic.start.line - shift, diagnostic.start.column),
+            end=Position(max(end.line - shift, 1), end.column),
+            fix=fix,
+            cell=part.cell.number,
+        )
+
+    def after(self, edits: Sequence[Edit], fixed: str) -> Optional["Layout"]:
+        """The layout of ``fixed``, the module with ``edits`` applied; None
+        when an edit crosses from one cell into another or cuts through an
+        IPython line (then the cells cannot be told apart again safely)."""
+        owned: List[List[Edit]] = [[] for _ in self.parts]
+        for edit in edits:
+            index = max(0, bisect.bisect_right(self.offsets, edit.start) - 1)
+            base = self.offsets[index]
+            end = self.offsets[index + 1] if index + 1 < len(self.parts) else len(self.text)
+            if edit.end > end:
+                return None
+            owned[index].append(Edit(edit.start - base, edit.end - base, edit.text))
+        parts: List[Part] = []
+        for part, local in zip(self.parts, owned):
+            starts = _moved_masks(part, local)
+            if starts is None:
+                return None
+            parts.append(Part(part.cell, apply_edits(part.body, local), starts))
+        layout = Layout.of(parts)
+        return layout if layout.text == fixed else None
+
+    def shown(self) -> Dict[int, str]:
+        """Cell number -> the cell's real text, as positions refer to it."""
+        return {part.cell.number: part.shown for part in self.parts}
+
+
+def _moved_masks(part: Part, edits: Sequence[Edit]) -> Optional[Tuple[int, ...]]:
+    """Where the part's masks are after ``edits`` (offsets in the part), or
+    None when an edit changes a masked line in a way that cannot be followed.
+
+    An edit that replaces whole masked lines along with other code (say, a
+    block it re-indents) carries them along: a mask is then found again in
+    the edit's new text, if exactly once."""
+    starts: List[int] = []
+    for mask, start in zip(part.cell.masks, part.mask_starts):
+        end = start + len(mask.masked)
+        shift = sum(len(e.text) - (e.end - e.start) for e in edits if e.end <= start)
+        touching = [e for e in edits if e.start < end and not e.end <= start]
+        if not touching:
+            starts.append(start + shift)
+            continue
+        edit = touching[0]
+        covers = len(touching) == 1 and edit.start <= start and end <= edit.end
+        if not covers or edit.text.count(mask.masked) != 1:
+            return None
+        starts.append(edit.start + shift + edit.text.index(mask.masked))
+    in_order = all(a + len(m.masked) <= b for a, b, m in zip(starts, starts[1:], part.cell.masks))
+    return tuple(starts) if in_order else None
 
 
 @dataclass(frozen=True)
 class Notebook:
-    """A parsed notebook and the virtual module of its code cells."""
+    """A parsed notebook: its JSON text and data, and its lintable cells."""
 
+    text: str
     data: Dict[str, Any]
     cells: Tuple[Cell, ...]
-    module: str
-    indent: Optional[int]
-    trailing_newline: bool
+
+    def layout(self, left_out: AbstractSet[int] = frozenset()) -> Layout:
+        """The virtual module of the cells not in ``left_out``."""
+        return Layout.of([Part(c, c.body, tuple(m.start for m in c.masks))
+                          for c in self.cells if c.number not in left_out])
+
+    def shown(self) -> Dict[int, str]:
+        """Cell number -> the cell's real text, as positions refer to it."""
+        return {cell.number: cell.shown for cell in self.cells}
 
 
-def _mask(source: str) -> str:
-    """Comment out magic lines, keeping their length."""
-    lines = source.splitlines(keepends=True)
-    masked = []
-    for line in lines:
-        if _MAGIC_RE.search(line.rstrip("\r\n")):
-            stripped = len(line) - len(line.lstrip())
-            masked.append(line[:stripped] + "#" + line[stripped + 1 :] if line.strip() else line)
-        else:
-            masked.append(line)
-    return "".join(masked)
-
-
-def _cell_source(cell: Dict[str, Any]) -> str:
+def _cell_source(number: int, cell: Dict[str, Any]) -> str:
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookError(f"not a notebook: the `source` of cell {number} is not text")
 
 
 def load(text: str) -> Notebook:
-    """Parse notebook JSON and build the virtual module."""
+    """Parse notebook JSON and find its lintable code cells."""
     try:
         data = json.loads(text)
     except ValueError as error:
         raise NotebookError(f"not valid notebook JSON: {error}") from None
+    except RecursionError:
+        raise NotebookError("not valid notebook JSON: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a notebook: no `cells` list")
-    pieces: List[str] = []
+    spans = source_spans(text)
     cells: List[Cell] = []
-    line = 1
-    offset = 0
-    for number, cell in enumerate(data["cells"], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    for index, raw in enumerate(data["cells"]):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code" or index not in spans:
             continue
-        source = _cell_source(cell)
-        if source.lstrip().startswith("%%"):
+        source = _cell_source(index + 1, raw)
+        if not source or source.lstrip().startswith("%%"):
             continue
-        marker = _MARKER.format(number) + "\n"
-        masked = _mask(source)
-        body = masked if masked.endswith("\n") or not masked else masked + "\n"
-        cells.append(Cell(number, source, masked, line + 1, offset + len(marker)))
-        pieces.append(marker + body)
-        line += 1 + body.count("\n")
-        offset += len(marker) + len(body)
-    indent = _detect_indent(text)
-    return Notebook(data, tuple(cells), "".join(pieces), indent, text.endswith("\n"))
-
-
-def _detect_indent(text: str) -> Optional[int]:
-    lines = text.split("\n", 2)
-    if len(lines) < 2:
-        return None
-    second = lines[1]
-    return len(second) - len(second.lstrip(" ")) or None
-
-
-def _cell_at(notebook: Notebook, line: int) -> Optional[Cell]:
-    found = None
-    for cell in notebook.cells:
-        if cell.start_line <= line:
-            found = cell
-    return found
-
-
-def _localise(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
-    """Positions (and fix offsets) relative to the diagnostic's cell."""
-    cell = _cell_at(notebook, diagnostic.start.line)
-    if cell is None:
-        return diagnostic
-    shift = cell.start_line - 1
-    fix = diagnostic.fix
-    if fix is not None:
-        edits = tuple(Edit(e.start - cell.start_offset, e.end - cell.start_offset, e.text) for e in fix.edits)
-        inside = all(0 <= e.start <= e.end <= len(cell.masked) + 1 for e in edits)
-        fix = Fix(edits, fix.applicability, fix.description) if inside else None
-    return replace(
-        diagnostic,
-        start=Position(diagnostic.start.line - shift, diagnostic.start.column),
-        end=Position(max(diagnostic.end.line - shift, 1), diagnostic.end.column),
-        fix=fix,
-        cell=cell.number,
-    )
+        masked, masks = mask_magics(source)
+        separator = "" if masked.endswith("\n") else "\n"
+        cells.append(Cell(index + 1, source, masked, masks, separator, spans[index]))
+    return Notebook(text, data, tuple(cells))
 
 
 def cell_key(path: str, cell: int) -> str:
@@ -140,9 +237,29 @@ def cell_key(path: str, cell: int) -> str:
     return f"{path}#cell{cell}"
 
 
-def cell_sources(notebook: Notebook, path: str) -> Dict[str, str]:
-    """Reporters' view of each cell (the masked text that offsets refer to)."""
-    return {cell_key(path, cell.number): cell.masked for cell in notebook.cells}
+def cell_sources(view: "Notebook | Layout", path: str) -> Dict[str, str]:
+    """Reporters' view of each cell: its real text (IPython lines as written)."""
+    return {cell_key(path, number): text for number, text in view.shown().items()}
+
+
+def _is_parse_error(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == PARSE_ERROR_CODE and diagnostic.fix is None
+
+
+def _broken_cells(notebook: Notebook, path: str) -> List[Diagnostic]:
+    """The syntax error of each cell that does not parse on its own."""
+    found: List[Diagnostic] = []
+    for cell in notebook.cells:
+        parsed = parse_module(cell.body, path)
+        if isinstance(parsed, Diagnostic):
+            found.append(replace(parsed, cell=cell.number))
+    return found
+
+
+def _without_broken(notebook: Notebook, path: str) -> Tuple[Layout, List[Diagnostic]]:
+    """The layout of the cells that parse, and the other cells' errors."""
+    broken = _broken_cells(notebook, path)
+    return notebook.layout({d.cell for d in broken if d.cell is not None}), broken
 
 
 def lint_notebook(text: str, path: str, config: LintConfig) -> Tuple[List[Diagnostic], Optional[Notebook]]:
@@ -151,85 +268,90 @@ def lint_notebook(text: str, path: str, config: LintConfig) -> Tuple[List[Diagno
         notebook = load(text)
     except NotebookError as error:
         return [parse_error(path, str(error))], None
-    diagnostics = lint_source(notebook.module, path, config)
-    return [_localise(d, notebook) for d in diagnostics], notebook
+    layout = notebook.layout()
+    diagnostics = lint_source(layout.text, path, config)
+    broken: List[Diagnostic] = []
+    if any(_is_parse_error(d) for d in diagnostics):
+        layout, broken = _without_broken(notebook, path)
+        if broken:
+            diagnostics = lint_source(layout.text, path, config)
+    found = broken + [layout.localise(d) for d in diagnostics]
+    return sorted(found, key=lambda d: d.sort_key), notebook
 
 
-def _split(module: str) -> Dict[int, str]:
-    cells: Dict[int, List[str]] = {}
-    current: Optional[int] = None
-    for line in module.splitlines(keepends=True):
-        match = _MARKER_RE.match(line.rstrip("\r\n"))
-        if match:
-            current = int(match.group(1))
-            cells[current] = []
-        elif current is not None:
-            cells[current].append(line)
-    return {number: "".join(lines) for number, lines in cells.items()}
+def _edits_of(diagnostics: Sequence[Diagnostic]) -> List[Edit]:
+    edits: List[Edit] = []
+    for diagnostic in diagnostics:
+        if diagnostic.fix is not None:
+            edits.extend(e for e in diagnostic.fix.edits if e not in edits)
+    return edits
 
 
-def _unmask(original: str, masked_before: str, fixed: str) -> str:
-    """Put the magic lines back where the fixer left their comments."""
-    originals = original.splitlines(keepends=True)
-    masked = masked_before.splitlines(keepends=True)
-    replacements = [(m, o) for m, o in zip(masked, originals) if m != o]
-    lines = fixed.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        if replacements and line.rstrip("\r\n") == replacements[0][0].rstrip("\r\n"):
-            lines[index] = replacements.pop(0)[1]
-            if not lines[index].endswith("\n") and index < len(lines) - 1:
-                lines[index] += "\n"
-    return "".join(lines)
+def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> Tuple[Layout, FixResult]:
+    """Fix the virtual module one pass at a time, moving the cell table along
+    with each pass's edits.  A pass whose edits the table cannot follow is
+    not applied, and fixing stops there.  The findings in the result are
+    cell-local."""
+    applied: List[Diagnostic] = []
+    dropped: Dict[Tuple[Optional[int], str, str, Tuple[str, ...]], Diagnostic] = {}
+    remaining: Optional[Tuple[Diagnostic, ...]] = None
+    converged = False
+    for _ in range(MAX_PASSES):
+        result = fix_text(layout.text, path, config, unsafe=unsafe, max_passes=1)
+        for diagnostic in result.dropped:
+            shown = layout.localise(diagnostic)
+            key = (shown.cell, shown.code, shown.message, tuple(e.text for e in _edits_of([diagnostic])))
+            dropped.setdefault(key, shown)
+        if not result.applied:
+            remaining, converged = result.remaining, result.converged
+            break
+        moved = layout.after(_edits_of(result.applied), result.source)
+        if moved is None:
+            if remaining is None:
+                remaining = tuple(lint_source(layout.text, path, config))
+            converged = False
+            break
+        applied.extend(layout.localise(d) for d in result.applied)
+        layout, remaining, converged = moved, result.remaining, result.converged
+    assert remaining is not None
+    local = tuple(layout.localise(d) for d in remaining)
+    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged)
 
 
 def fix_notebook(
     text: str, path: str, config: LintConfig, *, unsafe: bool
-) -> Tuple[str, FixResult, Optional[Notebook]]:
+) -> Tuple[str, FixResult, Optional[Layout]]:
     """The notebook text with fixes applied to its cells, the fix result, and
-    the cell table of the fixed cells (what the remaining findings refer to)."""
+    the cell table of the fixed cells (what the remaining findings refer to).
+
+    Only the ``source`` values of changed cells differ from ``text``."""
     try:
         notebook = load(text)
     except NotebookError as error:
         empty = FixResult(text, (), (parse_error(path, str(error)),), (), True)
         return text, empty, None
-    result = fix_text(notebook.module, path, config, unsafe=unsafe)
-    fixed_view = load_fixed(notebook, result.source)
-    remaining = tuple(_localise(d, fixed_view) for d in result.remaining)
-    if not result.changed:
-        return text, replace(result, source=text, remaining=remaining), fixed_view
-    fixed_cells = _split(result.source)
-    data = notebook.data
-    for cell in notebook.cells:
-        new = fixed_cells.get(cell.number)
-        if new is None:
-            continue
-        if not cell.masked.endswith("\n") and new.endswith("\n"):
-            new = new[:-1]
-        new = _unmask(cell.source, cell.masked, new)
-        if new == cell.source:
-            continue
-        raw = data["cells"][cell.number - 1]
-        if isinstance(raw.get("source"), list):
-            raw["source"] = new.splitlines(keepends=True)
-        else:
-            raw["source"] = new
-    output = json.dumps(data, indent=notebook.indent, ensure_ascii=False)
-    if notebook.trailing_newline:
-        output += "\n"
-    return output, replace(result, source=output, remaining=remaining), fixed_view
+    layout, result = _fix_layout(notebook.layout(), path, config, unsafe)
+    broken: List[Diagnostic] = []
+    if not result.applied and any(_is_parse_error(d) for d in result.remaining):
+        layout, broken = _without_broken(notebook, path)
+        if broken:
+            layout, result = _fix_layout(layout, path, config, unsafe)
+    remaining = tuple(sorted(broken + list(result.remaining), key=lambda d: d.sort_key))
+    replacements = {
+        part.cell.span: encode_source(text, part.cell.span, part.source)
+        for part in layout.parts
+        if part.source != part.cell.source
+    }
+    output = splice(text, replacements) if replacements else text
+    shown = _with_cells(layout, notebook, broken)
+    return output, replace(result, source=output, remaining=remaining), shown
 
 
-def load_fixed(original: Notebook, module: str) -> Notebook:
-    """A Notebook whose cell table matches a fixed virtual module."""
-    cells: List[Cell] = []
-    line = 1
-    offset = 0
-    texts = _split(module)
-    by_number = {cell.number: cell for cell in original.cells}
-    for number, body in texts.items():
-        marker = _MARKER.format(number) + "\n"
-        old = by_number.get(number)
-        cells.append(Cell(number, old.source if old else body, body, line + 1, offset + len(marker)))
-        line += 1 + body.count("\n")
-        offset += len(marker) + len(body)
-    return replace(original, cells=tuple(cells), module=module)
+def _with_cells(layout: Layout, notebook: Notebook, broken: Sequence[Diagnostic]) -> Layout:
+    """``layout`` plus the left-out broken cells, for the reporters' view."""
+    if not broken:
+        return layout
+    numbers = {d.cell for d in broken}
+    extra = [Part(c, c.body, tuple(m.start for m in c.masks)) for c in notebook.cells if c.number in numbers]
+    parts = sorted([*layout.parts, *extra], key=lambda p: p.cell.number)
+    return Layout.of(parts)

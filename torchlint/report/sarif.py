@@ -142,7 +142,11 @@ def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[
     item["level"] = "error"
     item["message"] = {"text": diagnostic.message}
     item["locations"] = [{"physicalLocation": physical}]
-    fix = sarif_fix(diagnostic.path, diagnostic.fix, source) if diagnostic.fix else None
+    if diagnostic.cell is not None:
+        # The region counts lines in the notebook cell, not in the file.
+        item["properties"] = {"cell": diagnostic.cell}
+    # A notebook fix's edits are offsets in its cell, which no SARIF consumer could apply to the file.
+    fix = sarif_fix(diagnostic.path, diagnostic.fix, source) if diagnostic.fix and diagnostic.cell is None else None
     if fix is not None:
         item["fixes"] = [fix]
     return item
