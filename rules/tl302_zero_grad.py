@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint import apidata
+from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
 from torchlint.rule import FixAvailability, Rule, TorchVersion
 
-_ARGUMENT_ADDED = TorchVersion(1, 7)
 _DEFAULT_FLIPPED = TorchVersion(2, 0)
-
-
-def _set_to_none_true() -> cst.Arg:
-    return cst.Arg(
-        value=cst.Name("True"),
-        keyword=cst.Name("set_to_none"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
+_ZERO_GRAD = "torch.optim.Optimizer.zero_grad"
 
 
 class ZeroGradNotSetToNone(Rule):
@@ -95,7 +87,9 @@ class ZeroGradNotSetToNone(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"):
             return
         version = self.context.torch_version
-        if version < _ARGUMENT_ADDED:
+        signature = apidata.signature(_ZERO_GRAD)
+        added = signature.parameter("set_to_none")
+        if added is None or not added.exists_in(version):
             return  # no `set_to_none` to pass
         if not node.args:
             if version < _DEFAULT_FLIPPED:
@@ -105,7 +99,7 @@ class ZeroGradNotSetToNone(Rule):
                     f"{version}); pass `set_to_none=True` to release them instead",
                     fix=self.replace(
                         node,
-                        node.with_changes(args=(_set_to_none_true(),)),
+                        add_keyword(node, "set_to_none", cst.Name("True")),
                         Applicability.UNSAFE,
                         "Pass `set_to_none=True`",
                     ),
@@ -114,23 +108,14 @@ class ZeroGradNotSetToNone(Rule):
             return
         if len(node.args) != 1:
             return
-        arg = node.args[0]
-        if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+        arg = bind(node, signature, version).argument("set_to_none")
+        if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
             return
-        if arg.keyword is None:
-            written = "zero_grad(False)"
-        elif arg.keyword.value == "set_to_none":
-            written = "zero_grad(set_to_none=False)"
-        else:
-            return
-        new_arg = _set_to_none_true().with_changes(
-            comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg
-        )
-        if isinstance(arg.equal, cst.AssignEqual):
-            new_arg = new_arg.with_changes(equal=arg.equal)  # keep `a = b` spacing
+        written = "zero_grad(False)" if arg.keyword is None else "zero_grad(set_to_none=False)"
+        fixed = replace_argument(node, arg, cst.Name("True"), keyword="set_to_none")
         self.report(
             node,
             f"`{written}` fills gradients with zeros; pass `set_to_none=True` to release "
             "them instead",
-            fix=self.replace(arg, new_arg, Applicability.UNSAFE, "Use `set_to_none=True`"),
+            fix=self.replace(node, fixed, Applicability.UNSAFE, "Use `set_to_none=True`"),
         )

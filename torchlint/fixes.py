@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -449,6 +449,7 @@ def insert_statements(
         body[index + 1:index + 1] = new
     elif new:
         anchor = body[index]
+        assert isinstance(anchor, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         new[0] = new[0].with_changes(leading_lines=anchor.leading_lines)
         body[index:index + 1] = [*new, anchor.with_changes(leading_lines=())]
     return Replacement(site.block, site.block.with_changes(body=body))
