@@ -207,9 +207,11 @@ def _merged(before: Gap, after: Gap, *, first: bool, closing: bool) -> Gap:
     if not isinstance(after, cst.ParenthesizedWhitespace):
         if not isinstance(before, cst.ParenthesizedWhitespace):
             return after if closing else before
-        if closing and not comments(before):
-            return after  # `f(a,\n  b)` without b is `f(a)`
-        return before
+        if not comments(before):
+            return after if closing else before  # `f(a,\n  b)` without b is `f(a)`
+        # The previous argument's comment keeps its line break; `)` goes
+        # to the start of the next line.
+        return before.with_changes(last_line=_NO_SPACE) if closing else before
     if not isinstance(before, cst.ParenthesizedWhitespace):
         if first:
             # Alone on its line but for the opening parenthesis: its comment
