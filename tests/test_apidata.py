@@ -7,7 +7,7 @@ import importlib
 import inspect
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import pytest
 
@@ -88,19 +88,10 @@ note = "use torch.new"
 '''
 
 
-def _signature_error(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "signatures.toml"
+def _error(path: Path, text: str, read: Callable[[Path], object]) -> str:
     path.write_text(text)
     with pytest.raises(DataError) as error:
-        apidata.read_signatures(path)
-    return str(error.value)
-
-
-def _deprecation_error(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "deprecations.toml"
-    path.write_text(text)
-    with pytest.raises(DataError) as error:
-        apidata.read_deprecations(path)
+        read(path)
     return str(error.value)
 
 
@@ -111,9 +102,7 @@ def test_good_examples_are_accepted(tmp_path: Path) -> None:
     assert list(apidata.read_deprecations(tmp_path / "d.toml")) == ["torch.old"]
 
 
-@pytest.mark.parametrize(
-    "text, complaint",
-    [
+MALFORMED_SIGNATURES = [
         (GOOD_SIGNATURE + 'colour = "red"\n', "entry 1 (torch.f): unknown key 'colour'"),
         (GOOD_SIGNATURE.replace('["a", "b"]', '"a, b"'), "entry 1 (torch.f): `parameters` must be a list"),
         (GOOD_SIGNATURE + 'added = { a = "1.x" }\n', "entry 1 (torch.f): `added.a` must be a version"),
@@ -127,19 +116,8 @@ def test_good_examples_are_accepted(tmp_path: Path) -> None:
         ('[[signatur]]\nname = "x"\n', "unknown top-level key 'signatur'"),
         ("[[signature]\n", "not valid TOML"),
         ("signature = 3\n", "must be an array of tables"),
-    ],
-)
-def test_malformed_signatures_are_rejected_naming_file_and_entry(
-    tmp_path: Path, text: str, complaint: str
-) -> None:
-    message = _signature_error(tmp_path, text)
-    assert message.startswith("signatures.toml: ")
-    assert complaint in message
-
-
-@pytest.mark.parametrize(
-    "text, complaint",
-    [
+]
+MALFORMED_DEPRECATIONS = [
         (GOOD_DEPRECATION.replace('"rename"', '"rewrite"'), "entry 1 (torch.old): `fix` has an unknown value"),
         (GOOD_DEPRECATION.replace('"safe"', '"maybe"'), "entry 1 (torch.old): `safety` has an unknown value"),
         (GOOD_DEPRECATION.replace('replacement = "torch.new"\n', ""), "a `rename` fix needs a `replacement`"),
@@ -148,13 +126,20 @@ def test_malformed_signatures_are_rejected_naming_file_and_entry(
         (GOOD_DEPRECATION + "documentation_only = 1\n", "`documentation_only` must be true or false"),
         (GOOD_DEPRECATION + GOOD_DEPRECATION, "torch.old: listed twice"),
         (GOOD_DEPRECATION.replace('"1.9"', '"1.9.0"'), "`deprecated_in` must be a version like"),
-    ],
+]
+
+
+@pytest.mark.parametrize(
+    "name, text, complaint",
+    [("signatures.toml", text, complaint) for text, complaint in MALFORMED_SIGNATURES]
+    + [("deprecations.toml", text, complaint) for text, complaint in MALFORMED_DEPRECATIONS],
 )
-def test_malformed_deprecations_are_rejected_naming_file_and_entry(
-    tmp_path: Path, text: str, complaint: str
+def test_malformed_files_are_rejected_naming_file_and_entry(
+    tmp_path: Path, name: str, text: str, complaint: str
 ) -> None:
-    message = _deprecation_error(tmp_path, text)
-    assert message.startswith("deprecations.toml: ")
+    read = apidata.read_signatures if name == "signatures.toml" else apidata.read_deprecations
+    message = _error(tmp_path / name, text, read)
+    assert message.startswith(f"{name}: ")
     assert complaint in message
 
 
@@ -192,7 +177,7 @@ def _from_docstring(doc: str) -> Shape:
     inner = line[line.index("(") + 1 : line.rindex(")")]
     pieces, depth, current = [], 0, ""
     for char in inner:
-        depth += char in "([" 
+        depth += char in "(["
         depth -= char in ")]"
         if char == "," and depth == 0:
             pieces.append(current)
