@@ -475,8 +475,11 @@ class TensorCreatedThenMoved(Rule):
     No fix is offered when `pin_memory=True` is passed, or when the edit
     would drop a comment.  Nothing is reported when a `generator=` or
     `out=` argument, `**kwargs`, or a layer's pre-built weight or custom
-    sub-module is passed: those tie the result to the CPU or may hide the
-    keywords the fix would add.
+    sub-module is passed, or when `device` or `dtype` is (or may be)
+    passed by position: an unpacked `*args` that can reach it, or a
+    position whose parameter differs between the targeted torch releases
+    (`nn.LayerNorm`'s 4th is `device` before 2.1 and `bias` after).  Those
+    tie the result to the CPU or may hide the keywords the fix would add.
 
     ## Options
     - `device-pattern` (default
