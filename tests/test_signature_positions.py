@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List
 
 import torchlint
+from torchlint.rule import TorchVersion
 from torchlint.settings import Settings
 
 
@@ -64,3 +65,28 @@ def test_dataloader_num_workers_by_position_and_hidden_by_unpacking() -> None:
     positional = "from torch.utils.data import DataLoader\nDataLoader(ds, 32, True, None, None, 0)\n"
     assert _fixed(positional, "2.4", "TL201").endswith("DataLoader(ds, 32, True, None, None, 4)\n")
     assert _codes("from torch.utils.data import DataLoader\nDataLoader(ds, 32, *rest)\n", "2.4", "TL201") == []
+
+
+def test_every_callable_the_rules_bind_has_a_signature_entry() -> None:
+    import sys
+
+    from torchlint import apidata
+    from torchlint.registry import by_code_or_name
+
+    def module_of(code: str) -> object:
+        rule = by_code_or_name(code)
+        assert rule is not None
+        return sys.modules[rule.__module__]
+
+    tl101 = module_of("TL101")
+    tl401 = module_of("TL401")
+    wanted = set(getattr(tl101, "_FACTORIES")) | {f"torch.nn.{name}" for name in getattr(tl101, "_MODULES")}
+    for table in ("_PRODUCERS", "_TRANSPOSED", "_NORMS"):
+        wanted |= set(getattr(tl401, table))
+    wanted |= {"torch.utils.data.DataLoader", "torch.optim.Optimizer.zero_grad"}
+    missing = sorted(name for name in wanted if name not in apidata.signatures())
+    assert not missing
+    for name in wanted:
+        if name.startswith("torch.nn.") and name != "torch.nn.RMSNorm":
+            device = apidata.signature(name).parameter("device")
+            assert device is not None and device.added == TorchVersion(1, 9), name
