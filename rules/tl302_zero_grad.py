@@ -9,6 +9,7 @@ from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
 from torchlint.rule import FixAvailability, Rule, TorchVersion
 
+_ARGUMENT_ADDED = TorchVersion(1, 7)
 _DEFAULT_FLIPPED = TorchVersion(2, 0)
 _ZERO_GRAD = "torch.optim.Optimizer.zero_grad"
 
@@ -87,9 +88,7 @@ class ZeroGradNotSetToNone(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"):
             return
         version = self.context.torch_version
-        signature = apidata.signature(_ZERO_GRAD)
-        added = signature.parameter("set_to_none")
-        if added is None or not added.exists_in(version):
+        if version < _ARGUMENT_ADDED:
             return  # no `set_to_none` to pass
         if not node.args:
             if version < _DEFAULT_FLIPPED:
@@ -108,7 +107,7 @@ class ZeroGradNotSetToNone(Rule):
             return
         if len(node.args) != 1:
             return
-        arg = bind(node, signature, version).argument("set_to_none")
+        arg = bind(node, apidata.signature(_ZERO_GRAD), version).argument("set_to_none")
         if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
             return
         written = "zero_grad(False)" if arg.keyword is None else "zero_grad(set_to_none=False)"

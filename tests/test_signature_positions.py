@@ -90,3 +90,16 @@ def test_every_callable_the_rules_bind_has_a_signature_entry() -> None:
         if name.startswith("torch.nn.") and name != "torch.nn.RMSNorm":
             device = apidata.signature(name).parameter("device")
             assert device is not None and device.added == TorchVersion(1, 9), name
+
+
+def test_zero_grad_version_gate_matches_the_data() -> None:
+    import sys
+
+    from torchlint import apidata
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name("TL302")
+    assert rule is not None
+    parameter = apidata.signature("torch.optim.Optimizer.zero_grad").parameter("set_to_none")
+    assert parameter is not None
+    assert getattr(sys.modules[rule.__module__], "_ARGUMENT_ADDED") == parameter.added
