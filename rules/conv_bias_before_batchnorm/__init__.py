@@ -7,6 +7,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
+from torchlint import apidata
+from torchlint.apidata import Signature
+from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
@@ -20,9 +23,12 @@ class _Producer:
 
     short: str
     dim: int
-    bias_index: int
-    out_index: int
     out_keyword: str
+
+    @property
+    def signature(self) -> Signature:
+        """The constructor's parameters (positions of `bias` and the output size)."""
+        return apidata.signature(f"torch.nn.{self.short}")
 
 
 @dataclass(frozen=True)
@@ -36,23 +42,21 @@ class _Norm:
 
 def _producers() -> Dict[str, _Producer]:
     table: Dict[str, _Producer] = {
-        "torch.nn.Linear": _Producer("Linear", 1, 2, 1, "out_features"),
-        "torch.nn.LazyLinear": _Producer("LazyLinear", 1, 1, 0, "out_features"),
+        "torch.nn.Linear": _Producer("Linear", 1, "out_features"),
+        "torch.nn.LazyLinear": _Producer("LazyLinear", 1, "out_features"),
     }
     for dim in (1, 2, 3):
-        table[f"torch.nn.Conv{dim}d"] = _Producer(f"Conv{dim}d", dim, 7, 1, "out_channels")
-        table[f"torch.nn.LazyConv{dim}d"] = _Producer(f"LazyConv{dim}d", dim, 6, 0, "out_channels")
+        table[f"torch.nn.Conv{dim}d"] = _Producer(f"Conv{dim}d", dim, "out_channels")
+        table[f"torch.nn.LazyConv{dim}d"] = _Producer(f"LazyConv{dim}d", dim, "out_channels")
     return table
 
 
 def _transposed() -> Dict[str, _Producer]:
     table: Dict[str, _Producer] = {}
     for dim in (1, 2, 3):
-        table[f"torch.nn.ConvTranspose{dim}d"] = _Producer(
-            f"ConvTranspose{dim}d", dim, 7, 1, "out_channels"
-        )
+        table[f"torch.nn.ConvTranspose{dim}d"] = _Producer(f"ConvTranspose{dim}d", dim, "out_channels")
         table[f"torch.nn.LazyConvTranspose{dim}d"] = _Producer(
-            f"LazyConvTranspose{dim}d", dim, 6, 0, "out_channels"
+            f"LazyConvTranspose{dim}d", dim, "out_channels"
         )
     return table
 
@@ -88,31 +92,20 @@ def _int_value(expr: cst.BaseExpression) -> Optional[int]:
     return None
 
 
-def _positional(call: cst.Call) -> List[cst.Arg]:
-    return [arg for arg in call.args if arg.keyword is None and not arg.star]
-
-
-def _argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = _positional(call)
-    if index < len(positional):
-        return positional[index].value
-    return None
+def _argument(call: cst.Call, signature: Signature, name: str) -> Optional[cst.BaseExpression]:
+    arg = bound_argument(call, signature, name)
+    return arg.value if arg is not None else None
 
 
 def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
     """How the bias is left on; None when it is off or cannot be known."""
-    if any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "bias":
-            return "keyword" if _is_true(arg.value) else None
-    positional = _positional(call)
-    if len(positional) > producer.bias_index:
-        return "positional" if _is_true(positional[producer.bias_index].value) else None
-    if not positional and not call.args:
+    arguments = bind(call, producer.signature)
+    bias = arguments.argument("bias")
+    if bias is not None:
+        if not _is_true(bias.value):
+            return None
+        return "positional" if arguments.positional("bias") else "keyword"
+    if arguments.may_be_present("bias") or not call.args:
         return None
     return "default"
 
@@ -418,8 +411,8 @@ class ConvBiasBeforeBatchNorm(Rule):
         if norm.dim is not None and norm.dim != producer.dim:
             return False
         if norm.has_features:
-            out = _argument(call, producer.out_index, producer.out_keyword)
-            features = _argument(norm_call, 0, "num_features")
+            out = _argument(call, producer.signature, producer.out_keyword)
+            features = _argument(norm_call, apidata.signature(f"torch.nn.{norm.short}"), "num_features")
             out_value = _int_value(out) if out is not None else None
             feature_value = _int_value(features) if features is not None else None
             if out_value is not None and feature_value is not None and out_value != feature_value:
@@ -744,62 +737,11 @@ def _ordered_dict_values(expr: cst.BaseExpression) -> Optional[List[Optional[cst
     return values
 
 
-_NO_SPACE = cst.SimpleWhitespace("")
-
-
 def _without_bias(call: cst.Call, producer: _Producer, state: _Bias) -> cst.Call:
     """``call`` with its bias turned off, keeping the layout."""
     false = cst.Name("False")
-    if state == "keyword":
-        return call.with_changes(
-            args=[
-                arg.with_changes(value=false)
-                if arg.keyword is not None and arg.keyword.value == "bias"
-                else arg
-                for arg in call.args
-            ]
-        )
-    if state == "positional":
-        target = _positional(call)[producer.bias_index]
-        return call.with_changes(
-            args=[arg.with_changes(value=false) if arg is target else arg for arg in call.args]
-        )
-    return call.with_changes(args=_append_keyword(call, cst.Arg(
-        value=false,
-        keyword=cst.Name("bias"),
-        equal=cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE),
-    )))
-
-
-def _append_keyword(call: cst.Call, new: cst.Arg) -> List[cst.Arg]:
-    args = list(call.args)
-    last = args[-1]
-    if not isinstance(last.comma, cst.Comma):
-        # f(a, b)  ->  f(a, b, bias=False); the space before ")" moves along.
-        args[-1] = last.with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-            whitespace_after_arg=_NO_SPACE,
-        )
-        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-        return args
-    after = last.comma.whitespace_after
-    if isinstance(after, cst.ParenthesizedWhitespace):
-        # One argument per line with a trailing comma: the new one goes on its
-        # own line with the indentation of the others.
-        template: cst.BaseParenthesizableWhitespace = call.whitespace_before_args
-        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
-            template = args[-2].comma.whitespace_after
-        indent = template.last_line if isinstance(template, cst.ParenthesizedWhitespace) else after.last_line
-        args[-1] = last.with_changes(comma=last.comma.with_changes(
-            whitespace_after=after.with_changes(last_line=indent)
-        ))
-        closing = after.with_changes(
-            first_line=cst.TrailingWhitespace(newline=after.first_line.newline), empty_lines=[]
-        )
-        args.append(new.with_changes(comma=cst.Comma(whitespace_after=closing)))
-        return args
-    args[-1] = last.with_changes(
-        comma=last.comma.with_changes(whitespace_after=cst.SimpleWhitespace(" "))
-    )
-    args.append(new.with_changes(comma=cst.Comma(whitespace_after=after)))
-    return args
+    if state == "default":
+        return add_keyword(call, "bias", false)
+    bias = bound_argument(call, producer.signature, "bias")
+    assert bias is not None
+    return replace_argument(call, bias, false)

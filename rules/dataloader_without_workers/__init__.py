@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Union
+from typing import Dict, Mapping, Optional, Set
 
 import libcst as cst
 
+from torchlint import apidata
+from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
@@ -14,8 +16,6 @@ _DATALOADER = "torch.utils.data.DataLoader"
 _TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
-_NUM_WORKERS_POSITION = 5
 
 
 def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
@@ -23,8 +23,6 @@ def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str,
     configured = options.get("num-workers", 4)
     workers = configured if isinstance(configured, int) else 4
     return {**options, "num-workers": max(1, min(workers, usable_cpus()))}
-
-Whitespace = cst.BaseParenthesizableWhitespace
 
 
 class DataLoaderWithoutWorkers(Rule):
@@ -212,18 +210,11 @@ class DataLoaderWithoutWorkers(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:
             return
-        keyword = _keyword(node.args, "num_workers")
-        if keyword is not None:
-            value: Optional[cst.BaseExpression] = keyword.value
-        else:
-            if any(arg.star for arg in node.args):
-                return  # `*args` or `**kwargs` may carry num_workers
-            positional = [arg for arg in node.args if arg.keyword is None]
-            value = (
-                positional[_NUM_WORKERS_POSITION].value
-                if len(positional) > _NUM_WORKERS_POSITION
-                else None
-            )
+        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
+        given = arguments.argument("num_workers")
+        if given is None and arguments.may_be_present("num_workers"):
+            return  # `*args` or `**kwargs` may carry num_workers
+        value: Optional[cst.BaseExpression] = given.value if given is not None else None
         if value is not None and not _is_zero(value):
             return  # a positive literal or an expression the linter cannot know
         workers = self.option("num-workers")
@@ -243,7 +234,7 @@ class DataLoaderWithoutWorkers(Rule):
             if value is None:
                 fix = self.replace(
                     node,
-                    _append_keyword(node, "num_workers", cst.Integer(str(workers))),
+                    add_keyword(node, "num_workers", cst.Integer(str(workers))),
                     Applicability.UNSAFE,
                     description,
                 )
@@ -254,9 +245,8 @@ class DataLoaderWithoutWorkers(Rule):
         self.report(node, message, fix=fix, hint=self._hint(node))
 
     def _hint(self, node: cst.Call) -> str:
-        dataset = _keyword(node.args, "dataset")
-        if dataset is None and node.args and not node.args[0].star and node.args[0].keyword is None:
-            dataset = node.args[0]
+        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
+        dataset = arguments.argument("dataset")
         if dataset is not None and self._is_tensor_dataset(dataset.value):
             return (
                 "The dataset is an in-memory `TensorDataset`, where workers gain little; "
@@ -265,7 +255,7 @@ class DataLoaderWithoutWorkers(Rule):
         missing = [
             f"`{name}=True`"
             for name in ("pin_memory", "persistent_workers")
-            if _keyword(node.args, name) is None
+            if not arguments.may_be_present(name)
         ]
         hint = "Start near the number of CPU cores per GPU"
         if missing:
@@ -273,76 +263,5 @@ class DataLoaderWithoutWorkers(Rule):
         return hint
 
 
-def _keyword(args: Sequence[cst.Arg], name: str) -> Optional[cst.Arg]:
-    for arg in args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
 def _is_zero(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Integer) and value.evaluated_value == 0
-
-
-def _without_comment(ws: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
-    return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
-
-
-def _separator(call: cst.Call) -> Whitespace:
-    """The whitespace this call puts after the commas between its arguments."""
-    args = call.args
-    previous = args[-2].comma if len(args) >= 2 else None
-    ws: Whitespace = (
-        previous.whitespace_after if isinstance(previous, cst.Comma) else call.whitespace_before_args
-    )
-    if isinstance(ws, cst.ParenthesizedWhitespace):
-        return _without_comment(ws)
-    return cst.SimpleWhitespace(" ")
-
-
-def _equal_style(call: cst.Call) -> Union[cst.AssignEqual, cst.MaybeSentinel]:
-    """Reuse the spacing of the call's other keywords (`a=1` or `a = 1`)."""
-    for arg in call.args:
-        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual):
-            return arg.equal
-    return cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-    )
-
-
-def _append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    """``call`` with ``name=value`` added last, laid out like its other arguments."""
-    new = cst.Arg(value=value, keyword=cst.Name(name), equal=_equal_style(call))
-    args: List[cst.Arg] = list(call.args)
-    if not args:
-        return call.with_changes(args=(new,))
-    last = args[-1]
-    separator = _separator(call)
-    trailing = isinstance(last.comma, cst.Comma)
-    comma_before = (
-        last.comma.whitespace_before if isinstance(last.comma, cst.Comma) else cst.SimpleWhitespace("")
-    )
-    # What follows the last argument (and its comma, if any) up to `)`.
-    tail: Whitespace = (
-        last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else last.whitespace_after_arg
-    )
-    if isinstance(tail, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
-        # One argument per line: a comment stays on its line, the new
-        # argument gets a line of its own before the closing parenthesis.
-        after_last: Whitespace = tail.with_changes(
-            indent=separator.indent, last_line=separator.last_line
-        )
-        end: Whitespace = _without_comment(tail)
-    else:
-        after_last = separator
-        end = tail
-    args[-1] = last.with_changes(
-        comma=cst.Comma(whitespace_before=comma_before, whitespace_after=after_last),
-        whitespace_after_arg=last.whitespace_after_arg if trailing else cst.SimpleWhitespace(""),
-    )
-    if trailing:
-        new = new.with_changes(comma=cst.Comma(whitespace_after=end))
-    else:
-        new = new.with_changes(whitespace_after_arg=end)
-    args.append(new)
-    return call.with_changes(args=args)

@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.names import ImportTable, dotted
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
@@ -774,27 +775,14 @@ class EvalWithoutNoGrad(Rule):
         name = node.name.value
         if self._always_guarded(name, set()):
             return
-        torch_name = self._module_names.local_name_for("torch")
-        imports: Tuple[str, ...] = ()
-        decorator_func: cst.BaseExpression
-        if torch_name is not None:
-            decorator_func = cst.Attribute(value=cst.Name(torch_name), attr=cst.Name("no_grad"))
-        else:
-            no_grad = sorted(self._module_names.names_bound_to(["torch.no_grad"]))
-            if no_grad:
-                decorator_func = cst.Name(no_grad[0])
-            else:
-                torch_name = "torch"
-                imports = ("torch",)
-                decorator_func = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("no_grad"))
-        spelled = f"{torch_name}.no_grad" if torch_name else dotted(decorator_func)
-        decorated = node.with_changes(
-            decorators=[*node.decorators, cst.Decorator(decorator=cst.Call(func=decorator_func))]
-        )
-        fix = self.replace(
-            node, decorated, Applicability.UNSAFE, f"Decorate `{name}` with `@{spelled}()`",
-            imports=imports,
-        )
+        spelling = spell(self._module_names, "torch.no_grad")
+        fix = None
+        if spelling is not None:
+            decorated = add_decorator(node, cst.Call(func=spelling.expression))
+            fix = self.replace(
+                node, decorated, Applicability.UNSAFE, f"Decorate `{name}` with `@{spelling.text}()`",
+                imports=spelling.imports,
+            )
         what = "runs the model in eval mode" if candidate.has_eval else "runs the model for evaluation"
         self.report(
             node.name,

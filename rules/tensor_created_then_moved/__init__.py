@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
+from torchlint import apidata
+from torchlint.fixes import bind, comments, keyword_argument, set_keyword, spell
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange, TorchVersion
+from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
 # -- what counts as a factory ------------------------------------------------
@@ -50,61 +51,58 @@ _FACTORIES: Dict[str, str] = {
     "torch.randint_like": _RANDOM,
 }
 
-# Factories whose `device` may also be passed by position: the most
-# positional arguments a call can have without reaching it.
-_FACTORY_POSITIONAL_LIMIT: Dict[str, int] = {"torch.as_tensor": 2}
-
-# torch.nn constructors that take the `device=`/`dtype=` factory keywords,
-# with the number of positional parameters that come before `device` in the
-# oldest signature that has it (more positional arguments than that and the
-# call may already pass a device, or a pre-built weight, by position).
-_MODULES: Dict[str, int] = {
-    "Linear": 3,
-    "Bilinear": 4,
-    "LazyLinear": 2,
-    "Conv1d": 9,
-    "Conv2d": 9,
-    "Conv3d": 9,
-    "ConvTranspose1d": 10,
-    "ConvTranspose2d": 10,
-    "ConvTranspose3d": 10,
-    "LazyConv1d": 8,
-    "LazyConv2d": 8,
-    "LazyConv3d": 8,
-    "LazyConvTranspose1d": 9,
-    "LazyConvTranspose2d": 9,
-    "LazyConvTranspose3d": 9,
-    "BatchNorm1d": 5,
-    "BatchNorm2d": 5,
-    "BatchNorm3d": 5,
-    "LazyBatchNorm1d": 4,
-    "LazyBatchNorm2d": 4,
-    "LazyBatchNorm3d": 4,
-    "SyncBatchNorm": 6,
-    "InstanceNorm1d": 5,
-    "InstanceNorm2d": 5,
-    "InstanceNorm3d": 5,
-    "LazyInstanceNorm1d": 4,
-    "LazyInstanceNorm2d": 4,
-    "LazyInstanceNorm3d": 4,
-    "GroupNorm": 4,
-    "LayerNorm": 3,
-    "RMSNorm": 3,
-    "Embedding": 7,  # the 8th positional parameter is `_weight`
-    "EmbeddingBag": 7,
-    "RNN": 7,
-    "LSTM": 7,
-    "GRU": 7,
-    "RNNCell": 4,
-    "LSTMCell": 3,
-    "GRUCell": 3,
-    "MultiheadAttention": 9,
-    "Transformer": 7,  # the 8th and 9th are custom encoder/decoder modules
-    "TransformerEncoderLayer": 8,
-    "TransformerDecoderLayer": 8,
-    "PReLU": 2,
-    "AdaptiveLogSoftmaxWithLoss": 5,
-}
+# torch.nn constructors that take the `device=`/`dtype=` factory keywords.
+# Where `device` sits among their parameters, and since which release, is in
+# torchlint/data/signatures.toml.
+_MODULES: FrozenSet[str] = frozenset(
+    {
+        "Linear",
+        "Bilinear",
+        "LazyLinear",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "LazyConv1d",
+        "LazyConv2d",
+        "LazyConv3d",
+        "LazyConvTranspose1d",
+        "LazyConvTranspose2d",
+        "LazyConvTranspose3d",
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "LazyBatchNorm1d",
+        "LazyBatchNorm2d",
+        "LazyBatchNorm3d",
+        "SyncBatchNorm",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LazyInstanceNorm1d",
+        "LazyInstanceNorm2d",
+        "LazyInstanceNorm3d",
+        "GroupNorm",
+        "LayerNorm",
+        "RMSNorm",
+        "Embedding",
+        "EmbeddingBag",
+        "RNN",
+        "LSTM",
+        "GRU",
+        "RNNCell",
+        "LSTMCell",
+        "GRUCell",
+        "MultiheadAttention",
+        "Transformer",
+        "TransformerEncoderLayer",
+        "TransformerDecoderLayer",
+        "PReLU",
+        "AdaptiveLogSoftmaxWithLoss",
+    }
+)
 
 # Modules whose parameters and buffers start as constants (ones, zeros):
 # building them on the device gives bit-identical state.
@@ -119,8 +117,6 @@ _NO_REPORT_KEYWORDS: Dict[str, FrozenSet[str]] = {
     "factory": frozenset({"out", "generator"}),
     "module": frozenset({"_weight", "custom_encoder", "custom_decoder"}),
 }
-
-_MODULE_FACTORY_KWARGS = TorchVersion(1, 9)
 
 # -- dtypes ------------------------------------------------------------------
 
@@ -204,9 +200,6 @@ _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
 _INT_RETURNING = frozenset(
     {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
 )
-
-_NO_SPACE = cst.SimpleWhitespace("")
-_ASSIGN_EQUAL = cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE)
 
 _MAX_CHAIN = 16
 _MAX_NAME_DEPTH = 4
@@ -383,75 +376,6 @@ def _comprehension_binds(node: cst.CSTNode, name: str) -> bool:
     return False
 
 
-def _clean_whitespace(
-    whitespace: cst.BaseParenthesizableWhitespace,
-) -> cst.BaseParenthesizableWhitespace:
-    """The same line break and indentation, without any comment."""
-    if isinstance(whitespace, cst.ParenthesizedWhitespace):
-        return cst.ParenthesizedWhitespace(
-            first_line=cst.TrailingWhitespace(newline=whitespace.first_line.newline),
-            empty_lines=(),
-            indent=whitespace.indent,
-            last_line=whitespace.last_line,
-        )
-    return whitespace
-
-
-def _with_keywords(call: cst.Call, updates: Sequence[Tuple[str, cst.BaseExpression]]) -> cst.Call:
-    """``call`` with each keyword set, replacing a value or appending the
-    argument in the call's own layout."""
-    args = list(call.args)
-    for name, value in updates:
-        existing = next(
-            (i for i, arg in enumerate(args) if arg.keyword is not None and arg.keyword.value == name),
-            None,
-        )
-        if existing is not None:
-            args[existing] = args[existing].with_changes(value=value)
-            continue
-        new_arg = cst.Arg(value=value, keyword=cst.Name(name), equal=_ASSIGN_EQUAL)
-        if not args:
-            args.append(new_arg)
-            continue
-        previous = args[-2].comma if len(args) >= 2 else None
-        if isinstance(previous, cst.Comma):
-            separator = cst.Comma(
-                whitespace_before=previous.whitespace_before,
-                whitespace_after=_clean_whitespace(previous.whitespace_after),
-            )
-        elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-            separator = cst.Comma(whitespace_after=_clean_whitespace(call.whitespace_before_args))
-        else:
-            separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        last = args[-1]
-        if isinstance(last.comma, cst.Comma):
-            new_arg = new_arg.with_changes(comma=last.comma)
-            args[-1] = last.with_changes(comma=separator)
-        else:
-            new_arg = new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)
-            args[-1] = last.with_changes(comma=separator, whitespace_after_arg=_NO_SPACE)
-        args.append(new_arg)
-    return call.with_changes(args=args)
-
-
-def _comments(node: cst.CSTNode) -> Counter[str]:
-    found: Counter[str] = Counter()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Comment(self, comment: cst.Comment) -> None:
-            found[comment.value] += 1
-
-    node.visit(_Collect())
-    return found
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
 def _positional(call: cst.Call) -> List[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
@@ -552,8 +476,11 @@ class TensorCreatedThenMoved(Rule):
     No fix is offered when `pin_memory=True` is passed, or when the edit
     would drop a comment.  Nothing is reported when a `generator=` or
     `out=` argument, `**kwargs`, or a layer's pre-built weight or custom
-    sub-module is passed: those tie the result to the CPU or may hide the
-    keywords the fix would add.
+    sub-module is passed, or when `device` or `dtype` is (or may be)
+    passed by position: an unpacked `*args` that can reach it, or a
+    position whose parameter differs between the targeted torch releases
+    (`nn.LayerNorm`'s 4th is `device` before 2.1 and `bias` after).  Those
+    tie the result to the CPU or may hide the keywords the fix would add.
 
     ## Options
     - `device-pattern` (default
@@ -736,11 +663,10 @@ class TensorCreatedThenMoved(Rule):
         if qualified in _FACTORIES:
             return True
         prefix = "torch.nn."
-        return (
-            qualified.startswith(prefix)
-            and qualified[len(prefix):] in _MODULES
-            and not self.context.torch_version < _MODULE_FACTORY_KWARGS
-        )
+        if not (qualified.startswith(prefix) and qualified[len(prefix):] in _MODULES):
+            return False
+        device = apidata.signature(qualified).parameter("device")
+        return device is not None and device.exists_in(self.context.torch_version)
 
     def _step(self, call: cst.Call, method: str, is_module: bool) -> Optional[_Step]:
         if method == "cuda":
@@ -992,28 +918,19 @@ class TensorCreatedThenMoved(Rule):
 
     # -- judging the chain and building the fix -------------------------
 
-    def _torch_spelling(self) -> Tuple[Optional[str], Tuple[str, ...]]:
-        """How to write ``torch`` here, and the import the fix must add."""
-        local = self.names.local_name_for("torch")
-        if local is not None and self.names.binding(local) == "torch":
-            return local, ()
-        if not self.names.is_bound("torch"):
-            return "torch", ("torch",)
-        return None, ()
-
     def _check(self, top: cst.Call, chain: _Chain) -> None:
         base = chain.base
         kind = "module" if chain.is_module else "factory"
-        if any(arg.star == "**" for arg in base.args):
+        arguments = bind(base, apidata.signature(chain.qualified), self.context.torch_version)
+        if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS[kind]):
             return
-        if any(_keyword(base, word) is not None for word in _NO_REPORT_KEYWORDS[kind]):
-            return
-        if chain.is_module:
-            limit: Optional[int] = _MODULES[chain.qualified[len("torch.nn."):]]
-        else:
-            limit = _FACTORY_POSITIONAL_LIMIT.get(chain.qualified)
-        if limit is not None and len(_positional(base)) > limit:
-            return
+        for word in ("device", "dtype"):
+            # Passed by position, or maybe passed (an unpacking, a position
+            # whose meaning changed between releases): the fix cannot add it.
+            if arguments.positional(word) or (
+                arguments.may_be_present(word) and arguments.argument(word) is None
+            ):
+                return
         moves = [step for step in chain.steps if step.kind == "move"]
         final = moves[-1]
         if final.device_kind == _CPU:
@@ -1021,7 +938,7 @@ class TensorCreatedThenMoved(Rule):
         assert final.device is not None
         module = self.context.module
         device_code = module.code_for_node(final.device)
-        existing = _keyword(base, "device")
+        existing = arguments.argument("device")
         if existing is not None:
             # Only an explicit CPU is a certain copy.  Another device may be
             # the target already; random numbers drawn on the CPU on purpose
@@ -1029,8 +946,8 @@ class TensorCreatedThenMoved(Rule):
             if self._device_kind(existing.value, 0) != _CPU or self._is_random(chain):
                 return
 
-        positional = _positional(base)
-        like_input = positional[0].value if chain.qualified.endswith("_like") and positional else None
+        given_input = arguments.argument("input") if chain.qualified.endswith("_like") else None
+        like_input = given_input.value if given_input is not None else None
         if (
             existing is None
             and like_input is not None
@@ -1058,7 +975,7 @@ class TensorCreatedThenMoved(Rule):
                 "create it there with `device=`"
             )
         move_text = f"`.{_method(final.call)}(...)`"
-        pin = _keyword(base, "pin_memory")
+        pin = arguments.argument("pin_memory")
         if pin is not None and not _is_false(pin.value):
             self.report(
                 top,
@@ -1107,7 +1024,7 @@ class TensorCreatedThenMoved(Rule):
             if chain.qualified == "torch.arange" and not self._integer_arange(base):
                 behaviour = _ROUNDING
         safe = behaviour in (_EXACT, _VALUE)
-        requires_grad = _keyword(base, "requires_grad")
+        requires_grad = keyword_argument(base, "requires_grad")
         if requires_grad is not None and not _is_false(requires_grad.value):
             safe = False
         if not all(step.device_safe for step in chain.steps if step.kind == "move"):
@@ -1116,8 +1033,8 @@ class TensorCreatedThenMoved(Rule):
         if any(step.random for step in chain.steps[:last_move]):
             safe = False
 
-        torch_local, imports = self._torch_spelling()
-        has_dtype = _keyword(base, "dtype") is not None
+        imports: Tuple[str, ...] = ()
+        has_dtype = keyword_argument(base, "dtype") is not None
         folded: Optional[cst.BaseExpression] = None
         folded_generated = False
         folds = 0
@@ -1140,8 +1057,11 @@ class TensorCreatedThenMoved(Rule):
             # A cast, or a move that also casts.
             dtype_expr = step.dtype
             generated = False
-            if dtype_expr is None and torch_local is not None and step.dtype_name is not None:
-                dtype_expr = cst.Attribute(cst.Name(torch_local), cst.Name(step.dtype_name))
+            spelling = None
+            if dtype_expr is None and step.dtype_name is not None:
+                spelling = spell(self.names, f"torch.{step.dtype_name}")
+            if spelling is not None:
+                dtype_expr = spelling.expression
                 generated = True
             if (
                 not blocked
@@ -1150,6 +1070,7 @@ class TensorCreatedThenMoved(Rule):
             ):
                 folded = dtype_expr
                 folded_generated = generated
+                imports = spelling.imports if spelling is not None else ()
                 folds += 1
                 continue
             blocked = True
@@ -1165,7 +1086,10 @@ class TensorCreatedThenMoved(Rule):
         keywords: List[Tuple[str, cst.BaseExpression]] = [("device", final.device)]
         if folded is not None:
             keywords.append(("dtype", folded))
-        new: cst.BaseExpression = _with_keywords(base, keywords)
+        with_keywords = base
+        for keyword, value in keywords:
+            with_keywords = set_keyword(with_keywords, keyword, value)
+        new: cst.BaseExpression = with_keywords
         for step, to_dtype in kept:
             if to_dtype is not None:
                 new = cst.Call(
@@ -1178,7 +1102,7 @@ class TensorCreatedThenMoved(Rule):
                 new = step.call.with_changes(func=func.with_changes(value=new))
         if isinstance(new, cst.Call) and (top.lpar or new is not base):
             new = new.with_changes(lpar=top.lpar, rpar=top.rpar)
-        if _comments(new) != _comments(top):
+        if comments(new) != comments(top):
             return None
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
         return new, keywords, applicability, imports
@@ -1197,7 +1121,7 @@ class TensorCreatedThenMoved(Rule):
         return step.dtype_name in _FLOAT_DTYPES  # random factories
 
     def _integer_arange(self, call: cst.Call) -> bool:
-        dtype = _keyword(call, "dtype")
+        dtype = keyword_argument(call, "dtype")
         if dtype is not None:
             name = self._dtype_name(dtype.value)
             return name is not None and name.startswith(("int", "uint"))

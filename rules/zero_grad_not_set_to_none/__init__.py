@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint import apidata
+from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, Probe, VerificationSpec
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)
 _DEFAULT_FLIPPED = TorchVersion(2, 0)
-
-
-def _set_to_none_true() -> cst.Arg:
-    return cst.Arg(
-        value=cst.Name("True"),
-        keyword=cst.Name("set_to_none"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
+_ZERO_GRAD = "torch.optim.Optimizer.zero_grad"
 
 
 class ZeroGradNotSetToNone(Rule):
@@ -151,7 +144,7 @@ class ZeroGradNotSetToNone(Rule):
                     f"{version}); pass `set_to_none=True` to release them instead",
                     fix=self.replace(
                         node,
-                        node.with_changes(args=(_set_to_none_true(),)),
+                        add_keyword(node, "set_to_none", cst.Name("True")),
                         Applicability.UNSAFE,
                         "Pass `set_to_none=True`",
                     ),
@@ -160,23 +153,14 @@ class ZeroGradNotSetToNone(Rule):
             return
         if len(node.args) != 1:
             return
-        arg = node.args[0]
-        if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+        arg = bind(node, apidata.signature(_ZERO_GRAD), version).argument("set_to_none")
+        if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
             return
-        if arg.keyword is None:
-            written = "zero_grad(False)"
-        elif arg.keyword.value == "set_to_none":
-            written = "zero_grad(set_to_none=False)"
-        else:
-            return
-        new_arg = _set_to_none_true().with_changes(
-            comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg
-        )
-        if isinstance(arg.equal, cst.AssignEqual):
-            new_arg = new_arg.with_changes(equal=arg.equal)  # keep `a = b` spacing
+        written = "zero_grad(False)" if arg.keyword is None else "zero_grad(set_to_none=False)"
+        fixed = replace_argument(node, arg, cst.Name("True"), keyword="set_to_none")
         self.report(
             node,
             f"`{written}` fills gradients with zeros; pass `set_to_none=True` to release "
             "them instead",
-            fix=self.replace(arg, new_arg, Applicability.UNSAFE, "Use `set_to_none=True`"),
+            fix=self.replace(node, fixed, Applicability.UNSAFE, "Use `set_to_none=True`"),
         )
