@@ -102,7 +102,7 @@ class DataLoaderWithoutWorkers(Rule):
     fix_availability = FixAvailability.ALWAYS
     torch_versions = ">= 1.0 (`num_workers` has always defaulted to 0)"
     options = {
-        "num-workers": Option(4, "The `num_workers` value the fix writes."),
+        "num-workers": Option(4, "The `num_workers` value the fix writes.", minimum=1),
     }
     trigger_words = ("DataLoader",)
 
