@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Tuple
 
 import pytest
+from hostile_support import deep_folders, deny
 
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, TorchVersion
@@ -179,34 +180,10 @@ def test_option_minimum_accepts_values_in_range(tmp_path: Path) -> None:
     assert load_config_file(config).rule_options == {"TL201": {"num-workers": 1}}
 
 
-def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
-    """Make every path inside ``denied`` (and ``denied`` itself when listed) fail with EACCES,
-    as a root-owned mode-700 folder does for an ordinary user."""
-    import os as os_module
-
-    real_stat, real_scandir = os_module.stat, os_module.scandir
-
-    def inside(path: object) -> bool:
-        return str(os_module.fspath(path)).startswith(str(denied) + os_module.sep)  # type: ignore[arg-type]
-
-    def stat(path: object, *args: object, **kwargs: object) -> object:
-        if inside(path):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    def scandir(path: object = ".") -> object:
-        if str(os_module.fspath(path)).rstrip(os_module.sep) == str(denied) or inside(path):  # type: ignore[arg-type]
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_scandir(path)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os_module, "stat", stat)
-    monkeypatch.setattr(os_module, "scandir", scandir)
-
-
 def test_unsearchable_folder_is_no_config_plus_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
     (tmp_path / "locked").mkdir()
-    _deny(monkeypatch, tmp_path / "locked")
+    deny(monkeypatch, tmp_path / "locked")
     resolver = SettingsResolver()
     settings = resolver.for_path(tmp_path / "locked")
     assert settings.config_file == tmp_path / "pyproject.toml"  # the search went on upwards
@@ -238,8 +215,5 @@ def test_unreadable_config_found_by_search_is_skipped_with_a_problem(
 
 def test_settings_search_has_no_recursion_limit(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
-    deep = tmp_path
-    for _ in range(1100):
-        deep = deep / "d"
-        deep.mkdir()
-    assert SettingsResolver().for_path(deep / "x.py").config_file == tmp_path / "pyproject.toml"
+    with deep_folders(tmp_path, 1100) as deep:
+        assert SettingsResolver().for_path(deep / "x.py").config_file == tmp_path / "pyproject.toml"
