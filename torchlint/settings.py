@@ -112,6 +112,13 @@ class Settings:
 
     def relative(self, path: Path) -> str:
         """``path`` relative to this configuration's root, posix style."""
+        if os.sep == "/":  # plain string work: a Path of a deep folder costs its depth to build
+            absolute, root = os.path.abspath(path), os.path.abspath(self.root)
+            if absolute == root:
+                return "."
+            if absolute.startswith(root.rstrip("/") + "/"):
+                return absolute[len(root.rstrip("/")) + 1 :]
+            return path.as_posix()
         try:
             return Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).as_posix()
         except ValueError:
@@ -217,13 +224,15 @@ def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> 
     component and the whole path are tested.
     """
     pattern = pattern.rstrip("/")
-    parts = relative.split("/")
     if "/" not in pattern:
         if parents_checked:
-            return fnmatch.fnmatchcase(parts[-1], pattern)
-        return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
+            return fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], pattern)
+        return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
     pattern = pattern[2:] if pattern.startswith("./") else pattern.lstrip("/")
-    for depth in range(len(parts) if parents_checked else 1, len(parts) + 1):
+    if parents_checked:
+        return fnmatch.fnmatchcase(relative, pattern) or PurePosixPath(relative).match(pattern)
+    parts = relative.split("/")
+    for depth in range(1, len(parts) + 1):
         prefix = "/".join(parts[:depth])
         if fnmatch.fnmatchcase(prefix, pattern) or PurePosixPath(prefix).match(pattern):
             return True
@@ -346,22 +355,22 @@ class SettingsResolver:
     def __init__(self, overrides: Overrides = Overrides(), config_file: Optional[Path] = None,
                  isolated: bool = False) -> None:
         self._overrides = overrides
-        self._by_dir: Dict[Path, Settings] = {}
+        self._by_dir: Dict[str, Settings] = {}
         self._problems: Dict[Path, str] = {}
         self._fixed: Optional[Settings] = None
         if config_file is not None:
             self._fixed = load_config_file(config_file).with_overrides(overrides)
         elif isolated:
             self._fixed = Settings().with_overrides(overrides)
-        self.default = self._fixed or self._find(Path(os.getcwd()))
+        self.default = self._fixed or self._find(os.getcwd())
 
     def for_path(self, path: Path) -> Settings:
         """The settings that apply to a file or directory."""
         if self._fixed is not None:
             return self._fixed
         # abspath, not resolve(): a symlink loop must not raise here.
-        absolute = Path(os.path.abspath(path))
-        directory = absolute if os.path.isdir(absolute) else absolute.parent
+        absolute = os.path.abspath(path)
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         return self._find(directory)
 
     @property
@@ -369,9 +378,9 @@ class SettingsResolver:
         """Folders and configuration files the search could not read, with why."""
         return tuple(self._problems.items())
 
-    def _find(self, directory: Path) -> Settings:
-        """The closest configuration at or above ``directory``; one probe per folder, no recursion."""
-        pending: List[Path] = []
+    def _find(self, directory: str) -> Settings:
+        """The closest configuration at or above ``directory`` (absolute); one probe per folder, no recursion."""
+        pending: List[str] = []
         current = directory
         found = self._by_dir.get(current)
         while found is None:
@@ -379,29 +388,30 @@ class SettingsResolver:
             found = self._configured(current)
             if found is not None:
                 break
-            if current.parent == current:
+            parent = os.path.dirname(current)
+            if parent == current:
                 found = Settings(root=Path.cwd()).with_overrides(self._overrides)
                 break
-            current = current.parent
+            current = parent
             found = self._by_dir.get(current)
         for folder in pending:
             self._by_dir[folder] = found
         return found
 
-    def _configured(self, directory: Path) -> Optional[Settings]:
+    def _configured(self, directory: str) -> Optional[Settings]:
         """The settings of the configuration file in ``directory``, if it has one that can be read."""
         for name in CONFIG_FILENAMES:
-            candidate = directory / name
             try:
-                is_file = stat.S_ISREG(os.stat(candidate).st_mode)
+                is_file = stat.S_ISREG(os.stat(os.path.join(directory, name)).st_mode)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except OSError as error:
-                self._problems.setdefault(directory, f"cannot read folder: {error.strerror or error}; "
-                                                     "its configuration files (if any) were not used")
+                self._problems.setdefault(Path(directory), f"cannot read folder: {error.strerror or error}; "
+                                                           "its configuration files (if any) were not used")
                 return None
             if not is_file:
                 continue
+            candidate = Path(directory) / name
             try:
                 table = _table(candidate)
             except UnreadableConfig as error:
