@@ -282,3 +282,15 @@ def test_file_name_that_is_not_utf8_in_every_format(tmp_path: Path, fmt: str) ->
         assert json.loads(result.stdout)[0]["filename"] == name
     else:
         assert b"caf\xe9.py" in result.stdout  # the name's own bytes, as ls prints them
+
+
+def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A BrokenPipeError from elsewhere (a child process) must stay an internal error."""
+    from torchlint import cli
+
+    reader, writer = os.pipe()
+    with open(writer, "w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert cli._stdout_reader_gone() is False
+        os.close(reader)
+        assert cli._stdout_reader_gone() is True

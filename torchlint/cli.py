@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import select
 import sys
 from dataclasses import replace
 from functools import partial
@@ -133,6 +134,20 @@ def _ensure_streams() -> None:
         reconfigure(errors="surrogateescape")
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (so a BrokenPipeError came from it).
+
+    Other broken pipes (a child process that died) stay internal errors.
+    When it cannot be told (no poll(), no real file), the error is trusted.
+    """
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)  # errors and hang-ups are always reported
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return True
+
+
 def _silence_stdout() -> None:
     """After a broken pipe, point stdout at the null device so nothing fails at exit."""
     try:
@@ -159,15 +174,22 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
-        except BrokenPipeError:
+        except BrokenPipeError as error:
+            if not _stdout_reader_gone():
+                _internal_error(error)
             # The reader left (`| head`): stop quietly; Ruff exits 0 here too.
             _silence_stdout()
             sys.exit(EXIT_CLEAN)
         except Exception as error:  # pragma: no cover - a bug, reported not raised
-            if not _cwd_exists():
-                _fail("the working directory no longer exists (it was deleted or moved)")
-            click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
-            sys.exit(EXIT_ERROR)
+            _internal_error(error)
+
+
+def _internal_error(error: Exception) -> None:
+    """Report an unexpected exception in one line and exit 2; a known cause gets a clear message."""
+    if not _cwd_exists():
+        _fail("the working directory no longer exists (it was deleted or moved)")
+    click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
