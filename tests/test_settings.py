@@ -217,3 +217,14 @@ def test_settings_search_has_no_recursion_limit(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
     with deep_folders(tmp_path, 1100) as deep:
         assert SettingsResolver().for_path(deep / "x.py").config_file == tmp_path / "pyproject.toml"
+
+
+def test_config_that_is_a_symlink_loop_is_skipped_with_a_problem(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    (tmp_path / "sub").mkdir()
+    loop = tmp_path / "sub" / ".torchlint.toml"
+    loop.symlink_to(loop)
+    resolver = SettingsResolver()
+    assert codes(resolver.for_path(tmp_path / "sub" / "a.py")) == ("TL501",)
+    [(where, why)] = resolver.problems
+    assert where == loop and why.startswith("cannot read configuration file: Too many levels of symbolic links")
