@@ -294,3 +294,14 @@ def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: py
         assert cli._stdout_reader_gone() is False
         os.close(reader)
         assert cli._stdout_reader_gone() is True
+
+
+def test_symlink_in_the_tree_gives_no_duplicates_and_no_false_write_error(tmp_path: Path) -> None:
+    project(tmp_path, {"pkg/a.py": DL_SOURCE})
+    os.symlink("a.py", tmp_path / "pkg" / "link.py")
+    checked = run(["check", "--no-cache", "--output-format", "concise", "."], tmp_path)
+    assert [line.split(":")[0] for line in checked.stdout.splitlines() if " TL201 " in line] == ["pkg/a.py"]
+    fixed = run(["check", "--no-cache", "--fix", "--unsafe-fixes", "."], tmp_path)
+    assert fixed.returncode == 0 and fixed.stderr == "", fixed.stderr
+    assert (tmp_path / "pkg" / "a.py").read_text() == DL_FIXED
+    assert os.readlink(tmp_path / "pkg" / "link.py") == "a.py"
