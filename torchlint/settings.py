@@ -6,6 +6,7 @@ merging; command-line overrides apply on top of whichever file was found.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -406,6 +407,9 @@ class SettingsResolver:
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except OSError as error:
+                if error.errno == errno.ELOOP:  # the file is a symlink loop, the folder is fine
+                    self._unreadable(Path(directory) / name, error.strerror or str(error))
+                    continue
                 self._problems.setdefault(Path(directory), f"cannot read folder: {error.strerror or error}; "
                                                            "its configuration files (if any) were not used")
                 return None
@@ -415,12 +419,14 @@ class SettingsResolver:
             try:
                 table = _table(candidate)
             except UnreadableConfig as error:
-                self._problems.setdefault(candidate, f"cannot read configuration file: {error.reason}; "
-                                                     "it was ignored as if absent")
+                self._unreadable(candidate, error.reason)
                 continue
             if table is not None:
                 return settings_from_table(table, candidate).with_overrides(self._overrides)
         return None
+
+    def _unreadable(self, config_file: Path, reason: str) -> None:
+        self._problems.setdefault(config_file, f"cannot read configuration file: {reason}; it was ignored as if absent")
 
 
 # -- torch version detection ---------------------------------------------
