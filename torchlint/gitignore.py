@@ -175,7 +175,7 @@ def parse_line(line: "bytes | str") -> Optional[IgnoreRule]:
     if negated:
         pattern = pattern[1:]
     dir_only = pattern.endswith(b"/")
-    pattern = pattern.rstrip(b"/")
+    pattern = pattern[:-1] if dir_only else pattern  # one slash only, as git does
     if not pattern:
         return None
     anchored = b"/" in pattern
