@@ -200,3 +200,108 @@ def test_baseline_hides_known_findings_and_survives_line_shifts(tmp_path: Path) 
     assert len([line for line in result.stdout.splitlines() if "TL501" in line]) == 1
     broken = project(tmp_path, {"bad.json": "{not json"})
     assert run(["check", "src", "--baseline", str(broken / "bad.json")], tmp_path).returncode == 2
+
+
+# -- run-level failures (issues 9 and 17) --------------------------------------------
+
+
+def test_deleted_working_directory_is_one_clear_line(tmp_path: Path) -> None:
+    project(tmp_path, {"a.py": DP_SOURCE})
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # The shell enters the folder, deletes it, then runs torchlint there.
+    script = 'cd "$1" && rmdir "$1" && exec "$0" -m torchlint check --no-cache "$2"'
+    result = subprocess.run(["sh", "-c", script, sys.executable, str(gone), str(tmp_path / "a.py")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "torchlint: error: the working directory no longer exists (it was deleted or moved)\n"
+
+
+@pytest.mark.parametrize("source, code", [(DP_SOURCE, 1), (CLEAN, 0)], ids=["findings", "clean"])
+def test_closed_stdout_exits_by_the_findings_quietly(tmp_path: Path, source: str, code: int) -> None:
+    project(tmp_path, {"a.py": source})
+    script = 'exec "$0" -m torchlint check --no-cache a.py >&-'
+    result = subprocess.run(["sh", "-c", script, sys.executable], cwd=tmp_path, capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (code, "")
+
+
+def run_into_closed_pipe(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+    """Run torchlint with its stdout a pipe whose reader has already gone (``| head`` that quit)."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, stdout=writer,
+                              stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize("extra", [["--show-files"], [], ["--output-format", "json"]], ids=["show-files", "full", "json"])
+def test_broken_pipe_is_a_quiet_exit(tmp_path: Path, extra: Sequence[str]) -> None:
+    project(tmp_path, {"a.py": DP_SOURCE, "b.py": DL_SOURCE})
+    result = run_into_closed_pipe(["check", "--no-cache", ".", *extra], tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_check_fix_says_when_the_write_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torchlint.runner
+
+    def refuse(*_: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(torchlint.runner, "write_source", refuse)
+    target = project(tmp_path, {"a.py": DL_SOURCE}) / "a.py"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--no-cache", "-j", "1",
+                                       "--output-format", "concise", "a.py"])
+    assert result.exit_code == 1
+    assert target.read_text() == DL_SOURCE
+    assert "All checks passed" not in result.output
+    assert "a.py:1:1: TL000 fixes not written: [Errno 30] Read-only file system\n" in result.output
+    assert "a.py:3:10: TL201" in result.output  # still in the file, so still reported
+    assert "Found 2 errors.\n" in result.output
+    # `fix --apply` says the same in its summary.
+    fixed = CliRunner().invoke(main, ["fix", "--apply", "--unsafe-fixes", "--no-cache", "-j", "1", "a.py"])
+    assert fixed.exit_code == 1 and "No fixes available" not in fixed.output
+    assert "No fixes applied. Could not write 1 file (see above).\n" in fixed.output
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
+def test_file_name_that_is_not_utf8_in_every_format(tmp_path: Path, fmt: str) -> None:
+    name = os.fsdecode(b"caf\xe9.py")
+    (tmp_path / name).write_text(DP_SOURCE)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}  # a strict UTF-8 stdout, as in a UTF-8 locale
+    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format", fmt, "."],
+                            cwd=tmp_path, capture_output=True, env=env)
+    assert result.returncode == 1 and b"Traceback" not in result.stderr and b"internal error" not in result.stderr
+    if fmt == "sarif":
+        log = json.loads(result.stdout.decode("utf-8"))
+        [finding] = log["runs"][0]["results"]
+        assert finding["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "caf%E9.py"
+    elif fmt == "json":
+        assert json.loads(result.stdout)[0]["filename"] == name
+    else:
+        assert b"caf\xe9.py" in result.stdout  # the name's own bytes, as ls prints them
+
+
+def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A BrokenPipeError from elsewhere (a child process) must stay an internal error."""
+    from torchlint import cli
+
+    reader, writer = os.pipe()
+    with open(writer, "w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert cli._stdout_reader_gone() is False
+        os.close(reader)
+        assert cli._stdout_reader_gone() is True
+
+
+def test_symlink_in_the_tree_gives_no_duplicates_and_no_false_write_error(tmp_path: Path) -> None:
+    project(tmp_path, {"pkg/a.py": DL_SOURCE})
+    os.symlink("a.py", tmp_path / "pkg" / "link.py")
+    checked = run(["check", "--no-cache", "--output-format", "concise", "."], tmp_path)
+    assert [line.split(":")[0] for line in checked.stdout.splitlines() if " TL201 " in line] == ["pkg/a.py"]
+    fixed = run(["check", "--no-cache", "--fix", "--unsafe-fixes", "."], tmp_path)
+    assert fixed.returncode == 0 and fixed.stderr == "", fixed.stderr
+    assert (tmp_path / "pkg" / "a.py").read_text() == DL_FIXED
+    assert os.readlink(tmp_path / "pkg" / "link.py") == "a.py"

@@ -4,12 +4,15 @@ traceback, the other files still linted, and the documented exit code."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
 import pytest
+from hostile_support import deep_folders
 
 GOOD = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
 
@@ -107,11 +110,14 @@ def test_unreadable_file(tmp_path: Path) -> None:
         ("[tool.torchlint\n", "invalid TOML"),
         ("[tool.torchlint]\nfrobnicate = true\n", "frobnicate"),
         ("[tool.torchlint]\nselect = ['TL123']\n", "TL123"),
+        ("[project]\nname = 'caf\udce9'\n", "not UTF-8"),
+        ("[tool]\ntorchlint = 'x'\n", "`tool.torchlint` must be a table"),
+        ("[tool.torchlint.TL201]\nnum-workers = -3\n", "`TL201.num-workers` must be at least 1"),
     ],
-    ids=["invalid-toml", "unknown-setting", "unknown-code"],
+    ids=["invalid-toml", "unknown-setting", "unknown-code", "not-utf8", "tool-torchlint-string", "negative-option"],
 )
 def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fragment: str) -> None:
-    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "pyproject.toml").write_bytes(os.fsencode(config))
     (tmp_path / "a.py").write_text(GOOD)
     result = cli(["check", "a.py"], tmp_path)
     assert result.returncode == 2 and result.stdout == ""
@@ -125,3 +131,60 @@ def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
                    cwd=tmp_path, check=True, capture_output=True)
     assert (tmp_path / "a.py").read_bytes() == source.replace(b"DataLoader(ds)", b"DataLoader(ds, num_workers=4)")
+
+
+# -- run-level hostile input (issue 9) ------------------------------------------------
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _nobody_can_run_torchlint() -> str:
+    """Why the unprivileged-user test cannot run here, or "" when it can."""
+    if os.geteuid() != 0:
+        return "needs root to switch to the unprivileged user"
+    if shutil.which("setpriv") is None:
+        return "needs setpriv (util-linux)"
+    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import torchlint.cli, libcst"],
+                           cwd="/", capture_output=True, timeout=120)
+    if probe.returncode != 0:
+        return "the unprivileged user cannot read this Python environment"
+    return ""
+
+
+@pytest.mark.skipif(bool(_nobody_can_run_torchlint()), reason=_nobody_can_run_torchlint() or "runs")
+def test_unreadable_folder_and_config_as_an_unprivileged_user() -> None:
+    """A root-owned mode-700 folder (a container volume) and an unreadable
+    pyproject.toml: one TL000 each, naming them; everything else is linted."""
+    top = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        os.chmod(top, 0o755)
+        for name in ("locked/secret.py", "ok/a.py", "sub/c.py"):
+            (top / name).parent.mkdir(exist_ok=True)
+            (top / name).write_text(GOOD)
+            os.chmod(top / name, 0o644)
+        for folder in ("ok", "sub"):
+            os.chmod(top / folder, 0o755)
+        os.chmod(top / "locked", 0o700)
+        (top / "sub" / "pyproject.toml").write_text("[tool.torchlint]\nselect = ['TL2']\n")
+        os.chmod(top / "sub" / "pyproject.toml", 0)
+        result = subprocess.run([*NOBODY, sys.executable, "-m", "torchlint", "check", "--no-cache",
+                                 "--output-format", "concise", "."], cwd=top, capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(top)
+    assert result.returncode == 1 and result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("locked")] == ["locked:1:1: TL000 cannot read folder: Permission denied"]
+    assert ("sub/pyproject.toml:1:1: TL000 cannot read configuration file: Permission denied; "
+            "it was ignored as if absent") in lines
+    assert any(line.startswith("ok/a.py:2:9: TL501") for line in lines)
+    assert any(line.startswith("sub/c.py:2:9: TL501") for line in lines)  # linted with the defaults
+
+
+def test_a_file_a_thousand_folders_deep(tmp_path: Path) -> None:
+    with deep_folders(tmp_path, 1000) as deep:
+        (deep / "x.py").write_text(GOOD)
+        walked = cli(["check", "."], tmp_path)
+        named = cli(["check", os.path.relpath(deep / "x.py", tmp_path)], tmp_path)
+    for result in (walked, named):
+        assert result.returncode == 1 and "Traceback" not in result.stderr and result.stderr == ""
+        assert result.stdout.count(" TL501 ") == 1

@@ -531,3 +531,17 @@ def test_every_format_renders_and_unknown_ones_are_refused() -> None:
         assert render(fmt, ALL, context()).endswith("\n")
     with pytest.raises(ValueError, match="unknown output format 'xml'"):
         render("xml", ALL, context())
+
+
+def test_sarif_uri_of_a_file_name_that_is_not_utf8() -> None:
+    """Surrogate-escaped names (undecodable bytes) become percent-escapes of those bytes."""
+    relative = Diagnostic("src/caf\udce9.py", Position(1, 1), Position(1, 2), "TL999", "demo", "x")
+    absolute = Diagnostic("/abs/caf\udce9 \u00e9.py", Position(1, 1), Position(1, 2), "TL999", "demo", "x")
+    text = render("sarif", [relative, absolute], context())
+    text.encode("utf-8")  # the log itself is valid UTF-8
+    results = json.loads(text)["runs"][0]["results"]
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in results]
+    assert locations == [
+        {"uri": "src/caf%E9.py", "uriBaseId": "%SRCROOT%"},
+        {"uri": "file:///abs/caf%E9%20%C3%A9.py"},
+    ]

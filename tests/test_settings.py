@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Tuple
 
 import pytest
+from hostile_support import deep_folders, deny
 
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, TorchVersion
@@ -171,3 +172,83 @@ def test_per_file_ignores_and_excludes_share_one_matcher(tmp_path: Path) -> None
     assert codes(settings, str(tmp_path / "ci" / "run.py")) == ("TL501",)
     assert settings.is_excluded(tmp_path / "gen" / "deep" / "a.py")
     assert not settings.is_excluded(tmp_path / "src" / "gen.py")
+
+
+# -- hostile configuration (issue 9) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, fragments",
+    [
+        (b'[project]\nname = "caf\xe9"\n', ("not UTF-8", "0xe9")),
+        (b'[tool]\ntorchlint = "x"\n', ("`tool.torchlint` must be a table",)),
+        (b'tool = 3\n', ("`tool` must be a table",)),
+        (b"[tool.torchlint.TL201]\nnum-workers = -3\n", ("num-workers", "TL201", "dataloader-without-workers", "at least 1")),
+        (b"[tool.torchlint.dataloader-without-workers]\nnum-workers = 0\n", ("num-workers", "at least 1")),
+    ],
+    ids=["not-utf8", "tool-torchlint-string", "tool-not-table", "negative-workers", "zero-workers"],
+)
+def test_hostile_config_found_by_search_is_a_config_error(tmp_path: Path, body: bytes,
+                                                          fragments: Tuple[str, ...]) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(body)
+    with pytest.raises(ConfigError) as error:
+        SettingsResolver().for_path(tmp_path / "a.py")
+    message = str(error.value)
+    assert "\n" not in message and str(tmp_path / "pyproject.toml") in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_option_minimum_accepts_values_in_range(tmp_path: Path) -> None:
+    config = write(tmp_path / "pyproject.toml", "[tool.torchlint.TL201]\nnum-workers = 1\n")
+    assert load_config_file(config).rule_options == {"TL201": {"num-workers": 1}}
+
+
+def test_unsearchable_folder_is_no_config_plus_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    (tmp_path / "locked").mkdir()
+    deny(monkeypatch, tmp_path / "locked")
+    resolver = SettingsResolver()
+    settings = resolver.for_path(tmp_path / "locked")
+    assert settings.config_file == tmp_path / "pyproject.toml"  # the search went on upwards
+    [(where, why)] = resolver.problems
+    assert where == tmp_path / "locked" and "Permission denied" in why
+
+
+def test_unreadable_config_found_by_search_is_skipped_with_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    unreadable = write(tmp_path / "sub" / ".torchlint.toml", 'select = ["TL2"]\n')
+    real_open = Path.open
+
+    def open_(self: Path, *args: object, **kwargs: object) -> object:
+        if self == unreadable:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", open_)
+    resolver = SettingsResolver()
+    assert codes(resolver.for_path(tmp_path / "sub" / "a.py")) == ("TL501",)
+    [(where, why)] = resolver.problems
+    assert where == unreadable and "Permission denied" in why
+    # Named with --config, the same file is a configuration error (exit 2).
+    with pytest.raises(ConfigError, match="Permission denied"):
+        SettingsResolver(config_file=unreadable)
+
+
+def test_settings_search_has_no_recursion_limit(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    with deep_folders(tmp_path, 1100) as deep:
+        assert SettingsResolver().for_path(deep / "x.py").config_file == tmp_path / "pyproject.toml"
+
+
+def test_config_that_is_a_symlink_loop_is_skipped_with_a_problem(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    (tmp_path / "sub").mkdir()
+    loop = tmp_path / "sub" / ".torchlint.toml"
+    loop.symlink_to(loop)
+    resolver = SettingsResolver()
+    assert codes(resolver.for_path(tmp_path / "sub" / "a.py")) == ("TL501",)
+    [(where, why)] = resolver.problems
+    assert where == loop and why.startswith("cannot read configuration file: Too many levels of symbolic links")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import select
 import sys
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
@@ -21,7 +23,9 @@ from torchlint.model import Diagnostic
 from torchlint.registry import all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
-from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, is_notebook, lint_file, sources_of
+from torchlint.runner import (
+    FileOutcome, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
+)
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.sourcefile import SourceError, decode, write_atomically
 
@@ -127,9 +131,62 @@ def _read_stdin() -> str:
 
 
 def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool) -> Tuple[List[Path], List[Diagnostic]]:
+    """The files to lint, and a TL000 for each path (or configuration) that could not be read."""
     discovered = discover([Path(p) for p in paths or ["."]], resolver.for_path, force_exclude=force_exclude)
-    errors = [parse_error(path.as_posix(), message) for path, message in discovered.errors]
+    errors: List[Diagnostic] = []
+    named = set()
+    for path, message in (*discovered.errors, *resolver.problems):
+        shown = display_path(path)
+        if shown not in named:  # an unreadable folder is named once, not by both discovery and the settings search
+            named.add(shown)
+            errors.append(parse_error(shown, message))
     return list(discovered.files), errors
+
+
+def _ensure_streams() -> None:
+    """Make output safe to write whatever the caller did with our stdout.
+
+    A closed stdout (``>&-``) becomes the null device, so the run's exit code
+    still reports the findings, as with Ruff; file names that are not UTF-8
+    are written back as the bytes they were read as.
+    """
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", None) == "strict":
+        reconfigure(errors="surrogateescape")
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (so a BrokenPipeError came from it).
+
+    Other broken pipes (a child process that died) stay internal errors.
+    When it cannot be told (no poll(), no real file), the error is trusted.
+    """
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)  # errors and hang-ups are always reported
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return True
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at the null device so nothing fails at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (tests)
+        pass
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return False
+    return True
 
 
 class _Group(click.Group):
@@ -140,15 +197,29 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError as error:
+            if not _stdout_reader_gone():
+                _internal_error(error)
+            # The reader left (`| head`): stop quietly; Ruff exits 0 here too.
+            _silence_stdout()
+            sys.exit(EXIT_CLEAN)
         except Exception as error:  # pragma: no cover - a bug, reported not raised
-            click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
-            sys.exit(EXIT_ERROR)
+            _internal_error(error)
+
+
+def _internal_error(error: Exception) -> None:
+    """Report an unexpected exception in one line and exit 2; a known cause gets a clear message."""
+    if not _cwd_exists():
+        _fail("the working directory no longer exists (it was deleted or moved)")
+    click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="torchlint")
 def main() -> None:
     """A linter for PyTorch training code, with autofixes."""
+    _ensure_streams()
 
 
 @main.command()
@@ -193,6 +264,7 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     except ConfigError as error:
         _fail(str(error))
         return
+    outcomes = [_unwritten(o, resolver) if o.write_error else o for o in outcomes]
     diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
     fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
     for outcome in outcomes:
@@ -241,6 +313,18 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     if diagnostics or write_failed or (exit_non_zero_on_fix and fixed_count):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def _unwritten(outcome: FileOutcome, resolver: SettingsResolver) -> FileOutcome:
+    """A file whose fixes could not be written: what is on disk, linted again, plus the failure.
+
+    Its fixed findings are still in the file, so they are reported as such
+    and the summary cannot say all checks passed.
+    """
+    path = Path(outcome.path)
+    on_disk = lint_file(path, resolver.for_path(path))
+    failure = parse_error(outcome.path, f"fixes not written: {outcome.write_error}")
+    return replace(on_disk, diagnostics=(failure, *on_disk.diagnostics), write_error=outcome.write_error)
 
 
 def _reads_stdin(paths: Sequence[str], stdin_filename: Optional[str]) -> bool:
@@ -328,8 +412,11 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
     verb = "Fixed" if apply_fixes else "Would fix"
     plural = "s" if fixed_total != 1 else ""
     summary = f"{verb} {fixed_total} error{plural} in {fixed_files} file{'s' if fixed_files != 1 else ''}."
+    unwritten = sum(1 for o in outcomes if o.write_error)
     if not fixed_total:
-        summary = "No fixes available."
+        summary = "No fixes applied." if unwritten else "No fixes available."
+    if unwritten:
+        summary += f" Could not write {unwritten} file{'s' if unwritten != 1 else ''} (see above)."
     if hidden:
         summary += f" ({hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.)"
     click.echo(summary, err=True)

@@ -48,6 +48,8 @@ class Option:
 
     default: OptionValue
     description: str
+    minimum: Optional[int] = None
+    """The smallest value a numeric option accepts (checked when settings load)."""
 
     @property
     def kind(self) -> type:

@@ -6,9 +6,11 @@ merging; command-line overrides apply on top of whichever file was found.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -42,6 +44,18 @@ _TOP_LEVEL_KEYS = {
 
 class ConfigError(Exception):
     """A configuration problem, reported with exit code 2."""
+
+
+class UnreadableConfig(ConfigError):
+    """A configuration file that exists but cannot be read (permissions, I/O).
+
+    Fatal for ``--config``; found by the search, the file is skipped with a
+    diagnostic instead, as if it were absent.
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot read: {reason}")
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -101,15 +115,27 @@ class Settings:
 
     def relative(self, path: Path) -> str:
         """``path`` relative to this configuration's root, posix style."""
+        if os.sep == "/":  # plain string work: a Path of a deep folder costs its depth to build
+            absolute, root = os.path.abspath(path), os.path.abspath(self.root)
+            if absolute == root:
+                return "."
+            if absolute.startswith(root.rstrip("/") + "/"):
+                return absolute[len(root.rstrip("/")) + 1 :]
+            return path.as_posix()
         try:
             return Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).as_posix()
         except ValueError:
             return path.as_posix()
 
-    def is_excluded(self, path: Path) -> bool:
-        """Whether ``exclude``/``extend-exclude`` match ``path`` or a parent folder."""
+    def is_excluded(self, path: Path, *, parents_checked: bool = False) -> bool:
+        """Whether ``exclude``/``extend-exclude`` match ``path`` or a parent folder.
+
+        ``parents_checked`` says the caller (a folder walk) already found every
+        parent folder not excluded under these settings; then only the last
+        name and the whole path are tested, which keeps a deep walk linear.
+        """
         relative = self.relative(path)
-        return any(path_matches(relative, pattern) for pattern in self.excludes)
+        return any(path_matches(relative, pattern, parents_checked) for pattern in self.excludes)
 
     def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> LintConfig:
         """What the engine needs to lint one file."""
@@ -201,18 +227,24 @@ def _resolve_selection(
     return tuple(chosen)
 
 
-def path_matches(relative: str, pattern: str) -> bool:
+def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> bool:
     """Whether a glob matches a root-relative posix path or one of its folders.
 
     A pattern without ``/`` matches any single path component (``build``,
     ``*_pb2.py``); one with ``/`` is anchored at the root (``docs/``,
-    ``src/*/gen``) and also covers everything below what it matches.
+    ``src/*/gen``) and also covers everything below what it matches.  With
+    ``parents_checked`` the folders are known not to match: only the last
+    component and the whole path are tested.
     """
     pattern = pattern.rstrip("/")
-    parts = relative.split("/")
     if "/" not in pattern:
-        return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
+        if parents_checked:
+            return fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], pattern)
+        return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
     pattern = pattern[2:] if pattern.startswith("./") else pattern.lstrip("/")
+    if parents_checked:
+        return fnmatch.fnmatchcase(relative, pattern) or PurePosixPath(relative).match(pattern)
+    parts = relative.split("/")
     for depth in range(1, len(parts) + 1):
         prefix = "/".join(parts[:depth])
         if fnmatch.fnmatchcase(prefix, pattern) or PurePosixPath(prefix).match(pattern):
@@ -230,17 +262,26 @@ def _read_toml(path: Path) -> Dict[str, Any]:
             return data
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: invalid TOML: not UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
+        ) from None
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+        raise UnreadableConfig(path, error.strerror or str(error)) from None
 
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
     """The torchlint table of a config file, or None if it has none."""
     data = _read_toml(path)
-    if path.name == "pyproject.toml":
-        tool = data.get("tool", {})
-        return tool.get("torchlint") if isinstance(tool, dict) else None
-    return data
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    table = tool.get("torchlint")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.torchlint` must be a table, not {type(table).__name__}")
+    return table
 
 
 def _string_list(value: Any, key: str, path: Path) -> Tuple[str, ...]:
@@ -273,6 +314,9 @@ def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, Opti
             raise ConfigError(f"{path}: `{key}.{option_key}` must be a string")
         else:
             options[option_key] = option_value
+        if option.minimum is not None and isinstance(option_value, (int, float)) and option_value < option.minimum:
+            raise ConfigError(f"{path}: `{key}.{option_key}` must be at least {option.minimum} "
+                              f"for {rule.code} ({rule.name}); got {option_value}")
         if option.kind is str and option_key.endswith("pattern"):
             try:
                 re.compile(str(option_value))
@@ -324,43 +368,77 @@ class SettingsResolver:
     def __init__(self, overrides: Overrides = Overrides(), config_file: Optional[Path] = None,
                  isolated: bool = False) -> None:
         self._overrides = overrides
-        self._by_dir: Dict[Path, Settings] = {}
+        self._by_dir: Dict[str, Settings] = {}
+        self._problems: Dict[Path, str] = {}
         self._fixed: Optional[Settings] = None
         if config_file is not None:
             self._fixed = load_config_file(config_file).with_overrides(overrides)
         elif isolated:
             self._fixed = Settings().with_overrides(overrides)
-        self.default = self._fixed or self._find(Path(os.getcwd()))
+        self.default = self._fixed or self._find(os.getcwd())
 
     def for_path(self, path: Path) -> Settings:
         """The settings that apply to a file or directory."""
         if self._fixed is not None:
             return self._fixed
         # abspath, not resolve(): a symlink loop must not raise here.
-        absolute = Path(os.path.abspath(path))
-        directory = absolute if absolute.is_dir() else absolute.parent
+        absolute = os.path.abspath(path)
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         return self._find(directory)
 
-    def _find(self, directory: Path) -> Settings:
-        cached = self._by_dir.get(directory)
-        if cached is not None:
-            return cached
-        found: Optional[Settings] = None
-        for name in CONFIG_FILENAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                table = _table(candidate)
-                if table is not None:
-                    found = settings_from_table(table, candidate).with_overrides(self._overrides)
-                    break
-        if found is None:
-            parent = directory.parent
-            if parent != directory:
-                found = self._find(parent)
-            else:
+    @property
+    def problems(self) -> Tuple[Tuple[Path, str], ...]:
+        """Folders and configuration files the search could not read, with why."""
+        return tuple(self._problems.items())
+
+    def _find(self, directory: str) -> Settings:
+        """The closest configuration at or above ``directory`` (absolute); one probe per folder, no recursion."""
+        pending: List[str] = []
+        current = directory
+        found = self._by_dir.get(current)
+        while found is None:
+            pending.append(current)
+            found = self._configured(current)
+            if found is not None:
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
                 found = Settings(root=Path.cwd()).with_overrides(self._overrides)
-        self._by_dir[directory] = found
+                break
+            current = parent
+            found = self._by_dir.get(current)
+        for folder in pending:
+            self._by_dir[folder] = found
         return found
+
+    def _configured(self, directory: str) -> Optional[Settings]:
+        """The settings of the configuration file in ``directory``, if it has one that can be read."""
+        for name in CONFIG_FILENAMES:
+            try:
+                is_file = stat.S_ISREG(os.stat(os.path.join(directory, name)).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as error:
+                if error.errno == errno.ELOOP:  # the file is a symlink loop, the folder is fine
+                    self._unreadable(Path(directory) / name, error.strerror or str(error))
+                    continue
+                self._problems.setdefault(Path(directory), f"cannot read folder: {error.strerror or error}; "
+                                                           "its configuration files (if any) were not used")
+                return None
+            if not is_file:
+                continue
+            candidate = Path(directory) / name
+            try:
+                table = _table(candidate)
+            except UnreadableConfig as error:
+                self._unreadable(candidate, error.reason)
+                continue
+            if table is not None:
+                return settings_from_table(table, candidate).with_overrides(self._overrides)
+        return None
+
+    def _unreadable(self, config_file: Path, reason: str) -> None:
+        self._problems.setdefault(config_file, f"cannot read configuration file: {reason}; it was ignored as if absent")
 
 
 # -- torch version detection ---------------------------------------------
@@ -398,7 +476,7 @@ def detect_torch_version(root: Path) -> Optional[TorchVersion]:
     """Read the torch requirement the project at ``root`` declares."""
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
+    if os.path.isfile(pyproject):
         try:
             data = _read_toml(pyproject)
         except ConfigError:

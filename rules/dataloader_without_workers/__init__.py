@@ -110,7 +110,7 @@ class DataLoaderWithoutWorkers(Rule):
     fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
-        "num-workers": Option(4, "The `num_workers` value the fix writes."),
+        "num-workers": Option(4, "The `num_workers` value the fix writes.", minimum=1),
     }
     trigger_words = ("DataLoader",)
     valid = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -113,11 +114,15 @@ def descriptor(
 
 
 def artifact_location(path: str) -> JsonObject:
-    """A relative path as a URI under ``%SRCROOT%``; an absolute one as a ``file:`` URI."""
+    """A relative path as a URI under ``%SRCROOT%``; an absolute one as a ``file:`` URI.
+
+    The URI is percent-encoded from the name's bytes, so a file name that is
+    not UTF-8 (held as surrogate escapes) keeps its exact bytes.
+    """
     pure: PurePath = PureWindowsPath(path) if "\\" in path else PurePosixPath(path)
     if pure.is_absolute():
         return {"uri": pure.as_uri()}
-    return {"uri": quote(posixpath.normpath(pure.as_posix()), safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(posixpath.normpath(pure.as_posix())), safe="/"), "uriBaseId": SRCROOT}
 
 
 def region(start: Position, end: Position) -> JsonObject:
