@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import List, Sequence, Set, Tuple
 
@@ -39,40 +40,61 @@ def apply_edits(source: str, edits: Sequence[Edit]) -> str:
     return "".join(reversed(pieces))
 
 
-def _overlaps(edit: Edit, taken: Sequence[Edit]) -> bool:
-    for other in taken:
-        if edit == other:
-            continue
-        if edit.start < other.end and other.start < edit.end:
-            return True
-        if edit.start == edit.end == other.start == other.end:
-            return True
-        if edit.start == edit.end and other.start < edit.start < other.end:
-            return True
-        if other.start == other.end and edit.start < other.start < edit.end:
-            return True
-    return False
+def _overlaps(edit: Edit, other: Edit) -> bool:
+    """Whether two different edits cannot both be applied: their ranges
+    overlap, they insert at the same point, or one inserts inside the other."""
+    if edit == other:
+        return False
+    if edit.start < other.end and other.start < edit.end:
+        return True
+    if edit.start == edit.end == other.start == other.end:
+        return True
+    if edit.start == edit.end and other.start < edit.start < other.end:
+        return True
+    return other.start == other.end and edit.start < other.start < edit.end
+
+
+class _TakenEdits:
+    """Edits already chosen for a pass, sorted, so a new edit is checked
+    against its neighbours only (n log n for n edits, not n squared)."""
+
+    def __init__(self) -> None:
+        self._edits: List[Edit] = []
+
+    def clashes(self, edit: Edit) -> bool:
+        """Whether ``edit`` overlaps one of the chosen edits."""
+        # Chosen edits never overlap each other, so only those starting at
+        # or before ``edit.end`` (and the one just before it) can clash.
+        index = max(bisect.bisect_left(self._edits, edit) - 1, 0)
+        while index < len(self._edits) and self._edits[index].start <= edit.end:
+            if _overlaps(edit, self._edits[index]):
+                return True
+            index += 1
+        return False
+
+    def add(self, edit: Edit) -> None:
+        index = bisect.bisect_left(self._edits, edit)
+        if index == len(self._edits) or self._edits[index] != edit:
+            self._edits.insert(index, edit)
 
 
 def select_fixes(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
     """The diagnostics whose fixes can go in one pass without overlapping."""
     chosen: List[Diagnostic] = []
-    taken: List[Edit] = []
+    taken = _TakenEdits()
     for diagnostic in sorted(diagnostics, key=lambda d: (d.fix.span if d.fix else (0, 0), d.sort_key)):
         assert diagnostic.fix is not None
-        if any(_overlaps(edit, taken) for edit in diagnostic.fix.edits):
+        if any(taken.clashes(edit) for edit in diagnostic.fix.edits):
             continue
         chosen.append(diagnostic)
-        taken.extend(e for e in diagnostic.fix.edits if e not in taken)
+        for edit in diagnostic.fix.edits:
+            taken.add(edit)
     return chosen
 
 
 def _edits_of(diagnostics: Sequence[Diagnostic]) -> List[Edit]:
-    edits: List[Edit] = []
-    for diagnostic in diagnostics:
-        assert diagnostic.fix is not None
-        edits.extend(e for e in diagnostic.fix.edits if e not in edits)
-    return edits
+    """The edits of several fixes, each shared edit (an import) once."""
+    return list(dict.fromkeys(edit for d in diagnostics if d.fix is not None for edit in d.fix.edits))
 
 
 def _parses(source: str, path: str) -> bool:
