@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import os
 import sys
@@ -328,8 +329,10 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
 
 def unified_diff(before: str, after: str, path: str) -> str:
     """A ``git diff``-style unified diff of one file."""
+    # Lines end at \n, \r\n or \r only (str.splitlines also breaks at form feeds).
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        io.StringIO(before, newline="").readlines(), io.StringIO(after, newline="").readlines(),
+        f"a/{path}", f"b/{path}",
     )
     text = ""
     for line in lines:
