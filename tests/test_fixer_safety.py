@@ -154,8 +154,8 @@ SNIPPETS = [
 @pytest.mark.parametrize("snippet, accepted", SNIPPETS)
 def test_fstring_check_matches_the_grammar_before_312(snippet: str, accepted: bool) -> None:
     source = f"x = {snippet}\n"
-    assert (not fstring_violations(cst.parse_module(source), PythonVersion(3, 9))) is accepted
-    assert not fstring_violations(cst.parse_module(source), PythonVersion(3, 12))
+    assert (not fstring_violations(cst.parse_module(source), source, PythonVersion(3, 9))) is accepted
+    assert not fstring_violations(cst.parse_module(source), source, PythonVersion(3, 12))
     if PYTHON_39.exists():  # the expectation itself, confirmed by a real 3.9 where there is one
         compiled = subprocess.run([str(PYTHON_39), "-c", "import ast, sys; ast.parse(sys.stdin.read())"],
                                   input=source, capture_output=True, text=True)

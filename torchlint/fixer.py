@@ -176,7 +176,7 @@ class _Checker:
         module = parse_module(text, self._path)
         if isinstance(module, Diagnostic):
             return _Refusal(DropReason.UNPARSABLE)
-        found = fstring_violations(module, self._target)
+        found = fstring_violations(module, text, self._target)
         if found:
             introduced = new_violations(self._baseline(), found)
             if introduced:
@@ -189,7 +189,7 @@ class _Checker:
         if self._before is None:
             self.parses += 1
             original = parse_module(self._source, self._path)
-            self._before = Counter() if isinstance(original, Diagnostic) else fstring_violations(original, self._target)
+            self._before = Counter() if isinstance(original, Diagnostic) else fstring_violations(original, self._source, self._target)
         return self._before
 
 

@@ -73,6 +73,10 @@ def lowest_python(requires_python: str) -> Optional[PythonVersion]:
 
 # -- the f-string grammar before 3.12 --------------------------------------------
 
+# Any f-string literal starts like this (so may some text that is not one:
+# it only saves walking trees that certainly have none).
+_FSTRING_PREFIX = re.compile(r"(?<![A-Za-z0-9_])(?:[rR]?[fF]|[fF][rR])[\"']")
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -82,13 +86,13 @@ class Violation:
     reason: str
 
 
-def fstring_violations(module: cst.Module, target: PythonVersion) -> "Counter[Violation]":
-    """Every f-string expression that parses only with PEP 701 (nothing from
-    3.12 on).  Before 3.12 an f-string is first read as a plain string, so
+def fstring_violations(module: cst.Module, source: str, target: PythonVersion) -> "Counter[Violation]":
+    """Every f-string expression of ``module`` (parsed from ``source``) that
+    parses only with PEP 701 (nothing from 3.12 on).  Before 3.12 an f-string is first read as a plain string, so
     its expressions cannot hold its own quote, a backslash, or (in a
     single-quoted one) a line break."""
     found: "Counter[Violation]" = Counter()
-    if target >= _PEP_701:
+    if target >= _PEP_701 or not _FSTRING_PREFIX.search(source):
         return found
     for quote, expression in _fstring_expressions(module):
         text = module.code_for_node(expression)
