@@ -6,7 +6,9 @@
 
 Each case is timed at n and at 10n, in rounds (n, 10n, n, 10n, ...) so that a
 change in the machine's load hits both sizes alike; the best time of each size
-is kept.  A ratio near 10 means linear, near 100 quadratic.
+is kept.  Times are CPU time of this process (time.process_time), which other
+processes on a shared machine disturb less than wall time.  A ratio near 10
+means linear, near 100 quadratic.
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ CASES = (
 
 
 def _time(case: Case, source: str) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     case.run(source)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def measure(case: Case, n: int, runs: int) -> Tuple[float, float]:

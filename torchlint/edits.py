@@ -152,9 +152,10 @@ class PositionState(CodegenState):
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
-            self.offset += len(token)
+            self.add_token(token)
 
     def add_token(self, value: str) -> None:
+        self.tokens.append(value)
         self.offset += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
@@ -203,12 +204,11 @@ class Located:
         self.module = module
         self.source = source
         self.index = LineIndex(source)
-        self._rendered: Optional[str] = None
-        self._map: Optional[SourceMap] = None
-        self.identical = state.offset == len(source) and module.code == source
-        if not self.identical:
-            self._rendered = module.code
-            self._map = SourceMap(self._rendered, source)
+        rendered = "".join(state.tokens)
+        state.tokens.clear()
+        # Usually the rendering is the text itself and needs no map.
+        self._rendered: Optional[str] = None if rendered == source else rendered
+        self._map = None if self._rendered is None else SourceMap(rendered, source)
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """The real character range of a node (libcst's syntactic range)."""
@@ -249,9 +249,7 @@ class Located:
         return self._map.span(start, end) if self._map is not None else (start, end)
 
     def _rendered_text(self) -> str:
-        if self._rendered is None:
-            self._rendered = self.module.code
-        return self._rendered
+        return self.source if self._rendered is None else self._rendered
 
     def _replacement_edits(self, replacement: Replacement) -> Optional[List[Edit]]:
         node, new_node = replacement.node, replacement.new_node
