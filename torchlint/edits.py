@@ -146,6 +146,7 @@ class PositionState(CodegenState):
         self.syntactic: Dict[cst.CSTNode, Tuple[int, int]] = {}
         self.inclusive: Dict[cst.CSTNode, Tuple[int, int]] = {}
         self.contexts: Dict[cst.CSTNode, NodeContext] = {}
+        self.popped_newline = ""
         self._wanted = wanted
         self._stack: List[int] = []
         self._quotes: List[str] = []
@@ -157,6 +158,13 @@ class PositionState(CodegenState):
     def add_token(self, value: str) -> None:
         self.tokens.append(value)
         self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        # A file without a final newline: the module takes back the last
+        # statement's newline after that statement's range was recorded.
+        if self.tokens:
+            self.popped_newline = self.tokens.pop()
+            self.offset -= len(self.popped_newline)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._stack.append(self.offset)
@@ -212,8 +220,7 @@ class Located:
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """The real character range of a node (libcst's syntactic range)."""
-        start, end = self._state.syntactic[node]
-        return self._map.span(start, end) if self._map is not None else (start, end)
+        return self._real(*self._state.syntactic[node])
 
     def range(self, node: cst.CSTNode) -> Tuple[Position, Position]:
         """The 1-based start and end positions of a node in the real text."""
@@ -246,6 +253,10 @@ class Located:
         return tuple(sorted(set(edits)))
 
     def _real(self, start: int, end: int) -> Tuple[int, int]:
+        """Real offsets of a rendered range (ranges of the last statement of
+        a file without a final newline end one newline past the text)."""
+        limit = len(self._rendered_text())
+        start, end = min(start, limit), min(end, limit)
         return self._map.span(start, end) if self._map is not None else (start, end)
 
     def _rendered_text(self) -> str:
@@ -257,10 +268,14 @@ class Located:
         if context.fstring_quotes:
             new_node = requote_inserted_strings(node, new_node, context.fstring_quotes)
         start, end = self._state.inclusive[node]
-        old = self.source[start:end] if self._map is None else self._rendered_text()[start:end]
-        if _render(node, self.module, context) != old:
+        text = self._rendered_text()
+        old, expected, new = text[start:end], _render(node, self.module, context), _render(new_node, self.module, context)
+        popped = self._state.popped_newline
+        if end > len(text) and popped and expected == old + popped and new.endswith(popped):
+            expected, new = old, new[: -len(popped)]  # the last statement of a file without a final newline
+        if expected != old:
             return None  # the node does not render as it sits in the module
-        local = _trimmed_edit(old, _render(new_node, self.module, context), 0)
+        local = _trimmed_edit(old, new, 0)
         if local is None:
             return []
         return self._mapped(Edit(start + local.start, start + local.end, local.text))
