@@ -20,6 +20,7 @@ from torchlint.model import Applicability, Edit
 from torchlint.rule import FixAvailability, Rule
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.target import PythonVersion, fstring_violations, lowest_python
+from tests.test_engine import BreakIt, RenameFoo
 
 TL101 = Settings(select=("TL101",)).lint_config(Path("a.py"))
 CALL, FIXED_CALL = "torch.zeros(3).cuda()", 'torch.zeros(3, device="cuda")'
@@ -205,19 +206,6 @@ def test_cli_fix_follows_requires_python(tmp_path: Path) -> None:
 # -- cost of many fixes ------------------------------------------------------------
 
 
-class Rename(Rule):
-    code = "TL906"
-    name = "rename"
-    summary = "test rule"
-    fix_availability = FixAvailability.ALWAYS
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in ("foo", "broken"):
-            new_name = "bar" if node.func.value == "foo" else "def"  # "def(...)" does not parse
-            new = node.with_changes(func=cst.Name(new_name))
-            self.report(node, "call", fix=self.replace(node, new, Applicability.SAFE, "rename"))
-
-
 @pytest.mark.parametrize("count", [16, 256])
 def test_one_bad_fix_among_many_costs_a_few_parses(count: int, monkeypatch: Any) -> None:
     parses: List[str] = []
@@ -228,9 +216,10 @@ def test_one_bad_fix_among_many_costs_a_few_parses(count: int, monkeypatch: Any)
         return real(source, path)
 
     monkeypatch.setattr(fixer, "parse_module", counting)
+    # The bad fix comes last: checking fixes one at a time would apply one per pass.
     source = "".join(f"x{i} = foo({i})\n" for i in range(count)) + "y = broken(1)\n"
-    result = fix_text(source, "a.py", LintConfig(rules=(Rename,), precheck=False))  # type: ignore[arg-type]
+    result = fix_text(source, "a.py", LintConfig(rules=(RenameFoo, BreakIt), precheck=False))  # type: ignore[arg-type]
     assert result.converged and len(result.applied) == count
-    assert [d.code for d in result.dropped] == ["TL906"] and "broken(1)" in result.source
+    assert [d.code for d in result.dropped] == ["TL902"] and "broken(1)" in result.source
     # Halving: about two parses per level of the search, not one per fix.
     assert len(parses) <= 2 * math.ceil(math.log2(count + 1)) + 3

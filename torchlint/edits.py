@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import io
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -269,7 +270,8 @@ class Located:
             new_node = requote_inserted_strings(node, new_node, context.fstring_quotes)
         start, end = self._state.inclusive[node]
         text = self._rendered_text()
-        old, expected, new = text[start:end], _render(node, self.module, context), _render(new_node, self.module, context)
+        old = text[start:end]
+        expected, new = _render(node, self.module, context), _render(new_node, self.module, context)
         popped = self._state.popped_newline
         if end > len(text) and popped and expected == old + popped and new.endswith(popped):
             expected, new = old, new[: -len(popped)]  # the last statement of a file without a final newline
@@ -289,8 +291,8 @@ class Located:
         if real_end - real_start == edit.end - edit.start:
             return [Edit(real_start, real_end, edit.text)]
         rendered = self._rendered_text()
-        old_lines = rendered[edit.start : edit.end].splitlines(keepends=True)
-        new_lines = edit.text.splitlines(keepends=True)
+        old_lines = _lines(rendered[edit.start : edit.end])
+        new_lines = _lines(edit.text)
         pieces: List[Edit] = []
         line_offsets = [edit.start]
         for line in old_lines:
@@ -327,6 +329,12 @@ class Located:
         text = self.source
         prefix = "" if not text or text.endswith(("\n", "\r")) else newline
         return Edit(len(text), len(text), f"{prefix}import {name}{newline}")
+
+
+def _lines(text: str) -> List[str]:
+    """Lines with their ends, broken at \n, \r\n and \r only (as Python
+    counts lines; ``str.splitlines`` also breaks at form feeds)."""
+    return io.StringIO(text, newline="").readlines()
 
 
 def _render(node: cst.CSTNode, module: cst.Module, context: NodeContext) -> str:

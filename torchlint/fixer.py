@@ -166,13 +166,11 @@ class _Checker:
         self._path = path
         self._target = target
         self._before: "Optional[Counter[Violation]]" = None
-        self.parses = 0
 
     def check(self, text: str, original: str, edits: Sequence[Edit]) -> "Union[cst.Module, _Refusal]":
         """The parsed fixed text, or why it is refused."""
         if not unchanged_outside(original, text, edits):
             return _Refusal(DropReason.OUTSIDE_EDITS)
-        self.parses += 1
         module = parse_module(text, self._path)
         if isinstance(module, Diagnostic):
             return _Refusal(DropReason.UNPARSABLE)
@@ -187,9 +185,11 @@ class _Checker:
     def _baseline(self) -> "Counter[Violation]":
         """What the original text already had: fixes are not blamed for it."""
         if self._before is None:
-            self.parses += 1
             original = parse_module(self._source, self._path)
-            self._before = Counter() if isinstance(original, Diagnostic) else fstring_violations(original, self._source, self._target)
+            self._before = (
+                Counter() if isinstance(original, Diagnostic)
+                else fstring_violations(original, self._source, self._target)
+            )
         return self._before
 
 

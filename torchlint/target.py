@@ -16,7 +16,7 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.tree import child_fields
+from torchlint.tree import children, walk
 
 
 @dataclass(frozen=True, order=True)
@@ -117,12 +117,7 @@ def _fstring_expressions(module: cst.Module) -> List[Tuple[str, cst.CSTNode]]:
             quote = node.quote
         elif isinstance(node, cst.FormattedStringExpression) and quote is not None:
             pairs.append((quote, node.expression))
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append((value, quote))
-            elif isinstance(value, (list, tuple)):
-                stack.extend((item, quote) for item in value if isinstance(item, cst.CSTNode))
+        stack.extend((child, quote) for child in children(node))
     return pairs
 
 
@@ -148,19 +143,7 @@ def requote_inserted_strings(
 
 
 def _string_ids(node: cst.CSTNode) -> FrozenSet[int]:
-    ids: List[int] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.SimpleString):
-            ids.append(id(current))
-        for name in child_fields(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
-    return frozenset(ids)
+    return frozenset(id(found) for found, _ in walk(node) if isinstance(found, cst.SimpleString))
 
 
 class _Requoter(cst.CSTTransformer):
