@@ -305,3 +305,38 @@ def test_symlink_in_the_tree_gives_no_duplicates_and_no_false_write_error(tmp_pa
     assert fixed.returncode == 0 and fixed.stderr == "", fixed.stderr
     assert (tmp_path / "pkg" / "a.py").read_text() == DL_FIXED
     assert os.readlink(tmp_path / "pkg" / "link.py") == "a.py"
+
+
+def run_bytes(args: Sequence[str], cwd: Path, stdin: bytes) -> "subprocess.CompletedProcess[bytes]":
+    env = {k: v for k, v in os.environ.items() if k != "TORCHLINT_OUTPUT_FORMAT"}
+    return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, input=stdin,
+                          capture_output=True, env=env)
+
+
+def test_stdin_check_fix_prints_only_code_on_stdout(tmp_path: Path) -> None:
+    source = "import torch\n" + DL_SOURCE + "x = torch.zeros(3).cuda()\n"
+    fixed = "import torch\n" + DL_SOURCE + 'x = torch.zeros(3, device="cuda")\n'
+    for output_format in ("json", "full"):
+        result = run(["check", "--fix", "-", "--stdin-filename", "x.py", "--output-format", output_format],
+                     tmp_path, source)
+        assert result.returncode == 1 and result.stdout == fixed  # the TL201 finding remains
+        if output_format == "json":
+            assert [d["code"] for d in json.loads(result.stderr)] == ["TL201"]
+        else:
+            assert "TL201" in result.stderr
+
+
+def test_stdin_fix_echoes_undecodable_input(tmp_path: Path) -> None:
+    data = b"import torch\nx = '\xff'\ny = torch.zeros(3).cuda()\n"
+    for command in (["fix", "-"], ["check", "--fix", "-"]):
+        result = run_bytes(command, tmp_path, data)
+        assert result.returncode == 1 and result.stdout == data
+        errors = [line for line in result.stderr.decode().splitlines() if "TL000" in line]
+        assert len(errors) == 1 and "not valid utf-8" in errors[0]
+
+
+def test_stdin_fix_answers_in_the_input_encoding(tmp_path: Path) -> None:
+    data = "# coding: latin-1\nimport torch\ns = 'caf\xe9'\r\ny = torch.zeros(3).cuda()\n".encode("latin-1")
+    result = run_bytes(["fix", "-"], tmp_path, data)
+    assert result.returncode == 0
+    assert result.stdout == data.replace(b"torch.zeros(3).cuda()", b'torch.zeros(3, device="cuda")')

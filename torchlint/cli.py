@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import os
 import select
@@ -18,16 +19,16 @@ from torchlint import __version__
 from torchlint import baseline as baseline_module
 from torchlint.discovery import discover
 from torchlint.engine import LintConfig, lint_source, parse_error
-from torchlint.fixer import fix_text
+from torchlint.fixer import FixResult, fix_text
 from torchlint.model import Diagnostic
-from torchlint.registry import all_rules, by_code_or_name
+from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
 from torchlint.runner import (
     FileOutcome, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.sourcefile import SourceError, decode, write_atomically
+from torchlint.sourcefile import SourceError, SourceFile, decode, write_atomically
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -49,6 +50,8 @@ def _selection_options(function: F) -> F:
         click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too (for pre-commit)."),
         click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore (default: on)."),
         click.option("--torch-version", help='The torch release the code targets, e.g. "1.13".'),
+        click.option("--target-version", help='The oldest Python the code must run on, e.g. "py39": '
+                     "fixes must parse there (default: requires-python's lower bound, else py39)."),
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Use this configuration file only."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--stdin-filename", help="The name to give standard input (read it with `-`)."),
@@ -74,6 +77,7 @@ def _resolver(kwargs: Any) -> SettingsResolver:
         extend_exclude=_split(kwargs["extend_exclude"]),
         torch_version=kwargs["torch_version"],
         respect_gitignore=kwargs["respect_gitignore"],
+        target_version=kwargs["target_version"],
     )
     if kwargs["config_file"] is not None and not kwargs["config_file"].is_file():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
@@ -124,10 +128,17 @@ def _use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def _read_stdin() -> str:
-    data = sys.stdin.buffer.read()
-    text, _, _ = decode(data)
-    return text
+def _echo_drops(path: str, result: FixResult) -> None:
+    """One stderr line per fix that was left out, saying why."""
+    for drop in result.drops:
+        click.echo(f"torchlint: {path}:{drop.diagnostic.start.line}: {drop.note}", err=True)
+
+
+def _write_stdout_bytes(data: bytes) -> None:
+    """Write bytes as they are (a filter answers in its input's encoding)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool) -> Tuple[List[Path], List[Diagnostic]]:
@@ -246,6 +257,7 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     try:
         resolver = _resolver(kwargs)
         unsafe = bool(kwargs["unsafe_fixes"])
+        fixing_stdin = apply_fix and _reads_stdin(paths, kwargs["stdin_filename"])
         if _reads_stdin(paths, kwargs["stdin_filename"]):
             errors: List[Diagnostic] = []
             outcomes = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])]
@@ -270,10 +282,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     for outcome in outcomes:
         if outcome.write_error:
             click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
-        if outcome.fixed and outcome.fixed.dropped:
-            for dropped in outcome.fixed.dropped:
-                click.echo(f"torchlint: {outcome.path}:{dropped.start.line}: the fix for {dropped.code} "
-                           "would leave the file unparsable; it was not applied", err=True)
+        if outcome.fixed:
+            _echo_drops(outcome.path, outcome.fixed)
     sources = sources_of(outcomes)
     for outcome in outcomes:
         if outcome.fixed is not None and not outcome.write_error:
@@ -306,7 +316,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
             _fail(f"{output_file}: {error}")
             return
     elif text:
-        click.echo(text, nl=False)
+        # Fixing standard input: standard output carries the code alone.
+        click.echo(text, nl=False, err=fixing_stdin)
     write_failed = any(o.write_error for o in outcomes)
     if exit_zero and not write_failed:
         sys.exit(EXIT_CLEAN)
@@ -333,22 +344,35 @@ def _reads_stdin(paths: Sequence[str], stdin_filename: Optional[str]) -> bool:
 
 def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], apply_fix: bool,
                  unsafe: bool, force_exclude: bool) -> FileOutcome:
+    """Lint (or, as a filter, fix) standard input.  When fixing, standard
+    output always gets the whole file in its own encoding: the input itself
+    when it cannot be decoded or nothing was fixed, so an editor that pipes
+    its buffer through never loses it."""
     name = stdin_filename or "-"
+    data = sys.stdin.buffer.read()
     try:
-        text = _read_stdin()
+        text, encoding, bom = decode(data)
     except SourceError as error:
+        if apply_fix:
+            _write_stdout_bytes(data)
         return FileOutcome(name, (parse_error(name, str(error)),))
     settings = resolver.for_path(Path(name))
     if force_exclude and stdin_filename and settings.is_excluded(Path(name)):
         if apply_fix:
-            sys.stdout.write(text)
+            _write_stdout_bytes(data)
         return FileOutcome(name, ())
     config = settings.lint_config(Path(name))
     if is_notebook(Path(name)):
         return _stdin_notebook(text, name, config, apply_fix, unsafe)
     if apply_fix:
         result = fix_text(text, name, config, unsafe=unsafe)
-        sys.stdout.write(result.source)
+        try:
+            fixed = SourceFile(Path(name), text, encoding, bom, "").encode(result.source) if result.changed else data
+        except UnicodeEncodeError:
+            error_text = f"the fixed text cannot be written in {encoding}; input left unchanged"
+            _write_stdout_bytes(data)
+            return FileOutcome(name, (parse_error(name, error_text),) + result.remaining, text)
+        _write_stdout_bytes(fixed)
         return FileOutcome(name, result.remaining, result.source, result)
     return FileOutcome(name, tuple(lint_source(text, name, config)), text)
 
@@ -378,7 +402,13 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         resolver = _resolver(kwargs)
         if _reads_stdin(paths, kwargs["stdin_filename"]):
             outcome = _check_stdin(resolver, kwargs["stdin_filename"], True, unsafe, kwargs["force_exclude"])
-            sys.exit(EXIT_FINDINGS if outcome.diagnostics and outcome.diagnostics[0].code == "TL000" else EXIT_CLEAN)
+            if outcome.fixed is not None:
+                _echo_drops(outcome.path, outcome.fixed)
+            problems = [d for d in outcome.diagnostics if d.code == PARSE_ERROR_CODE]
+            for problem in problems:
+                click.echo(f"{problem.path}:{problem.start.line}:{problem.start.column}: "
+                           f"{problem.code} {problem.message}", err=True)
+            sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
         files, errors = _collect(paths, resolver, kwargs["force_exclude"])
         outcomes = cached_run(files, resolver.for_path, partial(fix_file, unsafe=unsafe, write=apply_fixes),
                               cache=_cache(kwargs), jobs=_jobs(kwargs),
@@ -395,11 +425,10 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
             click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
             problems.append(parse_error(outcome.path, outcome.write_error))
             continue
+        if result is not None:
+            _echo_drops(outcome.path, result)
         if result is None or not result.changed or outcome.source is None:
             continue
-        for dropped in result.dropped:
-            click.echo(f"torchlint: {outcome.path}:{dropped.start.line}: the fix for {dropped.code} "
-                       "would leave the file unparsable; it was not applied", err=True)
         fixed_files += 1
         fixed_total += len(result.applied)
         if not apply_fixes:
@@ -431,8 +460,10 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
 
 def unified_diff(before: str, after: str, path: str) -> str:
     """A ``git diff``-style unified diff of one file."""
+    # Lines end at \n, \r\n or \r only (str.splitlines also breaks at form feeds).
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        io.StringIO(before, newline="").readlines(), io.StringIO(after, newline="").readlines(),
+        f"a/{path}", f"b/{path}",
     )
     text = ""
     for line in lines:

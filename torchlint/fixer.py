@@ -1,14 +1,50 @@
-"""Apply fixes in passes, re-linting until nothing changes."""
+"""Apply fixes in passes, re-linting until nothing changes.
+
+Every pass applies all non-overlapping fixes at once, checks the result once
+(it parses, it parses on the target Python, and no byte outside the edits
+changed) and lints the module it parsed, so a pass costs about one parse and
+one lint however many fixes it holds.  When the check fails, the culprits are
+found by halving the set of fixes, not one fix at a time.
+"""
 
 from __future__ import annotations
 
+import bisect
+import enum
+from collections import Counter
 from dataclasses import dataclass
-from typing import List, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.engine import LintConfig, lint_source, parse_module
+import libcst as cst
+
+from torchlint.engine import LintConfig, lint_module, lint_source, parse_module
 from torchlint.model import Diagnostic, Edit
+from torchlint.target import PythonVersion, Violation, fstring_violations, new_violations
 
 MAX_PASSES = 10
+
+
+class DropReason(enum.Enum):
+    """Why a fix was not applied."""
+
+    UNPARSABLE = "would leave the file unparsable"
+    TARGET_SYNTAX = "would not parse on the target Python"
+    OUTSIDE_EDITS = "would change text outside its edits"
+
+
+@dataclass(frozen=True)
+class DroppedFix:
+    """A fix that was left out, and why."""
+
+    diagnostic: Diagnostic
+    reason: DropReason
+    detail: str = ""
+
+    @property
+    def note(self) -> str:
+        """One line for the user, e.g. for stderr."""
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"the fix for {self.diagnostic.code} {self.reason.value}{detail}; it was not applied"
 
 
 @dataclass(frozen=True)
@@ -20,6 +56,7 @@ class FixResult:
     remaining: Tuple[Diagnostic, ...]
     dropped: Tuple[Diagnostic, ...]
     converged: bool
+    drops: Tuple[DroppedFix, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -39,44 +76,121 @@ def apply_edits(source: str, edits: Sequence[Edit]) -> str:
     return "".join(reversed(pieces))
 
 
-def _overlaps(edit: Edit, taken: Sequence[Edit]) -> bool:
-    for other in taken:
-        if edit == other:
-            continue
-        if edit.start < other.end and other.start < edit.end:
-            return True
-        if edit.start == edit.end == other.start == other.end:
-            return True
-        if edit.start == edit.end and other.start < edit.start < other.end:
-            return True
-        if other.start == other.end and edit.start < other.start < edit.end:
-            return True
-    return False
+def _overlaps(edit: Edit, other: Edit) -> bool:
+    """Whether two different edits cannot both be applied: their ranges
+    overlap, they insert at the same point, or one inserts inside the other."""
+    if edit == other:
+        return False
+    if edit.start < other.end and other.start < edit.end:
+        return True
+    if edit.start == edit.end == other.start == other.end:
+        return True
+    if edit.start == edit.end and other.start < edit.start < other.end:
+        return True
+    return other.start == other.end and edit.start < other.start < edit.end
+
+
+class _TakenEdits:
+    """Edits already chosen for a pass, sorted, so a new edit is checked
+    against its neighbours only (n log n for n edits, not n squared)."""
+
+    def __init__(self) -> None:
+        self._edits: List[Edit] = []
+
+    def clashes(self, edit: Edit) -> bool:
+        """Whether ``edit`` overlaps one of the chosen edits."""
+        # Chosen edits never overlap each other, so only those starting at
+        # or before ``edit.end`` (and the one just before it) can clash.
+        index = max(bisect.bisect_left(self._edits, edit) - 1, 0)
+        while index < len(self._edits) and self._edits[index].start <= edit.end:
+            if _overlaps(edit, self._edits[index]):
+                return True
+            index += 1
+        return False
+
+    def add(self, edit: Edit) -> None:
+        index = bisect.bisect_left(self._edits, edit)
+        if index == len(self._edits) or self._edits[index] != edit:
+            self._edits.insert(index, edit)
 
 
 def select_fixes(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
     """The diagnostics whose fixes can go in one pass without overlapping."""
     chosen: List[Diagnostic] = []
-    taken: List[Edit] = []
+    taken = _TakenEdits()
     for diagnostic in sorted(diagnostics, key=lambda d: (d.fix.span if d.fix else (0, 0), d.sort_key)):
         assert diagnostic.fix is not None
-        if any(_overlaps(edit, taken) for edit in diagnostic.fix.edits):
+        if any(taken.clashes(edit) for edit in diagnostic.fix.edits):
             continue
         chosen.append(diagnostic)
-        taken.extend(e for e in diagnostic.fix.edits if e not in taken)
+        for edit in diagnostic.fix.edits:
+            taken.add(edit)
     return chosen
 
 
 def _edits_of(diagnostics: Sequence[Diagnostic]) -> List[Edit]:
-    edits: List[Edit] = []
-    for diagnostic in diagnostics:
-        assert diagnostic.fix is not None
-        edits.extend(e for e in diagnostic.fix.edits if e not in edits)
-    return edits
+    """The edits of several fixes, each shared edit (an import) once."""
+    return list(dict.fromkeys(edit for d in diagnostics if d.fix is not None for edit in d.fix.edits))
 
 
-def _parses(source: str, path: str) -> bool:
-    return not isinstance(parse_module(source, path), Diagnostic)
+def unchanged_outside(before: str, after: str, edits: Sequence[Edit]) -> bool:
+    """Whether ``after`` is ``before`` with exactly ``edits`` applied: every
+    character outside the edits' ranges is where it was (edits that overlap
+    fail)."""
+    cursor = position = 0
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
+        if edit.start < cursor:
+            return False
+        gap = edit.start - cursor
+        if after[position : position + gap] != before[cursor : edit.start]:
+            return False
+        position += gap
+        if after[position : position + len(edit.text)] != edit.text:
+            return False
+        position += len(edit.text)
+        cursor = edit.end
+    return after[position:] == before[cursor:]
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    reason: DropReason
+    detail: str = ""
+
+
+class _Checker:
+    """Decides whether a fixed text may replace the original."""
+
+    def __init__(self, source: str, path: str, target: PythonVersion) -> None:
+        self._source = source
+        self._path = path
+        self._target = target
+        self._before: "Optional[Counter[Violation]]" = None
+
+    def check(self, text: str, original: str, edits: Sequence[Edit]) -> "Union[cst.Module, _Refusal]":
+        """The parsed fixed text, or why it is refused."""
+        if not unchanged_outside(original, text, edits):
+            return _Refusal(DropReason.OUTSIDE_EDITS)
+        module = parse_module(text, self._path)
+        if isinstance(module, Diagnostic):
+            return _Refusal(DropReason.UNPARSABLE)
+        found = fstring_violations(module, text, self._target)
+        if found:
+            introduced = new_violations(self._baseline(), found)
+            if introduced:
+                detail = f"target-version {self._target}: {introduced[0].reason}"
+                return _Refusal(DropReason.TARGET_SYNTAX, detail)
+        return module
+
+    def _baseline(self) -> "Counter[Violation]":
+        """What the original text already had: fixes are not blamed for it."""
+        if self._before is None:
+            original = parse_module(self._source, self._path)
+            self._before = (
+                Counter() if isinstance(original, Diagnostic)
+                else fstring_violations(original, self._source, self._target)
+            )
+        return self._before
 
 
 def _fix_key(diagnostic: Diagnostic) -> Tuple[str, str, Tuple[Edit, ...]]:
@@ -84,39 +198,64 @@ def _fix_key(diagnostic: Diagnostic) -> Tuple[str, str, Tuple[Edit, ...]]:
     return (diagnostic.code, diagnostic.message, diagnostic.fix.edits)
 
 
+class _Pass:
+    """One pass: the largest set of the chosen fixes that passes the check,
+    found by halving (a few parses per bad fix, not one per fix)."""
+
+    def __init__(self, text: str, checker: _Checker) -> None:
+        self.text = text
+        self.module: Optional[cst.Module] = None
+        self.accepted: List[Diagnostic] = []
+        self.drops: List[DroppedFix] = []
+        self._original = text
+        self._checker = checker
+
+    def attempt(self, group: Sequence[Diagnostic]) -> None:
+        edits = _edits_of([*self.accepted, *group])
+        trial = apply_edits(self._original, edits)
+        verdict = self._checker.check(trial, self._original, edits)
+        if isinstance(verdict, cst.Module):
+            self.accepted.extend(group)
+            self.text, self.module = trial, verdict
+        elif len(group) == 1:
+            self.drops.append(DroppedFix(group[0], verdict.reason, verdict.detail))
+        else:
+            middle = len(group) // 2
+            self.attempt(group[:middle])
+            self.attempt(group[middle:])
+
+
 def fix_text(
     source: str, path: str, config: LintConfig, *, unsafe: bool = False, max_passes: int = MAX_PASSES
 ) -> FixResult:
     """Fix ``source`` until no applicable fix is left (or ``max_passes``)."""
     applied: List[Diagnostic] = []
-    dropped: List[Diagnostic] = []
+    drops: List[DroppedFix] = []
     dropped_keys: Set[Tuple[str, str, Tuple[Edit, ...]]] = set()
+    checker = _Checker(source, path, config.target_version)
     text = source
     diagnostics = lint_source(text, path, config)
+
+    def result(converged: bool) -> FixResult:
+        dropped = tuple(drop.diagnostic for drop in drops)
+        return FixResult(text, tuple(applied), tuple(diagnostics), dropped, converged, tuple(drops))
+
     for _ in range(max_passes):
         candidates = [
             d for d in diagnostics if d.fixable(unsafe) and _fix_key(d) not in dropped_keys
         ]
         if not candidates:
-            return FixResult(text, tuple(applied), tuple(diagnostics), tuple(dropped), True)
-        chosen = select_fixes(candidates)
-        candidate_text = apply_edits(text, _edits_of(chosen))
-        if not _parses(candidate_text, path):
-            # Find the culprits one by one, keeping every fix that parses.
-            candidate_text, kept = text, []
-            for diagnostic in chosen:
-                trial = apply_edits(candidate_text, _edits_of([diagnostic]))
-                if _parses(trial, path):
-                    candidate_text = trial
-                    kept.append(diagnostic)
-                    break  # later fixes' offsets are stale; re-lint first
-                dropped.append(diagnostic)
-                dropped_keys.add(_fix_key(diagnostic))
-            chosen = kept
-        applied.extend(chosen)
-        text = candidate_text
-        diagnostics = lint_source(text, path, config)
+            return result(True)
+        one_pass = _Pass(text, checker)
+        one_pass.attempt(select_fixes(candidates))
+        drops.extend(one_pass.drops)
+        dropped_keys.update(_fix_key(drop.diagnostic) for drop in one_pass.drops)
+        if one_pass.module is None:
+            continue  # nothing applied: the same findings, minus the dropped fixes
+        applied.extend(one_pass.accepted)
+        text = one_pass.text
+        diagnostics = lint_module(one_pass.module, text, path, config) if config.rules else []
     converged = not any(
         d.fixable(unsafe) and _fix_key(d) not in dropped_keys for d in diagnostics
     )
-    return FixResult(text, tuple(applied), tuple(diagnostics), tuple(dropped), converged)
+    return result(converged)

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from torchlint.engine import LintConfig
 from torchlint.registry import all_rules, by_code_or_name, expand_selector, suggest
 from torchlint.rule import CURRENT_TORCH, OptionValue, RuleClass, TorchVersion
+from torchlint.target import DEFAULT_TARGET, PythonVersion, lowest_python
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,7 +39,7 @@ DEFAULT_EXCLUDES: Tuple[str, ...] = (
 
 _TOP_LEVEL_KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude",
-    "extend-exclude", "torch-version", "respect-gitignore",
+    "extend-exclude", "torch-version", "respect-gitignore", "target-version",
 }
 
 
@@ -70,6 +71,7 @@ class Settings:
     extend_exclude: Tuple[str, ...] = ()
     torch_version: Optional[str] = None
     respect_gitignore: bool = True
+    target_version: Optional[str] = None
     rule_options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     config_file: Optional[Path] = None
@@ -87,6 +89,11 @@ class Settings:
                 TorchVersion.parse(self.torch_version)
             except ValueError as error:
                 raise ConfigError(_where(self.config_file, f"torch-version: {error}")) from None
+        if self.target_version is not None:
+            try:
+                PythonVersion.parse(self.target_version)
+            except ValueError as error:
+                raise ConfigError(_where(self.config_file, f"target-version: {error}")) from None
 
     # -- derived values ---------------------------------------------------
 
@@ -100,6 +107,13 @@ class Settings:
         if self.torch_version is not None:
             return TorchVersion.parse(self.torch_version)
         return detect_torch_version(self.root) or CURRENT_TORCH
+
+    def target_python(self) -> PythonVersion:
+        """The oldest Python the code must run on: ``target-version``, else
+        the lower bound of the project's ``requires-python``, else py39."""
+        if self.target_version is not None:
+            return PythonVersion.parse(self.target_version)
+        return detect_python_version(self.root) or DEFAULT_TARGET
 
     def enabled_rules(self, path: Optional[Path] = None) -> Tuple[RuleClass, ...]:
         """The rules that run on ``path`` after select/ignore/per-file-ignores."""
@@ -144,6 +158,7 @@ class Settings:
             torch_version=self.target_torch(),
             options=self.rule_options,
             precheck=precheck,
+            target_version=self.target_python(),
         )
 
     def with_overrides(self, overrides: "Overrides") -> "Settings":
@@ -163,6 +178,8 @@ class Settings:
             changes["torch_version"] = overrides.torch_version
         if overrides.respect_gitignore is not None:
             changes["respect_gitignore"] = overrides.respect_gitignore
+        if overrides.target_version is not None:
+            changes["target_version"] = overrides.target_version
         return replace(self, **changes) if changes else self
 
 
@@ -177,6 +194,7 @@ class Overrides:
     extend_exclude: Tuple[str, ...] = ()
     torch_version: Optional[str] = None
     respect_gitignore: Optional[bool] = None
+    target_version: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Checked here so that an error names the flag, not a config file.
@@ -343,6 +361,10 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             if not isinstance(value, str):
                 raise ConfigError(f"{path}: `torch-version` must be a string such as \"1.13\"")
             values["torch_version"] = value
+        elif key == "target-version":
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}: `target-version` must be a string such as \"py39\"")
+            values["target_version"] = value
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: `respect-gitignore` must be a boolean")
@@ -496,6 +518,20 @@ def detect_torch_version(root: Path) -> Optional[TorchVersion]:
             continue
     versions = [v for v in (version_from_requirement(line) for line in lines) if v is not None]
     return min(versions, key=lambda v: (v.major, v.minor)) if versions else None
+
+
+@lru_cache(maxsize=64)
+def detect_python_version(root: Path) -> Optional[PythonVersion]:
+    """The lower bound of ``requires-python`` in the project's pyproject.toml."""
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        project = _read_toml(pyproject).get("project", {})
+    except ConfigError:
+        return None
+    requires = project.get("requires-python") if isinstance(project, dict) else None
+    return lowest_python(requires) if isinstance(requires, str) else None
 
 
 def rule_codes(rules: Sequence[RuleClass]) -> Tuple[str, ...]:

@@ -60,9 +60,17 @@ def _matches(codes: FrozenSet[str], code: str, name: str) -> bool:
     return "*" in codes or code in codes or name in codes or code.lower() in codes
 
 
-def _comments(source: str) -> Iterator[Tuple[int, str, bool]]:
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(source: str) -> Tuple[str, ...]:
+    """The file's lines as the tokenizer numbers them: ``str.splitlines``
+    would also break at form feeds and other separators."""
+    return tuple(_LINE_BREAK.split(source))
+
+
+def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[Tuple[int, str, bool]]:
     """(line, comment text, whether the comment is alone on its line)."""
-    lines = source.splitlines()
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type == tokenize.COMMENT:
@@ -76,12 +84,27 @@ def _comments(source: str) -> Iterator[Tuple[int, str, bool]]:
                 yield index, line[position:], line[:position].strip() == ""
 
 
-def _next_code_line(lines: Tuple[str, ...], after: int) -> Optional[int]:
-    for index in range(after, len(lines)):
-        stripped = lines[index].strip()
-        if stripped and not stripped.startswith("#"):
-            return index + 1
-    return None
+class _NextCodeLine:
+    """The first line below a comment that holds code.  Comments come in
+    increasing line order, so one forward scan answers them all: thousands
+    of own-line comments in a row cost linear time, not quadratic."""
+
+    def __init__(self, lines: Tuple[str, ...]) -> None:
+        self._lines = lines
+        self._from = 0  # no code line in lines[_from:_found]
+        self._found = -1  # index of a code line (len(lines): none); -1: not yet scanned
+
+    def after(self, row: int) -> Optional[int]:
+        """The 1-based number of the first code line below line ``row``."""
+        if not self._from <= row <= self._found:
+            index = row
+            while index < len(self._lines):
+                stripped = self._lines[index].strip()
+                if stripped and not stripped.startswith("#"):
+                    break
+                index += 1
+            self._from, self._found = row, index
+        return self._found + 1 if self._found < len(self._lines) else None
 
 
 def parse_suppressions(source: str) -> Suppressions:
@@ -91,8 +114,9 @@ def parse_suppressions(source: str) -> Suppressions:
     trailing: Dict[int, FrozenSet[str]] = {}
     own_line: Dict[int, FrozenSet[str]] = {}
     file_level: FrozenSet[str] = frozenset()
-    lines = tuple(source.splitlines())
-    for row, text, alone in _comments(source):
+    lines = _lines(source)
+    next_code = _NextCodeLine(lines)
+    for row, text, alone in _comments(source, lines):
         codes: FrozenSet[str] = frozenset()
         for match in _DIRECTIVE.finditer(text):
             kind = match.group("kind").lower()
@@ -109,7 +133,7 @@ def parse_suppressions(source: str) -> Suppressions:
             continue
         if alone:
             # An own-line ``# torchlint: ignore[...]`` covers the next statement.
-            target = _next_code_line(lines, row)
+            target = next_code.after(row)
             if target is not None:
                 own_line[target] = own_line.get(target, frozenset()) | codes
         else:
