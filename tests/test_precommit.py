@@ -198,3 +198,31 @@ def test_notebook_with_a_finding_is_refused(hooks: Hooks, tmp_path: Path) -> Non
     assert result.returncode != 0, output
     assert "TL501" in output and "explore.ipynb" in output
     assert commit_count(project, hooks) == 0
+
+
+def readme_snippet() -> str:
+    """The pre-commit configuration README.md shows, exactly as printed."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- pre-commit-snippet:start -->", 1)[1].split("<!-- pre-commit-snippet:end -->", 1)[0]
+    return block.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_snippet_works_as_printed(hooks: Hooks, tmp_path: Path) -> None:
+    """README's `repo: local` snippet, copied verbatim, with torchlint on PATH."""
+    env = dict(hooks.env, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".pre-commit-config.yaml").write_text(readme_snippet(), encoding="utf-8")
+    git(project, env, "init", "-q")
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env,
+                   capture_output=True, text=True, check=True, timeout=120)
+    git(project, env, "add", ".pre-commit-config.yaml")
+    local = Hooks(hooks.repo, hooks.rev, env)
+    fixed = commit(project, local, {"train.py": FIXABLE})
+    assert fixed.returncode != 0 and (project / "train.py").read_text(encoding="utf-8") == FIXED
+    refused = commit(project, local, {"train.py": FIXED, "model.py": BAD})
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "TL501" in output and "model.py:3:9" in output, output
+    assert commit_count(project, local) == 0
+    clean = commit(project, local, {"model.py": CLEAN})
+    assert clean.returncode == 0, clean.stdout + clean.stderr
