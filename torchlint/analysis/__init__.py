@@ -1,0 +1,1 @@
+"""Facts about one file, shared by the rules (see ``facts.py``)."""
