@@ -16,6 +16,7 @@ from typing import (
     Any,
     ClassVar,
     Dict,
+    FrozenSet,
     List,
     Mapping,
     Optional,
@@ -27,6 +28,7 @@ from typing import (
 
 import libcst as cst
 
+from torchlint.analysis import Analysis, Facts
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
 
@@ -127,6 +129,11 @@ class FileContext:
     options: Mapping[str, Mapping[str, OptionValue]]
     parents: List[cst.CSTNode] = field(default_factory=list)
     reports: List[Report] = field(default_factory=list)
+    facts: Facts = field(init=False)
+    """The file's shared analyses, each built on first use."""
+
+    def __post_init__(self) -> None:
+        self.facts = Facts(self.module, self.names, path=self.path)
 
 
 def _doc_sections(doc: str) -> Dict[str, str]:
@@ -176,6 +183,10 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     torch_versions: ClassVar[str] = "all versions"
     options: ClassVar[Mapping[str, Option]] = {}
+    requires: ClassVar[FrozenSet[Analysis]] = frozenset()
+    """The shared analyses the rule reads (``self.facts.values``...); the
+    runner builds the cross-file index only when a rule lists ``PROJECT``.
+    File analyses are built on first use whatever this says."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 
@@ -198,6 +209,11 @@ class Rule:
     def names(self) -> ImportTable:
         """The file's import table."""
         return self.context.names
+
+    @property
+    def facts(self) -> Facts:
+        """The file's shared facts: ``self.facts.values.of(expr)``, ..."""
+        return self.context.facts
 
     @property
     def parents(self) -> Sequence[cst.CSTNode]:
