@@ -111,7 +111,7 @@ DEVICE_STRING = re.compile(
     r"^(?:cuda|cpu|mps|xpu|meta|hpu|npu|xla|mtia|ipu|privateuseone|vulkan|hip)(?::\d+)?$"
 )
 _DEVICE_FSTRING_PREFIX = re.compile(r"^(?:cuda|cpu|mps|xpu|hpu|npu|xla)(?::|$)")
-_INT_RETURNING: FrozenSet[str] = frozenset(
+INDEX_RETURNING: FrozenSet[str] = frozenset(
     {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
 )
 """Calls returning a device index."""
@@ -490,7 +490,7 @@ class Values:
                 if first_text is not None:
                     return Device(DeviceKind.ACCELERATOR, expr)
                 return Device(DeviceKind.VARIABLE, expr)
-            if qualified in _INT_RETURNING:
+            if qualified in INDEX_RETURNING:
                 return Device(DeviceKind.VARIABLE, expr)
             if isinstance(expr.func, cst.Name) and expr.func.value == "int" and not self._scopes.resolve(expr.func):
                 return Device(DeviceKind.VARIABLE, expr)
