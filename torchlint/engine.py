@@ -31,7 +31,10 @@ from torchlint.tree import child_fields
 from torchlint.suppress import Suppressions, parse_suppressions
 
 Handler = Callable[[cst.CSTNode], None]
-_SCOPE_NODES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Nodes that open a scope (exact types: isinstance on libcst's ABCs is slow).
+_SCOPE_NODES = frozenset({
+    cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+})
 
 
 @dataclass(frozen=True)
@@ -95,13 +98,13 @@ class _Dispatcher:
         if handlers:
             for handler in handlers:
                 handler(node)
-        if isinstance(node, _SCOPE_NODES):
+        if type(node) in _SCOPE_NODES:
             self._context.names.enter(node)
         self._context.parents.append(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._context.parents.pop()
-        if isinstance(original_node, _SCOPE_NODES):
+        if type(original_node) in _SCOPE_NODES:
             self._context.names.leave(original_node)
         handlers = self._leave.get(type(original_node).__name__)
         if handlers:

@@ -134,13 +134,17 @@ class ImportTable:
         """The dotted path ``local`` was imported as, seen from ``scope`` (by
         default where the traversal is), if every binding agrees."""
         where = scope if scope is not None else self.current_scope
-        bindings = where.lookup(local)
-        if not bindings:
-            return self._star_binding(local, where)
-        targets = {b.imported if b.kind is BindingKind.IMPORT else None for b in bindings}
-        if len(targets) != 1:
-            return None
-        return targets.pop()
+        owner = where.owner_of(local)
+        if owner is None:
+            return self._star_binding(local, where) if self.scopes.star_imports else None
+        target: Optional[str] = None
+        for binding in owner.bindings[local]:
+            if binding.kind is not BindingKind.IMPORT or binding.imported is None:
+                return None
+            if target is not None and binding.imported != target:
+                return None
+            target = binding.imported
+        return target
 
     @staticmethod
     def _star_binding(local: str, scope: Scope) -> Optional[str]:
@@ -158,19 +162,23 @@ class ImportTable:
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""
-        name = dotted(expr)
-        if name is None:
-            return None
+        # Exact type tests: isinstance on libcst's ABCs is slow, and this runs
+        # for every call of every file.
+        parts: List[str] = []
         root_node = expr
-        while isinstance(root_node, cst.Attribute):
+        while type(root_node) is cst.Attribute:
+            parts.append(root_node.attr.value)
             root_node = root_node.value
-        assert isinstance(root_node, cst.Name)
-        scope = None if self._stack else self.scopes.scope_of(root_node)
-        root, _, rest = name.partition(".")
-        base = self.binding(root, scope)
+        if type(root_node) is not cst.Name:
+            return None
+        scope = None if self._stack else self.scopes.name_scope(root_node)
+        base = self.binding(root_node.value, scope)
         if base is None:
             return None
-        return canonical(f"{base}.{rest}" if rest else base)
+        if parts:
+            parts.append(base)
+            return canonical(".".join(reversed(parts)))
+        return canonical(base)
 
     def call_name(self, node: cst.Call) -> Optional[str]:
         """The qualified name of the function a call invokes."""

@@ -19,7 +19,11 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.tree import children
+from torchlint.tree import child_fields
+
+_NAME = cst.Name
+_ATTRIBUTE = cst.Attribute
+_LEAVES = frozenset({str, bool, int, float, cst.MaybeSentinel})
 
 
 class ScopeKind(enum.Enum):
@@ -143,7 +147,11 @@ class Scopes:
         self.module_scope = Scope(ScopeKind.MODULE, module, None)
         self._of_node: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
         self._of_name: Dict[cst.Name, Scope] = {}
+        self._bound: Set[cst.Name] = set()
+        self._references: Optional[Dict[Tuple[int, str], List[cst.Name]]] = None
         _Builder(self).walk_body(module.body, self.module_scope)
+        self.star_imports = any(scope.star_imports for scope in self.all_scopes())
+        """Whether any scope has a ``from ... import *``."""
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         """The scope a scope-opening node opens, or the scope a ``Name`` is in."""
@@ -152,6 +160,10 @@ class Scopes:
             found = self._of_name.get(node)
         return found
 
+    def name_scope(self, name: cst.Name) -> Optional[Scope]:
+        """The scope a ``Name`` of the module is in (None for other nodes)."""
+        return self._of_name.get(name)
+
     def resolve(self, name: cst.Name) -> Tuple[Binding, ...]:
         """The bindings visible where ``name`` is used (empty for builtins and
         names the file never binds, or a node that is not in the module)."""
@@ -159,6 +171,20 @@ class Scopes:
         if scope is None:
             return ()
         return scope.lookup(name.value)
+
+    def references(self, owner: Scope, name: str) -> Tuple[cst.Name, ...]:
+        """The reads of ``name`` that resolve to ``owner``'s binding of it
+        (from ``owner`` or from scopes nested in it), in source order."""
+        if self._references is None:
+            found: Dict[Tuple[int, str], List[cst.Name]] = {}
+            for node, scope in self._of_name.items():
+                if node in self._bound:
+                    continue
+                resolved = scope.owner_of(node.value)
+                if resolved is not None:
+                    found.setdefault((id(resolved), node.value), []).append(node)
+            self._references = found
+        return tuple(self._references.get((id(owner), name), ()))
 
     def all_scopes(self) -> Iterator[Scope]:
         """Every scope, parents before children."""
@@ -222,6 +248,7 @@ class _Builder:
 
     def __init__(self, scopes: Scopes) -> None:
         self._scopes = scopes
+        self._of_name = scopes._of_name
 
     # -- recording --------------------------------------------------------
 
@@ -232,7 +259,8 @@ class _Builder:
             target = scope.module
         elif local in scope.nonlocals:
             target = _enclosing_function(scope, local)
-        self._scopes._of_name[name] = scope
+        self._of_name[name] = scope
+        self._scopes._bound.add(name)
         binding = Binding(local, kind, node, scope=target, **extra)  # type: ignore[arg-type]
         target.bindings.setdefault(local, []).append(binding)
 
@@ -258,21 +286,29 @@ class _Builder:
             self.walk(statement, scope)
 
     def walk(self, node: cst.CSTNode, scope: Scope, binding_done: bool = False) -> None:
+        # Hot path: exact type tests (libcst's node classes are ABCs, which
+        # makes isinstance slow) and direct field access.
         kind = type(node)
-        if kind is cst.Name:
-            assert isinstance(node, cst.Name)
-            self._scopes._of_name.setdefault(node, scope)
+        if kind is _NAME:
+            self._of_name.setdefault(node, scope)  # type: ignore[arg-type]
             return
-        if kind is cst.Attribute:
-            assert isinstance(node, cst.Attribute)
-            self.walk(node.value, scope)
+        if kind is _ATTRIBUTE:
+            self.walk(node.value, scope)  # type: ignore[attr-defined]
             return
-        handler = _HANDLERS.get(kind)
-        if handler is not None and not binding_done:
-            handler(self, node, scope)
-            return
-        for child in children(node):
-            self.walk(child, scope)
+        if not binding_done:
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, node, scope)
+                return
+        for field_name in child_fields(kind):
+            value = getattr(node, field_name)
+            value_type = type(value)
+            if value_type is list or value_type is tuple:
+                for item in value:
+                    if type(item) not in _LEAVES:
+                        self.walk(item, scope)
+            elif value is not None and value_type not in _LEAVES:
+                self.walk(value, scope)
 
     def _walk_all(self, nodes: Sequence[Optional[cst.CSTNode]], scope: Scope) -> None:
         for node in nodes:
@@ -403,7 +439,7 @@ class _Builder:
             home = home.parent
         if isinstance(node.target, cst.Name):
             self._bind(home, node.target, BindingKind.WALRUS, node, value=node.value)
-            self._scopes._of_name[node.target] = scope
+            self._of_name[node.target] = scope
 
     def _del(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.Del)
@@ -448,13 +484,15 @@ class _Builder:
         assert isinstance(node, cst.Global)
         for item in node.names:
             scope.globals.add(item.name.value)
-            self._scopes._of_name[item.name] = scope
+            self._of_name[item.name] = scope
+            self._scopes._bound.add(item.name)
 
     def _nonlocal(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.Nonlocal)
         for item in node.names:
             scope.nonlocals.add(item.name.value)
-            self._scopes._of_name[item.name] = scope
+            self._of_name[item.name] = scope
+            self._scopes._bound.add(item.name)
 
 
 _HANDLERS = {
