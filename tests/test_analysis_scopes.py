@@ -196,3 +196,31 @@ def test_tl101_local_rebinding_of_torch_hides_torch() -> None:
             return torch.zeros(3).cuda()
     """
     assert lint(source, TensorCreatedThenMoved) == ["TL101"]
+
+
+def test_references_count_reads_that_resolve_to_the_binding() -> None:
+    module, scopes = build("""
+        conv = make()
+        def f():
+            conv = other()
+            return conv
+        def g():
+            return conv
+        print(conv)
+    """)
+    top = scopes.module_scope
+    reads = scopes.references(top, "conv")
+    assert len(reads) == 2  # g's and print's; f reads its own local
+    f_scope = top.children[0]
+    assert len(scopes.references(f_scope, "conv")) == 1
+
+
+def test_binding_knows_its_statement() -> None:
+    module, scopes = build("""
+        x = 1; y = 2
+        for z in range(3):
+            pass
+    """)
+    top = scopes.module_scope.bindings
+    assert top["x"][0].statement is top["y"][0].statement is module.body[0]
+    assert top["z"][0].statement is module.body[1]

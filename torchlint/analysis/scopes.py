@@ -24,6 +24,10 @@ from torchlint.tree import child_fields
 _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute
 _LEAVES = frozenset({str, bool, int, float, cst.MaybeSentinel})
+_STATEMENTS = frozenset({
+    cst.SimpleStatementLine, cst.For, cst.While, cst.If, cst.With, cst.Try, cst.TryStar,
+    cst.FunctionDef, cst.ClassDef, cst.ExceptHandler, cst.ExceptStarHandler, cst.Match,
+})
 
 
 class ScopeKind(enum.Enum):
@@ -81,6 +85,8 @@ class Binding:
     annotation: Optional[cst.BaseExpression] = None
     imported: Optional[str] = None
     scope: Optional["Scope"] = field(default=None, repr=False)
+    statement: Optional[cst.CSTNode] = field(default=None, repr=False)
+    """The statement line (or compound statement header) that binds it."""
 
 
 class Scope:
@@ -249,6 +255,7 @@ class _Builder:
     def __init__(self, scopes: Scopes) -> None:
         self._scopes = scopes
         self._of_name = scopes._of_name
+        self._statement: Optional[cst.CSTNode] = None
 
     # -- recording --------------------------------------------------------
 
@@ -261,7 +268,8 @@ class _Builder:
             target = _enclosing_function(scope, local)
         self._of_name[name] = scope
         self._scopes._bound.add(name)
-        binding = Binding(local, kind, node, scope=target, **extra)  # type: ignore[arg-type]
+        binding = Binding(local, kind, node, scope=target, statement=self._statement,
+                          **extra)  # type: ignore[arg-type]
         target.bindings.setdefault(local, []).append(binding)
 
     def _bind_targets(
@@ -295,6 +303,8 @@ class _Builder:
         if kind is _ATTRIBUTE:
             self.walk(node.value, scope)  # type: ignore[attr-defined]
             return
+        if kind in _STATEMENTS:
+            self._statement = node
         if not binding_done:
             handler = _HANDLERS.get(kind)
             if handler is not None:
