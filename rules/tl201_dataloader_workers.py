@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Union
+from typing import List, Optional, Sequence, Union
 
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.rule import FileContext, FixAvailability, Option, Rule
+from torchlint.rule import FixAvailability, Option, Rule
 
 _DATALOADER = "torch.utils.data.DataLoader"
 _TENSOR_DATASETS = frozenset(
@@ -106,27 +106,10 @@ class DataLoaderWithoutWorkers(Rule):
     }
     trigger_words = ("DataLoader",)
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        # Names bound to `TensorDataset(...)` (and to nothing else), for the hint.
-        self._tensor_datasets: Set[str] = set()
-        self._other_values: Set[str] = set()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if not isinstance(target.target, cst.Name):
-                continue
-            name = target.target.value
-            if self._is_tensor_dataset(node.value) and name not in self._other_values:
-                self._tensor_datasets.add(name)
-            else:
-                self._tensor_datasets.discard(name)
-                self._other_values.add(name)
-
     def _is_tensor_dataset(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Name):
-            return value.value in self._tensor_datasets
-        return isinstance(value, cst.Call) and self.names.call_name(value) in _TENSOR_DATASETS
+        """``TensorDataset(...)``, or a name every known assignment of which is one."""
+        found = self.facts.values.of(value)
+        return found is not None and found.qualified in _TENSOR_DATASETS
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:

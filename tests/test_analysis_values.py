@@ -180,3 +180,22 @@ def test_device_inference_follows_assignments() -> None:
     assert device("not_device") is None
     assert device("device").kind is DeviceKind.VARIABLE  # only through the configured pattern
     assert values.device_of(cst.parse_expression("device")) is None
+
+
+def test_tl201_hint_follows_the_binding_not_the_spelling() -> None:
+    """A parameter named like a module-level TensorDataset is not one."""
+    from torchlint.engine import LintConfig, lint_source
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name("TL201")
+    assert rule is not None
+    source = textwrap.dedent('''
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        ds = TensorDataset(torch.zeros(3))
+        loader = DataLoader(ds)
+        def f(ds):
+            return DataLoader(ds)
+    ''')
+    found = lint_source(source, "x.py", LintConfig(rules=(rule,)))
+    assert [("TensorDataset" in (d.hint or "")) for d in found] == [True, False]

@@ -121,7 +121,7 @@ _DATASET_BASES: FrozenSet[str] = frozenset({
     "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
 })
 _DATASETS: FrozenSet[str] = frozenset({
-    "torch.utils.data.TensorDataset", "torch.utils.data.Subset", "torch.utils.data.ConcatDataset",
+    "torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset", "torch.utils.data.Subset", "torch.utils.data.ConcatDataset",
     "torch.utils.data.ChainDataset", "torch.utils.data.StackDataset",
 })
 _SAMPLERS: FrozenSet[str] = frozenset({
