@@ -72,10 +72,42 @@ def test_prepare_installs_only_when_needed(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text("import torch\nclass P(torch.nn.DataParallel):\n    pass\n")
     try:
-        assert project.prepare([path], needed=False) is project.EMPTY
+        assert project.prepare([path], []) is project.EMPTY
         assert project.current().classes == {}
-        built = project.prepare([path], needed=True)
+        built = project.prepare([path], ["torch.nn.DataParallel"])
         assert project.current() is built and "m.P" in built.classes
         assert built.fingerprint != project.EMPTY.fingerprint
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_hierarchy_follows_subclasses_through_files_that_never_name_the_base(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("import torch\nclass Wrap(torch.nn.DataParallel):\n    pass\n")
+    (tmp_path / "b.py").write_text("from a import Wrap\nclass Deeper(Wrap):\n    pass\n")
+    (tmp_path / "c.py").write_text("class Unrelated:\n    pass\n")
+    index = project.build_hierarchy(sorted(tmp_path.glob("*.py")), ["torch.nn.DataParallel"])
+    assert set(index.classes) == {"a.Wrap", "b.Deeper"}
+
+
+def test_tl501_reports_data_parallel_subclasses_in_the_file_and_across_files() -> None:
+    from torchlint.engine import LintConfig, lint_source
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name("TL501")
+    assert rule is not None
+    config = LintConfig(rules=(rule,))
+    local = (
+        "from torch import nn\n"
+        "class Wrap(nn.DataParallel):\n    pass\n"
+        "class Deeper(Wrap):\n    pass\n"
+        "class Plain(nn.Module):\n    pass\n"
+        "a, b, c = Wrap(1), Deeper(2), Plain()\n"
+    )
+    assert [d.start.column for d in lint_source(local, "x.py", config)] == [11, 20]
+    user = "from wraps import Deeper\nm = Deeper(1)\n"
+    assert lint_source(user, "use.py", config) == []  # no index: nothing known
+    try:
+        project.install(index_of_sources({"wraps.py": local}))
+        assert [d.start.line for d in lint_source(user, "use.py", config)] == [2]
     finally:
         project.install(project.EMPTY)

@@ -187,6 +187,9 @@ class Rule:
     """The shared analyses the rule reads (``self.facts.values``...); the
     runner builds the cross-file index only when a rule lists ``PROJECT``.
     File analyses are built on first use whatever this says."""
+    project_bases: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: the classes (dotted names) whose subclasses across
+    the project's files the rule asks about; only those are indexed."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.analysis import Analysis, needs, project
+from torchlint.analysis import Analysis, project
 from torchlint.cache import Cache
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import FixResult, fix_text
@@ -122,8 +122,14 @@ def _pool(jobs: int) -> "ProcessPoolExecutor":
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings]) -> None:
     """Build the cross-file index once, before linting, if an enabled rule
     asks for it (:attr:`Analysis.PROJECT`)."""
-    needed = any(needs(settings_for(path).lint_config(path).rules, Analysis.PROJECT) for path in files)
-    project.prepare(files, needed)
+    bases = {
+        base
+        for path in files
+        for rule in settings_for(path).lint_config(path).rules
+        if Analysis.PROJECT in rule.requires
+        for base in rule.project_bases
+    }
+    project.prepare(files, bases)
 
 
 def _cache_digest(digest: str) -> str:

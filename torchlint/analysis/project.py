@@ -216,8 +216,38 @@ def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, str, str]]:
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:
-    """Index the Python files among ``files``."""
+    """Index every Python file among ``files`` (classes and calls)."""
     return _index(_read(files))
+
+
+def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex:
+    """Index only the classes that derive, through the project, from one of
+    ``bases`` (dotted names), parsing only the files whose text mentions a
+    base or a subclass already found: a run pays for the few files that
+    matter, not for parsing the whole project twice.  Calls are not indexed."""
+    texts = list(_read(files))
+    wanted = {base.rsplit(".", 1)[-1] for base in bases}
+    roots = set(bases)
+    done: Set[int] = set()
+    found: Dict[str, ClassInfo] = {}
+    while True:
+        batch = [
+            i for i, (_, text, _) in enumerate(texts)
+            if i not in done and "class" in text and any(word in text for word in wanted)
+        ]
+        if not batch:
+            break
+        for i in batch:
+            done.add(i)
+            path, text, module = texts[i]
+            for info in _file_facts(path, text, module)[0]:
+                found.setdefault(info.qualified, info)
+        index = ProjectIndex(found)
+        known = {name for root in roots for name in index.subclasses_of(root)}
+        wanted |= {name.rsplit(".", 1)[-1] for name in known}
+    index = ProjectIndex(found)
+    relevant = {name for root in roots for name in index.subclasses_of(root)}
+    return ProjectIndex({name: found[name] for name in sorted(relevant)})
 
 
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
@@ -249,9 +279,10 @@ def current() -> ProjectIndex:
     return _CURRENT[0]
 
 
-def prepare(files: Sequence[Path], needed: bool) -> ProjectIndex:
+def prepare(files: Sequence[Path], bases: Iterable[str]) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    when an enabled rule needs it; otherwise install the empty one."""
-    index = build_index(files) if needed else EMPTY
+    for the class hierarchies enabled rules ask about (none: the empty index)."""
+    wanted = sorted(set(bases))
+    index = build_hierarchy(files, wanted) if wanted else EMPTY
     install(index)
     return index
