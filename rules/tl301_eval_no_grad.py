@@ -10,7 +10,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.names import ImportTable, dotted
+from torchlint.names import dotted
 from torchlint.rule import FileContext, FixAvailability, Option, OptionValue, Rule
 from torchlint.tree import children
 
@@ -311,7 +311,6 @@ class EvalWithoutNoGrad(Rule):
         self._guarded_withs: Set[int] = set()
         self._order = 0
         self._pattern: Optional[Pattern[str]] = None
-        self._module_names = ImportTable.from_module(context.module)
         # pytest's files; a script called test.py is an evaluation script.
         self._test_file = bool(_TEST_FILE.match(PurePath(context.path).name))
         roots = self._imported_roots(context.module)
@@ -705,13 +704,13 @@ class EvalWithoutNoGrad(Rule):
         name = node.name.value
         if self._always_guarded(name, set()):
             return
-        torch_name = self._module_names.local_name_for("torch")
+        torch_name = self.names.local_name_for("torch")
         imports: Tuple[str, ...] = ()
         decorator_func: cst.BaseExpression
         if torch_name is not None:
             decorator_func = cst.Attribute(value=cst.Name(torch_name), attr=cst.Name("no_grad"))
         else:
-            no_grad = sorted(self._module_names.names_bound_to(["torch.no_grad"]))
+            no_grad = sorted(self.names.names_bound_to(["torch.no_grad"]))
             if no_grad:
                 decorator_func = cst.Name(no_grad[0])
             else:
