@@ -15,6 +15,9 @@ from typing import Callable, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
+from torchlint.tree import dotted
+
+__all__ = ["ImportTable", "canonical", "dotted"]
 
 # Private module paths that re-export a public torch name.
 _CANONICAL_PREFIXES: Tuple[Tuple[re.Pattern[str], str], ...] = (
@@ -33,18 +36,6 @@ def canonical(name: str) -> str:
         if pattern.match(name):
             return pattern.sub(replacement, name)
     return name
-
-
-def dotted(expr: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a chain of names and attributes, else None."""
-    parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
 
 
 def _is_torch(module: str) -> bool:

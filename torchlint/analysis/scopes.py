@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.tree import child_fields
+from torchlint.tree import child_fields, dotted
 
 _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute
@@ -201,17 +201,6 @@ class Scopes:
             stack.extend(reversed(scope.children))
 
 
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
-
-
 def _unpack(
     target: cst.BaseExpression, value: Optional[cst.BaseExpression]
 ) -> Iterator[Tuple[cst.Name, Optional[cst.BaseExpression]]]:
@@ -334,11 +323,7 @@ class _Builder:
         self._bind(scope, node.name, BindingKind.FUNCTION, node)
         inner = self._open(ScopeKind.FUNCTION, node, scope)
         self._parameters_inside(node.params, inner)
-        body = node.body
-        if isinstance(body, cst.IndentedBlock):
-            self.walk_body(body.body, inner)
-        else:
-            self.walk(body, inner)
+        self.walk(node.body, inner)
 
     def _lambda(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.Lambda)
@@ -374,11 +359,7 @@ class _Builder:
         self._walk_all([arg.value for arg in (*node.bases, *node.keywords)], scope)
         self._bind(scope, node.name, BindingKind.CLASS, node)
         inner = self._open(ScopeKind.CLASS, node, scope)
-        body = node.body
-        if isinstance(body, cst.IndentedBlock):
-            self.walk_body(body.body, inner)
-        else:
-            self.walk(body, inner)
+        self.walk(node.body, inner)
 
     def _comprehension(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, _COMPREHENSIONS)
@@ -460,7 +441,7 @@ class _Builder:
     def _import(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.Import)
         for alias in node.names:
-            full = _dotted(alias.name)
+            full = dotted(alias.name)
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -474,7 +455,7 @@ class _Builder:
 
     def _import_from(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.ImportFrom)
-        module = _dotted(node.module) if node.module is not None else None
+        module = dotted(node.module) if node.module is not None else None
         if node.relative:
             module = None  # a relative import never means an installed package
         if isinstance(node.names, cst.ImportStar):
