@@ -471,17 +471,12 @@ class _Builder:
             imported = f"{module}.{alias.name.value}" if module is not None else None
             self._bind(scope, local, BindingKind.IMPORT, node, imported=imported)
 
-    def _global(self, node: cst.CSTNode, scope: Scope) -> None:
-        assert isinstance(node, cst.Global)
+    def _declaration(self, node: cst.CSTNode, scope: Scope) -> None:
+        """``global x`` / ``nonlocal x``: later bindings of x go elsewhere."""
+        assert isinstance(node, (cst.Global, cst.Nonlocal))
+        declared = scope.globals if isinstance(node, cst.Global) else scope.nonlocals
         for item in node.names:
-            scope.globals.add(item.name.value)
-            self._of_name[item.name] = scope
-            self._scopes._bound.add(item.name)
-
-    def _nonlocal(self, node: cst.CSTNode, scope: Scope) -> None:
-        assert isinstance(node, cst.Nonlocal)
-        for item in node.names:
-            scope.nonlocals.add(item.name.value)
+            declared.add(item.name.value)
             self._of_name[item.name] = scope
             self._scopes._bound.add(item.name)
 
@@ -505,6 +500,6 @@ _HANDLERS = {
     cst.Del: _Builder._del,
     cst.Import: _Builder._import,
     cst.ImportFrom: _Builder._import_from,
-    cst.Global: _Builder._global,
-    cst.Nonlocal: _Builder._nonlocal,
+    cst.Global: _Builder._declaration,
+    cst.Nonlocal: _Builder._declaration,
 }
