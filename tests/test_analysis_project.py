@@ -111,3 +111,12 @@ def test_tl501_reports_data_parallel_subclasses_in_the_file_and_across_files() -
         assert [d.start.line for d in lint_source(user, "use.py", config)] == [2]
     finally:
         project.install(project.EMPTY)
+
+
+def test_index_skips_fifos_and_missing_files(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "a.py").write_text("import torch\nclass W(torch.nn.DataParallel):\n    pass\n")
+    files = [tmp_path / "pipe.py", tmp_path / "missing.py", tmp_path / "a.py"]
+    assert set(project.build_hierarchy(files, ["torch.nn.DataParallel"]).classes) == {"a.W"}

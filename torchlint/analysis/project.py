@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
+import stat
 import warnings
 from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.names import canonical
+from torchlint.sourcefile import MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str
 
 
 def _file_facts(
-    path: Path, text: str, module: str
+    path: Path, text: Union[str, bytes], module: str
 ) -> Tuple[List[ClassInfo], List[Tuple[str, CallSite]]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -193,7 +196,7 @@ def _file_facts(
     return classes, calls
 
 
-def _index(texts: Iterable[Tuple[Path, str, str]]) -> ProjectIndex:
+def _index(texts: Iterable[Tuple[Path, Union[str, bytes], str]]) -> ProjectIndex:
     classes: Dict[str, ClassInfo] = {}
     calls: Dict[str, List[CallSite]] = {}
     for path, text, module in texts:
@@ -205,14 +208,22 @@ def _index(texts: Iterable[Tuple[Path, str, str]]) -> ProjectIndex:
     return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()})
 
 
-def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, str, str]]:
+def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes, str]]:
+    """The bytes of each regular ``.py`` file; others are skipped (linting
+    them reports why).  Bytes, not text: ``ast.parse`` honours the encoding
+    cookie itself, and most files are only searched, never parsed."""
     for path in files:
         if path.suffix != ".py":
             continue
         try:
-            yield path, path.read_text(encoding="utf-8"), module_name(path)
-        except (OSError, UnicodeDecodeError):
-            continue  # linting the file reports why
+            status = os.stat(path)
+            if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_FILE_BYTES:
+                continue
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            continue
+        yield path, data, module_name(path)
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:
@@ -226,14 +237,14 @@ def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex
     base or a subclass already found: a run pays for the few files that
     matter, not for parsing the whole project twice.  Calls are not indexed."""
     texts = list(_read(files))
-    wanted = {base.rsplit(".", 1)[-1] for base in bases}
+    wanted = {base.rsplit(".", 1)[-1].encode() for base in bases}
     roots = set(bases)
     done: Set[int] = set()
     found: Dict[str, ClassInfo] = {}
     while True:
         batch = [
             i for i, (_, text, _) in enumerate(texts)
-            if i not in done and "class" in text and any(word in text for word in wanted)
+            if i not in done and b"class" in text and any(word in text for word in wanted)
         ]
         if not batch:
             break
@@ -244,7 +255,7 @@ def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex
                 found.setdefault(info.qualified, info)
         index = ProjectIndex(found)
         known = {name for root in roots for name in index.subclasses_of(root)}
-        wanted |= {name.rsplit(".", 1)[-1] for name in known}
+        wanted |= {name.rsplit(".", 1)[-1].encode() for name in known}
     index = ProjectIndex(found)
     relevant = {name for root in roots for name in index.subclasses_of(root)}
     return ProjectIndex({name: found[name] for name in sorted(relevant)})
