@@ -120,3 +120,13 @@ def test_index_skips_fifos_and_missing_files(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("import torch\nclass W(torch.nn.DataParallel):\n    pass\n")
     files = [tmp_path / "pipe.py", tmp_path / "missing.py", tmp_path / "a.py"]
     assert set(project.build_hierarchy(files, ["torch.nn.DataParallel"]).classes) == {"a.W"}
+
+
+def test_imports_inside_functions_do_not_resolve_module_level_bases() -> None:
+    index = index_of_sources({
+        "m.py": (
+            "def setup():\n    from torch.nn import DataParallel\n"
+            "class Mine(DataParallel):\n    pass\n"
+        ),
+    })
+    assert index.subclasses_of("torch.nn.DataParallel") == frozenset()

@@ -122,10 +122,11 @@ def _pool(jobs: int) -> "ProcessPoolExecutor":
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings]) -> None:
     """Build the cross-file index once, before linting, if an enabled rule
     asks for it (:attr:`Analysis.PROJECT`)."""
+    distinct = {id(settings): settings for settings in map(settings_for, files)}
     bases = {
         base
-        for path in files
-        for rule in settings_for(path).lint_config(path).rules
+        for settings in distinct.values()
+        for rule in settings.enabled_rules(None)  # per-file ignores can only remove rules
         if Analysis.PROJECT in rule.requires
         for base in rule.project_bases
     }

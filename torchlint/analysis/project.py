@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import stat
 import warnings
 from functools import cached_property
@@ -125,12 +126,20 @@ def _absolute(module: str, level: int, target: Optional[str], is_package: bool) 
 
 
 def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
-    """Module-level local name -> dotted path it was imported as."""
+    """Module-level local name -> dotted path it was imported as (imports in
+    top-level ``if``/``try``/``with`` blocks count; those in functions and
+    classes do not)."""
     table: Dict[str, str] = {}
-    for statement in ast.walk(tree):
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        if isinstance(statement, ast.Import):
+    pending: List[ast.stmt] = list(tree.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            pending.extend(statement.body)
+            pending.extend(getattr(statement, "orelse", []))
+            pending.extend(getattr(statement, "finalbody", []))
+            for handler in getattr(statement, "handlers", []):
+                pending.extend(handler.body)
+        elif isinstance(statement, ast.Import):
             for alias in statement.names:
                 if alias.asname:
                     table[alias.asname] = alias.name
@@ -159,7 +168,7 @@ def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str
 
 
 def _file_facts(
-    path: Path, text: Union[str, bytes], module: str
+    path: Path, text: Union[str, bytes], module: str, calls: bool = True
 ) -> Tuple[List[ClassInfo], List[Tuple[str, CallSite]]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -183,17 +192,17 @@ def _file_facts(
         for s in tree.body
         if isinstance(s, ast.ClassDef)
     ]
-    calls: List[Tuple[str, CallSite]] = []
+    sites: List[Tuple[str, CallSite]] = []
     try:
-        nodes = list(ast.walk(tree))
+        nodes = list(ast.walk(tree)) if calls else []
     except RecursionError:
         nodes = []
     for node in nodes:
         if isinstance(node, ast.Call):
             target = _resolve(node.func, imports, {})
             if target is not None and not target.startswith(module + "."):
-                calls.append((target, CallSite(str(path), node.lineno, module)))
-    return classes, calls
+                sites.append((target, CallSite(str(path), node.lineno, module)))
+    return classes, sites
 
 
 def _index(texts: Iterable[Tuple[Path, Union[str, bytes], str]]) -> ProjectIndex:
@@ -208,7 +217,7 @@ def _index(texts: Iterable[Tuple[Path, Union[str, bytes], str]]) -> ProjectIndex
     return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()})
 
 
-def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes, str]]:
+def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes]]:
     """The bytes of each regular ``.py`` file; others are skipped (linting
     them reports why).  Bytes, not text: ``ast.parse`` honours the encoding
     cookie itself, and most files are only searched, never parsed."""
@@ -223,12 +232,12 @@ def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes, str]]:
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             continue
-        yield path, data, module_name(path)
+        yield path, data
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:
     """Index every Python file among ``files`` (classes and calls)."""
-    return _index(_read(files))
+    return _index((path, data, module_name(path)) for path, data in _read(files))
 
 
 def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex:
@@ -236,22 +245,24 @@ def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex
     ``bases`` (dotted names), parsing only the files whose text mentions a
     base or a subclass already found: a run pays for the few files that
     matter, not for parsing the whole project twice.  Calls are not indexed."""
+    # Only files with a class header naming a wanted base are parsed.
     texts = list(_read(files))
     wanted = {base.rsplit(".", 1)[-1].encode() for base in bases}
     roots = set(bases)
     done: Set[int] = set()
     found: Dict[str, ClassInfo] = {}
     while True:
-        batch = [
-            i for i, (_, text, _) in enumerate(texts)
-            if i not in done and b"class" in text and any(word in text for word in wanted)
-        ]
+        # A class header naming a wanted base between its parentheses.
+        header = re.compile(
+            rb"class\s+\w+\s*\([^)]*\b(?:" + b"|".join(re.escape(w) for w in sorted(wanted)) + rb")\b"
+        )
+        batch = [i for i, (_, text) in enumerate(texts) if i not in done and header.search(text)]
         if not batch:
             break
         for i in batch:
             done.add(i)
-            path, text, module = texts[i]
-            for info in _file_facts(path, text, module)[0]:
+            path, text = texts[i]
+            for info in _file_facts(path, text, module_name(path), calls=False)[0]:
                 found.setdefault(info.qualified, info)
         index = ProjectIndex(found)
         known = {name for root in roots for name in index.subclasses_of(root)}
