@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -89,9 +89,4 @@ class Facts:
         return self._project
 
 
-def needs(rules: Iterable[Any], analysis: Analysis) -> bool:
-    """Whether any of these rule classes declares ``analysis`` in ``requires``."""
-    return any(analysis in getattr(rule, "requires", ()) for rule in rules)
-
-
-__all__ = ["Analysis", "Facts", "needs"]
+__all__ = ["Analysis", "Facts"]
