@@ -42,9 +42,32 @@ _GRAD_CONTEXTS: Dict[str, GradMode] = {
     "torch.autograd.grad_mode.inference_mode": GradMode.DISABLED,
     "torch.enable_grad": GradMode.ENABLED,
     "torch.autograd.enable_grad": GradMode.ENABLED,
+    "torch.autograd.grad_mode.enable_grad": GradMode.ENABLED,
     "torch.set_grad_enabled": GradMode.ENABLED,
     "torch.autograd.set_grad_enabled": GradMode.ENABLED,
+    "torch.autograd.grad_mode.set_grad_enabled": GradMode.ENABLED,
 }
+
+
+def grad_mode(expr: cst.BaseExpression, names: ImportTable) -> Optional[GradMode]:
+    """The grad mode a context manager or decorator expression sets
+    (``torch.no_grad()``, ``@torch.inference_mode``, ``set_grad_enabled(False)``),
+    or None (not one, or it depends on a run-time value)."""
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    qualified = names.qualified_name(target)
+    mode = _GRAD_CONTEXTS.get(qualified or "")
+    if mode is None or qualified is None:
+        return None
+    if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
+        first = expr.args[0].value if expr.args else None
+        is_false = isinstance(first, cst.Name) and first.value == "False"
+        if qualified.endswith("set_grad_enabled"):
+            if not (isinstance(first, cst.Name) and first.value in ("True", "False")):
+                return None
+            return GradMode.DISABLED if is_false else GradMode.ENABLED
+        if is_false:
+            return GradMode.ENABLED
+    return mode
 _AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
 _AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
 
@@ -217,22 +240,11 @@ class Training:
         return facts
 
     def _grad_mode(self, expr: cst.BaseExpression) -> Optional[Tuple[GradMode, str]]:
-        """The grad mode a context manager or decorator sets."""
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qualified = self._names.qualified_name(target)
-        mode = _GRAD_CONTEXTS.get(qualified or "")
-        if mode is None or qualified is None:
+        mode = grad_mode(expr, self._names)
+        if mode is None:
             return None
-        if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
-            first = expr.args[0].value if expr.args else None
-            is_false = isinstance(first, cst.Name) and first.value == "False"
-            if qualified.endswith("set_grad_enabled"):
-                if not (isinstance(first, cst.Name) and first.value in ("True", "False")):
-                    return None  # depends on a run-time value
-                mode = GradMode.DISABLED if is_false else GradMode.ENABLED
-            elif is_false:
-                mode = GradMode.ENABLED
-        return mode, qualified
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        return mode, self._names.qualified_name(target) or ""
 
     def _walk(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.FunctionDef):
@@ -384,5 +396,5 @@ def _false_argument(call: cst.Call) -> bool:
 
 
 __all__: Sequence[str] = (
-    "CallFact", "FunctionFacts", "GradMode", "GradRegion", "LocalCall", "LoopFacts", "ModeCall", "Training",
+    "grad_mode", "CallFact", "FunctionFacts", "GradMode", "GradRegion", "LocalCall", "LoopFacts", "ModeCall", "Training",
 )
