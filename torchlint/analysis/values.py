@@ -185,6 +185,7 @@ class Values:
         self._classes: Optional[Dict[str, cst.ClassDef]] = None
         self._kinds: Dict[str, Optional[ValueKind]] = {}
         self._optimized: Optional[Set[Binding]] = None
+        self._attributes: Dict[cst.ClassDef, Dict[str, Optional[Value]]] = {}
 
     # -- classes of the file ----------------------------------------------------
 
@@ -438,7 +439,14 @@ class Values:
         return values
 
     def init_attributes(self, node: cst.ClassDef, depth: int = 0) -> Dict[str, Optional[Value]]:
-        """``self.<name>`` → value for each attribute ``__init__`` assigns once."""
+        """``self.<name>`` → value for each attribute ``__init__`` assigns
+        (None where it assigns it more than once)."""
+        cached = self._attributes.get(node)
+        if cached is None:
+            cached = self._attributes[node] = self._init_attributes(node, depth)
+        return cached
+
+    def _init_attributes(self, node: cst.ClassDef, depth: int) -> Dict[str, Optional[Value]]:
         init = next(
             (s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
             None,
