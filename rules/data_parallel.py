@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Mapping, Optional, Set, Tuple
+
 import libcst as cst
 
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange
+from torchlint.analysis import Analysis, project
+from torchlint.analysis.scopes import BindingKind
+from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange
 
+_DATA_PARALLEL = "torch.nn.DataParallel"
 _TARGETS = {
     "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
     "torch.nn.parallel.data_parallel": "`nn.parallel.data_parallel` runs one process that drives every GPU",
@@ -96,12 +101,49 @@ class DataParallel(Rule):
             """
         ),
     )
+    requires = frozenset({Analysis.PROJECT})
+    project_bases = (_DATA_PARALLEL,)
+
+    @classmethod
+    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
+        """Also the names of the project's subclasses of `DataParallel`."""
+        subclasses = sorted({name.rsplit(".", 1)[-1] for name in project.current().subclasses_of(_DATA_PARALLEL)})
+        return cls.trigger_words + tuple(subclasses)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)
         if qualified in _TARGETS:
-            self.report(
-                node,
-                f"{_TARGETS[qualified]}; use `DistributedDataParallel` launched with torchrun",
-                hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
-            )
+            what = _TARGETS[qualified]
+        elif self._derives_from_data_parallel(node.func, qualified, set()):
+            what = f"`{_spelling(node.func)}` is an `nn.DataParallel`, which runs one process that drives every GPU"
+        else:
+            return
+        self.report(
+            node,
+            f"{what}; use `DistributedDataParallel` launched with torchrun",
+            hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
+        )
+
+    def _derives_from_data_parallel(
+        self, func: cst.BaseExpression, qualified: Optional[str], seen: Set[cst.ClassDef]
+    ) -> bool:
+        """A class of this file, or of the project, deriving from `nn.DataParallel`."""
+        if qualified is not None:
+            return qualified == _DATA_PARALLEL or self.facts.project.derives_from(qualified, _DATA_PARALLEL)
+        if not isinstance(func, cst.Name):
+            return False
+        bindings = self.facts.scopes.resolve(func)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
+            return False
+        node = bindings[0].node
+        if not isinstance(node, cst.ClassDef) or node in seen:
+            return False
+        seen.add(node)
+        return any(
+            self._derives_from_data_parallel(base.value, self.names.qualified_name(base.value), seen)
+            for base in node.bases
+        )
+
+
+def _spelling(func: cst.BaseExpression) -> str:
+    return cst.Module([]).code_for_node(func)

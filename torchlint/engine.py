@@ -29,6 +29,10 @@ from torchlint.target import DEFAULT_TARGET, PythonVersion
 from torchlint.tree import child_fields
 
 Handler = Callable[[cst.CSTNode], None]
+# Nodes that open a scope (exact types: isinstance on libcst's ABCs is slow).
+_SCOPE_NODES = frozenset({
+    cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+})
 
 
 @dataclass(frozen=True)
@@ -94,18 +98,14 @@ class _Dispatcher:
         if handlers:
             for handler in handlers:
                 handler(node)
-        if isinstance(node, (cst.Import, cst.ImportFrom)) and self._context.names.in_function:
-            # Imports inside functions count from here on (module-level ones
-            # were read before the traversal).
-            self._context.names.add(node)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-            self._context.names.push_scope(node.params)
+        if type(node) in _SCOPE_NODES:
+            self._context.names.enter(node)
         self._context.parents.append(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._context.parents.pop()
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
-            self._context.names.pop_scope()
+        if type(original_node) in _SCOPE_NODES:
+            self._context.names.leave(original_node)
         handlers = self._leave.get(type(original_node).__name__)
         if handlers:
             for handler in handlers:

@@ -3,16 +3,21 @@
 Rules ask :meth:`ImportTable.qualified_name` what an expression refers to
 instead of matching text, so ``import torch.nn as nn``, ``from torch import nn``
 and ``from torch.nn import DataParallel as DP`` all resolve to the same public
-name.  The table is cheap: it reads import statements, not the whole scope
-graph that libcst's ``QualifiedNameProvider`` builds.
+name.  The table answers from the file's own scopes, built once in one walk of
+the tree (cheaper than libcst's ``QualifiedNameProvider``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
+
+from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
+from torchlint.tree import dotted
+
+__all__ = ["ImportTable", "canonical", "dotted"]
 
 # Private module paths that re-export a public torch name.
 _CANONICAL_PREFIXES: Tuple[Tuple[re.Pattern[str], str], ...] = (
@@ -25,11 +30,6 @@ _CANONICAL_PREFIXES: Tuple[Tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^torch\.optim\.[a-z_]+\.([A-Z]\w*)$"), r"torch.optim.\1"),
 )
 
-_AMBIGUOUS = "<ambiguous>"
-
-ImportNode = Union[cst.Import, cst.ImportFrom]
-
-
 def canonical(name: str) -> str:
     """Map a private re-export path to the public torch name."""
     for pattern, replacement in _CANONICAL_PREFIXES:
@@ -38,153 +38,138 @@ def canonical(name: str) -> str:
     return name
 
 
-def dotted(expr: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a chain of names and attributes, else None."""
-    parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
-
-
-def _module_name(node: Union[cst.Attribute, cst.Name]) -> str:
-    name = dotted(node)
-    assert name is not None
-    return name
+def _is_torch(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
 
 
 class ImportTable:
-    """Local names bound by import statements, resolved to dotted paths."""
+    """Local names bound by imports, resolved to dotted paths *where they are
+    used*: the file's scopes (:mod:`torchlint.analysis.scopes`) decide which
+    binding a name refers to, so an import inside a function does not leak
+    into the module and ``torch = fake`` inside a function hides torch there.
 
-    def __init__(self) -> None:
-        self._bindings: Dict[str, str] = {}
-        self._local_defs: Set[str] = set()
-        self._star_modules: List[str] = []
-        self._shadowed: List[Set[str]] = []
-        self._module_bindings: Dict[str, str] = {}
+    A name resolves only when every binding it may refer to in its scope is
+    an import of the same path (flow-insensitive: a rebinding anywhere in the
+    scope makes it ambiguous).  Nodes that are not part of the module (built
+    by a rule, or parsed on their own) resolve in the scope the engine's
+    traversal is in.
+    """
+
+    def __init__(self, scopes: "Callable[[], Scopes]") -> None:
+        self._make_scopes = scopes
+        self._scopes: Optional[Scopes] = None
+        self._stack: List[Scope] = []
+        self._open: List[cst.CSTNode] = []
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportTable":
-        """Read the imports at module level (also inside top-level if/try)."""
-        table = cls()
-        table._scan(module.body)
-        table._module_bindings = dict(table._bindings)
-        return table
+        """The table of one module; its scopes are built on first use."""
+        return cls(lambda: Scopes(module))
 
-    def _scan(self, body: Sequence[cst.CSTNode]) -> None:
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.add(small)
-                    elif isinstance(small, (cst.Assign, cst.AnnAssign)):
-                        targets = (
-                            [t.target for t in small.targets]
-                            if isinstance(small, cst.Assign)
-                            else [small.target]
-                        )
-                        for target in targets:
-                            if isinstance(target, cst.Name):
-                                self._shadow(target.value)
-            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                self._shadow(stmt.name.value)
-            elif isinstance(stmt, cst.If):
-                self._scan(stmt.body.body)
-                orelse = stmt.orelse
-                while orelse is not None:
-                    self._scan(orelse.body.body)
-                    orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-            elif isinstance(stmt, cst.Try):
-                self._scan(stmt.body.body)
-                for handler in stmt.handlers:
-                    self._scan(handler.body.body)
-                if stmt.orelse is not None:
-                    self._scan(stmt.orelse.body.body)
+    @property
+    def scopes(self) -> Scopes:
+        """The module's scopes (built now if not yet)."""
+        if self._scopes is None:
+            self._scopes = self._make_scopes()
+        return self._scopes
 
-    def _shadow(self, local: str) -> None:
-        """A module-level def/class/assignment rebinds an imported name."""
-        if local in self._bindings:
-            self._bindings[local] = _AMBIGUOUS
-        self._local_defs.add(local)
+    # -- the traversal's position -------------------------------------------
 
-    def _bind(self, local: str, target: str) -> None:
-        previous = self._bindings.get(local)
-        if previous is not None and previous != target:
-            self._bindings[local] = _AMBIGUOUS
-        else:
-            self._bindings[local] = target
+    def enter(self, node: cst.CSTNode) -> None:
+        """The traversal enters a scope-opening node (def, class, lambda,
+        comprehension)."""
+        self._open.append(node)
 
-    def add(self, node: ImportNode) -> None:
-        """Record the names one import statement binds."""
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = _module_name(alias.name)
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self._bind(alias.asname.name.value, full)
-                else:
-                    root = full.split(".", 1)[0]
-                    self._bind(root, root)
-            return
-        if node.relative or node.module is None:
-            return
-        module = _module_name(node.module)
-        if isinstance(node.names, cst.ImportStar):
-            if (module == "torch" or module.startswith("torch.")) and module not in self._star_modules:
-                self._star_modules.append(module)
-            return
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            local = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self._bind(local, f"{module}.{alias.name.value}")
+    def leave(self, node: cst.CSTNode) -> None:
+        """The traversal leaves the node :meth:`enter` was last given."""
+        if self._open and self._open[-1] is node:
+            self._open.pop()
 
     def push_scope(self, parameters: cst.Parameters) -> None:
-        """Enter a function whose parameters hide imported names."""
-        params = [
-            *parameters.posonly_params, *parameters.params, *parameters.kwonly_params
-        ]
+        """Enter a function (not part of the module) whose parameters hide
+        imported names."""
+        scope = Scope(ScopeKind.FUNCTION, None, self.current_scope)
+        params = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
         for star in (parameters.star_arg, parameters.star_kwarg):
             if isinstance(star, cst.Param):
                 params.append(star)
-        self._shadowed.append({param.name.value for param in params})
+        for param in params:
+            scope.bindings.setdefault(param.name.value, []).append(
+                Binding(param.name.value, BindingKind.PARAMETER, param, value=param.default, scope=scope)
+            )
+        self._stack.append(scope)
+
+    def pop_scope(self) -> None:
+        """Leave the innermost function entered with :meth:`push_scope`."""
+        self._stack.pop()
+
+    @property
+    def current_scope(self) -> Scope:
+        """The scope the traversal is in."""
+        if self._stack:
+            return self._stack[-1]
+        for node in reversed(self._open):
+            scope = self.scopes.scope_of(node)
+            if scope is not None:
+                return scope
+        return self.scopes.module_scope
 
     @property
     def in_function(self) -> bool:
-        """Whether the traversal is inside a function body."""
-        return bool(self._shadowed)
+        """Whether the traversal is inside a function or lambda body."""
+        return bool(self._stack) or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in self._open)
 
-    def pop_scope(self) -> None:
-        """Leave the innermost function."""
-        self._shadowed.pop()
+    # -- questions ------------------------------------------------------------
 
-    def binding(self, local: str) -> Optional[str]:
-        """The dotted path a local name was imported as, if unambiguous."""
-        if any(local in names for names in self._shadowed):
-            return None
-        target = self._bindings.get(local)
-        if target == _AMBIGUOUS:
-            return None
-        if target is None and len(self._star_modules) == 1 and local not in self._local_defs:
-            star = self._star_modules[0]
-            if local[:1].isupper() or star == "torch":
-                return f"{star}.{local}"
+    def binding(self, local: str, scope: Optional[Scope] = None) -> Optional[str]:
+        """The dotted path ``local`` was imported as, seen from ``scope`` (by
+        default where the traversal is), if every binding agrees."""
+        where = scope if scope is not None else self.current_scope
+        owner = where.owner_of(local)
+        if owner is None:
+            return self._star_binding(local, where) if self.scopes.star_imports else None
+        target: Optional[str] = None
+        for binding in owner.bindings[local]:
+            if binding.kind is not BindingKind.IMPORT or binding.imported is None:
+                return None
+            if target is not None and binding.imported != target:
+                return None
+            target = binding.imported
         return target
+
+    @staticmethod
+    def _star_binding(local: str, scope: Scope) -> Optional[str]:
+        stars: List[str] = []
+        walk: Optional[Scope] = scope
+        while walk is not None:
+            stars += [m for m in walk.star_imports if _is_torch(m) and m not in stars]
+            walk = walk.parent
+        if len(stars) != 1:
+            return None
+        star = stars[0]
+        if local[:1].isupper() or star == "torch":
+            return f"{star}.{local}"
+        return None
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""
-        name = dotted(expr)
-        if name is None:
+        # Exact type tests: isinstance on libcst's ABCs is slow, and this runs
+        # for every call of every file.
+        parts: List[str] = []
+        root_node = expr
+        while type(root_node) is cst.Attribute:
+            parts.append(root_node.attr.value)
+            root_node = root_node.value
+        if type(root_node) is not cst.Name:
             return None
-        root, _, rest = name.partition(".")
-        base = self.binding(root)
+        scope = None if self._stack else self.scopes.name_scope(root_node)
+        base = self.binding(root_node.value, scope)
         if base is None:
             return None
-        return canonical(f"{base}.{rest}" if rest else base)
+        if parts:
+            parts.append(base)
+            return canonical(".".join(reversed(parts)))
+        return canonical(base)
 
     def call_name(self, node: cst.Call) -> Optional[str]:
         """The qualified name of the function a call invokes."""
@@ -193,16 +178,18 @@ class ImportTable:
     def local_name_for(self, module: str) -> Optional[str]:
         """How this file spells a module at module level (``torch`` may be
         imported as ``th``); imports inside functions do not count."""
-        for local, target in sorted(self._module_bindings.items()):
-            if target == module:
+        module_scope = self.scopes.module_scope
+        for local in sorted(module_scope.bindings):
+            if self.binding(local, module_scope) == module:
                 return local
         return None
 
     def is_bound(self, local: str) -> bool:
-        """Whether an import or module-level definition binds ``local``."""
-        return local in self._bindings or local in self._local_defs
+        """Whether anything in the file binds ``local`` where the traversal is."""
+        return bool(self.current_scope.lookup(local))
 
     def names_bound_to(self, targets: Iterable[str]) -> Set[str]:
-        """Local names bound to any of ``targets``."""
+        """Module-level names imported as any of ``targets``."""
         wanted = set(targets)
-        return {local for local, target in self._bindings.items() if target in wanted}
+        module_scope = self.scopes.module_scope
+        return {local for local in module_scope.bindings if self.binding(local, module_scope) in wanted}

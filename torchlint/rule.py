@@ -16,6 +16,7 @@ from typing import (
     Any,
     ClassVar,
     Dict,
+    FrozenSet,
     List,
     Mapping,
     Optional,
@@ -27,6 +28,7 @@ from typing import (
 
 import libcst as cst
 
+from torchlint.analysis import Analysis, Facts
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
@@ -181,6 +183,11 @@ class FileContext:
     options: Mapping[str, Mapping[str, OptionValue]]
     parents: List[cst.CSTNode] = field(default_factory=list)
     reports: List[Report] = field(default_factory=list)
+    facts: Facts = field(init=False)
+    """The file's shared analyses, each built on first use."""
+
+    def __post_init__(self) -> None:
+        self.facts = Facts(self.module, self.names, path=self.path)
 
 
 def _doc_sections(doc: str) -> Dict[str, str]:
@@ -238,6 +245,13 @@ class Rule:
     """Short sources the rule must report, with their fixed text (tested automatically)."""
     verification: ClassVar[Optional[VerificationSpec]] = None
     """For a rule with a fix: how `torchlint verify` checks it."""
+    requires: ClassVar[FrozenSet[Analysis]] = frozenset()
+    """The shared analyses the rule reads (``self.facts.values``...); the
+    runner builds the cross-file index only when a rule lists ``PROJECT``.
+    File analyses are built on first use whatever this says."""
+    project_bases: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: the classes (dotted names) whose subclasses across
+    the project's files the rule asks about; only those are indexed."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 
@@ -264,6 +278,11 @@ class Rule:
     def names(self) -> ImportTable:
         """The file's import table."""
         return self.context.names
+
+    @property
+    def facts(self) -> Facts:
+        """The file's shared facts: ``self.facts.values.of(expr)``, ..."""
+        return self.context.facts
 
     @property
     def parents(self) -> Sequence[cst.CSTNode]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchlint.analysis import Analysis, project
 from torchlint.cache import Cache
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import FixResult, fix_text
@@ -114,7 +115,28 @@ beside others, whatever the job count."""
 def _pool(jobs: int) -> "ProcessPoolExecutor":
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                               initializer=project.install, initargs=(project.current(),))
+
+
+def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings]) -> None:
+    """Build the cross-file index once, before linting, if an enabled rule
+    asks for it (:attr:`Analysis.PROJECT`)."""
+    distinct = {id(settings): settings for settings in map(settings_for, files)}
+    bases = {
+        base
+        for settings in distinct.values()
+        for rule in settings.enabled_rules(None)  # per-file ignores can only remove rules
+        if Analysis.PROJECT in rule.requires
+        for base in rule.project_bases
+    }
+    project.prepare(files, bases)
+
+
+def _cache_digest(digest: str) -> str:
+    """A file's findings also depend on the project index, when there is one."""
+    index = project.current()
+    return digest if index is project.EMPTY else f"{digest}:{index.fingerprint}"
 
 
 def run_files(
@@ -163,6 +185,7 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
     """
+    prepare_project(files, settings_for)
     if cache is None:
         return run_files(files, settings_for, work, jobs=jobs)
     results: Dict[int, FileOutcome] = {}
@@ -184,7 +207,7 @@ def cached_run(
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
         config = settings_for(files[index]).lint_config(files[index])
-        cache.put(keys.get(index) or cache.key(outcome.digest, config, outcome.path), outcome.diagnostics)
+        cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest), config, outcome.path), outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
 
@@ -198,7 +221,7 @@ def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[
     except SourceError:
         return None
     shown = display_path(path)
-    key = cache.key(source.digest, settings.lint_config(path), shown)
+    key = cache.key(_cache_digest(source.digest), settings.lint_config(path), shown)
     diagnostics = cache.get(key, shown)
     if diagnostics is None:
         return None

@@ -56,3 +56,15 @@ def walk(root: cst.CSTNode) -> Iterator[Tuple[cst.CSTNode, Optional[cst.CSTNode]
         yield node, parent
         for child in reversed(children(node)):
             stack.append((child, node))
+
+
+def dotted(expr: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))

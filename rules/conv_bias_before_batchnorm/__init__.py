@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.apidata import Signature
 from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
+from torchlint.analysis.scopes import Binding
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
@@ -108,63 +109,6 @@ def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
     if arguments.may_be_present("bias") or not call.args:
         return None
     return "default"
-
-
-@dataclass
-class _ScopeNames:
-    """Plain names of one function (or the module): assignments and loads."""
-
-    assigned: Dict[str, int]
-    value: Dict[str, cst.BaseExpression]
-    statement: Dict[str, cst.CSTNode]
-    loads: Dict[str, int]
-
-
-def _binds(name: cst.Name, parent: Optional[cst.CSTNode]) -> bool:
-    """Whether ``name`` is bound (not read) by its parent node."""
-    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For,
-                           cst.CompFor, cst.NamedExpr)):
-        return parent.target is name
-    if isinstance(parent, (cst.AsName, cst.Param, cst.NameItem)):
-        return parent.name is name
-    return False
-
-
-def _scan_scope(scope: cst.CSTNode) -> _ScopeNames:
-    names = _ScopeNames({}, {}, {}, {})
-    last_statement: Dict[int, cst.CSTNode] = {}
-    parents: Dict[int, Optional[cst.CSTNode]] = {}
-    for node, parent in walk(scope):
-        parents[id(node)] = parent
-        if isinstance(node, cst.SimpleStatementLine):
-            last_statement[id(node)] = node
-        if not isinstance(node, cst.Name):
-            continue
-        key = node.value
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
-            continue
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
-            continue
-        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias)):
-            continue
-        binding = _binds(node, parent)
-        if not binding:
-            names.loads[key] = names.loads.get(key, 0) + 1
-            continue
-        names.assigned[key] = names.assigned.get(key, 0) + 1
-        if isinstance(parent, cst.AssignTarget):
-            assign = parents.get(id(parent))
-            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-                names.value[key] = assign.value
-                line = parents.get(id(assign))
-                if line is not None:
-                    names.statement[key] = line
-        elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
-            names.value[key] = parent.value
-            line = parents.get(id(parent))
-            if line is not None:
-                names.statement[key] = line
-    return names
 
 
 _Layer = Tuple[str, Union[_Producer, _Norm], cst.Call, Optional[cst.CSTNode]]
@@ -328,7 +272,6 @@ class ConvBiasBeforeBatchNorm(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._scopes: Dict[int, _ScopeNames] = {}
         self._reported: Set[int] = set()
 
     # -- what an expression is ---------------------------------------------
@@ -338,17 +281,27 @@ class ConvBiasBeforeBatchNorm(Rule):
             return {**_PRODUCERS, **_TRANSPOSED}
         return _PRODUCERS
 
-    def _scope(self) -> _ScopeNames:
-        scope: cst.CSTNode = self.context.module
-        for parent in reversed(self.parents):
-            if isinstance(parent, cst.FunctionDef):
-                scope = parent
-                break
-        names = self._scopes.get(id(scope))
-        if names is None:
-            names = _scan_scope(scope)
-            self._scopes[id(scope)] = names
-        return names
+    def _single_assignment(self, name: cst.Name) -> Optional[Binding]:
+        """The one plain assignment (``x = value``, one target) that binds
+        ``name`` where it is read, if that is the only binding."""
+        bindings = self.facts.scopes.resolve(name)
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        node = binding.node
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            return binding
+        if isinstance(node, cst.AnnAssign) and node.value is not None:
+            return binding
+        return None
+
+    def _read_once(self, variable: cst.Name) -> bool:
+        """Whether the variable a binding ``variable`` names is read exactly
+        once in its scope (nested scopes included)."""
+        scopes = self.facts.scopes
+        scope = scopes.name_scope(variable)
+        owner = scope.owner_of(variable.value) if scope is not None else None
+        return owner is not None and len(scopes.references(owner, variable.value)) == 1
 
     def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
         if isinstance(expr, cst.Call):
@@ -364,30 +317,22 @@ class ConvBiasBeforeBatchNorm(Rule):
             return None
         if isinstance(expr, cst.Name) and follow_names:
             # ``conv = nn.Conv2d(...)`` used exactly once, right here.
-            scope = self._scope()
-            key = expr.value
-            if scope.assigned.get(key) == 1 and scope.loads.get(key) == 1:
-                layer = self._layer(scope.value.get(key), follow_names=False)
+            binding = self._single_assignment(expr)
+            if binding is not None and binding.scope is not None and len(
+                self.facts.scopes.references(binding.scope, expr.value)
+            ) == 1:
+                layer = self._layer(binding.value, follow_names=False)
                 if layer is not None:
-                    return (layer[0], layer[1], layer[2], scope.statement.get(key))
+                    return (layer[0], layer[1], layer[2], binding.statement)
         return None
 
     def _alias(self, func: cst.BaseExpression) -> Optional[str]:
         """``BN = nn.BatchNorm2d`` (assigned once, in this function or the module)."""
         if not isinstance(func, cst.Name):
             return None
-        scopes = [self._scope()]
-        module_scope = self._scopes.get(id(self.context.module))
-        if module_scope is None:
-            module_scope = _scan_scope(self.context.module)
-            self._scopes[id(self.context.module)] = module_scope
-        scopes.append(module_scope)
-        for scope in scopes:
-            if scope.assigned.get(func.value) == 1:
-                value = scope.value.get(func.value)
-                if isinstance(value, (cst.Name, cst.Attribute)):
-                    return self.names.qualified_name(value)
-                return None
+        binding = self._single_assignment(func)
+        if binding is not None and isinstance(binding.value, (cst.Name, cst.Attribute)):
+            return self.names.qualified_name(binding.value)
         return None
 
     # -- pairs -------------------------------------------------------------
@@ -640,7 +585,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                 return []
             receiver = node.value
             assert isinstance(receiver, cst.Name)
-            target = _flow_target(parent, receiver.value, method, parent_of)
+            target = _flow_target(parent, receiver.value, parent_of, self._read_once)
             if target is None:
                 return []
             targets.append(target)
@@ -648,7 +593,7 @@ class ConvBiasBeforeBatchNorm(Rule):
 
 
 def _flow_target(
-    call: cst.Call, receiver: str, method: cst.FunctionDef, parent_of: Dict[int, cst.CSTNode]
+    call: cst.Call, receiver: str, parent_of: Dict[int, cst.CSTNode], read_once: Callable[[cst.Name], bool]
 ) -> Optional[str]:
     """The attribute ``B`` when the output of ``call`` goes straight into ``self.B(...)``."""
     parent = parent_of.get(id(call))
@@ -697,7 +642,7 @@ def _flow_target(
     reassigned = isinstance(small, cst.Assign) and any(
         isinstance(t.target, cst.Name) and t.target.value == variable.value for t in small.targets
     )
-    if reassigned or _scan_scope(method).loads.get(variable.value, 0) == 1:
+    if reassigned or read_once(variable):
         return found
     return None
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Set
+from typing import Dict, Mapping, Optional
 
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
+from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
@@ -185,27 +185,10 @@ class DataLoaderWithoutWorkers(Rule):
         ),
     )
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        # Names bound to `TensorDataset(...)` (and to nothing else), for the hint.
-        self._tensor_datasets: Set[str] = set()
-        self._other_values: Set[str] = set()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if not isinstance(target.target, cst.Name):
-                continue
-            name = target.target.value
-            if self._is_tensor_dataset(node.value) and name not in self._other_values:
-                self._tensor_datasets.add(name)
-            else:
-                self._tensor_datasets.discard(name)
-                self._other_values.add(name)
-
     def _is_tensor_dataset(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Name):
-            return value.value in self._tensor_datasets
-        return isinstance(value, cst.Call) and self.names.call_name(value) in _TENSOR_DATASETS
+        """``TensorDataset(...)``, or a name every known assignment of which is one."""
+        found = self.facts.values.of(value)
+        return found is not None and found.qualified in _TENSOR_DATASETS
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:

@@ -11,7 +11,8 @@ import libcst as cst
 
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
-from torchlint.names import ImportTable, dotted
+from torchlint.analysis.training import GradMode, grad_mode
+from torchlint.names import dotted
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 from torchlint.tree import children
@@ -23,15 +24,6 @@ DEFAULT_FUNCTION_PATTERN = (
     r"|Predict(?:ion|ions)?|Infer(?:ence)?)(?=[A-Z_\d]|$)"
 )
 
-_GRAD_OFF: FrozenSet[str] = frozenset({
-    "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-    "torch.inference_mode", "torch.autograd.inference_mode",
-    "torch.autograd.grad_mode.inference_mode",
-})
-_SET_GRAD: FrozenSet[str] = frozenset({
-    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-    "torch.autograd.grad_mode.set_grad_enabled",
-})
 # Names whose mere presence shows the author already manages autograd's mode.
 _GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
     "no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "is_grad_enabled",
@@ -381,7 +373,6 @@ class EvalWithoutNoGrad(Rule):
         self._guarded_withs: Set[int] = set()
         self._order = 0
         self._pattern: Optional[Pattern[str]] = None
-        self._module_names = ImportTable.from_module(context.module)
         # pytest's files; a script called test.py is an evaluation script.
         self._test_file = bool(_TEST_FILE.match(PurePath(context.path).name))
         roots = self._imported_roots(context.module)
@@ -468,16 +459,7 @@ class EvalWithoutNoGrad(Rule):
     def _grad_off(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
         (also ``@torch.no_grad`` without parentheses)."""
-        if isinstance(expr, cst.Call):
-            qualified = self.names.qualified_name(expr.func)
-            if qualified in _GRAD_OFF:
-                if qualified is not None and qualified.endswith("inference_mode") and expr.args:
-                    return not _is_false(expr.args[0].value)
-                return True
-            if qualified in _SET_GRAD:
-                return bool(expr.args) and _is_false(expr.args[0].value)
-            return False
-        return self.names.qualified_name(expr) in _GRAD_OFF
+        return grad_mode(expr, self.names) is GradMode.DISABLED
 
     @staticmethod
     def _mentions_grad_mode(expr: cst.CSTNode) -> bool:
@@ -775,7 +757,7 @@ class EvalWithoutNoGrad(Rule):
         name = node.name.value
         if self._always_guarded(name, set()):
             return
-        spelling = spell(self._module_names, "torch.no_grad")
+        spelling = spell(self.names, "torch.no_grad")
         fix = None
         if spelling is not None:
             decorated = add_decorator(node, cst.Call(func=spelling.expression))

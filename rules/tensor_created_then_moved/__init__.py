@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.fixes import bind, comments, keyword_argument, set_keyword, spell
+from torchlint.analysis.values import INDEX_RETURNING, Device, DeviceKind
 from torchlint.model import Applicability
 from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
@@ -120,29 +121,6 @@ _NO_REPORT_KEYWORDS: Dict[str, FrozenSet[str]] = {
 
 # -- dtypes ------------------------------------------------------------------
 
-_DTYPE_NAMES: Dict[str, str] = {
-    "torch.float16": "float16",
-    "torch.half": "float16",
-    "torch.float32": "float32",
-    "torch.float": "float32",
-    "torch.float64": "float64",
-    "torch.double": "float64",
-    "torch.bfloat16": "bfloat16",
-    "torch.int64": "int64",
-    "torch.long": "int64",
-    "torch.int32": "int32",
-    "torch.int": "int32",
-    "torch.int16": "int16",
-    "torch.short": "int16",
-    "torch.int8": "int8",
-    "torch.uint8": "uint8",
-    "torch.bool": "bool",
-    "torch.complex64": "complex64",
-    "torch.cfloat": "complex64",
-    "torch.complex128": "complex128",
-    "torch.cdouble": "complex128",
-}
-
 _TENSOR_CASTS: Dict[str, str] = {
     "float": "float32",
     "half": "float16",
@@ -192,25 +170,9 @@ _TENSOR_FILLS: Dict[str, bool] = {
 # Module methods that return the module itself and do not depend on its device.
 _MODULE_PASSTHROUGH: FrozenSet[str] = frozenset({"train", "eval", "requires_grad_"})
 
-_DEVICE_STRING = re.compile(
-    r"^(?:cuda|cpu|mps|xpu|meta|hpu|npu|xla|mtia|ipu|privateuseone|vulkan|hip)(?::\d+)?$"
-)
-_DEVICE_FSTRING_PREFIX = re.compile(r"^(?:cuda|cpu|mps|xpu|hpu|npu|xla)(?::|$)")
 _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
-_INT_RETURNING = frozenset(
-    {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
-)
 
 _MAX_CHAIN = 16
-_MAX_NAME_DEPTH = 4
-
-# Device certainty of an expression.
-_CPU = "cpu"
-_ACCELERATOR = "accelerator"
-_NOT_DEVICE = "not-device"
-
-_ScopeNode = Union[cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef]
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -220,7 +182,7 @@ class _Step:
     call: cst.Call
     kind: str  # "move", "cast", "view", "fill", "pass"
     device: Optional[cst.BaseExpression] = None  # where a move goes
-    device_kind: str = _ACCELERATOR
+    to_cpu: bool = False  # a move certainly to the CPU
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
     dtype: Optional[cst.BaseExpression] = None  # a cast's dtype as written (`.to`)
     dtype_name: Optional[str] = None  # the cast's dtype if known: "float16", ...
@@ -236,144 +198,6 @@ class _Chain:
     steps: Tuple[_Step, ...]
 
 
-class _Bindings(cst.CSTVisitor):
-    """Every way one scope binds a name: plain assignments and the rest."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-        self.values: List[cst.BaseExpression] = []
-        self.other = False  # bound some way whose value is unknown
-        self.declared_global = False
-
-    def _binds(self, target: cst.CSTNode) -> bool:
-        if isinstance(target, cst.Name):
-            return target.value == self.name
-        if isinstance(target, (cst.Tuple, cst.List)):
-            return any(self._binds(element.value) for element in target.elements)
-        if isinstance(target, cst.StarredElement):
-            return self._binds(target.value)
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and target.target.value == self.name:
-                self.values.append(node.value)
-            elif self._binds(target.target):
-                self.other = True
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if self._binds(node.target) and node.value is not None:
-            self.values.append(node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self._binds(node.target):
-            self.other = True
-
-    def visit_For(self, node: cst.For) -> None:
-        if self._binds(node.target):
-            self.other = True
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None and self._binds(node.asname.name):
-            self.other = True
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        if self._binds(node.target):
-            self.other = True
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None and self._binds(node.name.name):
-            self.other = True
-
-    def visit_Del(self, node: cst.Del) -> None:
-        if self._binds(node.target):
-            self.other = True
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
-            while isinstance(bound, cst.Attribute):
-                bound = bound.value
-            if self._binds(bound):
-                self.other = True
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname else alias.name
-            if self._binds(bound):
-                self.other = True
-
-    def visit_Global(self, node: cst.Global) -> None:
-        if any(item.name.value == self.name for item in node.names):
-            self.declared_global = True
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        if any(item.name.value == self.name for item in node.names):
-            self.other = True
-
-    # Nested scopes bind their own names; only their own name binds here.
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if node.name.value == self.name:
-            self.other = True
-        for decorator in node.decorators:
-            decorator.visit(self)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        if node.name.value == self.name:
-            self.other = True
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return False
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-        return False
-
-
-def _scope_body(scope: _ScopeNode) -> Sequence[cst.CSTNode]:
-    if isinstance(scope, cst.Module):
-        return scope.body
-    if isinstance(scope, cst.Lambda):
-        return ()
-    return [scope.body]
-
-
-def _parameter_names(scope: _ScopeNode) -> Set[str]:
-    if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
-        params = scope.params
-        found = {
-            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        }
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                found.add(star.name.value)
-        return found
-    return set()
-
-
-def _comprehension_binds(node: cst.CSTNode, name: str) -> bool:
-    if not isinstance(node, _COMPREHENSIONS):
-        return False
-    checker = _Bindings(name)
-    comp: Optional[cst.CompFor] = node.for_in
-    while comp is not None:
-        if checker._binds(comp.target):
-            return True
-        comp = comp.inner_for_in
-    return False
 
 
 def _positional(call: cst.Call) -> List[cst.Arg]:
@@ -611,7 +435,6 @@ class TensorCreatedThenMoved(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._consumed: Set[int] = set()
-        self._binding_cache: Dict[Tuple[int, str], Tuple[Tuple[cst.BaseExpression, ...], bool, bool]] = {}
         self._pattern: Optional["re.Pattern[str]"] = None
 
     # -- visitor --------------------------------------------------------
@@ -730,7 +553,7 @@ class TensorCreatedThenMoved(Rule):
         if text is not None:
             return _Step(call, "move", device=device) if text.startswith("cuda") else None
         safe = isinstance(device, cst.Call) and self.names.call_name(device) in (
-            {"torch.device"} | _INT_RETURNING
+            {"torch.device"} | INDEX_RETURNING
         )
         return _Step(call, "move", device=device, device_safe=safe)
 
@@ -749,15 +572,15 @@ class TensorCreatedThenMoved(Rule):
                 dtype = arg.value
             elif arg.keyword.value != "non_blocking":
                 return None  # copy=, memory_format=: not a plain move
-        device_kind: Optional[str] = None
+        found: Optional[Device] = None
         if device is not None:
             if positional:
                 return None
-            device_kind = self._device_kind(device, 0) or _ACCELERATOR
+            found = self._device(device) or Device(DeviceKind.UNKNOWN, device)
         elif positional:
             first = positional[0]
-            device_kind = self._device_kind(first, 0)
-            if device_kind is not None:
+            found = self._device(first)
+            if found is not None:
                 device = first
                 if len(positional) >= 2:
                     if dtype is not None or len(positional) > 3:
@@ -771,12 +594,12 @@ class TensorCreatedThenMoved(Rule):
             if dtype is None:
                 return None
             return _Step(call, "cast", dtype=dtype, dtype_name=self._dtype_name(dtype))
-        assert device_kind is not None
+        assert found is not None
         return _Step(
             call,
             "move",
             device=device,
-            device_kind=device_kind,
+            to_cpu=found.is_cpu,
             dtype=dtype,
             dtype_name=self._dtype_name(dtype) if dtype is not None else None,
         )
@@ -788,133 +611,18 @@ class TensorCreatedThenMoved(Rule):
             self._pattern = re.compile(str(self.option("device-pattern")))
         return self._pattern
 
-    def _device_kind(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
-        """``_CPU`` or ``_ACCELERATOR`` if ``expr`` is certainly a device."""
-        text = _string_value(expr)
-        if text is not None:
-            if not _DEVICE_STRING.match(text):
-                return None
-            return _CPU if text.startswith("cpu") else _ACCELERATOR
-        if isinstance(expr, cst.FormattedString):
-            first = expr.parts[0] if expr.parts else None
-            if isinstance(first, cst.FormattedStringText) and _DEVICE_FSTRING_PREFIX.match(first.value):
-                return _ACCELERATOR
-            return None
-        if isinstance(expr, cst.Integer):
-            return _ACCELERATOR
-        if isinstance(expr, cst.Call):
-            qualified = self.names.call_name(expr)
-            if qualified == "torch.device":
-                first_arg = expr.args[0].value if expr.args else None
-                first_text = _string_value(first_arg) if first_arg is not None else None
-                if first_text is not None and first_text.startswith("cpu"):
-                    return _CPU
-                return _ACCELERATOR
-            if qualified in _INT_RETURNING:
-                return _ACCELERATOR
-            if (
-                isinstance(expr.func, cst.Name)
-                and expr.func.value == "int"
-                and not self.names.is_bound("int")
-            ):
-                return _ACCELERATOR
-            return None
-        if isinstance(expr, cst.Attribute):
-            attr = expr.attr.value
-            if attr == "device" or self._device_pattern().fullmatch(attr):
-                return _CPU if "cpu" in attr.lower() else _ACCELERATOR
-            return None
-        if isinstance(expr, cst.IfExp):
-            kinds = {self._device_kind(expr.body, depth), self._device_kind(expr.orelse, depth)}
-            if None in kinds:
-                return None
-            return _CPU if kinds == {_CPU} else _ACCELERATOR
-        if isinstance(expr, cst.Name):
-            bound = self._name_device_kind(expr.value, depth)
-            if bound == _NOT_DEVICE:
-                return None
-            if bound is not None:
-                return bound
-            if self._device_pattern().fullmatch(expr.value):
-                return _CPU if "cpu" in expr.value.lower() else _ACCELERATOR
-            return None
-        return None
-
-    def _name_device_kind(self, name: str, depth: int) -> Optional[str]:
-        """Follow a name to the values its scope assigns it: ``_CPU``,
-        ``_ACCELERATOR``, ``_NOT_DEVICE`` when some value certainly is not a
-        device, or None when unknown."""
-        if depth >= _MAX_NAME_DEPTH or name in ("None", "True", "False"):
-            return None
-        parents = list(self.parents)
-        if any(_comprehension_binds(parent, name) for parent in parents):
-            return None
-        scopes: List[_ScopeNode] = [
-            p for p in parents if isinstance(p, (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef))
-        ]
-        innermost = True
-        jump_to_module = False
-        for scope in reversed(scopes):
-            if jump_to_module and not isinstance(scope, cst.Module):
-                continue
-            if isinstance(scope, cst.ClassDef) and not innermost:
-                innermost = False
-                continue
-            innermost = False
-            if name in _parameter_names(scope):
-                return None
-            values, other, declared_global = self._bindings(scope, name)
-            if other:
-                return None
-            if declared_global:
-                jump_to_module = True
-                continue
-            if values:
-                if any(self._not_device(value) for value in values):
-                    return _NOT_DEVICE
-                kinds = {self._device_kind(value, depth + 1) for value in values}
-                if None in kinds:
-                    return None
-                return _CPU if kinds == {_CPU} else _ACCELERATOR
-        return None
-
-    def _not_device(self, expr: cst.BaseExpression) -> bool:
-        """A value that is certainly no device: a dtype, a tensor, a
-        container, a float or a string that names no device."""
-        if isinstance(expr, (cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set)):
-            return True
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return True
-        text = _string_value(expr)
-        if text is not None:
-            return not _DEVICE_STRING.match(text)
-        if isinstance(expr, cst.Call):
-            return self.names.call_name(expr) in _FACTORIES
-        return self._is_dtype(expr)
-
-    def _bindings(
-        self, scope: _ScopeNode, name: str
-    ) -> Tuple[Tuple[cst.BaseExpression, ...], bool, bool]:
-        key = (id(scope), name)
-        cached = self._binding_cache.get(key)
-        if cached is None:
-            collector = _Bindings(name)
-            for statement in _scope_body(scope):
-                statement.visit(collector)
-            cached = (tuple(collector.values), collector.other, collector.declared_global)
-            self._binding_cache[key] = cached
-        return cached
+    def _device(self, expr: cst.BaseExpression) -> Optional[Device]:
+        """The device ``expr`` certainly is (names matching ``device-pattern``
+        count as devices)."""
+        return self.facts.values.device_of(expr, self._device_pattern())
 
     def _is_dtype(self, expr: cst.BaseExpression) -> bool:
-        if self.names.qualified_name(expr) in _DTYPE_NAMES:
+        if self.facts.values.is_dtype(expr):
             return True
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value == "dtype"
         return isinstance(expr, cst.Name) and bool(_DTYPE_NAME.match(expr.value))
 
     def _dtype_name(self, expr: cst.BaseExpression) -> Optional[str]:
-        qualified = self.names.qualified_name(expr)
-        return _DTYPE_NAMES.get(qualified) if qualified is not None else None
+        return self.facts.values.dtype_name(expr)
 
     # -- judging the chain and building the fix -------------------------
 
@@ -933,7 +641,7 @@ class TensorCreatedThenMoved(Rule):
                 return
         moves = [step for step in chain.steps if step.kind == "move"]
         final = moves[-1]
-        if final.device_kind == _CPU:
+        if final.to_cpu:
             return
         assert final.device is not None
         module = self.context.module
@@ -943,7 +651,8 @@ class TensorCreatedThenMoved(Rule):
             # Only an explicit CPU is a certain copy.  Another device may be
             # the target already; random numbers drawn on the CPU on purpose
             # (a CPU-seeded stream shared by all ranks) must stay there.
-            if self._device_kind(existing.value, 0) != _CPU or self._is_random(chain):
+            current = self._device(existing.value)
+            if current is None or not current.is_cpu or self._is_random(chain):
                 return
 
         given_input = arguments.argument("input") if chain.qualified.endswith("_like") else None

@@ -1,0 +1,61 @@
+"""Two torchlint builds side by side: CPU time of `check` on one corpus.
+
+    .venv/bin/python bench/compare_builds.py /work/main/.venv/bin/torchlint .venv/bin/torchlint CORPUS
+    .venv/bin/python bench/compare_builds.py OLD NEW CORPUS --runs 5 --warm
+
+Runs the two executables alternately (so that load on a shared machine hits
+both alike), cold (`--no-cache`, `-j 1`) or warm (a cache filled by a first
+run), and prints the median user+system CPU time of each and their ratio.
+CPU time, not wall time: on a busy machine wall time measures the neighbours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from typing import List
+
+
+def _cpu_seconds(command: List[str], env: "dict[str, str]") -> float:
+    before = os.times()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    after = os.times()
+    return (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("corpus")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warm", action="store_true", help="time runs that find every file in the cache")
+    args = parser.parse_args()
+    times = {"old": [], "new": []}  # type: dict[str, List[float]]
+    with tempfile.TemporaryDirectory() as caches:
+        for run in range(args.runs):
+            for label in ("old", "new"):
+                executable = getattr(args, label)
+                env = dict(os.environ)
+                command = [executable, "check", "-j", "1", args.corpus]
+                if args.warm:
+                    env["TORCHLINT_CACHE_DIR"] = os.path.join(caches, label)
+                    if run == 0:
+                        _cpu_seconds(command, env)  # fill the cache
+                else:
+                    command.insert(2, "--no-cache")
+                times[label].append(_cpu_seconds(command, env))
+                print(f"run {run + 1} {label}: {times[label][-1]:.2f} s", file=sys.stderr)
+    old = statistics.median(times["old"])
+    new = statistics.median(times["new"])
+    mode = "warm" if args.warm else "cold"
+    print(f"{mode}: old {old:.2f} s, new {new:.2f} s CPU (median of {args.runs}); new/old = {new / old:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Training facts: grad-mode regions, eval/train, backward and steps, loops, call graph."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Dict
+
+import libcst as cst
+
+from torchlint.analysis import Facts
+from torchlint.analysis.training import FunctionFacts, GradMode, Training
+from torchlint.analysis.values import ValueKind
+
+SOURCE = '''
+import torch
+from torch import nn, optim
+from torch.utils.data import DataLoader
+
+class Net(nn.Module):
+    pass
+
+def step(model, opt, x):
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.opt = optim.SGD(self.model.parameters(), lr=0.1)
+        self.scaler = torch.cuda.amp.GradScaler()
+
+    def fit(self, loader: DataLoader):
+        for epoch in range(3):
+            for x in loader:
+                self.opt.zero_grad()
+                self.scaler.scale(self.model(x).sum()).backward()
+                self.scaler.step(self.opt)
+                self.opt.step()
+
+    @torch.no_grad()
+    def evaluate(self, x):
+        self.model.eval()
+        return self.model(x)
+
+    def check(self, x):
+        self.model.train(False)
+        y = self.model(x)
+        self.model.train()
+        return y
+
+def grads(model, x):
+    return torch.autograd.grad(model(x).sum(), list(model.parameters()))
+
+def inspect(p):
+    return p.grad
+
+def main():
+    loader = DataLoader([1, 2])
+    model = Net()
+    opt = optim.Adam(model.parameters())
+    for epoch in range(2):
+        for x in loader:
+            step(model, opt, x)
+    with torch.no_grad():
+        check_all(model)
+    with torch.set_grad_enabled(False):
+        pass
+    with torch.set_grad_enabled(flag):
+        pass
+    check_all(model)
+
+def check_all(model):
+    return model
+
+def scored():
+    with torch.inference_mode():
+        evaluate_only()
+
+def evaluate_only():
+    pass
+'''
+
+
+def training(source: str = SOURCE) -> Training:
+    return Facts.of_module(cst.parse_module(textwrap.dedent(source))).training
+
+
+def by_name(found: Training) -> Dict[str, FunctionFacts]:
+    return {f.node.name.value: f for f in found.functions.values() if isinstance(f.node, cst.FunctionDef)}
+
+
+def test_backward_steps_and_autograd_grad() -> None:
+    functions = by_name(training())
+    assert len(functions["step"].backward) == 1
+    assert functions["step"].optimizer_steps == []  # `opt` is a bare parameter: unknown
+    fit = functions["fit"]
+    assert len(fit.backward) == 1 and len(fit.optimizer_steps) == 1 and len(fit.scaler_steps) == 1
+    assert len(functions["grads"].autograd_grad) == 1 and functions["grads"].computes_gradients
+    assert len(functions["inspect"].grad_reads) == 1
+    assert not functions["check_all"].computes_gradients
+
+
+def test_grad_regions_from_with_and_decorators() -> None:
+    found = training()
+    functions = by_name(found)
+    assert functions["evaluate"].decorated_mode is GradMode.DISABLED
+    main = functions["main"]
+    modes = [region.mode for region in main.regions]
+    assert modes == [GradMode.DISABLED, GradMode.DISABLED]  # set_grad_enabled(flag) is not known
+    disabled = [call for call in main.calls if found.grad_disabled(call.call)]
+    assert len(disabled) == 1  # check_all(model) inside `with torch.no_grad()`
+
+
+def test_eval_and_train_calls_with_their_receiver() -> None:
+    functions = by_name(training())
+    evaluate = functions["evaluate"].mode_calls
+    assert [c.train for c in evaluate] == [False]
+    assert evaluate[0].value is not None and evaluate[0].value.kind is ValueKind.MODEL
+    assert [c.train for c in functions["check"].mode_calls] == [False, True]
+
+
+def test_training_and_epoch_loops() -> None:
+    found = training()
+    functions = by_name(found)
+    outer, inner = functions["fit"].loops
+    assert inner.over_dataloader and not outer.over_dataloader
+    assert found.is_training_loop(inner) and found.is_training_loop(outer)
+    assert found.is_epoch_loop(outer) and not found.is_epoch_loop(inner)
+    main_outer, main_inner = functions["main"].loops
+    assert found.is_training_loop(main_inner)  # through step(), a function of the file
+    assert found.is_epoch_loop(main_outer)
+
+
+def test_call_graph_and_no_grad_callers() -> None:
+    found = training()
+    functions = by_name(found)
+    check_all = functions["check_all"].node
+    evaluate_only = functions["evaluate_only"].node
+    assert isinstance(check_all, cst.FunctionDef) and isinstance(evaluate_only, cst.FunctionDef)
+    assert len(found.callers(check_all)) == 2
+    assert found.called_under_no_grad(check_all) and not found.called_only_under_no_grad(check_all)
+    assert found.called_only_under_no_grad(evaluate_only)
+    step = functions["step"].node
+    assert isinstance(step, cst.FunctionDef) and found.reaches_backward(step)
+    assert found.reaches_backward(functions["main"].node)
+    assert not found.reaches_backward(check_all)
+
+
+def test_self_method_calls_are_edges() -> None:
+    found = training('''
+    class T:
+        def a(self):
+            self.b()
+        def b(self):
+            pass
+        def c(other):
+            other.b()
+    ''')
+    functions = by_name(found)
+    b = functions["b"].node
+    assert isinstance(b, cst.FunctionDef)
+    assert [edge.caller for edge in found.callers(b)] == [functions["a"].node, functions["c"].node]
+
+
+def test_lookalike_grad_contexts_do_not_count() -> None:
+    found = training('''
+    import mylib as torch
+    def no_grad():
+        pass
+    def f(model):
+        with torch.no_grad():
+            model.eval()
+        with no_grad():
+            pass
+        model.backward_hook()
+    ''')
+    f = by_name(found)["f"]
+    assert f.regions == [] and f.backward == []

@@ -1,0 +1,92 @@
+"""Facts about one file that rules share, computed lazily and once.
+
+A rule reads ``self.context.facts.values`` (or ``.scopes``, ``.training``,
+``.project``); each analysis is built on first access and kept for the rest
+of the file, so a file whose rules ask nothing pays nothing.  A rule declares
+in ``requires`` what it uses, so that the runner builds the cross-file
+:class:`~torchlint.analysis.project.ProjectIndex` only when a selected rule
+needs it.
+
+This package's ``__init__`` imports its submodules lazily: ``torchlint.names``
+is built on :mod:`torchlint.analysis.scopes`, and ``values``/``project`` use
+``torchlint.names``.
+"""
+
+from __future__ import annotations
+
+import enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project import ProjectIndex
+    from torchlint.analysis.scopes import Scopes
+    from torchlint.analysis.training import Training
+    from torchlint.analysis.values import Values
+    from torchlint.names import ImportTable
+
+
+class Analysis(enum.Enum):
+    """The analyses a rule may declare in ``Rule.requires``."""
+
+    SCOPES = "scopes"
+    VALUES = "values"
+    TRAINING = "training"
+    PROJECT = "project"
+
+
+class Facts:
+    """The analyses of one parsed file, each built on first use."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        names: "ImportTable",
+        project: "Optional[ProjectIndex]" = None,
+        path: str = "<string>",
+    ) -> None:
+        self.module = module
+        self.names = names
+        self.path = path
+        self._project = project
+
+    @classmethod
+    def of_module(cls, module: cst.Module, project: "Optional[ProjectIndex]" = None,
+                  path: str = "<string>") -> "Facts":
+        """Facts of a module with its own import table (for tests and tools)."""
+        from torchlint.names import ImportTable
+
+        return cls(module, ImportTable.from_module(module), project, path)
+
+    @property
+    def scopes(self) -> "Scopes":
+        """Scopes and bindings (shared with the import table)."""
+        return self.names.scopes
+
+    @cached_property
+    def values(self) -> "Values":
+        """What expressions hold."""
+        from torchlint.analysis.values import Values
+
+        return Values(self.module, self.scopes, self.names)
+
+    @cached_property
+    def training(self) -> "Training":
+        """Grad-mode regions, eval/train, backward/step calls, loops, call graph."""
+        from torchlint.analysis.training import Training
+
+        return Training(self.module, self.scopes, self.names, self.values)
+
+    @property
+    def project(self) -> "ProjectIndex":
+        """The run's cross-file index (empty when linting a text on its own)."""
+        if self._project is None:
+            from torchlint.analysis import project
+
+            self._project = project.current()
+        return self._project
+
+
+__all__ = ["Analysis", "Facts"]

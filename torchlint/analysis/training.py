@@ -1,0 +1,400 @@
+"""Training facts: where gradients are off, what is put in eval mode, where
+backward and optimizer steps run, which loops train, and who calls whom.
+
+Gathered in one walk of the module.  Facts are per function (the module body
+counts as one, keyed by the ``Module`` node) and per loop.  Calls to the
+file's own functions are resolved through scopes (``evaluate(...)``) and
+through the enclosing class (``self.evaluate(...)``), giving an intra-file
+call graph that says, for each local function, whether any call of it sits
+in a grad-disabled region, and whether it reaches ``backward()``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
+from torchlint.analysis.values import Value, ValueKind, Values
+from torchlint.names import ImportTable
+from torchlint.tree import children
+
+FunctionNode = Union[cst.FunctionDef, cst.Module]
+LoopNode = Union[cst.For, cst.While]
+
+
+class GradMode(enum.Enum):
+    """What a region does to autograd."""
+
+    DISABLED = "disabled"  # no_grad, inference_mode, set_grad_enabled(False)
+    ENABLED = "enabled"  # enable_grad, set_grad_enabled(True), inference_mode(False)
+
+
+_GRAD_CONTEXTS: Dict[str, GradMode] = {
+    "torch.no_grad": GradMode.DISABLED,
+    "torch.inference_mode": GradMode.DISABLED,
+    "torch.autograd.no_grad": GradMode.DISABLED,
+    "torch.autograd.grad_mode.no_grad": GradMode.DISABLED,
+    "torch.autograd.inference_mode": GradMode.DISABLED,
+    "torch.autograd.grad_mode.inference_mode": GradMode.DISABLED,
+    "torch.enable_grad": GradMode.ENABLED,
+    "torch.autograd.enable_grad": GradMode.ENABLED,
+    "torch.autograd.grad_mode.enable_grad": GradMode.ENABLED,
+    "torch.set_grad_enabled": GradMode.ENABLED,
+    "torch.autograd.set_grad_enabled": GradMode.ENABLED,
+    "torch.autograd.grad_mode.set_grad_enabled": GradMode.ENABLED,
+}
+
+
+def grad_mode(expr: cst.BaseExpression, names: ImportTable) -> Optional[GradMode]:
+    """The grad mode a context manager or decorator expression sets
+    (``torch.no_grad()``, ``@torch.inference_mode``, ``set_grad_enabled(False)``),
+    or None (not one, or it depends on a run-time value)."""
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    qualified = names.qualified_name(target)
+    mode = _GRAD_CONTEXTS.get(qualified or "")
+    if mode is None or qualified is None:
+        return None
+    if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
+        first = expr.args[0].value if expr.args else None
+        is_false = isinstance(first, cst.Name) and first.value == "False"
+        if qualified.endswith("set_grad_enabled"):
+            if not (isinstance(first, cst.Name) and first.value in ("True", "False")):
+                return None
+            return GradMode.DISABLED if is_false else GradMode.ENABLED
+        if is_false:
+            return GradMode.ENABLED
+    return mode
+_AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
+_AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
+
+
+@dataclass(frozen=True)
+class GradRegion:
+    """A ``with`` block or a decorated function that sets the grad mode."""
+
+    node: Union[cst.With, cst.FunctionDef]
+    mode: GradMode
+    qualified: str
+
+
+@dataclass(frozen=True)
+class ModeCall:
+    """``x.eval()`` (``train=False``) or ``x.train(...)``, and what ``x`` is."""
+
+    call: cst.Call
+    receiver: cst.BaseExpression
+    train: bool
+    value: Optional[Value]
+
+
+@dataclass(frozen=True)
+class CallFact:
+    """A call and where it stands."""
+
+    call: cst.Call
+    grad_disabled: bool
+    loops: Tuple[LoopNode, ...]
+
+
+@dataclass(frozen=True)
+class LocalCall:
+    """A call of one of the file's functions (an edge of the call graph)."""
+
+    call: cst.Call
+    caller: FunctionNode
+    callee: cst.FunctionDef
+    grad_disabled: bool
+
+
+@dataclass
+class LoopFacts:
+    """One ``for``/``while`` loop."""
+
+    node: LoopNode
+    function: FunctionNode
+    parent: Optional["LoopFacts"]
+    over_dataloader: bool = False
+    backward: List[CallFact] = field(default_factory=list)
+    local_calls: List[LocalCall] = field(default_factory=list)
+    children: List["LoopFacts"] = field(default_factory=list)
+
+
+@dataclass
+class FunctionFacts:
+    """One function (or the module body)."""
+
+    node: FunctionNode
+    decorated_mode: Optional[GradMode] = None
+    regions: List[GradRegion] = field(default_factory=list)
+    mode_calls: List[ModeCall] = field(default_factory=list)
+    backward: List[CallFact] = field(default_factory=list)
+    autograd_grad: List[CallFact] = field(default_factory=list)
+    optimizer_steps: List[CallFact] = field(default_factory=list)
+    scaler_steps: List[CallFact] = field(default_factory=list)
+    grad_reads: List[cst.Attribute] = field(default_factory=list)
+    loops: List[LoopFacts] = field(default_factory=list)
+    local_calls: List[LocalCall] = field(default_factory=list)
+    calls: List[CallFact] = field(default_factory=list)
+
+    @property
+    def computes_gradients(self) -> bool:
+        """Calls backward or autograd.grad, or reads ``.grad`` itself."""
+        return bool(self.backward or self.autograd_grad or self.grad_reads)
+
+
+class Training:
+    """Training facts of one module."""
+
+    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values) -> None:
+        self._scopes = scopes
+        self._names = names
+        self._values = values
+        self.functions: Dict[FunctionNode, FunctionFacts] = {}
+        self._disabled: Set[cst.Call] = set()
+        self._walker_function: List[FunctionFacts] = []
+        self._loops: List[LoopFacts] = []
+        self._grad: List[GradMode] = []
+        self._walker_function.append(self._enter_function(module, None))
+        for statement in module.body:
+            self._walk(statement)
+        self._callers: Dict[cst.FunctionDef, List[LocalCall]] = {}
+        for facts in self.functions.values():
+            for edge in facts.local_calls:
+                self._callers.setdefault(edge.callee, []).append(edge)
+        self._reach: Dict[FunctionNode, bool] = {}
+
+    # -- questions ------------------------------------------------------------------
+
+    def function(self, node: FunctionNode) -> FunctionFacts:
+        """The facts of a function (or of the module body)."""
+        return self.functions[node]
+
+    def callers(self, function: cst.FunctionDef) -> Tuple[LocalCall, ...]:
+        """Calls of ``function`` inside this file."""
+        return tuple(self._callers.get(function, ()))
+
+    def grad_disabled(self, call: cst.Call) -> bool:
+        """Whether ``call`` runs in a grad-disabled ``with`` block or function."""
+        return call in self._disabled
+
+    def reaches_backward(self, function: FunctionNode) -> bool:
+        """Whether ``function`` calls backward/autograd.grad, directly or
+        through the file's functions it calls."""
+        return self._reaches(function, set())
+
+    def _reaches(self, function: FunctionNode, seen: Set[FunctionNode]) -> bool:
+        if function in self._reach:
+            return self._reach[function]
+        if function in seen:
+            return False
+        seen.add(function)
+        facts = self.functions.get(function)
+        found = facts is not None and (
+            bool(facts.backward or facts.autograd_grad)
+            or any(self._reaches(edge.callee, seen) for edge in facts.local_calls)
+        )
+        self._reach[function] = found
+        return found
+
+    def is_training_loop(self, loop: LoopFacts) -> bool:
+        """A loop that calls backward, directly or via the file's functions."""
+        if loop.backward:
+            return True
+        if any(self.reaches_backward(edge.callee) for edge in loop.local_calls):
+            return True
+        return any(self.is_training_loop(child) for child in loop.children)
+
+    def is_epoch_loop(self, loop: LoopFacts) -> bool:
+        """A loop that contains a training loop (or calls a function with one)."""
+        if any(self.is_training_loop(child) for child in loop.children):
+            return True
+        for edge in loop.local_calls:
+            callee = self.functions.get(edge.callee)
+            if callee is not None and any(self.is_training_loop(inner) for inner in callee.loops):
+                return True
+        return False
+
+    def called_only_under_no_grad(self, function: cst.FunctionDef) -> bool:
+        """Every call of ``function`` in this file is in a grad-disabled region
+        (False when nothing here calls it)."""
+        edges = self.callers(function)
+        return bool(edges) and all(edge.grad_disabled for edge in edges)
+
+    def called_under_no_grad(self, function: cst.FunctionDef) -> bool:
+        """Some call of ``function`` in this file is in a grad-disabled region."""
+        return any(edge.grad_disabled for edge in self.callers(function))
+
+    # -- the walk -------------------------------------------------------------------
+
+    @property
+    def _current(self) -> FunctionFacts:
+        return self._walker_function[-1]
+
+    def _enter_function(self, node: FunctionNode, mode: Optional[GradMode]) -> FunctionFacts:
+        facts = FunctionFacts(node, decorated_mode=mode)
+        self.functions[node] = facts
+        return facts
+
+    def _grad_mode(self, expr: cst.BaseExpression) -> Optional[Tuple[GradMode, str]]:
+        mode = grad_mode(expr, self._names)
+        if mode is None:
+            return None
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        return mode, self._names.qualified_name(target) or ""
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self._function(node)
+            return
+        if isinstance(node, cst.With):
+            self._with(node)
+            return
+        if isinstance(node, (cst.For, cst.While)):
+            self._loop(node)
+            return
+        if isinstance(node, cst.Call):
+            self._call(node)
+        elif isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            self._current.grad_reads.append(node)
+        for child in children(node):
+            self._walk(child)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            self._walk(decorator.decorator)
+        mode: Optional[GradMode] = None
+        for decorator in node.decorators:
+            found = self._grad_mode(decorator.decorator)
+            if found is not None:
+                mode = found[0]
+        facts = self._enter_function(node, mode)
+        if mode is not None:
+            facts.regions.append(GradRegion(node, mode, ""))
+        saved_loops, saved_grad = self._loops, self._grad
+        self._loops, self._grad = [], [mode] if mode is not None else []
+        self._walker_function.append(facts)
+        try:
+            self._walk(node.body)
+        finally:
+            self._walker_function.pop()
+            self._loops, self._grad = saved_loops, saved_grad
+
+    def _with(self, node: cst.With) -> None:
+        pushed = 0
+        for item in node.items:
+            self._walk(item.item)
+            found = self._grad_mode(item.item)
+            if found is not None:
+                self._current.regions.append(GradRegion(node, found[0], found[1]))
+                self._grad.append(found[0])
+                pushed += 1
+        try:
+            self._walk(node.body)
+        finally:
+            del self._grad[len(self._grad) - pushed:]
+
+    def _loop(self, node: LoopNode) -> None:
+        parent = self._loops[-1] if self._loops else None
+        facts = LoopFacts(node, self._current.node, parent)
+        if parent is not None:
+            parent.children.append(facts)
+        self._current.loops.append(facts)
+        if isinstance(node, cst.For):
+            self._walk(node.iter)
+            facts.over_dataloader = self._iterates_dataloader(node.iter)
+            self._walk(node.target)
+        else:
+            self._walk(node.test)
+        self._loops.append(facts)
+        try:
+            self._walk(node.body)
+        finally:
+            self._loops.pop()
+        if node.orelse is not None:
+            self._walk(node.orelse)
+
+    def _iterates_dataloader(self, expr: cst.BaseExpression) -> bool:
+        # enumerate(loader), tqdm(loader), zip(loader, ...): look at the first argument.
+        for _ in range(3):
+            if self._values.kind(expr) is ValueKind.DATALOADER:
+                return True
+            if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None:
+                expr = expr.args[0].value
+            else:
+                return False
+        return False
+
+    @property
+    def _disabled_here(self) -> bool:
+        return bool(self._grad) and self._grad[-1] is GradMode.DISABLED
+
+    def _call(self, call: cst.Call) -> None:
+        disabled = self._disabled_here
+        if disabled:
+            self._disabled.add(call)
+        fact = CallFact(call, disabled, tuple(loop.node for loop in self._loops))
+        current = self._current
+        current.calls.append(fact)
+        qualified = self._names.call_name(call)
+        func = call.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if qualified in _AUTOGRAD_GRAD:
+            current.autograd_grad.append(fact)
+        elif qualified in _AUTOGRAD_BACKWARD or (method == "backward" and qualified is None):
+            current.backward.append(fact)
+            for loop in self._loops:
+                loop.backward.append(fact)
+        elif method in ("eval", "train") and qualified is None and isinstance(func, cst.Attribute):
+            train = method == "train" and not _false_argument(call)
+            current.mode_calls.append(ModeCall(call, func.value, train, self._values.of(func.value)))
+        elif method == "step" and isinstance(func, cst.Attribute):
+            receiver = self._values.kind(func.value)
+            if receiver is ValueKind.OPTIMIZER:
+                current.optimizer_steps.append(fact)
+            elif receiver is ValueKind.GRAD_SCALER:
+                current.scaler_steps.append(fact)
+        callee = self._local_function(call)
+        if callee is not None:
+            edge = LocalCall(call, current.node, callee, disabled)
+            current.local_calls.append(edge)
+            for loop in self._loops:
+                loop.local_calls.append(edge)
+
+    def _local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The file's function a call invokes: ``f(...)`` or ``self.f(...)``."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
+                node = bindings[0].node
+                return node if isinstance(node, cst.FunctionDef) else None
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            bindings = self._scopes.resolve(func.value)
+            if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+                return None
+            method_scope = bindings[0].scope
+            class_scope = method_scope.parent if method_scope is not None else None
+            if class_scope is None or class_scope.kind is not ScopeKind.CLASS:
+                return None
+            found = class_scope.bindings.get(func.attr.value, [])
+            if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
+                return found[0].node
+        return None
+
+
+def _false_argument(call: cst.Call) -> bool:
+    """``train(False)`` or ``train(mode=False)``."""
+    for arg in call.args:
+        if isinstance(arg.value, cst.Name) and arg.value.value == "False":
+            return True
+    return False
+
+
+__all__: Sequence[str] = (
+    "grad_mode", "CallFact", "FunctionFacts", "GradMode", "GradRegion", "LocalCall", "LoopFacts", "ModeCall", "Training",
+)

@@ -1,0 +1,629 @@
+"""What an expression most likely holds: a tensor, a model, an optimizer...
+
+Facts come from torch's API (qualified constructor names through the file's
+imports), from the file's own class hierarchy (a class deriving from
+``nn.Module`` builds models), from bindings (assignments, parameters with
+annotations or defaults, ``self.x = ...`` in ``__init__``), from simple
+returns of local functions, and from use (``SGD(net.parameters())`` says
+``net`` is a model).  Never from words in names.  Unknown is ``None``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Union
+
+import libcst as cst
+
+from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
+from torchlint.tree import children, walk
+
+if TYPE_CHECKING:
+    from torchlint.names import ImportTable
+
+
+class ValueKind(enum.Enum):
+    """The kinds of value rules ask about."""
+
+    TENSOR = "tensor"
+    MODEL = "model"
+    LOSS = "loss"
+    OPTIMIZER = "optimizer"
+    GRAD_SCALER = "grad-scaler"
+    DATALOADER = "dataloader"
+    SAMPLER = "sampler"
+    DATASET = "dataset"
+    DEVICE = "device"
+    DTYPE = "dtype"
+
+
+class DeviceKind(enum.Enum):
+    """Where a device expression points.
+
+    ``ACCELERATOR`` is a literal non-CPU device (``"cuda"``, ``"cuda:1"``,
+    ``"mps"``, an integer index); ``VARIABLE`` a device only known at run time
+    (``x.device``, a ``torch.device(name)``, ``torch.cuda.current_device()``,
+    a name the caller configured as a device); ``UNKNOWN`` a value that is a
+    device but of no known place.
+    """
+
+    CPU = "cpu"
+    ACCELERATOR = "accelerator"
+    VARIABLE = "variable"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device and the expression it was read from."""
+
+    kind: DeviceKind
+    expr: Optional[cst.BaseExpression] = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_cpu(self) -> bool:
+        """Certainly the CPU."""
+        return self.kind is DeviceKind.CPU
+
+
+@dataclass(frozen=True)
+class Value:
+    """What an expression holds; ``qualified`` is the constructor's public
+    name when known (``torch.optim.SGD``), ``local_class`` the file's own
+    class it instantiates."""
+
+    kind: ValueKind
+    qualified: Optional[str] = None
+    device: Optional[Device] = None
+    dtype: Optional[str] = None
+    local_class: Optional[str] = None
+
+
+# -- torch API facts used here --------------------------------------------------
+
+TENSOR_FACTORIES: FrozenSet[str] = frozenset({
+    "torch.zeros", "torch.ones", "torch.empty", "torch.eye", "torch.zeros_like", "torch.ones_like",
+    "torch.empty_like", "torch.full", "torch.full_like", "torch.tensor", "torch.as_tensor",
+    "torch.arange", "torch.linspace", "torch.logspace", "torch.hann_window", "torch.hamming_window",
+    "torch.blackman_window", "torch.bartlett_window", "torch.kaiser_window", "torch.rand",
+    "torch.randn", "torch.randint", "torch.randperm", "torch.rand_like", "torch.randn_like",
+    "torch.randint_like", "torch.from_numpy", "torch.stack", "torch.cat",
+})
+"""Functions that return a new tensor."""
+
+DTYPES: Dict[str, str] = {
+    "torch.float16": "float16", "torch.half": "float16",
+    "torch.float32": "float32", "torch.float": "float32",
+    "torch.float64": "float64", "torch.double": "float64",
+    "torch.bfloat16": "bfloat16",
+    "torch.int64": "int64", "torch.long": "int64",
+    "torch.int32": "int32", "torch.int": "int32",
+    "torch.int16": "int16", "torch.short": "int16",
+    "torch.int8": "int8", "torch.uint8": "uint8", "torch.bool": "bool",
+    "torch.complex64": "complex64", "torch.cfloat": "complex64",
+    "torch.complex128": "complex128", "torch.cdouble": "complex128",
+}
+"""Public dtype names and the canonical dtype each one is."""
+
+DEVICE_STRING = re.compile(
+    r"^(?:cuda|cpu|mps|xpu|meta|hpu|npu|xla|mtia|ipu|privateuseone|vulkan|hip)(?::\d+)?$"
+)
+_DEVICE_FSTRING_PREFIX = re.compile(r"^(?:cuda|cpu|mps|xpu|hpu|npu|xla)(?::|$)")
+INDEX_RETURNING: FrozenSet[str] = frozenset(
+    {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
+)
+"""Calls returning a device index."""
+
+_MODULE_BASE = "torch.nn.Module"
+_DATASET_BASES: FrozenSet[str] = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
+})
+_DATASETS: FrozenSet[str] = frozenset({
+    "torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset", "torch.utils.data.Subset", "torch.utils.data.ConcatDataset",
+    "torch.utils.data.ChainDataset", "torch.utils.data.StackDataset",
+})
+_SAMPLERS: FrozenSet[str] = frozenset({
+    "torch.utils.data.RandomSampler", "torch.utils.data.SequentialSampler",
+    "torch.utils.data.SubsetRandomSampler", "torch.utils.data.WeightedRandomSampler",
+    "torch.utils.data.BatchSampler", "torch.utils.data.DistributedSampler",
+    "torch.utils.data.distributed.DistributedSampler",
+})
+_GRAD_SCALERS: FrozenSet[str] = frozenset({
+    "torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cpu.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+})
+_ANNOTATIONS: Dict[str, ValueKind] = {
+    "torch.Tensor": ValueKind.TENSOR,
+    "torch.nn.Module": ValueKind.MODEL,
+    "torch.optim.Optimizer": ValueKind.OPTIMIZER,
+    "torch.optim.optimizer.Optimizer": ValueKind.OPTIMIZER,
+    "torch.utils.data.DataLoader": ValueKind.DATALOADER,
+    "torch.utils.data.Dataset": ValueKind.DATASET,
+    "torch.device": ValueKind.DEVICE,
+    "torch.dtype": ValueKind.DTYPE,
+}
+# Methods that return their receiver's kind: modules' and tensors' moves and casts.
+_SAME_KIND_METHODS: FrozenSet[str] = frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_",
+    "contiguous", "detach", "clone",
+})
+_MAX_DEPTH = 6
+
+
+def _string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+class _NotDevice:
+    """Marker: certainly not a device (a dtype, a tensor, a float...)."""
+
+
+NOT_DEVICE = _NotDevice()
+DeviceFact = Union[Device, _NotDevice, None]
+
+
+class Values:
+    """Value inference for one module; answers are cached per node."""
+
+    def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable") -> None:
+        self._module = module
+        self._scopes = scopes
+        self._names = names
+        self._cache: Dict[cst.CSTNode, Optional[Value]] = {}
+        self._classes: Optional[Dict[str, cst.ClassDef]] = None
+        self._kinds: Dict[str, Optional[ValueKind]] = {}
+        self._optimized: Optional[Set[Binding]] = None
+        self._attributes: Dict[cst.ClassDef, Dict[str, Optional[Value]]] = {}
+
+    # -- classes of the file ----------------------------------------------------
+
+    @property
+    def classes(self) -> Dict[str, cst.ClassDef]:
+        """Module-level and nested classes of the file, by name."""
+        if self._classes is None:
+            self._classes = {
+                scope.node.name.value: scope.node
+                for scope in self._scopes.all_scopes()
+                if scope.kind is ScopeKind.CLASS and isinstance(scope.node, cst.ClassDef)
+            }
+        return self._classes
+
+    def class_kind(self, name: str) -> Optional[ValueKind]:
+        """MODEL for a file class deriving (through the file's classes) from
+        ``nn.Module``, DATASET for one deriving from ``Dataset``."""
+        if name in self._kinds:
+            return self._kinds[name]
+        self._kinds[name] = None  # cycles resolve to unknown
+        found: Optional[ValueKind] = None
+        node = self.classes.get(name)
+        if node is not None:
+            for base in node.bases:
+                found = self._base_kind(base.value)
+                if found is not None:
+                    break
+        self._kinds[name] = found
+        return found
+
+    def _base_kind(self, base: cst.BaseExpression) -> Optional[ValueKind]:
+        qualified = self._names.qualified_name(base)
+        if qualified is not None:
+            if qualified in _DATASET_BASES:
+                return ValueKind.DATASET
+            if qualified == _MODULE_BASE or self._is_module_class(qualified):
+                return ValueKind.MODEL
+            return None
+        if isinstance(base, cst.Name) and base.value in self.classes:
+            return self.class_kind(base.value)
+        return None
+
+    @staticmethod
+    def _is_module_class(qualified: str) -> bool:
+        """A class of ``torch.nn`` (models, layers, containers, losses)."""
+        if not qualified.startswith("torch.nn."):
+            return False
+        last = qualified.rsplit(".", 1)[-1]
+        return last[:1].isupper() and last not in ("Parameter", "Buffer") and ".functional." not in qualified
+
+    def is_model_class(self, node: cst.ClassDef) -> bool:
+        """Whether a class of this file derives from ``nn.Module``."""
+        return self.class_kind(node.name.value) is ValueKind.MODEL
+
+    # -- the main question ----------------------------------------------------------
+
+    def of(self, expr: cst.BaseExpression) -> Optional[Value]:
+        """What ``expr`` most likely is, or None when unknown."""
+        return self._of(expr, 0)
+
+    def kind(self, expr: cst.BaseExpression) -> Optional[ValueKind]:
+        """Just the kind of :meth:`of`."""
+        value = self.of(expr)
+        return value.kind if value is not None else None
+
+    def _of(self, expr: cst.BaseExpression, depth: int) -> Optional[Value]:
+        if depth > _MAX_DEPTH:
+            return None
+        if expr in self._cache:
+            return self._cache[expr]
+        self._cache[expr] = None  # a cycle resolves to unknown
+        found = self._compute(expr, depth)
+        self._cache[expr] = found
+        return found
+
+    def _compute(self, expr: cst.BaseExpression, depth: int) -> Optional[Value]:
+        if isinstance(expr, cst.Call):
+            return self._of_call(expr, depth)
+        if isinstance(expr, cst.Name):
+            return self._of_name(expr, depth)
+        if isinstance(expr, cst.Attribute):
+            qualified = self._names.qualified_name(expr)
+            if qualified in DTYPES:
+                return Value(ValueKind.DTYPE, qualified, dtype=DTYPES[qualified])
+            if qualified is None and expr.attr.value == "device":
+                return Value(ValueKind.DEVICE, device=Device(DeviceKind.VARIABLE, expr))
+            if qualified is None and expr.attr.value == "dtype":
+                return Value(ValueKind.DTYPE)
+            return self._of_self_attribute(expr, depth)
+        if isinstance(expr, (cst.SimpleString, cst.Integer)):
+            device = self.device_of(expr)
+            return Value(ValueKind.DEVICE, device=device) if device is not None else None
+        return None
+
+    def _of_call(self, call: cst.Call, depth: int) -> Optional[Value]:
+        qualified = self._names.call_name(call)
+        if qualified is not None:
+            return self._of_constructor(call, qualified)
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                kind = self.class_kind(func.value)
+                return Value(kind, local_class=func.value) if kind is not None else None
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
+                return self._returned(bindings[0].node, depth)
+            return None
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _SAME_KIND_METHODS:
+                receiver = self._of(func.value, depth + 1)
+                if receiver is None or receiver.kind not in (ValueKind.TENSOR, ValueKind.MODEL, ValueKind.LOSS):
+                    return None
+                if method == "cuda":
+                    return replace(receiver, device=Device(DeviceKind.ACCELERATOR, call))
+                if method == "cpu":
+                    return replace(receiver, device=Device(DeviceKind.CPU, call))
+                if method == "to" and call.args and call.args[0].keyword is None:
+                    device = self.device_of(call.args[0].value)
+                    if device is not None:
+                        return replace(receiver, device=device)
+                return receiver
+        return None
+
+    def _of_constructor(self, call: cst.Call, qualified: str) -> Optional[Value]:
+        if qualified in TENSOR_FACTORIES:
+            device_expr = _keyword(call, "device")
+            device = self.device_of(device_expr) if device_expr is not None else Device(DeviceKind.CPU)
+            dtype_expr = _keyword(call, "dtype")
+            dtype = self.dtype_name(dtype_expr) if dtype_expr is not None else None
+            return Value(ValueKind.TENSOR, qualified, device, dtype)
+        if qualified == "torch.device":
+            device = self.device_of(call)
+            return Value(ValueKind.DEVICE, qualified, device=device)
+        if qualified == "torch.utils.data.DataLoader":
+            return Value(ValueKind.DATALOADER, qualified)
+        if qualified in _SAMPLERS:
+            return Value(ValueKind.SAMPLER, qualified)
+        if qualified in _DATASETS or qualified.startswith("torchvision.datasets."):
+            return Value(ValueKind.DATASET, qualified)
+        if qualified in _GRAD_SCALERS:
+            return Value(ValueKind.GRAD_SCALER, qualified)
+        if qualified == "torch.nn.Parameter":
+            return Value(ValueKind.TENSOR, qualified)
+        if qualified.startswith("torch.optim.") and not qualified.startswith("torch.optim.lr_scheduler"):
+            if qualified.rsplit(".", 1)[-1][:1].isupper():
+                return Value(ValueKind.OPTIMIZER, qualified)
+            return None
+        if self._is_module_class(qualified):
+            if qualified.endswith("Loss"):
+                return Value(ValueKind.LOSS, qualified)
+            return Value(ValueKind.MODEL, qualified)
+        if qualified.startswith("torchvision.models.") and qualified.rsplit(".", 1)[-1][:1].islower():
+            return Value(ValueKind.MODEL, qualified)
+        return None
+
+    def _returned(self, function: cst.CSTNode, depth: int) -> Optional[Value]:
+        """The value a local function returns, when all its returns agree."""
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        returns: List[cst.Return] = []
+        _collect_returns(function.body, returns)
+        values = [self._of(r.value, depth + 1) if r.value is not None else None for r in returns]
+        if not values or any(v is None for v in values):
+            return None
+        kinds = {v.kind for v in values if v is not None}
+        return values[0] if len(kinds) == 1 else None
+
+    def _of_name(self, name: cst.Name, depth: int) -> Optional[Value]:
+        bindings = self._scopes.resolve(name)
+        if not bindings:
+            return None
+        values: List[Optional[Value]] = [self._of_binding(b, depth) for b in bindings]
+        if all(v is None for v in values):
+            if self._passed_to_optimizer(bindings):
+                return Value(ValueKind.MODEL)
+            return None
+        # A binding of unknown value (a loop variable, an augmented assignment)
+        # beside known ones still leaves the most likely kind.
+        known = [v for v in values if v is not None]
+        if len({v.kind for v in known}) != 1:
+            return None
+        first = known[0]
+        if any(v != first for v in known):
+            return Value(first.kind, first.qualified if all(v.qualified == first.qualified for v in known) else None)
+        return first
+
+    def _of_binding(self, binding: Binding, depth: int) -> Optional[Value]:
+        if binding.kind is BindingKind.IMPORT:
+            return None
+        if binding.kind is BindingKind.PARAMETER or binding.kind is BindingKind.ANN_ASSIGN:
+            if binding.annotation is not None:
+                from_annotation = self._of_annotation(binding.annotation)
+                if from_annotation is not None:
+                    return from_annotation
+        if binding.kind is BindingKind.FOR and binding.source is not None:
+            return None
+        if binding.value is not None:
+            return self._of(binding.value, depth + 1)
+        return None
+
+    def _of_annotation(self, annotation: cst.BaseExpression) -> Optional[Value]:
+        if isinstance(annotation, cst.Subscript):  # Optional[nn.Module]
+            if self._names.qualified_name(annotation.value) in ("typing.Optional",):
+                inner = annotation.slice[0].slice
+                if isinstance(inner, cst.Index):
+                    return self._of_annotation(inner.value)
+            return None
+        qualified = self._names.qualified_name(annotation)
+        if qualified is not None:
+            kind = _ANNOTATIONS.get(qualified)
+            if kind is None and self._is_module_class(qualified):
+                kind = ValueKind.MODEL
+            if kind is None and qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+                kind = ValueKind.OPTIMIZER
+            return Value(kind, qualified) if kind is not None else None
+        if isinstance(annotation, cst.Name) and annotation.value in self.classes:
+            kind = self.class_kind(annotation.value)
+            return Value(kind, local_class=annotation.value) if kind is not None else None
+        return None
+
+    def _passed_to_optimizer(self, bindings: Sequence[Binding]) -> bool:
+        """``torch.optim.X(net.parameters(), ...)`` somewhere says ``net`` is a model."""
+        if self._optimized is None:
+            self._optimized = set()
+            _OptimizerArguments(self).collect(self._module, self._optimized)
+        return any(b in self._optimized for b in bindings)
+
+    # -- self.attributes --------------------------------------------------------
+
+    def _of_self_attribute(self, expr: cst.Attribute, depth: int) -> Optional[Value]:
+        """``self.model`` where the class's ``__init__`` assigns ``self.model = Net()``."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name):
+            return None
+        bindings = self._scopes.resolve(receiver)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return None
+        method_scope = bindings[0].scope
+        if method_scope is None or method_scope.kind is not ScopeKind.FUNCTION:
+            return None
+        method = method_scope.node
+        class_scope = method_scope.parent
+        if not isinstance(method, cst.FunctionDef) or class_scope is None or class_scope.kind is not ScopeKind.CLASS:
+            return None
+        first = [*method.params.posonly_params, *method.params.params][:1]
+        if not first or first[0].name.value != receiver.value:
+            return None
+        assert isinstance(class_scope.node, cst.ClassDef)
+        values = self.init_attributes(class_scope.node, depth).get(expr.attr.value)
+        return values
+
+    def init_attributes(self, node: cst.ClassDef, depth: int = 0) -> Dict[str, Optional[Value]]:
+        """``self.<name>`` → value for each attribute ``__init__`` assigns
+        (None where it assigns it more than once)."""
+        cached = self._attributes.get(node)
+        if cached is None:
+            cached = self._attributes[node] = self._init_attributes(node, depth)
+        return cached
+
+    def _init_attributes(self, node: cst.ClassDef, depth: int) -> Dict[str, Optional[Value]]:
+        init = next(
+            (s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+            None,
+        )
+        if init is None:
+            return {}
+        params = [*init.params.posonly_params, *init.params.params]
+        if not params:
+            return {}
+        receiver = params[0].name.value
+        assigned: Dict[str, List[cst.BaseExpression]] = {}
+        _collect_self_assignments(init.body, receiver, assigned)
+        return {
+            attr: (self._of(values[0], depth + 1) if len(values) == 1 else None)
+            for attr, values in assigned.items()
+        }
+
+    # -- devices and dtypes -------------------------------------------------------
+
+    def device_of(self, expr: cst.BaseExpression, pattern: Optional[Pattern[str]] = None) -> Optional[Device]:
+        """The device ``expr`` certainly is, or None.  ``pattern`` names the
+        attributes and names a caller configured as devices (an option)."""
+        fact = self.device_fact(expr, pattern)
+        return fact if isinstance(fact, Device) else None
+
+    def device_fact(self, expr: cst.BaseExpression, pattern: Optional[Pattern[str]] = None,
+                    depth: int = 0) -> DeviceFact:
+        """Like :meth:`device_of`, but says NOT_DEVICE when ``expr`` is certainly
+        something else (for a name: some value assigned to it is)."""
+        text = _string_value(expr)
+        if text is not None:
+            if not DEVICE_STRING.match(text):
+                return NOT_DEVICE
+            return Device(DeviceKind.CPU if text.startswith("cpu") else DeviceKind.ACCELERATOR, expr)
+        if isinstance(expr, cst.FormattedString):
+            first = expr.parts[0] if expr.parts else None
+            if isinstance(first, cst.FormattedStringText) and _DEVICE_FSTRING_PREFIX.match(first.value):
+                return Device(DeviceKind.VARIABLE, expr)
+            return None
+        if isinstance(expr, cst.Integer):
+            return Device(DeviceKind.ACCELERATOR, expr)
+        if isinstance(expr, cst.Call):
+            qualified = self._names.call_name(expr)
+            if qualified == "torch.device":
+                first_arg = expr.args[0].value if expr.args else None
+                first_text = _string_value(first_arg)
+                if first_text is not None and first_text.startswith("cpu"):
+                    return Device(DeviceKind.CPU, expr)
+                if first_text is not None:
+                    return Device(DeviceKind.ACCELERATOR, expr)
+                return Device(DeviceKind.VARIABLE, expr)
+            if qualified in INDEX_RETURNING:
+                return Device(DeviceKind.VARIABLE, expr)
+            if isinstance(expr.func, cst.Name) and expr.func.value == "int" and not self._scopes.resolve(expr.func):
+                return Device(DeviceKind.VARIABLE, expr)
+            if qualified in TENSOR_FACTORIES:
+                return NOT_DEVICE
+            return None
+        if isinstance(expr, cst.Attribute):
+            if self.is_dtype(expr):
+                return NOT_DEVICE
+            attr = expr.attr.value
+            if attr == "device" or (pattern is not None and pattern.fullmatch(attr)):
+                return Device(DeviceKind.CPU if "cpu" in attr.lower() else DeviceKind.VARIABLE, expr)
+            return None
+        if isinstance(expr, cst.IfExp):
+            sides = [self.device_fact(expr.body, pattern, depth), self.device_fact(expr.orelse, pattern, depth)]
+            if not all(isinstance(side, Device) for side in sides):
+                return None
+            cpu = all(isinstance(side, Device) and side.is_cpu for side in sides)
+            return Device(DeviceKind.CPU if cpu else DeviceKind.VARIABLE, expr)
+        if isinstance(expr, (cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
+                             cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return NOT_DEVICE
+        if isinstance(expr, cst.Name):
+            bound = self._name_device(expr, pattern, depth)
+            if bound is NOT_DEVICE:
+                return NOT_DEVICE
+            if bound is not None:
+                return bound
+            if pattern is not None and pattern.fullmatch(expr.value):
+                return Device(DeviceKind.CPU if "cpu" in expr.value.lower() else DeviceKind.VARIABLE, expr)
+            return None
+        return None
+
+    def _name_device(self, name: cst.Name, pattern: Optional[Pattern[str]], depth: int) -> DeviceFact:
+        """Follow a name to the values its scope assigns it."""
+        if depth >= 4 or name.value in ("None", "True", "False"):
+            return None
+        if self.is_dtype(name):
+            return NOT_DEVICE
+        bindings = self._scopes.resolve(name)
+        if not bindings:
+            return None
+        values: List[cst.BaseExpression] = []
+        for binding in bindings:
+            if binding.kind not in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN) or binding.value is None:
+                if binding.kind is BindingKind.ANN_ASSIGN:
+                    continue  # `x: torch.device` declares, binds nothing
+                return None
+            values.append(binding.value)
+        if not values:
+            return None
+        facts = [self.device_fact(value, pattern, depth + 1) for value in values]
+        if any(fact is NOT_DEVICE for fact in facts):
+            return NOT_DEVICE
+        devices = [fact for fact in facts if isinstance(fact, Device)]
+        if len(devices) != len(facts):
+            return None
+        if all(device.is_cpu for device in devices):
+            return Device(DeviceKind.CPU, name)
+        kinds = {device.kind for device in devices}
+        return Device(kinds.pop() if len(kinds) == 1 else DeviceKind.VARIABLE, name)
+
+    def is_dtype(self, expr: cst.BaseExpression) -> bool:
+        """A torch dtype (``torch.float16``, ``x.dtype``, or a name bound to one)."""
+        if self.dtype_name(expr) is not None:
+            return True
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "dtype"
+        return False
+
+    def dtype_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The canonical dtype (``float16``) of a public dtype name."""
+        qualified = self._names.qualified_name(expr)
+        return DTYPES.get(qualified) if qualified is not None else None
+
+
+class _OptimizerArguments:
+    """Bindings whose ``.parameters()`` an optimizer constructor receives."""
+
+    def __init__(self, values: Values) -> None:
+        self._values = values
+
+    def collect(self, module: cst.Module, found: Set[Binding]) -> None:
+        for node, _ in walk(module):
+            if not isinstance(node, cst.Call) or not node.args:
+                continue
+            value = self._values._of_constructor(node, self._values._names.call_name(node) or "")
+            if value is None or value.kind is not ValueKind.OPTIMIZER:
+                continue
+            first = node.args[0].value
+            if (
+                isinstance(first, cst.Call)
+                and isinstance(first.func, cst.Attribute)
+                and first.func.attr.value in ("parameters", "named_parameters")
+                and isinstance(first.func.value, cst.Name)
+            ):
+                found.update(self._values._scopes.resolve(first.func.value))
+
+
+def _collect_returns(node: cst.CSTNode, found: List[cst.Return]) -> None:
+    """``return`` statements of a function body, not of nested functions."""
+    if isinstance(node, cst.Return):
+        found.append(node)
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return
+    if isinstance(node, cst.BaseExpression):
+        return
+    for child in children(node):
+        _collect_returns(child, found)
+
+
+def _collect_self_assignments(node: cst.CSTNode, receiver: str, found: Dict[str, List[cst.BaseExpression]]) -> None:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or isinstance(node, cst.BaseExpression):
+        return
+    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == receiver
+                and node.value is not None
+            ):
+                found.setdefault(target.attr.value, []).append(node.value)
+        return
+    for child in children(node):
+        _collect_self_assignments(child, receiver, found)
