@@ -61,6 +61,18 @@ GENERIC_CONTRACT = Contract(
 )
 """What verify checks for a rule with a fix but no contract of its own."""
 
+STRICT_CONTRACT = Contract(
+    level="identical (close where the original varies between its own runs)",
+    promise="The changed program computes and prints the same values as the original.",
+    checks=(
+        "every output has the same shape, dtype, device and autograd status",
+        "every output is identical; an output that differs between two runs of the original is close "
+        "within that measured spread",
+        "the printed text is identical, its numbers within the original's own run-to-run spread",
+    ),
+)
+"""What ``torchlint verify ORIGINAL --against CHANGED`` checks when no rule is named."""
+
 
 @dataclass(frozen=True)
 class Probe:

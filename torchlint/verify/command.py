@@ -45,12 +45,15 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
 @click.option("--quick", is_flag=True,
               help="Small sizes and short timing budgets (also TORCHLINT_VERIFY_QUICK=1).")
 @click.option("--no-timing", is_flag=True, help="Check equivalence only; do not time.")
+@click.option("--against", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="CHANGED",
+              help="Check a change made by hand or by another tool: run PATH (the original) and CHANGED, "
+                   "and check the --rules' contract (default: the strict same-outputs contract).")
 @click.option("--record", is_flag=True,
               help="Write each shipped program's result row into its rule's package (measured.json), "
                    "where `torchlint explain` shows it.")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool, record: bool) -> None:
+           no_timing: bool, record: bool, against: Optional[Path]) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -101,6 +104,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         quick=quick or os.environ.get("TORCHLINT_VERIFY_QUICK") == "1",
         timing=not no_timing,
         record=record,
+        against=against,
     )
     sys.exit(code)
 
