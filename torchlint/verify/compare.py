@@ -30,6 +30,8 @@ DISTRIBUTION = "distribution"
 # epsilon, per step and per unit of cancellation (see ErrorModel).  Rounding in a
 # few training steps of a small network stays far below it; a real change is far above.
 ROUNDING_EPS = 64
+REDUCED_UNITS = 8  # the same, when the working precision is TF32, half or bfloat16: its rounding is
+# much coarser than what a fix changes, and 64 of its units would let a 50% change through
 TF32_EPS = 2.0 ** -10  # TF32 keeps 10 explicit mantissa bits
 BF16_EPS = 2.0 ** -7
 KS_REJECT = 1e-3  # p-value below which "same distribution" is rejected
@@ -50,9 +52,10 @@ class ErrorModel:
 
     The allowed relative L2 error of an output is::
 
-        max(4 x noise, ROUNDING_EPS x eps x (1 + steps) x amplification)
+        max(4 x noise, units x eps x (1 + steps) x amplification)
 
-    ``noise`` is the original's measured run-to-run error for that output;
+    ``units`` is ROUNDING_EPS (64), or REDUCED_UNITS (8) when ``eps`` is that
+    of TF32 or coarser; ``noise`` is the original's measured run-to-run error for that output;
     ``eps`` the epsilon of the coarsest arithmetic the runs used: the output's
     dtype, TF32 when it was enabled on CUDA (or a float32 matmul precision
     below "highest"), an autocast dtype the program entered; ``steps`` the
@@ -70,10 +73,14 @@ class ErrorModel:
         eps = max(dtype_eps(dtype) if dtype is not None else 0.0, self.eps_floor)
         if eps == 0.0:
             eps = dtype_eps(torch.float32)
-        return max(4 * noise, ROUNDING_EPS * eps * (1 + self.steps) * max(1.0, self.amplification))
+        return max(4 * noise, self.units(eps) * eps * (1 + self.steps) * max(1.0, self.amplification))
+
+    @staticmethod
+    def units(eps: float) -> int:
+        return REDUCED_UNITS if eps >= TF32_EPS else ROUNDING_EPS
 
     def describe(self) -> str:
-        parts = [f"{ROUNDING_EPS} eps"]
+        parts = [f"{self.units(max(self.eps_floor, dtype_eps(torch.float32)))} eps"]
         if self.why:
             parts.append(self.why)
         if self.steps:
