@@ -323,7 +323,8 @@ class ConvBiasBeforeBatchNorm(Rule):
                 (
                     "an output that differs but cannot be traced to a replayed call (a metric "
                     "computed from eval-mode results), or after the fix drew a different amount "
-                    "of random numbers, makes the verdict inconclusive, with the cause named"
+                    "of random numbers, makes the verdict inconclusive, with the cause named, "
+                    "provided the trained weights and optimizer state are close"
                 ),
             ),
             differences=(

@@ -11,6 +11,7 @@ import torch
 from torchlint.verify.compare import (
     CLOSE,
     Context,
+    ErrorModel,
     Findings,
     close,
     common_checks,
@@ -60,9 +61,12 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     calls = [(call["output"], call["predicted"]) for call in probe.get("eval_calls", ())]
     eval_changes = any(not close(out, predicted, model=model)[0] for out, predicted in calls)
     shift = rng_shift(original, fixed)
-    # Why an output may differ that neither the contract nor a replay accounts for.
+    # Why an output may differ that neither the contract nor a replay accounts for.  When
+    # the trained state itself differs, training changed: nothing is excused.
     cause = ""
-    if eval_changes:
+    if _state_differs(original, fixed, model):
+        cause = ""
+    elif eval_changes:
         cause = ("the program ran the model in eval mode, where the fix changes outputs by the part of the "
                  "bias the running means have not absorbed, and this output is not the return value of a "
                  "model call verify could replay")
@@ -106,8 +110,8 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
         noise = original.noise.get(key, 0.0)
         predicted = _replayed(a, calls)
         if predicted is not None:
-            replayed += 1
             ok, detail = close(predicted, b, noise, model=model)
+            replayed += ok
             if not ok:
                 found.keyed(FAIL, "eval-mode output is not what the removed bias accounts for (compared "
                                   "with the original model replayed with the absorbed part of its bias)",
@@ -116,8 +120,7 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
         else:
             ok, detail = close(a, b, noise, model=model)
             if not ok:
-                state = original.meta.get(key, {}).get("source") in ("module", "optimizer")
-                if cause and not state:
+                if cause and not _is_state(original, key):
                     found.keyed(UNALIGNED, f"differs, and cannot be judged: {cause}", key, detail)
                 else:
                     found.keyed(FAIL, "values not close", key, detail)
@@ -133,6 +136,19 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
                         "saved optimizer state no longer matches its parameter groups")
     found.add(NOTE, summary(passed))
     return found.result()
+
+
+def _is_state(run: RunData, key: str) -> bool:
+    return run.meta.get(key, {}).get("source") in ("module", "optimizer")
+
+
+def _state_differs(original: RunData, fixed: RunData, model: ErrorModel) -> bool:
+    """Does any weight or optimizer state (running means aside) differ beyond rounding?"""
+    for key, value in original.values.items():
+        if key in fixed.values and key not in original.batchnorms and _is_state(original, key):
+            if not close(value, fixed.values[key], original.noise.get(key, 0.0), model=model)[0]:
+                return True
+    return False
 
 
 def _replayed(value: Any, calls: Sequence[Tuple[Any, Any]]) -> Optional[torch.Tensor]:
