@@ -27,7 +27,7 @@ from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
 from torchlint.verification import program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Context, check_for
-from torchlint.verify.contracts import SAME_OUTPUTS, contract_for
+from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
     EQUIVALENT,
@@ -146,7 +146,7 @@ def plan_pair(original: Path, changed: Path, rules: Sequence[RuleClass]) -> List
     after = changed.read_text(encoding="utf-8")
     script = original.resolve()
     if not rules:
-        return [Case("", SAME_OUTPUTS, str(original), before, after, 0, script=script)]
+        return [Case(NO_RULE, SAME_OUTPUTS, str(original), before, after, 0, script=script)]
     return [Case(rule.code, rule.name, str(original), before, after, 0, script=script) for rule in rules]
 
 
