@@ -17,11 +17,16 @@ reads it to plan and judge runs.  It imports nothing from either.
 The words used for levels of equivalence in contracts:
 
 - **identical**: the same bits (``0.0`` and ``-0.0`` count as equal);
-- **close**: equal up to floating-point rounding, with a tolerance calibrated
-  from the dtype and from how much the original differs from itself;
+- **close**: equal up to floating-point rounding, with a tolerance derived from
+  the dtype, the math mode the runs used (TF32, autocast), the optimizer steps
+  taken, what the rule measured about cancellation, and how much the original
+  differs from itself (see ``ErrorModel`` in ``torchlint/verify/compare.py``);
 - **same distribution**: values drawn from a different random stream: same
-  shape, dtype, device and layout, and a two-sample Kolmogorov-Smirnov test
-  that does not reject "same distribution";
+  shape, dtype, device and layout, a two-sample Kolmogorov-Smirnov test that
+  does not reject "same distribution", and the same values that occur, range,
+  mean and spread;
+- **inconclusive** (a verdict, not a level): the outputs differ for a reason
+  the contract cannot judge, named in the report;
 - **changed**: a deliberate, documented difference, reported but not hidden.
 """
 

@@ -1,9 +1,10 @@
 """Plan and run the cases of one `torchlint verify` invocation (needs torch).
 
 A case is one rule's fix of one program: a verification program shipped in
-the rule's package (its verification spec names it) or a user's script.  The fixed source always comes from
-torchlint's own fixer; ``compare_sources`` also accepts a hand-made fixed
-source, which only the tests use, to prove that the checks can fail.
+the rule's package (its verification spec names it) or a user's script.  The fixed source comes from
+torchlint's own fixer, or, with ``verify ORIGINAL --against CHANGED``
+(``plan_pair``), from the user: a change made by hand or by another tool,
+which is also how the tests prove that the checks can fail.
 """
 
 from __future__ import annotations
@@ -212,8 +213,8 @@ class Session:
     def compare_sources(self, rule: str, original: str, fixed: str, target: str = "program.py") -> CaseResult:
         """Run ``original`` and a given ``fixed`` source and check ``rule``'s contract.
 
-        The CLI never calls this with a hand-written fix; tests do, to show
-        that a broken fix is reported as not equivalent.
+        ``--against`` plans the same kind of case from files (``plan_pair``);
+        tests call this to show that a broken fix is reported as not equivalent.
         """
         name = next((r.name for r in all_rules() if r.code == rule.upper()), "")
         case = Case(rule.upper(), name, target, original, fixed, fixes=0)
