@@ -89,7 +89,10 @@ def test_rule_probes_are_files_of_the_rule_not_the_harness():
         assert probe.name == name
         assert (Path(sys.modules[rule.__module__].__file__).parent / probe.file).is_file()
     harness = (REPO / "torchlint" / "verify" / "harness.py").read_text()
-    assert "DataLoader" not in harness and "optimizer_step" not in harness
+    # The harness seeds loaders and counts optimizer steps for every rule; what one rule
+    # asks of datasets and gradients stays in that rule's probe.
+    for rule_knowledge in ("IterableDataset", "__getitem__", "most_without_grad", "eval_calls"):
+        assert rule_knowledge not in harness, rule_knowledge
 
 
 def test_verify_main_does_not_import_the_command_module():

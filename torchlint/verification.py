@@ -17,11 +17,16 @@ reads it to plan and judge runs.  It imports nothing from either.
 The words used for levels of equivalence in contracts:
 
 - **identical**: the same bits (``0.0`` and ``-0.0`` count as equal);
-- **close**: equal up to floating-point rounding, with a tolerance calibrated
-  from the dtype and from how much the original differs from itself;
+- **close**: equal up to floating-point rounding, with a tolerance derived from
+  the dtype, the math mode the runs used (TF32, autocast), the optimizer steps
+  taken, what the rule measured about cancellation, and how much the original
+  differs from itself (see ``ErrorModel`` in ``torchlint/verify/compare.py``);
 - **same distribution**: values drawn from a different random stream: same
-  shape, dtype, device and layout, and a two-sample Kolmogorov-Smirnov test
-  that does not reject "same distribution";
+  shape, dtype, device and layout, a two-sample Kolmogorov-Smirnov test that
+  does not reject "same distribution", and the same values that occur, range,
+  mean and spread;
+- **inconclusive** (a verdict, not a level): the outputs differ for a reason
+  the contract cannot judge, named in the report;
 - **changed**: a deliberate, documented difference, reported but not hidden.
 """
 
@@ -60,6 +65,18 @@ GENERIC_CONTRACT = Contract(
     checks=("every output is close, with the same shape, dtype, device and autograd status",),
 )
 """What verify checks for a rule with a fix but no contract of its own."""
+
+STRICT_CONTRACT = Contract(
+    level="identical (close where the original varies between its own runs)",
+    promise="The changed program computes and prints the same values as the original.",
+    checks=(
+        "every output has the same shape, dtype, device and autograd status",
+        "every output is identical; an output that differs between two runs of the original is close "
+        "within that measured spread",
+        "the printed text is identical, its numbers within the original's own run-to-run spread",
+    ),
+)
+"""What ``torchlint verify ORIGINAL --against CHANGED`` checks when no rule is named."""
 
 
 @dataclass(frozen=True)

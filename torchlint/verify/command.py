@@ -45,12 +45,15 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
 @click.option("--quick", is_flag=True,
               help="Small sizes and short timing budgets (also TORCHLINT_VERIFY_QUICK=1).")
 @click.option("--no-timing", is_flag=True, help="Check equivalence only; do not time.")
+@click.option("--against", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="CHANGED",
+              help="Check a change made by hand or by another tool: run PATH (the original) and CHANGED, "
+                   "and check the --rules' contract (default: the strict same-outputs contract).")
 @click.option("--record", is_flag=True,
               help="Write each shipped program's result row into its rule's package (measured.json), "
                    "where `torchlint explain` shows it.")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool, record: bool) -> None:
+           no_timing: bool, record: bool, against: Optional[Path]) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -61,15 +64,20 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     comparison with a 95% interval, and an original-vs-original run so
     that noise is not reported as a speedup.  With PATHS, the same happens
     for your own self-contained scripts, one case per rule whose fix
-    changes the script.
+    changes the script.  With --against CHANGED, one PATH (the original)
+    is run against CHANGED (a change made by hand or by another tool) and
+    judged by the --rules' contracts, or without --rules by the strict
+    "same outputs" contract.
 
     \b
     What a script exposes (see torchlint/verify/README.md):
       torchlint_outputs()  optional: a dict of what to compare: tensors,
                            modules (their state_dict), optimizers (their
                            state), numbers, strings, nested lists/dicts.
-                           Without it, the tensors, modules and optimizers
-                           left in the script's globals are compared.
+                           Without it, the tensors, modules, optimizers,
+                           numbers, strings and NumPy arrays left in the
+                           script's globals are compared.  What it
+                           prints is always compared.
       torchlint_step()     optional: what to time (one training step, one
                            evaluation pass).  Without it the whole script
                            is re-run as the timed unit.
@@ -80,7 +88,8 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu".
 
     \b
-    Exit status: 0 every fix verified equivalent; 1 some fix is not
+    Exit status: 0 every fix verified equivalent (or inconclusive: outputs
+    that could not be aligned, with the cause reported); 1 some fix is not
     equivalent; 2 errors (a run crashed, timed out or failed to start,
     bad options, torch not installed).
     """
@@ -101,6 +110,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         quick=quick or os.environ.get("TORCHLINT_VERIFY_QUICK") == "1",
         timing=not no_timing,
         record=record,
+        against=against,
     )
     sys.exit(code)
 

@@ -31,6 +31,7 @@ import sys
 import time
 import traceback
 import types
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
@@ -107,6 +108,175 @@ def seed_everything(seed: int) -> None:
         numpy.random.seed(seed % 2**32)
 
 
+# -- random streams, math mode, steps and printed text of a compare run ---------
+
+
+class Tee:
+    """Writes through to the real stream and keeps a copy of what the program printed."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.parts: List[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return int(self.stream.write(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _module_classes() -> List[type]:
+    """Every ``nn.Module`` subclass defined so far that has its own ``reset_parameters``."""
+    import torch
+
+    found: List[type] = []
+    pending = [torch.nn.Module]
+    seen = set()
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                pending.append(sub)
+                if "reset_parameters" in sub.__dict__:
+                    found.append(sub)
+    return found
+
+
+class Observed:
+    """What a compare run did besides its outputs, and the random streams it was given.
+
+    Parameter initialisation (``reset_parameters`` of torch's modules) draws from a
+    generator seeded by the run's seed, the module's class and how many modules of
+    that class came before, and leaves the global stream alone; a ``DataLoader``
+    without a generator gets one seeded the same way.  A fix that changes how many
+    numbers one module's init draws (a removed bias) then changes no other draw.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.counts: Dict[str, int] = {}
+        self.steps = 0
+        self.autocast: List[str] = []
+        self.printed = ""
+        self._undo: List[Callable[[], None]] = []
+        self._inside = False
+
+    def _stream_seed(self, kind: str) -> int:
+        index = self.counts.get(kind, 0)
+        self.counts[kind] = index + 1
+        return zlib.crc32(f"{self.seed}:{kind}:{index}".encode())
+
+    def __enter__(self) -> "Observed":
+        import torch
+        import torch.optim.optimizer as optimizer_module
+        from torch.utils.data import DataLoader
+
+        observed = self
+        for cls in _module_classes():
+            original_reset = cls.__dict__["reset_parameters"]
+
+            def seeded_reset(module: Any, *args: Any, _original: Any = original_reset, **kwargs: Any) -> Any:
+                if observed._inside:
+                    return _original(module, *args, **kwargs)
+                kind = f"{type(module).__module__}.{type(module).__qualname__}"
+                initialized: Callable[[], bool] = getattr(torch.cuda, "is_initialized")
+                devices = list(range(torch.cuda.device_count())) if initialized() else []
+                observed._inside = True
+                try:
+                    with torch.random.fork_rng(devices=devices):
+                        torch.manual_seed(observed._stream_seed(kind))
+                        return _original(module, *args, **kwargs)
+                finally:
+                    observed._inside = False
+
+            setattr(cls, "reset_parameters", functools.wraps(original_reset)(seeded_reset))
+            self._undo.append(functools.partial(setattr, cls, "reset_parameters", original_reset))
+
+        loader_init: Any = DataLoader.__init__
+
+        @functools.wraps(loader_init)
+        def seeded_loader(loader: Any, *args: Any, **kwargs: Any) -> None:
+            if kwargs.get("generator") is None and len(args) <= 12:
+                kwargs["generator"] = torch.Generator().manual_seed(observed._stream_seed("DataLoader"))
+            loader_init(loader, *args, **kwargs)
+
+        setattr(DataLoader, "__init__", seeded_loader)
+        self._undo.append(functools.partial(setattr, DataLoader, "__init__", loader_init))
+
+        def count_step(*_: Any) -> None:
+            observed.steps += 1
+
+        handle = optimizer_module.register_optimizer_step_post_hook(count_step)
+        self._undo.append(handle.remove)
+
+        autocast_enter: Any = torch.autocast.__enter__
+
+        @functools.wraps(autocast_enter)
+        def recording_enter(context: Any) -> Any:
+            if getattr(context, "_enabled", False):
+                name = str(getattr(context, "fast_dtype", ""))
+                if name and name not in observed.autocast:
+                    observed.autocast.append(name)
+            return autocast_enter(context)
+
+        setattr(torch.autocast, "__enter__", recording_enter)
+        self._undo.append(functools.partial(setattr, torch.autocast, "__enter__", autocast_enter))
+        tee = Tee(sys.stdout)
+        saved_stdout = sys.stdout
+        sys.stdout = tee
+
+        def restore_stdout() -> None:
+            self.printed = tee.text()
+            sys.stdout = saved_stdout
+
+        self._undo.append(restore_stdout)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def math(self) -> Dict[str, Any]:
+        """The floating-point modes the program ran with (read after it ran: its own settings win)."""
+        import torch
+
+        with warnings_suppressed():
+            matmul = torch.get_float32_matmul_precision()
+            cuda_matmul_tf32 = bool(torch.backends.cuda.matmul.allow_tf32)
+            cudnn_tf32 = bool(torch.backends.cudnn.allow_tf32)
+        return {
+            "float32_matmul_precision": matmul,
+            "cuda_matmul_tf32": cuda_matmul_tf32,
+            "cudnn_tf32": cudnn_tf32,
+            "autocast": list(self.autocast),
+            "steps": self.steps,
+        }
+
+
+@contextlib.contextmanager
+def warnings_suppressed() -> Iterator[None]:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def observed_execute(program: "Program", seed: int) -> Tuple[types.ModuleType, Observed]:
+    """Run the program with its random streams controlled and its side channels recorded."""
+    with Observed(seed) as observed:
+        module = program.execute(seed)
+    return module, observed
+
+
 def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
     """What the program exposes for comparison, and where it came from."""
     import torch
@@ -119,12 +289,25 @@ def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
         if not isinstance(produced, dict):
             raise TypeError(f"torchlint_outputs() must return a dict, not {type(produced).__name__}")
         return {str(key): value for key, value in produced.items()}, "torchlint_outputs()"
-    kept = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)
     return {
-        name: value
-        for name, value in namespace.items()
-        if not name.startswith("_") and isinstance(value, kept)
+        name: value for name, value in namespace.items() if not name.startswith("_") and _comparable(value)
     }, "globals"
+
+
+def _comparable(value: Any, depth: int = 0) -> bool:
+    """Is ``value`` something the script computed that can be compared: a tensor, module,
+    optimizer, Python number or string, NumPy array, or a container of only these?"""
+    import torch
+
+    if isinstance(value, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer, bool, int, float, str)):
+        return True
+    if type(value).__module__ == "numpy" and hasattr(value, "__array__"):
+        return True
+    if depth < 4 and isinstance(value, (list, tuple)):
+        return all(_comparable(item, depth + 1) for item in value)
+    if depth < 4 and isinstance(value, dict):
+        return all(isinstance(key, (str, int)) and _comparable(item, depth + 1) for key, item in value.items())
+    return False
 
 
 # -- flattening outputs into named tensors and plain values -------------------
@@ -389,9 +572,11 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
         with contextlib.ExitStack() as stack:
             for _, probe in probes:
                 stack.enter_context(probe)
-            module = program.execute(seed)
+            module, observed = observed_execute(program, seed)
             outputs, origin = outputs_of(module)
             first = flatten(outputs, module.__dict__)
+        result["math"] = observed.math()
+        result["printed"] = observed.printed
         if cuda:
             torch.cuda.synchronize()
             result["memory"] = {"kind": "cuda", "peak": int(torch.cuda.max_memory_allocated()), "baseline": 0}
@@ -412,10 +597,10 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
         del module, outputs
         gc.collect()
         if spec.get("repeat"):
-            again = _rerun(program, seed)
+            again, result["printed_repeat"] = _rerun(program, seed)
             result["noise"] = {key: difference(value, again.get(key)) for key, value in first.values.items()}
         if spec.get("seed_probe"):
-            other = _rerun(program, seed + 1)
+            other, result["printed_other_seed"] = _rerun(program, seed + 1)
             result["seed_dependent"] = [
                 key for key, value in first.values.items() if difference(value, other.get(key)) != 0.0
             ]
@@ -427,13 +612,13 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
     return result
 
 
-def _rerun(program: Program, seed: int) -> Flat:
-    module = program.execute(seed)
+def _rerun(program: Program, seed: int) -> Tuple[Flat, str]:
+    module, observed = observed_execute(program, seed)
     outputs, _ = outputs_of(module)
     values = flatten(outputs, module.__dict__).values
     del module, outputs
     gc.collect()
-    return values
+    return values, observed.printed
 
 
 def time_run(spec: Spec) -> Dict[str, Any]:

@@ -25,6 +25,7 @@ from torchlint.verify.session import (
     Session,
     VerifyOptions,
     fixable,
+    plan_pair,
     plan_programs,
     plan_script,
     verifiable_rules,
@@ -72,6 +73,7 @@ def run_verify(
     quick: bool,
     timing: bool,
     record: bool = False,
+    against: Optional[Path] = None,
 ) -> int:
     """Plan, run, report; returns the exit status."""
     try:
@@ -79,7 +81,12 @@ def run_verify(
         resolver = SettingsResolver()
         cases: List[Case] = []
         notes: List[str] = []
-        if not paths:
+        if against is not None:
+            if len(paths) != 1:
+                raise _Usage("--against compares one ORIGINAL script with one changed version: give one PATH")
+            cases = plan_pair(paths[0], against, _select(rule_names, programs=False))
+            paths = []
+        elif not paths:
             rules = _select(rule_names, programs=True) if rule_names else verifiable_rules()
             cases = [case for rule in rules for case in plan_programs(rule, resolver.default)]
             if not rule_names:

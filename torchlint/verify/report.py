@@ -12,8 +12,10 @@ from torchlint.verify.results import (
     EQUIVALENT,
     ERROR,
     FAIL,
+    INCONCLUSIVE,
     NOT_EQUIVALENT,
     NOTE,
+    UNALIGNED,
     WARN,
     CaseResult,
     Memory,
@@ -69,8 +71,9 @@ def measured_cells(case: CaseResult) -> List[str]:
 
 def _summary_line(report: VerifyReport) -> str:
     counts = report.counts()
+    inconclusive = f"{counts[INCONCLUSIVE]} inconclusive, " if counts[INCONCLUSIVE] else ""
     return (
-        f"{counts[EQUIVALENT]} equivalent, {counts[NOT_EQUIVALENT]} not equivalent, "
+        f"{counts[EQUIVALENT]} equivalent, {counts[NOT_EQUIVALENT]} not equivalent, {inconclusive}"
         f"{counts[ERROR]} error(s)."
     )
 
@@ -212,8 +215,8 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
     }
 
 
-_MARK = {EQUIVALENT: "✅", NOT_EQUIVALENT: "❌", ERROR: "⚠️"}
-_SEVERITY = {FAIL: "❌ **fail**", WARN: "⚠️ warn", NOTE: "note"}
+_MARK = {EQUIVALENT: "✅", NOT_EQUIVALENT: "❌", INCONCLUSIVE: "❔", ERROR: "⚠️"}
+_SEVERITY = {FAIL: "❌ **fail**", UNALIGNED: "❔ inconclusive", WARN: "⚠️ warn", NOTE: "note"}
 
 
 def _md_cell(text: str) -> str:

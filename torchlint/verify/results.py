@@ -9,11 +9,13 @@ from torchlint.verify.timing import TimingSummary
 
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
+INCONCLUSIVE = "inconclusive"  # the outputs could not be aligned; the finding names why
 ERROR = "error"
 
 FAIL = "fail"  # breaks the contract
 WARN = "warn"  # a difference the contract allows but the user should know
 NOTE = "note"  # context: what was checked, known differences
+UNALIGNED = "inconclusive"  # outputs differ for a reason the contract cannot judge (named in the message)
 
 EXIT_OK, EXIT_NOT_EQUIVALENT, EXIT_ERROR = 0, 1, 2
 
@@ -44,6 +46,10 @@ class RunData:
     skipped: Sequence[str] = ()
     origin: str = ""
     seconds: float = 0.0
+    math: Mapping[str, Any] = field(default_factory=dict)  # float32 precision, TF32, autocast, optimizer steps
+    printed: str = ""  # what the program wrote to stdout
+    printed_repeat: Optional[str] = None  # the same, in the original's second run
+    printed_other_seed: Optional[str] = None  # the same, in the run with another seed
 
     @property
     def ok(self) -> bool:
@@ -176,7 +182,7 @@ class VerifyReport:
         return EXIT_OK
 
     def counts(self) -> Dict[str, int]:
-        counts = {EQUIVALENT: 0, NOT_EQUIVALENT: 0, ERROR: 0}
+        counts = {EQUIVALENT: 0, NOT_EQUIVALENT: 0, INCONCLUSIVE: 0, ERROR: 0}
         for case in self.cases:
             counts[case.status] = counts.get(case.status, 0) + 1
         return counts

@@ -1,9 +1,10 @@
 """Plan and run the cases of one `torchlint verify` invocation (needs torch).
 
 A case is one rule's fix of one program: a verification program shipped in
-the rule's package (its verification spec names it) or a user's script.  The fixed source always comes from
-torchlint's own fixer; ``compare_sources`` also accepts a hand-made fixed
-source, which only the tests use, to prove that the checks can fail.
+the rule's package (its verification spec names it) or a user's script.  The fixed source comes from
+torchlint's own fixer, or, with ``verify ORIGINAL --against CHANGED``
+(``plan_pair``), from the user: a change made by hand or by another tool,
+which is also how the tests prove that the checks can fail.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
 from torchlint.verification import program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Context, check_for
-from torchlint.verify.contracts import contract_for
+from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
     EQUIVALENT,
     ERROR,
     FAIL,
+    INCONCLUSIVE,
     NOT_EQUIVALENT,
+    UNALIGNED,
     CaseResult,
     Environment,
     Finding,
@@ -137,6 +140,17 @@ def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> L
     return cases
 
 
+def plan_pair(original: Path, changed: Path, rules: Sequence[RuleClass]) -> List[Case]:
+    """``verify ORIGINAL --against CHANGED``: a change made by hand or another tool,
+    judged by each rule's contract, or by the strict "same outputs" one without rules."""
+    before = original.read_text(encoding="utf-8")
+    after = changed.read_text(encoding="utf-8")
+    script = original.resolve()
+    if not rules:
+        return [Case(NO_RULE, SAME_OUTPUTS, str(original), before, after, 0, script=script)]
+    return [Case(rule.code, rule.name, str(original), before, after, 0, script=script) for rule in rules]
+
+
 def unified_diff(before: str, after: str, name: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
@@ -199,8 +213,8 @@ class Session:
     def compare_sources(self, rule: str, original: str, fixed: str, target: str = "program.py") -> CaseResult:
         """Run ``original`` and a given ``fixed`` source and check ``rule``'s contract.
 
-        The CLI never calls this with a hand-written fix; tests do, to show
-        that a broken fix is reported as not equivalent.
+        ``--against`` plans the same kind of case from files (``plan_pair``);
+        tests call this to show that a broken fix is reported as not equivalent.
         """
         name = next((r.name for r in all_rules() if r.code == rule.upper()), "")
         case = Case(rule.upper(), name, target, original, fixed, fixes=0)
@@ -232,7 +246,7 @@ class Session:
             return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
         check = check_for(by_code_or_name(case.rule))
         findings = tuple(check.run(original, fixed, Context(self.options.device)))
-        status = NOT_EQUIVALENT if any(f.severity == FAIL for f in findings) else EQUIVALENT
+        status = verdict(findings)
         result = replace(base, status=status, findings=findings, memory=memory,
                          compared=sum(1 for key in original.values if key in fixed.values))
         if not self.options.timing:
@@ -335,6 +349,15 @@ class Session:
         )
 
 
+def verdict(findings: Sequence[Finding]) -> str:
+    """Not equivalent on any failure; inconclusive when outputs could not be aligned; else equivalent."""
+    if any(finding.severity == FAIL for finding in findings):
+        return NOT_EQUIVALENT
+    if any(finding.severity == UNALIGNED for finding in findings):
+        return INCONCLUSIVE
+    return EQUIVALENT
+
+
 def _probes(codes: Sequence[str]) -> List[Dict[str, str]]:
     """The probes the rules' verification specs register, each once, for the harness."""
     entries: List[Dict[str, str]] = []
@@ -381,6 +404,10 @@ def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
         skipped=tuple(data.get("skipped", ())),
         origin=str(data.get("origin", "")),
         seconds=float(data.get("seconds", 0.0)),
+        math=data.get("math", {}),
+        printed=str(data.get("printed", "")),
+        printed_repeat=data.get("printed_repeat"),
+        printed_other_seed=data.get("printed_other_seed"),
     )
 
 
