@@ -27,12 +27,24 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+def _device_option(context: click.Context, parameter: click.Parameter, value: str) -> str:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
+    del context, parameter
+    text = value.strip().lower()
+    kind, colon, index = text.partition(":")
+    if text in ("auto", "cpu", "cuda") or (kind == "cuda" and colon and index.isdigit()):
+        return text
+    raise click.BadParameter(f"{value!r} is not one of auto, cpu, cuda, cuda:N")
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--rules", "rule_values", multiple=True, metavar="CODES",
               help="Rules to verify, comma-separated codes or names (default: every rule with a fix).")
-@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True,
-              help="Where to run: auto is CUDA when a GPU is available, else the CPU.")
+@click.option("--device", callback=_device_option, default="auto", show_default=True,
+              metavar="auto|cpu|cuda|cuda:N",
+              help="Where to run: auto is CUDA when a GPU is available, else the CPU (with a warning); "
+                   "cuda:N is GPU N as nvidia-smi counts them.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON to FILE.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -45,12 +57,14 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
 @click.option("--quick", is_flag=True,
               help="Small sizes and short timing budgets (also TORCHLINT_VERIFY_QUICK=1).")
 @click.option("--no-timing", is_flag=True, help="Check equivalence only; do not time.")
+@click.option("--fail-on-slower", is_flag=True,
+              help="Exit 1 when a fix makes the timed step significantly slower.")
 @click.option("--record", is_flag=True,
               help="Write each shipped program's result row into its rule's package (measured.json), "
                    "where `torchlint explain` shows it.")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool, record: bool) -> None:
+           no_timing: bool, fail_on_slower: bool, record: bool) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -81,8 +95,9 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
 
     \b
     Exit status: 0 every fix verified equivalent; 1 some fix is not
-    equivalent; 2 errors (a run crashed, timed out or failed to start,
-    bad options, torch not installed).
+    equivalent (or, with --fail-on-slower, significantly slower); 2
+    errors (a run crashed, timed out or failed to start, bad options,
+    torch not installed).
     """
     if importlib.util.find_spec("torch") is None:
         click.echo(TORCH_MISSING, err=True)
@@ -101,6 +116,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         quick=quick or os.environ.get("TORCHLINT_VERIFY_QUICK") == "1",
         timing=not no_timing,
         record=record,
+        fail_on_slower=fail_on_slower,
     )
     sys.exit(code)
 
