@@ -345,7 +345,7 @@ def environment(device: str) -> Dict[str, Any]:
         "cpus": cpus,
         "platform": platform.platform(terse=True),
         "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "gpu": gpu_details() if cuda else None,
+        "gpu": gpu_details() if cuda or cuda_in_use() else None,
     }
 
 
