@@ -71,11 +71,12 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     torchlint) is linted, fixed by torchlint's own fixer with only that rule
     selected, and both versions run in separate processes with the same
     seeds.  The rule's equivalence contract is checked, and both versions
-    are timed with torch.utils.benchmark: medians, a paired interleaved
-    comparison with a 95% interval, and an original-vs-original run so
-    that noise is not reported as a speedup.  With PATHS, the same happens
-    for your own self-contained scripts, one case per rule whose fix
-    changes the script.
+    are timed in separate processes (one program each, seeded slot
+    orders) with a 95% interval and an original-vs-original comparison,
+    so that noise is not reported as a speedup.  With PATHS, the same
+    happens for your own self-contained scripts, one case per rule whose
+    fix changes the script; each run works in a scratch copy of the
+    script's folder, so your files are not touched.
 
     \b
     What a script exposes (see torchlint/verify/README.md):
@@ -89,9 +90,11 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
                            is re-run as the timed unit.
     A rule's own comparison may read more: its `torchlint explain` page
     says what (e.g. outputs named "eval..." treated as eval-mode results).
-    The script runs as __main__ in its own directory with random, NumPy
-    and torch seeded, deterministic algorithms on, and
-    TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu".
+    The script runs as __main__ in a copy of its directory with random,
+    NumPy and torch seeded, deterministic algorithms on (comparison runs
+    only), TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu" and
+    TORCHLINT_VERIFY_RULE to the rule's code; torchlint_step(rule) gets
+    the code too if it takes a parameter.
 
     \b
     Exit status: 0 every fix verified equivalent; 1 some fix is not
