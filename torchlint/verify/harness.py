@@ -557,7 +557,7 @@ def _failure(error: BaseException) -> Tuple[str, str]:
 
 
 def compare_run(spec: Spec) -> Dict[str, Any]:
-    """Run the program once (plus a repeat and a seed probe if asked); collect."""
+    """Run the program once and collect (repeats are separate runs: see session.py)."""
     import torch
 
     seed = int(spec["seed"])
@@ -591,14 +591,6 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
         )
         del module, outputs
         gc.collect()
-        if spec.get("repeat"):
-            again = _rerun(program, seed)
-            result["noise"] = {key: difference(value, again.get(key)) for key, value in first.values.items()}
-        if spec.get("seed_probe"):
-            other = _rerun(program, seed + 1)
-            result["seed_dependent"] = [
-                key for key, value in first.values.items() if difference(value, other.get(key)) != 0.0
-            ]
     except BaseException as error:  # the program's failure is a result, not a crash
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -618,15 +610,6 @@ def _memory_record(baseline: Optional[int]) -> Dict[str, Any]:
     else:
         record.update(kind="rss", peak=record["rss_peak"], baseline=baseline)
     return record
-
-
-def _rerun(program: Program, seed: int) -> Flat:
-    module = program.execute(seed)
-    outputs, _ = outputs_of(module)
-    values = flatten(outputs, module.__dict__).values
-    del module, outputs
-    gc.collect()
-    return values
 
 
 def time_run(spec: Spec) -> Dict[str, Any]:

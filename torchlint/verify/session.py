@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -27,6 +27,7 @@ from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
 from torchlint.verification import program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Context, check_for
+from torchlint.verify.harness import difference
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
@@ -237,7 +238,25 @@ class Session:
         return self.run_cases([case])[0]
 
     def _run_original(self, case: Case, seed_probe: bool, probes: Sequence[Dict[str, str]] = ()) -> RunData:
-        return self._run(case, case.original, "original", repeat=True, seed_probe=seed_probe, probes=probes)
+        """The original, then the original again in a separate process (its run-to-run
+        noise, as a real rerun sees it: a fresh CUDA context, fresh kernel choices) and,
+        for a seed probe, once more with another seed (which outputs depend on the seed)."""
+        first = self._run(case, case.original, "original", probes=probes)
+        if not first.ok:
+            return first
+        again = self._run(case, case.original, "original again")
+        if not again.ok:
+            return replace(again, error="(its second run) " + again.error)
+        noise = {key: difference(value, again.values.get(key)) for key, value in first.values.items()}
+        seed_dependent: FrozenSet[str] = frozenset()
+        if seed_probe:
+            other = self._run(case, case.original, "original other seed", seed=self.options.seed + 1)
+            if not other.ok:
+                return replace(other, error="(its run with another seed) " + other.error)
+            seed_dependent = frozenset(
+                key for key, value in first.values.items() if difference(value, other.values.get(key)) != 0.0
+            )
+        return replace(first, noise=noise, seed_dependent=seed_dependent)
 
     def _finish(self, case: Case, original: RunData) -> CaseResult:
         base = CaseResult(
@@ -254,7 +273,7 @@ class Session:
             self.progress.skip(2 if self.options.timing else 1)
             return replace(base, findings=(Finding(FAIL, "the original " + original.describe_failure()),))
         self.progress.step(f"{case.rule} {case.target}: running the fixed version")
-        fixed = self._run(case, case.fixed, "fixed", repeat=False, seed_probe=False, probes=_probes([case.rule]))
+        fixed = self._run(case, case.fixed, "fixed", probes=_probes([case.rule]))
         memory = _memory(original, fixed)
         if not fixed.ok:
             self.progress.skip(1 if self.options.timing else 0)
@@ -315,17 +334,18 @@ class Session:
         return self.runner.run(spec_path, Path(spec["stdout"]), Path(spec["stderr"]), self.options.timeout)
 
     def _run(
-        self, case: Case, source: str, label: str, *, repeat: bool, seed_probe: bool,
-        probes: Sequence[Dict[str, str]] = (),
+        self, case: Case, source: str, label: str, *, probes: Sequence[Dict[str, str]] = (),
+        seed: Optional[int] = None,
     ) -> RunData:
+        """One comparison run in a fresh process."""
         directory, spec = self._spec(case, label)
         spec.update(
             mode="compare",
             program=self._program_entry(case, spec, label, source),
-            repeat=repeat,
-            seed_probe=seed_probe,
             probes=list(probes),
         )
+        if seed is not None:
+            spec["seed"] = seed
         ended = self._launch(directory, spec)
         run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
         if run.env and self.environment is None:
