@@ -490,10 +490,11 @@ class GpuSampler:
 
     INTERVAL = 0.05
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool) -> None:
         import threading
 
-        self._nvml = _nvml()
+        # NVML sees every GPU whatever CUDA_VISIBLE_DEVICES says: sample only a run that uses CUDA.
+        self._nvml: Any = _nvml() if enabled else None
         self._samples: List[Tuple[int, int]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True) if self._nvml is not None else None
@@ -626,7 +627,7 @@ def time_run(spec: Spec) -> Dict[str, Any]:
         else:
             step = functools.partial(program.execute, seed)
         reset_device_memory()
-        with GpuSampler() as sampler:
+        with GpuSampler(cuda_in_use()) as sampler:
             measured: Dict[str, Any] = timing.measure(
                 step, clock=device_clock, number=spec.get("number"), **spec["timing"]
             )
