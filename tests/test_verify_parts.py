@@ -32,7 +32,7 @@ from torchlint.verify.results import (
     Memory,
     VerifyReport,
 )
-from torchlint.verify.timing import analyse, bootstrap_median
+from torchlint.verify.timing import ProcessTiming, analyse, bootstrap_median, slot_orders
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -103,30 +103,46 @@ def test_verify_main_does_not_import_the_command_module():
     assert "torchlint.verify.command" not in imported
 
 
-def _raw(original, again, fixed, iqr=0.01):
-    rounds = [[o, a, f] for o, a, f in zip(original, again, fixed)]
-
-    def summary(label, values):
-        median = sorted(values)[len(values) // 2]
-        return {"label": label, "median": median, "iqr": iqr * median, "runs": 10, "number_per_run": 1}
-
-    return {
-        "summaries": [summary("original", original), summary("original again", again), summary("fixed", fixed)],
-        "number": 1,
-        "rounds": rounds,
-        "threads": 1,
-    }
+def _processes(original, again, fixed, rounds=2):
+    """Timing processes: each label's block times split over ``rounds`` processes."""
+    processes = []
+    for label, values in (("original", original), ("original again", again), ("fixed", fixed)):
+        size = len(values) // rounds
+        for index in range(rounds):
+            blocks = tuple(values[index * size:(index + 1) * size])
+            processes.append(ProcessTiming(label, index, ("original", "original again", "fixed").index(label), 1, blocks))
+    return processes
 
 
 def test_timing_reports_a_clear_speedup():
     original = [1.0 + 0.002 * (i % 5) for i in range(30)]
     again = [1.0 + 0.002 * ((i + 2) % 5) for i in range(30)]
     fixed = [0.8 + 0.002 * ((i + 1) % 5) for i in range(30)]
-    summary = analyse(_raw(original, again, fixed))
+    summary = analyse(_processes(original, again, fixed), threads=1)
     assert summary.verdict == "faster"
     assert 1.2 < summary.speedup < 1.3
     low, high = summary.speedup_interval
     assert low <= summary.speedup <= high
+
+
+def test_timing_reports_a_significantly_slower_fix_as_slower():
+    original = [1.0 + 0.002 * (i % 5) for i in range(30)]
+    again = [1.0 + 0.002 * ((i + 2) % 5) for i in range(30)]
+    fixed = [1.4 + 0.002 * ((i + 1) % 5) for i in range(30)]
+    summary = analyse(_processes(original, again, fixed), threads=1)
+    assert summary.verdict == "slower"
+    assert summary.speedup < 1.0 and summary.ratio.low > 1.0 + summary.threshold
+
+
+def test_timing_decides_from_the_intervals_near_end_not_the_point_estimate():
+    # One fixed process is 10% faster, the other no faster: the median says 5% (above the
+    # 3% threshold), but between-process variation puts the interval's upper end near 1.
+    original = [1.0, 1.001, 0.999, 1.0, 1.0, 1.001, 0.999, 1.0, 1.0, 1.001, 0.999, 1.0]
+    fixed = [0.9, 0.901, 0.899, 0.9, 0.9, 0.901, 1.0, 1.001, 0.999, 1.0, 1.0, 1.001]
+    summary = analyse(_processes(original, list(original), fixed), threads=1)
+    assert abs(summary.ratio.value - 1.0) > summary.threshold  # the point estimate alone would say "faster"
+    assert summary.ratio.high > 1.0 - summary.threshold
+    assert summary.verdict == "no measurable difference"
 
 
 def test_timing_does_not_call_noise_a_speedup():
@@ -135,25 +151,95 @@ def test_timing_does_not_call_noise_a_speedup():
     original = [pattern[i % 8] for i in range(24)]
     again = [pattern[(i + 3) % 8] for i in range(24)]
     fixed = [pattern[(i + 5) % 8] for i in range(24)]
-    assert analyse(_raw(original, again, fixed)).verdict == "no measurable difference"
+    assert analyse(_processes(original, again, fixed), threads=1).verdict == "no measurable difference"
 
 
 def test_timing_small_or_noisy_differences_are_not_real():
     original = [1.0] * 20
-    small = analyse(_raw(original, [1.0] * 20, [0.99] * 20))  # 1%: below the practical threshold
+    small = analyse(_processes(original, [1.0] * 20, [0.99] * 20), threads=1)  # 1%: below the threshold
     assert small.verdict == "no measurable difference"
-    noisy = analyse(_raw(original, [1.0] * 20, [0.5] * 20, iqr=0.5))
+    noisy_blocks = [0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 0.5, 1.5]
+    noisy = analyse(_processes(noisy_blocks * 2, noisy_blocks * 2, [0.25] * 20), threads=1)
     assert noisy.verdict == "no measurable difference" and "noisy" in noisy.reason
 
 
-def test_bootstrap_interval_brackets_the_median():
-    interval = bootstrap_median([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
-    assert interval.low <= interval.value == 4.0 <= interval.high
-    assert interval.excludes(10.0) and not interval.excludes(4.0)
+def test_slow_steps_with_one_block_each_are_judged_by_the_spread_between_processes():
+    # A slow step: one block per process, so every IQR is 0; the processes disagree by 60%.
+    processes = [
+        ProcessTiming("original", 0, 0, 1, (1.0,)), ProcessTiming("original", 1, 1, 1, (1.6,)),
+        ProcessTiming("original again", 0, 1, 1, (1.3,)), ProcessTiming("original again", 1, 0, 1, (1.0,)),
+        ProcessTiming("fixed", 0, 2, 1, (0.5,)), ProcessTiming("fixed", 1, 2, 1, (0.52,)),
+    ]
+    assert all(process.iqr == 0 for process in processes)
+    summary = analyse(processes, threads=1)
+    assert summary.verdict == "no measurable difference"
+    assert "spread over" in summary.reason and summary.between_process["original"] > 0.25
+
+
+def test_slot_orders_are_seeded_and_use_every_arrangement():
+    orders = slot_orders(6, seed=3)
+    assert orders == slot_orders(6, seed=3)
+    assert len(set(orders)) == 6
+    assert all(sorted(order) == ["fixed", "original", "original again"] for order in orders)
+    assert slot_orders(6, seed=4) != orders
+
+
+def test_position_effects_are_measured_per_slot():
+    # Whatever runs in the first slot is 20% slower; the others are not.
+    processes = []
+    for round_index, order in enumerate(slot_orders(6, seed=0)):
+        for slot, label in enumerate(order):
+            base = 0.5 if label == "fixed" else 1.0
+            processes.append(ProcessTiming(label, round_index, slot, 1, (base * (1.2 if slot == 0 else 1.0),) * 5))
+    summary = analyse(processes, threads=1)
+    assert summary.position_effect[0] > summary.position_effect[1] == summary.position_effect[2]
+    assert summary.noise.high > 1.0  # the A/A comparison saw the first slot's cost
+
+
+def test_the_tables_speedup_is_the_ratio_of_the_medians_it_shows():
+    original = [2.0 + 0.001 * (i % 7) for i in range(30)]
+    fixed = [1.0 + 0.003 * (i % 5) for i in range(30)]
+    summary = analyse(_processes(original, list(reversed(original)), fixed, rounds=3), threads=1)
+    row = render_table(_report_with(summary)).splitlines()[4]
+    cells = row.split()
+    original_shown, fixed_shown = float(cells[3]), float(cells[5])
+    speedup_shown = float(cells[7].rstrip("x"))
+    assert speedup_shown == round(summary.original_median / summary.fixed_median, 2)
+    assert abs(speedup_shown - original_shown / fixed_shown) < 0.01
+
+
+def _timing_summary(fixed_value):
+    return analyse(_processes([1.0] * 10, [1.0] * 10, [fixed_value] * 10), threads=1)
+
+
+def _report_with(timing, fail_on_slower=False):
+    case = CaseResult(rule="TL401", name="conv-bias-before-batchnorm", target="programs/tl401.py",
+                      status=EQUIVALENT, level="close", timing=timing)
+    env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
+    return VerifyReport(env, (case,), quick=True, seed=0, timeout=120.0, fail_on_slower=fail_on_slower)
+
+
+def test_a_slower_fix_exits_1_only_with_fail_on_slower():
+    slower = _timing_summary(2.0)
+    assert slower.verdict == "slower"
+    assert _report_with(slower).exit_code == 0
+    assert _report_with(slower, fail_on_slower=True).exit_code == 1
+    assert _report_with(_timing_summary(0.5), fail_on_slower=True).exit_code == 0
+    assert "slower" in render_table(_report_with(slower))
+
+
+def test_the_json_keeps_every_processs_raw_block_times():
+    summary = _timing_summary(0.5)
+    data = json.loads(json.dumps(to_json(_report_with(summary))))
+    timing = data["cases"][0]["timing"]
+    assert len(timing["processes"]) == 6
+    assert {p["label"] for p in timing["processes"]} == {"original", "original again", "fixed"}
+    assert timing["processes"][0]["block_seconds_per_call"] == [1.0] * 5
+    assert set(timing["between_process_spread"]) == {"original", "original again", "fixed"}
 
 
 def _report(*statuses, timing_error=""):
-    timing = analyse(_raw([1.0] * 10, [1.0] * 10, [0.5] * 10))
+    timing = _timing_summary(0.5)
     cases = tuple(
         CaseResult(
             rule="TL401",

@@ -104,8 +104,9 @@ class VerificationSpec:
     seed_probe: bool = False  # the comparison needs to know which outputs depend on the seed
     probes: Tuple[Probe, ...] = ()
     program_options: Optional[OptionsHook] = None
-    """Rewrites the rule's options before its fix is applied to a shipped
-    program (e.g. to suit the machine verify runs on); ``None`` keeps them."""
+    """Rewrites the rule's options before `torchlint verify` applies its fix,
+    to a shipped program or a user's script (e.g. to suit the machine verify
+    runs on); ``None`` keeps them."""
 
 
 def rule_directory(rule: "RuleClass") -> Path:

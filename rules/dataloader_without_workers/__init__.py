@@ -19,7 +19,7 @@ _TENSOR_DATASETS = frozenset(
 
 
 def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
-    """For verify's own program: more workers than CPUs would only fight over cores."""
+    """For verify's runs (its own program and users' scripts): more workers than CPUs would only fight over cores."""
     configured = options.get("num-workers", 4)
     workers = configured if isinstance(configured, int) else 4
     return {**options, "num-workers": max(1, min(workers, usable_cpus()))}

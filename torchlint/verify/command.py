@@ -27,12 +27,24 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+def _device_option(context: click.Context, parameter: click.Parameter, value: str) -> str:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
+    del context, parameter
+    text = value.strip().lower()
+    kind, colon, index = text.partition(":")
+    if text in ("auto", "cpu", "cuda") or (kind == "cuda" and colon and index.isdigit()):
+        return text
+    raise click.BadParameter(f"{value!r} is not one of auto, cpu, cuda, cuda:N")
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--rules", "rule_values", multiple=True, metavar="CODES",
               help="Rules to verify, comma-separated codes or names (default: every rule with a fix).")
-@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True,
-              help="Where to run: auto is CUDA when a GPU is available, else the CPU.")
+@click.option("--device", callback=_device_option, default="auto", show_default=True,
+              metavar="auto|cpu|cuda|cuda:N",
+              help="Where to run: auto is CUDA when a GPU is available, else the CPU (with a warning); "
+                   "cuda:N is GPU N as nvidia-smi counts them.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON to FILE.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -48,26 +60,29 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
 @click.option("--against", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="CHANGED",
               help="Check a change made by hand or by another tool: run PATH (the original) and CHANGED, "
                    "and check the --rules' contract (default: the strict same-outputs contract).")
+@click.option("--fail-on-slower", is_flag=True,
+              help="Exit 1 when a fix makes the timed step significantly slower.")
 @click.option("--record", is_flag=True,
               help="Write each shipped program's result row into its rule's package (measured.json), "
                    "where `torchlint explain` shows it.")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool, record: bool, against: Optional[Path]) -> None:
+           no_timing: bool, fail_on_slower: bool, record: bool, against: Optional[Path]) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
     torchlint) is linted, fixed by torchlint's own fixer with only that rule
     selected, and both versions run in separate processes with the same
     seeds.  The rule's equivalence contract is checked, and both versions
-    are timed with torch.utils.benchmark: medians, a paired interleaved
-    comparison with a 95% interval, and an original-vs-original run so
-    that noise is not reported as a speedup.  With PATHS, the same happens
-    for your own self-contained scripts, one case per rule whose fix
-    changes the script.  With --against CHANGED, one PATH (the original)
-    is run against CHANGED (a change made by hand or by another tool) and
-    judged by the --rules' contracts, or without --rules by the strict
-    "same outputs" contract.
+    are timed in separate processes (one program each, seeded slot
+    orders) with a 95% interval and an original-vs-original comparison,
+    so that noise is not reported as a speedup.  With PATHS, the same
+    happens for your own self-contained scripts, one case per rule whose
+    fix changes the script; each run works in a scratch copy of the
+    script's folder, so your files are not touched.  With --against
+    CHANGED, one PATH (the original) is run against CHANGED (a change made
+    by hand or by another tool) and judged by the --rules' contracts, or
+    without --rules by the strict "same outputs" contract.
 
     \b
     What a script exposes (see torchlint/verify/README.md):
@@ -83,15 +98,18 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
                            is re-run as the timed unit.
     A rule's own comparison may read more: its `torchlint explain` page
     says what (e.g. outputs named "eval..." treated as eval-mode results).
-    The script runs as __main__ in its own directory with random, NumPy
-    and torch seeded, deterministic algorithms on, and
-    TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu".
+    The script runs as __main__ in a copy of its directory with random,
+    NumPy and torch seeded, deterministic algorithms on (comparison runs
+    only), TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu" and
+    TORCHLINT_VERIFY_RULE to the rule's code; torchlint_step(rule) gets
+    the code too if it takes a parameter.
 
     \b
     Exit status: 0 every fix verified equivalent (or inconclusive: outputs
     that could not be aligned, with the cause reported); 1 some fix is not
-    equivalent; 2 errors (a run crashed, timed out or failed to start,
-    bad options, torch not installed).
+    equivalent (or, with --fail-on-slower, significantly slower); 2 errors
+    (a run crashed, timed out or failed to start, bad options, torch not
+    installed).
     """
     if importlib.util.find_spec("torch") is None:
         click.echo(TORCH_MISSING, err=True)
@@ -111,6 +129,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         timing=not no_timing,
         record=record,
         against=against,
+        fail_on_slower=fail_on_slower,
     )
     sys.exit(code)
 

@@ -29,6 +29,7 @@ import random
 import signal
 import sys
 import time
+import timeit
 import traceback
 import types
 import zlib
@@ -510,7 +511,8 @@ def environment(device: str) -> Dict[str, Any]:
                 if line.startswith("model name"):
                     name = line.split(":", 1)[1].strip()
                     break
-    if device == "cuda":
+    cuda = device.startswith("cuda")
+    if cuda:
         name = torch.cuda.get_device_name()
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -520,13 +522,196 @@ def environment(device: str) -> Dict[str, Any]:
         "device": device,
         "device_name": name,
         "torch": str(torch.__version__),
-        "cuda": torch.version.cuda if device == "cuda" else None,
+        "cuda": torch.version.cuda if cuda else None,
         "threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "cpus": cpus,
         "platform": platform.platform(terse=True),
         "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "gpu": gpu_details() if cuda or cuda_in_use() else None,
     }
+
+
+# -- the GPU: synchronisation, memory, flags, NVML ------------------------------------
+
+
+def cuda_in_use() -> bool:
+    """Whether this process has initialised CUDA (whatever ``--device`` said)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and bool(torch.cuda.is_initialized())
+
+
+def synchronize() -> None:
+    """Wait for every queued kernel, if CUDA is in use, so a clock reading counts them."""
+    if cuda_in_use():
+        sys.modules["torch"].cuda.synchronize()
+
+
+def device_clock() -> float:
+    """``timeit.default_timer`` after synchronising the device (when CUDA is in use)."""
+    synchronize()
+    return timeit.default_timer()
+
+
+def device_memory() -> List[Dict[str, Any]]:
+    """Peak memory of every CUDA device this process used: allocated and reserved bytes."""
+    if not cuda_in_use():
+        return []
+    import torch
+
+    synchronize()
+    return [
+        {
+            "index": index,
+            "name": torch.cuda.get_device_name(index),
+            "peak_allocated": int(torch.cuda.max_memory_allocated(index)),
+            "peak_reserved": int(torch.cuda.max_memory_reserved(index)),
+        }
+        for index in range(torch.cuda.device_count())
+    ]
+
+
+def reset_device_memory() -> None:
+    if cuda_in_use():
+        import torch
+
+        for index in range(torch.cuda.device_count()):
+            torch.cuda.reset_peak_memory_stats(index)
+
+
+@contextlib.contextmanager
+def autocast_recorder(seen: List[Dict[str, Any]]) -> Iterator[None]:
+    """Record every autocast region the program enters (device type, dtype, enabled)."""
+    import torch
+
+    autocast = torch.amp.autocast_mode.autocast
+    original_enter: Callable[[Any], Any] = autocast.__enter__
+
+    def enter(self: Any) -> Any:
+        entry = {"device": str(getattr(self, "device", "?")), "dtype": str(getattr(self, "fast_dtype", "?")),
+                 "enabled": bool(getattr(self, "_enabled", True))}
+        if entry not in seen:
+            seen.append(entry)
+        return original_enter(self)
+
+    autocast.__enter__ = enter  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        autocast.__enter__ = original_enter  # type: ignore[method-assign]
+
+
+def run_flags(autocast: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The determinism and math-mode settings in effect when the program finished.
+
+    Read after the run, so a script's own ``cudnn.benchmark = True`` (or
+    TF32 setting) is what is recorded, not what the harness set before it.
+    """
+    import torch
+
+    cuda_matmul = getattr(torch.backends.cuda, "matmul", None)
+    return {
+        "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+        "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
+        "tf32_matmul": bool(getattr(cuda_matmul, "allow_tf32", False)),
+        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+        "float32_matmul_precision": str(torch.get_float32_matmul_precision()),
+        "autocast": list(autocast),
+        "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+        "cuda_initialized": cuda_in_use(),
+    }
+
+
+def _nvml() -> Any:
+    """The NVML bindings (``pip install 'torchlint[gpu]'``), initialised, or None."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no driver: no NVML figures, nothing else changes
+        return None
+    return pynvml
+
+
+def _nvml_handle(nvml: Any) -> Any:
+    return nvml.nvmlDeviceGetHandleByIndex(int(os.environ.get("TORCHLINT_VERIFY_NVML_INDEX", "0")))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def gpu_details() -> Optional[Dict[str, Any]]:
+    """GPU name, driver, clocks and other processes on the GPU (NVML), or None without NVML."""
+    nvml = _nvml()
+    if nvml is None:
+        return None
+    try:
+        handle = _nvml_handle(nvml)
+        others = [
+            {"pid": int(process.pid), "used_memory": process.usedGpuMemory}
+            for process in nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            if int(process.pid) != os.getpid()
+        ]
+        return {
+            "name": _text(nvml.nvmlDeviceGetName(handle)),
+            "driver": _text(nvml.nvmlSystemGetDriverVersion()),
+            "sm_clock_mhz": int(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),
+            "max_sm_clock_mhz": int(nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)),
+            "memory_total": int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+            "other_processes": others,
+        }
+    except Exception as error:  # noqa: BLE001 - NVML's own errors; the run goes on
+        return {"error": f"NVML: {error}"}
+
+
+class GpuSampler:
+    """Samples GPU utilisation and memory with NVML in a thread while the timed blocks run."""
+
+    INTERVAL = 0.05
+
+    def __init__(self, enabled: bool) -> None:
+        import threading
+
+        # NVML sees every GPU whatever CUDA_VISIBLE_DEVICES says: sample only a run that uses CUDA.
+        self._nvml: Any = _nvml() if enabled else None
+        self._samples: List[Tuple[int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True) if self._nvml is not None else None
+
+    def _loop(self) -> None:
+        nvml = self._nvml
+        handle = _nvml_handle(nvml)
+        while not self._stop.is_set():
+            utilisation = nvml.nvmlDeviceGetUtilizationRates(handle)
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+            self._samples.append((int(utilisation.gpu), int(memory.used)))
+            self._stop.wait(self.INTERVAL)
+
+    def __enter__(self) -> "GpuSampler":
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+
+    def summary(self) -> Optional[Dict[str, Any]]:
+        if not self._samples:
+            return None
+        utilisation = [sample[0] for sample in self._samples]
+        used = [sample[1] for sample in self._samples]
+        return {
+            "samples": len(self._samples),
+            "utilization_mean_pct": sum(utilisation) / len(utilisation),
+            "utilization_max_pct": max(utilisation),
+            "memory_used_max": max(used),
+        }
 
 
 def _peak_rss() -> Optional[int]:
@@ -556,20 +741,19 @@ def _failure(error: BaseException) -> Tuple[str, str]:
 
 
 def compare_run(spec: Spec) -> Dict[str, Any]:
-    """Run the program once (plus a repeat and a seed probe if asked); collect."""
+    """Run the program once and collect (repeats are separate runs: see session.py)."""
     import torch
 
-    cuda = spec["device"] == "cuda"
     seed = int(spec["seed"])
     result: Dict[str, Any] = {"status": "ok", "error": "", "env": environment(spec["device"])}
     started = time.perf_counter()
     baseline = _peak_rss()
-    if cuda:
-        torch.cuda.reset_peak_memory_stats()
+    autocast: List[Dict[str, Any]] = []
     try:
         program = Program(spec["program"])
         probes = load_probes(spec.get("probes", []))
         with contextlib.ExitStack() as stack:
+            stack.enter_context(autocast_recorder(autocast))
             for _, probe in probes:
                 stack.enter_context(probe)
             module, observed = observed_execute(program, seed)
@@ -577,14 +761,11 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
             first = flatten(outputs, module.__dict__)
         result["math"] = observed.math()
         result["printed"] = observed.printed
-        if cuda:
-            torch.cuda.synchronize()
-            result["memory"] = {"kind": "cuda", "peak": int(torch.cuda.max_memory_allocated()), "baseline": 0}
-        else:
-            result["memory"] = {"kind": "rss", "peak": _peak_rss(), "baseline": baseline}
+        result["env"]["flags"] = run_flags(autocast)
+        result["memory"] = _memory_record(baseline)
         result["seconds"] = time.perf_counter() - started
         result["rng"] = {"cpu": torch.get_rng_state()}
-        if cuda:
+        if cuda_in_use():
             result["rng"]["cuda"] = list(torch.cuda.get_rng_state_all())
         result.update(
             origin=origin,
@@ -596,14 +777,6 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
         )
         del module, outputs
         gc.collect()
-        if spec.get("repeat"):
-            again, result["printed_repeat"] = _rerun(program, seed)
-            result["noise"] = {key: difference(value, again.get(key)) for key, value in first.values.items()}
-        if spec.get("seed_probe"):
-            other, result["printed_other_seed"] = _rerun(program, seed + 1)
-            result["seed_dependent"] = [
-                key for key, value in first.values.items() if difference(value, other.get(key)) != 0.0
-            ]
     except BaseException as error:  # the program's failure is a result, not a crash
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -612,49 +785,62 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
     return result
 
 
-def _rerun(program: Program, seed: int) -> Tuple[Flat, str]:
-    module, observed = observed_execute(program, seed)
-    outputs, _ = outputs_of(module)
-    values = flatten(outputs, module.__dict__).values
-    del module, outputs
-    gc.collect()
-    return values, observed.printed
+def _memory_record(baseline: Optional[int]) -> Dict[str, Any]:
+    """Peak memory: per CUDA device when CUDA was used (kind "cuda"), else the RSS growth."""
+    devices = device_memory()
+    record: Dict[str, Any] = {"rss_peak": _peak_rss(), "rss_baseline": baseline, "devices": devices}
+    if devices:
+        current = sys.modules["torch"].cuda.current_device()
+        mine = next((d for d in devices if d["index"] == current), devices[0])
+        record.update(kind="cuda", peak=mine["peak_allocated"], baseline=0, reserved=mine["peak_reserved"])
+    else:
+        record.update(kind="rss", peak=record["rss_peak"], baseline=baseline)
+    return record
 
 
 def time_run(spec: Spec) -> Dict[str, Any]:
-    """Load every variant, then time them against each other (see timing.py)."""
-    import torch
-
+    """Load one program, then time its step (see timing.py): one copy per process."""
     timing = _timing_module()
     seed = int(spec["seed"])
-    steps: List[Tuple[str, Callable[[], object]]] = []
-    whole_script = False
+    entry = spec["variant"]
     try:
-        for entry in spec["variants"]:
-            program = Program(entry)
-            module = program.execute(seed)
-            step = module.__dict__.get("torchlint_step")
-            if callable(step):
-                steps.append((entry["label"], _as_main_call(module, step)))
-            else:
-                whole_script = True
-                steps.append((entry["label"], functools.partial(program.execute, seed)))
-        measured: Dict[str, Any] = timing.measure(
-            steps, cuda=spec["device"] == "cuda", threads=torch.get_num_threads(), **spec["timing"]
+        program = Program(entry)
+        module = program.execute(seed)
+        hook = module.__dict__.get("torchlint_step")
+        if callable(hook):
+            step = _as_main_call(module, hook, spec.get("rule", ""))
+        else:
+            step = functools.partial(program.execute, seed)
+        reset_device_memory()
+        with GpuSampler(cuda_in_use()) as sampler:
+            measured: Dict[str, Any] = timing.measure(
+                step, clock=device_clock, number=spec.get("number"), **spec["timing"]
+            )
+        measured.update(
+            status="ok", error="", whole_script=not callable(hook), label=entry["label"],
+            gpu_usage=sampler.summary(), memory=device_memory(), env=environment(spec["device"]),
         )
     except BaseException as error:
         if isinstance(error, KeyboardInterrupt):
             raise
         status, text = _failure(error)
         return {"status": status, "error": text}
-    measured.update(status="ok", error="", whole_script=whole_script)
     return measured
 
 
-def _as_main_call(module: types.ModuleType, step: Callable[[], object]) -> Callable[[], object]:
+def _as_main_call(module: types.ModuleType, step: Callable[..., object], rule: str) -> Callable[[], object]:
+    """``torchlint_step()``, or ``torchlint_step(rule)`` when it takes the rule being verified."""
+    import inspect
+
+    try:
+        takes_rule = bool(inspect.signature(step).parameters)
+    except (TypeError, ValueError):
+        takes_rule = False
+    arguments = (rule,) if takes_rule else ()
+
     def call() -> object:
         sys.modules["__main__"] = module
-        return step()
+        return step(*arguments)
 
     return call
 
@@ -679,14 +865,23 @@ def _load_file(name: str, path: Path) -> Any:
 
 
 def prepare(spec: Spec) -> None:
-    """Directory, import path, environment, threads and determinism for a run."""
+    """Directory, import path, environment, threads and determinism for a run.
+
+    Comparison runs get the determinism settings (``CUBLAS_WORKSPACE_CONFIG``
+    among them, set before CUDA starts); timing runs get none of them, so
+    they time what the program does on its own.
+    """
     import torch
 
     os.chdir(spec["cwd"])
     sys.path.insert(0, spec["path0"])
     os.environ.update(spec["env"])
+    shim = os.environ.get("TORCHLINT_VERIFY_TEST_SHIM")
+    if shim:  # tests only: a fake device layer (fake torch.cuda, fake pynvml)
+        _load_file("_torchlint_verify_test_shim", Path(shim))
     torch.set_num_threads(int(spec["threads"]))
     if spec["mode"] == "compare":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.deterministic = True

@@ -52,11 +52,20 @@ def _select(names: Sequence[str], programs: bool) -> List[RuleClass]:
 
 
 def _device(requested: str) -> str:
+    """``cpu``, ``cuda`` or ``cuda:N``; ``auto`` is CUDA when torch sees a GPU, with a warning if not."""
     available = torch.cuda.is_available()
-    if requested == "cuda" and not available:
-        raise _Usage("--device cuda was requested, but torch sees no CUDA device")
+    kind, _, index = requested.partition(":")
+    if kind == "cuda" and not available:
+        raise _Usage(f"--device {requested} was requested, but torch sees no CUDA device")
+    if index and int(index) >= torch.cuda.device_count():
+        raise _Usage(f"--device {requested}: torch sees {torch.cuda.device_count()} CUDA device(s)")
     if requested == "auto":
-        return "cuda" if available else "cpu"
+        if available:
+            return "cuda"
+        build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        click.echo(f"torchlint verify: warning: --device auto found no CUDA device (torch {torch.__version__}, "
+                   f"{build}); running on the CPU", err=True)
+        return "cpu"
     return requested
 
 
@@ -74,6 +83,7 @@ def run_verify(
     timing: bool,
     record: bool = False,
     against: Optional[Path] = None,
+    fail_on_slower: bool = False,
 ) -> int:
     """Plan, run, report; returns the exit status."""
     try:
@@ -127,7 +137,8 @@ def run_verify(
             return EXIT_ERROR
         progress.finish()
         environment = session.environment or session.fallback_environment()
-    report = VerifyReport(environment, tuple(results), quick, seed, timeout, tuple(notes))
+        notes.extend(linked_note(sorted(session.linked)))
+    report = VerifyReport(environment, tuple(results), quick, seed, timeout, tuple(notes), fail_on_slower)
     click.echo(render_table(report), nl=False)
     if json_file is not None:
         write_json(json_file, to_json(report))
@@ -137,6 +148,15 @@ def run_verify(
         for path in _record(report, cases):
             click.echo(f"recorded {path}")
     return report.exit_code
+
+
+def linked_note(linked: Sequence[str]) -> List[str]:
+    """Say which of the user's files were too big to copy into the runs' scratch folders."""
+    if not linked:
+        return []
+    shown = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
+    return [f"Too big to copy into the runs' scratch folders, so linked (a write through them reaches "
+            f"your files): {shown}."]
 
 
 def _record(report: VerifyReport, cases: Sequence[Case]) -> List[Path]:

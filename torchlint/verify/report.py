@@ -24,7 +24,8 @@ from torchlint.verify.results import (
 from torchlint.verify.timing import TimingSummary, format_seconds
 
 HEADERS = ("Rule", "Target", "Equivalence", "Original", "Fixed", "Speedup [95% CI]", "Timing", "Peak memory")
-# Original and Fixed: median time per call over the interleaved rounds.
+# Original and Fixed: median over the label's timing processes of each one's median time per call;
+# Speedup: Original / Fixed of exactly those numbers, with its bootstrap interval.
 
 
 def _mib(value: Optional[int]) -> str:
@@ -40,7 +41,7 @@ def memory_text(memory: Optional[Memory]) -> str:
         if before is None or after is None:
             return "-"
         return f"+{_mib(before)} -> +{_mib(after)}"
-    return f"{_mib(memory.original_peak)} -> {_mib(memory.fixed_peak)}"
+    return f"{_mib(memory.original_peak)} -> {_mib(memory.fixed_peak)} allocated"
 
 
 def speedup_text(timing: Optional[TimingSummary]) -> str:
@@ -56,8 +57,8 @@ def _row(case: CaseResult) -> List[str]:
         case.rule,
         case.target,
         case.status,
-        format_seconds(timing.original_rounds) if timing else "-",
-        format_seconds(timing.fixed_rounds) if timing else "-",
+        format_seconds(timing.original_median) if timing else "-",
+        format_seconds(timing.fixed_median) if timing else "-",
         speedup_text(timing),
         timing.verdict if timing else ("error" if case.timing_error else "-"),
         memory_text(case.memory),
@@ -83,16 +84,26 @@ def _timing_note(case: CaseResult) -> List[str]:
     if timing is None:
         return [f"  error: {case.timing_error}"] if case.timing_error else []
     unit = "run of the whole script" if timing.whole_script else "call of torchlint_step()"
-    return [
+    counts = timing.per_process_counts()
+    spread = ", ".join(f"{label} {value:.1%}" for label, value in timing.between_process.items())
+    position = ", ".join(f"{effect:.3f}" for effect in timing.position_effect)
+    lines = [
         f"  timing: {timing.verdict}: {timing.reason}",
-        f"    per {unit}: blocked_autorange median (IQR, runs) original "
-        f"{format_seconds(timing.original_median)} ({format_seconds(timing.original_iqr)}, "
-        f"{timing.original_runs}), fixed {format_seconds(timing.fixed_median)} "
-        f"({format_seconds(timing.fixed_iqr)}, {timing.fixed_runs}); "
-        f"{timing.rounds} interleaved rounds of {timing.number} "
-        f"call(s): original {format_seconds(timing.original_rounds)}, fixed "
-        f"{format_seconds(timing.fixed_rounds)}; {timing.threads} thread(s)",
+        f"    per {unit}: median of per-process medians original {format_seconds(timing.original_median)} "
+        f"(IQR {format_seconds(timing.original_iqr)}), original again {format_seconds(timing.again_median)}, "
+        f"fixed {format_seconds(timing.fixed_median)} (IQR {format_seconds(timing.fixed_iqr)}); "
+        f"{timing.rounds} round(s) of separate processes in seeded slot orders "
+        f"({counts['original']} + {counts['original again']} + {counts['fixed']}), blocks of "
+        f"{timing.number} call(s); {timing.threads} thread(s)",
+        f"    between-process spread (max-min)/median: {spread}; time by slot relative to its label: {position}",
     ]
+    usage = [p.gpu_usage for p in timing.processes if p.gpu_usage]
+    if usage:
+        mean = sum(float(u["utilization_mean_pct"]) for u in usage) / len(usage)
+        peak = max(int(u["memory_used_max"]) for u in usage)
+        lines.append(f"    GPU (NVML) over the timed blocks: utilisation {mean:.0f}% on average, "
+                     f"memory used up to {_mib(peak)}")
+    return lines
 
 
 def _lint_text(case: CaseResult) -> str:
@@ -136,22 +147,23 @@ def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
         "verdict": timing.verdict,
         "reason": timing.reason,
         "original_median_s": timing.original_median,
-        "original_iqr_s": timing.original_iqr,
+        "original_again_median_s": timing.again_median,
         "fixed_median_s": timing.fixed_median,
+        "original_iqr_s": timing.original_iqr,
         "fixed_iqr_s": timing.fixed_iqr,
-        "original_runs": timing.original_runs,
-        "fixed_runs": timing.fixed_runs,
-        "original_rounds_median_s": timing.original_rounds,
-        "fixed_rounds_median_s": timing.fixed_rounds,
         "speedup": timing.speedup,
         "speedup_ci95": [low, high],
-        "paired_ratio": [timing.ratio.value, timing.ratio.low, timing.ratio.high],
+        "fixed_over_original": [timing.ratio.value, timing.ratio.low, timing.ratio.high],
         "original_vs_original": [timing.noise.value, timing.noise.low, timing.noise.high],
         "threshold": timing.threshold,
+        "between_process_spread": dict(timing.between_process),
+        "position_effect": list(timing.position_effect),
+        "slot_order_seed": timing.slot_seed,
         "rounds": timing.rounds,
         "calls_per_block": timing.number,
         "threads": timing.threads,
         "unit": "whole script" if timing.whole_script else "torchlint_step()",
+        "processes": [process.as_dict() for process in timing.processes],
     }
 
 
@@ -164,6 +176,8 @@ def _memory_json(memory: Optional[Memory]) -> Optional[Dict[str, Any]]:
         "fixed_peak_bytes": memory.fixed_peak,
         "original_growth_bytes": memory.original_growth,
         "fixed_growth_bytes": memory.fixed_growth,
+        "original_devices": [dict(device) for device in memory.original_devices],
+        "fixed_devices": [dict(device) for device in memory.fixed_devices],
     }
 
 
@@ -186,7 +200,9 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
             "python": env.python,
             "platform": env.platform,
             "load_average": env.load,
+            "gpu": env.gpu,
         },
+        "fail_on_slower": report.fail_on_slower,
         "summary": report.counts(),
         "cases": [
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
-from torchlint.verify.timing import TimingSummary
+from torchlint.verify.timing import SLOWER, TimingSummary
 
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
@@ -78,6 +78,9 @@ class Memory:
     fixed_peak: Optional[int]
     original_baseline: Optional[int]  # before the program ran (RSS only)
     fixed_baseline: Optional[int]
+    # per CUDA device the run used: {"index", "name", "peak_allocated", "peak_reserved"}
+    original_devices: Tuple[Mapping[str, Any], ...] = ()
+    fixed_devices: Tuple[Mapping[str, Any], ...] = ()
 
     @staticmethod
     def _growth(peak: Optional[int], baseline: Optional[int]) -> Optional[int]:
@@ -118,6 +121,11 @@ class CaseResult:
         return self.status == NOT_EQUIVALENT
 
     @property
+    def slower(self) -> bool:
+        """The timing found the fixed version significantly slower."""
+        return self.timing is not None and self.timing.verdict == SLOWER
+
+    @property
     def errored(self) -> bool:
         return self.status == ERROR or bool(self.timing_error)
 
@@ -135,6 +143,7 @@ class Environment:
     cpus: int
     platform: str
     load: Optional[float] = None  # 1-minute load average when the first run started
+    gpu: Optional[Mapping[str, Any]] = None  # NVML: name, driver, clocks, other processes
 
     @classmethod
     def from_child(cls, env: Mapping[str, Any]) -> "Environment":
@@ -148,6 +157,7 @@ class Environment:
             cpus=int(env.get("cpus", 0)),
             platform=str(env.get("platform", "?")),
             load=float(env["load"]) if env.get("load") is not None else None,
+            gpu=env.get("gpu"),
         )
 
     def line(self) -> str:
@@ -156,8 +166,22 @@ class Environment:
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
         load = f", load average {self.load:.1f}" if self.load is not None else ""
         return (
-            f"device {self.device} ({self.device_name}), torch {self.torch}{cuda}, "
+            f"device {self.device} ({self.device_name}), torch {self.torch}{cuda}{self._gpu_text()}, "
             f"{threads} of {self.cpus} CPUs{load}, Python {self.python}, {self.platform}"
+        )
+
+    def _gpu_text(self) -> str:
+        """``, driver 550.54, SM clock 1410/1980 MHz, 1 other process on the GPU`` (from NVML)."""
+        gpu = self.gpu
+        if not gpu:
+            return ""
+        if "error" in gpu:
+            return f", {gpu['error']}"
+        others = len(gpu.get("other_processes", ()))
+        return (
+            f", driver {gpu.get('driver', '?')}, SM clock {gpu.get('sm_clock_mhz', '?')}/"
+            f"{gpu.get('max_sm_clock_mhz', '?')} MHz, {others} other process{'es' if others != 1 else ''} "
+            f"on the GPU"
         )
 
 
@@ -171,13 +195,17 @@ class VerifyReport:
     seed: int
     timeout: float
     notes: Tuple[str, ...] = ()
+    fail_on_slower: bool = False  # --fail-on-slower: a significantly slower fix exits 1
 
     @property
     def exit_code(self) -> int:
-        """2 if any case could not be verified, else 1 if any fix is not equivalent, else 0."""
+        """2 if any case could not be verified, else 1 if any fix is not equivalent
+        (or, with ``fail_on_slower``, measurably slower), else 0."""
         if any(case.errored for case in self.cases):
             return EXIT_ERROR
         if any(case.failed for case in self.cases):
+            return EXIT_NOT_EQUIVALENT
+        if self.fail_on_slower and any(case.slower for case in self.cases):
             return EXIT_NOT_EQUIVALENT
         return EXIT_OK
 

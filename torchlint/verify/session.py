@@ -18,7 +18,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -28,6 +28,7 @@ from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
 from torchlint.verification import program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Context, check_for
+from torchlint.verify.harness import difference
 from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
@@ -44,18 +45,45 @@ from torchlint.verify.results import (
     RunData,
 )
 from torchlint.verify.runner import Exit, Runner, child_environment, make_runner, tail
-from torchlint.verify.timing import Budget, TimingSummary, analyse
+from torchlint.verify.scratch import scratch_copy
+from torchlint.verify.timing import FIXED, Budget, ProcessTiming, TimingSummary, analyse, slot_orders
 
 @dataclass(frozen=True)
 class VerifyOptions:
     """How to run: device, threads, seed, per-run timeout, sizes, timing."""
 
-    device: str = "cpu"
+    device: str = "cpu"  # "cpu", "cuda" or "cuda:N"
     threads: int = 1
     seed: int = 0
     timeout: float = 120.0
     quick: bool = False
     timing: bool = True
+
+    @property
+    def device_type(self) -> str:
+        """``cpu`` or ``cuda`` (what scripts and comparisons are told)."""
+        return self.device.partition(":")[0]
+
+
+def device_environment(device: str, inherited: Mapping[str, str]) -> Dict[str, str]:
+    """What the runs' environment says about devices.
+
+    CPU runs see no GPU at all (``CUDA_VISIBLE_DEVICES=""``), so a script
+    cannot initialise CUDA behind ``--device cpu``.  ``cuda:N`` shows the
+    runs only GPU N (counted in PCI bus order, as ``nvidia-smi`` does, and
+    among the GPUs already visible), so a script's ``"cuda"`` lands on it;
+    NVML is told the same GPU.
+    """
+    kind, _, index = device.partition(":")
+    if kind != "cuda":
+        return {"TORCHLINT_VERIFY_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+    env = {"TORCHLINT_VERIFY_DEVICE": "cuda", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    visible = [part.strip() for part in inherited.get("CUDA_VISIBLE_DEVICES", "").split(",") if part.strip()]
+    chosen = (visible[int(index)] if int(index) < len(visible) else index) if index else (visible or ["0"])[0]
+    if index:
+        env["CUDA_VISIBLE_DEVICES"] = chosen
+    env["TORCHLINT_VERIFY_NVML_INDEX"] = chosen if chosen.isdigit() else "0"
+    return env
 
 
 @dataclass(frozen=True)
@@ -86,11 +114,13 @@ def verifiable_rules() -> List[RuleClass]:
 
 
 def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
-    """``base`` with only ``rule`` selected; for shipped programs, the rule's options
-    as its verification spec adapts them (``program_options``)."""
+    """``base`` with only ``rule`` selected and the rule's options as its
+    verification spec adapts them to this machine (``program_options``), for
+    shipped programs and users' scripts alike: verify runs the fix here."""
+    del program  # both kinds of case are run on this machine
     options = {key: dict(value) for key, value in base.rule_options.items()}
     spec = rule.verification
-    if program and spec is not None and spec.program_options is not None:
+    if spec is not None and spec.program_options is not None:
         configured = {key: option.default for key, option in rule.options.items()}
         configured.update(options.get(rule.code, {}))
         options[rule.code] = dict(spec.program_options(configured))
@@ -169,12 +199,13 @@ class Session:
         self.progress = progress or Progress(0, enabled=False)
         self.workdir = Path(tempfile.mkdtemp(prefix="torchlint-verify-"))
         self._env = {
-            "TORCHLINT_VERIFY_DEVICE": options.device,
             "TORCHLINT_VERIFY_QUICK": "1" if options.quick else "0",
+            **device_environment(options.device, os.environ),
         }
         self.runner: Runner = make_runner(child_environment(self._env), self.workdir / "helper.log")
         self._runs = 0
         self.environment: Optional[Environment] = None
+        self.linked: Set[str] = set()  # users' files and folders too big to copy, linked instead
 
     def __enter__(self) -> "Session":
         return self
@@ -221,7 +252,28 @@ class Session:
         return self.run_cases([case])[0]
 
     def _run_original(self, case: Case, seed_probe: bool, probes: Sequence[Dict[str, str]] = ()) -> RunData:
-        return self._run(case, case.original, "original", repeat=True, seed_probe=seed_probe, probes=probes)
+        """The original, then the original again in a separate process (its run-to-run
+        noise, as a real rerun sees it: a fresh CUDA context, fresh kernel choices) and,
+        for a seed probe, once more with another seed (which outputs depend on the seed)."""
+        first = self._run(case, case.original, "original", probes=probes)
+        if not first.ok:
+            return first
+        again = self._run(case, case.original, "original again")
+        if not again.ok:
+            return replace(again, error="(its second run) " + again.error)
+        noise = {key: difference(value, again.values.get(key)) for key, value in first.values.items()}
+        seed_dependent: FrozenSet[str] = frozenset()
+        printed_other_seed: Optional[str] = None
+        if seed_probe:
+            other = self._run(case, case.original, "original other seed", seed=self.options.seed + 1)
+            if not other.ok:
+                return replace(other, error="(its run with another seed) " + other.error)
+            seed_dependent = frozenset(
+                key for key, value in first.values.items() if difference(value, other.values.get(key)) != 0.0
+            )
+            printed_other_seed = other.printed
+        return replace(first, noise=noise, seed_dependent=seed_dependent,
+                       printed_repeat=again.printed, printed_other_seed=printed_other_seed)
 
     def _finish(self, case: Case, original: RunData) -> CaseResult:
         base = CaseResult(
@@ -238,14 +290,14 @@ class Session:
             self.progress.skip(2 if self.options.timing else 1)
             return replace(base, findings=(Finding(FAIL, "the original " + original.describe_failure()),))
         self.progress.step(f"{case.rule} {case.target}: running the fixed version")
-        fixed = self._run(case, case.fixed, "fixed", repeat=False, seed_probe=False, probes=_probes([case.rule]))
+        fixed = self._run(case, case.fixed, "fixed", probes=_probes([case.rule]))
         memory = _memory(original, fixed)
         if not fixed.ok:
             self.progress.skip(1 if self.options.timing else 0)
             message = f"the fixed version {fixed.describe_failure()}\n(the original ran without error)"
             return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
         check = check_for(by_code_or_name(case.rule))
-        findings = tuple(check.run(original, fixed, Context(self.options.device)))
+        findings = tuple(check.run(original, fixed, Context(self.options.device_type)))
         status = verdict(findings)
         result = replace(base, status=status, findings=findings, memory=memory,
                          compared=sum(1 for key in original.values if key in fixed.values))
@@ -262,10 +314,13 @@ class Session:
 
     def _spec(self, case: Case, label: str) -> Tuple[Path, Dict[str, Any]]:
         self._runs += 1
-        directory = self.workdir / f"{self._runs:03d}-{case.rule.lower()}-{label}"
+        directory = self.workdir / f"{self._runs:03d}-{case.rule.lower()}-{label.replace(' ', '_')}"
         directory.mkdir()
         if case.script is not None:
-            cwd, path0 = case.script.parent, case.script.parent
+            # The user's folder is copied, not used: whatever the run writes stays in the copy.
+            cwd = path0 = directory / "folder"
+            linked = scratch_copy(case.script.parent, cwd)
+            self.linked.update(f"{case.script.parent / name}" for name in linked)
         else:
             cwd = path0 = directory
         spec: Dict[str, Any] = {
@@ -274,18 +329,20 @@ class Session:
             "stderr": str(directory / "stderr.txt"),
             "cwd": str(cwd),
             "path0": str(path0),
-            "device": self.options.device,
+            "device": self.options.device_type,
             "threads": self.options.threads,
             "seed": self.options.seed,
-            "env": self._env,
+            "rule": case.rule,
+            "env": {**self._env, "TORCHLINT_VERIFY_RULE": case.rule},
         }
         return directory, spec
 
-    def _program_entry(self, case: Case, directory: Path, label: str, source: str) -> Dict[str, str]:
+    def _program_entry(self, case: Case, spec: Dict[str, Any], label: str, source: str) -> Dict[str, str]:
         name = Path(case.target).name
+        directory = Path(spec["out"]).parent
         copy = directory / f"{label.replace(' ', '_')}-{name}"
         copy.write_text(source, encoding="utf-8")
-        file = case.script if case.script is not None else copy
+        file = Path(spec["cwd"]) / case.script.name if case.script is not None else copy
         return {"source": str(copy), "display": f"{name} [{label}]", "file": str(file), "label": label}
 
     def _launch(self, directory: Path, spec: Dict[str, Any]) -> Exit:
@@ -294,17 +351,18 @@ class Session:
         return self.runner.run(spec_path, Path(spec["stdout"]), Path(spec["stderr"]), self.options.timeout)
 
     def _run(
-        self, case: Case, source: str, label: str, *, repeat: bool, seed_probe: bool,
-        probes: Sequence[Dict[str, str]] = (),
+        self, case: Case, source: str, label: str, *, probes: Sequence[Dict[str, str]] = (),
+        seed: Optional[int] = None,
     ) -> RunData:
+        """One comparison run in a fresh process."""
         directory, spec = self._spec(case, label)
         spec.update(
             mode="compare",
-            program=self._program_entry(case, directory, label, source),
-            repeat=repeat,
-            seed_probe=seed_probe,
+            program=self._program_entry(case, spec, label, source),
             probes=list(probes),
         )
+        if seed is not None:
+            spec["seed"] = seed
         ended = self._launch(directory, spec)
         run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
         if run.env and self.environment is None:
@@ -312,27 +370,44 @@ class Session:
         return run
 
     def _time(self, case: Case) -> Tuple[Optional[TimingSummary], str]:
-        directory, spec = self._spec(case, "timing")
+        """Rounds of three timing processes (original, original again, fixed) in seeded slot orders."""
         budget = Budget.quick() if self.options.quick else Budget.full()
-        spec.update(
-            mode="time",
-            variants=[
-                self._program_entry(case, directory, "original", case.original),
-                self._program_entry(case, directory, "original again", case.original),
-                self._program_entry(case, directory, "fixed", case.fixed),
-            ],
-            timing=budget.as_dict(),
-        )
+        processes: List[ProcessTiming] = []
+        number: Optional[int] = None
+        whole_script = False
+        for round_index, order in enumerate(slot_orders(budget.rounds, self.options.seed)):
+            for slot, label in enumerate(order):
+                raw, error = self._time_one(case, label, number, budget)
+                if raw is None:
+                    return None, error
+                number = int(raw["number"])
+                whole_script = bool(raw.get("whole_script"))
+                processes.append(ProcessTiming(
+                    label, round_index, slot, number, tuple(raw["blocks"]),
+                    gpu_usage=raw.get("gpu_usage"), device_memory=tuple(raw.get("memory", ())),
+                ))
+        summary = analyse(processes, threads=self.options.threads, whole_script=whole_script,
+                          seed=self.options.seed)
+        return summary, ""
+
+    def _time_one(
+        self, case: Case, label: str, number: Optional[int], budget: Budget
+    ) -> Tuple[Optional[Dict[str, Any]], str]:
+        """One timing process: one program, warmed up and timed in blocks."""
+        directory, spec = self._spec(case, f"timing-{label}")
+        source = case.fixed if label == FIXED else case.original
+        spec.update(mode="time", variant=self._program_entry(case, spec, label, source), number=number,
+                    timing=budget.child())
         ended = self._launch(directory, spec)
         out = Path(spec["out"])
         if ended.timed_out:
-            return None, f"timing {ended.describe()}"
+            return None, f"timing ({label}) {ended.describe()}"
         if not out.is_file():
-            return None, f"timing {ended.describe()}\n{tail(Path(spec['stderr']))}"
-        raw = json.loads(out.read_text(encoding="utf-8"))
+            return None, f"timing ({label}) {ended.describe()}\n{tail(Path(spec['stderr']))}"
+        raw: Dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         if raw.get("status") != "ok":
-            return None, f"timing failed: {raw.get('error', '').rstrip()}"
-        return analyse(raw, whole_script=bool(raw.get("whole_script")), seed=self.options.seed), ""
+            return None, f"timing ({label}) failed: {raw.get('error', '').rstrip()}"
+        return raw, ""
 
     def fallback_environment(self) -> Environment:
         """The environment as seen from here, when no run reported one."""
@@ -340,7 +415,7 @@ class Session:
             device=self.options.device,
             device_name=platform.processor() or platform.machine(),
             torch=str(torch.__version__),
-            cuda=torch.version.cuda if self.options.device == "cuda" else None,
+            cuda=torch.version.cuda if self.options.device_type == "cuda" else None,
             threads=self.options.threads,
             python=platform.python_version(),
             cpus=usable_cpus(),
@@ -420,4 +495,6 @@ def _memory(original: RunData, fixed: RunData) -> Optional[Memory]:
         fixed_peak=fixed.memory.get("peak"),
         original_baseline=original.memory.get("baseline"),
         fixed_baseline=fixed.memory.get("baseline"),
+        original_devices=tuple(original.memory.get("devices", ())),
+        fixed_devices=tuple(fixed.memory.get("devices", ())),
     )

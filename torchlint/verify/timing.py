@@ -1,140 +1,161 @@
 """Timing: measurement in the child, statistics in the parent.
 
-This module imports only the standard library at the top, so the harness can
-load it by path; ``measure`` imports torch when it runs.
+This module imports only the standard library, so the harness can load it by
+path.
 
-Method.  Every variant (the original, the original again, the fixed version)
-is loaded in one process and warmed up.  ``torch.utils.benchmark``'s
-``blocked_autorange`` gives each a median and interquartile range.  Then the
-variants are timed in interleaved rounds with the same block size, the
-original's two copies swapping places each round, so slow drift hits all of
-them alike.  The per-round ratios fixed/original and original/original give a
-median with a bootstrap confidence interval; the second one is the noise
-floor a real difference has to clear.
+Method.  Each timing process loads exactly one program (the original, the
+original again, or the fixed version), so a process holds one copy of the
+model: on a GPU, three copies in one process would triple its memory.  A
+*round* is three processes, one per label, in a slot order drawn per round
+from a seeded generator; over the rounds the six slot arrangements are used
+in turn, so the original-vs-original (A/A) comparison is measured in every
+arrangement and absorbs position effects.  Each process warms up, then times
+blocks of ``number`` calls (the first process of a case picks ``number`` from
+``block_seconds``; later ones reuse it).
+
+The statistic shown everywhere is the median over a label's processes of each
+process's median block time.  The speedup is original / fixed of exactly
+those two numbers, so the table's columns cannot contradict each other.  Its
+95% interval comes from a two-level bootstrap (processes, then blocks inside
+each), so it includes between-process variance.  The same is done for the
+original against itself; that interval's spread sets the threshold a real
+difference has to clear, and the decision uses the interval's near end.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
-import timeit
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 # A difference smaller than this is not worth calling a speedup.
 PRACTICAL = 0.03
-# A measurement whose IQR is this large a share of its median is too noisy.
+# A measurement whose IQR (or between-process spread) is this large a share of its median is too noisy.
 NOISY = 0.25
+# A process with fewer timed blocks than this has no meaningful IQR of its own.
+MIN_IQR_BLOCKS = 5
+# Blocks every process times, whatever the budget.
+MIN_BLOCKS = 3
 # Warm-up calls stop after this long (one call always happens).
 WARMUP_SECONDS = 1.0
+RESAMPLES = 1000
+
+ORIGINAL = "original"
+AGAIN = "original again"
+FIXED = "fixed"
+LABELS: Tuple[str, str, str] = (ORIGINAL, AGAIN, FIXED)
+
+FASTER = "faster"
+SLOWER = "slower"
+NO_DIFFERENCE = "no measurable difference"
 
 
 @dataclass(frozen=True)
 class Budget:
     """How long to spend measuring one case."""
 
-    min_run_time: float  # per variant, for blocked_autorange
-    block_seconds: float  # the target duration of one timed block in a round
-    rounds: int  # interleaved rounds (at least 3 are always run)
-    budget: float  # seconds for the rounds, after which they stop early
-    warmup: int  # untimed calls of each variant first (at most; see WARMUP_SECONDS)
+    rounds: int  # rounds of three processes (original, original again, fixed)
+    blocks: int  # timed blocks per process, at most
+    block_seconds: float  # the target duration of one timed block
+    budget: float  # seconds of timed blocks per process, after which it stops (after MIN_BLOCKS)
+    warmup: int  # untimed calls first (at most; see WARMUP_SECONDS)
 
     @classmethod
     def quick(cls) -> "Budget":
-        return cls(min_run_time=0.05, block_seconds=0.005, rounds=8, budget=2.0, warmup=1)
+        return cls(rounds=2, blocks=8, block_seconds=0.005, budget=0.5, warmup=1)
 
     @classmethod
     def full(cls) -> "Budget":
-        return cls(min_run_time=0.5, block_seconds=0.05, rounds=30, budget=20.0, warmup=3)
+        return cls(rounds=6, blocks=30, block_seconds=0.05, budget=3.0, warmup=3)
 
-    def as_dict(self) -> Dict[str, Any]:
-        return {
-            "min_run_time": self.min_run_time,
-            "block_seconds": self.block_seconds,
-            "rounds": self.rounds,
-            "budget": self.budget,
-            "warmup": self.warmup,
-        }
+    def child(self) -> Dict[str, Any]:
+        """What a timing process needs."""
+        return {"blocks": self.blocks, "block_seconds": self.block_seconds, "budget": self.budget,
+                "warmup": self.warmup}
+
+
+def slot_orders(rounds: int, seed: int) -> List[Tuple[str, ...]]:
+    """The label order of each round: the six arrangements in a seeded order, repeated."""
+    arrangements = list(itertools.permutations(LABELS))
+    random.Random(seed).shuffle(arrangements)
+    return [arrangements[index % len(arrangements)] for index in range(max(rounds, 1))]
 
 
 # -- measurement (child side) -------------------------------------------------------
 
 
 def measure(
-    steps: Sequence[Tuple[str, Callable[[], object]]],
+    step: Callable[[], object],
     *,
-    cuda: bool,
-    threads: int,
-    min_run_time: float,
+    clock: Callable[[], float],
+    number: Optional[int],
+    blocks: int,
     block_seconds: float,
-    rounds: int,
     budget: float,
     warmup: int,
 ) -> Dict[str, Any]:
-    """Time ``steps`` = [original, original again, fixed]; raw numbers out."""
-    import torch
-    from torch.utils import benchmark
+    """Warm ``step`` up, then time blocks of ``number`` calls; per-call seconds out.
 
-    def clock() -> float:
-        # Timer reads the clock at block boundaries; syncing there counts
-        # every kernel a block launched.
-        if cuda:
-            torch.cuda.synchronize()
-        return timeit.default_timer()
-
-    for _, step in steps:
-        # At least one call; more (up to `warmup`) while they are cheap.
+    ``clock`` must synchronise the device when one is in use, so that a
+    block's kernels are counted in it.
+    """
+    begin = clock()
+    calls = 0
+    while True:
+        step()
+        calls += 1
+        if calls >= max(warmup, 1) or clock() - begin > WARMUP_SECONDS:
+            break
+    if number is None:
         begin = clock()
-        for _ in range(max(warmup, 1)):
-            step()
-            if clock() - begin > WARMUP_SECONDS:
-                break
-    clock()
-    summaries: List[Dict[str, Any]] = []
-    for label, step in steps:
-        timer = benchmark.Timer(
-            stmt="step()",
-            globals={"step": step},
-            label="torchlint verify",
-            description=label,
-            num_threads=threads,
-            timer=clock,
-        )
-        measurement = timer.blocked_autorange(min_run_time=min_run_time)
-        summaries.append(
-            {
-                "label": label,
-                "median": measurement.median,
-                "iqr": measurement.iqr,
-                "runs": len(measurement.times),
-                "number_per_run": measurement.number_per_run,
-            }
-        )
-    number = max(1, math.ceil(block_seconds / max(summaries[0]["median"], 1e-9)))
-    original, again, fixed = (step for _, step in steps)
-    times: List[List[float]] = []  # per round: [original, original again, fixed]
+        step()
+        single = clock() - begin
+        number = max(1, math.ceil(block_seconds / max(single, 1e-9)))
+    times: List[float] = []
     started = clock()
-    while len(times) < rounds and (len(times) < 3 or clock() - started < budget):
-        order = [(0, original), (2, fixed), (1, again)]
-        if len(times) % 2:
-            order = [(1, again), (2, fixed), (0, original)]
-        row = [0.0, 0.0, 0.0]
-        for slot, step in order:
-            begin = clock()
-            for _ in range(number):
-                step()
-            row[slot] = (clock() - begin) / number
-        times.append(row)
-    return {"summaries": summaries, "number": number, "rounds": times, "threads": threads}
+    while len(times) < max(blocks, MIN_BLOCKS) and (len(times) < MIN_BLOCKS or clock() - started < budget):
+        begin = clock()
+        for _ in range(number):
+            step()
+        times.append((clock() - begin) / number)
+    return {"number": number, "blocks": times, "warmup_calls": calls}
 
 
 # -- statistics (parent side) ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class ProcessTiming:
+    """One timing process: its label, where it ran, and its block times."""
+
+    label: str
+    round: int
+    slot: int  # position in the round, 0-based
+    number: int  # calls per block
+    blocks: Tuple[float, ...]  # seconds per call, one per block
+    gpu_usage: Optional[Mapping[str, Any]] = None  # NVML utilisation and memory over the blocks
+    device_memory: Tuple[Mapping[str, Any], ...] = ()  # per CUDA device: peak allocated and reserved
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.blocks)
+
+    @property
+    def iqr(self) -> float:
+        return _quantile(self.blocks, 0.75) - _quantile(self.blocks, 0.25)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {"label": self.label, "round": self.round, "slot": self.slot, "calls_per_block": self.number,
+                "block_seconds_per_call": list(self.blocks), "gpu_usage": self.gpu_usage,
+                "device_memory": [dict(device) for device in self.device_memory]}
+
+
+@dataclass(frozen=True)
 class Interval:
-    """A median with its 95% bootstrap confidence interval."""
+    """A point estimate with its 95% bootstrap confidence interval."""
 
     value: float
     low: float
@@ -148,32 +169,52 @@ class Interval:
 class TimingSummary:
     """What the timing of one case found."""
 
-    original_median: float  # seconds per call, blocked_autorange
-    original_iqr: float
+    original_median: float  # seconds per call: median over the original's processes of their medians
     fixed_median: float
+    again_median: float  # the same for the second copy of the original (A/A)
+    original_iqr: float  # median over the label's processes of their IQRs
     fixed_iqr: float
-    original_rounds: float  # seconds per call, median over the interleaved rounds
-    fixed_rounds: float
-    original_runs: int  # blocked_autorange's measurements behind each median and IQR
-    fixed_runs: int
-    ratio: Interval  # fixed time / original time, paired rounds
-    noise: Interval  # original time / original time, paired rounds
+    ratio: Interval  # fixed_median / original_median
+    noise: Interval  # again_median / original_median (A/A)
     threshold: float  # the smallest |ratio - 1| taken as real
-    rounds: int
+    between_process: Mapping[str, float]  # label -> (max - min) / median of its process medians
+    position_effect: Tuple[float, ...]  # per slot: median time relative to the label's median
+    processes: Tuple[ProcessTiming, ...]
+    slot_seed: int
     number: int  # calls per timed block
     threads: int
-    verdict: str  # "faster", "slower" or "no measurable difference"
+    verdict: str  # FASTER, SLOWER or NO_DIFFERENCE
     reason: str
     whole_script: bool  # timed by re-running the whole script
 
     @property
+    def rounds(self) -> int:
+        return len({process.round for process in self.processes})
+
+    @property
     def speedup(self) -> float:
-        """Original time / fixed time (above 1: the fix is faster)."""
-        return 1.0 / self.ratio.value
+        """Original time / fixed time, of the medians the table shows (above 1: faster)."""
+        return self.original_median / self.fixed_median if self.fixed_median > 0 else math.inf
 
     @property
     def speedup_interval(self) -> Tuple[float, float]:
-        return 1.0 / self.ratio.high, 1.0 / self.ratio.low
+        return _inverse(self.ratio.high), _inverse(self.ratio.low)
+
+    def per_process_counts(self) -> Dict[str, int]:
+        return {label: sum(1 for p in self.processes if p.label == label) for label in LABELS}
+
+
+def _inverse(value: float) -> float:
+    return 1.0 / value if value > 0 else math.inf
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (what torch.quantile and NumPy use by default)."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
 def bootstrap_median(values: Sequence[float], *, resamples: int = 2000, seed: int = 0) -> Interval:
@@ -182,67 +223,122 @@ def bootstrap_median(values: Sequence[float], *, resamples: int = 2000, seed: in
     medians = sorted(
         statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples)
     )
-    low = medians[int(0.025 * (resamples - 1))]
-    high = medians[int(math.ceil(0.975 * (resamples - 1)))]
-    return Interval(statistics.median(values), low, high)
+    return _interval(statistics.median(values), medians)
 
 
-def analyse(raw: Dict[str, Any], *, whole_script: bool = False, seed: int = 0) -> TimingSummary:
+def _interval(point: float, draws: Sequence[float]) -> Interval:
+    """Percentile interval of sorted ``draws``, widened to contain ``point``."""
+    low = draws[int(0.025 * (len(draws) - 1))]
+    high = draws[int(math.ceil(0.975 * (len(draws) - 1)))]
+    return Interval(point, min(low, point), max(high, point))
+
+
+def _label_median(processes: Sequence[ProcessTiming]) -> float:
+    return statistics.median(process.median for process in processes)
+
+
+def _resampled_median(processes: Sequence[ProcessTiming], rng: random.Random) -> float:
+    """One bootstrap draw: processes with replacement, blocks with replacement inside each."""
+    medians = []
+    for process in rng.choices(processes, k=len(processes)):
+        medians.append(statistics.median(rng.choices(process.blocks, k=len(process.blocks))))
+    return statistics.median(medians)
+
+
+def _spread(processes: Sequence[ProcessTiming]) -> float:
+    medians = [process.median for process in processes]
+    middle = statistics.median(medians)
+    return (max(medians) - min(medians)) / middle if middle > 0 else 0.0
+
+
+def _position_effect(processes: Sequence[ProcessTiming], by_label: Mapping[str, float]) -> Tuple[float, ...]:
+    slots = sorted({process.slot for process in processes})
+    effect = []
+    for slot in slots:
+        relative = [p.median / by_label[p.label] for p in processes if p.slot == slot and by_label[p.label] > 0]
+        effect.append(statistics.median(relative) if relative else 1.0)
+    return tuple(effect)
+
+
+def _noisy(groups: Mapping[str, Sequence[ProcessTiming]]) -> List[str]:
+    """Why the measurement is too noisy to decide, if it is.
+
+    A process with enough blocks is judged by its own IQR; one with too few
+    (a slow step) has no meaningful IQR, so its label's between-process
+    spread is judged instead (the original pooled with its second copy).
+    """
+    reasons = []
+    pooled_original = list(groups[ORIGINAL]) + list(groups[AGAIN])
+    for label, processes in groups.items():
+        few = [p for p in processes if len(p.blocks) < MIN_IQR_BLOCKS]
+        if few:
+            pool = processes if label == FIXED else pooled_original
+            if len(pool) < 2:
+                reasons.append(f"{label}: too few blocks and a single process, no spread to judge")
+            elif _spread(pool) >= NOISY:
+                reasons.append(f"{label}: the processes' medians spread over {_spread(pool):.0%} of their median")
+        for process in processes:
+            if len(process.blocks) >= MIN_IQR_BLOCKS and process.median > 0 and process.iqr / process.median >= NOISY:
+                reasons.append(f"{label} (round {process.round + 1}): the IQR is over {NOISY:.0%} of the median")
+                break
+    return reasons
+
+
+def analyse(
+    processes: Sequence[ProcessTiming], *, threads: int, whole_script: bool = False, seed: int = 0,
+) -> TimingSummary:
     """Decide whether the fixed version is faster, slower or no different.
 
-    A difference counts only when the paired interval excludes 1, the ratio
-    is at least max(3%, twice the original-vs-original spread) away from 1,
-    the separate ``blocked_autorange`` medians point the same way, and no
-    measurement is noisy (IQR at least a quarter of the median).
+    Faster means the interval's upper end of fixed/original lies below
+    ``1 - threshold``; slower, its lower end above ``1 + threshold``;
+    ``threshold`` is the larger of 3% and twice the original-vs-original
+    spread.  A noisy measurement decides nothing.
     """
-    original, _, fixed = raw["summaries"]
-    rounds: List[List[float]] = raw["rounds"]
-    ratio = bootstrap_median([row[2] / row[0] for row in rounds], seed=seed)
-    noise = bootstrap_median([row[1] / row[0] for row in rounds], seed=seed + 1)
+    groups = {label: [p for p in processes if p.label == label] for label in LABELS}
+    missing = [label for label, group in groups.items() if not group]
+    if missing:
+        raise ValueError(f"no timing process for {', '.join(missing)}")
+    medians = {label: _label_median(group) for label, group in groups.items()}
+    original, again, fixed = medians[ORIGINAL], medians[AGAIN], medians[FIXED]
+    rng = random.Random(seed)
+    ratios, noises = [], []
+    for _ in range(RESAMPLES):
+        o = _resampled_median(groups[ORIGINAL], rng)
+        ratios.append(_resampled_median(groups[FIXED], rng) / o if o > 0 else math.inf)
+        noises.append(_resampled_median(groups[AGAIN], rng) / o if o > 0 else math.inf)
+    ratio = _interval(fixed / original if original > 0 else math.inf, sorted(ratios))
+    noise = _interval(again / original if original > 0 else math.inf, sorted(noises))
     spread = max(abs(noise.value - 1.0), (noise.high - noise.low) / 2)
     threshold = max(PRACTICAL, 2 * spread)
-    direct = fixed["median"] / original["median"]
-    noisy = [
-        summary["label"]
-        for summary in raw["summaries"]
-        if summary["median"] > 0 and summary["iqr"] / summary["median"] >= NOISY
-    ]
+    noisy = _noisy(groups)
+    described = (f"fixed/original {ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}], "
+                 f"original/original {noise.value:.3f} [{noise.low:.3f}, {noise.high:.3f}], "
+                 f"threshold {threshold:.1%}")
     if noisy:
-        verdict = "no measurable difference"
-        reason = f"too noisy: the IQR is over {NOISY:.0%} of the median for {', '.join(noisy)}"
-    elif not ratio.excludes(1.0):
-        verdict = "no measurable difference"
-        reason = f"the 95% interval of the paired ratio [{ratio.low:.3f}, {ratio.high:.3f}] contains 1"
-    elif abs(ratio.value - 1.0) < threshold:
-        verdict = "no measurable difference"
-        reason = (
-            f"the paired ratio {ratio.value:.3f} is within {threshold:.1%} of 1 "
-            f"(the larger of {PRACTICAL:.0%} and twice the original-vs-original spread)"
-        )
-    elif (direct - 1.0) * (ratio.value - 1.0) <= 0:
-        verdict = "no measurable difference"
-        reason = "the paired rounds and the separate medians disagree on the direction"
+        verdict, reason = NO_DIFFERENCE, "too noisy: " + "; ".join(noisy)
+    elif ratio.high < 1.0 - threshold:
+        verdict, reason = FASTER, described
+    elif ratio.low > 1.0 + threshold:
+        verdict, reason = SLOWER, described
     else:
-        verdict = "faster" if ratio.value < 1.0 else "slower"
-        reason = (
-            f"paired ratio {ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}], "
-            f"original-vs-original {noise.value:.3f} [{noise.low:.3f}, {noise.high:.3f}]"
-        )
+        verdict = NO_DIFFERENCE
+        reason = (f"{described}: the interval does not lie beyond the threshold (the larger of "
+                  f"{PRACTICAL:.0%} and twice the original-vs-original spread)")
     return TimingSummary(
-        original_median=original["median"],
-        original_iqr=original["iqr"],
-        fixed_median=fixed["median"],
-        fixed_iqr=fixed["iqr"],
-        original_rounds=statistics.median(row[0] for row in rounds),
-        fixed_rounds=statistics.median(row[2] for row in rounds),
-        original_runs=int(original["runs"]),
-        fixed_runs=int(fixed["runs"]),
+        original_median=original,
+        fixed_median=fixed,
+        again_median=again,
+        original_iqr=statistics.median(p.iqr for p in groups[ORIGINAL]),
+        fixed_iqr=statistics.median(p.iqr for p in groups[FIXED]),
         ratio=ratio,
         noise=noise,
         threshold=threshold,
-        rounds=len(rounds),
-        number=int(raw["number"]),
-        threads=int(raw["threads"]),
+        between_process={label: _spread(group) for label, group in groups.items()},
+        position_effect=_position_effect(processes, medians),
+        processes=tuple(processes),
+        slot_seed=seed,
+        number=processes[0].number,
+        threads=threads,
         verdict=verdict,
         reason=reason,
         whole_script=whole_script,
