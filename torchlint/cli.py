@@ -20,7 +20,7 @@ from torchlint.fixer import fix_text
 from torchlint.model import Diagnostic
 from torchlint.registry import all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, clean
-from torchlint.runner import FileOutcome, cached_run, default_jobs, fix_file, lint_file, sources_of
+from torchlint.runner import FileOutcome, Interrupted, cached_run, default_jobs, fix_file, lint_file, sources_of
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.sourcefile import SourceError, decode
 
@@ -117,8 +117,13 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM: 128 + the signal, like a shell
+            written = interrupt.written if isinstance(interrupt, Interrupted) else ()
+            click.echo(f"torchlint: interrupted; {len(written)} file{'s' if len(written) != 1 else ''} "
+                       f"written before it stopped{': ' if written else ''}{', '.join(written)}", err=True)
+            sys.exit(128 + (interrupt.signal_number if isinstance(interrupt, Interrupted) else 2))
         except Exception as error:  # pragma: no cover - a bug, reported not raised
             click.echo(f"torchlint: internal error: {type(error).__name__}: {error}", err=True)
             sys.exit(EXIT_ERROR)

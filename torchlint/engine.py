@@ -14,7 +14,9 @@ from libcst._position import CodePosition, CodeRange
 
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.names import ImportTable
-from torchlint.parsing import compiles, on_deep_stack, parse_error, parse_module
+# parse_module and parse_error moved to torchlint.parsing; re-exported here.
+from torchlint.parsing import compiles, on_deep_stack
+from torchlint.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.rule import (
     CURRENT_TORCH,
     FileContext,
