@@ -22,7 +22,7 @@ from torchlint.registry import all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, clean
 from torchlint.runner import FileOutcome, Interrupted, cached_run, default_jobs, fix_file, lint_file, sources_of
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.sourcefile import SourceError, decode
+from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, decode
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -100,7 +100,9 @@ def _use_color() -> bool:
 
 
 def _read_stdin() -> str:
-    data = sys.stdin.buffer.read()
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(f"standard input is over the {MAX_FILE_BYTES / 1e6:.0f} MB limit; skipped")
     text, _, _ = decode(data)
     return text
 

@@ -38,6 +38,7 @@ import libcst as cst
 
 from torchlint.model import Diagnostic, Position
 from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME
+from torchlint.sourcefile import MAX_FILE_BYTES
 
 T = TypeVar("T")
 
@@ -74,6 +75,17 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diag
     """The TL000 diagnostic for a file that cannot be read, decoded or parsed."""
     position = Position(max(line, 1), max(column, 1))
     return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
+
+
+def size_error(path: str, text: str) -> Optional[Diagnostic]:
+    """The TL000 for text over the file size limit, for text that does not
+    come from a file (an editor's buffer): files are checked when read."""
+    if len(text) <= MAX_FILE_BYTES // 4:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_FILE_BYTES:
+        return None
+    return parse_error(path, f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB limit; skipped")
 
 
 # -- the token scan ---------------------------------------------------------
@@ -124,7 +136,7 @@ _F_STRING = re.compile(r"[fFtT]")
 @dataclass(frozen=True)
 class Shape:
     """What the token scan measured: the largest value of each limited
-    quantity and the offset where it occurs."""
+    quantity, and where it occurs (where it first passes the limit)."""
 
     tokens: int = 0
     depth: int = 0
@@ -238,7 +250,9 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
         if kind == "string":
             strings += 1
             if strings > scan.strings:
-                scan.strings, scan.strings_at = strings, origin + start
+                scan.strings = strings
+                if strings <= LIMITS.adjacent_strings + 1:
+                    scan.strings_at = origin + start
             if strings > 1:  # adjacent strings nest one level each
                 chains.add(_TRAILER)
             prefix = match.group("prefix")
@@ -256,7 +270,9 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                     chains = _Chains()
                     operand = False
                     if len(stack) > scan.brackets:
-                        scan.brackets, scan.brackets_at = len(stack), origin + start
+                        scan.brackets = len(stack)
+                        if scan.brackets <= LIMITS.brackets + 1:
+                            scan.brackets_at = origin + start
                 elif text in _CLOSE:
                     if stack:
                         chains, outer = stack.pop()
@@ -278,7 +294,9 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                 operand = True
         depth = statement + outer + chains.total
         if depth > scan.depth:
-            scan.depth, scan.depth_at = depth, origin + start
+            scan.depth = depth
+            if depth <= LIMITS.depth + 1:
+                scan.depth_at = origin + start
     scan.longest_statement = max(scan.longest_statement, statement_tokens)
 
 
