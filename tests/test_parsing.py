@@ -136,3 +136,25 @@ def test_the_scan_measures_real_nesting() -> None:
     assert measure("x = (" * 30 + "1" + ")" * 30 + "\n").brackets == 30
     # Sums of products nest once per `+` plus the deepest product.
     assert measure("x = " + " + ".join(["a * b * c"] * 100) + "\n").depth < 110
+
+
+def test_the_language_server_survives_deep_and_huge_documents(tmp_path: Path) -> None:
+    pytest.importorskip("pygls")
+    from test_lsp import Client, open_document
+
+    client = Client(tmp_path)
+    try:
+        client.initialize(tmp_path, {})
+        deep = open_document(client, tmp_path / "deep.py", FINDING + TOO_DEEP["unary-minus"])
+        [found] = client.diagnostics(deep)
+        assert found["code"] == "TL000" and "nested too deeply" in found["message"]
+        huge = open_document(client, tmp_path / "huge.py", FINDING + "# padding padding padding\n" * 450_000)
+        [found] = client.diagnostics(huge)
+        assert found["code"] == "TL000" and "over the 10 MB limit" in found["message"]
+        good = open_document(client, tmp_path / "good.py", FINDING)
+        assert [d["code"] for d in client.diagnostics(good)] == ["TL501"]
+        assert client.stop() == 0
+    finally:
+        if client.process.poll() is None:
+            client.process.kill()
+            client.process.wait()
