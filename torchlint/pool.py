@@ -94,9 +94,9 @@ def _serve(connection: Connection, work: Callable[..., Any], parent: int,
 def _reason(exitcode: Optional[int]) -> str:
     if exitcode is not None and exitcode < 0:
         try:
-            return f"killed by {signal.Signals(-exitcode).name}"
+            return f"was killed by {signal.Signals(-exitcode).name}"
         except ValueError:
-            return f"killed by signal {-exitcode}"
+            return f"was killed by signal {-exitcode}"
     return f"exited with code {exitcode}"
 
 
@@ -127,16 +127,25 @@ def run_pool(
         workers.append(worker)
         return worker
 
+    def assign(worker: _Worker[R]) -> None:
+        index = queue.popleft()
+        try:
+            worker.connection.send((index, tasks[index]))
+        except OSError:  # the worker died while idle: the task never started
+            queue.appendleft(index)
+            workers.remove(worker)
+            worker.process.join()
+            worker.connection.close()
+            return
+        worker.task = index
+
     try:
         while queue or any(w.task is not None for w in workers):
-            for worker in workers:
+            for worker in list(workers):
                 if worker.task is None and queue:
-                    worker.task = queue.popleft()
-                    worker.connection.send((worker.task, tasks[worker.task]))
+                    assign(worker)
             while queue and len(workers) < jobs:
-                worker = start()
-                worker.task = queue.popleft()
-                worker.connection.send((worker.task, tasks[worker.task]))
+                assign(start())
             busy = [w for w in workers if w.task is not None]
             ready = set(wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
             for worker in busy:
@@ -195,4 +204,3 @@ def _stop(workers: Sequence[_Worker[Any]], *, graceful: bool) -> None:
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)
-
