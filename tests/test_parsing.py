@@ -46,6 +46,7 @@ TOO_DEEP: Dict[str, str] = {
     "not": "y = " + "not " * 10_000 + "1\n",
     "elif-chain": "if x:\n    pass\n" + "elif x:\n    pass\n" * 10_000,
     "lambda-chain": "f = " + "lambda: " * 5_000 + "1\n",
+    "lambda-chain-with-parameters": "f = " + "lambda a, b=1: " * 5_000 + "1\n",
     "attribute-chain": "x = a" + ".b" * 10_000 + "\n",
     "call-chain": "x = a" + "()" * 10_000 + "\n",
     "plus-chain": "x = " + "1+" * 10_000 + "1\n",

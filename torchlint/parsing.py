@@ -190,12 +190,13 @@ class _Chains:
     strength (strictly increasing) and operator count; ``total`` is the
     depth they add."""
 
-    __slots__ = ("levels", "counts", "total")
+    __slots__ = ("levels", "counts", "total", "lambdas")
 
     def __init__(self) -> None:
         self.levels: List[int] = []
         self.counts: List[int] = []
         self.total = 0
+        self.lambdas = 0  # lambdas whose parameters are being read: commas there separate nothing
 
     def add(self, level: int) -> None:
         """An operator of strength ``level``: it ends stronger chains."""
@@ -277,8 +278,11 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                     if stack:
                         chains, outer = stack.pop()
                     operand = True
-                elif text in _ENDS_EXPRESSION:
+                elif text in _ENDS_EXPRESSION and not chains.lambdas:
                     chains = _Chains()
+                    operand = False
+                elif text == ":" and chains.lambdas:
+                    chains.lambdas -= 1
                     operand = False
                 else:
                     level = _BINARY.get(text) if operand else _PREFIX.get(text)
@@ -289,6 +293,7 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                 level = _WORDS.get(text)
                 if level is not None:
                     chains.add(level)
+                chains.lambdas += text == "lambda"
                 operand = False
             else:
                 operand = True
