@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import libcst as cst
@@ -159,30 +159,12 @@ class Shape:
         )
 
 
-@dataclass
-class _Scan:
-    """Running state of :func:`measure` (mutable while scanning only)."""
-
-    tokens: int = 0
-    depth: int = 0
-    depth_at: int = 0
-    brackets: int = 0
-    brackets_at: int = 0
-    strings: int = 0
-    strings_at: int = 0
-    longest_statement: int = 0
-
-    def shape(self) -> Shape:
-        return Shape(self.tokens, self.depth, self.depth_at, self.brackets, self.brackets_at,
-                     self.strings, self.strings_at, self.longest_statement)
-
-
 def measure(source: str) -> Shape:
     """Scan the text once (comments and string contents skipped) and
     measure nesting depth, brackets, adjacent strings and tokens."""
-    scan = _Scan()
-    _scan(source, scan, 0, 0)
-    return scan.shape()
+    best = dict.fromkeys((f.name for f in fields(Shape)), 0)
+    _scan(source, best, 0, 0)
+    return Shape(**best)
 
 
 class _Chains:
@@ -214,16 +196,16 @@ class _Chains:
             self.total += 1
 
 
-def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
+def _scan(source: str, best: Dict[str, int], base: int, origin: int) -> None:
     """Scan ``source`` (a file, or the inside of an f-string at ``origin``
-    nested ``base`` levels deep) into ``scan``.
+    nested ``base`` levels deep), raising the :class:`Shape` values in ``best``.
 
     The depth at a token is the statement's nesting, plus one per open
     bracket and the operator chains open in each bracket (:class:`_Chains`).
     """
     stack: List[Tuple[_Chains, int]] = []
     chains = _Chains()
-    outer = strings = statement_tokens = 0
+    outer = strings = statement_tokens = tokens = 0
     operand = False  # whether the previous token ends an operand
     indents: List[int] = []
     elifs: Dict[int, int] = {}
@@ -238,10 +220,10 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                 chains = _Chains()
                 operand = False
                 line_start = True
-                scan.longest_statement = max(scan.longest_statement, statement_tokens)
+                best["longest_statement"] = max(best["longest_statement"], statement_tokens)
                 statement_tokens = 0
             continue
-        scan.tokens += 1
+        tokens += 1
         statement_tokens += 1
         start = match.start("prefix") if match.group("prefix") else match.start(kind)
         text = match.group(kind)
@@ -250,15 +232,15 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
             statement = base + _statement_depth(source, start, text, indents, elifs)
         if kind == "string":
             strings += 1
-            if strings > scan.strings:
-                scan.strings = strings
+            if strings > best["adjacent_strings"]:
+                best["adjacent_strings"] = strings
                 if strings <= LIMITS.adjacent_strings + 1:
-                    scan.strings_at = origin + start
+                    best["strings_at"] = origin + start
             if strings > 1:  # adjacent strings nest one level each
                 chains.add(_TRAILER)
             prefix = match.group("prefix")
             if prefix and _F_STRING.search(prefix):
-                _scan_f_string(text, scan, statement + outer + chains.total + 1, origin + match.start("string"))
+                _scan_f_string(text, best, statement + outer + chains.total + 1, origin + match.start("string"))
             operand = True
         else:
             strings = 0
@@ -270,10 +252,10 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
                     outer += chains.total + 1
                     chains = _Chains()
                     operand = False
-                    if len(stack) > scan.brackets:
-                        scan.brackets = len(stack)
-                        if scan.brackets <= LIMITS.brackets + 1:
-                            scan.brackets_at = origin + start
+                    if len(stack) > best["brackets"]:
+                        best["brackets"] = len(stack)
+                        if len(stack) <= LIMITS.brackets + 1:
+                            best["brackets_at"] = origin + start
                 elif text in _CLOSE:
                     if stack:
                         chains, outer = stack.pop()
@@ -298,11 +280,12 @@ def _scan(source: str, scan: _Scan, base: int, origin: int) -> None:
             else:
                 operand = True
         depth = statement + outer + chains.total
-        if depth > scan.depth:
-            scan.depth = depth
+        if depth > best["depth"]:
+            best["depth"] = depth
             if depth <= LIMITS.depth + 1:
-                scan.depth_at = origin + start
-    scan.longest_statement = max(scan.longest_statement, statement_tokens)
+                best["depth_at"] = origin + start
+    best["longest_statement"] = max(best["longest_statement"], statement_tokens)
+    best["tokens"] += tokens
 
 
 def _statement_depth(source: str, start: int, first: str, indents: List[int], elifs: Dict[int, int]) -> int:
@@ -322,13 +305,13 @@ def _statement_depth(source: str, start: int, first: str, indents: List[int], el
     return len(indents) + sum(elifs.values())
 
 
-def _scan_f_string(body: str, scan: _Scan, base: int, origin: int) -> None:
+def _scan_f_string(body: str, best: Dict[str, int], base: int, origin: int) -> None:
     """Scan the replacement fields of an f-string (their code is parsed too)."""
     body = body.replace("{{", "  ").replace("}}", "  ")
     first, last = body.find("{"), body.rfind("}")
     if first == -1 or last <= first:
         return
-    _scan(body[first + 1 : last], scan, base + 1, origin + first + 1)
+    _scan(body[first + 1 : last], best, base + 1, origin + first + 1)
 
 
 def _line_column(source: str, offset: int) -> Tuple[int, int]:
