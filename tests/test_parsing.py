@@ -32,7 +32,7 @@ def lint_in_subprocess(tmp_path: Path, source: str) -> List[List[Any]]:
     """lint_source's findings as [code, line, column, message], from a child
     process; a crash fails with its exit status."""
     path = tmp_path / "case.py"
-    path.write_text(source, encoding="utf-8", newline="")
+    path.write_bytes(source.encode("utf-8"))
     result = subprocess.run([sys.executable, "-c", LINT, str(path)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"the linting process died: {result.returncode}\n{result.stderr[-2000:]}"
     found: List[List[Any]] = json.loads(result.stdout)
