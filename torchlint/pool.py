@@ -84,11 +84,11 @@ def _serve(connection: Connection, work: Callable[..., Any], parent: int,
         try:
             result: Any = work(*arguments)
         except BaseException as error:  # reported as this task's failure
-            result = Died(f"{type(error).__name__}: {error}")
+            result = Died(f"raised {type(error).__name__}: {error}")
         try:
             connection.send((index, result))
         except Exception as error:  # e.g. a result that cannot be pickled
-            connection.send((index, Died(f"{type(error).__name__}: {error}")))
+            connection.send((index, Died(f"could not send its result: {type(error).__name__}: {error}")))
 
 
 def _reason(exitcode: Optional[int]) -> str:
