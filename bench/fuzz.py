@@ -1,7 +1,9 @@
-"""Long fuzzing profile: python bench/fuzz.py [--programs N] [--seconds S]
+"""Long fuzzing profile: python bench/fuzz.py [--programs N] [--seconds S] [--hostile N]
 
 Runs hypothesmith-generated programs and mutated fixture files through lint
-and fix --unsafe-fixes and prints how many ran and how many failed."""
+and fix --unsafe-fixes, then --hostile deep/long/dense files of every kind
+(each in a child process: a crash or a hang counts as a failure), and prints
+how many ran and how many failed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fuzzing import check_once, mutate, seeds  # noqa: E402
+from fuzzing import check_in_child, check_once, hostile, mutate, seeds  # noqa: E402
 
 
 def main() -> int:
@@ -21,6 +23,8 @@ def main() -> int:
     parser.add_argument("--programs", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hostile", type=int, default=200, help="deep/long/dense files to try")
+    parser.add_argument("--largest", type=int, default=30_000, help="largest depth or length they use")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     corpus = seeds()
@@ -56,7 +60,15 @@ def main() -> int:
             failed += 1
             print(f"FAILED (mutated): {problem}\n{source!r}")
     print(f"{ran} programs ran ({len(generated)} generated, {ran - len(generated)} mutated), {failed} failed")
-    return 1 if failed else 0
+    hostile_failed = 0
+    for number in range(args.hostile):
+        source = hostile(rng, args.largest)
+        problem = check_in_child(source)
+        if problem:
+            hostile_failed += 1
+            print(f"FAILED (hostile #{number}): {problem}\n{source[:500]!r}")
+    print(f"{args.hostile} hostile files ran (deep, long, dense; up to {args.largest:,}), {hostile_failed} failed")
+    return 1 if failed or hostile_failed else 0
 
 
 if __name__ == "__main__":

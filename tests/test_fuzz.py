@@ -8,7 +8,18 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzzing import check_once, mutate, seeds
+from fuzzing import check_in_child, check_once, hostile, mutate, seeds
+
+
+
+# Deep, long and dense code of every kind, small (fast to lint) and far past
+# the limits (refused before parsing): each in a child process, so that a
+# crash or a hang is a failure, not the end of the test run.
+@pytest.mark.parametrize("seed, largest", [(seed, 150) for seed in range(12)] + [(seed, 30_000) for seed in range(12, 18)])
+def test_hostile_inputs(seed: int, largest: int) -> None:
+    source = hostile(random.Random(seed), largest)
+    assert check_in_child(source) is None, source[:300]
+
 
 hypothesmith = pytest.importorskip("hypothesmith")
 

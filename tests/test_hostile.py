@@ -188,3 +188,104 @@ def test_a_file_a_thousand_folders_deep(tmp_path: Path) -> None:
     for result in (walked, named):
         assert result.returncode == 1 and "Traceback" not in result.stderr and result.stderr == ""
         assert result.stdout.count(" TL501 ") == 1
+
+
+DEEP = "x = " + "-" * 10_000 + "1\n"  # 10 KB; libcst's native parser used to segfault on it
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_that_crashed_the_parser_costs_one_tl000(tmp_path: Path, jobs: str) -> None:
+    (tmp_path / "deep.py").write_text(DEEP)
+    for number in range(5):
+        (tmp_path / f"good{number}.py").write_text(GOOD)
+    result = cli(["check", ".", "-j", jobs], tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    deep = [line for line in lines if line.startswith("deep.py:")]
+    assert len(deep) == 1 and " TL000 " in deep[0] and "nested too deeply" in deep[0] and "limit 1000" in deep[0]
+    assert sorted(line.split(":")[0] for line in lines if " TL501 " in line) == [f"good{n}.py" for n in range(5)]
+
+
+def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -> None:
+    fixable = "import torch\n\ndef step(opt):\n    opt.zero_grad()\n"
+    (tmp_path / "deep.py").write_text(DEEP)
+    for number in range(5):
+        (tmp_path / f"good{number}.py").write_text(fixable)
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint", "fix", ".", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
+         "--no-cache", "-j", "2"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "Fixed 5 errors in 5 files." in result.stderr
+    assert "deep.py:1:" in result.stderr and "TL000" in result.stderr
+    assert (tmp_path / "deep.py").read_text() == DEEP
+    assert all("zero_grad(set_to_none=True)" in (tmp_path / f"good{n}.py").read_text() for n in range(5))
+
+
+WORKER_DEATH = """
+import os, signal, sys
+from pathlib import Path
+from torchlint.runner import lint_file, run_files
+from torchlint.settings import SettingsResolver
+
+def work(path, settings):
+    if path.name == "bad.py":
+        os.kill(os.getpid(), signal.SIGSEGV)  # what a native parser crash looks like
+    return lint_file(path, settings)
+
+if __name__ == "__main__":
+    files = sorted(Path(sys.argv[1]).glob("*.py"))
+    resolver = SettingsResolver()
+    for outcome in run_files(files, resolver.for_path, work, jobs=2):
+        print(outcome.path, [(d.code, d.message) for d in outcome.diagnostics])
+"""
+
+
+def test_a_dead_worker_is_a_tl000_for_its_file_only(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "bad.py").write_text(GOOD)
+    for number in range(6):
+        (tree / f"good{number}.py").write_text(GOOD)
+    (tmp_path / "run.py").write_text(WORKER_DEATH)
+    result = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(tree)],
+                            capture_output=True, text=True, timeout=300)
+    # The file is never retried in the main process, which would die too.
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    [bad] = [line for line in lines if "bad.py" in line]
+    assert "TL000" in bad and "killed by SIGSEGV" in bad
+    assert len([line for line in lines if "good" in line and "TL501" in line]) == 6
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"import torch\nx = 'a\x00b'\n\ndef step(opt):\n    opt.zero_grad()\n",
+        b"\xef\xbb\xbf# -*- coding: latin-1 -*-\nimport torch\n\ndef step(opt):\n    opt.zero_grad()\n",
+    ],
+    ids=["raw-nul", "bom-with-latin1-cookie"],
+)
+def test_files_cpython_refuses_get_a_tl000_and_no_fix(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "bad.py").write_bytes(content)
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint", "fix", "bad.py", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
+         "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "bad.py:" in result.stderr and " TL000 SyntaxError: " in result.stderr
+    assert (tmp_path / "bad.py").read_bytes() == content
+
+
+def test_stdin_has_the_file_size_limit(tmp_path: Path) -> None:
+    data = b"# a comment line of padding text, no code here at all\n" * (11 * 1024 * 1024 // 54)
+    result = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "big.py", "--no-cache",
+         "--output-format", "concise"],
+        cwd=tmp_path, input=data, capture_output=True, timeout=300,
+    )
+    assert result.returncode == 1
+    [line] = [line for line in result.stdout.decode().splitlines() if line.startswith("big.py")]
+    assert line.startswith("big.py:1:1: TL000 ") and "10 MB limit" in line

@@ -32,7 +32,7 @@ from torchlint.verify.results import (
     Memory,
     VerifyReport,
 )
-from torchlint.verify.timing import ProcessTiming, analyse, bootstrap_median, slot_orders
+from torchlint.verify.timing import ProcessTiming, analyse, slot_orders
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import select
+import shutil
 import sys
 from dataclasses import replace
 from functools import partial
@@ -25,10 +26,10 @@ from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
 from torchlint.runner import (
-    FileOutcome, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
+    FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.sourcefile import SourceError, SourceFile, decode, write_atomically
+from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -139,8 +140,6 @@ def _write_stdout_bytes(data: bytes) -> None:
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
-
-
 def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool) -> Tuple[List[Path], List[Diagnostic]]:
     """The files to lint, and a TL000 for each path (or configuration) that could not be read."""
     discovered = discover([Path(p) for p in paths or ["."]], resolver.for_path, force_exclude=force_exclude)
@@ -206,7 +205,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BrokenPipeError as error:
             if not _stdout_reader_gone():
@@ -214,6 +213,11 @@ class _Group(click.Group):
             # The reader left (`| head`): stop quietly; Ruff exits 0 here too.
             _silence_stdout()
             sys.exit(EXIT_CLEAN)
+        except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM: 128 + the signal, like a shell
+            written = interrupt.written if isinstance(interrupt, Interrupted) else ()
+            click.echo(f"torchlint: interrupted; {len(written)} file{'s' if len(written) != 1 else ''} "
+                       f"written before it stopped{': ' if written else ''}{', '.join(written)}", err=True)
+            sys.exit(128 + (interrupt.signal_number if isinstance(interrupt, Interrupted) else 2))
         except Exception as error:  # pragma: no cover - a bug, reported not raised
             _internal_error(error)
 
@@ -349,7 +353,14 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
     when it cannot be decoded or nothing was fixed, so an editor that pipes
     its buffer through never loses it."""
     name = stdin_filename or "-"
-    data = sys.stdin.buffer.read()
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        if apply_fix:  # a filter never swallows its input: pass it all through
+            _write_stdout_bytes(data)
+            shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        message = f"standard input is over the {MAX_FILE_BYTES / 1e6:.0f} MB limit; skipped"
+        return FileOutcome(name, (parse_error(name, message),))
     try:
         text, encoding, bom = decode(data)
     except SourceError as error:

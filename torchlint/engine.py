@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import ast
-import itertools
-import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.edits import Located
-from torchlint.model import Diagnostic, Fix, Position
+from torchlint.model import Diagnostic, Fix
 from torchlint.names import ImportTable
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME
+# parse_module and parse_error moved to torchlint.parsing; re-exported here.
+from torchlint.parsing import compiles, on_deep_stack
+from torchlint.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.rule import (
     CURRENT_TORCH,
     FileContext,
@@ -125,69 +123,16 @@ def might_match(
     return False
 
 
-def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    """The TL000 diagnostic for a file that cannot be read, decoded or parsed."""
-    position = Position(max(line, 1), max(column, 1))
-    return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
-
-
-_BRACKET_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-_BRACKETS = re.compile(r"[()\[\]{}]")
-# CPython refuses more than 200 nested brackets; libcst's native parser can
-# overflow its stack on such input instead of raising, so check first.
-_MAX_BRACKET_DEPTH = 200
-
-
-def _too_deep(source: str) -> Optional[str]:
-    """CPython's complaint when brackets nest deeper than it allows."""
-    deltas = map(_BRACKET_DEPTH.__getitem__, _BRACKETS.findall(source))
-    if max(itertools.accumulate(deltas), default=0) <= _MAX_BRACKET_DEPTH:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<torchlint>", "exec", ast.PyCF_ONLY_AST)
-    except SyntaxError as error:
-        return str(error.msg)
-    except (RecursionError, MemoryError, ValueError):
-        return "the file is nested too deeply to parse"
-    return None  # brackets inside strings inflated the count
-
-
-def _compiles(source: str) -> bool:
-    """Whether CPython parses the text (False also when this Python is older
-    than the syntax used: libcst then has the last word)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d" in strings
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
-
-
-def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
-    """Parse with libcst, or return the TL000 diagnostic saying why not."""
-    complaint = _too_deep(source)
-    if complaint is not None:
-        return parse_error(path, f"SyntaxError: {complaint}")
-    try:
-        return cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        message = " ".join(str(error.message).split())
-        return parse_error(path, f"SyntaxError: {message}", error.raw_line, error.raw_column + 1)
-    except RecursionError:
-        return parse_error(path, "the file is nested too deeply to parse")
-    except Exception as error:  # libcst's native parser raises a few other types
-        return parse_error(path, f"cannot parse: {type(error).__name__}: {error}")
-
-
 def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
     if not config.rules:
         return []
+    return on_deep_stack(_lint_source, source, path, config)
+
+
+def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     can_match = not config.precheck or might_match(source, config.rules, config.options)
-    if not can_match and _compiles(source):
+    if not can_match and compiles(source):
         # No rule can fire, and CPython's parser (far cheaper than libcst)
         # says the file is fine.
         return []

@@ -257,6 +257,7 @@ class TorchlintServer:
     def lint(self, uri: str) -> Optional[_Linted]:
         """Lint an open document; None when it is not linted or on an error."""
         from torchlint.engine import lint_source
+        from torchlint.parsing import size_error
         from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
 
         if not self._is_python(uri):
@@ -278,7 +279,8 @@ class TorchlintServer:
                     self._shown_errors.pop(uri, None)
                     return _Linted(uri, version, text, name, (), None)
             config = settings.lint_config(config_path)
-            diagnostics = tuple(lint_source(text, name, config))
+            too_large = size_error(name, text)
+            diagnostics = (too_large,) if too_large else tuple(lint_source(text, name, config))
         except ConfigError as error:
             self._show_error(uri, f"torchlint: {error}")
             return None

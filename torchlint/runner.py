@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+import signal
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from types import FrameType
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis import Analysis, project
 from torchlint.cache import Cache
-from torchlint.engine import lint_source, parse_error
+from torchlint.engine import lint_source
 from torchlint.fixer import FixResult, fix_text
 from torchlint.model import Diagnostic
+from torchlint.parsing import parse_error
 from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
+from torchlint.pool import Died, run_pool
 from torchlint.settings import Settings
 from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
 
@@ -41,6 +44,14 @@ class FileOutcome:
     digest: Optional[str] = None
     from_cache: bool = False
     cell_sources: Optional[Dict[str, str]] = None
+    pending_write: bool = False
+    """The fixed text is still to be written (by :func:`commit`)."""
+
+    @property
+    def written(self) -> bool:
+        """Whether the fixed text was written over the file."""
+        return (self.fixed is not None and self.fixed.changed and self.original is not None
+                and not self.pending_write and self.write_error is None)
 
 
 def is_notebook(path: Path) -> bool:
@@ -96,27 +107,91 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
-    write_error: Optional[str] = None
-    if write and result.changed:
-        try:
-            write_source(source, result.source)
-        except (SourceError, OSError) as error:
-            write_error = str(error)
-    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, source.digest,
-                       cell_sources=cells)
+    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, source.digest,
+                          cell_sources=cells, pending_write=write and result.changed)
+    return outcome if _deferred_writes else commit(outcome)
+
+
+_deferred_writes = False
+"""Set while :func:`run_files` runs (and in its workers): the fixed text is
+written by the parent, one file at a time, so that an interrupted run knows
+exactly what it wrote and never leaves a file half done."""
+
+
+def _defer_writes() -> None:
+    """In a worker started without fork: leave writing to the parent."""
+    global _deferred_writes
+    _deferred_writes = True
+
+
+def _worker_setup(index: "project.ProjectIndex") -> Callable[[], None]:
+    """What each worker does first: leave writing to the parent and use the
+    run's project index (a spawned worker does not inherit either)."""
+
+    def setup() -> None:
+        _defer_writes()
+        project.install(index)
+
+    return setup
+
+
+def commit(outcome: FileOutcome) -> FileOutcome:
+    """Write a fixed file atomically, if its outcome says it is due."""
+    if not outcome.pending_write:
+        return outcome
+    assert outcome.original is not None and outcome.fixed is not None
+    try:
+        write_source(outcome.original, outcome.fixed.source)
+    except (SourceError, OSError) as error:
+        return replace(outcome, pending_write=False, write_error=str(error))
+    return replace(outcome, pending_write=False)
 
 
 BIG_FILE_BYTES = 512 * 1024
-"""Files this large are linted one at a time in the main process after the
-worker processes have exited, so that a huge syntax tree is never in memory
+"""Files this large are linted one at a time in a fresh process after the
+other workers have exited, so that a huge syntax tree is never in memory
 beside others, whatever the job count."""
 
 
-def _pool(jobs: int) -> "ProcessPoolExecutor":
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                               initializer=project.install, initargs=(project.current(),))
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by SIGINT or SIGTERM; the workers are gone and
+    ``written`` lists the files fixed on disk before it stopped."""
+
+    def __init__(self, signal_number: int, written: Tuple[str, ...]) -> None:
+        super().__init__(signal_number, written)
+        self.signal_number = signal_number
+        self.written = written
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that the same clean-up runs."""
+
+
+def _raise_terminated(signal_number: int, frame: Optional[FrameType]) -> None:
+    raise _Terminated()
+
+
+@contextmanager
+def _writes_deferred() -> Iterator[None]:
+    """Workers only compute; the parent writes (see ``_deferred_writes``);
+    SIGTERM stops the run the way Ctrl-C does."""
+    global _deferred_writes
+    previous_deferred = _deferred_writes
+    in_main = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
+    _deferred_writes = True
+    try:
+        yield
+    finally:
+        _deferred_writes = previous_deferred
+        if in_main:
+            signal.signal(signal.SIGTERM, previous_handler)
+
+
+def _died(path: Path, died: Died) -> FileOutcome:
+    shown = display_path(path)
+    return FileOutcome(shown, (parse_error(shown, f"internal error while linting: the worker process "
+                                                  f"{died.reason}; this file was not linted"),))
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings]) -> None:
@@ -148,26 +223,37 @@ def run_files(
 ) -> List[FileOutcome]:
     """Apply ``work`` to each file; in ``jobs`` processes when that pays off.
 
-    The result is in the order of ``files`` whatever the job count.
+    The result is in the order of ``files`` whatever the job count.  A worker
+    that dies costs a TL000 for the file it was on; the other files are
+    still linted.  On Ctrl-C or SIGTERM the workers are stopped at once and
+    :class:`Interrupted` says which files were written.
     """
     tasks = [(path, settings_for(path)) for path in files]
-    if jobs <= 1 or len(tasks) < 2 * jobs:
-        return [work(path, settings) for path, settings in tasks]
-    sizes = {path: _size(path) for path, _ in tasks}
-    small = [(i, t) for i, t in enumerate(tasks) if sizes[t[0]] < BIG_FILE_BYTES]
-    big = [(i, t) for i, t in enumerate(tasks) if sizes[t[0]] >= BIG_FILE_BYTES]
     results: Dict[int, FileOutcome] = {}
-    with _pool(jobs) as pool:
-        futures = {pool.submit(work, path, settings): index for index, (path, settings) in small}
-        for future, index in futures.items():
-            try:
-                results[index] = future.result()
-            except BrokenProcessPool:
-                path, settings = tasks[index]
-                results[index] = work(path, settings)
-    # The workers have exited (and freed what they held) before the big trees are built.
-    for index, (path, settings) in big:
-        results[index] = work(path, settings)
+
+    def done(index: int, result: "Union[FileOutcome, Died]") -> None:
+        if isinstance(result, Died):
+            results[index] = _died(tasks[index][0], result)
+        else:
+            results[index] = commit(result)
+
+    try:
+        with _writes_deferred():
+            if jobs <= 1 or len(tasks) < 2 * jobs:
+                for index, (path, settings) in enumerate(tasks):
+                    done(index, work(path, settings))
+            else:
+                big = [i for i, (path, _) in enumerate(tasks) if _size(path) >= BIG_FILE_BYTES]
+                small = sorted(set(range(len(tasks))) - set(big))
+                setup = _worker_setup(project.current())
+                run_pool(work, [tasks[i] for i in small], jobs, lambda i, r: done(small[i], r), setup)
+                # The pool has exited (and freed what it held) before the big
+                # trees are built, one at a time in a fresh process.
+                run_pool(work, [tasks[i] for i in big], 1, lambda i, r: done(big[i], r), setup)
+    except KeyboardInterrupt as interrupt:
+        number = signal.SIGTERM if isinstance(interrupt, _Terminated) else signal.SIGINT
+        written = tuple(results[i].path for i in sorted(results) if results[i].written)
+        raise Interrupted(int(number), written) from None
     return [results[index] for index in range(len(tasks))]
 
 

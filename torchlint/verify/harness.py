@@ -280,7 +280,6 @@ def observed_execute(program: "Program", seed: int) -> Tuple[types.ModuleType, O
 
 def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
     """What the program exposes for comparison, and where it came from."""
-    import torch
 
     namespace = module.__dict__
     hook = namespace.get("torchlint_outputs")
