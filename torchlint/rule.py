@@ -236,6 +236,9 @@ class Rule:
     """Short sources the rule must report, with their fixed text (tested automatically)."""
     verification: ClassVar[Optional[VerificationSpec]] = None
     """For a rule with a fix: how `torchlint verify` checks it."""
+    aliases: ClassVar[Tuple[str, ...]] = ()
+    """Other tools' codes for what this rule reports (another linter's code
+    may map to several rules); accepted wherever codes are."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 
