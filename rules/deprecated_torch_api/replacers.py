@@ -137,13 +137,16 @@ def _one_past(end: cst.BaseExpression, step: int) -> cst.BaseExpression:
 
 def range_(site: Site) -> Optional[cst.BaseExpression]:
     """``range(a, b, s)`` includes ``b``; ``arange(a, b + s, s)`` is the same
-    sequence when the step is an integer literal."""
+    sequence when the start and the step are integer literals and the end
+    is an integer (assumed for an expression: why the fix is unsafe)."""
     call = _renamed(site)
     if call is None or not _plain(call):
         return None
     bound = bind(call, apidata.signature("torch.range"))
-    end = bound.argument("end")
-    if end is None:
+    end, start = bound.argument("end"), bound.argument("start")
+    # Shifting the end by one step is right only on the integer grid: a
+    # float start (``range(0.5, 4)``) or end would gain an element.
+    if end is None or isinstance(end.value, cst.Float) or (start is not None and _int_value(start.value) is None):
         return None
     step_arg = bound.argument("step")
     step = 1 if step_arg is None else _int_value(step_arg.value)

@@ -11,8 +11,9 @@ from torchlint.apidata import Deprecation
 from torchlint.fixes import bind, set_keyword
 from torchlint.model import Applicability
 from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Rule, TorchRange, TorchVersion
+from torchlint.verification import Contract, VerificationSpec
 
-from ._deprecated_api import Respelled, is_amp, replacement_exists, respell
+from .._deprecated_api import Respelled, is_amp, replacement_exists, respell
 
 # The device each deprecated namespace implies.
 _DEVICES = {"torch.cuda.amp.": "cuda", "torch.cpu.amp.": "cpu"}
@@ -110,10 +111,15 @@ class DeprecatedAmpApi(Rule):
     `use_amp` as the dtype and fail.  A call with `*args` or `**kwargs` is
     reported without a fix.  The decorators get `device_type="cuda"`.
 
-    ## Source
-    PyTorch 2.4 release notes (deprecation of `torch.cuda.amp` and
-    `torch.cpu.amp` in favour of `torch.amp`), and the "Automatic Mixed
-    Precision package - torch.amp" page of the PyTorch documentation.
+    ## Source guide
+    *GPU Computing Guide* (Ohio Supercomputer Center) and *Chapter 16: GPU
+    Acceleration & Distributed Training* (an online PyTorch training book)
+    teach mixed precision with `from torch.cuda.amp import autocast,
+    GradScaler`, the spelling this rule migrates; *DGX cluster guidelines*
+    (a GPU cluster's user guide) already writes
+    `torch.autocast(device_type="cuda")`.  The deprecation itself is in the
+    PyTorch 2.4 release notes and on the "Automatic Mixed Precision package
+    - torch.amp" page of the PyTorch documentation.
     """
 
     code = "TL701"
@@ -146,6 +152,19 @@ class DeprecatedAmpApi(Rule):
         ),
         Example("import torch\nscaler = torch.cuda.amp.GradScaler()\n", findings=0, torch="2.2"),
         Example("import torch\nwith torch.cuda.amp.autocast():\n    pass\n", findings=0, torch="1.9"),
+    )
+
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        contract=Contract(
+            level="identical",
+            promise=(
+                "`torch.amp.autocast(device, ...)` and `torch.amp.GradScaler(\"cuda\", ...)` are what the "
+                "deprecated names call, with the same arguments bound to the same parameters: training "
+                "gives the same parameters, losses and outputs."
+            ),
+            checks=("every output is close to the original's (parameters, losses, logits)",),
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
