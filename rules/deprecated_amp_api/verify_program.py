@@ -9,7 +9,7 @@ built from positional arguments.  torchlint's TL701 fix rewrites them to
 """
 
 import os
-from typing import Dict
+from typing import ContextManager, Dict, List
 
 import torch
 from torch import nn
@@ -23,13 +23,13 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 inputs = torch.randn(64, 16, generator=generator).to(device)
 targets = torch.randint(0, 4, (64,), generator=generator).to(device)
 scaler = torch.cuda.amp.GradScaler(2.0**10, 2.0, enabled=on_cuda)
-losses = []
+losses: List[float] = []
 
 
-def autocast_region():
+def autocast_region() -> ContextManager[None]:
     if on_cuda:
         return torch.cuda.amp.autocast(True, torch.float16)
-    return torch.cpu.amp.autocast(True, torch.bfloat16)
+    return torch.cpu.amp.autocast(True, torch.bfloat16)  # type: ignore[attr-defined]
 
 
 def torchlint_step() -> None:
@@ -37,7 +37,7 @@ def torchlint_step() -> None:
     optimizer.zero_grad(set_to_none=True)
     with autocast_region():
         loss = nn.functional.cross_entropy(model(inputs), targets)
-    scaler.scale(loss).backward()
+    scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
     scaler.step(optimizer)
     scaler.update()
     losses.append(float(loss))
