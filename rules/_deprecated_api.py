@@ -105,8 +105,8 @@ def _attribute(dotted_text: str) -> cst.BaseExpression:
 
 
 def renamed_by_imports(module: cst.Module, table: Mapping[str, Deprecation]) -> Dict[str, str]:
-    """Local names bound (without ``as``) by a module-level import that
-    :func:`import_rewrite` fixes, mapped to the name the fixed import binds."""
+    """Local names bound by a module-level import that :func:`import_rewrite`
+    fixes, mapped to the name the fixed import binds (``as g`` keeps ``g``)."""
     renamed: Dict[str, str] = {}
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -114,9 +114,11 @@ def renamed_by_imports(module: cst.Module, table: Mapping[str, Deprecation]) -> 
         for small in statement.body:
             if isinstance(small, cst.ImportFrom) and import_rewrite(small, table) is not None:
                 for symbol in imported_symbols(small, table):
-                    if symbol.alias.asname is None and isinstance(symbol.alias.name, cst.Name):
-                        new = _split(symbol.entry.replacement or "")[1]
-                        renamed[symbol.alias.name.value] = new
+                    asname = symbol.alias.asname
+                    if asname is not None and isinstance(asname.name, cst.Name):
+                        renamed[asname.name.value] = asname.name.value  # `as g` keeps `g`
+                    elif isinstance(symbol.alias.name, cst.Name):
+                        renamed[symbol.alias.name.value] = _split(symbol.entry.replacement or "")[1]
     return renamed
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.apidata import Deprecation, FixKind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Option, Rule, TorchRange
+from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
 from .._deprecated_api import import_rewrite, imported_symbols, is_amp, renamed_by_imports, replacement_exists, respell
@@ -113,11 +113,6 @@ class DeprecatedTorchApi(Rule):
             False, "Also report documentation-only deprecations whose replacement is not a drop-in."
         )
     }
-    trigger_words = (
-        "solve", "symeig", "lstsq", "eig", "matrix_rank", "ger", "chain_matmul", "qr", "cholesky", "norm",
-        "range", "assert_allclose", "functorch", "pytree", "sigmoid", "tanh", "Tensor", "lu", "svd",
-        "Upsampling", "weight_norm", "sdp_kernel",
-    )
     valid = (
         "import torch\nx = torch.outer(u, v)\n",
         "import torch\nq, r = torch.linalg.qr(a)\n",
@@ -163,6 +158,11 @@ class DeprecatedTorchApi(Rule):
             ),
         ),
     )
+
+    @classmethod
+    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
+        """A file can only refer to a table entry by writing its last name."""
+        return tuple(sorted({symbol.rsplit(".", 1)[-1] for symbol in _owned()}))
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
