@@ -10,13 +10,13 @@ imports, so a local ``def ger(...)`` or ``numpy.linalg.qr`` never matches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.apidata import Deprecation
-from torchlint.fixes import spell
+from torchlint.fixes import dotted_expression, spell
 from torchlint.names import ImportTable, dotted
 from torchlint.rule import TorchVersion
 
@@ -93,15 +93,7 @@ def import_rewrite(node: cst.ImportFrom, table: Mapping[str, Deprecation]) -> Op
     module = targets.pop()
     renamed = {id(s.alias): _split(s.entry.replacement or "")[1] for s in symbols}
     names = [alias.with_changes(name=cst.Name(renamed[id(alias)])) for alias in node.names]
-    return node.with_changes(module=_attribute(module), names=names)
-
-
-def _attribute(dotted_text: str) -> cst.BaseExpression:
-    parts = dotted_text.split(".")
-    expr: cst.BaseExpression = cst.Name(parts[0])
-    for part in parts[1:]:
-        expr = cst.Attribute(value=expr, attr=cst.Name(part))
-    return expr
+    return node.with_changes(module=dotted_expression(module), names=names)
 
 
 def renamed_by_imports(module: cst.Module, table: Mapping[str, Deprecation]) -> Dict[str, str]:
@@ -148,22 +140,12 @@ def respell(
     tail = len(old_parts) - shared
     if shared and len(parts) > tail and parts[-tail:] == old_parts[shared:]:
         prefix = parts[:-tail]
-        prefix_expr = _attribute(".".join(prefix))
+        prefix_expr = dotted_expression(".".join(prefix))
         if names.qualified_name(prefix_expr) == ".".join(old_parts[:shared]):
-            return Respelled(_attribute(".".join(prefix + new_parts[shared:])), ())
+            return Respelled(dotted_expression(".".join(prefix + new_parts[shared:])), ())
     if len(parts) == 1 and parts[0] in renamed:
         return Respelled(cst.Name(renamed[parts[0]]), ())
     spelling = spell(names, new)
     if spelling is None:
         return None
     return Respelled(spelling.expression, spelling.imports)
-
-
-def entries(selected: Iterable[Deprecation]) -> Dict[str, Deprecation]:
-    return {entry.symbol: entry for entry in selected}
-
-
-__all__ = [
-    "AMP_PREFIXES", "ImportedSymbol", "Respelled", "entries", "import_rewrite", "imported_symbols",
-    "is_amp", "renamed_by_imports", "replacement_exists", "replacement_since", "respell",
-]

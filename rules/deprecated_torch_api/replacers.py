@@ -85,38 +85,41 @@ def chain_matmul(site: Site) -> Optional[cst.BaseExpression]:
     return call.with_changes(args=[first, *others])
 
 
-def qr(site: Site) -> Optional[cst.BaseExpression]:
-    """``qr(A, some=False)`` is ``linalg.qr(A, mode="complete")``; ``some=True`` is the default mode."""
+@dataclass(frozen=True)
+class _Flag:
+    """A call renamed to its replacement without one boolean argument, and
+    the literal value that argument had (its default when absent)."""
+
+    call: cst.Call
+    value: bool
+
+
+def _without_flag(site: Site, symbol: str, name: str, default: bool) -> Optional[_Flag]:
+    """None when the argument is not a literal or the call cannot be bound."""
     call = _renamed(site)
     if call is None or not _plain(call):
         return None
-    some = bind(call, apidata.signature("torch.qr")).argument("some")
-    if some is None:
-        return call
-    value = _literal_bool(some)
-    if value is None:
+    arg = bind(call, apidata.signature(symbol)).argument(name)
+    if arg is None:
+        return _Flag(call, default)
+    value = _literal_bool(arg)
+    return None if value is None else _Flag(remove_argument(call, arg), value)
+
+
+def qr(site: Site) -> Optional[cst.BaseExpression]:
+    """``qr(A, some=False)`` is ``linalg.qr(A, mode="complete")``; ``some=True`` is the default mode."""
+    flag = _without_flag(site, "torch.qr", "some", True)
+    if flag is None:
         return None
-    without = remove_argument(call, some)
-    return without if value else set_keyword(without, "mode", cst.SimpleString('"complete"'))
+    return flag.call if flag.value else set_keyword(flag.call, "mode", cst.SimpleString('"complete"'))
 
 
 def cholesky(site: Site) -> Optional[cst.BaseExpression]:
     """``cholesky(A, upper=True)`` is ``linalg.cholesky(A).mH``."""
-    call = _renamed(site)
-    if call is None or not _plain(call):
+    flag = _without_flag(site, "torch.cholesky", "upper", False)
+    if flag is None or (flag.value and site.version < _MH_SINCE):
         return None
-    upper = bind(call, apidata.signature("torch.cholesky")).argument("upper")
-    if upper is None:
-        return call
-    value = _literal_bool(upper)
-    if value is None:
-        return None
-    without = remove_argument(call, upper)
-    if not value:
-        return without
-    if site.version < _MH_SINCE:
-        return None
-    return cst.Attribute(value=without, attr=cst.Name("mH"))
+    return cst.Attribute(value=flag.call, attr=cst.Name("mH")) if flag.value else flag.call
 
 
 def _one_past(end: cst.BaseExpression, step: int) -> cst.BaseExpression:
