@@ -138,3 +138,15 @@ def test_amp_findings_wait_for_the_replacement_in_the_oldest_targeted_release() 
     source = "import torch\ns = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    pass\n"
     assert len(_lint(source, code="TL701", torch="2.3")) == 2
     assert len(_lint(source, code="TL701", torch="2.2")) == 1  # torch.amp.GradScaler is from 2.3
+
+
+def test_a_shipped_program_is_fixed_for_the_torch_version_its_spec_names() -> None:
+    from torchlint.settings import Settings
+    from torchlint.verify.session import plan_programs, rule_settings
+
+    tl801 = by_code_or_name("TL801")
+    assert tl801 is not None and tl801.verification is not None
+    assert rule_settings(tl801, Settings(), program=True).torch_version == "2.5"
+    assert rule_settings(tl801, Settings(), program=False).torch_version is None
+    (case,) = plan_programs(tl801, Settings())
+    assert not case.error and "weights_only=True" in case.fixed

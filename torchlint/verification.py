@@ -89,6 +89,9 @@ class VerificationSpec:
     program_options: Optional[OptionsHook] = None
     """Rewrites the rule's options before its fix is applied to a shipped
     program (e.g. to suit the machine verify runs on); ``None`` keeps them."""
+    program_torch_version: str = ""
+    """The target torch version a shipped program is linted and fixed for,
+    when the rule fires only for older targets; "" keeps the configured one."""
 
 
 def rule_directory(rule: "RuleClass") -> Path:

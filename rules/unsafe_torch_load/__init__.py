@@ -97,11 +97,11 @@ class UnsafeTorchLoad(Rule):
         Example("import torch\nstate = torch.load(path)\n", findings=0, torch="1.12"),
     )
 
-    # No shipped program: `torchlint verify` lints programs at the current
-    # torch release, where the default is already `weights_only=True` and
-    # this rule makes no finding.  `torchlint verify train.py` checks a
-    # script of a project whose torch-version is older.
     verification = VerificationSpec(
+        programs=("verify_program.py",),
+        # At the current release the default is already `weights_only=True`
+        # and the rule is silent: the program is a torch 2.5 project's.
+        program_torch_version="2.5",
         contract=Contract(
             level="identical",
             promise=(
