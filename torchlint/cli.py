@@ -494,6 +494,7 @@ def rules_command(as_json: bool) -> None:
             "default": rule.default_enabled,
             "torch_versions": rule.torch_versions,
             "summary": rule.summary,
+            "aliases": list(rule.aliases),
             "options": {key: option.default for key, option in rule.options.items()},
         }
         for rule in all_rules()
@@ -505,7 +506,9 @@ def rules_command(as_json: bool) -> None:
     click.echo(f"{'code':<6} {'name':<{width}} {'fix':<9} {'default':<7} summary")
     for entry in catalog:
         default = "on" if entry["default"] else "off"
-        click.echo(f"{entry['code']:<6} {entry['name']:<{width}} {entry['fix']:<9} {default:<7} {entry['summary']}")
+        aliases = entry["aliases"]
+        also = f" (also {', '.join(aliases)})" if aliases else ""  # type: ignore[arg-type]
+        click.echo(f"{entry['code']:<6} {entry['name']:<{width}} {entry['fix']:<9} {default:<7} {entry['summary']}{also}")
 
 
 @main.command(name="clean")

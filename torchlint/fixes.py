@@ -350,7 +350,8 @@ class Spelling:
     imports: Tuple[str, ...]
 
 
-def _expression(dotted_text: str) -> cst.BaseExpression:
+def dotted_expression(dotted_text: str) -> cst.BaseExpression:
+    """``a.b.c`` as a libcst expression."""
     parts = dotted_text.split(".")
     expr: cst.BaseExpression = cst.Name(parts[0])
     for part in parts[1:]:
@@ -375,11 +376,11 @@ def spell(names: ImportTable, qualified: str, *, module: Optional[str] = None) -
         if local is not None and names.binding(local) == prefix:
             text = ".".join([local, *parts[size:]])
             needs_module = module is not None and not (prefix == module or prefix.startswith(module + "."))
-            return Spelling(_expression(text), text, (module,) if needs_module and module else ())
+            return Spelling(dotted_expression(text), text, (module,) if needs_module and module else ())
     root = parts[0]
     if names.is_bound(root) or names.binding(root) is not None:
         return None
-    return Spelling(_expression(qualified), qualified, (module or root,))
+    return Spelling(dotted_expression(qualified), qualified, (module or root,))
 
 
 @dataclass(frozen=True)

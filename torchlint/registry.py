@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -47,17 +48,30 @@ def _as_name(key: str) -> str:
 
 
 def by_code_or_name(key: str) -> Optional[RuleClass]:
-    """Look a rule up by its code (case-insensitive) or its name."""
+    """Look a rule up by its code (case-insensitive) or its name; an alias
+    finds the first rule that declares it."""
     for rule in all_rules():
         if key.upper() == rule.code or _as_name(key) == rule.name:
             return rule
-    return None
+    carrying = by_alias(key)
+    return carrying[0] if carrying else None
+
+
+def by_alias(alias: str) -> Tuple[RuleClass, ...]:
+    """The rules that declare ``alias`` (another tool's code), by code."""
+    upper = alias.strip().upper()
+    return tuple(rule for rule in all_rules() if upper in rule.aliases)
+
+
+# An alias prefix is letters and at least one digit (``TOR1``), so a
+# selector such as a rule name never matches an alias by accident.
+_ALIAS_PREFIX = re.compile(r"^[A-Z]+[0-9]+$")
 
 
 def suggest(selector: str) -> Optional[str]:
     """The rule code or name closest to a selector that matched nothing."""
     key = selector.strip()
-    codes = [rule.code for rule in all_rules()]
+    codes = [rule.code for rule in all_rules()] + sorted({a for rule in all_rules() for a in rule.aliases})
     names = [rule.name for rule in all_rules()]
     close = difflib.get_close_matches(key.upper(), codes, n=1, cutoff=0.6) or difflib.get_close_matches(
         _as_name(key), names, n=1, cutoff=0.6
@@ -66,7 +80,8 @@ def suggest(selector: str) -> Optional[str]:
 
 
 def expand_selector(selector: str) -> Optional[List[RuleClass]]:
-    """Rules matched by ``ALL``, a code prefix (``TL3``) or a name; None if nothing."""
+    """Rules matched by ``ALL``, a code prefix (``TL3``), a name, an alias
+    (``TOR102``) or an alias prefix (``TOR1``); None if nothing."""
     selector = selector.strip()
     if selector.upper() == "ALL":
         return list(all_rules())
@@ -74,6 +89,11 @@ def expand_selector(selector: str) -> Optional[List[RuleClass]]:
     if named:
         return named
     upper = selector.upper()
+    aliased = list(by_alias(upper))
+    if aliased:
+        return aliased
+    if _ALIAS_PREFIX.match(upper) and not upper.startswith("TL"):
+        return [rule for rule in all_rules() if any(a.startswith(upper) for a in rule.aliases)] or None
     if not upper.startswith("TL") or upper == "TL":
         return None
     matched = [rule for rule in all_rules() if rule.code.startswith(upper)]

@@ -252,6 +252,9 @@ class Rule:
     project_bases: ClassVar[Tuple[str, ...]] = ()
     """With ``PROJECT``: the classes (dotted names) whose subclasses across
     the project's files the rule asks about; only those are indexed."""
+    aliases: ClassVar[Tuple[str, ...]] = ()
+    """Other tools' codes for what this rule reports (another linter's code
+    may map to several rules); accepted wherever codes are."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 

@@ -8,6 +8,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, Optional, Tuple
 
+from torchlint.registry import by_alias
+
 _QUICK = re.compile(r"noqa|torchlint", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-,\s]+?))?\s*(?:#|$)", re.IGNORECASE)
 _DIRECTIVE = re.compile(
@@ -23,7 +25,16 @@ def _codes(text: Optional[str]) -> FrozenSet[str]:
     if not text:
         return ALL
     codes = frozenset(part.strip() for part in re.split(r"[,\s]+", text) if part.strip())
-    return codes or ALL
+    return frozenset(_with_aliases(codes)) or ALL
+
+
+def _with_aliases(codes: FrozenSet[str]) -> Iterator[str]:
+    """The codes, plus the rule codes that another tool's code (an alias
+    such as a TorchFix code) stands for."""
+    for code in codes:
+        yield code
+        for rule in by_alias(code):
+            yield rule.code
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,9 @@ class VerificationSpec:
     """Rewrites the rule's options before `torchlint verify` applies its fix,
     to a shipped program or a user's script (e.g. to suit the machine verify
     runs on); ``None`` keeps them."""
+    program_torch_version: str = ""
+    """The target torch version a shipped program is linted and fixed for,
+    when the rule fires only for older targets; "" keeps the configured one."""
 
 
 def rule_directory(rule: "RuleClass") -> Path:

@@ -106,6 +106,7 @@ class DataLoaderWithoutWorkers(Rule):
     code = "TL201"
     name = "dataloader-without-workers"
     summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
+    aliases = ("TOR401",)
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")

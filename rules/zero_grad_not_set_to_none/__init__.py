@@ -80,6 +80,7 @@ class ZeroGradNotSetToNone(Rule):
     code = "TL302"
     name = "zero-grad-not-set-to-none"
     summary = "`zero_grad()` fills gradients with zeros; pass `set_to_none=True`"
+    aliases = ("TOR402",)
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "unsafe: `set_to_none=True`"
     torch_range = TorchRange(

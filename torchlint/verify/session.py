@@ -116,16 +116,20 @@ def verifiable_rules() -> List[RuleClass]:
 def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
     """``base`` with only ``rule`` selected and the rule's options as its
     verification spec adapts them to this machine (``program_options``), for
-    shipped programs and users' scripts alike: verify runs the fix here."""
-    del program  # both kinds of case are run on this machine
+    shipped programs and users' scripts alike: verify runs the fix here; for
+    shipped programs also the target torch version (``program_torch_version``)."""
     options = {key: dict(value) for key, value in base.rule_options.items()}
     spec = rule.verification
     if spec is not None and spec.program_options is not None:
         configured = {key: option.default for key, option in rule.options.items()}
         configured.update(options.get(rule.code, {}))
         options[rule.code] = dict(spec.program_options(configured))
+    torch_version = base.torch_version
+    if program and spec is not None and spec.program_torch_version:
+        torch_version = spec.program_torch_version
     return replace(
-        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options
+        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
+        torch_version=torch_version,
     )
 
 
