@@ -64,12 +64,18 @@ GUIDE_TITLES = (
 def test_every_rule_doc_has_ruff_sections() -> None:
     for rule in all_rules():
         sections = rule.doc_sections()
-        for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "Source guide"):
+        for heading in ("What it does", "Why is this bad?", "Example", "Fix safety"):
             assert heading in sections and sections[heading], f"{rule.code} lacks '{heading}'"
         assert "Use instead" in sections["Example"], f"{rule.code}: Example lacks 'Use instead'"
-        guide = " ".join(sections["Source guide"].split())
-        assert any(title in guide for title in GUIDE_TITLES), f"{rule.code} cites no guide by title"
-        assert not re.search(r"\d{3}_[0-9a-f]{16}\.txt", guide), f"{rule.code} cites a guide by file name"
+        # A rule drawn from the guides cites them under "Source guide"; one
+        # drawn from PyTorch's own documentation or release notes (an API
+        # deprecation, say) cites those under "Source".
+        assert sections.get("Source guide") or sections.get("Source"), f"{rule.code} cites no source"
+        if "Source guide" in sections:
+            guide = " ".join(sections["Source guide"].split())
+            assert any(title in guide for title in GUIDE_TITLES), f"{rule.code} cites no guide by title"
+        cited = sections.get("Source guide", "") + sections.get("Source", "")
+        assert not re.search(r"\d{3}_[0-9a-f]{16}\.txt", cited), f"{rule.code} cites a guide by file name"
 
 
 def test_fixable_rule_docs_show_their_contract_and_any_recorded_row() -> None:
