@@ -100,7 +100,7 @@ class TorchvisionPretrained(Rule):
         min=TorchVersion(1, 12),
         note="torchvision 0.13 added `weights=`; 0.13 pairs with torch 1.12, so the rule runs for torch 1.12 and newer",
     )
-    trigger_words = ("pretrained",)
+    trigger_words = ("torchvision",)  # a positional flag need not say "pretrained"
     valid = (
         "from torchvision import models\nm = models.resnet50(weights=models.ResNet50_Weights.DEFAULT)\n",
         "import timm\nm = timm.create_model('resnet50', pretrained=True)\n",
