@@ -55,10 +55,9 @@ class CheckpointUseReentrant(Rule):
     implementations.  Gradients are the same in ordinary use, but the two
     differ at the edges: with no input requiring grad, the reentrant variant
     silently drops the block's parameter gradients while the non-reentrant
-    one computes them; the non-reentrant variant checks (by default) that
-    the recomputed forward saves tensors of the same shapes and raises if
-    it does not; random number state and `detach()` of intermediate
-    results inside the block behave differently.  Pass
+    one computes them; and the non-reentrant variant checks (by default)
+    that the recomputed forward saves tensors of the same shapes, dtypes
+    and devices as the first one, and raises if it does not.  Pass
     `use_reentrant=True` yourself to keep the old behaviour and silence the
     warning.
 
@@ -122,7 +121,7 @@ class CheckpointUseReentrant(Rule):
         function = qualified.rsplit(".", 1)[1]
         self.report(
             node,
-            f"`{function}` without `use_reentrant` uses the reentrant variant and warns; "
+            f"`{function}` without `use_reentrant` uses the reentrant variant (recent torch warns); "
             "pass `use_reentrant=False` (recommended) or `True` explicitly",
             fix=fix,
         )

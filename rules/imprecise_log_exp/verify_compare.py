@@ -24,11 +24,12 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
         if key not in keys:
             continue
         before, after = float(original.values[key]), float(fixed.values[key])
-        if after <= before:
+        # The program's tiny inputs make the old form err, so the fix must do better.
+        if after < before or after == before == 0.0:
             found.keyed(NOTE, "closer to the float64 reference on inputs below 1e-4 (largest error)", key,
                         f"{before:.3g} -> {after:.3g}")
         else:
-            found.keyed(FAIL, "further from the float64 reference than before", key, f"{before:.3g} -> {after:.3g}")
+            found.keyed(FAIL, "no closer to the float64 reference than before", key, f"{before:.3g} -> {after:.3g}")
     if _OVERFLOW in keys:
         a, b = original.values[_OVERFLOW], fixed.values[_OVERFLOW]
         assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
