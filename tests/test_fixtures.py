@@ -68,11 +68,13 @@ def test_every_rule_doc_has_ruff_sections() -> None:
             assert heading in sections and sections[heading], f"{rule.code} lacks '{heading}'"
         assert "Use instead" in sections["Example"], f"{rule.code}: Example lacks 'Use instead'"
         # A rule the GPU guides discuss cites them ("Source guide"); a rule
-        # they do not discuss cites PyTorch's documentation ("Source").
+        # they do not discuss cites PyTorch's (or torchvision's) documentation
+        # or release notes ("Source").
         assert ("Source guide" in sections) != ("Source" in sections), f"{rule.code}: one source section"
         if "Source" in sections:
             source = " ".join(sections["Source"].split())
-            assert "PyTorch" in source, f"{rule.code}: 'Source' cites no PyTorch documentation"
+            assert "PyTorch" in source or "torchvision" in source, f"{rule.code}: 'Source' cites no documentation"
+            assert not re.search(r"\d{3}_[0-9a-f]{16}\.txt", source), f"{rule.code} cites a guide by file name"
             continue
         guide = " ".join(sections["Source guide"].split())
         assert any(title in guide for title in GUIDE_TITLES), f"{rule.code} cites no guide by title"

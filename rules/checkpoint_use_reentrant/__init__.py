@@ -1,0 +1,127 @@
+"""TL705 checkpoint-use-reentrant."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Tuple
+
+import libcst as cst
+
+from torchlint import apidata
+from torchlint.fixes import bind, set_argument
+from torchlint.model import Applicability
+from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.verification import Contract, VerificationSpec
+
+_CHECKPOINTS = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
+_PARAMETER = "use_reentrant"
+
+
+class CheckpointUseReentrant(Rule):
+    """## What it does
+    Reports calls of `torch.utils.checkpoint.checkpoint` and
+    `torch.utils.checkpoint.checkpoint_sequential` that do not pass
+    `use_reentrant` (by keyword, or for `checkpoint_sequential` as the fourth
+    positional argument).  A call that unpacks `**kwargs` may pass it and is
+    left alone.
+
+    ## Why is this bad?
+    Without `use_reentrant`, checkpoint uses the old reentrant
+    implementation, and recent torch releases warn on every such call that
+    the argument must be passed explicitly because the default is going to
+    change to `False`.  The reentrant variant does not record the autograd
+    graph inside the checkpointed function, so it cannot be used with
+    `torch.autograd.grad`, needs at least one input with
+    `requires_grad=True` (else the checkpointed part gets no gradients, only
+    a warning), and does not support keyword arguments or nested structures
+    the way the non-reentrant one does.  PyTorch's documentation recommends
+    `use_reentrant=False`.
+
+    ## Example
+    ```python
+    from torch.utils.checkpoint import checkpoint
+
+    def forward(self, x):
+        return checkpoint(self.block, x)
+    ```
+
+    Use instead:
+    ```python
+    def forward(self, x):
+        return checkpoint(self.block, x, use_reentrant=False)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix writes `use_reentrant=False`, which switches
+    implementations.  Gradients are the same in ordinary use, but the two
+    differ at the edges: with no input requiring grad, the reentrant variant
+    silently drops the block's parameter gradients while the non-reentrant
+    one computes them; and the non-reentrant variant checks (by default)
+    that the recomputed forward saves tensors of the same shapes, dtypes
+    and devices as the first one, and raises if it does not.  Pass
+    `use_reentrant=True` yourself to keep the old behaviour and silence the
+    warning.
+
+    ## Options
+    None.
+
+    ## Source
+    PyTorch documentation, *torch.utils.checkpoint* (the `use_reentrant`
+    parameter, the differences between the two variants, and the
+    recommendation to use `use_reentrant=False`).  The online PyTorch
+    training book *Chapter 16: GPU Acceleration & Distributed Training*
+    shows `checkpoint.checkpoint(..., use_reentrant=False)` in its gradient
+    checkpointing example.
+    """
+
+    code = "TL705"
+    name = "checkpoint-use-reentrant"
+    summary = "`torch.utils.checkpoint` call without an explicit `use_reentrant`"
+    aliases: ClassVar[Tuple[str, ...]] = ("TOR003",)
+    fix_availability = FixAvailability.SOMETIMES
+    fix_summary = "unsafe: pass `use_reentrant=False`"
+    torch_range = TorchRange(min=TorchVersion(1, 11), note="`use_reentrant` exists since 1.11")
+    trigger_words = ("checkpoint",)
+    valid = (
+        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
+        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, **options)\n",
+        "import torch\ny = torch.utils.checkpoint.checkpoint_sequential(blocks, 2, x, True)\n",
+        "from deepspeed import checkpointing\ny = checkpointing.checkpoint(block, x)\n",
+    )
+    invalid = (
+        Example(
+            "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x)\n",
+            fixed="from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
+        ),
+        Example(
+            "import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x)\n",
+            fixed="import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x, use_reentrant=False)\n",
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        contract=Contract(
+            level="close",
+            promise="Outputs and gradients of the checkpointed blocks are the same up to rounding.",
+            checks=("every output is close, with the same shape, dtype, device and autograd status",),
+            differences=("a block whose inputs do not require grad gets parameter gradients only after the fix",),
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.names.call_name(node)
+        if qualified not in _CHECKPOINTS:
+            return
+        signature = apidata.signature(qualified)
+        if bind(node, signature).may_be_present(_PARAMETER):
+            return
+        fixed = set_argument(node, signature, _PARAMETER, cst.Name("False"))
+        fix = None
+        if fixed is not None:
+            fix = self.replace(node, fixed, Applicability.UNSAFE, "Pass `use_reentrant=False`")
+        function = qualified.rsplit(".", 1)[1]
+        self.report(
+            node,
+            f"`{function}` without `use_reentrant` uses the reentrant variant (recent torch warns); "
+            "pass `use_reentrant=False` (recommended) or `True` explicitly",
+            fix=fix,
+        )
