@@ -5,15 +5,18 @@ A rule author adds examples to the rule's class; nothing here changes.
 
 from __future__ import annotations
 
+import tempfile
 import textwrap
-from typing import List, Tuple
+from pathlib import Path
+from typing import List, Tuple, Union
 
 import pytest
 
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.engine import LintConfig
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
+from torchlint.runner import FileOutcome, fix_file, lint_file
+from torchlint.settings import Settings
 
 
 def example_text(source: str) -> str:
@@ -27,18 +30,35 @@ def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfi
     return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
 
 
-def check_valid(rule: RuleClass, source: str) -> None:
-    found = lint_source(example_text(source), "example.py", example_config(rule))
-    assert [d.message for d in found] == [], f"{rule.code} reports a VALID example"
+def run_example(rule: RuleClass, example: Example) -> Tuple[FileOutcome, FileOutcome]:
+    """Lint and fix (unsafe, not written) the example as a file named
+    ``rule.example_name``, with its other files beside it, through the same
+    runner as ``torchlint check`` (so every kind of file a rule reads works)."""
+    config = example_config(rule, example)
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, text in {**example.files, rule.example_name: example.source}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(example_text(text), encoding="utf-8", newline="")
+        settings = Settings(select=(rule.code,), torch_version=str(config.torch_version),
+                            rule_options={rule.code: dict(example.options)}, root=root)
+        path = root / rule.example_name
+        return lint_file(path, settings), fix_file(path, settings, unsafe=True, write=False)
+
+
+def check_valid(rule: RuleClass, source: Union[str, Example]) -> None:
+    example = source if isinstance(source, Example) else Example(source, findings=0)
+    found, _ = run_example(rule, example)
+    assert [d.message for d in found.diagnostics] == [], f"{rule.code} reports a VALID example"
 
 
 def check_invalid(rule: RuleClass, example: Example) -> None:
-    source, config = example_text(example.source), example_config(rule, example)
-    found = lint_source(source, "example.py", config)
-    assert [d.code for d in found] == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found]}"
-    result = fix_text(source, "example.py", config, unsafe=True)
-    expected = source if example.fixed is None else example_text(example.fixed)
-    assert result.source == expected
+    found, fixed = run_example(rule, example)
+    codes = [d.code for d in found.diagnostics]
+    assert codes == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found.diagnostics]}"
+    assert fixed.fixed is not None
+    expected = example_text(example.source if example.fixed is None else example.fixed)
+    assert fixed.fixed.source == expected
 
 
 def check_example_coverage(rule: RuleClass) -> None:
@@ -51,7 +71,7 @@ def check_example_coverage(rule: RuleClass) -> None:
         assert with_fix, f"{rule.code} has a fix but no example shows it"
 
 
-VALID: List[Tuple[RuleClass, str]] = [(rule, source) for rule in all_rules() for source in rule.valid]
+VALID: List[Tuple[RuleClass, Union[str, Example]]] = [(rule, source) for rule in all_rules() for source in rule.valid]
 INVALID: List[Tuple[RuleClass, Example]] = [(rule, example) for rule in all_rules() for example in rule.invalid]
 
 
@@ -60,7 +80,7 @@ def _id(case: Tuple[RuleClass, object]) -> str:
 
 
 @pytest.mark.parametrize("case", VALID, ids=_id)
-def test_valid_example_is_not_reported(case: Tuple[RuleClass, str]) -> None:
+def test_valid_example_is_not_reported(case: Tuple[RuleClass, Union[str, Example]]) -> None:
     check_valid(*case)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Iterator, List, Sequence, Set, Tuple
 
 from torchlint.gitignore import GitIgnore
+from torchlint.jobscript.parse import is_job_script_file
 from torchlint.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
@@ -81,7 +82,7 @@ def _walk(
                 is_file = entry.is_file()
             except OSError:
                 continue
-            if not is_dir and not (is_file and entry.name.endswith(PYTHON_SUFFIXES)):
+            if not is_dir and not (is_file and (entry.name.endswith(PYTHON_SUFFIXES) or is_job_script_file(path))):
                 continue
             if settings.is_excluded(path):
                 continue

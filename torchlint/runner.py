@@ -13,6 +13,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from torchlint.cache import Cache
 from torchlint.engine import lint_source, parse_error
 from torchlint.fixer import FixResult, fix_text
+from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
 from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
 from torchlint.settings import Settings
@@ -71,13 +72,17 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
         if is_notebook(path):
             diagnostics, notebook = lint_notebook(source.text, shown, settings.lint_config(path))
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
+        elif is_job_script(path, source.text):
+            diagnostics = lint_job_script(source.text, shown, settings.lint_config(path), path)
         else:
             diagnostics = lint_source(source.text, shown, settings.lint_config(path))
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
     text = source.text if diagnostics else None
-    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, cell_sources=cells)
+    # A job script's findings also depend on the code it launches: never cached.
+    digest = None if is_job_script(path, source.text) else source.digest
+    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells)
 
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
@@ -91,6 +96,8 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             _, result, notebook = fix_notebook(source.text, shown, settings.lint_config(path), unsafe=unsafe)
             if notebook is not None and result.remaining:
                 cells = cell_sources(notebook, shown)
+        elif is_job_script(path, source.text):
+            result = fix_job_script(source.text, shown, settings.lint_config(path), unsafe=unsafe, file=path)
         else:
             result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
     except Exception as error:
@@ -101,7 +108,8 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             write_source(source, result.source)
         except (SourceError, OSError) as error:
             write_error = str(error)
-    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, source.digest,
+    digest = None if is_job_script(path, source.text) else source.digest
+    return FileOutcome(shown, result.remaining, source.text, result, source, write_error, digest,
                        cell_sources=cells)
 
 

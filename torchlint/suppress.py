@@ -6,7 +6,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, Optional, Tuple
 
 _QUICK = re.compile(r"noqa|torchlint", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-,\s]+?))?\s*(?:#|$)", re.IGNORECASE)
@@ -85,14 +85,23 @@ def _next_code_line(lines: Tuple[str, ...], after: int) -> Optional[int]:
 
 
 def parse_suppressions(source: str) -> Suppressions:
-    """Read every suppression comment of a file."""
+    """Read every suppression comment of a Python file."""
     if not _QUICK.search(source):
         return Suppressions.none()
+    lines = tuple(source.splitlines())
+    return suppressions_from(_comments(source), lambda row: _next_code_line(lines, row))
+
+
+def suppressions_from(
+    comments: Iterable[Tuple[int, str, bool]], next_code_line: Callable[[int], Optional[int]]
+) -> Suppressions:
+    """Suppressions from (line, comment text, alone on its line) triples;
+    ``next_code_line(row)`` is the line an own-line comment on ``row`` covers.
+    Other file kinds (job scripts) find their comments their own way."""
     trailing: Dict[int, FrozenSet[str]] = {}
     own_line: Dict[int, FrozenSet[str]] = {}
     file_level: FrozenSet[str] = frozenset()
-    lines = tuple(source.splitlines())
-    for row, text, alone in _comments(source):
+    for row, text, alone in comments:
         codes: FrozenSet[str] = frozenset()
         for match in _DIRECTIVE.finditer(text):
             kind = match.group("kind").lower()
@@ -109,7 +118,7 @@ def parse_suppressions(source: str) -> Suppressions:
             continue
         if alone:
             # An own-line ``# torchlint: ignore[...]`` covers the next statement.
-            target = _next_code_line(lines, row)
+            target = next_code_line(row)
             if target is not None:
                 own_line[target] = own_line.get(target, frozenset()) | codes
         else:
