@@ -8,6 +8,7 @@ from torchlint.jobscript.model import JobScript, Launch, Launcher, Span
 from torchlint.jobscript.rule import JobFix, JobScriptRule
 from torchlint.model import Applicability, Edit
 from torchlint.rule import Example, FixAvailability, TorchRange, TorchVersion
+from torchlint.verification import Contract, VerificationSpec
 
 _USE_ENV = frozenset({"--use_env", "--use-env"})
 
@@ -57,6 +58,20 @@ class LegacyLauncherInJob(JobScriptRule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "unsafe: `torchrun` with the same arguments (the script must read `LOCAL_RANK`)"
     torch_range = TorchRange(min=TorchVersion(1, 10), note="torchrun exists from 1.10")
+    verification = VerificationSpec(
+        contract=Contract(
+            level="changed",
+            promise=(
+                "The same script starts with the same arguments and process count under torchrun; "
+                "the local rank arrives in `LOCAL_RANK` instead of a `--local-rank` argument."
+            ),
+            checks=(
+                "no program: the fix edits a job script, not Python; run the fixed job once "
+                "(`torchlint verify --slurm` runs verify itself on a compute node)",
+            ),
+            differences=("A script that reads only the `--local-rank` argument no longer gets its rank.",),
+        ),
+    )
     valid = (
         "#SBATCH --gres=gpu:2\ntorchrun --nproc_per_node=2 train.py\n",
         "#SBATCH --gres=gpu:1\npython train.py\n",

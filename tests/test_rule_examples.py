@@ -12,11 +12,12 @@ from typing import List, Tuple, Union
 
 import pytest
 
-from torchlint.engine import LintConfig
+from torchlint.engine import LintConfig, lint_source
+from torchlint.fixer import FixResult, fix_text
+from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from torchlint.model import Diagnostic
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
-from torchlint.runner import FileOutcome, fix_file, lint_file
-from torchlint.settings import Settings
 
 
 def example_text(source: str) -> str:
@@ -30,35 +31,34 @@ def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfi
     return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
 
 
-def run_example(rule: RuleClass, example: Example) -> Tuple[FileOutcome, FileOutcome]:
-    """Lint and fix (unsafe, not written) the example as a file named
-    ``rule.example_name``, with its other files beside it, through the same
-    runner as ``torchlint check`` (so every kind of file a rule reads works)."""
+def run_example(rule: RuleClass, example: Example) -> Tuple[List[Diagnostic], FixResult]:
+    """Lint and fix (unsafe) the example as a file named ``rule.example_name``
+    with its other files beside it; a batch script goes to the job-script
+    linter, anything else to the Python engine, as in ``torchlint check``."""
     config = example_config(rule, example)
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        for name, text in {**example.files, rule.example_name: example.source}.items():
+        for name, text in example.files.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(example_text(text), encoding="utf-8", newline="")
-        settings = Settings(select=(rule.code,), torch_version=str(config.torch_version),
-                            rule_options={rule.code: dict(example.options)}, root=root)
-        path = root / rule.example_name
-        return lint_file(path, settings), fix_file(path, settings, unsafe=True, write=False)
+            (root / name).write_text(example_text(text), encoding="utf-8")
+        path, source = root / rule.example_name, example_text(example.source)
+        if is_job_script(path, source):
+            return (lint_job_script(source, str(path), config, path),
+                    fix_job_script(source, str(path), config, unsafe=True, file=path))
+        return lint_source(source, str(path), config), fix_text(source, str(path), config, unsafe=True)
 
 
 def check_valid(rule: RuleClass, source: Union[str, Example]) -> None:
     example = source if isinstance(source, Example) else Example(source, findings=0)
     found, _ = run_example(rule, example)
-    assert [d.message for d in found.diagnostics] == [], f"{rule.code} reports a VALID example"
+    assert [d.message for d in found] == [], f"{rule.code} reports a VALID example"
 
 
 def check_invalid(rule: RuleClass, example: Example) -> None:
     found, fixed = run_example(rule, example)
-    codes = [d.code for d in found.diagnostics]
-    assert codes == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found.diagnostics]}"
-    assert fixed.fixed is not None
+    assert [d.code for d in found] == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found]}"
     expected = example_text(example.source if example.fixed is None else example.fixed)
-    assert fixed.fixed.source == expected
+    assert fixed.source == expected
 
 
 def check_example_coverage(rule: RuleClass) -> None:
