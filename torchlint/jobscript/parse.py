@@ -215,8 +215,9 @@ def _directives(text: str) -> Tuple[Directive, ...]:
         if body and body[0] not in " \t":
             continue
         comment = re.search(r"\s#", body)
-        words = (body[:comment.start()] if comment else body).split()
-        span = Span(start, start + len(line), number)
+        options = (body[:comment.start()] if comment else body).rstrip()
+        words = options.split()
+        span = Span(start, start + len("#SBATCH") + len(options), number)
         found.extend(Directive(name, value, span) for name, value in _directive_options(words))
     return tuple(found)
 
