@@ -141,3 +141,14 @@ def test_ctrl_c_cancels_the_job(tmp_path: Path) -> None:
             break
         time.sleep(1)
     assert "JobState=CANCELLED" in state
+
+
+def test_slurm_setup_line_sets_up_python_on_the_node(tmp_path: Path) -> None:
+    setup = f"export PATH={Path(sys.executable).parent}:$PATH"
+    done = _verify(["--device", "cpu", "--quick", "--no-timing", "--rules", "TL302", "--slurm-setup", setup],
+                   tmp_path)
+    assert done.returncode == 0, done.stderr
+    (script,) = (tmp_path / "jobs").glob("*/job.sh")
+    lines = script.read_text().splitlines()
+    assert setup in lines
+    assert lines[-1].startswith("python -m torchlint.jobscript.on_node ")
