@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Counter as CounterType, List, Optional, Tuple
 
+from torchlint.engine import lint_source
+from torchlint.fixer import FixResult, fix_text
+from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from torchlint.model import Diagnostic
 from torchlint.settings import Settings, settings_from_table
 
 if sys.version_info >= (3, 11):
@@ -30,7 +34,7 @@ class Fixture:
 
     @property
     def fixed_path(self) -> Path:
-        return self.path.with_name(self.path.stem + ".fixed.py")
+        return self.path.with_name(self.path.stem + ".fixed" + self.path.suffix)
 
     @property
     def source(self) -> str:
@@ -63,11 +67,31 @@ class Fixture:
         return None
 
 
+FIXTURE_SUFFIXES = (".py", ".sh", ".slurm", ".sbatch", ".job")
+
+
 def all_fixtures() -> List[Fixture]:
-    """Every ``fixtures/TLxxx/*.py`` that is not an expected output."""
+    """Every ``fixtures/TLxxx/*.py`` (and batch script, whose launched code
+    lives in a subfolder) that is not an expected output."""
     fixtures = []
     for folder in sorted(FIXTURES.glob("TL[0-9][0-9][0-9]")):
-        for path in sorted(folder.glob("*.py")):
-            if not path.name.endswith(".fixed.py"):
+        for path in sorted(folder.iterdir()):
+            if path.suffix in FIXTURE_SUFFIXES and not path.stem.endswith(".fixed"):
                 fixtures.append(Fixture(path, folder.name))
     return fixtures
+
+
+def lint_fixture(fixture: Fixture, source: str) -> List[Diagnostic]:
+    """Lint ``source`` as the fixture's file: a batch script or Python."""
+    config = fixture.settings().lint_config(fixture.path)
+    if is_job_script(fixture.path, source):
+        return lint_job_script(source, str(fixture.path), config, fixture.path)
+    return lint_source(source, str(fixture.path), config)
+
+
+def fix_fixture(fixture: Fixture, source: str) -> FixResult:
+    """Fix ``source`` (unsafe fixes too) as the fixture's file."""
+    config = fixture.settings().lint_config(fixture.path)
+    if is_job_script(fixture.path, source):
+        return fix_job_script(source, str(fixture.path), config, unsafe=True, file=fixture.path)
+    return fix_text(source, str(fixture.path), config, unsafe=True)

@@ -7,33 +7,31 @@ from collections import Counter
 
 import pytest
 
-import torchlint
 from torchlint.registry import all_rules
 from torchlint.verification import read_measured
 
-from fixture_support import Fixture, all_fixtures
+from fixture_support import Fixture, all_fixtures, fix_fixture, lint_fixture
 
 FIXTURES = all_fixtures()
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
 def test_findings_match_expect_comments(fixture: Fixture) -> None:
-    diagnostics = torchlint.check_source(fixture.source, str(fixture.path), fixture.settings())
+    diagnostics = lint_fixture(fixture, fixture.source)
     found = Counter((d.start.line, d.code) for d in diagnostics)
     assert found == fixture.expected()
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
 def test_fixed_output_is_exact_and_stable(fixture: Fixture) -> None:
-    settings = fixture.settings()
-    result = torchlint.fix_source(fixture.source, str(fixture.path), settings, unsafe=True)
+    result = fix_fixture(fixture, fixture.source)
     expected = fixture.expected_fixed()
     if expected is None:
         assert not result.changed, "a fixture whose findings get fixes needs a .fixed.py"
         return
     assert result.source == expected
     assert result.converged and not result.dropped
-    again = torchlint.fix_source(result.source, str(fixture.path), settings, unsafe=True)
+    again = fix_fixture(fixture, result.source)
     assert again.source == result.source
     # Nothing that was fixed is still reported.
     assert not any(d.fixable(True) for d in again.remaining)

@@ -5,13 +5,17 @@ A rule author adds examples to the rule's class; nothing here changes.
 
 from __future__ import annotations
 
+import tempfile
 import textwrap
-from typing import List, Tuple
+from pathlib import Path
+from typing import List, Tuple, Union
 
 import pytest
 
 from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.fixer import FixResult, fix_text
+from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from torchlint.model import Diagnostic
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
 
@@ -27,18 +31,34 @@ def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfi
     return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
 
 
-def check_valid(rule: RuleClass, source: str) -> None:
-    found = lint_source(example_text(source), "example.py", example_config(rule))
+def run_example(rule: RuleClass, example: Example) -> Tuple[List[Diagnostic], FixResult]:
+    """Lint and fix (unsafe) the example as a file named ``rule.example_name``
+    with its other files beside it; a batch script goes to the job-script
+    linter, anything else to the Python engine, as in ``torchlint check``."""
+    config = example_config(rule, example)
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, text in example.files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(example_text(text), encoding="utf-8")
+        path, source = root / rule.example_name, example_text(example.source)
+        if is_job_script(path, source):
+            return (lint_job_script(source, str(path), config, path),
+                    fix_job_script(source, str(path), config, unsafe=True, file=path))
+        return lint_source(source, str(path), config), fix_text(source, str(path), config, unsafe=True)
+
+
+def check_valid(rule: RuleClass, source: Union[str, Example]) -> None:
+    example = source if isinstance(source, Example) else Example(source, findings=0)
+    found, _ = run_example(rule, example)
     assert [d.message for d in found] == [], f"{rule.code} reports a VALID example"
 
 
 def check_invalid(rule: RuleClass, example: Example) -> None:
-    source, config = example_text(example.source), example_config(rule, example)
-    found = lint_source(source, "example.py", config)
+    found, fixed = run_example(rule, example)
     assert [d.code for d in found] == [rule.code] * example.findings, f"{rule.code}: {[d.message for d in found]}"
-    result = fix_text(source, "example.py", config, unsafe=True)
-    expected = source if example.fixed is None else example_text(example.fixed)
-    assert result.source == expected
+    expected = example_text(example.source if example.fixed is None else example.fixed)
+    assert fixed.source == expected
 
 
 def check_example_coverage(rule: RuleClass) -> None:
@@ -51,7 +71,7 @@ def check_example_coverage(rule: RuleClass) -> None:
         assert with_fix, f"{rule.code} has a fix but no example shows it"
 
 
-VALID: List[Tuple[RuleClass, str]] = [(rule, source) for rule in all_rules() for source in rule.valid]
+VALID: List[Tuple[RuleClass, Union[str, Example]]] = [(rule, source) for rule in all_rules() for source in rule.valid]
 INVALID: List[Tuple[RuleClass, Example]] = [(rule, example) for rule in all_rules() for example in rule.invalid]
 
 
@@ -60,7 +80,7 @@ def _id(case: Tuple[RuleClass, object]) -> str:
 
 
 @pytest.mark.parametrize("case", VALID, ids=_id)
-def test_valid_example_is_not_reported(case: Tuple[RuleClass, str]) -> None:
+def test_valid_example_is_not_reported(case: Tuple[RuleClass, Union[str, Example]]) -> None:
     check_valid(*case)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.gitignore import GitIgnore
+from torchlint.jobscript.parse import is_job_script_file
 from torchlint.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
@@ -107,7 +108,7 @@ def _walk(
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
-            if not is_dir and not (is_file and entry.name.endswith(PYTHON_SUFFIXES)):
+            if not is_dir and not (is_file and (entry.name.endswith(PYTHON_SUFFIXES) or is_job_script_file(path))):
                 continue
             if settings.is_excluded(path, parents_checked=incremental):
                 continue

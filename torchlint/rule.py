@@ -138,6 +138,9 @@ class Example:
     findings: int = 1
     options: Mapping[str, OptionValue] = field(default_factory=dict)
     torch: str = ""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Other files beside the example, by relative path (for a job-script
+    rule: the Python code the script launches)."""
 
 
 @dataclass(frozen=True)
@@ -239,8 +242,11 @@ class Rule:
     torch_versions: ClassVar[str] = "all versions"
     """``str(torch_range)``, set for every subclass; kept for reports."""
     options: ClassVar[Mapping[str, Option]] = {}
-    valid: ClassVar[Tuple[str, ...]] = ()
-    """Short sources the rule must not report (tested automatically)."""
+    valid: ClassVar[Tuple[Union[str, Example], ...]] = ()
+    """Short sources the rule must not report (tested automatically); an
+    ``Example`` (with ``findings=0``) when it needs options or other files."""
+    example_name: ClassVar[str] = "example.py"
+    """The file name examples are linted under."""
     invalid: ClassVar[Tuple[Example, ...]] = ()
     """Short sources the rule must report, with their fixed text (tested automatically)."""
     verification: ClassVar[Optional[VerificationSpec]] = None

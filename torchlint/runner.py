@@ -15,6 +15,7 @@ from torchlint.analysis import Analysis, project
 from torchlint.cache import Cache
 from torchlint.engine import lint_source
 from torchlint.fixer import FixResult, fix_text
+from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
 from torchlint.parsing import parse_error
 from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
@@ -83,13 +84,17 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
         if is_notebook(path):
             diagnostics, notebook = lint_notebook(source.text, shown, settings.lint_config(path))
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
+        elif is_job_script(path, source.text):
+            diagnostics = lint_job_script(source.text, shown, settings.lint_config(path), path)
         else:
             diagnostics = lint_source(source.text, shown, settings.lint_config(path))
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
     text = source.text if diagnostics else None
-    return FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, cell_sources=cells)
+    # A job script's findings also depend on the code it launches: never cached.
+    digest = None if is_job_script(path, source.text) else source.digest
+    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells)
 
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
@@ -103,11 +108,15 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
             _, result, notebook = fix_notebook(source.text, shown, settings.lint_config(path), unsafe=unsafe)
             if notebook is not None and result.remaining:
                 cells = cell_sources(notebook, shown)
+        elif is_job_script(path, source.text):
+            result = fix_job_script(source.text, shown, settings.lint_config(path), unsafe=unsafe, file=path)
         else:
             result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
-    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, source.digest,
+    # A job script's findings also depend on the code it launches: never cached.
+    digest = None if is_job_script(path, source.text) else source.digest
+    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
                           cell_sources=cells, pending_write=write and result.changed)
     return outcome if _deferred_writes else commit(outcome)
 

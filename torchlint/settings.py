@@ -75,6 +75,8 @@ class Settings:
     rule_options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     config_file: Optional[Path] = None
+    sbatch_args: Tuple[str, ...] = ()
+    """``[tool.torchlint.verify] sbatch-args``: directives for `verify --slurm`."""
 
     def __post_init__(self) -> None:
         for key, selectors in (("select", self.select or ()), ("extend-select", self.extend_select),
@@ -369,6 +371,8 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: `respect-gitignore` must be a boolean")
             values["respect_gitignore"] = value
+        elif key == "verify":
+            values["sbatch_args"] = _verify_table(value, path)
         elif isinstance(value, dict):
             code, options = _rule_options(key, value, path)
             rule_options[code] = options
@@ -376,6 +380,16 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             raise ConfigError(f"{path}: unknown setting `{key}`")
     values["rule_options"] = rule_options
     return Settings(**values)
+
+
+def _verify_table(value: Any, path: Path) -> Tuple[str, ...]:
+    """``[tool.torchlint.verify]``: only ``sbatch-args`` (a list of strings)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: `verify` must be a table")
+    for key in value:
+        if key != "sbatch-args":
+            raise ConfigError(f"{path}: unknown setting `verify.{key}`")
+    return _string_list(value.get("sbatch-args", []), "verify.sbatch-args", path)
 
 
 def load_config_file(path: Path) -> Settings:

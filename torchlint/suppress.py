@@ -6,7 +6,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, Optional, Tuple
 
 from torchlint.registry import by_alias
 
@@ -119,15 +119,23 @@ class _NextCodeLine:
 
 
 def parse_suppressions(source: str) -> Suppressions:
-    """Read every suppression comment of a file."""
+    """Read every suppression comment of a Python file."""
     if not _QUICK.search(source):
         return Suppressions.none()
+    lines = _lines(source)
+    return suppressions_from(_comments(source, lines), _NextCodeLine(lines).after)
+
+
+def suppressions_from(
+    comments: Iterable[Tuple[int, str, bool]], next_code_line: Callable[[int], Optional[int]]
+) -> Suppressions:
+    """Suppressions from (line, comment text, alone on its line) triples;
+    ``next_code_line(row)`` is the line an own-line comment on ``row`` covers.
+    Other file kinds (job scripts) find their comments their own way."""
     trailing: Dict[int, FrozenSet[str]] = {}
     own_line: Dict[int, FrozenSet[str]] = {}
     file_level: FrozenSet[str] = frozenset()
-    lines = _lines(source)
-    next_code = _NextCodeLine(lines)
-    for row, text, alone in _comments(source, lines):
+    for row, text, alone in comments:
         codes: FrozenSet[str] = frozenset()
         for match in _DIRECTIVE.finditer(text):
             kind = match.group("kind").lower()
@@ -144,7 +152,7 @@ def parse_suppressions(source: str) -> Suppressions:
             continue
         if alone:
             # An own-line ``# torchlint: ignore[...]`` covers the next statement.
-            target = next_code.after(row)
+            target = next_code_line(row)
             if target is not None:
                 own_line[target] = own_line.get(target, frozenset()) | codes
         else:

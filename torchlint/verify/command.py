@@ -65,9 +65,19 @@ def _device_option(context: click.Context, parameter: click.Parameter, value: st
 @click.option("--record", is_flag=True,
               help="Write each shipped program's result row into its rule's package (measured.json), "
                    "where `torchlint explain` shows it.")
+@click.option("--slurm", is_flag=True,
+              help="Run this verification as a Slurm job on a compute node (submitted with sbatch) and "
+                   "print its report here.")
+@click.option("--sbatch-arg", "sbatch_args", multiple=True, metavar="ARG",
+              help="With --slurm: an sbatch option such as --gres=gpu:1 (repeatable; added to "
+                   "[tool.torchlint.verify] sbatch-args).")
+@click.option("--slurm-setup", metavar="LINE",
+              help="With --slurm: a shell line that sets up Python on the node, e.g. "
+                   "'source venv/bin/activate' (default: this same interpreter's path).")
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
-           no_timing: bool, fail_on_slower: bool, record: bool, against: Optional[Path]) -> None:
+           no_timing: bool, fail_on_slower: bool, record: bool, against: Optional[Path], slurm: bool,
+           sbatch_args: Tuple[str, ...], slurm_setup: Optional[str]) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -111,6 +121,10 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     (a run crashed, timed out or failed to start, bad options, torch not
     installed).
     """
+    if slurm:
+        from torchlint.jobscript.slurm_command import verify_on_slurm
+
+        sys.exit(verify_on_slurm(click.get_current_context(), sbatch_args, slurm_setup))
     if importlib.util.find_spec("torch") is None:
         click.echo(TORCH_MISSING, err=True)
         sys.exit(EXIT_ERROR)
