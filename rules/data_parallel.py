@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange
+from torchlint.rule import Example, FixAvailability, Rule, Severity, TorchRange
 
 _TARGETS = {
     "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
@@ -73,6 +73,7 @@ class DataParallel(Rule):
     name = "data-parallel"
     summary = "`nn.DataParallel` is used; prefer `DistributedDataParallel` with torchrun"
     fix_availability = FixAvailability.NONE
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "none (the doc page shows the DDP + torchrun migration)"
     torch_range = TorchRange(note="`DistributedDataParallel` replaces it in every 1.x and 2.x release")
     trigger_words = ("DataParallel", "data_parallel")

@@ -184,7 +184,7 @@ def test_sarif_and_github_formats(tmp_path: Path) -> None:
     sarif = json.loads(run(["check", "a.py", "--output-format", "sarif"], tmp_path).stdout)
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"][0]["ruleId"] == "TL501"
     github = run(["check", "a.py", "--output-format", "github"], tmp_path).stdout
-    assert github.startswith("::error title=torchlint (TL501),file=a.py,line=3,col=9,")
+    assert github.startswith("::warning title=torchlint (TL501),file=a.py,line=3,col=9,")
 
 
 def test_baseline_hides_known_findings_and_survives_line_shifts(tmp_path: Path) -> None:

@@ -392,15 +392,42 @@ def test_github_exact_and_escaped() -> None:
         "100% sure\r\nsecond line", hint="try: this, then that",
     )
     assert render("github", [DP, ZG, odd], context()) == lines(
-        "::error title=torchlint (TL501),file=train.py,line=5,col=13,endLine=5,endColumn=41::"
+        "::warning title=torchlint (TL501),file=train.py,line=5,col=13,endLine=5,endColumn=41::"
         "train.py:5:13: TL501 `nn.DataParallel` is used; prefer `DistributedDataParallel`"
         "%0A  help: Launch one process per GPU with torchrun",
-        "::error title=torchlint (TL302),file=train.py,line=7,col=5,endLine=7,endColumn=43::"
+        "::warning title=torchlint (TL302),file=train.py,line=7,col=5,endLine=7,endColumn=43::"
         "train.py:7:5: TL302 `zero_grad()` fills gradients with zeros%0A  help: Pass `set_to_none=True`",
         "::error title=torchlint (TL999),file=dir%2Ca/b%3Ac.py,line=1,col=2,endLine=3,endColumn=4::"
         "dir,a/b:c.py:1:2: TL999 100%25 sure%0D%0Asecond line%0A  help: try: this, then that",
     )
     assert render("github", [], context()) == ""
+
+
+def test_severity_grades_github_annotations_and_sarif_levels() -> None:
+    """Advisory rules annotate as warnings; defects and parse errors as errors."""
+    contradiction = Diagnostic("t.py", Position(1, 1), Position(1, 2), "TL605", "benchmark-with-deterministic", "m")
+    broken = Diagnostic("t.py", Position(1, 1), Position(1, 2), "TL000", "parse-error", "m")
+    text = render("github", [DP, contradiction, broken], context())
+    assert [line.split(" ", 1)[0] for line in text.splitlines()] == ["::warning", "::error", "::error"]
+    log = sarif([DP, contradiction, broken])
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["warning", "error", "error"]
+    levels = {d["id"]: d["defaultConfiguration"]["level"] for d in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert levels["TL501"] == "warning" and levels["TL605"] == "error" and levels["TL000"] == "error"
+
+
+def test_rules_off_by_default_are_warnings_unless_they_say_otherwise() -> None:
+    from torchlint.rule import Rule, Severity
+
+    class Quiet(Rule):
+        code = "TL998"
+        name = "quiet"
+        summary = "s"
+        default_enabled = False
+
+    class Loud(Quiet):
+        severity = Severity.ERROR
+
+    assert Quiet.severity is Severity.WARNING and Loud.severity is Severity.ERROR
 
 
 # -- sarif ------------------------------------------------------------------------
@@ -426,7 +453,7 @@ def test_sarif_log_driver_and_rules() -> None:
         assert set(rule) >= {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration"}
         assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
         assert rule["help"]["text"] == rule["help"]["markdown"]
-        assert rule["defaultConfiguration"]["level"] == "error"
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning")
         assert "torchlint" in rule["properties"]["tags"]
     for rule_class, rule in zip(all_rules(), driver["rules"][1:]):
         assert rule["name"] == rule_class.name

@@ -42,6 +42,17 @@ class FixAvailability(str, enum.Enum):
     NONE = "none"
 
 
+class Severity(str, enum.Enum):
+    """How a finding is shown where tools grade them (GitHub annotations, SARIF).
+
+    ``ERROR`` for a defect; ``WARNING`` for advice whose right answer
+    depends on the machine or the project (a suggestion, not a bug).
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
 @dataclass(frozen=True)
 class Option:
     """A per-rule setting with its type, default and one-line description."""
@@ -228,6 +239,8 @@ class Rule:
     fix_summary: ClassVar[str] = ""
     """What the fix writes and how safe it is, in a few words (the README's table)."""
     default_enabled: ClassVar[bool] = True
+    severity: ClassVar[Severity] = Severity.ERROR
+    """``WARNING`` for advisory rules (suggestions); off-by-default rules are warnings too."""
     torch_range: ClassVar[TorchRange] = TorchRange()
     torch_versions: ClassVar[str] = "all versions"
     """``str(torch_range)``, set for every subclass; kept for reports."""
@@ -254,6 +267,8 @@ class Rule:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.torch_versions = str(cls.torch_range)
+        if not cls.__dict__.get("default_enabled", True) and "severity" not in cls.__dict__:
+            cls.severity = Severity.WARNING
 
     def __init__(self, context: FileContext) -> None:
         self.context = context

@@ -13,7 +13,7 @@ from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
+from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, Severity, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
 
@@ -247,6 +247,7 @@ class ConvBiasBeforeBatchNorm(Rule):
     name = "conv-bias-before-batchnorm"
     summary = "A convolution or linear layer directly followed by batch norm keeps a bias that the norm cancels"
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `bias=False`"
     torch_range = TorchRange(note="the Lazy* modules exist since 1.8")
     options = {

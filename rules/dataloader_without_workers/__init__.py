@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
@@ -107,6 +107,7 @@ class DataLoaderWithoutWorkers(Rule):
     name = "dataloader-without-workers"
     summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
@@ -259,7 +260,7 @@ class DataLoaderWithoutWorkers(Rule):
         ]
         hint = "Start near the number of CPU cores per GPU"
         if missing:
-            hint += "; with workers, " + " and ".join(missing) + " usually help too"
+            hint += "; with workers, " + " and ".join(missing) + " also usually help"
         return hint
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.rule import Example, FixAvailability, Rule, Severity, TorchRange, TorchVersion
 from torchlint.verification import Contract, Probe, VerificationSpec
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)
@@ -81,6 +81,7 @@ class ZeroGradNotSetToNone(Rule):
     name = "zero-grad-not-set-to-none"
     summary = "`zero_grad()` fills gradients with zeros; pass `set_to_none=True`"
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `set_to_none=True`"
     torch_range = TorchRange(
         min=_ARGUMENT_ADDED, note="`set_to_none` exists since 1.7; its default became True in 2.0"
