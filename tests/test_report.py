@@ -467,7 +467,7 @@ def test_sarif_results_locations_and_fixes() -> None:
     assert [r["ruleId"] for r in results] == ["TL501", "TL201", "TL302"]
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
-        assert result["level"] == "error"
+        assert result["level"] == rules[result["ruleIndex"]]["defaultConfiguration"]["level"]
     assert results[0]["message"] == {"text": DP.message}
     assert results[0]["locations"] == [
         {
