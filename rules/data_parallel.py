@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import libcst as cst
 
-from torchlint.rule import Example, FixAvailability, Rule, Severity, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange
 
 _TARGETS = {
     "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
@@ -77,6 +80,11 @@ class DataParallel(Rule):
     fix_summary = "none (the doc page shows the DDP + torchrun migration)"
     torch_range = TorchRange(note="`DistributedDataParallel` replaces it in every 1.x and 2.x release")
     trigger_words = ("DataParallel", "data_parallel")
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """The targets are torch names, reachable only through a torch import."""
+        return facts.imports_torch and facts.mentions(("DataParallel", "data_parallel"))
     valid = (
         """
         from torch.nn.parallel import DistributedDataParallel as DDP

@@ -14,6 +14,7 @@ import libcst as cst
 from torchlint.edits import Located
 from torchlint.model import Diagnostic, Fix, Position
 from torchlint.names import ImportTable
+from torchlint.precheck import PrecheckFacts, facts_of
 from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME
 from torchlint.rule import (
     CURRENT_TORCH,
@@ -154,18 +155,6 @@ def _too_deep(source: str) -> Optional[str]:
     return None  # brackets inside strings inflated the count
 
 
-def _compiles(source: str) -> bool:
-    """Whether CPython parses the text (False also when this Python is older
-    than the syntax used: libcst then has the last word)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d" in strings
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
-
-
 def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
     """Parse with libcst, or return the TL000 diagnostic saying why not."""
     complaint = _too_deep(source)
@@ -182,19 +171,33 @@ def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
         return parse_error(path, f"cannot parse: {type(error).__name__}: {error}")
 
 
+def could_match(
+    facts: PrecheckFacts,
+    rules: Sequence[RuleClass],
+    options: Mapping[str, Mapping[str, OptionValue]] = {},
+) -> bool:
+    """Whether any rule might report on a file with these pre-check facts."""
+    return any(rule.could_match(facts, options.get(rule.code, {})) for rule in rules)
+
+
 def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
     if not config.rules:
         return []
-    can_match = not config.precheck or might_match(source, config.rules, config.options)
-    if not can_match and _compiles(source):
-        # No rule can fire, and CPython's parser (far cheaper than libcst)
-        # says the file is fine.
-        return []
+    can_match = True
+    if config.precheck:
+        facts = facts_of(source)
+        if facts is not None:
+            # CPython's parser (far cheaper than libcst) read the file: the
+            # rules decide from its summary whether libcst needs to.
+            if not could_match(facts, config.rules, config.options):
+                return []
+        else:  # a syntax error, or syntax newer than this Python: libcst has the last word
+            can_match = might_match(source, config.rules, config.options)
     parsed = parse_module(source, path)
     if isinstance(parsed, Diagnostic):
         return [parsed]
-    if not can_match:  # CPython older than the syntax used; libcst parsed it
+    if not can_match:
         return []
     return lint_module(parsed, source, path, config)
 

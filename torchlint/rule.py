@@ -29,6 +29,7 @@ import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
+from torchlint.precheck import PrecheckFacts
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
 
 OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
@@ -263,6 +264,17 @@ class Rule:
         """The trigger words under these options (this rule's configured
         values); override when an option widens what the rule matches."""
         return cls.trigger_words
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Whether the rule might report anything on a file with these facts
+        (its configured ``options`` given); False is a promise that it would not.
+
+        The default asks for one of the trigger words in the text; a rule
+        overrides it with a sharper test over the ``ast`` summary.
+        """
+        words = cls.triggers(options)
+        return not words or facts.contains_any(words)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -13,7 +13,8 @@ from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, Severity, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
 
@@ -254,6 +255,11 @@ class ConvBiasBeforeBatchNorm(Rule):
         "transposed": Option(False, "Also report ConvTranspose layers directly followed by batch norm."),
     }
     trigger_words = ("BatchNorm",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Every norm it knows is a torch ``*BatchNorm*`` class, named somewhere in the file."""
+        return facts.imports_torch and facts.mentions_part("BatchNorm")
     valid = (
         """
         from torch import nn

@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
+from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
@@ -114,6 +115,11 @@ class DataLoaderWithoutWorkers(Rule):
         "num-workers": Option(4, "The `num_workers` value the fix writes.", minimum=1),
     }
     trigger_words = ("DataLoader",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Only calls of torch's ``DataLoader`` are reported."""
+        return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
         """
         from torch.utils.data import DataLoader

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, Severity, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
 from torchlint.verification import Contract, Probe, VerificationSpec
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)
@@ -87,6 +90,11 @@ class ZeroGradNotSetToNone(Rule):
         min=_ARGUMENT_ADDED, note="`set_to_none` exists since 1.7; its default became True in 2.0"
     )
     trigger_words = ("zero_grad",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Only ``x.zero_grad(...)`` calls are reported."""
+        return "zero_grad" in facts.called_attributes
     valid = ("optimizer.zero_grad()\n", "p.grad.zero_()\n")
     invalid = (
         Example("optimizer.zero_grad(set_to_none=False)\n", fixed="optimizer.zero_grad(set_to_none=True)\n"),
