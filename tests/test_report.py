@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
@@ -572,3 +575,18 @@ def test_sarif_uri_of_a_file_name_that_is_not_utf8() -> None:
         {"uri": "src/caf%E9.py", "uriBaseId": "%SRCROOT%"},
         {"uri": "file:///abs/caf%E9%20%C3%A9.py"},
     ]
+
+
+def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
+    """Reporters load on use: a concise run never imports the SARIF or GitHub ones."""
+    (tmp_path / "a.py").write_text("import torch\nfrom torch import nn\nmodel = nn.DataParallel(net)\n")
+    script = (
+        "import sys\nfrom torchlint.cli import main\n"
+        "try:\n    main(['check', 'a.py', '--output-format', 'concise', '--no-cache'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('torchlint.report.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.splitlines()[-1].split())
+    assert "torchlint.report.concise" in loaded
+    assert not loaded & {"torchlint.report.sarif", "torchlint.report.github"}
