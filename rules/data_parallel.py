@@ -83,8 +83,10 @@ class DataParallel(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """The targets are torch names, reachable only through a torch import."""
-        return facts.imports_torch and facts.mentions(("DataParallel", "data_parallel"))
+        """The torch targets resolve only through a torch import; any other
+        trigger word (a project's class deriving from them) need only be named."""
+        others = [word for word in cls.triggers(options) if word not in cls.trigger_words]
+        return facts.mentions(others) or (facts.imports_torch and facts.mentions(cls.trigger_words))
     valid = (
         """
         from torch.nn.parallel import DistributedDataParallel as DDP
