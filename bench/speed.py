@@ -450,6 +450,82 @@ def main_table(rows: Sequence[Row], cold: Row) -> List[str]:
     return table(headers, cells)
 
 
+def spread(files: Sequence[str], count: int) -> List[str]:
+    """``count`` files spread evenly over the sorted list (all of them when there are fewer)."""
+    if len(files) <= count:
+        return list(files)
+    return [files[int(k * len(files) / count)] for k in range(count)]
+
+
+def training_files(folder: Path, into: Path) -> List[str]:
+    """The training code to compare on, copied into ``into``: every ``.py`` file of
+    ``folder`` except the expected outputs of fixes (``*.fixed.py``)."""
+    files = []
+    for path in sorted(folder.rglob("*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue
+        relative = path.relative_to(folder).as_posix()
+        (into / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, into / relative)
+        files.append(relative)
+    return files
+
+
+def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], check: List[str],
+                   common: List[str], work: Path) -> List[str]:
+    """Start-up next to a bare Python, and cold runs next to TorchFix on training code and
+    on a sample of torch's own source, measured in rounds, as one table."""
+    import startup  # bench/startup.py: the one-file sources
+
+    folder = work / "versus"
+    folder.mkdir()
+    (folder / "train.py").write_text(startup.WITH_FINDING)
+    (folder / "clean.py").write_text(startup.RULED_OUT)
+    cache = work / "versus-cache"
+    hit = check + ["train.py", "--cache-dir", str(cache)]
+    subprocess.run(hit, cwd=folder, capture_output=True, check=False)  # fill the cache
+    training = work / "training"
+    train = training_files(args.training, training)
+    train_lines = sum(len((training / f).read_bytes().splitlines()) for f in train)
+    sample = spread(corpus.files, args.torch_sample)
+    sample_lines = corpus.count(sample)
+    startup_rows = [
+        job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, args.runs * 3),
+        job("torchlint --version", check[:-1] + ["--version"], folder, 0, 0, args.runs * 3),
+        job("torchlint check one file (cache hit)", hit, folder, 1, 4, args.runs * 3, ok_codes=(1,)),
+        job("torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
+            folder, 1, 5, args.runs * 3),
+    ]
+    pairs = [
+        (job(f"torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
+             training, len(train), train_lines, args.runs),
+         job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
+             training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
+        (job(f"torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
+             corpus.base, len(sample), sample_lines, args.runs),
+         job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
+             corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
+    ]
+    log("start-up and TorchFix side by side")
+    run_rounds(startup_rows + [row for pair in pairs for row in pair if row is not None])
+    base = startup_rows[0].wall
+    cells = [[row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall * 1000:,.0f} ms", f"{row.cpu:.2f}",
+              f"{row.wall / base:.1f}x python -c pass"] for row in startup_rows]
+    for ours, theirs in pairs:
+        cells.append([ours.name, f"{ours.files:,}", f"{ours.lines:,}", f"{ours.wall:.2f} s", f"{ours.cpu:.2f}", ""])
+        if theirs is not None:
+            cells.append([theirs.name, f"{theirs.files:,}", f"{theirs.lines:,}", f"{theirs.wall:.2f} s",
+                          f"{theirs.cpu:.2f}", f"torchlint {theirs.wall / ours.wall:.1f}x faster "
+                          f"(CPU {theirs.cpu / ours.cpu:.1f}x)"])
+    lines = [f"Start-up and TorchFix, side by side in rounds (training code: {args.training}, without *.fixed.py; "
+             f"torch sample: {len(sample)} files spread over the corpus)"]
+    lines += ["  " + line for line in table(["", "files", "lines", "wall", "CPU s", "ratio"], cells)]
+    for row in startup_rows + [r for pair in pairs for r in pair if r is not None]:
+        if row.note:
+            lines.append(f"  ! {row.name}: {row.note}")
+    return lines
+
+
 def verdict(ok: bool, *values: float) -> str:
     if any(math.isnan(v) for v in values):
         return "n/a"
@@ -472,6 +548,12 @@ def main() -> int:
     parser.add_argument("--live", action="store_true",
                         help="run torchlint from the working tree, not from a copy taken at the start")
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    parser.add_argument("--training", type=Path, default=ROOT / "fixtures",
+                        help="a folder of training code to compare with TorchFix on (default: the project's fixtures)")
+    parser.add_argument("--torch-sample", type=int, default=120,
+                        help="files of torch's source, spread over the corpus, to compare with TorchFix on")
+    parser.add_argument("--versus-only", action="store_true",
+                        help="only the start-up and TorchFix table (a few minutes)")
     args = parser.parse_args()
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
     period = args.torchfix_every or (5 if args.quick else 20)
@@ -508,6 +590,11 @@ def main() -> int:
 
     # Warm up: byte-compile torchlint and load the tools from disk once.
     measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
+    versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix, check, common, work)
+    if args.versus_only:
+        print("\n".join(["", *info, f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+                         "", *versus]))
+        return 0
 
     slow = args.runs if args.quick else args.slow_runs  # what takes minutes on the full corpus
     everything = (n_files, total_lines)
@@ -599,6 +686,8 @@ def main() -> int:
         say(f"  ! {problem}")
     say("  wall = median of the runs; CPU = user + system of the whole tree; tree RSS/PSS = peak of the sum")
     say("  over the process tree (sampled every 50 ms); max proc = peak RSS of the largest single process.")
+    say("")
+    out.extend(versus)
     say("")
     say("Main: the whole corpus")
     out.extend("  " + line for line in main_table(rows, cold))

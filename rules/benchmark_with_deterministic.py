@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchlint.rule import Example, FileContext, Rule
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, OptionValue, FileContext, Rule
 
 _BENCHMARK = "torch.backends.cudnn.benchmark"
 _DETERMINISTIC = "torch.backends.cudnn.deterministic"
@@ -113,6 +114,11 @@ class BenchmarkWithDeterministic(Rule):
     summary = "`cudnn.benchmark = True` and `cudnn.deterministic = True` are both set; they contradict"
     fix_summary = "none: keep the one the script is for"
     trigger_words = ("benchmark",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Both cuDNN flags must be assigned, as attributes of an imported torch module."""
+        return facts.imports_torch and {"benchmark", "deterministic"} <= facts.assigned_attributes
     valid = (
         """
         import torch

@@ -8,7 +8,8 @@ import libcst as cst
 
 from torchlint.analysis import Analysis, project
 from torchlint.analysis.scopes import BindingKind
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
 _TARGETS = {
@@ -78,9 +79,17 @@ class DataParallel(Rule):
     name = "data-parallel"
     summary = "`nn.DataParallel` is used; prefer `DistributedDataParallel` with torchrun"
     fix_availability = FixAvailability.NONE
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "none (the doc page shows the DDP + torchrun migration)"
     torch_range = TorchRange(note="`DistributedDataParallel` replaces it in every 1.x and 2.x release")
     trigger_words = ("DataParallel", "data_parallel")
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """The torch targets resolve only through a torch import; any other
+        trigger word (a project's class deriving from them) need only be named."""
+        others = [word for word in cls.triggers(options) if word not in cls.trigger_words]
+        return facts.mentions(others) or (facts.imports_torch and facts.mentions(cls.trigger_words))
     valid = (
         """
         from torch.nn.parallel import DistributedDataParallel as DDP

@@ -167,11 +167,36 @@ def test_rules_and_explain(tmp_path: Path) -> None:
     listing = run(["rules", "--json"], tmp_path)
     codes = [rule["code"] for rule in json.loads(listing.stdout)]
     assert codes == sorted(codes) and {"TL101", "TL201", "TL301", "TL302", "TL401", "TL501"} <= set(codes)
-    page = run(["explain", "TL501"], tmp_path)
+    page = run(["explain", "TL501", "--format", "markdown"], tmp_path)
     assert page.returncode == 0 and page.stdout.startswith("# data-parallel (TL501)")
-    assert "## Why is this bad?" in page.stdout
-    assert run(["explain", "data-parallel"], tmp_path).stdout == page.stdout
+    assert "## Why is this bad?" in page.stdout and "```python" in page.stdout
+    assert run(["explain", "data-parallel", "--format", "markdown"], tmp_path).stdout == page.stdout
     assert run(["explain", "TL999"], tmp_path).returncode == 2
+
+
+def test_explain_renders_the_page_for_a_terminal(tmp_path: Path) -> None:
+    """Headings lose their marks, code blocks their fences (indented instead); lists stay."""
+    page = run(["explain", "TL501"], tmp_path)
+    assert page.returncode == 0
+    lines = page.stdout.splitlines()
+    assert lines[:2] == ["data-parallel (TL501)", "=" * len("data-parallel (TL501)")]
+    assert "Why is this bad?" in lines and "-" * len("Why is this bad?") in lines
+    assert not any(line.startswith("#") or line.strip().startswith("```") for line in lines)
+    markdown = run(["explain", "TL501", "--format", "markdown"], tmp_path).stdout.splitlines()
+    fence = markdown.index("```python")
+    assert "    " + markdown[fence + 1] in lines  # the block's first line, indented
+    assert [line for line in markdown if line.startswith("- ")] == [line for line in lines if line.startswith("- ")]
+    assert "\x1b[" not in page.stdout  # no colour when stdout is not a terminal
+
+
+def test_terminal_markdown_colours_only_when_asked() -> None:
+    from torchlint.terminal_markdown import render_markdown
+
+    text = "# Title\n\n## Part\n\n```python\nx = 1\n```\n- item\n"
+    assert render_markdown(text, color=False) == "Title\n=====\n\nPart\n----\n\n    x = 1\n- item\n"
+    coloured = render_markdown(text, color=True)
+    assert "\x1b[1;4mTitle\x1b[0m" in coloured and "\x1b[1mPart\x1b[0m" in coloured
+    assert "    \x1b[36mx = 1\x1b[0m" in coloured and "```" not in coloured and "#" not in coloured
 
 
 def test_show_files(tmp_path: Path) -> None:
@@ -184,7 +209,7 @@ def test_sarif_and_github_formats(tmp_path: Path) -> None:
     sarif = json.loads(run(["check", "a.py", "--output-format", "sarif"], tmp_path).stdout)
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"][0]["ruleId"] == "TL501"
     github = run(["check", "a.py", "--output-format", "github"], tmp_path).stdout
-    assert github.startswith("::error title=torchlint (TL501),file=a.py,line=3,col=9,")
+    assert github.startswith("::warning title=torchlint (TL501),file=a.py,line=3,col=9,")
 
 
 def test_baseline_hides_known_findings_and_survives_line_shifts(tmp_path: Path) -> None:

@@ -273,6 +273,31 @@ def test_session_over_stdio(client: Client, tmp_path: Path) -> None:
     assert client.stop() == 0
 
 
+def test_a_burst_of_changes_is_linted_once_at_its_last_version(client: Client, tmp_path: Path) -> None:
+    """20 didChange notifications in one write: one publish, for version 21, of the last text."""
+    client.initialize(tmp_path, {})
+    uri = open_document(client, tmp_path / "train.py", CLEAN)
+    assert client.diagnostics(uri) == []
+    burst = b""
+    for version in range(2, 22):
+        # Each version adds one more unguarded DataLoader: its findings count its version.
+        text = CLEAN + "from torch.utils.data import DataLoader\n" + "DataLoader(ds)\n" * (version - 1)
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}],
+        }}).encode("utf-8")
+        burst += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    assert client.process.stdin is not None
+    client.process.stdin.write(burst)
+    client.process.stdin.flush()
+    published = client.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+    assert published["version"] == 21 and len(published["diagnostics"]) == 20
+    time.sleep(1.0)  # well past the debounce: a second lint would have published by now
+    client.request("shutdown", None)  # a round trip: everything sent before it has arrived
+    assert not [m for m in client._stashed if m.get("method") == "textDocument/publishDiagnostics"]
+    client.notify("exit", None)
+    assert client.process.wait(timeout=TIMEOUT) == 0
+
+
 def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.torchlint]\nextend-exclude = ["generated/"]\nignore = ["TL201"]\n', encoding="utf-8"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
@@ -392,15 +395,42 @@ def test_github_exact_and_escaped() -> None:
         "100% sure\r\nsecond line", hint="try: this, then that",
     )
     assert render("github", [DP, ZG, odd], context()) == lines(
-        "::error title=torchlint (TL501),file=train.py,line=5,col=13,endLine=5,endColumn=41::"
+        "::warning title=torchlint (TL501),file=train.py,line=5,col=13,endLine=5,endColumn=41::"
         "train.py:5:13: TL501 `nn.DataParallel` is used; prefer `DistributedDataParallel`"
         "%0A  help: Launch one process per GPU with torchrun",
-        "::error title=torchlint (TL302),file=train.py,line=7,col=5,endLine=7,endColumn=43::"
+        "::warning title=torchlint (TL302),file=train.py,line=7,col=5,endLine=7,endColumn=43::"
         "train.py:7:5: TL302 `zero_grad()` fills gradients with zeros%0A  help: Pass `set_to_none=True`",
         "::error title=torchlint (TL999),file=dir%2Ca/b%3Ac.py,line=1,col=2,endLine=3,endColumn=4::"
         "dir,a/b:c.py:1:2: TL999 100%25 sure%0D%0Asecond line%0A  help: try: this, then that",
     )
     assert render("github", [], context()) == ""
+
+
+def test_severity_grades_github_annotations_and_sarif_levels() -> None:
+    """Advisory rules annotate as warnings; defects and parse errors as errors."""
+    contradiction = Diagnostic("t.py", Position(1, 1), Position(1, 2), "TL605", "benchmark-with-deterministic", "m")
+    broken = Diagnostic("t.py", Position(1, 1), Position(1, 2), "TL000", "parse-error", "m")
+    text = render("github", [DP, contradiction, broken], context())
+    assert [line.split(" ", 1)[0] for line in text.splitlines()] == ["::warning", "::error", "::error"]
+    log = sarif([DP, contradiction, broken])
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["warning", "error", "error"]
+    levels = {d["id"]: d["defaultConfiguration"]["level"] for d in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert levels["TL501"] == "warning" and levels["TL605"] == "error" and levels["TL000"] == "error"
+
+
+def test_rules_off_by_default_are_warnings_unless_they_say_otherwise() -> None:
+    from torchlint.rule import Rule, Severity
+
+    class Quiet(Rule):
+        code = "TL998"
+        name = "quiet"
+        summary = "s"
+        default_enabled = False
+
+    class Loud(Quiet):
+        severity = Severity.ERROR
+
+    assert Quiet.severity is Severity.WARNING and Loud.severity is Severity.ERROR
 
 
 # -- sarif ------------------------------------------------------------------------
@@ -426,7 +456,7 @@ def test_sarif_log_driver_and_rules() -> None:
         assert set(rule) >= {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration"}
         assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
         assert rule["help"]["text"] == rule["help"]["markdown"]
-        assert rule["defaultConfiguration"]["level"] == "error"
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning")
         assert "torchlint" in rule["properties"]["tags"]
     for rule_class, rule in zip(all_rules(), driver["rules"][1:]):
         assert rule["name"] == rule_class.name
@@ -440,7 +470,7 @@ def test_sarif_results_locations_and_fixes() -> None:
     assert [r["ruleId"] for r in results] == ["TL501", "TL201", "TL302"]
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
-        assert result["level"] == "error"
+        assert result["level"] == rules[result["ruleIndex"]]["defaultConfiguration"]["level"]
     assert results[0]["message"] == {"text": DP.message}
     assert results[0]["locations"] == [
         {
@@ -545,3 +575,18 @@ def test_sarif_uri_of_a_file_name_that_is_not_utf8() -> None:
         {"uri": "src/caf%E9.py", "uriBaseId": "%SRCROOT%"},
         {"uri": "file:///abs/caf%E9%20%C3%A9.py"},
     ]
+
+
+def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
+    """Reporters load on use: a concise run never imports the SARIF or GitHub ones."""
+    (tmp_path / "a.py").write_text("import torch\nfrom torch import nn\nmodel = nn.DataParallel(net)\n")
+    script = (
+        "import sys\nfrom torchlint.cli import main\n"
+        "try:\n    main(['check', 'a.py', '--output-format', 'concise', '--no-cache'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('torchlint.report.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.splitlines()[-1].split())
+    assert "torchlint.report.concise" in loaded
+    assert not loaded & {"torchlint.report.sarif", "torchlint.report.github"}

@@ -533,13 +533,20 @@ def clean_command(cache_dir: Optional[str]) -> None:
 
 @main.command()
 @click.argument("rule")
-def explain(rule: str) -> None:
+@click.option("--format", "page_format", type=click.Choice(["terminal", "markdown"]), default="terminal",
+              show_default=True, help="Render the page for a terminal, or print its raw Markdown.")
+def explain(rule: str, page_format: str) -> None:
     """Print the documentation page of RULE (a code or a name)."""
     found = by_code_or_name(rule)
     if found is None:
         _fail(f"unknown rule `{rule}`; `torchlint rules` lists them")
         return
-    click.echo(found.documentation(), nl=False)
+    page = found.documentation()
+    if page_format == "terminal":
+        from torchlint.terminal_markdown import render_markdown
+
+        page = render_markdown(page, _use_color())
+    click.echo(page, nl=False)
 
 
 @main.command(name="lsp")

@@ -11,7 +11,8 @@ from torchlint.edits import Located
 from torchlint.model import Diagnostic, Fix
 from torchlint.names import ImportTable
 # parse_module and parse_error moved to torchlint.parsing; re-exported here.
-from torchlint.parsing import compiles, on_deep_stack
+from torchlint.parsing import on_deep_stack
+from torchlint.precheck import PrecheckFacts, facts_of
 from torchlint.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.rule import (
     CURRENT_TORCH,
@@ -130,16 +131,30 @@ def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     return on_deep_stack(_lint_source, source, path, config)
 
 
+def could_match(
+    facts: PrecheckFacts,
+    rules: Sequence[RuleClass],
+    options: Mapping[str, Mapping[str, OptionValue]] = {},
+) -> bool:
+    """Whether any rule might report on a file with these pre-check facts."""
+    return any(rule.could_match(facts, options.get(rule.code, {})) for rule in rules)
+
+
 def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
-    can_match = not config.precheck or might_match(source, config.rules, config.options)
-    if not can_match and compiles(source):
-        # No rule can fire, and CPython's parser (far cheaper than libcst)
-        # says the file is fine.
-        return []
+    can_match = True
+    if config.precheck:
+        facts = facts_of(source)
+        if facts is not None:
+            # CPython's parser (far cheaper than libcst) read the file: the
+            # rules decide from its summary whether libcst needs to.
+            if not could_match(facts, config.rules, config.options):
+                return []
+        else:  # a syntax error, or syntax newer than this Python: libcst has the last word
+            can_match = might_match(source, config.rules, config.options)
     parsed = parse_module(source, path)
     if isinstance(parsed, Diagnostic):
         return [parsed]
-    if not can_match:  # CPython older than the syntax used; libcst parsed it
+    if not can_match:
         return []
     return lint_module(parsed, source, path, config)
 

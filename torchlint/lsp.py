@@ -3,20 +3,22 @@
 It speaks the Language Server Protocol on stdin/stdout through pygls (1.3 and
 2.x are supported).  Each open Python document is linted with the settings
 of its path (the closest ``[tool.torchlint]``; excluded files are skipped, as
-with ``--force-exclude``) when it is opened, changed or saved; closing it
-clears its findings.  Every fix is offered as a quick fix, and all safe fixes
+with ``--force-exclude``) when it is opened or saved, and once typing pauses
+(``DEBOUNCE_SECONDS`` after the last change); closing it clears its findings.  Every fix is offered as a quick fix, and all safe fixes
 together as the source action ``source.fixAll.torchlint``.  A configuration
 error is shown as a message; the server keeps running.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import importlib
+from concurrent.futures import Future, ThreadPoolExecutor
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from lsprotocol import types as lsp
 
@@ -30,6 +32,9 @@ SOURCE = "torchlint"
 FIX_ALL_KIND = "source.fixAll.torchlint"
 CONFIG_FILENAMES = ("pyproject.toml", "torchlint.toml", ".torchlint.toml")
 _PYTHON_SUFFIXES = (".py", ".pyi")
+DEBOUNCE_SECONDS = 0.3
+"""Quiet time after the last change before a document is linted: a burst of
+keystrokes costs one lint, of the text as it ends up."""
 
 
 # -- positions ------------------------------------------------------------
@@ -192,6 +197,11 @@ class TorchlintServer:
     def __init__(self, server: Any = None) -> None:
         self.server: Any = server if server is not None else _pygls_server_class()(SOURCE, __version__)
         self._shown_errors: Dict[str, str] = {}
+        # Per document: the timer of a lint waiting for typing to pause.
+        self._timers: Dict[str, asyncio.TimerHandle] = {}
+        # Lints of changed text run off the event loop, one at a time, so
+        # newer changes keep arriving while one runs.
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchlint-lint")
         self._register(lsp.TEXT_DOCUMENT_DID_OPEN, self.did_open)
         self._register(lsp.TEXT_DOCUMENT_DID_CHANGE, self.did_change)
         self._register(lsp.TEXT_DOCUMENT_DID_SAVE, self.did_save)
@@ -256,15 +266,28 @@ class TorchlintServer:
 
     def lint(self, uri: str) -> Optional[_Linted]:
         """Lint an open document; None when it is not linted or on an error."""
+        if not self._is_python(uri):
+            return None
+        document = self.server.workspace.get_text_document(uri)
+        return self._shown(uri, self._lint_text(uri, document.source, document.version))
+
+    def _shown(self, uri: str, outcome: "Union[_Linted, str]") -> Optional[_Linted]:
+        """The lint, or None after showing its error message."""
+        if isinstance(outcome, str):
+            self._show_error(uri, outcome)
+            return None
+        self._shown_errors.pop(uri, None)
+        return outcome
+
+    def _lint_text(self, uri: str, text: str, version: Optional[int]) -> "Union[_Linted, str]":
+        """Lint one version of a document's text: the findings, or the error to show.
+
+        Touches no protocol state, so it may run on the worker thread.
+        """
         from torchlint.engine import lint_source
         from torchlint.parsing import size_error
         from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
 
-        if not self._is_python(uri):
-            return None
-        document = self.server.workspace.get_text_document(uri)
-        text: str = document.source
-        version: Optional[int] = document.version
         fs_path = _fs_path(uri)
         name = fs_path or uri
         try:
@@ -276,18 +299,14 @@ class TorchlintServer:
             else:
                 settings, config_path = resolver.for_path(Path(fs_path)), Path(fs_path)
                 if settings.is_excluded(config_path):
-                    self._shown_errors.pop(uri, None)
                     return _Linted(uri, version, text, name, (), None)
             config = settings.lint_config(config_path)
             too_large = size_error(name, text)
             diagnostics = (too_large,) if too_large else tuple(lint_source(text, name, config))
         except ConfigError as error:
-            self._show_error(uri, f"torchlint: {error}")
-            return None
+            return f"torchlint: {error}"
         except Exception as error:  # a bug: say so, keep serving
-            self._show_error(uri, f"torchlint: internal error on {name}: {type(error).__name__}: {error}")
-            return None
-        self._shown_errors.pop(uri, None)
+            return f"torchlint: internal error on {name}: {type(error).__name__}: {error}"
         return _Linted(uri, version, text, name, diagnostics, config)
 
     def _is_python(self, uri: str) -> bool:
@@ -300,15 +319,55 @@ class TorchlintServer:
 
     def publish(self, uri: str) -> None:
         """Lint a document and publish its findings (none on an error)."""
+        self._cancel_timer(uri)
         if not self._is_python(uri):
             return
-        linted = self.lint(uri)
+        self._publish_linted(uri, self.lint(uri))
+
+    def _publish_linted(self, uri: str, linted: Optional[_Linted]) -> None:
         if linted is None:
             document = self.server.workspace.get_text_document(uri)
             self._publish(uri, [], document.version)
             return
         positions = Positions(linted.text, self._encoding())
         self._publish(uri, [to_lsp_diagnostic(d, positions) for d in linted.diagnostics], linted.version)
+
+    # -- debouncing -------------------------------------------------------
+
+    def _cancel_timer(self, uri: str) -> None:
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+    def schedule(self, uri: str) -> None:
+        """Lint ``uri`` once no change has come for ``DEBOUNCE_SECONDS``."""
+        self._cancel_timer(uri)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a direct call): lint now
+            self.publish(uri)
+            return
+        self._timers[uri] = loop.call_later(DEBOUNCE_SECONDS, self._lint_later, uri)
+
+    def _lint_later(self, uri: str) -> None:
+        """Start the lint of the document's current version on the worker thread."""
+        self._timers.pop(uri, None)
+        if uri not in self.server.workspace.text_documents or not self._is_python(uri):
+            return  # closed meanwhile
+        document = self.server.workspace.get_text_document(uri)
+        version: Optional[int] = document.version
+        job: "Future[Union[_Linted, str]]" = self._worker.submit(self._lint_text, uri, document.source, version)
+        loop = asyncio.get_running_loop()
+        job.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finish, uri, version, done))
+
+    def _finish(self, uri: str, version: Optional[int], job: "Future[Union[_Linted, str]]") -> None:
+        """Publish a finished lint, unless a newer version superseded it (its
+        own lint is scheduled) or the document was closed."""
+        if uri not in self.server.workspace.text_documents:
+            return
+        if self.server.workspace.get_text_document(uri).version != version or uri in self._timers:
+            return
+        self._publish_linted(uri, self._shown(uri, job.result()))
 
     def publish_all(self) -> None:
         """Lint every open document again (after a configuration change)."""
@@ -322,8 +381,8 @@ class TorchlintServer:
         self.publish(params.text_document.uri)
 
     def did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
-        """Lint a document after each change."""
-        self.publish(params.text_document.uri)
+        """Lint a document once typing pauses; a newer change supersedes a pending or running lint."""
+        self.schedule(params.text_document.uri)
 
     def did_save(self, params: lsp.DidSaveTextDocumentParams) -> None:
         """Lint a saved document; a saved configuration file re-lints all."""
@@ -335,6 +394,7 @@ class TorchlintServer:
 
     def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
         """Clear a closed document's findings."""
+        self._cancel_timer(params.text_document.uri)
         self._shown_errors.pop(params.text_document.uri, None)
         self._publish(params.text_document.uri, [], None)
 

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from torchlint.rule import Rule, RuleClass
+from torchlint.rule import Rule, RuleClass, Severity
 
 PARSE_ERROR_CODE = "TL000"
 PARSE_ERROR_NAME = "parse-error"
@@ -103,3 +103,9 @@ def expand_selector(selector: str) -> Optional[List[RuleClass]]:
 def known_codes() -> Sequence[str]:
     """Every code, including the parse-error pseudo-rule."""
     return [PARSE_ERROR_CODE, *(rule.code for rule in all_rules())]
+
+
+def severity_of(code: str) -> Severity:
+    """The severity of a code's findings; parse errors and unknown codes are errors."""
+    rule = by_code_or_name(code) if code != PARSE_ERROR_CODE else None
+    return rule.severity if rule is not None else Severity.ERROR

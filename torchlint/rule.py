@@ -31,6 +31,7 @@ import libcst as cst
 from torchlint.analysis import Analysis, Facts
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
+from torchlint.precheck import PrecheckFacts
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
 
 OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
@@ -42,6 +43,17 @@ class FixAvailability(str, enum.Enum):
     ALWAYS = "always"
     SOMETIMES = "sometimes"
     NONE = "none"
+
+
+class Severity(str, enum.Enum):
+    """How a finding is shown where tools grade them (GitHub annotations, SARIF).
+
+    ``ERROR`` for a defect; ``WARNING`` for advice whose right answer
+    depends on the machine or the project (a suggestion, not a bug).
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
 
 
 @dataclass(frozen=True)
@@ -238,6 +250,8 @@ class Rule:
     fix_summary: ClassVar[str] = ""
     """What the fix writes and how safe it is, in a few words (the README's table)."""
     default_enabled: ClassVar[bool] = True
+    severity: ClassVar[Severity] = Severity.ERROR
+    """``WARNING`` for advisory rules (suggestions); off-by-default rules are warnings too."""
     torch_range: ClassVar[TorchRange] = TorchRange()
     torch_versions: ClassVar[str] = "all versions"
     """``str(torch_range)``, set for every subclass; kept for reports."""
@@ -274,9 +288,22 @@ class Rule:
         values); override when an option widens what the rule matches."""
         return cls.trigger_words
 
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Whether the rule might report anything on a file with these facts
+        (its configured ``options`` given); False is a promise that it would not.
+
+        The default asks for one of the trigger words in the text; a rule
+        overrides it with a sharper test over the ``ast`` summary.
+        """
+        words = cls.triggers(options)
+        return not words or facts.contains_any(words)
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.torch_versions = str(cls.torch_range)
+        if not cls.__dict__.get("default_enabled", True) and "severity" not in cls.__dict__:
+            cls.severity = Severity.WARNING
 
     def __init__(self, context: FileContext) -> None:
         self.context = context

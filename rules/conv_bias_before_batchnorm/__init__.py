@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -14,7 +14,8 @@ from torchlint.analysis.scopes import Binding
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec
 
 
@@ -191,12 +192,18 @@ class ConvBiasBeforeBatchNorm(Rule):
     name = "conv-bias-before-batchnorm"
     summary = "A convolution or linear layer directly followed by batch norm keeps a bias that the norm cancels"
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `bias=False`"
     torch_range = TorchRange(note="the Lazy* modules exist since 1.8")
     options = {
         "transposed": Option(False, "Also report ConvTranspose layers directly followed by batch norm."),
     }
     trigger_words = ("BatchNorm",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Every norm it knows is a torch ``*BatchNorm*`` class, named somewhere in the file."""
+        return facts.imports_torch and facts.mentions_part("BatchNorm")
     valid = (
         """
         from torch import nn

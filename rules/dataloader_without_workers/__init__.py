@@ -9,7 +9,8 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
@@ -108,12 +109,18 @@ class DataLoaderWithoutWorkers(Rule):
     summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
     aliases = ("TOR401",)
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
         "num-workers": Option(4, "The `num_workers` value the fix writes.", minimum=1),
     }
     trigger_words = ("DataLoader",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Only calls of torch's ``DataLoader`` are reported."""
+        return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
         """
         from torch.utils.data import DataLoader
@@ -243,7 +250,7 @@ class DataLoaderWithoutWorkers(Rule):
         ]
         hint = "Start near the number of CPU cores per GPU"
         if missing:
-            hint += "; with workers, " + " and ".join(missing) + " usually help too"
+            hint += "; with workers, " + " and ".join(missing) + " also usually help"
         return hint
 
 

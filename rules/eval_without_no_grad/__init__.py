@@ -13,6 +13,7 @@ from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.names import dotted
+from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 from torchlint.tree import children
@@ -296,6 +297,15 @@ class EvalWithoutNoGrad(Rule):
         """A custom function pattern may match any name: no shortcut then."""
         pattern = options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)
         return cls.trigger_words if pattern == DEFAULT_FUNCTION_PATTERN else ()
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A finding needs an ``.eval()``/``.train(...)`` call or a function
+        whose name the (configured) pattern marks as evaluation."""
+        if not facts.called_attributes.isdisjoint(("eval", "train")):
+            return True
+        pattern = re.compile(str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)))
+        return any(pattern.search(name) for name in facts.functions)
 
     valid = (
         """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -12,7 +12,8 @@ from torchlint import apidata
 from torchlint.fixes import bind, comments, keyword_argument, set_keyword, spell
 from torchlint.analysis.values import INDEX_RETURNING, Device, DeviceKind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
 # -- what counts as a factory ------------------------------------------------
@@ -346,6 +347,11 @@ class TensorCreatedThenMoved(Rule):
         )
     }
     trigger_words = (".cuda(", ".to(")
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A torch factory or layer (a torch import) moved by ``.cuda()`` or ``.to()``."""
+        return facts.imports_torch and not facts.called_attributes.isdisjoint(("cuda", "to"))
     valid = (
         """
         import torch

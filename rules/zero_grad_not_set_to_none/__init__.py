@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
 from torchlint.verification import Contract, Probe, VerificationSpec
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)
@@ -82,11 +85,17 @@ class ZeroGradNotSetToNone(Rule):
     summary = "`zero_grad()` fills gradients with zeros; pass `set_to_none=True`"
     aliases = ("TOR402",)
     fix_availability = FixAvailability.ALWAYS
+    severity = Severity.WARNING  # advice: the right call depends on the project
     fix_summary = "unsafe: `set_to_none=True`"
     torch_range = TorchRange(
         min=_ARGUMENT_ADDED, note="`set_to_none` exists since 1.7; its default became True in 2.0"
     )
     trigger_words = ("zero_grad",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Only ``x.zero_grad(...)`` calls are reported."""
+        return "zero_grad" in facts.called_attributes
     valid = ("optimizer.zero_grad()\n", "p.grad.zero_()\n")
     invalid = (
         Example("optimizer.zero_grad(set_to_none=False)\n", fixed="optimizer.zero_grad(set_to_none=True)\n"),

@@ -7,10 +7,10 @@ everything they show comes from the diagnostics and ``context.sources``.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence
+import importlib
+from typing import Callable, Sequence
 
 from torchlint.model import Diagnostic
-from torchlint.report import concise, full, github, json, sarif
 from torchlint.report.context import ReportContext
 from torchlint.report.statistics import render_statistics
 
@@ -18,22 +18,20 @@ FORMATS = ("full", "concise", "json", "github", "sarif")
 
 Renderer = Callable[[Sequence[Diagnostic], ReportContext], str]
 
-_RENDERERS: Dict[str, Renderer] = {
-    "full": full.render,
-    "concise": concise.render,
-    "json": json.render,
-    "github": github.render,
-    "sarif": sarif.render,
-}
+
+def renderer(fmt: str) -> Renderer:
+    """The ``render`` function of format ``fmt``.  Each reporter module is
+    imported when its format is used, so a run pays only for the one it prints."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    module = importlib.import_module(f"{__name__}.{fmt}")
+    function: Renderer = module.render
+    return function
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """The whole output of format ``fmt`` (one of FORMATS); ends in a newline when not empty."""
-    try:
-        renderer = _RENDERERS[fmt]
-    except KeyError:
-        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return renderer(diagnostics, context)
+    return renderer(fmt)(diagnostics, context)
 
 
 __all__ = ["FORMATS", "ReportContext", "render", "render_statistics"]

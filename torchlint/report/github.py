@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from torchlint.model import Diagnostic
+from torchlint.registry import severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.source import location_label
 
@@ -20,7 +21,7 @@ def escape_property(text: str) -> str:
 
 
 def command(diagnostic: Diagnostic) -> str:
-    """One ``::error ...::message`` line."""
+    """One ``::error ...::message`` line (``::warning`` for an advisory rule's finding)."""
     properties = {
         "title": f"torchlint ({diagnostic.code})",
         "file": diagnostic.path,
@@ -33,7 +34,7 @@ def command(diagnostic: Diagnostic) -> str:
     message = f"{location_label(diagnostic)}: {diagnostic.code} {diagnostic.message}"
     if diagnostic.hint:
         message += f"\n  help: {diagnostic.hint}"
-    return f"::error {joined}::{escape_data(message)}"
+    return f"::{severity_of(diagnostic.code).value} {joined}::{escape_data(message)}"
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from torchlint.model import Diagnostic, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules
+from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.json import dumps
 from torchlint.report.source import edit_range
@@ -85,7 +85,7 @@ def rule_descriptor(rule: RuleClass) -> JsonObject:
     tags = ("torchlint",) if rule.fix_availability is FixAvailability.NONE else ("torchlint", "autofix")
     return descriptor(
         rule.code, rule.name, rule.summary, what, rule.documentation(),
-        enabled=rule.default_enabled, tags=tags,
+        enabled=rule.default_enabled, tags=tags, level=rule.severity.value,
         extra={"fixAvailability": rule.fix_availability.value, "torchVersions": rule.torch_versions},
     )
 
@@ -100,6 +100,7 @@ def descriptor(
     enabled: bool,
     tags: Tuple[str, ...],
     extra: Optional[Mapping[str, str]] = None,
+    level: str = "error",
 ) -> JsonObject:
     """One ``reportingDescriptor`` object."""
     return {
@@ -108,7 +109,7 @@ def descriptor(
         "shortDescription": {"text": summary},
         "fullDescription": {"text": full},
         "help": {"text": doc, "markdown": doc},
-        "defaultConfiguration": {"level": "error", "enabled": enabled},
+        "defaultConfiguration": {"level": level, "enabled": enabled},
         "properties": {"tags": list(tags), **(extra or {})},
     }
 
@@ -144,7 +145,7 @@ def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[
     item: JsonObject = {"ruleId": diagnostic.code}
     if diagnostic.code in indices:
         item["ruleIndex"] = indices[diagnostic.code]
-    item["level"] = "error"
+    item["level"] = severity_of(diagnostic.code).value
     item["message"] = {"text": diagnostic.message}
     item["locations"] = [{"physicalLocation": physical}]
     if diagnostic.cell is not None:
