@@ -171,3 +171,27 @@ def test_syntax_error_position_does_not_depend_on_a_file_at_that_path(tmp_path: 
     nowhere = parse_module("x = (1,\n", str(tmp_path / "missing.py"))
     assert isinstance(here, Diagnostic) and isinstance(nowhere, Diagnostic)
     assert (here.start.line, here.start.column) == (nowhere.start.line, nowhere.start.column) == (1, 5)
+
+
+NEWER = 'import torch\nx = torch.zeros(3).cuda()\nname = "a"\nprint(f"{name!r} {"nested"}")\n'  # PEP 701: 3.12
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python reads PEP 701 f-strings: it cannot tell")
+def test_syntax_newer_than_the_target_python_is_a_syntax_error_not_a_file_to_fix(tmp_path: Path) -> None:
+    """libcst reads every release's syntax; when this Python is at least as
+    new as the project's oldest and rejects the file, so does the project."""
+    (tmp_path / "a.py").write_text(NEWER, encoding="utf-8")
+
+    def torchlint(*args: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([sys.executable, "-m", "torchlint", *args, "--no-cache"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+
+    checked = torchlint("check", "a.py", "--output-format", "concise")
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines()[0].startswith("a.py:4:") and "TL000" in checked.stdout
+    assert "(target Python 3.9)" in checked.stdout and "TL101" not in checked.stdout
+    fixed = torchlint("fix", "a.py", "--apply", "--unsafe-fixes")
+    assert fixed.returncode == 1 and (tmp_path / "a.py").read_text(encoding="utf-8") == NEWER
+    # A project that targets 3.12 is linted (this Python cannot judge its syntax).
+    targeted = torchlint("check", "a.py", "--output-format", "concise", "--target-version", "py312")
+    assert "TL101" in targeted.stdout and "TL000" not in targeted.stdout

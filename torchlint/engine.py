@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -11,7 +12,7 @@ from torchlint.edits import Located
 from torchlint.model import Diagnostic, Fix
 from torchlint.names import ImportTable
 # parse_module and parse_error moved to torchlint.parsing; re-exported here.
-from torchlint.parsing import on_deep_stack
+from torchlint.parsing import cpython_syntax_error, on_deep_stack
 from torchlint.precheck import PrecheckFacts, facts_of
 from torchlint.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.rule import (
@@ -142,6 +143,7 @@ def could_match(
 
 def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     can_match = True
+    facts: Optional[PrecheckFacts] = None
     if config.precheck:
         facts = facts_of(source)
         if facts is not None:
@@ -154,9 +156,25 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
     parsed = parse_module(source, path)
     if isinstance(parsed, Diagnostic):
         return [parsed]
+    if facts is None:  # CPython has not read it yet, or could not
+        newer = _newer_than_target(source, path, config.target_version)
+        if newer is not None:
+            return [newer]
     if not can_match:
         return []
     return lint_module(parsed, source, path, config)
+
+
+def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optional[Diagnostic]:
+    """libcst reads syntax of every Python release; CPython only its own.  When
+    this Python is at least as new as the project's oldest, what it rejects the
+    project's Python rejects too: a syntax error there, not a file to fix."""
+    if (target.major, target.minor) > sys.version_info[:2]:
+        return None  # this Python is older than the target: it cannot judge
+    error = cpython_syntax_error(source, path)
+    if error is None:
+        return None
+    return replace(error, message=f"{error.message} (target Python {target.dotted})")
 
 
 def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:

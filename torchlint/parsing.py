@@ -478,6 +478,11 @@ def _cpython_only_error(source: str, path: str) -> Optional[Diagnostic]:
     return None
 
 
+def cpython_syntax_error(source: str, path: str) -> Optional[Diagnostic]:
+    """CPython's (this Python's) syntax error for the text, if it has one."""
+    return _cpython_syntax_error(source, path)
+
+
 def _cpython_syntax_error(source: str, path: str) -> Optional[Diagnostic]:
     """CPython's own message and position for broken text, if it has one."""
     try:
