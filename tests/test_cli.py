@@ -309,6 +309,19 @@ def test_file_name_that_is_not_utf8_in_every_format(tmp_path: Path, fmt: str) ->
         assert b"caf\xe9.py" in result.stdout  # the name's own bytes, as ls prints them
 
 
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
+def test_report_file_with_a_name_that_is_not_utf8(tmp_path: Path, fmt: str) -> None:
+    """``-o`` writes what standard output would carry."""
+    name = os.fsdecode(b"caf\xe9.py")
+    (tmp_path / name).write_text(DP_SOURCE)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    args = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format", fmt, "."]
+    shown = subprocess.run(args, cwd=tmp_path, capture_output=True, env=env)
+    written = subprocess.run([*args, "-o", "report.out"], cwd=tmp_path, capture_output=True, env=env)
+    assert written.returncode == 1 and written.stderr == b"", written.stderr
+    assert (tmp_path / "report.out").read_bytes() == shown.stdout
+
+
 def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     """A BrokenPipeError from elsewhere (a child process) must stay an internal error."""
     from torchlint import cli

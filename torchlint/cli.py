@@ -315,7 +315,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     text = render_statistics(diagnostics, context) if statistics else render(output_format, diagnostics, context)
     if output_file is not None:
         try:  # all or nothing: a failed write keeps the previous report
-            write_atomically(output_file, text.encode("utf-8"))
+            # A file name that is not UTF-8 keeps its own bytes, as on standard output.
+            write_atomically(output_file, text.encode("utf-8", "surrogateescape"))
         except SourceError as error:
             _fail(f"{output_file}: {error}")
             return
