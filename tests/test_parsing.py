@@ -170,7 +170,9 @@ def test_syntax_error_position_does_not_depend_on_a_file_at_that_path(tmp_path: 
     here = parse_module("x = (1,\n", str(other))
     nowhere = parse_module("x = (1,\n", str(tmp_path / "missing.py"))
     assert isinstance(here, Diagnostic) and isinstance(nowhere, Diagnostic)
-    assert (here.start.line, here.start.column) == (nowhere.start.line, nowhere.start.column) == (1, 5)
+    # The column differs between Python releases; it must not depend on the file.
+    assert (here.start.line, here.start.column) == (nowhere.start.line, nowhere.start.column)
+    assert here.start.line == 1
 
 
 NEWER = 'import torch\nx = torch.zeros(3).cuda()\nname = "a"\nprint(f"{name!r} {"nested"}")\n'  # PEP 701: 3.12

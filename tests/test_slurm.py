@@ -3,6 +3,7 @@ up a one-node cluster; CI runs it first).  Skipped where Slurm is not there."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -27,10 +28,13 @@ def _slurm_answers() -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-pytestmark = pytest.mark.skipif(
-    not _slurm_answers(),
-    reason="no Slurm here (sbatch/sinfo missing or not answering); tests/slurm/setup_slurm.sh sets one up",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not _slurm_answers(),
+        reason="no Slurm here (sbatch/sinfo missing or not answering); tests/slurm/setup_slurm.sh sets one up",
+    ),
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="verify (on the node too) needs torch"),
+]
 
 
 def _env(tmp_path: Path) -> Dict[str, str]:

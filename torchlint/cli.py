@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import io
 import json
 import os
@@ -200,7 +201,23 @@ def _cwd_exists() -> bool:
 
 
 class _Group(click.Group):
-    """Turns an unexpected exception into exit code 2 with a one-line message."""
+    """Turns an unexpected exception into exit code 2 with a one-line message.
+
+    ``verify`` lives in its own package and is imported only when it is run
+    (or listed): every other command starts without it."""
+
+    _LAZY = {"verify": ("torchlint.verify.command", "verify")}
+
+    def list_commands(self, ctx: click.Context) -> List[str]:
+        return sorted({*super().list_commands(ctx), *self._LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        if cmd_name in self._LAZY and cmd_name not in self.commands:
+            module, attribute = self._LAZY[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -561,10 +578,6 @@ def lsp_command() -> None:
     serve()
 
 
-# `verify` lives in its own package; importing its command pulls in no torch.
-from torchlint.verify.command import verify as _verify  # noqa: E402
-
-main.add_command(_verify)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis import Analysis, project
 from torchlint.cache import Cache
@@ -19,9 +19,11 @@ from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_scr
 from torchlint.model import Diagnostic
 from torchlint.parsing import parse_error
 from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
-from torchlint.pool import Died, run_pool
 from torchlint.settings import Settings
 from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
+
+if TYPE_CHECKING:
+    from torchlint.pool import Died
 
 
 def display_path(path: Path) -> str:
@@ -197,7 +199,7 @@ def _writes_deferred() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous_handler)
 
 
-def _died(path: Path, died: Died) -> FileOutcome:
+def _died(path: Path, died: "Died") -> FileOutcome:
     shown = display_path(path)
     return FileOutcome(shown, (parse_error(shown, f"internal error while linting: the worker process "
                                                   f"{died.reason}; this file was not linted"),))
@@ -239,6 +241,8 @@ def run_files(
     """
     tasks = [(path, settings_for(path)) for path in files]
     results: Dict[int, FileOutcome] = {}
+
+    from torchlint.pool import Died, run_pool  # only runs that lint files need workers
 
     def done(index: int, result: "Union[FileOutcome, Died]") -> None:
         if isinstance(result, Died):
