@@ -305,3 +305,15 @@ def test_printed_numbers_are_compared_at_the_contracts_level():
     assert not findings("epoch took 1.5 s\n", "epoch took 0.9 s\n", IDENTICAL, again="epoch took 1.7 s\n").failed
     assert not findings("x 1.0000001\n", "x 1.0000002\n", IDENTICAL, again="x 1.0000002\n").failed  # noise
     assert findings("x 1.0000001\n", "x 1.0000009\n", IDENTICAL, again="x 1.0000002\n").failed
+
+
+def test_an_identical_contract_without_a_comparison_of_its_own_is_held_to_identity(session, tmp_path):
+    """TL801 promises identical outputs and ships no comparison: a change the
+    "close" check would let through (one weight off by a part in 10^6) fails."""
+    original, fixed = _shipped("TL801")
+    anchor = 'restored.load_state_dict(loaded["model"])'
+    assert anchor in fixed
+    nudged = fixed.replace(anchor, anchor + "\nwith torch.no_grad():\n    restored[0].weight[0, 0] *= 1 + 1e-6\n")
+    broken, correct = _pairs(session, tmp_path, "TL801", original, [nudged, fixed])
+    assert correct.status == EQUIVALENT, _messages(correct)
+    assert broken.status == NOT_EQUIVALENT, _messages(broken)
