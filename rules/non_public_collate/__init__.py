@@ -26,7 +26,9 @@ class NonPublicCollate(Rule):
     Reports uses of `default_collate` and `default_convert` through the
     private module `torch.utils.data._utils.collate`: attribute references
     (`torch.utils.data._utils.collate.default_collate(batch)`, or through a
-    module alias) and `from torch.utils.data._utils.collate import ...`.
+    module alias) and `from torch.utils.data._utils.collate import ...`, and
+    calls through a name such an import binds (as TorchFix does; the fix is
+    on the import, which makes those calls public too).
 
     ## Why is this bad?
     Names under `_utils` are internal: PyTorch may move or change them in any
@@ -84,6 +86,7 @@ class NonPublicCollate(Rule):
         Example(
             "from torch.utils.data._utils.collate import default_collate\nbatch = default_collate(samples)\n",
             fixed="from torch.utils.data import default_collate\nbatch = default_collate(samples)\n",
+            findings=2,  # the import, and the call through the name it binds
         ),
         Example(
             "import torch\nbatch = torch.utils.data._utils.collate.default_convert(samples)\n",
@@ -112,6 +115,16 @@ class NonPublicCollate(Rule):
             fix = self.replace(node, spelled.expression, Applicability.SAFE,
                                f"Use `{public}`", imports=spelled.imports)
         self.report(node, f"`{node.attr.value}` is used from a private module; use `{public}`", fix=fix)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # A call through a name imported from the private module: reported
+        # where it is used too (as TorchFix does); the fix is on the import.
+        if not isinstance(node.func, cst.Name):
+            return
+        public = _PUBLIC.get(self.names.qualified_name(node.func) or "")
+        if public is not None:
+            self.report(node.func, f"`{node.func.value}` comes from a private module; import it from "
+                                   f"`{_PUBLIC_MODULE}` (the import's fix covers this use)")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
