@@ -114,7 +114,7 @@ class LossAccumulatedWithGraph(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `loss.detach()`"
     torch_range = TorchRange(min=TorchVersion(0, 4), note="tensors carry autograd graphs since 0.4")
-    trigger_words = ("+",)
+    trigger_words = ("backward",)  # every report needs a backward call in the file
     valid = (
         "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss.item()\n",
         "for x in data:\n    loss = model(x).sum()\n    acc += loss\n    acc.backward()\n",
