@@ -257,8 +257,8 @@ def test_without_eval_only_facts_make_a_model() -> None:
         def forward(self, x):
             return x
 
-    def predict_label(model, x):
-        return model(x).argmax(1).item()
+    def predict_label(net, x):
+        return net(x).argmax(1).item()
 
     def predict_scores(xs):
         net = {"w": 2}
