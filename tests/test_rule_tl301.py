@@ -236,14 +236,41 @@ def test_forward_and_model_helpers_are_quiet() -> None:
 def test_name_only_helpers_need_a_loop_or_plain_values() -> None:
     source = """
     import torch
+    from torch import nn
 
-    def predict(model, x):
+    def predict(model: nn.Module, x):
         return model(x)
 
-    def predict_label(model, x):
+    def predict_label(model: nn.Module, x):
         return model(x).argmax(1).item()
     """
-    assert lines(source) == [7]
+    assert lines(source) == [8]
+
+
+def test_without_eval_only_facts_make_a_model() -> None:
+    """No ``.eval()``: the callee must be a model by the value facts, never by its name."""
+    source = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return x
+
+    def predict_label(net, x):
+        return net(x).argmax(1).item()
+
+    def predict_scores(xs):
+        net = {"w": 2}
+        return [model(x) * net["w"] for x in xs]
+
+    def model(x):
+        return 3
+    """
+    # An untyped parameter and a dict named ``net`` are not models by facts.
+    assert lines(source) == []
+    # A caller that passes a model makes the parameter one.
+    assert lines(textwrap.dedent(source) + "\npredict_label(Net(), torch.zeros(1))\n") == [9]
 
 
 def test_module_level_script() -> None:
@@ -281,13 +308,15 @@ def test_custom_pattern_option() -> None:
     source = """
     import torch
 
-    def score_all(model, items):
+    from torch import nn
+
+    def score_all(model: nn.Module, items):
         return [model(x).item() for x in items]
     """
     assert lines(source) == []
     custom = Settings(select=("TL301",), rule_options={"TL301": {"function-pattern": "^score"}})
     # A custom pattern turns the engine's quick text check off for this rule.
-    assert lines(source, settings=custom) == [4]
+    assert lines(source, settings=custom) == [6]
 
 
 def test_high_level_predictors_need_an_eval_call() -> None:

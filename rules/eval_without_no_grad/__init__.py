@@ -12,6 +12,8 @@ import libcst as cst
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
+from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis.values import ValueKind
 from torchlint.names import dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
@@ -42,43 +44,10 @@ _NEEDS_GRAD_WORDS: FrozenSet[str] = frozenset({
     "perturb", "perturbation", "saliency", "gradcam", "cam", "attribute", "attributions",
     "deeplift", "integrated", "explain", "explainer", "shap",
 })
-_OPTIMIZER_WORDS: FrozenSet[str] = frozenset({"optimizer", "optimizers", "optim", "opt", "solver"})
-_MODEL_WORDS: FrozenSet[str] = frozenset({
-    "model", "models", "net", "network", "encoder", "decoder", "classifier", "backbone",
-    "generator", "discriminator", "teacher", "student", "policy", "actor", "critic",
-    "autoencoder", "vae", "unet", "transformer", "detector", "segmenter", "segmentor",
-    "regressor", "clf", "lm", "llm", "gpt", "bert", "cnn", "rnn", "lstm", "gru", "mlp",
-})
-_NOT_MODEL_WORDS: FrozenSet[str] = frozenset({
-    "config", "cfg", "conf", "path", "paths", "dir", "file", "filename", "name", "names", "type",
-    "class", "cls", "args", "kwargs", "params", "parameters", "state", "dict", "summary", "size",
-    "info", "registry", "factory", "builder", "zoo", "hub", "weights", "ckpt", "checkpoint",
-    "url", "id", "list", "version", "loss", "losses", "optimizer", "optim", "scheduler",
-    "tokenizer", "processor", "loader", "dataset", "data", "card", "str", "repr", "hash",
-    "kind", "key", "keys", "fn_name", "spec", "output", "outputs", "wrapper", "cache",
-})
-_VERBS: FrozenSet[str] = frozenset({
-    "get", "build", "load", "create", "make", "init", "initialize", "setup", "set", "prepare",
-    "save", "export", "wrap", "unwrap", "copy", "clone", "convert", "freeze", "unfreeze", "reset",
-    "register", "restore", "update", "apply", "print", "log", "summarize", "count", "compile",
-    "fuse", "to", "move", "train", "is", "has", "check", "define", "instantiate", "construct",
-    "parse", "download", "sync", "broadcast", "average", "swap", "replace", "patch",
-    "quantize", "prune", "evaluate", "eval", "validate", "test", "run", "compute", "calc",
-    "calculate", "measure", "benchmark", "profile", "visualize", "plot", "show", "draw",
-    "display", "write", "dump", "select", "choose", "find", "search", "fetch", "read", "from",
-    "with", "use", "enable", "disable", "add", "remove", "delete", "push", "pull", "merge",
-    "split", "upload", "deploy", "serve", "trace", "script", "predict", "infer", "generate",
-    "sample", "encode", "decode", "assert", "verify", "expect", "compare", "auto", "gen",
-    "wrap", "dist", "to", "as", "resume", "finalize", "close", "report",
-})
 # Model methods that are a forward pass under another name.
 _FORWARD_METHODS: FrozenSet[str] = frozenset({
     "forward", "module", "forward_features", "extract_features", "extract_feat",
     "encode_image", "encode_text", "forward_once",
-})
-_RANDOM_INPUTS: FrozenSet[str] = frozenset({
-    "randn", "rand", "randint", "zeros", "ones", "empty", "full", "randn_like", "rand_like",
-    "zeros_like", "ones_like", "tensor", "arange",
 })
 _VALUE_READS: FrozenSet[str] = frozenset({
     "item", "numpy", "tolist", "cpu", "argmax", "detach",
@@ -108,32 +77,6 @@ def _words(identifier: str) -> List[str]:
     return words
 
 
-_QUALIFIERS: FrozenSet[str] = frozenset({
-    "ema", "without", "ddp", "dp", "engine", "ref", "old", "new", "copy", "target", "online",
-    "eval", "student", "teacher", "fp16", "fp32", "half", "base", "main", "orig", "original",
-    "pretrained", "trained", "best", "final", "avg", "swa", "module", "wrapped", "compiled",
-})
-
-
-def _model_like(identifier: str) -> bool:
-    """Whether a called name reads like a variable holding an ``nn.Module``
-    (``model``, ``net_g``, ``ema_model``, ``model_without_ddp``)."""
-    if not identifier or identifier[0].isupper():
-        return False
-    words = _words(identifier)
-    if not words or words[0] in _VERBS or any(w in _NOT_MODEL_WORDS for w in words):
-        return False
-
-    def is_model(word: str) -> bool:
-        return word in _MODEL_WORDS or (len(word) > 3 and word.endswith(("net", "model")))
-
-    if is_model(words[-1]):
-        return True
-    return is_model(words[0]) and all(
-        w in _QUALIFIERS or len(w) == 1 or w.isdigit() for w in words[1:]
-    )
-
-
 def _last_name(func: cst.BaseExpression) -> Optional[str]:
     if isinstance(func, cst.Name):
         return func.value
@@ -151,6 +94,7 @@ class _Forward:
     callee: str
     guarded: bool
     order: int
+    func: cst.BaseExpression
 
 
 @dataclass
@@ -189,16 +133,21 @@ class EvalWithoutNoGrad(Rule):
     """## What it does
     Reports an evaluation function that runs a model forward pass with
     autograd switched on.  A function counts as evaluation when it calls
-    `.eval()` (or `.train(False)`) on a model, or when its name says so
-    (`evaluate`, `validate`, `val_epoch`, `run_test`, `predict`,
-    `inference`, ... see the `function-pattern` option).  It is reported when
-    it calls a model (`model(x)`, `self.net(x)`, `model.forward(x)`, the
-    object it put in eval mode), never needs gradients (no `backward()`,
-    `torch.autograd.grad`, `optimizer.step()`, `.grad` or `requires_grad`,
-    no adversarial or gradient-attribution helpers), and neither it nor its
-    code touches `torch.no_grad`, `torch.inference_mode` or
-    `torch.set_grad_enabled`.  A function that is only ever called from
-    inside such a context in the same file is left alone, as are
+    `.eval()` (or `.train(False)`) on an object and then runs that object,
+    or when its name says so (`evaluate`, `validate`, `val_epoch`,
+    `run_test`, `predict`, `inference`, ... see the `function-pattern`
+    option) and it runs a model.  Without an `.eval()` call, what is a model
+    comes from the value facts only, never from a variable's name: an
+    `nn.Module` built in the file (`model = Net()`, `torchvision.models.*`),
+    a parameter annotated `nn.Module`, an `__init__` attribute holding one
+    (`self.net(x)`), or a parameter that every call in the file fills with a
+    model.  It is reported when it never needs gradients (no `backward()`,
+    `torch.autograd.grad`, a `.step()` of an optimizer or `GradScaler`,
+    `.grad` or `requires_grad`, no adversarial or gradient-attribution
+    helpers), and neither it nor its code touches `torch.no_grad`,
+    `torch.inference_mode` or `torch.set_grad_enabled`.  A function that is
+    only ever called from inside such a context in the same file is left
+    alone, as are
     `LightningModule` methods (Lightning already disables gradients for
     validation, test and predict), methods called `forward`, pytest tests
     and shape smoke tests that build a model from scratch in a `test()`
@@ -258,7 +207,8 @@ class EvalWithoutNoGrad(Rule):
       val/valid/validate/validation, test/testing, predict/prediction(s),
       infer/inference as a whole name, a `snake_case` part or a `camelCase`
       part): a regular expression searched in function names; a match makes
-      the function an evaluation function even without an `.eval()` call.
+      the function an evaluation function even without an `.eval()` call
+      (it still has to run something the value facts show is a model).
       With the default pattern, files that contain none of the words
       above are not parsed for this rule; a custom pattern turns that
       shortcut off, so it can match any name.
@@ -448,23 +398,72 @@ class EvalWithoutNoGrad(Rule):
                                     found.add(name.split(".")[0])
         return found
 
-    def _is_forward(self, callee: str, evaled: Set[str]) -> bool:
+    def _is_forward(self, forward: _Forward, evaled: Set[str]) -> bool:
         """A call that runs a model: with an ``.eval()`` in sight, the object put
-        in eval mode; otherwise a variable or attribute that reads like a model."""
+        in eval mode; otherwise a call the value facts say is a model's."""
         if evaled:
-            return _runs_evaled(callee, evaled)
-        root = callee.split(".")[0]
-        if root in self._functions or root in ("self", "super", "cls"):
-            if not (root == "self" and "." in callee):
-                return False
-        parts = callee.split(".")
-        if _model_like(parts[-1]):
+            return self._runs_evaled(forward, evaled)
+        return self._calls_model(forward.func)
+
+    def _calls_model(self, func: cst.BaseExpression) -> bool:
+        """``model(x)`` or ``model.forward(x)`` where the value facts say
+        ``model`` is an ``nn.Module`` (never a guess from its name)."""
+        values = self.facts.values
+        if values.kind(func) is ValueKind.MODEL or self._parameter_given_models(func):
             return True
         return (
-            parts[-1] in _FORWARD_METHODS
-            and len(parts) >= 2
-            and _model_like(parts[-2])
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _FORWARD_METHODS
+            and values.kind(func.value) is ValueKind.MODEL
         )
+
+    def _parameter_given_models(self, func: cst.BaseExpression) -> bool:
+        """A parameter that every call of its function in this file fills with
+        a model (``evaluate(Net(), loader)``): the callers' facts speak for it."""
+        if not isinstance(func, cst.Name):
+            return False
+        bindings = self.facts.scopes.resolve(func)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return False
+        scope = bindings[0].scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        edges = self.facts.training.callers(function)
+        if not edges:
+            return False
+        for edge in edges:
+            # ``self.evaluate(net)`` fills the parameters after ``self``.
+            names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
+            argument = _argument(edge.call, func.value, names)
+            if argument is None or self.facts.values.kind(argument) is not ValueKind.MODEL:
+                return False
+        return True
+
+    def _runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
+        """Whether a call runs an object put in eval mode (or one of its
+        submodules, or a forward-like method of it)."""
+        callee = forward.callee
+        parts = callee.split(".")
+        prefix = ".".join(parts[:-1])
+        if callee in evaled:
+            return True
+        if callee != "self" and any(obj.startswith(callee + ".") for obj in evaled):
+            return True  # model(x) after model.module.eval()
+        if callee != "self" and any(
+            obj.split(".")[-1] == parts[-1] and obj.split(".")[0] in ("self", parts[0])
+            or parts[0] == "self" and obj == parts[-1]
+            for obj in evaled
+        ):
+            return True  # model(x) after self.model.eval(), and the other way round
+        if prefix and prefix in evaled:
+            if parts[-1] in _FORWARD_METHODS:
+                return True
+            # self.eval(); self.body(x): a submodule, when the facts say so.
+            if self._calls_model(forward.func):
+                return True
+        return False
 
     def _grad_off(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
@@ -518,8 +517,8 @@ class EvalWithoutNoGrad(Rule):
                 kinds.append("test")
             elif last in self._local_classes:
                 kinds.append(self._local_classes[last])
-            elif qualified == "torch.nn.Module" or (last and _model_base(last)):
-                kinds.append("model")
+            elif qualified.startswith("torch.") and self.facts.values.is_model_class(node):
+                kinds.append("model")  # nn.Module and its subclasses, by the value facts
             elif last in ("object", "ABC", "") or qualified.startswith("torch."):
                 kinds.append("plain")
             else:
@@ -556,7 +555,7 @@ class EvalWithoutNoGrad(Rule):
             parent.guards += frame.guards
             # A closure usually runs while its enclosing function runs.
             parent.forwards.extend(
-                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order)
+                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func)
                 for f in frame.forwards
             )
         if self._reportable(original_node, frame):
@@ -596,7 +595,7 @@ class EvalWithoutNoGrad(Rule):
                 # inferer): its public caller, often elsewhere, sets the mode.
                 return False
         evaled = {obj for obj, _, _ in frame.evals}
-        forwards = [f for f in frame.forwards if self._is_forward(f.callee, evaled)]
+        forwards = [f for f in frame.forwards if self._is_forward(f, evaled)]
         if not forwards or all(f.guarded for f in forwards):
             return False
         if not has_eval and not (frame.loops or frame.reads_values):
@@ -720,7 +719,7 @@ class EvalWithoutNoGrad(Rule):
             if last == "train" and receiver is not None:
                 frame.trains.append((receiver, order))
             if last == "step" and receiver is not None:
-                if any(w in _OPTIMIZER_WORDS or "optim" in w for w in _words(receiver.split(".")[-1])):
+                if self.facts.values.kind(func.value) in (ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER):
                     frame.needs_grad.append(order)
         if last is not None:
             words = _words(last)
@@ -739,7 +738,7 @@ class EvalWithoutNoGrad(Rule):
         ):
             frame.needs_grad.append(order)
         if callee is not None and node.args:
-            frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order))
+            frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order, func))
 
     # -- the verdict ------------------------------------------------------------
 
@@ -800,7 +799,7 @@ class EvalWithoutNoGrad(Rule):
             if any(start < order < end for order in frame.needs_grad + frame.manages_grad):
                 continue
             if not any(
-                start < f.order < end and not f.guarded and _runs_evaled(f.callee, {obj})
+                start < f.order < end and not f.guarded and self._runs_evaled(f, {obj})
                 for f in frame.forwards
             ):
                 continue
@@ -825,10 +824,21 @@ def _compiling(decorator: cst.BaseExpression) -> bool:
     )
 
 
-def _model_base(name: str) -> bool:
-    """A base class name that reads like a network (``BaseModel``, ``ResNet``)."""
-    words = _words(name)
-    return any(w in ("module", "model", "net", "network") or w.endswith("net") for w in words)
+def _argument(call: cst.Call, name: str, positional: List[str]) -> Optional[cst.BaseExpression]:
+    """The expression a call passes for parameter ``name`` (None when it
+    cannot be told: ``*args``, ``**kwargs`` or a default)."""
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+            continue
+        if index < len(positional) and positional[index] == name:
+            return arg.value
+        index += 1
+    return None
 
 
 def _is_eval_call(node: cst.Call) -> bool:
@@ -854,26 +864,3 @@ def _eval_in_chain(expr: cst.BaseExpression) -> Optional[cst.Call]:
             return None
         expr = expr.func.value
     return None
-
-
-def _runs_evaled(callee: str, evaled: Set[str]) -> bool:
-    """Whether calling ``callee`` runs an object put in eval mode (or one of
-    its submodules, or a forward-like method of it)."""
-    parts = callee.split(".")
-    prefix = ".".join(parts[:-1])
-    if callee in evaled:
-        return True
-    if callee != "self" and any(obj.startswith(callee + ".") for obj in evaled):
-        return True  # model(x) after model.module.eval()
-    if callee != "self" and any(
-        obj.split(".")[-1] == parts[-1] and obj.split(".")[0] in ("self", parts[0])
-        or parts[0] == "self" and obj == parts[-1]
-        for obj in evaled
-    ):
-        return True  # model(x) after self.model.eval(), and the other way round
-    if prefix and prefix in evaled:
-        if parts[-1] in _FORWARD_METHODS:
-            return True
-        if _model_like(parts[-1]):
-            return True
-    return False
