@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
@@ -22,7 +20,6 @@ _PROFILERS = frozenset({
     "torch.autograd.profiler_legacy.profile",
 })
 # The files pytest collects by default, and its shared fixtures.
-_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
 # Branches and handlers: whatever runs there runs only when the author asks.
 _GUARDS = (cst.If, cst.IfExp, cst.ExceptHandler, cst.ExceptStarHandler, cst.BooleanOperation, cst.Lambda)
 
@@ -253,7 +250,7 @@ class DebugModeLeftOn(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._sites: List[_Site] = []
-        self._test_file = bool(_TEST_FILE.match(PurePath(context.path).name))
+        self._test_file = context.is_test_file
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._test_file:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 import textwrap
+from pathlib import PurePath
 from dataclasses import dataclass, field
 from typing import (
     Any,
@@ -186,6 +188,9 @@ class Report:
     hint: Optional[str]
 
 
+_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
+
+
 @dataclass
 class FileContext:
     """What a rule may know about the file it is visiting."""
@@ -203,6 +208,12 @@ class FileContext:
 
     def __post_init__(self) -> None:
         self.facts = Facts(self.module, self.names, path=self.path)
+
+    @property
+    def is_test_file(self) -> bool:
+        """Whether pytest collects the file by default (``test_*.py``,
+        ``*_test.py``, ``conftest.py``): code that exercises, not trains."""
+        return bool(_TEST_FILE.match(PurePath(self.path).name))
 
 
 def _doc_sections(doc: str) -> Dict[str, str]:

@@ -68,3 +68,16 @@ def dotted(expr: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(expr.value)
     return ".".join(reversed(parts))
+
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def walk_body(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every node under it, depth first in source order, without
+    entering nested functions, classes or lambdas (code that runs elsewhere)."""
+    stack: List[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in reversed(children(node)) if not isinstance(child, _NESTED_SCOPES))

@@ -11,7 +11,7 @@ from torchlint.analysis.values import ValueKind
 from torchlint.fixes import insert_statements, keyword_argument, parse_statement, statement_site
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.tree import children
+from torchlint.tree import children, walk_body
 from torchlint.verification import Contract, VerificationSpec
 
 _CLIPS: FrozenSet[str] = frozenset({
@@ -31,11 +31,7 @@ class _Step:
 
 def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Every call inside ``node`` (not into nested functions or classes)."""
-    if isinstance(node, cst.Call):
-        yield node
-    for child in children(node):
-        if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            yield from _calls(child)
+    return (found for found in walk_body(node) if isinstance(found, cst.Call))
 
 
 class ClipBeforeUnscale(Rule):

@@ -9,7 +9,6 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.apidata import Deprecation
 from torchlint.fixes import bind, set_keyword
-from torchlint.model import Applicability
 from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 

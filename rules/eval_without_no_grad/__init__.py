@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
@@ -65,7 +64,6 @@ _PREDICTOR_LIBRARIES: FrozenSet[str] = frozenset({
 _LIGHTNING_HOOK = re.compile(
     r"^(?:validation|test|predict)_(?:step|step_end|epoch_end)$|^on_(?:validation|test|predict)_"
 )
-_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -334,7 +332,7 @@ class EvalWithoutNoGrad(Rule):
         self._order = 0
         self._pattern: Optional[Pattern[str]] = None
         # pytest's files; a script called test.py is an evaluation script.
-        self._test_file = bool(_TEST_FILE.match(PurePath(context.path).name))
+        self._test_file = context.is_test_file
         roots = self._imported_roots(context.module)
         self._other_framework = bool(roots & set(_OTHER_FRAMEWORKS)) and not roots & _TORCH_LIKE
         # High-level predictors (YOLO(...)(img), pipeline(...)(text)) switch

@@ -10,7 +10,7 @@ from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.tree import children
+from torchlint.tree import walk_body
 from torchlint.verification import Contract, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -28,16 +28,8 @@ _AUTOGRAD_BACKWARD = "torch.autograd.backward"
 Loop = Union[cst.For, cst.While]
 
 
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and everything inside it, not into nested functions or classes."""
-    yield node
-    for child in children(node):
-        if not isinstance(child, _SCOPES):
-            yield from _walk(child)
-
-
 def _contains_name(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in _walk(node))
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk_body(node))
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -253,7 +245,7 @@ class LossAccumulatedWithGraph(Rule):
     def _mentions(self, node: cst.CSTNode, code: str) -> bool:
         module = self.context.module
         return any(
-            isinstance(n, (cst.Name, cst.Attribute)) and module.code_for_node(n) == code for n in _walk(node)
+            isinstance(n, (cst.Name, cst.Attribute)) and module.code_for_node(n) == code for n in walk_body(node)
         )
 
     def _backpropagated(self, loop: LoopFacts, name: str) -> bool:
@@ -264,7 +256,7 @@ class LossAccumulatedWithGraph(Rule):
         return False
 
     def _assigned_values(self, loop: Loop, name: str) -> Iterator[cst.BaseExpression]:
-        for node in _walk(loop.body):
+        for node in walk_body(loop.body):
             if isinstance(node, cst.Assign) and any(
                 isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
             ):
