@@ -283,6 +283,9 @@ class Rule:
     project_bases: ClassVar[Tuple[str, ...]] = ()
     """With ``PROJECT``: the classes (dotted names) whose subclasses across
     the project's files the rule asks about; only those are indexed."""
+    project_names: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: dotted names (``torch.compile``) the rule asks
+    whether any file of the run refers to (``self.facts.project.uses(name)``)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -216,7 +216,14 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
         if Analysis.PROJECT in rule.requires
         for base in rule.project_bases
     }
-    project.prepare(files, bases)
+    names = {
+        name
+        for settings in distinct.values()
+        for rule in settings.enabled_rules(None)
+        if Analysis.PROJECT in rule.requires
+        for name in rule.project_names
+    }
+    project.prepare(files, bases, names)
 
 
 def _cache_digest(digest: str) -> str:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.scopes import Scopes
     from torchlint.analysis.training import Training
     from torchlint.analysis.values import Values
+    from torchlint.analysis.workload import Workload
     from torchlint.names import ImportTable
 
 
@@ -78,6 +79,13 @@ class Facts:
         from torchlint.analysis.training import Training
 
         return Training(self.module, self.scopes, self.names, self.values)
+
+    @cached_property
+    def workload(self) -> "Workload":
+        """The file's step loop, CUDA use, convolutions and entry point."""
+        from torchlint.analysis.workload import workload
+
+        return workload(self.module, self.names, self.training)
 
     @property
     def project(self) -> "ProjectIndex":

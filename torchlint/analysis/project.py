@@ -17,7 +17,7 @@ import re
 import stat
 import warnings
 from functools import cached_property
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -51,6 +51,9 @@ class ProjectIndex:
 
     classes: Mapping[str, ClassInfo] = field(default_factory=dict)
     calls: Mapping[str, Tuple[CallSite, ...]] = field(default_factory=dict)
+    used: FrozenSet[str] = frozenset()
+    """Of the dotted names rules asked about (``Rule.project_names``), those
+    some file of the run refers to (see :mod:`torchlint.analysis.mentions`)."""
 
     def bases_of(self, qualified: str) -> FrozenSet[str]:
         """Every base, direct or inherited through classes of the project."""
@@ -78,6 +81,11 @@ class ProjectIndex:
         """Calls of a project function from other modules."""
         return tuple(self.calls.get(qualified, ()))
 
+    def uses(self, qualified: str) -> bool:
+        """Whether some file of the run refers to ``qualified`` (one of the
+        names rules asked about; False for any other, and when no index was built)."""
+        return qualified in self.used
+
     @cached_property
     def fingerprint(self) -> str:
         """Changes whenever a fact changes (for cache keys)."""
@@ -86,6 +94,7 @@ class ProjectIndex:
             digest.update(f"{name}\0{','.join(self.classes[name].bases)}\n".encode())
         for name in sorted(self.calls):
             digest.update(f"{name}\0{len(self.calls[name])}\n".encode())
+        digest.update(f"used\0{','.join(sorted(self.used))}\n".encode())
         return digest.hexdigest()
 
 
@@ -301,10 +310,16 @@ def current() -> ProjectIndex:
     return _CURRENT[0]
 
 
-def prepare(files: Sequence[Path], bases: Iterable[str]) -> ProjectIndex:
+def prepare(files: Sequence[Path], bases: Iterable[str], names: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    for the class hierarchies enabled rules ask about (none: the empty index)."""
+    for the class hierarchies and the names enabled rules ask about (none:
+    the empty index)."""
     wanted = sorted(set(bases))
     index = build_hierarchy(files, wanted) if wanted else EMPTY
+    asked = frozenset(names)
+    if asked:
+        from torchlint.analysis.mentions import used_anywhere
+
+        index = replace(index, used=used_anywhere(_read(files), asked))
     install(index)
     return index

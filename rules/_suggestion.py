@@ -1,0 +1,107 @@
+"""What the throughput suggestions share: when a file is the kind of
+training they advise on, and when the project already made their setting.
+
+A suggestion is off by default and is a warning, not a defect: it names a
+setting that usually speeds up GPU training (mixed precision, TF32, cuDNN
+benchmarking, channels-last, compilation).  It fires at most once per file,
+on the file's step loop, and never when the setting is already present
+anywhere in the project (any file of the run refers to one of the names in
+``settings``), nor in test files.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, FrozenSet, Mapping, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchlint.analysis import Analysis
+from torchlint.analysis.mentions import names_used
+from torchlint.analysis.workload import Workload
+from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
+from torchlint.model import Applicability
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import FixRequest, OptionValue, Rule, Severity
+
+
+class Suggestion(Rule):
+    """Base of the throughput suggestions (no code: not a rule itself)."""
+
+    default_enabled = False
+    severity = Severity.WARNING
+    requires = frozenset({Analysis.TRAINING, Analysis.PROJECT})
+    settings: ClassVar[Tuple[str, ...]] = ()
+    """Dotted names whose use anywhere in the project means the setting is made."""
+    needs_cuda: ClassVar[bool] = True
+    needs_convolution: ClassVar[bool] = False
+    needs_entry_point: ClassVar[bool] = False
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A training file: it imports torch and calls ``backward``."""
+        return facts.imports_torch and "backward" in facts.called_attributes
+
+    def applies(self, work: Workload) -> bool:
+        """Whether the file is the training this suggestion is about."""
+        if work.step_loop is None or self.context.is_test_file:
+            return False
+        if self.needs_cuda and work.cuda is None:
+            return False
+        if self.needs_convolution and work.convolution is None:
+            return False
+        return work.entry_point or not self.needs_entry_point
+
+    def setting_present(self) -> bool:
+        """The project (or, linting a text alone, this file) already makes the setting."""
+        project = self.facts.project
+        if any(project.uses(name) for name in self.settings):
+            return True
+        return bool(names_used(self.context.source, frozenset(self.settings)))
+
+    def also_declined(self, work: Workload) -> bool:
+        """A subclass's further reason to stay quiet (facts of its own)."""
+        return False
+
+    def message(self, work: Workload, line: int) -> str:
+        raise NotImplementedError
+
+    def fix(self, work: Workload) -> Optional[FixRequest]:
+        return None
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        work = self.facts.workload
+        if not self.applies(work) or self.also_declined(work) or self.setting_present():
+            return
+        assert work.step_loop is not None
+        loop = work.step_loop.node
+        head = loop.iter if isinstance(loop, cst.For) else loop.test
+        lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.report(head, self.message(work, lines[loop].start.line), fix=self.fix(work), statement=loop)
+
+
+def insert_after_imports(rule: Rule, work: Workload, code: str, qualified: str,
+                         description: str) -> Optional[FixRequest]:
+    """An unsafe fix that puts one statement right after the module's
+    imports; ``code`` holds ``{name}`` where ``qualified`` goes, spelled
+    through the file's imports.  None when the module has no import block
+    before its first definition, or the name cannot be spelled."""
+    if work.imports_end is None:
+        return None
+    spelling = spell(rule.names, qualified)
+    if spelling is None:
+        return None
+    module = rule.context.module
+    statement = parse_statement(code.format(name=spelling.text), module)
+    replacement = insert_statements(StatementSite(module, work.imports_end), (statement,), after=True)
+    return rule.replace(replacement.node, replacement.new_node, Applicability.UNSAFE, description,
+                        imports=spelling.imports)
+
+
+def project_names(*groups: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The sorted union of name groups (for ``project_names``)."""
+    merged: FrozenSet[str] = frozenset().union(*groups)
+    return tuple(sorted(merged))
+
+
+__all__ = ["Suggestion", "insert_after_imports", "project_names"]

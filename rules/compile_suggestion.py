@@ -1,0 +1,94 @@
+"""TL404 compile-suggestion."""
+
+from __future__ import annotations
+
+from torchlint.analysis.workload import Workload
+from torchlint.rule import Example, TorchRange, TorchVersion
+
+from ._suggestion import Suggestion
+
+
+class CompileSuggestion(Suggestion):
+    """## What it does
+    A suggestion, off by default.  Reports a CUDA training loop (a loop
+    whose iterations call `backward()`, in a file that calls into
+    `torch.cuda`, calls `.cuda()` or names a `"cuda"` device) when no file
+    of the project refers to `torch.compile` (or the older
+    `torch._dynamo.optimize`).  It fires at most once per file, on the
+    first such loop, and never in test files.
+
+    ## Why is this bad?
+    It is not a defect.  `torch.compile` traces the model's forward (and,
+    through AOTAutograd, its backward) into fused kernels: fewer launches,
+    fewer round trips through GPU memory, often a sizeable speed-up for the
+    same numbers.  It costs compilation time on the first steps (and again
+    when input shapes change), and some models do not compile, which is why
+    this is only a suggestion.
+
+    ## Example
+    ```python
+    model = Net().cuda()
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+    ```
+
+    Use instead:
+    ```python
+    model = Net().cuda()
+    compiled = torch.compile(model)
+    for x, y in loader:
+        loss = criterion(compiled(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    No automatic fix: compiling may fail on a model, and where to compile
+    (the whole model, a block, under a `try`) is the author's choice.
+
+    ## Source guide
+    *DGX cluster guidelines* (a GPU cluster's user guide) suggests
+    compiling the model with `torch.compile(my_model)` once debugging is
+    done, wrapped in a `try` because compilation can fail.
+    """
+
+    code = "TL404"
+    name = "compile-suggestion"
+    summary = "suggestion: the CUDA training loop's model is never passed to `torch.compile`"
+    fix_summary = "none: compile where it fits"
+    torch_range = TorchRange(min=TorchVersion(2, 0), note="`torch.compile` exists since 2.0")
+    settings = ("torch.compile", "torch._dynamo.optimize")
+    project_names = settings
+    valid = (
+        """
+        import torch
+        model = torch.compile(Net().cuda())
+        for x, y in loader:
+            model(x.cuda()).sum().backward()
+        """,
+        """
+        import torch
+        model = Net()
+        for x, y in loader:
+            model(x).sum().backward()
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+            """
+        ),
+    )
+
+    def message(self, work: Workload, line: int) -> str:
+        return (
+            "suggestion: this CUDA training loop runs a model that is never passed to `torch.compile`; "
+            "compiling it usually makes each step faster"
+        )

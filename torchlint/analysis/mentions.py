@@ -1,0 +1,97 @@
+"""Which dotted names the files of a run refer to anywhere.
+
+A suggestion rule (turn on AMP, TF32, cuDNN benchmarking...) must stay
+quiet when the project already makes that setting somewhere, often in a
+helper module far from the training loop.  This is the project-level fact
+that answers it: for a set of wanted names (``torch.compile``,
+``torch.backends.cudnn.benchmark``), the ones some file of the run uses,
+reads or assigns, resolved through that file's imports (module-level or
+not), never by words alone.  Read with CPython's ``ast``, and only files
+whose bytes contain a wanted name's last part are parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+
+from torchlint.names import canonical
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _imports(tree: ast.AST) -> Dict[str, str]:
+    """Local name -> dotted path, for every absolute import in the file."""
+    table: Dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    table[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    table[root] = root
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return table
+
+
+def names_used(text: Union[str, bytes], wanted: FrozenSet[str]) -> FrozenSet[str]:
+    """The names of ``wanted`` that one file's code refers to."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return frozenset()
+    imports = _imports(tree)
+    found: Set[str] = set()
+    try:
+        nodes = list(ast.walk(tree))
+    except RecursionError:
+        return frozenset()
+    for node in nodes:
+        if not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        dotted = _dotted(node)
+        if dotted is None:
+            continue
+        root, _, rest = dotted.partition(".")
+        base = imports.get(root)
+        if base is None:
+            continue
+        name = canonical(f"{base}.{rest}" if rest else base)
+        if name in wanted:
+            found.add(name)
+    return frozenset(found)
+
+
+def used_anywhere(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
+    """The names of ``wanted`` that some file among ``texts`` refers to."""
+    remaining = frozenset(wanted)
+    found: Set[str] = set()
+    for _path, text in texts:
+        if not remaining:
+            break
+        if not any(name.rsplit(".", 1)[-1].encode() in text for name in remaining):
+            continue
+        hits = names_used(text, remaining)
+        found |= hits
+        remaining -= hits
+    return frozenset(found)
+
+
+__all__ = ["names_used", "used_anywhere"]
