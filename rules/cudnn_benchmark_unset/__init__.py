@@ -104,21 +104,38 @@ class CudnnBenchmarkUnset(Suggestion):
     invalid = (
         Example(
             """
-            import torch
+            from torch import nn
             from torch.backends import cudnn
             if __name__ == "__main__":
-                net = torch.nn.Conv2d(3, 3, 3).cuda()
+                net = nn.Conv2d(3, 3, 3).cuda()
                 for x in loader:
                     net(x.cuda()).sum().backward()
             """,
             fixed="""
-            import torch
+            from torch import nn
             from torch.backends import cudnn
             cudnn.benchmark = True
             if __name__ == "__main__":
-                net = torch.nn.Conv2d(3, 3, 3).cuda()
+                net = nn.Conv2d(3, 3, 3).cuda()
                 for x in loader:
                     net(x.cuda()).sum().backward()
+            """,
+        ),
+        Example(
+            """
+            import torch
+            import torchvision
+            model = torchvision.models.resnet18().cuda()
+            for x in loader:
+                model(x.cuda()).sum().backward()
+            """,
+            fixed="""
+            import torch
+            import torchvision
+            torch.backends.cudnn.benchmark = True
+            model = torchvision.models.resnet18().cuda()
+            for x in loader:
+                model(x.cuda()).sum().backward()
             """,
         ),
     )
