@@ -1,0 +1,557 @@
+"""TL402 manual-attention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FileContext, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.tree import children
+
+_SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
+    "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
+})
+_SOFTMAX_MODULE = "torch.nn.Softmax"
+_DROPOUT_FUNCTIONS: FrozenSet[str] = frozenset({"torch.nn.functional.dropout", "torch.dropout"})
+_PASS_MODULES: FrozenSet[str] = frozenset({"torch.nn.Dropout", "torch.nn.Identity"})
+_PRODUCTS: FrozenSet[str] = frozenset({"torch.matmul", "torch.bmm"})
+_EINSUMS: FrozenSet[str] = frozenset({"torch.einsum", "torch.functional.einsum"})
+_EINOPS_EINSUM = "einops.einsum"
+_SDPA = "torch.nn.functional.scaled_dot_product_attention"
+_TRANSPOSING_METHODS: FrozenSet[str] = frozenset({"transpose", "permute", "t", "swapaxes", "swapdims"})
+_TRANSPOSED_ATTRIBUTES: FrozenSet[str] = frozenset({"mT", "T", "mH", "H"})
+_TRANSPOSE_FUNCTIONS: FrozenSet[str] = frozenset({"torch.transpose", "torch.swapaxes", "torch.swapdims"})
+# Element-wise steps between the scores and the softmax: masking, casts, clamping.
+_SCORE_METHODS: FrozenSet[str] = frozenset({
+    "masked_fill", "masked_fill_", "float", "to", "type", "type_as", "clamp", "clamp_", "contiguous",
+    "view", "reshape",
+})
+_SCORE_FUNCTIONS: FrozenSet[str] = frozenset({"torch.where", "torch.masked_fill", "torch.clamp"})
+# Casts of the probabilities back to the values' dtype before the product.
+_CASTS: FrozenSet[str] = frozenset({"to", "type", "type_as", "half", "float", "bfloat16"})
+_SCORE_OPERATORS = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
+_MAX_DEPTH = 24  # steps back through assignments and element-wise operations
+
+
+@dataclass(frozen=True)
+class _Product:
+    """The probabilities multiplied with the values."""
+
+    node: cst.CSTNode
+
+
+_Use = Union["_Product", List[cst.BaseExpression]]
+"""What a use of the probabilities is: the product with the values, or the
+expressions that carry them on (an assignment's later uses, a dropout, a cast)."""
+
+
+@dataclass(frozen=True)
+class _Span:
+    """Where a node sits in the function's pre-order walk: [start, end]."""
+
+    start: int
+    end: int
+
+
+class _Body:
+    """One function's body (nested functions and classes left out), walked
+    once: every node's span, its parent, and the simple name assignments."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.spans: Dict[cst.CSTNode, _Span] = {}
+        self.parent: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.assignments: Dict[str, List[cst.Assign]] = {}
+        self.uses: Dict[str, List[cst.Name]] = {}
+        starts: Dict[cst.CSTNode, int] = {}
+        count = 0
+        stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                self.spans[node] = _Span(starts[node], count - 1)
+                continue
+            starts[node] = count
+            count += 1
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                self.assignments.setdefault(node.targets[0].target.value, []).append(node)
+            elif isinstance(node, cst.Name):
+                self.uses.setdefault(node.value, []).append(node)
+            stack.append((node, True))
+            if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            for child in reversed(children(node)):
+                self.parent[child] = node
+                stack.append((child, False))
+
+    def reaching(self, name: cst.Name) -> Optional[cst.Assign]:
+        """The last assignment to ``name`` completed before this use, leaving
+        out the other branch of an ``if`` around the use (loops ignored)."""
+        span = self.spans.get(name)
+        if span is None:
+            return None
+        found: Optional[cst.Assign] = None
+        for assign in self.assignments.get(name.value, ()):
+            if (
+                self.spans[assign].end < span.start
+                and (found is None or self.spans[found].start < self.spans[assign].start)
+                and not self.exclusive(assign, name)
+            ):
+                found = assign
+        return found
+
+    def later_uses(self, assign: cst.Assign) -> List[cst.Name]:
+        """Uses of the name ``assign`` binds, from after it up to and including
+        the right side of the next assignment to that name; code in the other
+        branch of an ``if`` around the assignment never sees it."""
+        target = assign.targets[0].target
+        assert isinstance(target, cst.Name)
+        after = self.spans[assign].end
+        rebinds = [
+            self.spans[a] for a in self.assignments.get(target.value, ())
+            if self.spans[a].start > after and not self.exclusive(assign, a)
+        ]
+        limit = min((span.end for span in rebinds), default=None)
+        found = []
+        for use in self.uses.get(target.value, ()):
+            position = self.spans[use].start
+            if (
+                position > after and (limit is None or position <= limit)
+                and use is not _target_of(use, self) and not self.exclusive(assign, use)
+            ):
+                found.append(use)
+        return sorted(found, key=lambda use: self.spans[use].start)
+
+    def _branches(self, node: cst.CSTNode) -> Dict[cst.If, bool]:
+        """For each ``if`` around ``node``: whether it sits in the ``if``'s body (else: its orelse)."""
+        found: Dict[cst.If, bool] = {}
+        child, parent = node, self.parent.get(node)
+        while parent is not None:
+            if isinstance(parent, cst.If) and child is not parent.test:
+                found[parent] = child is parent.body
+            child, parent = parent, self.parent.get(parent)
+        return found
+
+    def exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """The two nodes sit in different branches of one ``if``."""
+        theirs = self._branches(second)
+        return any(node in theirs and theirs[node] != side for node, side in self._branches(first).items())
+
+
+def _target_of(name: cst.Name, body: _Body) -> Optional[cst.Name]:
+    """``name`` itself when it is the target of an assignment (a binding, not a use)."""
+    parent = body.parent.get(name)
+    if isinstance(parent, cst.AssignTarget) and parent.target is name:
+        return name
+    return None
+
+
+def _einsum_parts(equation: cst.BaseExpression) -> Optional[Tuple[List[str], str]]:
+    """The operands' and the output's index letters of a literal equation."""
+    if not isinstance(equation, cst.SimpleString):
+        return None
+    text = equation.evaluated_value
+    if not isinstance(text, str) or "->" not in text:
+        return None
+    text = text.replace(" ", "").replace("...", "")
+    left, _, out = text.partition("->")
+    operands = left.split(",")
+    if len(operands) != 2 or not all(operands) or not out:
+        return None
+    return operands, out
+
+
+class ManualAttention(Rule):
+    """## What it does
+    Reports scaled dot-product attention written out by hand: a softmax
+    (`torch.softmax`, `F.softmax`, the tensor method, or an `nn.Softmax`
+    module) over scores that come from a product of a query with a
+    transposed key (`q @ k.transpose(-2, -1)`, `torch.matmul`, `torch.bmm`,
+    `k.mT`, or an `einsum` that contracts both operands' last index),
+    optionally scaled, masked (`masked_fill`, `torch.where`, an added bias)
+    or cast, whose result (after an optional dropout or cast) is multiplied
+    with a value tensor (`@`, `matmul`, `bmm`, or an `einsum` contracting
+    the probabilities' last index).  The steps may be spread over several
+    assignments of one function.
+
+    Not reported: a function that also calls
+    `F.scaled_dot_product_attention` (the hand-written path is its
+    fallback), a function that returns or stores the attention
+    probabilities, or passes them to anything but dropout, a cast or the
+    product (attention maps kept for visualisation or a loss need them),
+    a softmax over another dimension than the last, and a classifier's
+    softmax (its input is no product with a transposed key).
+
+    ## Why is this bad?
+    Written out, attention materialises the full `(L, S)` score and
+    probability matrices per head in GPU memory and runs five or six
+    kernels that each read and write them.
+    `torch.nn.functional.scaled_dot_product_attention` computes the same
+    function in one fused kernel (FlashAttention, memory-efficient
+    attention or cuDNN, picked for the inputs), never storing the matrix:
+    memory linear instead of quadratic in the sequence length, and usually
+    several times faster, for training and inference.
+
+    ## Example
+    ```python
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    att = att.masked_fill(mask == 0, float("-inf"))
+    att = F.softmax(att, dim=-1)
+    att = self.attn_dropout(att)
+    y = att @ v
+    ```
+
+    Use instead:
+    ```python
+    y = F.scaled_dot_product_attention(
+        q, k, v,
+        attn_mask=mask != 0,  # True where attention is allowed
+        dropout_p=self.dropout if self.training else 0.0,
+    )
+    ```
+
+    The default scale is `1 / sqrt(q.size(-1))`; pass `scale=` (torch 2.1)
+    for another.  A causal mask is `is_causal=True`; an additive bias (a
+    relative position bias) is a float `attn_mask`.
+
+    ## Fix safety
+    No automatic fix: the mask's convention (boolean "keep" against a
+    `masked_fill` "drop" mask, or an additive float), the scale and the
+    dropout's training switch must be carried over by hand.
+
+    ## Source guide
+    *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
+    tweaks") recommends replacing a manual implementation of attention
+    with `torch.nn.functional.scaled_dot_product_attention`, which computes
+    the same thing more efficiently.
+    """
+
+    code = "TL402"
+    name = "manual-attention"
+    summary = "attention written out by hand (softmax(q @ kᵀ) @ v); use `F.scaled_dot_product_attention`"
+    fix_summary = "none: the docs show the rewrite"
+    torch_range = TorchRange(min=TorchVersion(2, 0), note="`scaled_dot_product_attention` exists since 2.0")
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A softmax and a product in a file that imports torch."""
+        return (
+            facts.imports_torch
+            and facts.mentions(("softmax", "Softmax"))
+            and ("@" in facts.source or facts.mentions(("matmul", "bmm", "einsum")))
+        )
+
+    valid = (
+        """
+        import torch.nn.functional as F
+        def classify(x, w, v):
+            probs = F.softmax(x @ w, dim=-1)
+            return probs @ v
+        """,
+        """
+        import torch
+        def attention(q, k, v):
+            attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+            return attn @ v, attn
+        """,
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(self, q, k, v):
+            if self.flash:
+                return F.scaled_dot_product_attention(q, k, v)
+            att = F.softmax(q @ k.transpose(-2, -1), dim=-1)
+            return att @ v
+        """,
+        """
+        import torch
+        def attention(q, k, v):
+            attn = torch.softmax(q @ k.transpose(-2, -1), dim=-2)
+            return attn @ v
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            import math
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, p):
+                    super().__init__()
+                    self.attn_dropout = nn.Dropout(p)
+
+                def forward(self, q, k, v, mask):
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(mask == 0, float("-inf"))
+                    att = F.softmax(att, dim=-1)
+                    att = self.attn_dropout(att)
+                    return att @ v
+            """
+        ),
+        Example(
+            """
+            import torch
+            def attention(q, k, v, scale):
+                dots = torch.einsum("bhid,bhjd->bhij", q, k) * scale
+                attn = dots.softmax(dim=-1)
+                return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._functions: List[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        lines: Optional[Mapping[cst.CSTNode, object]] = None
+        for function in self._functions:
+            body = _Body(function.body)
+            if any(
+                isinstance(node, cst.Call) and self.names.call_name(node) == _SDPA for node in body.spans
+            ):
+                continue
+            for node in list(body.spans):
+                if not isinstance(node, cst.Call):
+                    continue
+                scores = self._softmax_input(node)
+                if scores is None or not self._is_scores(scores, body, 0):
+                    continue
+                product = self._attended(node, body)
+                if product is None:
+                    continue
+                if lines is None:
+                    lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+                position = lines[product]
+                line = getattr(getattr(position, "start", None), "line", "?")
+                self.report(
+                    node,
+                    f"attention written out by hand: softmax of query-key scores, multiplied with the values "
+                    f"on line {line}; `torch.nn.functional.scaled_dot_product_attention` computes it in one "
+                    "fused kernel without storing the attention matrix",
+                    statement=_statement_of(node, body),
+                )
+
+    # -- the softmax ------------------------------------------------------------------
+
+    def _softmax_input(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The scores a softmax call normalises over the last dimension, or None."""
+        qualified = self.names.call_name(call)
+        func = call.func
+        if qualified in _SOFTMAX_FUNCTIONS:
+            positional = [arg for arg in call.args if arg.keyword is None]
+            source = _keyword_value(call, "input") or (positional[0].value if positional else None)
+            dim = _keyword_value(call, "dim") or (positional[1].value if len(positional) > 1 else None)
+            return source if source is not None and _last_dim(dim) else None
+        if qualified is not None:
+            return None
+        if len(call.args) == 1 and call.args[0].keyword is None:
+            callee = self.facts.values.of(func)
+            if callee is not None and callee.qualified == _SOFTMAX_MODULE:
+                return call.args[0].value
+            if isinstance(func, cst.Call) and self.names.call_name(func) == _SOFTMAX_MODULE:
+                return call.args[0].value
+        if isinstance(func, cst.Attribute) and func.attr.value == "softmax":
+            positional = [arg for arg in call.args if arg.keyword is None]
+            dim = _keyword_value(call, "dim") or (positional[0].value if positional else None)
+            return func.value if _last_dim(dim) else None
+        return None
+
+    # -- the scores ---------------------------------------------------------------------
+
+    def _is_scores(self, expr: cst.BaseExpression, body: _Body, depth: int) -> bool:
+        """A product of a query with a transposed key, perhaps scaled, masked or cast."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.MatrixMultiply):
+                return self._either_transposed(expr.left, expr.right, body, depth)
+            if isinstance(expr.operator, _SCORE_OPERATORS):
+                return self._is_scores(expr.left, body, depth + 1) or self._is_scores(expr.right, body, depth + 1)
+            return False
+        if isinstance(expr, cst.Name):
+            assign = body.reaching(expr)
+            return assign is not None and self._is_scores(assign.value, body, depth + 1)
+        if not isinstance(expr, cst.Call):
+            return False
+        qualified = self.names.call_name(expr)
+        positional = [arg.value for arg in expr.args if arg.keyword is None]
+        if qualified in _PRODUCTS:
+            return len(positional) == 2 and self._either_transposed(positional[0], positional[1], body, depth)
+        if qualified in _EINSUMS or qualified == _EINOPS_EINSUM:
+            return self._einsum_scores(expr, qualified)
+        if qualified in _SCORE_FUNCTIONS:
+            return any(self._is_scores(value, body, depth + 1) for value in positional)
+        func = expr.func
+        if qualified is None and isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in ("matmul", "bmm"):
+                return len(positional) == 1 and self._either_transposed(func.value, positional[0], body, depth)
+            if method in _SCORE_METHODS:
+                return self._is_scores(func.value, body, depth + 1)
+        if qualified is None and len(positional) == 1 and self._passes_through(func):
+            return self._is_scores(positional[0], body, depth + 1)
+        return False
+
+    def _either_transposed(
+        self, left: cst.BaseExpression, right: cst.BaseExpression, body: _Body, depth: int
+    ) -> bool:
+        """``q @ k.transpose(-2, -1)``, or the same product with the query
+        stored transposed (``q.transpose(-2, -1) @ k``, channels-first layouts)."""
+        return self._is_transposed(right, body, depth + 1) or self._is_transposed(left, body, depth + 1)
+
+    def _passes_through(self, func: cst.BaseExpression) -> bool:
+        """A call of an ``nn.Dropout`` or ``nn.Identity`` module."""
+        callee = self.facts.values.of(func)
+        return callee is not None and callee.qualified in _PASS_MODULES
+
+    def _is_transposed(self, expr: cst.BaseExpression, body: _Body, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in _TRANSPOSED_ATTRIBUTES and self.names.qualified_name(expr) is None
+        if isinstance(expr, cst.Name):
+            assign = body.reaching(expr)
+            return assign is not None and self._is_transposed(assign.value, body, depth + 1)
+        if isinstance(expr, cst.Call):
+            qualified = self.names.call_name(expr)
+            if qualified in _TRANSPOSE_FUNCTIONS:
+                return True
+            func = expr.func
+            return qualified is None and isinstance(func, cst.Attribute) and func.attr.value in _TRANSPOSING_METHODS
+        return False
+
+    def _einsum_scores(self, call: cst.Call, qualified: Optional[str]) -> bool:
+        """``einsum("bhid,bhjd->bhij", q, k)``: both operands' last index summed away,
+        the output ending with the query's and the key's positions."""
+        parts = self._einsum_equation(call, qualified)
+        if parts is None:
+            return False
+        (first, second), out = parts
+        shared = first[-1]
+        return (
+            len(first) >= 2 and len(second) >= 2 and len(out) >= 2
+            and second[-1] == shared and shared not in out
+            and out[-2] == first[-2] and out[-1] == second[-2]
+        )
+
+    @staticmethod
+    def _einsum_equation(call: cst.Call, qualified: Optional[str]) -> Optional[Tuple[List[str], str]]:
+        if not call.args:
+            return None
+        equation = call.args[-1].value if qualified == _EINOPS_EINSUM else call.args[0].value
+        return _einsum_parts(equation)
+
+    # -- after the softmax ----------------------------------------------------------------
+
+    def _attended(self, softmax: cst.Call, body: _Body) -> Optional[cst.CSTNode]:
+        """The product of the probabilities with the values, when the
+        probabilities go nowhere else; None otherwise."""
+        products: List[cst.CSTNode] = []
+        pending: List[cst.BaseExpression] = [softmax]
+        seen: Set[cst.CSTNode] = set()
+        while pending:
+            expr = pending.pop()
+            if expr in seen:
+                continue
+            seen.add(expr)
+            parent = body.parent.get(expr)
+            if isinstance(parent, cst.Arg):
+                parent = body.parent.get(parent)
+            verdict = self._use(expr, parent, body)
+            if verdict is None:
+                return None  # returned, stored, or passed elsewhere
+            if isinstance(verdict, _Product):
+                products.append(verdict.node)
+            else:
+                pending.extend(verdict)
+        return products[0] if products else None
+
+    def _use(
+        self, expr: cst.BaseExpression, parent: Optional[cst.CSTNode], body: _Body
+    ) -> Optional[_Use]:
+        """What happens to the probabilities held by ``expr``: a product with
+        the values, the expressions that carry them on, or None (they escape)."""
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+            return _Product(parent) if parent.left is expr else None
+        if isinstance(parent, cst.Assign):
+            target = parent.targets[0].target if len(parent.targets) == 1 else None
+            if not isinstance(target, cst.Name):
+                return None  # stored in an attribute, a subscript or a tuple
+            return [use for use in body.later_uses(parent)]
+        if isinstance(parent, cst.Attribute) and parent.value is expr:
+            call = body.parent.get(parent)
+            if isinstance(call, cst.Call) and call.func is parent:
+                method = parent.attr.value
+                if method in _CASTS:
+                    return [call]
+                if method in ("matmul", "bmm"):
+                    return _Product(call)
+                if method in ("transpose", "permute"):
+                    return self._right_of_product(call, body)
+            if parent.attr.value in ("mT", "T"):
+                return self._right_of_product(parent, body)
+            return None
+        if isinstance(parent, cst.Call):
+            return self._call_use(expr, parent)
+        return None
+
+    @staticmethod
+    def _right_of_product(transposed: cst.BaseExpression, body: _Body) -> Optional[_Use]:
+        """``v @ attn.transpose(-2, -1)``: the transposed probabilities on the
+        right of the product (channels-first layouts)."""
+        parent = body.parent.get(transposed)
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+            return _Product(parent) if parent.right is transposed else None
+        return None
+
+    def _call_use(self, expr: cst.BaseExpression, call: cst.Call) -> Optional[_Use]:
+        qualified = self.names.call_name(call)
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if qualified in _PRODUCTS:
+            return _Product(call) if positional[:1] == [expr] else None
+        if qualified in _EINSUMS or qualified == _EINOPS_EINSUM:
+            operands = positional[:-1] if qualified == _EINOPS_EINSUM else positional[1:]
+            parts = self._einsum_equation(call, qualified)
+            if parts is None or expr not in operands or len(operands) != 2:
+                return None
+            own = parts[0][operands.index(expr)]
+            return _Product(call) if own[-1] not in parts[1] else None
+        if qualified in _DROPOUT_FUNCTIONS:
+            return [call] if positional[:1] == [expr] else None
+        if qualified is None and positional == [expr] and self._passes_through(call.func):
+            return [call]
+        return None
+
+
+
+
+def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _last_dim(dim: Optional[cst.BaseExpression]) -> bool:
+    """``dim`` is -1, or a literal index of 2 or more (the last of a 3-D or 4-D tensor)."""
+    if isinstance(dim, cst.UnaryOperation) and isinstance(dim.operator, cst.Minus):
+        return isinstance(dim.expression, cst.Integer) and dim.expression.value == "1"
+    return isinstance(dim, cst.Integer) and dim.value in ("2", "3")
+
+
+def _statement_of(node: cst.CSTNode, body: _Body) -> Optional[cst.CSTNode]:
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        current = body.parent.get(current)
+    return current
+
+
+__all__: Sequence[str] = ("ManualAttention",)
