@@ -306,6 +306,7 @@ class ManualAttention(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._functions: List[cst.FunctionDef] = []
+        self._score_names: Set[str] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -322,8 +323,11 @@ class ManualAttention(Rule):
                 if not isinstance(node, cst.Call):
                     continue
                 scores = self._softmax_input(node)
+                self._score_names = set()
                 if scores is None or not self._is_scores(scores, body, 0):
                     continue
+                if _returns_any(body, self._score_names):
+                    continue  # the scores are handed back (reused by a later layer)
                 product = self._attended(node, body)
                 if product is None:
                     continue
@@ -378,7 +382,10 @@ class ManualAttention(Rule):
             return False
         if isinstance(expr, cst.Name):
             assign = body.reaching(expr)
-            return assign is not None and self._is_scores(assign.value, body, depth + 1)
+            found = assign is not None and self._is_scores(assign.value, body, depth + 1)
+            if found:
+                self._score_names.add(expr.value)
+            return found
         if not isinstance(expr, cst.Call):
             return False
         qualified = self.names.call_name(expr)
@@ -545,6 +552,20 @@ def _last_dim(dim: Optional[cst.BaseExpression]) -> bool:
     if isinstance(dim, cst.UnaryOperation) and isinstance(dim.operator, cst.Minus):
         return isinstance(dim.expression, cst.Integer) and dim.expression.value == "1"
     return isinstance(dim, cst.Integer) and dim.value in ("2", "3")
+
+
+def _returns_any(body: _Body, names: Set[str]) -> bool:
+    """Some ``return`` of the function hands back one of ``names``."""
+    return any(
+        isinstance(node, cst.Return) and node.value is not None
+        and any(isinstance(inner, cst.Name) and inner.value in names for inner in _subtree(node.value, body))
+        for node in body.spans
+    )
+
+
+def _subtree(node: cst.CSTNode, body: _Body) -> List[cst.CSTNode]:
+    span = body.spans[node]
+    return [other for other, where in body.spans.items() if span.start <= where.start <= span.end]
 
 
 def _statement_of(node: cst.CSTNode, body: _Body) -> Optional[cst.CSTNode]:
