@@ -306,7 +306,7 @@ class ManualAttention(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._functions: List[cst.FunctionDef] = []
-        self._score_names: Set[str] = set()
+        self._score_assignments: Set[cst.Assign] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -323,10 +323,10 @@ class ManualAttention(Rule):
                 if not isinstance(node, cst.Call):
                     continue
                 scores = self._softmax_input(node)
-                self._score_names = set()
+                self._score_assignments = set()
                 if scores is None or not self._is_scores(scores, body, 0):
                     continue
-                if _returns_any(body, self._score_names):
+                if _returns_any(body, self._score_assignments):
                     continue  # the scores are handed back (reused by a later layer)
                 product = self._attended(node, body)
                 if product is None:
@@ -383,8 +383,8 @@ class ManualAttention(Rule):
         if isinstance(expr, cst.Name):
             assign = body.reaching(expr)
             found = assign is not None and self._is_scores(assign.value, body, depth + 1)
-            if found:
-                self._score_names.add(expr.value)
+            if found and assign is not None:
+                self._score_assignments.add(assign)
             return found
         if not isinstance(expr, cst.Call):
             return False
@@ -554,11 +554,14 @@ def _last_dim(dim: Optional[cst.BaseExpression]) -> bool:
     return isinstance(dim, cst.Integer) and dim.value in ("2", "3")
 
 
-def _returns_any(body: _Body, names: Set[str]) -> bool:
-    """Some ``return`` of the function hands back one of ``names``."""
+def _returns_any(body: _Body, assignments: Set[cst.Assign]) -> bool:
+    """Some ``return`` of the function hands back a value one of ``assignments`` bound."""
     return any(
         isinstance(node, cst.Return) and node.value is not None
-        and any(isinstance(inner, cst.Name) and inner.value in names for inner in _subtree(node.value, body))
+        and any(
+            isinstance(inner, cst.Name) and body.reaching(inner) in assignments
+            for inner in _subtree(node.value, body)
+        )
         for node in body.spans
     )
 
