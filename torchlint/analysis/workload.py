@@ -101,7 +101,7 @@ def _step_loops(training: Training) -> List[LoopFacts]:
     found: List[LoopFacts] = []
     for facts in training.functions.values():
         for loop in facts.loops:
-            if training.is_training_loop(loop) and not any(training.is_training_loop(c) for c in loop.children):
+            if training.is_training_loop(loop) and not training.is_epoch_loop(loop):
                 found.append(loop)
     return found
 
