@@ -3,7 +3,10 @@ training they advise on, and when the project already made their setting.
 
 A suggestion is off by default and is a warning, not a defect: it names a
 setting that usually speeds up GPU training (mixed precision, TF32, cuDNN
-benchmarking, channels-last, compilation).  It fires at most once per file,
+benchmarking, channels-last, compilation).  A training loop is a loop over
+batches whose iterations run a backward pass and a ``step()`` (an
+optimizer's or a scaler's), directly or through the file's functions; a
+loop that only differentiates (a profiler) trains nothing.  It fires at most once per file,
 on the file's step loop, and never when the setting is already present
 anywhere in the project (any file of the run refers to one of the names in
 ``settings``), nor in test files.

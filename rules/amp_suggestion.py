@@ -16,7 +16,7 @@ _LOW_PRECISION_CASTS = ("half", "bfloat16")
 class AmpSuggestion(Suggestion):
     """## What it does
     A suggestion, off by default.  Reports a CUDA training loop (a loop
-    whose iterations call `backward()`, in a file that calls into
+    whose iterations call `backward()` and a `step()`, in a file that calls into
     `torch.cuda`, calls `.cuda()` or names a `"cuda"` device) when the
     project never chooses a reduced precision: no file refers to
     `torch.autocast` (or `torch.amp.autocast`, `torch.cuda.amp.autocast`),
@@ -83,17 +83,20 @@ class AmpSuggestion(Suggestion):
             with torch.autocast("cuda"):
                 loss = model(x.cuda()).sum()
             loss.backward()
+            optimizer.step()
         """,
         """
         import torch
         model = Net().cuda().half()
         for x, y in loader:
             model(x.cuda().half()).sum().backward()
+            optimizer.step()
         """,
         """
         import torch
         for x, y in loader:
             model(x).sum().backward()
+            optimizer.step()
         """,
     )
     invalid = (

@@ -15,7 +15,7 @@ class ChannelsLastSuggestion(Suggestion):
     transposed convolution, or a torchvision convolutional network such as
     `resnet50`) when no file of the project refers to
     `torch.channels_last` (or `torch.channels_last_3d`).  A loop is a
-    training loop when its iterations call `backward()`; the file is CUDA
+    training loop when its iterations call `backward()` and a `step()`; the file is CUDA
     code when it calls into `torch.cuda`, calls `.cuda()` or names a
     `"cuda"` device.  It fires at most once per file, on the first such
     loop, and never in test files.
@@ -35,6 +35,7 @@ class ChannelsLastSuggestion(Suggestion):
     for x, y in loader:
         loss = criterion(model(x.cuda()), y.cuda())
         loss.backward()
+        optimizer.step()
     ```
 
     Use instead:
@@ -44,6 +45,7 @@ class ChannelsLastSuggestion(Suggestion):
         x = x.cuda().to(memory_format=torch.channels_last)
         loss = criterion(model(x), y.cuda())
         loss.backward()
+        optimizer.step()
     ```
 
     ## Fix safety
@@ -70,12 +72,14 @@ class ChannelsLastSuggestion(Suggestion):
         model = torch.nn.Conv2d(3, 8, 3).cuda().to(memory_format=torch.channels_last)
         for x in loader:
             model(x.cuda().to(memory_format=torch.channels_last)).sum().backward()
+            optimizer.step()
         """,
         """
         import torch
         model = torch.nn.Linear(3, 8).cuda()
         for x in loader:
             model(x.cuda()).sum().backward()
+            optimizer.step()
         """,
     )
     invalid = (
@@ -85,6 +89,7 @@ class ChannelsLastSuggestion(Suggestion):
             model = torch.nn.Conv2d(3, 8, 3).cuda()
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
             """
         ),
     )

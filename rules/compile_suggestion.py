@@ -11,7 +11,7 @@ from ._suggestion import Suggestion
 class CompileSuggestion(Suggestion):
     """## What it does
     A suggestion, off by default.  Reports a CUDA training loop (a loop
-    whose iterations call `backward()`, in a file that calls into
+    whose iterations call `backward()` and a `step()`, in a file that calls into
     `torch.cuda`, calls `.cuda()` or names a `"cuda"` device) when no file
     of the project refers to `torch.compile` (or the older
     `torch._dynamo.optimize`).  It fires at most once per file, on the
@@ -67,12 +67,14 @@ class CompileSuggestion(Suggestion):
         model = torch.compile(Net().cuda())
         for x, y in loader:
             model(x.cuda()).sum().backward()
+            optimizer.step()
         """,
         """
         import torch
         model = Net()
         for x, y in loader:
             model(x).sum().backward()
+            optimizer.step()
         """,
     )
     invalid = (

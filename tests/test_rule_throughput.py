@@ -24,6 +24,7 @@ TRAIN = textwrap.dedent(
     model = nn.Conv2d(3, 8, 3).cuda()
     for x in loader:
         model(x.cuda()).sum().backward()
+        optimizer.step()
     """
 )
 
@@ -105,6 +106,7 @@ def test_workload_finds_the_step_loop_not_the_epoch_loop() -> None:
         def epoch(loader):
             for x in loader:
                 model(x).sum().backward()
+                optimizer.step()
         for e in range(3):
             epoch(loader)
         """
@@ -176,3 +178,16 @@ def test_float64_metric_tensors_are_not_reported_but_a_batch_is() -> None:
             out = model(batch.cuda().double())
         """
     assert _codes(source, "TL606") == ["TL606"]
+
+
+def test_a_loop_that_only_differentiates_is_not_training() -> None:
+    profiler = """
+        import torch
+        model = torch.nn.Conv2d(3, 3, 3).cuda()
+        for _ in range(10):
+            model(x.cuda()).sum().backward()
+        """
+    assert _codes(profiler, "TL602") == []
+    stepped = profiler.replace(".backward()\n", ".backward()\n            optimizer.step()\n")
+    assert "optimizer.step()" in stepped
+    assert _codes(stepped, "TL602") == ["TL602"]

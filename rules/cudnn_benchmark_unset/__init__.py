@@ -20,7 +20,7 @@ class CudnnBenchmarkUnset(Suggestion):
     `cudnn` is imported; any value counts, even `False` or a command-line
     flag: the choice was made).  A convolutional model is built in the file
     from `torch.nn` 2-D/3-D convolutions or a torchvision convolutional
-    network; a training loop is a loop whose iterations call `backward()`;
+    network; a training loop is a loop whose iterations call `backward()` and a `step()`;
     CUDA code calls into `torch.cuda`, calls `.cuda()` or names a `"cuda"`
     device.  It fires at most once per file, on the first training loop,
     and never in test files.
@@ -43,6 +43,7 @@ class CudnnBenchmarkUnset(Suggestion):
         model = torchvision.models.resnet50().cuda()
         for x, y in loader:
             loss_fn(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
     ```
 
     Use instead:
@@ -54,6 +55,7 @@ class CudnnBenchmarkUnset(Suggestion):
         model = torchvision.models.resnet50().cuda()
         for x, y in loader:
             loss_fn(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
     ```
 
     ## Fix safety
@@ -92,6 +94,7 @@ class CudnnBenchmarkUnset(Suggestion):
             net = torch.nn.Conv2d(3, 3, 3).cuda()
             for x in loader:
                 net(x.cuda()).sum().backward()
+                optimizer.step()
         """,
         """
         import torch
@@ -99,6 +102,7 @@ class CudnnBenchmarkUnset(Suggestion):
             net = torch.nn.Linear(3, 3).cuda()
             for x in loader:
                 net(x.cuda()).sum().backward()
+                optimizer.step()
         """,
     )
     invalid = (
@@ -110,6 +114,7 @@ class CudnnBenchmarkUnset(Suggestion):
                 net = nn.Conv2d(3, 3, 3).cuda()
                 for x in loader:
                     net(x.cuda()).sum().backward()
+                    optimizer.step()
             """,
             fixed="""
             from torch import nn
@@ -119,6 +124,7 @@ class CudnnBenchmarkUnset(Suggestion):
                 net = nn.Conv2d(3, 3, 3).cuda()
                 for x in loader:
                     net(x.cuda()).sum().backward()
+                    optimizer.step()
             """,
         ),
         Example(
@@ -128,6 +134,7 @@ class CudnnBenchmarkUnset(Suggestion):
             model = torchvision.models.resnet18().cuda()
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
             """,
             fixed="""
             import torch
@@ -136,6 +143,7 @@ class CudnnBenchmarkUnset(Suggestion):
             model = torchvision.models.resnet18().cuda()
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
             """,
         ),
     )

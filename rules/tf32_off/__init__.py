@@ -18,7 +18,7 @@ class Tf32Off(Suggestion):
     A suggestion, off by default.  Reports a program's entry point (a file
     with an `if __name__ == "__main__":` block, or a training loop in its
     module body) that trains on CUDA (a loop whose iterations call
-    `backward()`, in a file that calls into `torch.cuda`, calls `.cuda()` or
+    `backward()` and a `step()`, in a file that calls into `torch.cuda`, calls `.cuda()` or
     names a `"cuda"` device) when no file of the project enables TF32 for
     float32 matrix multiplications: none refers to
     `torch.backends.cuda.matmul.allow_tf32`,
@@ -45,6 +45,7 @@ class Tf32Off(Suggestion):
         model = Net().cuda()
         for x, y in loader:
             loss_fn(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
     ```
 
     Use instead:
@@ -56,6 +57,7 @@ class Tf32Off(Suggestion):
         model = Net().cuda()
         for x, y in loader:
             loss_fn(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
     ```
 
     ## Fix safety
@@ -95,12 +97,14 @@ class Tf32Off(Suggestion):
         if __name__ == "__main__":
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
         """,
         """
         import torch
         def train(loader):
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
         """,
     )
     invalid = (
@@ -110,6 +114,7 @@ class Tf32Off(Suggestion):
             if __name__ == "__main__":
                 for x in loader:
                     model(x.cuda()).sum().backward()
+                    optimizer.step()
             """,
             fixed="""
             import torch
@@ -117,6 +122,7 @@ class Tf32Off(Suggestion):
             if __name__ == "__main__":
                 for x in loader:
                     model(x.cuda()).sum().backward()
+                    optimizer.step()
             """,
         ),
         Example(
@@ -124,12 +130,14 @@ class Tf32Off(Suggestion):
             import torch as th
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
             """,
             fixed="""
             import torch as th
             th.backends.cuda.matmul.allow_tf32 = True
             for x in loader:
                 model(x.cuda()).sum().backward()
+                optimizer.step()
             """,
             torch="1.11",
         ),

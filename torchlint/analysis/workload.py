@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set
 
 import libcst as cst
 
 from torchlint.analysis.training import LoopFacts, Training
 from torchlint.names import ImportTable
-from torchlint.tree import walk
+from torchlint.tree import walk, walk_body
 
 _CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
 
@@ -98,12 +98,45 @@ def _builds_convolution(call: cst.Call, names: ImportTable) -> bool:
 
 
 def _step_loops(training: Training) -> List[LoopFacts]:
+    """Loops over batches that update a model: each iteration runs a backward
+    pass and a ``.step()`` (an optimizer's or a gradient scaler's), in the
+    loop or in the file's functions it calls.  A loop that only differentiates
+    (a profiler, a gradient check, a saliency map) trains nothing."""
     found: List[LoopFacts] = []
     for facts in training.functions.values():
         for loop in facts.loops:
-            if training.is_training_loop(loop) and not training.is_epoch_loop(loop):
+            if (
+                training.is_training_loop(loop) and not training.is_epoch_loop(loop)
+                and _steps(loop, training)
+            ):
                 found.append(loop)
     return found
+
+
+def _steps(loop: LoopFacts, training: Training) -> bool:
+    """A ``x.step(...)`` method call runs in the loop, directly or through the file's functions."""
+    if _calls_step(loop.node):
+        return True
+    seen: Set[cst.FunctionDef] = set()
+    pending = [edge.callee for edge in loop.local_calls]
+    while pending:
+        function = pending.pop()
+        if function in seen:
+            continue
+        seen.add(function)
+        if _calls_step(function.body):
+            return True
+        facts = training.functions.get(function)
+        if facts is not None:
+            pending.extend(edge.callee for edge in facts.local_calls)
+    return False
+
+
+def _calls_step(node: cst.CSTNode) -> bool:
+    return any(
+        isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "step"
+        for inner in walk_body(node)
+    )
 
 
 def _has_main_block(module: cst.Module) -> bool:
