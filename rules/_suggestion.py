@@ -42,8 +42,8 @@ class Suggestion(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A training file: it imports torch and calls ``backward``."""
-        return facts.imports_torch and "backward" in facts.called_attributes
+        """A training file: it imports torch and calls ``backward`` and ``step``."""
+        return facts.imports_torch and {"backward", "step"} <= facts.called_attributes
 
     def applies(self, work: Workload) -> bool:
         """Whether the file is the training this suggestion is about."""

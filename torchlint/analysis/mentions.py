@@ -15,20 +15,10 @@ from __future__ import annotations
 import ast
 import warnings
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Set, Tuple, Union
 
+from torchlint.analysis.project import _dotted
 from torchlint.names import canonical
-
-
-def _dotted(node: ast.expr) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _imports(tree: ast.AST) -> Dict[str, str]:
