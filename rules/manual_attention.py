@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
 from torchlint.tree import children
 
 _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
@@ -234,6 +234,7 @@ class ManualAttention(Rule):
     summary = "attention written out by hand (softmax(q @ kᵀ) @ v); use `F.scaled_dot_product_attention`"
     fix_summary = "none: the docs show the rewrite"
     torch_range = TorchRange(min=TorchVersion(2, 0), note="`scaled_dot_product_attention` exists since 2.0")
+    severity = Severity.WARNING  # the code computes the right thing, only slower and in more memory
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
