@@ -69,7 +69,8 @@ class Block(nn.Module):
         scores = (q * t["scale"]) @ k.transpose(1, 2)
         attended = scores.masked_fill(~t["causal"], float("-inf")).softmax(-1) @ v
         hidden = (self.out(attended) @ t["identity"]) * t["keep"][..., None]
-        return self.head(hidden.mean(1))
+        logits: torch.Tensor = self.head(hidden.mean(1))
+        return logits
 
 
 model = Block(DIM)
@@ -81,7 +82,7 @@ def train_step(t: Dict[str, torch.Tensor]) -> torch.Tensor:
     logits = model(batch + 0.1 * t["noise"], t)
     loss = F.cross_entropy(logits, t["labels"], weight=t["class_weights"])
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    loss.backward()  # type: ignore[no-untyped-call]
     optimizer.step()
     return loss.detach()
 
