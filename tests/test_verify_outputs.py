@@ -31,6 +31,7 @@ from torchlint.verify.compare import (  # noqa: E402
     check_for,
     check_generic,
     check_strict,
+    close_outcome,
     common_checks,
     metadata_checks,
     value_checks,
@@ -113,6 +114,18 @@ def test_outputs_failed_by_another_check_missing_new_or_not_compared_say_so():
     kept = outputs["kept"]
     assert kept.verdict == "not compared" and kept.check == "" and kept.difference == pytest.approx(0.25)
     assert kept.allowed is None
+
+
+def test_a_difference_the_rule_calls_inconclusive_is_inconclusive_in_its_output():
+    # As conv-bias-before-batchnorm does with a derived eval metric it cannot replay.
+    original, fixed = _run({"accuracy": 0.75}), _run({"accuracy": 0.5})
+    found = Findings()
+    common_checks(original, fixed, found)
+    outcome = close_outcome(0.75, 0.5)
+    found.record("accuracy", CLOSE, 0.75, outcome)
+    found.keyed("inconclusive", "differs, and cannot be judged", "accuracy", outcome.detail)
+    (output,) = found.result().outputs
+    assert not outcome.ok and output.verdict == "inconclusive" and output.difference == pytest.approx(1 / 3)
 
 
 def test_an_output_the_fix_may_remove_is_not_compared_not_failed():

@@ -495,7 +495,8 @@ class Findings:
         """One result per output of either run (and the printed text), in the original's order.
 
         An output the comparison did not record is "not compared", with its difference
-        measured all the same, unless a finding about it failed (or was inconclusive)."""
+        measured all the same, unless a finding about it failed (or was inconclusive); a
+        failing or inconclusive finding about a recorded output sets its verdict."""
         if self._runs is None:
             return list(self._outputs.values())
         original, fixed = self._runs
@@ -505,7 +506,7 @@ class Findings:
             recorded = self._outputs.get(key)
             mark = self._marks.get(key)
             if recorded is not None:
-                if mark is not None and recorded.verdict == PASSED:
+                if mark is not None and mark[0] != recorded.verdict:  # the rule's finding decides
                     recorded = replace(recorded, verdict=mark[0], detail=mark[1])
                 results.append(recorded)
                 continue
