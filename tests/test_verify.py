@@ -302,7 +302,7 @@ def test_cli_verifies_a_program_with_timing_and_writes_json_and_markdown(tmp_pat
     (case,) = data["cases"]
     assert case["status"] == "equivalent" and case["fixes"] == 1
     timing = case["timing"]
-    assert timing["verdict"] in ("faster", "slower", "no measurable difference")
+    assert timing["verdict"] in ("faster", "slower", "no measurable difference", "too noisy to decide")
     assert timing["original_median_s"] > 0 and len(timing["speedup_ci95"]) == 2
     assert len(timing["original_vs_original"]) == 3
     assert data["environment"]["threads"] == 1

@@ -167,7 +167,7 @@ def test_timing_small_or_noisy_differences_are_not_real():
     assert small.verdict == "no measurable difference"
     noisy_blocks = [0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 0.5, 1.5]
     noisy = analyse(_processes(noisy_blocks * 2, noisy_blocks * 2, [0.25] * 20), threads=1)
-    assert noisy.verdict == "no measurable difference" and "noisy" in noisy.reason
+    assert noisy.verdict == "too noisy to decide" and "noisy" in noisy.reason
 
 
 def test_slow_steps_with_one_block_each_are_judged_by_the_spread_between_processes():
@@ -179,7 +179,7 @@ def test_slow_steps_with_one_block_each_are_judged_by_the_spread_between_process
     ]
     assert all(process.iqr == 0 for process in processes)
     summary = analyse(processes, threads=1)
-    assert summary.verdict == "no measurable difference"
+    assert summary.verdict == "too noisy to decide"
     assert "spread over" in summary.reason and summary.between_process["original"] > 0.25
 
 

@@ -12,7 +12,9 @@ from torchlint.verify.compare import (
     Context,
     ErrorModel,
     Findings,
+    Outcome,
     close,
+    close_outcome,
     common_checks,
     dtype_eps,
     error_model,
@@ -20,11 +22,16 @@ from torchlint.verify.compare import (
     metadata_checks,
     rng_shift,
     summary,
+    value_kind,
 )
-from torchlint.verify.results import FAIL, NOTE, UNALIGNED, WARN, Finding, RunData
+from torchlint.verify.results import FAIL, NOTE, PASSED, UNALIGNED, WARN, Finding, OutputResult, RunData
 
 BIAS_GRAD_EPS = 1e4  # a cancelled bias's gradient norm / its weight's, in eps units
 PROBE = "batchnorm-pairs"  # the rule's probe (verify_probe.py)
+# The checks of this contract, as the per-output results name them besides "close":
+REPLAYED = "close to the original model replayed with the absorbed bias"
+ABSORBED = "moved by the absorbed share of the removed bias"
+CANCELLED = "gradient of a removed bias cancelled by the batch norm"
 
 
 @dataclass(frozen=True)
@@ -88,18 +95,24 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
             found.keyed(FAIL, "the batch norm next to the removed bias is gone from the fixed model",
                         running_mean)
             continue
-        ok, message, _ = _absorbed(bias, running_mean, original, fixed)
-        found.keyed(NOTE if ok else FAIL, message, running_mean)
+        outcome = _absorbed(bias, running_mean, original, fixed)
+        found.keyed(NOTE if outcome.ok else FAIL, outcome.detail, running_mean)
+        found.output(OutputResult(running_mean, value_kind(original.values[running_mean]), ABSORBED,
+                                  PASSED if outcome.ok else FAIL, outcome.difference, outcome.allowed,
+                                  outcome.measure, outcome.detail))
     for key in order:
         is_gradient = any(r.covers(key) and key != r.key and key.endswith(r.name) for r in removed)
         if not is_gradient or key in fixed.values:
             continue
         weight = key[: -len("bias")] + "weight"
         if weight in original.values:
-            ok, detail = _cancelled(original.values[key], original.values[weight])
-            found.keyed(NOTE if ok else FAIL, "gradient of the removed bias" +
-                        (" is rounding noise: the batch norm cancels it" if ok else " is not negligible: "
-                         "the batch norm does not cancel this bias"), key, detail)
+            outcome = _cancelled(original.values[key], original.values[weight])
+            found.keyed(NOTE if outcome.ok else FAIL, "gradient of the removed bias" +
+                        (" is rounding noise: the batch norm cancels it" if outcome.ok else " is not negligible: "
+                         "the batch norm does not cancel this bias"), key, outcome.detail)
+            found.output(OutputResult(key, value_kind(original.values[key]), CANCELLED,
+                                      PASSED if outcome.ok else FAIL, outcome.difference, outcome.allowed,
+                                      outcome.measure, outcome.detail))
     passed: Dict[str, int] = {}
     replayed = 0
     for key in keys:
@@ -109,20 +122,22 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
         noise = original.noise.get(key, 0.0)
         predicted = _replayed(a, calls)
         if predicted is not None:
-            ok, detail = close(predicted, b, noise, model=model)
-            replayed += ok
-            if not ok:
+            outcome = close_outcome(predicted, b, noise, model=model)
+            found.record(key, REPLAYED, a, outcome)
+            replayed += outcome.ok
+            if not outcome.ok:
                 found.keyed(FAIL, "eval-mode output is not what the removed bias accounts for (compared "
                                   "with the original model replayed with the absorbed part of its bias)",
-                            key, detail)
+                            key, outcome.detail)
                 continue
         else:
-            ok, detail = close(a, b, noise, model=model)
-            if not ok:
+            outcome = close_outcome(a, b, noise, model=model)
+            found.record(key, CLOSE, a, outcome)
+            if not outcome.ok:
                 if cause and not _is_state(original, key):
-                    found.keyed(UNALIGNED, f"differs, and cannot be judged: {cause}", key, detail)
+                    found.keyed(UNALIGNED, f"differs, and cannot be judged: {cause}", key, outcome.detail)
                 else:
-                    found.keyed(FAIL, "values not close", key, detail)
+                    found.keyed(FAIL, "values not close", key, outcome.detail)
                 continue
         passed[CLOSE] = passed.get(CLOSE, 0) + 1
     if replayed:
@@ -177,10 +192,9 @@ def _nearest_norm(bias: _RemovedBias, order: Sequence[str], run: RunData) -> Opt
     return None
 
 
-def _absorbed(
-    bias: _RemovedBias, running_mean: str, original: RunData, fixed: RunData
-) -> Tuple[bool, str, float]:
-    """Is the running means' difference the EMA of the old bias?  (ok, message, unabsorbed)"""
+def _absorbed(bias: _RemovedBias, running_mean: str, original: RunData, fixed: RunData) -> Outcome:
+    """Is the running means' difference the EMA of the old bias?  Measured: the largest gap
+    between how far each running mean moved and the share of the old bias it absorbed."""
     info = original.batchnorms[running_mean]
     b = float64(original.values[bias.key])
     moved = float64(original.values[running_mean]) - float64(fixed.values[running_mean])
@@ -192,7 +206,8 @@ def _absorbed(
     scale = max(float(b.abs().max()), float(float64(original.values[running_mean]).abs().max()), 1e-12)
     error = float((moved - expected).abs().max())
     unabsorbed = float((b - moved).abs().max())
-    ok = error <= 1e-3 * scale
+    allowed = 1e-3 * scale
+    ok = error <= allowed
     mom = "cumulative" if momentum is None else f"momentum {momentum}"
     if ok:
         message = (f"running mean moved by the absorbed part of the old bias ({share:.3f} of it after "
@@ -200,14 +215,15 @@ def _absorbed(
     else:
         message = (f"running mean moved by something other than the old bias (off by {error:.3g} from "
                    f"{share:.3f} x bias after {steps} steps, {mom})")
-    return ok, message, unabsorbed
+    return Outcome(ok, message, error, allowed, "largest gap between the move and the absorbed share of the bias")
 
 
-def _cancelled(bias_grad: Any, weight_grad: Any) -> Tuple[bool, str]:
+def _cancelled(bias_grad: Any, weight_grad: Any) -> Outcome:
+    measure = "|grad b| / |grad W|"
     if not (isinstance(bias_grad, torch.Tensor) and isinstance(weight_grad, torch.Tensor)):
-        return True, ""
+        return Outcome(True, "", None, None, measure)
     ratio = float(torch.linalg.vector_norm(float64(bias_grad))) / max(
         float(torch.linalg.vector_norm(float64(weight_grad))), 1e-30
     )
     allowed = BIAS_GRAD_EPS * dtype_eps(bias_grad.dtype)
-    return ratio <= allowed, f"|grad b| / |grad W| = {ratio:.2g}, allowed {allowed:.2g}"
+    return Outcome(ratio <= allowed, f"{measure} = {ratio:.2g}, allowed {allowed:.2g}", ratio, allowed, measure)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Dict, List
 
 from torchlint.verify.compare import (
+    CLOSE,
     DISTRIBUTION,
     IDENTICAL,
     Context,
     Findings,
-    close,
+    close_outcome,
     common_checks,
-    compare_value,
+    compare_outcome,
     identical,
     metadata_checks,
     rng_shift,
@@ -38,17 +39,20 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     passed: Dict[str, int] = {}
     for key in keys:
         kind = level(key)
-        ok, detail = compare_value(kind, original.values[key], fixed.values[key], original.noise.get(key, 0.0))
-        if not ok and kind == IDENTICAL and context.device == "cuda":
+        a, b = original.values[key], fixed.values[key]
+        outcome = compare_outcome(kind, a, b, original.noise.get(key, 0.0))
+        if not outcome.ok and kind == IDENTICAL and context.device == "cuda":
             # CPU and CUDA kernels of float arange/linspace may round differently.
-            ok, detail = close(original.values[key], fixed.values[key], rounding_eps=4)
-            if ok:
+            rounded = close_outcome(a, b, rounding_eps=4)
+            if rounded.ok:
                 rounding.append(key)
-        if ok:
+                kind, outcome = CLOSE, rounded
+        found.record(key, kind, a, outcome)
+        if outcome.ok:
             passed[kind] = passed.get(kind, 0) + 1
         else:
             words = "not identical" if kind == IDENTICAL else "not the same distribution"
-            found.keyed(FAIL, f"values {words}", key, detail)
+            found.keyed(FAIL, f"values {words}", key, outcome.detail)
     for key in rounding:
         found.keyed(NOTE, "equal up to last-bit rounding (the CPU and CUDA kernels differ)", key)
     random_keys = [k for k in keys if k in original.seed_dependent]

@@ -97,3 +97,14 @@ def test_device_cuda_n_runs_on_that_gpu_and_the_script_flags_win():
     assert flags["cuda_initialized"] and flags["cudnn_benchmark"] is True  # the script's setting wins
     assert flags["cublas_workspace_config"] == ":4096:8"
     assert run.memory["kind"] == "cuda" and run.memory["devices"][0]["peak_allocated"] > 0
+
+
+def test_tl101_and_tl201_programs_train_on_the_gpu_in_their_timed_steps(tmp_path):
+    # TL101's step copies pageable tensors while its kernels run; TL201's trains on each
+    # batch: both must verify as equivalent on CUDA and do device work in every timed process.
+    data = _verify(tmp_path, "--rules", "TL101,TL201", "--device", "cuda")
+    assert {case["rule"] for case in data["cases"]} == {"TL101", "TL201"}
+    for case in data["cases"]:
+        assert case["status"] == "equivalent", case["findings"]
+        for process in case["timing"]["processes"]:
+            assert process["device_memory"] and process["device_memory"][0]["peak_allocated"] > 0

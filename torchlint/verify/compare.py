@@ -14,13 +14,23 @@ import importlib
 import math
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torch
 
 from torchlint.rule import RuleClass
-from torchlint.verify.results import FAIL, NOTE, UNALIGNED, WARN, Finding, RunData
+from torchlint.verify.results import (
+    FAIL,
+    NOT_COMPARED,
+    NOTE,
+    PASSED,
+    UNALIGNED,
+    WARN,
+    Finding,
+    OutputResult,
+    RunData,
+)
 
 IDENTICAL = "identical"
 CLOSE = "close"
@@ -137,31 +147,79 @@ def float64(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.double()
 
 
+RELATIVE_L2 = "relative L2 error"
+DIFFERING = "values that differ"
+KS_STATISTIC = "Kolmogorov-Smirnov statistic"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One value compared: the verdict, its reason, and what was measured against what
+    was allowed (in ``measure``'s units; None where nothing could be measured)."""
+
+    ok: bool
+    detail: str
+    difference: Optional[float] = None
+    allowed: Optional[float] = None
+    measure: str = ""
+
+    @property
+    def pair(self) -> Tuple[bool, str]:
+        """``(ok, detail)``, what the plain comparison functions return."""
+        return self.ok, self.detail
+
+
 def identical(a: Any, b: Any) -> Tuple[bool, str]:
     """Same bits; ``0.0 == -0.0`` and NaN == NaN.  Returns (ok, detail)."""
+    return identical_outcome(a, b).pair
+
+
+def identical_outcome(a: Any, b: Any) -> Outcome:
+    """:func:`identical`, with the difference measured: the relative L2 error of floating
+    values (allowed 0), the number of values that differ of anything else."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        floating = a.is_floating_point() or a.is_complex()
+        measure = RELATIVE_L2 if floating else DIFFERING
         if a.dtype != b.dtype or a.shape != b.shape:
-            return False, f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+            return Outcome(False, f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}", None, 0.0, measure)
         if a.numel() == 0:
-            return True, ""
+            return Outcome(True, "", 0.0, 0.0, measure)
         bits_a = a.contiguous().reshape(-1).view(torch.uint8)
         bits_b = b.contiguous().reshape(-1).view(torch.uint8)
         if torch.equal(bits_a, bits_b):
-            return True, ""
-        if a.is_floating_point() or a.is_complex():
+            return Outcome(True, "", 0.0, 0.0, measure)
+        if floating:
             x, y = float64(a), float64(b)
             same = (x == y) | (torch.isnan(x) & torch.isnan(y))
             if bool(same.all()):
-                return True, "equal up to the sign of zero"
+                return Outcome(True, "equal up to the sign of zero", 0.0, 0.0, measure)
             diff = torch.nan_to_num((x - y).abs(), nan=math.inf)
-            return False, f"{int((~same).sum())} of {a.numel()} values differ, by up to {float(diff.max()):.3g}"
+            detail = f"{int((~same).sum())} of {a.numel()} values differ, by up to {float(diff.max()):.3g}"
+            return Outcome(False, detail, _relative_l2(x, y), 0.0, measure)
         differing = int((a != b).sum())
-        return False, f"{differing} of {a.numel()} values differ"
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True, ""
+        return Outcome(False, f"{differing} of {a.numel()} values differ", float(differing), 0.0, measure)
+    if isinstance(a, float) and isinstance(b, float):
+        if a == b or (math.isnan(a) and math.isnan(b)):
+            return Outcome(True, "", 0.0, 0.0, RELATIVE_L2)
+        relative = abs(a - b) / abs(a) if a != 0 and math.isfinite(a) and math.isfinite(b) else None
+        return Outcome(False, f"{_short(a)} vs {_short(b)}", relative, 0.0, RELATIVE_L2)
     if type(a) is type(b) and a == b:
-        return True, ""
-    return False, f"{_short(a)} vs {_short(b)}"
+        return Outcome(True, "", 0.0, 0.0, DIFFERING)
+    return Outcome(False, f"{_short(a)} vs {_short(b)}", 1.0, 0.0, DIFFERING)
+
+
+def _relative_l2(x: torch.Tensor, y: torch.Tensor) -> Optional[float]:
+    """||x - y|| / ||x|| over the finite values (float64); None where NaN or infinities differ."""
+    if not torch.equal(torch.isnan(x), torch.isnan(y)):
+        return None
+    infinite = torch.isinf(x)
+    if not torch.equal(infinite, torch.isinf(y)) or not torch.equal(x[infinite], y[infinite]):
+        return None
+    finite = torch.isfinite(x)
+    x, y = x[finite], y[finite]
+    error = float(torch.linalg.vector_norm(x - y))
+    scale = float(torch.linalg.vector_norm(x))
+    return error / scale if scale > 0 else (0.0 if error == 0 else math.inf)
 
 
 def _short(value: Any) -> str:
@@ -196,40 +254,46 @@ def close(
     within the larger of that budget and ``assert_close``'s rtol, plus an atol
     of that tolerance times the largest magnitude (so large values' rounding
     does not fail an absolute tolerance meant for values near 1)."""
+    return close_outcome(a, b, noise, rounding_eps, model).pair
+
+
+def close_outcome(
+    a: Any, b: Any, noise: float = 0.0, rounding_eps: float = ROUNDING_EPS, model: Optional[ErrorModel] = None
+) -> Outcome:
+    """:func:`close`, with the relative L2 error measured and the budget it was allowed."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return identical(a, b)
+        return identical_outcome(a, b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and (isinstance(a, float) or isinstance(b, float)):
         a, b = torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float32)
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-        return identical(a, b)
+        return identical_outcome(a, b)
     if not (a.is_floating_point() or a.is_complex()) or a.dtype != b.dtype or a.shape != b.shape:
-        return identical(a, b)
-    if a.numel() == 0:
-        return True, ""
-    x, y = float64(a), float64(b)
-    if not torch.equal(torch.isnan(x), torch.isnan(y)):
-        return False, "NaN in different places"
-    infinite = torch.isinf(x)
-    if not torch.equal(infinite, torch.isinf(y)) or not torch.equal(x[infinite], y[infinite]):
-        return False, "infinities differ"
-    finite = torch.isfinite(x)
-    x, y = x[finite], y[finite]
-    if x.numel() == 0:
-        return True, ""
-    error = float(torch.linalg.vector_norm(x - y))
-    scale = float(torch.linalg.vector_norm(x))
-    relative = error / scale if scale > 0 else (0.0 if error == 0 else math.inf)
+        return identical_outcome(a, b)
     if model is None:
         budget = max(4 * noise, rounding_eps * dtype_eps(a.dtype))
     else:
         budget = model.relative(a.dtype, noise)
+    if a.numel() == 0:
+        return Outcome(True, "", 0.0, budget, RELATIVE_L2)
+    x, y = float64(a), float64(b)
+    if not torch.equal(torch.isnan(x), torch.isnan(y)):
+        return Outcome(False, "NaN in different places", None, budget, RELATIVE_L2)
+    infinite = torch.isinf(x)
+    if not torch.equal(infinite, torch.isinf(y)) or not torch.equal(x[infinite], y[infinite]):
+        return Outcome(False, "infinities differ", None, budget, RELATIVE_L2)
+    finite = torch.isfinite(x)
+    x, y = x[finite], y[finite]
+    if x.numel() == 0:
+        return Outcome(True, "", 0.0, budget, RELATIVE_L2)
+    relative = _relative_l2(x, y)
+    assert relative is not None  # only finite values are left
     rtol, atol = default_tolerance(a.dtype)
     rtol = max(rtol, budget)
     atol = max(atol, rtol * float(x.abs().max()))
     worst = float(((x - y).abs() - rtol * x.abs()).max())
     largest = float((x - y).abs().max())
     detail = f"relative error {relative:.2g} (allowed {budget:.2g}), max |diff| {largest:.3g}"
-    return relative <= budget and worst <= atol, detail
+    return Outcome(relative <= budget and worst <= atol, detail, relative, budget, RELATIVE_L2)
 
 
 def ks_test(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
@@ -248,21 +312,40 @@ def ks_test(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
     return statistic, min(1.0, max(0.0, p))
 
 
+def ks_critical(n: int, m: int) -> float:
+    """The KS statistic at which :func:`ks_test`'s p-value falls to KS_REJECT for samples of n and m."""
+    effective = n * m / (n + m)
+    low, high = 0.0, 10.0
+    for _ in range(60):  # p(lambda) decreases: bisect for p = KS_REJECT
+        middle = (low + high) / 2
+        p = 2 * sum((-1) ** (k - 1) * math.exp(-2 * k * k * middle * middle) for k in range(1, 101))
+        low, high = (middle, high) if p > KS_REJECT else (low, middle)
+    return high / (math.sqrt(effective) + 0.12 + 0.11 / math.sqrt(effective))
+
+
 def same_distribution(a: Any, b: Any) -> Tuple[bool, str]:
     """Values that may come from a different random stream."""
+    return same_distribution_outcome(a, b).pair
+
+
+def same_distribution_outcome(a: Any, b: Any) -> Outcome:
+    """:func:`same_distribution`, with the KS statistic measured against the one at which
+    "same distribution" is rejected (the support and moment checks can fail it below that)."""
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-        return identical(a, b)
+        return identical_outcome(a, b)
     if a.dtype != b.dtype or a.shape != b.shape:
-        return False, f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        return Outcome(False, f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}", None, None, KS_STATISTIC)
     if a.numel() < KS_MIN_VALUES:
-        return True, "too few values for a statistical test; metadata only"
+        return Outcome(True, "too few values for a statistical test; metadata only", None, None, KS_STATISTIC)
     statistic, p = ks_test(a, b)
+    allowed = ks_critical(a.numel(), b.numel())
     if p < KS_REJECT:
-        return False, f"KS statistic {statistic:.3f}, p = {p:.3g}"
+        return Outcome(False, f"KS statistic {statistic:.3f}, p = {p:.3g}", statistic, allowed, KS_STATISTIC)
     problem = _support_and_moments(a, b)
     if problem:
-        return False, problem
-    return True, f"KS statistic {statistic:.3f}, p = {p:.3g}; support, range, mean and spread agree"
+        return Outcome(False, problem, statistic, allowed, KS_STATISTIC)
+    detail = f"KS statistic {statistic:.3f}, p = {p:.3g}; support, range, mean and spread agree"
+    return Outcome(True, detail, statistic, allowed, KS_STATISTIC)
 
 
 MOMENT_SIGMAS = 8.0  # how many standard errors the mean or the spread may move
@@ -305,24 +388,54 @@ def compare_value(
 ) -> Tuple[bool, str]:
     """``a`` against ``b`` at ``level``; "identical" of an output the original itself
     does not reproduce is "close" within the measured spread."""
+    return compare_outcome(level, a, b, noise, model).pair
+
+
+def compare_outcome(
+    level: str, a: Any, b: Any, noise: float = 0.0, model: Optional[ErrorModel] = None
+) -> Outcome:
+    """:func:`compare_value`, with what was measured and what was allowed."""
     if level == IDENTICAL:
         if noise > 0 and math.isfinite(noise):
-            return close(a, b, noise, model=ErrorModel() if model is None else model)
-        return identical(a, b)
+            return close_outcome(a, b, noise, model=ErrorModel() if model is None else model)
+        return identical_outcome(a, b)
     if level == CLOSE:
-        return close(a, b, noise, model=model)
-    return same_distribution(a, b)
+        return close_outcome(a, b, noise, model=model)
+    return same_distribution_outcome(a, b)
 
 
 # -- building blocks for the rules' checks ---------------------------------------------
 
 
+class CheckResult(List[Finding]):
+    """A check's findings (a list, as every check returns) and the per-output results
+    its comparison recorded, for the report's JSON."""
+
+    def __init__(self, findings: Iterable[Finding] = (), outputs: Sequence[OutputResult] = ()) -> None:
+        super().__init__(findings)
+        self.outputs: Tuple[OutputResult, ...] = tuple(outputs)
+
+
+def value_kind(value: Any, meta: Optional[Mapping[str, Any]] = None) -> str:
+    """``tensor float32[4, 16]``, ``float``, ``str``: what an output is, for the report."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor {str(value.dtype).replace('torch.', '')}{list(value.shape)}"
+    if value is None and meta is not None:
+        return f"tensor {str(meta.get('dtype', '?')).replace('torch.', '')}{meta.get('shape', '')}"
+    return "None" if value is None else type(value).__name__
+
+
 class Findings:
-    """Collects findings in order, grouping per-key ones with the same message."""
+    """Collects findings in order, grouping per-key ones with the same message, and
+    the result of each output's comparison (see :meth:`compare`)."""
 
     def __init__(self) -> None:
         self._entries: List[Tuple[str, str, List[str]]] = []  # severity, message, keys
         self._groups: Dict[Tuple[str, str], List[str]] = {}
+        self._outputs: Dict[str, OutputResult] = {}  # recorded comparisons, by key
+        self._marks: Dict[str, Tuple[str, str]] = {}  # key -> (severity, message) of a keyed failure
+        self._runs: Optional[Tuple[RunData, RunData]] = None
+        self._may_lack: Set[str] = set()
 
     def add(self, severity: str, message: str) -> None:
         self._entries.append((severity, message, []))
@@ -334,9 +447,41 @@ class Findings:
             keys = self._groups[(severity, message)] = []
             self._entries.append((severity, message, keys))
         keys.append(f"`{key}`" + (f" ({detail})" if detail else ""))
+        if severity == FAIL or (severity == UNALIGNED and self._marks.get(key, ("",))[0] != FAIL):
+            self._marks[key] = (severity, message + (f" ({detail})" if detail else ""))
 
-    def result(self) -> List[Finding]:
-        """Failures first, then warnings, then notes; otherwise in order."""
+    def record(self, key: str, level: str, value: Any, outcome: Outcome) -> None:
+        """Keep how ``key`` compared at ``level`` (the last record of a key wins)."""
+        meta = self._runs[0].meta.get(key) if self._runs is not None else None
+        self._outputs[key] = OutputResult(
+            key, value_kind(value, meta), level, PASSED if outcome.ok else FAIL, outcome.difference,
+            outcome.allowed, outcome.measure, outcome.detail,
+        )
+
+    def compare(
+        self, key: str, level: str, a: Any, b: Any, noise: float = 0.0, model: Optional[ErrorModel] = None,
+        failure: str = "",
+    ) -> Outcome:
+        """Compare ``a`` (original) with ``b`` (fixed) at ``level``, record the result for
+        ``key`` and, when it fails, add a finding (``failure``, or "values not ...")."""
+        outcome = compare_outcome(level, a, b, noise, model)
+        self.record(key, level, a, outcome)
+        if not outcome.ok:
+            words = {IDENTICAL: "not identical", CLOSE: "not close", DISTRIBUTION: "not the same distribution"}
+            self.keyed(FAIL, failure or f"values {words.get(level, 'different')}", key, outcome.detail)
+        return outcome
+
+    def output(self, result: OutputResult) -> None:
+        """Keep a result made by hand (the printed text's, a rule's own measure)."""
+        self._outputs[result.name] = result
+
+    def expect(self, original: RunData, fixed: RunData, may_lack: Iterable[str] = ()) -> None:
+        """The runs whose outputs :meth:`result` accounts for (``common_checks`` calls it)."""
+        self._runs = (original, fixed)
+        self._may_lack = set(may_lack)
+
+    def result(self) -> CheckResult:
+        """Failures first, then warnings, then notes; otherwise in order; with every output's result."""
         findings = []
         for severity, message, keys in self._entries:
             if keys:
@@ -344,7 +489,54 @@ class Findings:
                 message = f"{message}: {', '.join(keys[:SHOWN])}{more}"
             findings.append(Finding(severity, message))
         order = {FAIL: 0, UNALIGNED: 1, WARN: 2, NOTE: 3}
-        return sorted(findings, key=lambda f: order.get(f.severity, 4))
+        return CheckResult(sorted(findings, key=lambda f: order.get(f.severity, 4)), self._output_results())
+
+    def _output_results(self) -> List[OutputResult]:
+        """One result per output of either run (and the printed text), in the original's order.
+
+        An output the comparison did not record is "not compared", with its difference
+        measured all the same, unless a finding about it failed (or was inconclusive); a
+        failing or inconclusive finding about a recorded output sets its verdict."""
+        if self._runs is None:
+            return list(self._outputs.values())
+        original, fixed = self._runs
+        keys = self._keys()
+        results = []
+        for key in keys:
+            recorded = self._outputs.get(key)
+            mark = self._marks.get(key)
+            if recorded is not None:
+                if mark is not None and mark[0] != recorded.verdict:  # the rule's finding decides
+                    recorded = replace(recorded, verdict=mark[0], detail=mark[1])
+                results.append(recorded)
+                continue
+            value = original.values.get(key, fixed.values.get(key))
+            kind = value_kind(value, original.meta.get(key) or fixed.meta.get(key))
+            if key not in fixed.values:
+                absent = key in self._may_lack and mark is None
+                results.append(OutputResult(
+                    key, kind, "", NOT_COMPARED if absent else FAIL,
+                    detail="absent after the fix, as the contract expects" if absent
+                    else "missing from the fixed run's outputs"))
+                continue
+            if key not in original.values:
+                results.append(OutputResult(key, kind, "", FAIL, detail="new in the fixed run's outputs"))
+                continue
+            measured = identical_outcome(original.values[key], fixed.values[key])
+            verdict, detail = mark if mark is not None else (NOT_COMPARED, "the contract does not compare it")
+            results.append(OutputResult(key, kind, "", verdict, measured.difference, None, measured.measure,
+                                        detail))
+        listed = set(keys)
+        return results + [result for key, result in self._outputs.items() if key not in listed]
+
+    def _keys(self) -> List[str]:
+        """Every output key of both runs (and the printed text), the original's first."""
+        if self._runs is None:
+            return []
+        original, fixed = self._runs
+        keys = [PRINTED] if PRINTED in self._outputs else []
+        keys += list(original.values) + [key for key in fixed.values if key not in original.values]
+        return keys
 
     @property
     def failed(self) -> bool:
@@ -363,6 +555,7 @@ def common_checks(
     """Key sets, nondeterminism, skipped outputs and the printed text (its numbers at
     level ``printed``; numbers that change with the seed are left out unless
     ``seed_free``); returns the keys to compare."""
+    found.expect(original, fixed, [key for key in original.values if key not in fixed.values and may_lack(key)])
     printed_checks(original, fixed, found, printed, printed_severity, seed_free)
     if not original.values:
         found.add(FAIL, "the program exposed nothing to compare (define `torchlint_outputs()`)")
@@ -427,17 +620,14 @@ def value_checks(
 ) -> Dict[str, int]:
     """Compare values at each key's level; returns how many passed per level."""
     passed: Dict[str, int] = {}
-    words = {IDENTICAL: "not identical", CLOSE: "not close", DISTRIBUTION: "not the same distribution"}
     model = model if model is not None else error_model(original, fixed)
     for key in keys:
         level = level_of(key)
-        ok, detail = compare_value(
-            level, original.values[key], fixed.values[key], original.noise.get(key, 0.0), model
+        outcome = found.compare(
+            key, level, original.values[key], fixed.values[key], original.noise.get(key, 0.0), model
         )
-        if ok:
+        if outcome.ok:
             passed[level] = passed.get(level, 0) + 1
-        else:
-            found.keyed(FAIL, f"values {words[level]}", key, detail)
     return passed
 
 
@@ -489,6 +679,10 @@ def _line_of(text: str, index: int) -> str:
     return ""
 
 
+PRINTED = "<printed text>"  # the name the printed text's result goes by among the outputs
+PRINTED_MEASURE = "absolute difference of the printed number nearest its limit"
+
+
 def printed_checks(
     original: RunData, fixed: RunData, found: Findings, level: str = IDENTICAL, severity: str = FAIL,
     seed_free: bool = True,
@@ -496,23 +690,30 @@ def printed_checks(
     """What the program printed: the same text, with each number equal (``identical``;
     within the original's own spread) or within the error model plus one unit in the
     last printed digit (``close``).  Integers are always compared exactly."""
-    if original.printed == fixed.printed:
-        return
     skeleton, numbers = _parse(original.printed)
+    kind = f"printed text ({len(numbers)} numbers)"
+    if original.printed == fixed.printed:
+        if original.printed:
+            found.output(OutputResult(PRINTED, kind, level, PASSED, 0.0, 0.0, PRINTED_MEASURE, "the same text"))
+        return
     fixed_skeleton, fixed_numbers = _parse(fixed.printed)
     repeat = _parse(original.printed_repeat) if original.printed_repeat is not None else (skeleton, numbers)
     other = _parse(original.printed_other_seed) if original.printed_other_seed is not None else None
     if skeleton != fixed_skeleton:
         if repeat[0] != skeleton:
-            found.add(WARN, "the printed text was not compared: the original prints different text each run")
+            message = "the printed text was not compared: the original prints different text each run"
+            found.add(WARN, message)
+            found.output(OutputResult(PRINTED, kind, "", NOT_COMPARED, detail=message))
             return
         before = [line for line in original.printed.splitlines() if line not in fixed.printed.splitlines()]
         after = [line for line in fixed.printed.splitlines() if line not in original.printed.splitlines()]
-        found.add(severity, f"the printed text differs: {_short(before[:1] or '(nothing)')} -> "
-                            f"{_short(after[:1] or '(nothing)')}")
+        message = f"the printed text differs: {_short(before[:1] or '(nothing)')} -> {_short(after[:1] or '(nothing)')}"
+        found.add(severity, message)
+        found.output(OutputResult(PRINTED, kind, level, severity, detail=message))
         return
     model = error_model(original, fixed)
     skipped = varying = 0
+    worst: Optional[Outcome] = None  # the compared number nearest its limit (the first failure, if any)
     for index, (a, b) in enumerate(zip(numbers, fixed_numbers)):
         if a == b:
             continue
@@ -523,16 +724,36 @@ def printed_checks(
         if _varies(a, again):
             varying += 1
             continue
-        ok, detail = _printed_number(a, b, again, level, model)
-        if not ok:
-            found.add(severity, f"a printed number changed: {_short(_line_of(original.printed, index))} "
-                                f"-> {_short(_line_of(fixed.printed, index))} ({detail})")
+        outcome = _printed_number(a, b, again, level, model)
+        if not outcome.ok:
+            message = (f"a printed number changed: {_short(_line_of(original.printed, index))} "
+                       f"-> {_short(_line_of(fixed.printed, index))} ({outcome.detail})")
+            found.add(severity, message)
+            found.output(OutputResult(PRINTED, kind, level, severity, outcome.difference, outcome.allowed,
+                                      PRINTED_MEASURE, message))
             return
+        if worst is None or _nearer_limit(outcome, worst):
+            worst = outcome
+    notes = []
     if skipped:
-        found.add(NOTE, f"{skipped} printed number(s) change with the seed; not compared")
+        notes.append(f"{skipped} printed number(s) change with the seed; not compared")
     if varying:
-        found.add(NOTE, f"{varying} printed number(s) differ between two runs of the original by more than "
-                        f"{PRINTED_VARIES:g} (times, addresses); not compared")
+        notes.append(f"{varying} printed number(s) differ between two runs of the original by more than "
+                     f"{PRINTED_VARIES:g} (times, addresses); not compared")
+    for note in notes:
+        found.add(NOTE, note)
+    difference, allowed = (worst.difference, worst.allowed) if worst is not None else (0.0, 0.0)
+    found.output(OutputResult(PRINTED, kind, level, PASSED, difference, allowed, PRINTED_MEASURE,
+                              "; ".join(["the same text, numbers within their limits"] + notes)))
+
+
+def _nearer_limit(outcome: Outcome, than: Outcome) -> bool:
+    """Is ``outcome``'s difference a larger share of its allowance than ``than``'s?"""
+    def share(item: Outcome) -> float:
+        difference, allowed = item.difference or 0.0, item.allowed or 0.0
+        return difference / allowed if allowed > 0 else (math.inf if difference > 0 else 0.0)
+
+    return share(outcome) > share(than)
 
 
 def _varies(a: str, again: str) -> bool:
@@ -545,20 +766,21 @@ def _varies(a: str, again: str) -> bool:
     return x != z and abs(x - z) > PRINTED_VARIES * max(abs(x), abs(z))
 
 
-def _printed_number(a: str, b: str, again: str, level: str, model: ErrorModel) -> Tuple[bool, str]:
+def _printed_number(a: str, b: str, again: str, level: str, model: ErrorModel) -> Outcome:
     try:
         x, y, z = float(a), float(b), float(again)
     except ValueError:
-        return False, f"{a} vs {b}"
+        return Outcome(False, f"{a} vs {b}", None, 0.0, PRINTED_MEASURE)
     if not any(mark in text for text in (a, b) for mark in ".eEna"):  # integers: counts, steps, sizes
-        return x == y, f"{a} vs {b}"
+        return Outcome(x == y, f"{a} vs {b}", abs(x - y), 0.0, PRINTED_MEASURE)
     if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
-        return False, f"{a} vs {b}"
+        return Outcome(False, f"{a} vs {b}", None, 0.0, PRINTED_MEASURE)
     noise = abs(x - z) / abs(x) if x != 0 and z != x else 0.0
     allowed = 4 * noise * abs(x)
     if level == CLOSE:
         allowed = max(allowed, model.relative(torch.float32) * abs(x)) + _last_digit(a)
-    return abs(x - y) <= allowed, f"{a} vs {b}, allowed difference {allowed:.3g}"
+    return Outcome(abs(x - y) <= allowed, f"{a} vs {b}, allowed difference {allowed:.3g}", abs(x - y), allowed,
+                   PRINTED_MEASURE)
 
 
 def rng_shift(original: RunData, fixed: RunData) -> Optional[str]:

@@ -28,7 +28,6 @@ from torchlint.verify.session import (
     plan_pair,
     plan_programs,
     plan_script,
-    verifiable_rules,
 )
 
 
@@ -36,7 +35,7 @@ class _Usage(Exception):
     """A problem with the command line; exit 2."""
 
 
-def _select(names: Sequence[str], programs: bool) -> List[RuleClass]:
+def _select(names: Sequence[str]) -> List[RuleClass]:
     chosen: List[RuleClass] = []
     for name in names:
         rule = by_code_or_name(name)
@@ -44,11 +43,28 @@ def _select(names: Sequence[str], programs: bool) -> List[RuleClass]:
             raise _Usage(f"unknown rule `{name}`")
         if not fixable(rule):
             raise _Usage(f"{rule.code} ({rule.name}) has no autofix, so there is nothing to verify")
-        if programs and not program_paths(rule):
-            raise _Usage(f"{rule.code} ({rule.name}) has no verification program yet")
         if rule not in chosen:
             chosen.append(rule)
     return chosen
+
+
+def no_program_note(rule: RuleClass) -> str:
+    """Why a fixable rule's shipped programs are not verified: the reason its spec gives."""
+    spec = rule.verification
+    stated = next((check for check in spec.contract.checks if check.startswith("no program")), "") if spec else ""
+    reason = stated.partition(":")[2].strip() if ":" in stated else "none has been written yet"
+    return f"{rule.code} ({rule.name}) has a fix but no verification program ({reason}); not verified."
+
+
+def _programs_of(names: Sequence[str], notes: List[str]) -> List[RuleClass]:
+    """The named rules (default: every fixable one) that ship programs; a note for each
+    one that does not.  Naming only rules without programs is a usage error."""
+    rules = _select(names) if names else [rule for rule in all_rules() if fixable(rule)]
+    missing = [rule for rule in rules if not program_paths(rule)]
+    if names and len(missing) == len(rules):
+        raise _Usage(" ".join(no_program_note(rule) for rule in missing))
+    notes.extend(no_program_note(rule) for rule in missing)
+    return [rule for rule in rules if program_paths(rule)]
 
 
 def _device(requested: str) -> str:
@@ -94,21 +110,14 @@ def run_verify(
         if against is not None:
             if len(paths) != 1:
                 raise _Usage("--against compares one ORIGINAL script with one changed version: give one PATH")
-            cases = plan_pair(paths[0], against, _select(rule_names, programs=False))
+            cases = plan_pair(paths[0], against, _select(rule_names))
             paths = []
         elif not paths:
-            rules = _select(rule_names, programs=True) if rule_names else verifiable_rules()
-            cases = [case for rule in rules for case in plan_programs(rule, resolver.default)]
-            if not rule_names:
-                notes.extend(
-                    f"{rule.code} ({rule.name}) has a fix but no verification program yet; not verified."
-                    for rule in all_rules()
-                    if fixable(rule) and not program_paths(rule)
-                )
+            cases = [case for rule in _programs_of(rule_names, notes) for case in plan_programs(rule, resolver.default)]
         for path in paths:
             settings = resolver.for_path(path)
             rules = (
-                _select(rule_names, programs=False)
+                _select(rule_names)
                 if rule_names
                 else [rule for rule in settings.enabled_rules(path) if fixable(rule)]
             )

@@ -163,8 +163,19 @@ def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
         "calls_per_block": timing.number,
         "threads": timing.threads,
         "unit": "whole script" if timing.whole_script else "torchlint_step()",
+        "rounds": _rounds_json(timing),
         "processes": [process.as_dict() for process in timing.processes],
     }
+
+
+def _rounds_json(timing: TimingSummary) -> List[Dict[str, Any]]:
+    """Each round's slot order and each of its processes' median seconds per call."""
+    rounds: List[Dict[str, Any]] = []
+    for index in sorted({process.round for process in timing.processes}):
+        members = sorted((p for p in timing.processes if p.round == index), key=lambda p: p.slot)
+        rounds.append({"round": index, "order": [p.label for p in members],
+                       "median_s": {p.label: p.median for p in members}})
+    return rounds
 
 
 def _memory_json(memory: Optional[Memory]) -> Optional[Dict[str, Any]]:
@@ -220,6 +231,7 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
                 "fixes": case.fixes,
                 "outputs_compared": case.compared,
                 "findings": [{"severity": f.severity, "message": f.message} for f in case.findings],
+                "outputs": [output.as_dict() for output in case.outputs],
                 "timing": _timing_json(case.timing),
                 "timing_error": case.timing_error or None,
                 "memory": _memory_json(case.memory),

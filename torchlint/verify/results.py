@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
@@ -19,6 +20,10 @@ UNALIGNED = "inconclusive"  # outputs differ for a reason the contract cannot ju
 
 EXIT_OK, EXIT_NOT_EQUIVALENT, EXIT_ERROR = 0, 1, 2
 
+# The verdict on one output (OutputResult.verdict): FAIL and UNALIGNED as above, or
+PASSED = "pass"  # within the contract
+NOT_COMPARED = "not compared"  # the rule's contract does not compare it (the detail says why)
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -26,6 +31,30 @@ class Finding:
 
     severity: str
     message: str
+
+
+@dataclass(frozen=True)
+class OutputResult:
+    """How one output compared: what it is, the check it got, and what was measured
+    against what was allowed (``difference`` and ``allowed`` are in ``measure``'s units;
+    None where nothing could be measured, e.g. a shape that changed)."""
+
+    name: str  # the flattened key, or "printed text"
+    kind: str  # "tensor float32[4, 16]", "float", "str", "printed text (12 numbers)"
+    check: str  # the level it was compared at: identical, close, distribution; "" if not compared
+    verdict: str  # PASSED, FAIL, UNALIGNED or NOT_COMPARED
+    difference: Optional[float] = None
+    allowed: Optional[float] = None
+    measure: str = ""  # what ``difference`` and ``allowed`` measure
+    detail: str = ""
+
+    def as_dict(self) -> Dict[str, Any]:
+        def number(value: Optional[float]) -> Optional[float]:
+            return value if value is not None and math.isfinite(value) else None
+
+        return {"name": self.name, "kind": self.kind, "check": self.check, "verdict": self.verdict,
+                "difference": number(self.difference), "allowed": number(self.allowed),
+                "measure": self.measure, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -115,6 +144,7 @@ class CaseResult:
     memory: Optional[Memory] = None
     timing: Optional[TimingSummary] = None
     timing_error: str = ""
+    outputs: Tuple[OutputResult, ...] = ()  # per compared output, as the rule's comparison recorded it
 
     @property
     def failed(self) -> bool:

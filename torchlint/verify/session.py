@@ -27,7 +27,7 @@ from torchlint.registry import all_rules, by_code_or_name
 from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
 from torchlint.verification import program_paths, rule_directory, usable_cpus
-from torchlint.verify.compare import Context, check_for
+from torchlint.verify.compare import CheckResult, Context, check_for
 from torchlint.verify.harness import difference
 from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
 from torchlint.verify.progress import Progress
@@ -301,9 +301,11 @@ class Session:
             message = f"the fixed version {fixed.describe_failure()}\n(the original ran without error)"
             return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
         check = check_for(by_code_or_name(case.rule))
-        findings = tuple(check.run(original, fixed, Context(self.options.device_type)))
+        checked = check.run(original, fixed, Context(self.options.device_type))
+        findings = tuple(checked)
+        outputs = checked.outputs if isinstance(checked, CheckResult) else ()
         status = verdict(findings)
-        result = replace(base, status=status, findings=findings, memory=memory,
+        result = replace(base, status=status, findings=findings, memory=memory, outputs=outputs,
                          compared=sum(1 for key in original.values if key in fixed.values))
         if not self.options.timing:
             return result

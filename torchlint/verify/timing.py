@@ -51,6 +51,7 @@ LABELS: Tuple[str, str, str] = (ORIGINAL, AGAIN, FIXED)
 FASTER = "faster"
 SLOWER = "slower"
 NO_DIFFERENCE = "no measurable difference"
+TOO_NOISY = "too noisy to decide"  # the interval is not to be trusted: an IQR or between-process spread too wide
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class TimingSummary:
     slot_seed: int
     number: int  # calls per timed block
     threads: int
-    verdict: str  # FASTER, SLOWER or NO_DIFFERENCE
+    verdict: str  # FASTER, SLOWER, NO_DIFFERENCE or TOO_NOISY
     reason: str
     whole_script: bool  # timed by re-running the whole script
 
@@ -292,7 +293,9 @@ def analyse(
     Faster means the interval's upper end of fixed/original lies below
     ``1 - threshold``; slower, its lower end above ``1 + threshold``;
     ``threshold`` is the larger of 3% and twice the original-vs-original
-    spread.  A noisy measurement decides nothing.
+    spread.  A noisy measurement decides nothing: TOO_NOISY, whatever the
+    interval says, so the report's Timing column never reads "no measurable
+    difference" beside an interval far from 1.
     """
     groups = {label: [p for p in processes if p.label == label] for label in LABELS}
     missing = [label for label, group in groups.items() if not group]
@@ -315,7 +318,7 @@ def analyse(
                  f"original/original {noise.value:.3f} [{noise.low:.3f}, {noise.high:.3f}], "
                  f"threshold {threshold:.1%}")
     if noisy:
-        verdict, reason = NO_DIFFERENCE, "too noisy: " + "; ".join(noisy)
+        verdict, reason = TOO_NOISY, f"{described}; too noisy: " + "; ".join(noisy)
     elif ratio.high < 1.0 - threshold:
         verdict, reason = FASTER, described
     elif ratio.low > 1.0 + threshold:
