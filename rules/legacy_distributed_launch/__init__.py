@@ -61,7 +61,8 @@ class LegacyDistributedLaunch(Rule):
     `os.system` (a list of strings or a command string).
 
     Not reported: an `add_argument` under an `if` that tests torch's
-    version (`torch.__version__`), and a parser whose arguments are read
+    version (`torch.__version__`, or a name the file binds to an expression
+    that reads it), and a parser whose arguments are read
     with `parse_known_args`, which leaves `--local-rank=N` among the unknown
     arguments instead of stopping the script.
 
@@ -276,13 +277,23 @@ class LegacyDistributedLaunch(Rule):
         )
 
     def _version_guarded(self) -> bool:
-        for parent in self.parents:
-            if isinstance(parent, (cst.If, cst.IfExp)):
-                for found in walk_body(parent.test):
-                    if isinstance(found, (cst.Name, cst.Attribute)):
-                        name = self.names.qualified_name(found) or ""
-                        if name.startswith(_VERSION_NAMES):
-                            return True
+        """Under an ``if`` whose test reads torch's version, directly or through a
+        name bound to an expression that does (``MAJOR = int(torch.__version__[0])``)."""
+        return any(
+            isinstance(parent, (cst.If, cst.IfExp)) and self._reads_version(parent.test, 0)
+            for parent in self.parents
+        )
+
+    def _reads_version(self, expr: cst.CSTNode, depth: int) -> bool:
+        for found in walk_body(expr):
+            if not isinstance(found, (cst.Name, cst.Attribute)):
+                continue
+            if (self.names.qualified_name(found) or "").startswith(_VERSION_NAMES):
+                return True
+            if isinstance(found, cst.Name) and depth < 2:
+                for binding in self.facts.scopes.resolve(found):
+                    if binding.value is not None and self._reads_version(binding.value, depth + 1):
+                        return True
         return False
 
     # -- parsers ---------------------------------------------------------------------

@@ -21,6 +21,11 @@ from torchlint.verification import Contract, VerificationSpec
 
 _MAX_DEPTH = 4
 _LEAVES = (cst.Return, cst.Break, cst.Continue, cst.Raise)
+# `nn.Module` methods that return the module itself: `model.to(device).train()` trains `model`.
+_RETURN_SELF = frozenset({
+    "to", "cuda", "cpu", "xpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_",
+    "to_empty", "apply", "zero_grad", "share_memory",
+})
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,7 @@ class TrainModeNotRestored(Rule):
                 continue
             if _method(mode_call.call) == "eval" and mode_call.call.args:
                 continue  # not nn.Module.eval()
-            text = self.context.module.code_for_node(mode_call.receiver)
+            text = self._text(mode_call.receiver)
             for site in self._sites(mode_call, function, text, 0):
                 if site.call in reported:
                     continue
@@ -224,7 +229,7 @@ class TrainModeNotRestored(Rule):
         """Spellings of the models being trained: put in train mode somewhere, or whose
         ``.parameters()`` go to an optimizer."""
         code = self.context.module.code_for_node
-        found = {code(mc.receiver) for _, mc in self._restorers}
+        found = {self._text(mc.receiver) for _, mc in self._restorers}
         for call in self._facts:
             if self.facts.values.kind(call) is not ValueKind.OPTIMIZER or self.names.call_name(call) is None:
                 continue
@@ -234,6 +239,12 @@ class TrainModeNotRestored(Rule):
                         assert isinstance(node.func, cst.Attribute)
                         found.add(code(node.func.value))
         return found
+
+    def _text(self, expr: cst.BaseExpression) -> str:
+        """The module's spelling, through the methods that return it (``m.to(device)``)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RETURN_SELF:
+            expr = expr.func.value
+        return self.context.module.code_for_node(expr)
 
     def _is_trained(self, receiver: str) -> bool:
         return any(receiver == t or receiver.startswith(t + ".") for t in self._trained)
@@ -299,7 +310,7 @@ class TrainModeNotRestored(Rule):
             inside = fact is not None and loop.node in fact.loops
             if not (inside or function in reachable):
                 continue
-            text = code(mode_call.receiver)
+            text = self._text(mode_call.receiver)
             if receiver == text or receiver.startswith(text + "."):
                 return True
             if function in reachable and self._is_parameter(mode_call.receiver):
