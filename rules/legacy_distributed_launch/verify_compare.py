@@ -45,4 +45,4 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
 
 
 def _int(run: RunData, key: str) -> int:
-    return int(run.values[key])  # type: ignore[call-overload]
+    return int(run.values[key])

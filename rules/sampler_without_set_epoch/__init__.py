@@ -351,9 +351,12 @@ class SamplerWithoutSetEpoch(Rule):
             parent = self._parents.get(call)
             if isinstance(parent, cst.Arg) and call is sampler:
                 continue
-            if not isinstance(parent, cst.Assign):
+            if isinstance(parent, cst.Assign):
+                target = parent.targets[0].target
+            elif isinstance(parent, cst.AnnAssign):
+                target = parent.target
+            else:
                 return False
-            target = parent.targets[0].target
             if isinstance(target, cst.Name) and len(self.facts.scopes.resolve(target)) != 1:
                 return False
         return not any(

@@ -8,7 +8,7 @@ came.
 """
 
 import os
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import torch
 from torch import nn
@@ -21,7 +21,7 @@ SAMPLES, EPOCHS, FEATURES = (32, 3, 4) if QUICK else (256, 5, 16)
 generator = torch.Generator().manual_seed(5)
 features = torch.randn(SAMPLES, FEATURES, generator=generator)
 dataset = TensorDataset(torch.arange(SAMPLES), features, features.sum(dim=1, keepdim=True))
-sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
+sampler: "DistributedSampler[Any]" = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
 loader = DataLoader(dataset, batch_size=4, sampler=sampler)
 model = nn.Linear(FEATURES, 1).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -34,7 +34,7 @@ for epoch in range(EPOCHS):
     for index, inputs, targets in loader:
         loss = nn.functional.mse_loss(model(inputs.to(device)), targets.to(device))
         optimizer.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         seen.extend(int(i) for i in index)
         losses.append(loss.item())
@@ -53,4 +53,4 @@ def torchlint_outputs() -> Dict[str, object]:
 def torchlint_step() -> None:
     """What `torchlint verify` times: one pass over the rank's shard."""
     for _index, inputs, targets in loader:
-        nn.functional.mse_loss(model(inputs.to(device)), targets.to(device)).backward()
+        nn.functional.mse_loss(model(inputs.to(device)), targets.to(device)).backward()  # type: ignore[no-untyped-call]

@@ -25,9 +25,10 @@ batches = [
     for _ in range(STEPS)
 ]
 validation = torch.randn(BATCH, FEATURES, generator=generator).to(device)
-model = nn.Sequential(
+first_layer, norm, dropout, last_layer = (
     nn.Linear(FEATURES, FEATURES), nn.BatchNorm1d(FEATURES), nn.Dropout(DROPOUT), nn.Linear(FEATURES, 1)
-).to(device)
+)
+model = nn.Sequential(first_layer, norm, dropout, last_layer).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 
 modes: List[float] = []
@@ -39,24 +40,31 @@ scores: List[float] = []
 
 def forward(inputs: torch.Tensor) -> Tuple[torch.Tensor, float]:
     """The model's output, and the fraction of nonzero activations dropout zeroed."""
-    hidden = model[1](model[0](inputs))
-    kept = model[2](hidden)
+    hidden = norm(first_layer(inputs))
+    kept = dropout(hidden)
     zeroed = ((kept == 0) & (hidden != 0)).float().sum() / (hidden != 0).float().sum()
-    return model[3](kept), float(zeroed)
+    return last_layer(kept), float(zeroed)
+
+
+def running_mean() -> torch.Tensor:
+    """BatchNorm's running mean, copied."""
+    value = norm.running_mean
+    assert isinstance(value, torch.Tensor)
+    return value.clone()
 
 
 model.train()
 for epoch in range(EPOCHS):
     for inputs, targets in batches:
-        running = model[1].running_mean.clone()
+        running = running_mean()
         outputs, zeroed = forward(inputs)
         loss = nn.functional.mse_loss(outputs, targets)
         optimizer.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         modes.append(float(model.training))
         dropped.append(zeroed)
-        bn_moves.append(float((model[1].running_mean - running).norm()))
+        bn_moves.append(float((running_mean() - running).norm()))
         losses.append(loss.item())
     model.eval()
     with torch.no_grad():
@@ -79,4 +87,4 @@ def torchlint_outputs() -> Dict[str, object]:
 def torchlint_step() -> None:
     """What `torchlint verify` times: one training step."""
     outputs, _ = forward(batches[0][0])
-    nn.functional.mse_loss(outputs, batches[0][1]).backward()
+    nn.functional.mse_loss(outputs, batches[0][1]).backward()  # type: ignore[no-untyped-call]
