@@ -165,6 +165,15 @@ class LegacyDistributedLaunch(Rule):
             from torch.distributed import launch
             """
         ),
+        Example(
+            """
+            import argparse
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--local_rank", type=int)
+            """,
+            findings=0,
+            torch="1.13",
+        ),
     )
     verification = VerificationSpec(
         programs=("verify_program.py",),
