@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
-from torchlint.analysis.training import FunctionNode, LoopFacts, LoopNode
-from torchlint.fixes import parse_statement
+from torchlint.analysis.training import FunctionNode, LoopNode
+from torchlint.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
@@ -181,16 +181,14 @@ class SamplerWithoutSetEpoch(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._module_node = original_node
+        self._positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         calls: List[cst.Call] = []
         for node, parent in walk(original_node):
             if parent is not None:
                 self._parents[node] = parent
             if isinstance(node, cst.Call):
                 calls.append(node)
-        self._loops: Dict[cst.CSTNode, LoopFacts] = {
-            loop.node: loop for facts in self.facts.training.functions.values() for loop in facts.loops
-        }
         set_epoch = [call for call in calls if _method(call) == "set_epoch"]
         loaders = [call for call in calls if self.names.call_name(call) == _LOADER]
         for call in calls:
@@ -218,7 +216,7 @@ class SamplerWithoutSetEpoch(Rule):
             )
             if use is None:
                 continue
-            where = f" on line {self._lines[use.loop].start.line}" if use.loop in self._lines else ""
+            where = f" on line {self._line(use.loop)}"
             self.report(
                 sampler,
                 f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "
@@ -227,6 +225,13 @@ class SamplerWithoutSetEpoch(Rule):
                 statement=_statement(sampler, self._parents),
             )
             return
+
+    def _line(self, node: cst.CSTNode) -> int:
+        """The line ``node`` starts on (positions are resolved once, when first asked for)."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self._module_node, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions[node].start.line
 
     # -- facts -----------------------------------------------------------------------
 
@@ -378,14 +383,9 @@ class SamplerWithoutSetEpoch(Rule):
         else:
             receiver = f"{use.loader_text}.sampler"
         statement = parse_statement(f"{receiver}.set_epoch({epoch.target.value})\n", self.context.module)
-        first, *rest = epoch.body.body
-        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-        new_body = epoch.body.with_changes(body=[
-            statement.with_changes(leading_lines=first.leading_lines),
-            first.with_changes(leading_lines=()),
-            *rest,
-        ])
-        return self.replace(epoch.body, new_body, Applicability.UNSAFE,
+        first = epoch.body.body[0]
+        replacement = insert_statements(StatementSite(epoch.body, first), (statement,), after=False)
+        return self.replace(replacement.node, replacement.new_node, Applicability.UNSAFE,
                             f"Insert `{receiver}.set_epoch({epoch.target.value})` at the top of the epoch loop")
 
 

@@ -41,7 +41,7 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
         found.add(FAIL, f"after the fix {same_after} of {epochs - 1} later epochs still repeat epoch 0's order")
     else:
         moved = [float((after[e] != after[0]).float().mean()) for e in range(1, epochs)]
-        found.add(NOTE, f"after the fix every epoch's order differs from epoch 0's (positions changed: "
+        found.add(NOTE, "after the fix every epoch's order differs from epoch 0's (positions changed: "
                         + ", ".join(f"{100 * m:.0f}%" for m in moved) + ")")
     if not torch.equal(before[0], after[0]):
         found.add(FAIL, "epoch 0's order changed: `set_epoch(0)` should keep the sampler's default order")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
@@ -184,9 +184,8 @@ class TrainModeNotRestored(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        return "backward" in facts.called_attributes and bool(
-            {"eval", "train"} & facts.called_attributes
-        )
+        # A training loop needs `backward` or `autograd.grad` (called or imported by name).
+        return facts.mentions(("backward", "grad")) and bool({"eval", "train"} & facts.called_attributes)
 
     # -- the module ------------------------------------------------------------------
 
@@ -198,7 +197,8 @@ class TrainModeNotRestored(Rule):
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {
             node: parent for node, parent in walk(original_node) if parent is not None
         }
-        self._lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._module_node = original_node
+        self._positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         self._facts: Dict[cst.Call, CallFact] = {
             fact.call: fact for facts in training.functions.values() for fact in facts.calls
         }
@@ -222,6 +222,13 @@ class TrainModeNotRestored(Rule):
                     continue
                 reported.add(site.call)
                 self._report(site, loop, mode_call)
+
+    def _line(self, node: cst.CSTNode) -> int:
+        """The line ``node`` starts on (positions are resolved once, when first asked for)."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self._module_node, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions[node].start.line
 
     # -- facts -----------------------------------------------------------------------
 
@@ -304,7 +311,6 @@ class TrainModeNotRestored(Rule):
         """A ``train()`` of the model (or of a module holding it) in the loop, or in a
         function of the file the loop calls (any parameter counts: it may be the model)."""
         reachable = self._reachable(loop)
-        code = self.context.module.code_for_node
         for function, mode_call in self._restorers:
             fact = self._facts.get(mode_call.call)
             inside = fact is not None and loop.node in fact.loops
@@ -340,13 +346,13 @@ class TrainModeNotRestored(Rule):
     # -- the report and the fix ------------------------------------------------------
 
     def _report(self, site: _Site, loop: LoopFacts, mode_call: ModeCall) -> None:
-        line = self._lines[loop.node].start.line
+        line = self._line(loop.node)
         if site.direct:
             message = (f"`{site.receiver}` is put in eval mode inside the training loop on line {line} and nothing "
                        f"in the loop calls `{site.receiver}.train()` before the next backward: dropout and "
                        "BatchNorm stay in eval mode for the rest of training")
         else:
-            message = (f"this call puts `{site.receiver}` in eval mode (line {self._lines[mode_call.call].start.line}) "
+            message = (f"this call puts `{site.receiver}` in eval mode (line {self._line(mode_call.call)}) "
                        f"inside the training loop on line {line}, and nothing in the loop calls "
                        f"`{site.receiver}.train()` before the next backward")
         self.report(site.call, message, fix=self._fix(site, loop), statement=self._statement(site.call))
