@@ -278,6 +278,9 @@ class TrainModeNotRestored(Rule):
         params = [*callee.params.posonly_params, *callee.params.params, *callee.params.kwonly_params]
         names = [p.name.value for p in params]
         if head not in names:
+            scope = self.facts.scopes.scope_of(callee)
+            if scope is not None and scope.binds(head):
+                return None  # the callee's own local (a model it builds itself), not the caller's
             return text  # a global
         code = self.context.module.code_for_node
         method = self._is_method(callee) and isinstance(call.func, cst.Attribute)
