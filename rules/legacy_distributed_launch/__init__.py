@@ -64,7 +64,9 @@ class LegacyDistributedLaunch(Rule):
     version (`torch.__version__`, or a name the file binds to an expression
     that reads it), and a parser whose arguments are read
     with `parse_known_args`, which leaves `--local-rank=N` among the unknown
-    arguments instead of stopping the script.
+    arguments instead of stopping the script.  Any `parse_known_args` call
+    on the parser counts, even one taken only on some paths (ultralytics'
+    yolov5 `parse_opt(known=True)`): precision first.
 
     ## Why is this bad?
     Since torch 2.0, `torch.distributed.launch` passes the local rank to the

@@ -50,7 +50,10 @@ class SamplerWithoutSetEpoch(Rule):
     Not reported: a sampler or loader built by a helper in another function
     or module and returned (the helper's owner handles the epoch), a loader
     iterated once or only for evaluation, and a sampler with
-    `shuffle=False`.
+    `shuffle=False`.  That exemption costs some recall, knowingly: a
+    helper that builds the sampler and never sets its epoch (as in
+    rosinality/stylegan2-pytorch's `data_sampler`) is not followed, nor is
+    a sampler handed to the loader through a `**kwargs` dict.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded from `seed +
