@@ -123,6 +123,17 @@ class DebugModeLeftOn(Rule):
     `test_*.py`, `*_test.py` and `conftest.py`; in such files anomaly
     detection is usually what the test is checking.
 
+    Each file is read on its own, so a function that trains under anomaly
+    detection is reported even when every caller, in another module, runs
+    it only behind a flag.  Over the source of torch 2.13 itself the rule
+    reports one line, for that reason: `numeric_check_if_enabled` in
+    `torch/_inductor/fx_passes/numeric_utils.py` runs a loop of
+    `backward()` and optimizer steps under `set_detect_anomaly(True)`, and
+    `pre_grad.py` calls it only when `config.fx_passes_numeric_check` asks
+    for it.  Nothing in the reported file says so (a function's name is not
+    a fact); the finding stands as the rule defines it, and a line like that
+    is what `# noqa: TL304` is for.
+
     ## Why is this bad?
     Anomaly detection records a traceback for every operation of the forward
     pass and checks every gradient for NaN during the backward pass, which

@@ -118,10 +118,13 @@ class EmptyCacheInLoop(Rule):
 
     A training loop here is one whose own iterations call `backward()` (or
     `torch.autograd.grad`), directly or through the file's functions.  A loop
-    that only calls a training function once per iteration, such as an epoch
-    loop or a loop over experiments, is not reported: emptying the cache
-    between epochs or between experiments is cheap and is what the guides
-    recommend.
+    whose iterations each run a whole training loop is not reported: an
+    epoch loop (with the loop over batches written inside it, or a training
+    function it calls once per epoch) or a loop over experiments.  That is a
+    decision, not a blind spot: one `empty_cache()` per epoch costs one
+    refill of the allocator's cache per epoch, noise against the hundreds of
+    steps around it, and emptying the cache between epochs or experiments is
+    what the guides recommend.
 
     Not reported either: a call under any `if` inside the loop (a cadence
     such as `if step % 100 == 0:`), in an `except` handler (recovery from an

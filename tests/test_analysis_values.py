@@ -199,3 +199,27 @@ def test_tl201_hint_follows_the_binding_not_the_spelling() -> None:
     ''')
     found = lint_source(source, "x.py", LintConfig(rules=(rule,)))
     assert [("TensorDataset" in (d.hint or "")) for d in found] == [True, False]
+
+
+CONDITIONAL = '''
+import torch
+from torch import nn
+
+def run(amp, flag, given: torch.amp.GradScaler):
+    scaler = torch.cuda.amp.GradScaler() if amp else None
+    either = nn.Linear(2, 2) if flag else nn.Conv2d(1, 1, 1)
+    mixed = nn.Linear(2, 2) if flag else torch.zeros(2)
+    nothing = None if flag else None
+    scaler, either, mixed, nothing, given
+'''
+
+
+def test_conditional_values_keep_what_the_branches_agree_on() -> None:
+    assert kind("scaler", source=CONDITIONAL) is ValueKind.GRAD_SCALER  # the None branch is no other kind
+    assert kind("either", source=CONDITIONAL) is ValueKind.MODEL
+    assert kind("mixed", source=CONDITIONAL) is None
+    assert kind("nothing", source=CONDITIONAL) is None
+
+
+def test_grad_scaler_annotation() -> None:
+    assert kind("given", source=CONDITIONAL) is ValueKind.GRAD_SCALER

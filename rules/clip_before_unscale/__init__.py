@@ -37,10 +37,12 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 class ClipBeforeUnscale(Rule):
     """## What it does
     Reports `torch.nn.utils.clip_grad_norm_` and `clip_grad_value_` calls
-    that come after `scaler.scale(loss).backward()` and before
-    `scaler.step(optimizer)` (the scaler being a `torch.amp.GradScaler`,
-    or the older `torch.cuda.amp.GradScaler`) with no `scaler.unscale_(...)`
-    in between, in the same block or the blocks around it.
+    that come after `scaler.scale(loss).backward()` (the scaler being a
+    `torch.amp.GradScaler`, or the older `torch.cuda.amp.GradScaler`, also
+    when assigned as `GradScaler(...) if amp else None` or annotated as one)
+    with no `scaler.unscale_(...)` in between, in the same block or the
+    blocks around it, whether `scaler.step(optimizer)` follows in the same
+    function or the caller steps.
 
     A scaler constructed in the file with a literal `enabled=False`, and
     clipping helpers of other libraries (`accelerator.clip_grad_norm_` of
@@ -76,8 +78,9 @@ class ClipBeforeUnscale(Rule):
     ## Fix safety
     The fix inserts `scaler.unscale_(optimizer)` right before the clip's
     statement, with the optimizer taken from the `scaler.step(...)` that
-    follows (no fix when that call has no optimizer argument, or the clip
-    sits in a one-line suite).  It is unsafe because it changes training:
+    follows (no fix when no `scaler.step` follows in the same function, when
+    that call has no optimizer argument, or when the clip sits in a one-line
+    suite).  It is unsafe because it changes training:
     that is the point, clipping starts to act on the true gradients, so the
     threshold that was tuned against scaled gradients may need retuning.
     `unscale_` may be called only once per optimizer between `update()`
@@ -195,12 +198,12 @@ class ClipBeforeUnscale(Rule):
         scaler = self._scaled_backward_before(node)
         if scaler is None or scaler in self._disabled:
             return
+        # No `scaler.step` after the clip in this function (the caller steps): still
+        # clipped while scaled, but there is no optimizer to unscale, so no fix.
         step = self._step_after(node, scaler)
-        if step is None:
-            return
         fix: Optional[FixRequest] = None
         site = statement_site(self.parents, node)
-        if step.optimizer is not None and site is not None:
+        if step is not None and step.optimizer is not None and site is not None:
             optimizer = self.context.module.code_for_node(step.optimizer)
             statement = parse_statement(f"{scaler}.unscale_({optimizer})\n", self.context.module)
             replacement = insert_statements(site, (statement,), after=False)

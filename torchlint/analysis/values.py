@@ -278,7 +278,23 @@ class Values:
         if isinstance(expr, (cst.SimpleString, cst.Integer)):
             device = self.device_of(expr)
             return Value(ValueKind.DEVICE, device=device) if device is not None else None
+        if isinstance(expr, cst.IfExp):
+            return self._of_branches(expr, depth)
         return None
+
+    def _of_branches(self, expr: cst.IfExp, depth: int) -> Optional[Value]:
+        """``A if c else B``: what both branches agree on; a literal ``None`` branch
+        (``GradScaler() if amp else None``) leaves the other's value, since every
+        use of the value where it is not None sees that one."""
+        branches = [b for b in (expr.body, expr.orelse) if not (isinstance(b, cst.Name) and b.value == "None")]
+        values = [self._of(b, depth + 1) for b in branches]
+        if not values or any(v is None for v in values):
+            return None
+        first = values[0]
+        assert first is not None
+        if any(v is None or v.kind is not first.kind for v in values):
+            return None
+        return first if all(v == first for v in values) else Value(first.kind)
 
     def _of_call(self, call: cst.Call, depth: int) -> Optional[Value]:
         qualified = self._names.call_name(call)
@@ -399,6 +415,8 @@ class Values:
             kind = _ANNOTATIONS.get(qualified)
             if kind is None and self._is_module_class(qualified):
                 kind = ValueKind.MODEL
+            if kind is None and qualified in _GRAD_SCALERS:
+                kind = ValueKind.GRAD_SCALER
             if kind is None and qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[-1][:1].isupper():
                 kind = ValueKind.OPTIMIZER
             return Value(kind, qualified) if kind is not None else None
