@@ -283,6 +283,10 @@ class Rule:
     project_bases: ClassVar[Tuple[str, ...]] = ()
     """With ``PROJECT``: the classes (dotted names) whose subclasses across
     the project's files the rule asks about; only those are indexed."""
+    project_callee_words: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: substrings that mark the files whose module-level
+    functions the rule asks the callers of (from other modules); only calls
+    of those files' functions are indexed.  Empty: no calls indexed."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -8,6 +8,8 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis import Analysis
+from torchlint.analysis.project import CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
@@ -19,12 +21,8 @@ from torchlint.rule import Example, FileContext, FixAvailability, Option, Option
 from torchlint.verification import Contract, VerificationSpec
 from torchlint.tree import children
 
-DEFAULT_FUNCTION_PATTERN = (
-    r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
-    r"|predict(?:ion|ions)?|infer(?:ence)?)(?=_|\d|[A-Z]|$)"
-    r"|(?<=[a-z0-9])(?:Eval(?:uate|uation)?|Val(?:id|idate|idation)?|Test(?:ing)?"
-    r"|Predict(?:ion|ions)?|Infer(?:ence)?)(?=[A-Z_\d]|$)"
-)
+DEFAULT_FUNCTION_PATTERN = ""
+"""Off: what is evaluation code comes from training facts, not from names."""
 
 # Names whose mere presence shows the author already manages autograd's mode.
 _GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
@@ -110,6 +108,8 @@ class _Frame:
     has_assert: bool = False
     constructed: Set[str] = field(default_factory=set)
     loads_weights: bool = False
+    loaded: Set[str] = field(default_factory=set)
+    """Objects given trained weights: ``m.load_state_dict(...)``, ``m = torch.load(...)``."""
     trains_model: bool = False
     loops: bool = False
     reads_values: bool = False
@@ -125,6 +125,7 @@ class _Reference:
 class _Candidate:
     node: cst.FunctionDef
     has_eval: bool
+    outside: Tuple[CallSite, ...]
 
 
 class EvalWithoutNoGrad(Rule):
@@ -232,13 +233,14 @@ class EvalWithoutNoGrad(Rule):
     options = {
         "function-pattern": Option(
             DEFAULT_FUNCTION_PATTERN,
-            "Regex searched in function names that marks evaluation functions.",
+            "Regex searched in function names that also marks evaluation functions (empty: off).",
         ),
     }
-    trigger_words = (
-        "eval", "valid", "val_", "_val", "val(", "test", "predict", "infer",
-        "Eval", "Val", "Test", "Predict", "Infer", "train(False)", "train(mode=False)",
-    )
+    trigger_words = ("eval", "train(False)", "train(mode=False)", "load_state_dict", "load(")
+    requires = frozenset({Analysis.PROJECT})
+    # Files whose functions may be reported: their callers in other modules
+    # (under no_grad, or in a training step) are indexed.
+    project_callee_words = (".eval(", ".train(False", ".train(mode=False", "load_state_dict(", "load(")
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
@@ -248,12 +250,13 @@ class EvalWithoutNoGrad(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A finding needs an ``.eval()``/``.train(...)`` call or a function
-        whose name the (configured) pattern marks as evaluation."""
-        if not facts.called_attributes.isdisjoint(("eval", "train")):
+        """A finding needs an ``.eval()``/``.train(...)`` call, weights loaded
+        (``load_state_dict``, ``torch.load``), or a function whose name a
+        configured pattern marks as evaluation."""
+        if not facts.called_attributes.isdisjoint(("eval", "train", "load_state_dict", "load")):
             return True
-        pattern = re.compile(str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)))
-        return any(pattern.search(name) for name in facts.functions)
+        pattern = str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN))
+        return bool(pattern) and any(re.search(pattern, name) for name in facts.functions)
 
     valid = (
         """
@@ -350,9 +353,11 @@ class EvalWithoutNoGrad(Rule):
         self._order += 1
         return self._order
 
-    def _function_pattern(self) -> Pattern[str]:
-        if self._pattern is None:
-            self._pattern = re.compile(str(self.option("function-pattern")))
+    def _function_pattern(self) -> Optional[Pattern[str]]:
+        """The configured name pattern, or None (the default: names decide nothing)."""
+        text = str(self.option("function-pattern"))
+        if self._pattern is None and text:
+            self._pattern = re.compile(text)
         return self._pattern
 
     @staticmethod
@@ -396,12 +401,52 @@ class EvalWithoutNoGrad(Rule):
                                     found.add(name.split(".")[0])
         return found
 
-    def _is_forward(self, forward: _Forward, evaled: Set[str]) -> bool:
-        """A call that runs a model: with an ``.eval()`` in sight, the object put
-        in eval mode; otherwise a call the value facts say is a model's."""
-        if evaled:
-            return self._runs_evaled(forward, evaled)
-        return self._calls_model(forward.func)
+    def _eval_given_parameters(self, node: cst.FunctionDef) -> Set[str]:
+        """Parameters that every call of ``node`` fills with an object the
+        caller put in eval mode before the call, when the function is only
+        called, here, from such evaluation code: callers that neither compute
+        gradients nor step an optimizer.  Empty when any use of the function
+        is something else (passed as a callback, called from another module
+        or a training step) or nothing calls it."""
+        training = self.facts.training
+        edges = training.callers(node)
+        name = node.name.value
+        if not edges or len(self._references.get(name, ())) > len(edges):
+            return set()
+        if self._outside_callers(node):
+            return set()
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        found: Optional[Set[str]] = None
+        for edge in edges:
+            if edge.grad_disabled:
+                continue  # covered by the caller already; it neither helps nor hurts
+            caller = training.function(edge.caller)
+            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller):
+                return set()
+            order = {id(fact.call): i for i, fact in enumerate(caller.calls)}
+            at = order.get(id(edge.call), -1)
+            evaled = {
+                dotted(mode.receiver) for mode in caller.mode_calls
+                if not mode.train and order.get(id(mode.call), at) < at
+            }
+            names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
+            given = set()
+            for parameter in names:
+                argument = _argument(edge.call, parameter, names)
+                if argument is not None and dotted(argument) in evaled:
+                    given.add(parameter)
+            found = given if found is None else found & given
+            if not found:
+                return set()
+        return found or set()
+
+    def _outside_callers(self, node: cst.FunctionDef) -> Tuple[CallSite, ...]:
+        """Calls of a module-level function from the project's other modules."""
+        if not (len(self.parents) == 1 and isinstance(self.parents[0], cst.Module)):
+            return ()
+        index = self.facts.project
+        module = index.module_of(self.context.path)
+        return index.callers_of(f"{module}.{node.name.value}") if module is not None else ()
 
     def _calls_model(self, func: cst.BaseExpression) -> bool:
         """``model(x)`` or ``model.forward(x)`` where the value facts say
@@ -557,7 +602,8 @@ class EvalWithoutNoGrad(Rule):
                 for f in frame.forwards
             )
         if self._reportable(original_node, frame):
-            self._candidates.append(_Candidate(original_node, bool(frame.evals)))
+            outside = self._outside_callers(original_node)
+            self._candidates.append(_Candidate(original_node, bool(frame.evals), outside))
 
     def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> bool:
         name = node.name.value
@@ -581,24 +627,38 @@ class EvalWithoutNoGrad(Rule):
         if is_test_name and (self._test_file or frame.has_assert):
             return False
         has_eval = bool(frame.evals)
+        given: Set[str] = set()
         if not has_eval:
-            if kind == "model" or self._wrapped_predictors:
+            if kind == "model" or self._wrapped_predictors or frame.trains_model:
                 return False
-            if not self._function_pattern().search(name):
+            # Evaluation without an ``.eval()`` here: weights loaded into the
+            # model it runs, or every caller passes a model it put in eval mode.
+            given = self._eval_given_parameters(node)
+            pattern = self._function_pattern()
+            named = (
+                pattern is not None and bool(pattern.search(name))
+                and not any(w in ("train", "training", "fit") for w in _words(name))
+            )
+            if not (frame.loaded or given or named):
                 return False
-            if frame.trains_model or any(w in ("train", "training", "fit") for w in _words(name)):
-                return False  # train_and_eval(): a training routine that also scores
-            if kind == "framework" and name.startswith("_"):
+            if kind == "framework" and name.startswith("_") and not given:
                 # A private step of a framework class (a predictor, an
                 # inferer): its public caller, often elsewhere, sets the mode.
                 return False
         evaled = {obj for obj, _, _ in frame.evals}
-        forwards = [f for f in frame.forwards if self._is_forward(f, evaled)]
+        if has_eval:
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled)]
+        else:
+            forwards = [
+                f for f in frame.forwards
+                if f.callee.split(".")[0] in given or self._runs_evaled(f, frame.loaded)
+                or (named and self._calls_model(f.func))
+            ]
         if not forwards or all(f.guarded for f in forwards):
             return False
-        if not has_eval and not (frame.loops or frame.reads_values):
-            # A one-line helper named ``predict`` may serve training too; an
-            # evaluation loop iterates or turns outputs into plain values.
+        if not has_eval and not given and not (frame.loops or frame.reads_values):
+            # A one-line helper may serve training too; an evaluation loop
+            # iterates or turns outputs into plain values.
             return False
         if self._smoke_test(node, frame, forwards, is_test_name):
             return False
@@ -691,6 +751,8 @@ class EvalWithoutNoGrad(Rule):
         value = node.value
         if isinstance(value, cst.Call):
             self._frame.constructed.add(target)
+            if self.names.call_name(value) == "torch.load":
+                self._frame.loaded.add(target)
         # model = Net().to(device).eval()
         eval_call = _eval_in_chain(value)
         if eval_call is not None:
@@ -716,6 +778,8 @@ class EvalWithoutNoGrad(Rule):
                 return
             if last == "train" and receiver is not None:
                 frame.trains.append((receiver, order))
+            if last == "load_state_dict" and receiver is not None:
+                frame.loaded.add(receiver)
             if last == "step" and receiver is not None:
                 if self.facts.values.kind(func.value) in (ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER):
                     frame.needs_grad.append(order)
@@ -762,7 +826,18 @@ class EvalWithoutNoGrad(Rule):
     def _report_function(self, candidate: _Candidate) -> None:
         node = candidate.node
         name = node.name.value
-        if self._always_guarded(name, set()):
+        outside = candidate.outside
+        if any(site.training_step for site in outside) or any(
+            self.facts.training.in_training_step(edge.call) for edge in self.facts.training.callers(node)
+        ):
+            return  # its outputs may feed a backward pass: it cannot be known
+        in_file_guarded = self._always_guarded(name, set())
+        if outside and all(site.grad_disabled for site in outside):
+            # Another module runs it with gradients off: quiet when every
+            # call here does too (or there is none).
+            if in_file_guarded or not self._references.get(name):
+                return
+        elif in_file_guarded and not outside:
             return
         spelling = spell(self.names, "torch.no_grad")
         fix = None
