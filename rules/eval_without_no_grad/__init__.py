@@ -110,6 +110,7 @@ class _Frame:
     loads_weights: bool = False
     loaded: Set[str] = field(default_factory=set)
     """Objects given trained weights: ``m.load_state_dict(...)``, ``m = torch.load(...)``."""
+    loads: List[Tuple[str, cst.Call, int]] = field(default_factory=list)
     trains_model: bool = False
     loops: bool = False
     reads_values: bool = False
@@ -753,6 +754,7 @@ class EvalWithoutNoGrad(Rule):
             self._frame.constructed.add(target)
             if self.names.call_name(value) == "torch.load":
                 self._frame.loaded.add(target)
+                self._frame.loads.append((target, value, self._tick()))
         # model = Net().to(device).eval()
         eval_call = _eval_in_chain(value)
         if eval_call is not None:
@@ -780,6 +782,7 @@ class EvalWithoutNoGrad(Rule):
                 frame.trains.append((receiver, order))
             if last == "load_state_dict" and receiver is not None:
                 frame.loaded.add(receiver)
+                frame.loads.append((receiver, node, order))
             if last == "step" and receiver is not None:
                 if self.facts.values.kind(func.value) in (ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER):
                     frame.needs_grad.append(order)
@@ -859,11 +862,15 @@ class EvalWithoutNoGrad(Rule):
         )
 
     def _report_module_level(self, frame: _Frame) -> None:
-        """``model.eval()`` in a script followed by unguarded forward passes."""
+        """A script that puts a model in eval mode (or loads trained weights
+        into it) and then runs it outside ``torch.no_grad()``, with no
+        gradient work before the model goes back to ``.train()``."""
         if self._other_framework:
             return
         reported: Set[str] = set()
-        for obj, call, start in frame.evals:
+        evaled = {obj for obj, _, _ in frame.evals}
+        loads = [entry for entry in frame.loads if entry[0] not in evaled]
+        for (obj, call, start), by_eval in [*((e, True) for e in frame.evals), *((e, False) for e in loads)]:
             if obj in reported:
                 continue
             # The stretch until the same model goes back to training.
@@ -877,9 +884,10 @@ class EvalWithoutNoGrad(Rule):
             ):
                 continue
             reported.add(obj)
+            what = "is put in eval mode and" if by_eval else "gets trained weights and is"
             self.report(
                 call,
-                f"`{obj}` is put in eval mode and then run without `torch.no_grad()`; "
+                f"`{obj}` {what} then run without `torch.no_grad()`; "
                 "autograd keeps a graph and activations for a backward pass that never comes",
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",
