@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis, project
 from torchlint.analysis.scopes import BindingKind
+from torchlint.names import canonical, dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
 
@@ -121,6 +122,8 @@ class DataParallel(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)
+        if qualified is None:
+            qualified = self._through_alias(node.func, 0) or self._relative(node.func)
         if qualified in _TARGETS:
             what = _TARGETS[qualified]
         elif self._derives_from_data_parallel(node.func, qualified, set()):
@@ -132,6 +135,58 @@ class DataParallel(Rule):
             f"{what}; use `DistributedDataParallel` launched with torchrun",
             hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
         )
+
+    def _through_alias(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+        """The dotted name of ``P.DataParallel`` where ``P`` is bound once, by
+        an assignment, to a module or class the imports name (``P = torch.nn``,
+        ``par = nn.parallel``, ``DP = nn.DataParallel``); None when the name
+        is bound more than once or to anything else."""
+        parts = []
+        root = expr
+        while isinstance(root, cst.Attribute):
+            parts.append(root.attr.value)
+            root = root.value
+        if not isinstance(root, cst.Name) or depth > 3:
+            return None
+        bindings = self.facts.scopes.resolve(root)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return None
+        value = bindings[0].value
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return None
+        base = self.names.qualified_name(value) or self._through_alias(value, depth + 1)
+        if base is None:
+            return None
+        return canonical(".".join([base, *reversed(parts)]))
+
+    def _relative(self, expr: cst.BaseExpression) -> Optional[str]:
+        """``Name`` or ``module.Name`` imported relatively (``from .parallel
+        import Wrap``, ``from . import parallel``), as the absolute name the
+        project index knows; only asked when the project has such classes."""
+        if not self.facts.project.classes:
+            return None
+        parts = []
+        root = expr
+        while isinstance(root, cst.Attribute):
+            parts.append(root.attr.value)
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        bindings = self.facts.scopes.resolve(root)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
+            return None
+        statement = bindings[0].node
+        if not isinstance(statement, cst.ImportFrom) or not statement.relative:
+            return None
+        for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name) and local.value == root.value and isinstance(alias.name, cst.Name):
+                source = dotted(statement.module) if statement.module is not None else None
+                package = project.absolute_import(self.context.path, len(statement.relative), source)
+                if package is None:
+                    return None
+                return ".".join([package, alias.name.value, *reversed(parts)])
+        return None
 
     def _derives_from_data_parallel(
         self, func: cst.BaseExpression, qualified: Optional[str], seen: Set[cst.ClassDef]

@@ -163,6 +163,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts) or path.stem
 
 
+def absolute_import(path: str, level: int, target: Optional[str]) -> Optional[str]:
+    """What ``from <level dots><target> import ...`` in the file at ``path``
+    names, as an absolute dotted module (None above the top package)."""
+    file = Path(path)
+    return _absolute(module_name(file), level, target, file.stem == "__init__")
+
+
 def _dotted(node: ast.expr) -> Optional[str]:
     parts: List[str] = []
     while isinstance(node, ast.Attribute):
