@@ -22,7 +22,13 @@ _TARGETS = {
 class DataParallel(Rule):
     """## What it does
     Reports every construction of `torch.nn.DataParallel` and every call of
-    the functional `torch.nn.parallel.data_parallel`.
+    the functional `torch.nn.parallel.data_parallel`, however the file
+    reaches them: imports and their aliases, a name bound once to a torch
+    module or to the class (`P = torch.nn; P.DataParallel(m)`,
+    `DP = nn.DataParallel`), and classes of the project that derive from
+    `nn.DataParallel`, in the file or in another module (`class
+    ScatteredDataParallel(nn.DataParallel)` used from a training script,
+    also through relative imports).
 
     ## Why is this bad?
     `DataParallel` keeps one Python process in charge of all GPUs.  On every

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import List
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Tuple
 
 import pytest
 
 import torchlint
 from torchlint.registry import by_code_or_name
 from torchlint.settings import Settings
+
+if TYPE_CHECKING:
+    from torchlint.cache import Cache
 
 SETTINGS = Settings(select=("TL301",))
 
@@ -328,3 +332,36 @@ def test_high_level_predictors_need_an_eval_call() -> None:
         return [model(frame)[0].boxes.cpu() for frame in frames]
     """
     assert lines(source) == []
+
+
+def _run(files: "List[Path]", cache: "Cache") -> "List[Tuple[str, int, bool]]":
+    from torchlint.runner import cached_run, lint_file
+
+    outcomes = cached_run(files, lambda _: SETTINGS, lint_file, cache=cache)
+    return [(Path(o.path).name, d.start.line, o.from_cache) for o in outcomes for d in o.diagnostics]
+
+
+def test_callers_in_other_modules_decide_and_their_edits_reach_the_cache(tmp_path: Path) -> None:
+    from torchlint.analysis import project
+    from torchlint.cache import Cache
+
+    engine = tmp_path / "engine.py"
+    engine.write_text("import torch\n\ndef score(model, loader):\n    model.eval()\n"
+                      "    return [model(x).item() for x in loader]\n")
+    main = tmp_path / "main.py"
+    main.write_text("import torch\nfrom engine import score\n\ndef run(m, l):\n    return score(m, l)\n")
+    files = [engine, main]
+    cache = Cache(tmp_path / "cache")
+    try:
+        assert _run(files, cache) == [("engine.py", 3, False)]
+        assert _run(files, cache) == [("engine.py", 3, True)]
+        # Only the caller changes: the callee's cached findings must not be reused.
+        main.write_text("import torch\nfrom engine import score\n\ndef run(m, l):\n"
+                        "    with torch.no_grad():\n        return score(m, l)\n")
+        assert _run(files, cache) == []
+        # A caller in a training step: it cannot be known, quiet.
+        main.write_text("from engine import score\n\ndef run(m, loader, loss):\n    for x in loader:\n"
+                        "        score(m, [x])\n        loss.backward()\n")
+        assert _run(files, cache) == []
+    finally:
+        project.install(project.EMPTY)

@@ -217,8 +217,11 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
         if Analysis.PROJECT in rule.requires
     ]
     bases = {base for rule in rules for base in rule.project_bases}
-    words = {word for rule in rules for word in rule.project_callee_words}
-    project.prepare(files, bases, words, cache)
+    callers = project.CallerQuery()
+    for rule in rules:
+        if rule.project_callers is not None:
+            callers = callers.merged(rule.project_callers)
+    project.prepare(files, bases, callers, cache)
 
 
 def _cache_digest(digest: str, path: str) -> str:

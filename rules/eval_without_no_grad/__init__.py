@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
-from torchlint.analysis.project import CallSite
+from torchlint.analysis.project import CallerQuery, CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
@@ -131,33 +131,36 @@ class _Candidate:
 
 class EvalWithoutNoGrad(Rule):
     """## What it does
-    Reports an evaluation function that runs a model forward pass with
-    autograd switched on.  A function counts as evaluation when it calls
-    `.eval()` (or `.train(False)`) on an object and then runs that object,
-    or when its name says so (`evaluate`, `validate`, `val_epoch`,
-    `run_test`, `predict`, `inference`, ... see the `function-pattern`
-    option) and it runs a model.  Without an `.eval()` call, what is a model
-    comes from the value facts only, never from a variable's name: an
-    `nn.Module` built in the file (`model = Net()`, `torchvision.models.*`),
-    a parameter annotated `nn.Module`, an `__init__` attribute holding one
-    (`self.net(x)`), or a parameter that every call in the file fills with a
-    model.  It is reported when it never needs gradients (no `backward()`,
-    `torch.autograd.grad`, a `.step()` of an optimizer or `GradScaler`,
-    `.grad` or `requires_grad`, no adversarial or gradient-attribution
-    helpers), and neither it nor its code touches `torch.no_grad`,
-    `torch.inference_mode` or `torch.set_grad_enabled`.  A function that is
-    only ever called from inside such a context in the same file is left
-    alone, as are
-    `LightningModule` methods (Lightning already disables gradients for
-    validation, test and predict), methods called `forward`, pytest tests
-    and shape smoke tests that build a model from scratch in a `test()`
-    function.  It also stays quiet for functions with a compile or
-    grad-mode decorator, inside a `with` helper whose name mentions eval,
-    inference or grad (MONAI's `eval_mode` disables gradients itself), and
-    in files that import another array framework but not torch.  At module
-    level, a `model.eval()` followed by a forward pass of that model outside
-    `torch.no_grad()`, with no gradient work before the model goes back to
-    `.train()`, is reported on the `.eval()` line.
+    Reports evaluation code that runs a model with autograd switched on.
+    What is evaluation comes from training facts, never from names: a
+    function that calls `.eval()` (or `.train(False)`) on an object and then
+    runs that object; a function that loads trained weights into the model
+    it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
+    or turns outputs into plain values; or a function that every caller in
+    the file hands an object it has just put in eval mode (`model.eval();
+    decode(model, x)` makes `decode` evaluation code).  It is reported when
+    it never needs gradients (no `backward()`, `torch.autograd.grad`, a
+    `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
+    no adversarial or gradient-attribution helpers), and neither it nor its
+    code touches `torch.no_grad`, `torch.inference_mode` or
+    `torch.set_grad_enabled`.
+
+    Its callers count, in the file and in the project's other modules (the
+    project index): a function every call of which runs with gradients off
+    (inside `with torch.no_grad():`, or in a function decorated with it) is
+    left alone, and so is a function called in the same training step as a
+    `backward()` (the innermost loop around the call, or its function, calls
+    backward): its outputs may feed that backward pass, which cannot be
+    known.  Also left alone: `LightningModule` methods (Lightning already
+    disables gradients for validation, test and predict), methods called
+    `forward`, pytest tests and shape smoke tests that build a model from
+    scratch in a `test()` function, functions with a compile or grad-mode
+    decorator, `with` helpers whose name mentions eval, inference or grad
+    (MONAI's `eval_mode` disables gradients itself), and files that import
+    another array framework but not torch.  In a script, a `model.eval()`
+    (or weights loaded into a model) followed by a forward pass of that
+    model outside `torch.no_grad()`, with no gradient work before the model
+    goes back to `.train()`, is reported on the `.eval()` (or loading) line.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to
@@ -203,15 +206,13 @@ class EvalWithoutNoGrad(Rule):
     `with torch.no_grad():` yourself.
 
     ## Options
-    - `function-pattern` (default: the words evaluate/eval/evaluation,
-      val/valid/validate/validation, test/testing, predict/prediction(s),
-      infer/inference as a whole name, a `snake_case` part or a `camelCase`
-      part): a regular expression searched in function names; a match makes
-      the function an evaluation function even without an `.eval()` call
-      (it still has to run something the value facts show is a model).
-      With the default pattern, files that contain none of the words
-      above are not parsed for this rule; a custom pattern turns that
-      shortcut off, so it can match any name.
+    - `function-pattern` (default: empty, off): a regular expression
+      searched in function names; a match also makes the function an
+      evaluation function without any of the facts above (it still has to
+      run something the value facts show is a model, and iterate or read
+      plain values).  Names are a guess, so this is opt-in; setting it turns
+      off the engine's quick text check for this rule, so it can match any
+      name.
 
     ## Source guide
     *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
@@ -239,9 +240,14 @@ class EvalWithoutNoGrad(Rule):
     }
     trigger_words = ("eval", "train(False)", "train(mode=False)", "load_state_dict", "load(")
     requires = frozenset({Analysis.PROJECT})
-    # Files whose functions may be reported: their callers in other modules
-    # (under no_grad, or in a training step) are indexed.
-    project_callee_words = (".eval(", ".train(False", ".train(mode=False", "load_state_dict(", "load(")
+    # Functions that may be reported: their callers in other modules (under
+    # no_grad, or in a training step) are indexed.  Every function of a file
+    # that calls .eval() (evaluation helpers sit beside it); only the
+    # functions that load weights themselves otherwise.
+    project_callers = CallerQuery(
+        module_words=(".eval(", ".train(False", ".train(mode=False"),
+        function_words=("load_state_dict(", "torch.load("),
+    )
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:

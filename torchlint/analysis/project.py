@@ -11,6 +11,7 @@ sees an empty index.
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import os
 import re
@@ -266,12 +267,25 @@ class _CallScan:
     whether it runs with gradients off, and whether its training step (the
     innermost loop around it, else its function) calls ``backward()``."""
 
-    def __init__(self, path: str, module: str, is_package: bool) -> None:
+    def __init__(self, path: str, module: str, is_package: bool, lines: Optional[List[int]]) -> None:
         self._path = path
         self._module = module
         self._is_package = is_package
+        self._lines = lines
         self._found: List[Tuple[str, int, bool, int]] = []
         self._backward_steps: Set[int] = set()
+
+    def _skipped(self, node: ast.AST, imports: Dict[str, str], step: int) -> bool:
+        """A statement with none of the lines that matter (sorted ``lines``):
+        not walked, but an import in it still binds its names."""
+        if self._lines is None or not isinstance(node, ast.stmt):
+            return False
+        at = bisect.bisect_left(self._lines, node.lineno)
+        if at < len(self._lines) and self._lines[at] <= (node.end_lineno or node.lineno):
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and step != 0:
+            _add_import(imports, node, self._module, self._is_package)
+        return True
 
     def sites(self) -> List[Tuple[str, CallSite]]:
         return [
@@ -280,6 +294,8 @@ class _CallScan:
         ]
 
     def scan(self, node: ast.AST, imports: Dict[str, str], disabled: bool, step: int) -> None:
+        if self._skipped(node, imports, step):
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             modes = [_grad_disabling(d, imports) for d in node.decorator_list]
             for decorator in node.decorator_list:
@@ -325,7 +341,23 @@ class _CallScan:
             self._found.append((target, node.lineno, disabled, step))
 
 
-def _parse_contribution(path: Path, text: Union[str, bytes], module: str) -> Contribution:
+_GRADIENT_WORDS = re.compile(rb"backward|autograd")
+
+
+def _focus_lines(text: Union[str, bytes], focus: "re.Pattern[bytes]") -> List[int]:
+    """The numbers of the lines that mention a wanted name or a gradient call."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    found: Set[int] = set()
+    for pattern in (focus, _GRADIENT_WORDS):
+        for match in pattern.finditer(data):
+            found.add(data.count(b"\n", 0, match.start()) + 1)
+    return sorted(found)
+
+
+def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
+                        focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+    """Classes and calls of one file; with ``focus``, only statements with a
+    line that matches it (or calls backward) are walked for calls."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -349,7 +381,7 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str) -> Con
         for s in tree.body
         if isinstance(s, ast.ClassDef)
     )
-    scan = _CallScan(str(path), module, is_package)
+    scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus))
     try:
         for statement in tree.body:
             scan.scan(statement, imports, False, 0)
@@ -364,9 +396,11 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str) -> Con
 _STORE_FORMAT = b"project-contribution-1"
 
 
-def _store_key(path: Path, data: bytes, module: str) -> str:
+def _store_key(path: Path, data: bytes, module: str, focus: "Optional[re.Pattern[bytes]]") -> str:
     digest = hashlib.sha256(_STORE_FORMAT)
     digest.update(f"\0{path}\0{module}\0".encode("utf-8", "surrogateescape"))
+    digest.update(b"" if focus is None else focus.pattern)
+    digest.update(b"\0")
     digest.update(data)
     return digest.hexdigest()
 
@@ -405,16 +439,18 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def contribution(path: Path, data: bytes, module: str, store: Optional[Store] = None) -> Contribution:
+def contribution(path: Path, data: bytes, module: str, store: Optional[Store] = None,
+                 focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
     """One file's contribution, from ``store`` when it holds it (a warm run
-    parses nothing), else parsed and stored."""
+    parses nothing), else parsed and stored.  ``focus`` (names of wanted
+    functions) limits the walk for calls to the statements that mention one."""
     if store is None:
-        return _parse_contribution(path, data, module)
-    key = _store_key(path, data, module)
+        return _parse_contribution(path, data, module, focus)
+    key = _store_key(path, data, module, focus)
     stored = store.get_facts(key)
     found = _from_json(stored) if isinstance(stored, dict) else None
     if found is None:
-        found = _parse_contribution(path, data, module)
+        found = _parse_contribution(path, data, module, focus)
         store.put_facts(key, _to_json(found))
     return found
 
@@ -493,35 +529,101 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
     return {name: found[name] for name in sorted(relevant)}
 
 
-_MODULE_DEF = re.compile(rb"(?m)^(?:async[ \t]+)?def[ \t]+\w")
+@dataclass(frozen=True)
+class CallerQuery:
+    """Which module-level functions a rule asks the callers of: every
+    function of a file that contains one of ``module_words``, and the
+    functions whose own text contains one of ``function_words``.  Narrow
+    words keep a cold run cheap: only files that import such a module and
+    name such a function are parsed."""
+
+    module_words: Tuple[str, ...] = ()
+    function_words: Tuple[str, ...] = ()
+
+    def merged(self, other: "CallerQuery") -> "CallerQuery":
+        """What two rules ask together."""
+        return CallerQuery(
+            tuple(sorted(set(self.module_words) | set(other.module_words))),
+            tuple(sorted(set(self.function_words) | set(other.function_words))),
+        )
 
 
-def _callers(texts: Sequence[Tuple[Path, bytes]], callee_words: Sequence[str],
+_TOP_LEVEL = re.compile(rb"(?m)^(?:@|class\b|(?:async[ \t]+)?def[ \t]+(\w+))")
+
+
+def _words(words: Iterable[str]) -> Optional["re.Pattern[bytes]"]:
+    wanted = sorted(set(words))
+    return re.compile(b"|".join(re.escape(w.encode()) for w in wanted)) if wanted else None
+
+
+def _callee_functions(text: bytes, query: CallerQuery, module_words: Optional["re.Pattern[bytes]"],
+                      function_words: Optional["re.Pattern[bytes]"]) -> Set[bytes]:
+    """The module-level functions of one file that ``query`` asks about."""
+    every = module_words is not None and module_words.search(text) is not None
+    if not every and (function_words is None or function_words.search(text) is None):
+        return set()
+    starts = list(_TOP_LEVEL.finditer(text))
+    names: Set[bytes] = set()
+    for i, match in enumerate(starts):
+        name = match.group(1)
+        if name is None:
+            continue
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        if every or (function_words is not None and function_words.search(text, match.start(), end)):
+            names.add(name)
+    return names
+
+
+def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery,
              store: Optional[Store]) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
-    """Calls from other modules of the module-level functions of the files
-    that contain one of ``callee_words``.  Only files with an import line
-    naming one of those modules are parsed (or read from ``store``)."""
-    words = re.compile(b"|".join(re.escape(word.encode()) for word in sorted(set(callee_words))))
+    """Calls from other modules of the functions ``query`` asks about.  Only
+    files with an import line naming one of their modules and a mention of
+    one of the functions are parsed (or read from ``store``)."""
+    module_words, function_words = _words(query.module_words), _words(query.function_words)
     modules: Dict[str, str] = {}
+    names: Set[bytes] = set()
     for path, text in texts:
-        if words.search(text) and _MODULE_DEF.search(text):
+        found = _callee_functions(text, query, module_words, function_words)
+        if found:
             modules[os.path.abspath(path)] = module_name(path)
+            names |= found
     if not modules:
         return {}, {}
     callee_modules = set(modules.values())
-    stems = sorted({name.rsplit(".", 1)[-1].encode() for name in callee_modules})
-    importer = re.compile(
-        rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + b"|".join(re.escape(s) for s in stems) + rb")\b"
-    )
+    stems = {name.rsplit(".", 1)[-1].encode() for name in callee_modules}
     calls: Dict[str, List[CallSite]] = {}
     for path, text in texts:
-        if not importer.search(text):
+        wanted = _named_functions(text, stems, names)
+        if not wanted:
             continue
+        focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
         module = modules.get(os.path.abspath(path)) or module_name(path)
-        for target, site in contribution(path, text, module, store).calls:
+        for target, site in contribution(path, text, module, store, focus).calls:
             if target.rsplit(".", 1)[0] in callee_modules:
                 calls.setdefault(target, []).append(site)
     return {name: tuple(sites) for name, sites in sorted(calls.items())}, modules
+
+
+# An import statement, with the parentheses of a multi-line one.
+_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)")
+_WORD = re.compile(rb"\w+")
+
+
+def _named_functions(text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
+    """The wanted functions a file may call: named in an import statement
+    that names one of their modules (``from .engine import evaluate``), or
+    as an attribute of such a module (``import engine; engine.evaluate``)."""
+    statements = _IMPORT.findall(text)
+    if not statements:
+        return set()
+    words = set(_WORD.findall(b" ".join(statements)))
+    imported = words & stems
+    if not imported:
+        return set()
+    found = words & names
+    attribute = re.compile(rb"\b(?:" + b"|".join(re.escape(s) for s in sorted(imported)) + rb")\s*\.\s*(\w+)")
+    found |= set(attribute.findall(text)) & names
+    return found
 
 
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
@@ -553,20 +655,20 @@ def current() -> ProjectIndex:
     return _CURRENT[0]
 
 
-def prepare(files: Sequence[Path], bases: Iterable[str], callee_words: Iterable[str] = (),
+def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
             store: Optional[Store] = None) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
     for the class hierarchies and the callers enabled rules ask about (none:
     the empty index).  ``store`` keeps each parsed file's contribution for
     the next run."""
     wanted = sorted(set(bases))
-    words = sorted(set(callee_words))
-    if not wanted and not words:
+    asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
+    if not wanted and not asks_callers:
         install(EMPTY)
         return EMPTY
     texts = list(_read(files))
     classes = _hierarchy(texts, wanted, store) if wanted else {}
-    calls, modules = _callers(texts, words, store) if words else ({}, {})
+    calls, modules = _callers(texts, callers, store) if callers is not None and asks_callers else ({}, {})
     index = ProjectIndex(classes, calls, modules)
     install(index)
     return index
