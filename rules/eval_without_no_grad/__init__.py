@@ -408,13 +408,16 @@ class EvalWithoutNoGrad(Rule):
                                     found.add(name.split(".")[0])
         return found
 
-    def _eval_given_parameters(self, node: cst.FunctionDef) -> Set[str]:
+    def _eval_given_parameters(self, node: cst.FunctionDef, frame: _Frame) -> Set[str]:
         """Parameters that every call of ``node`` fills with an object the
         caller put in eval mode before the call, when the function is only
         called, here, from such evaluation code: callers that neither compute
         gradients nor step an optimizer.  Empty when any use of the function
         is something else (passed as a callback, called from another module
         or a training step) or nothing calls it."""
+        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+        if not any(f.callee.split(".")[0] in params and not f.guarded for f in frame.forwards):
+            return set()  # it runs no parameter: no need for the file's training facts
         training = self.facts.training
         edges = training.callers(node)
         name = node.name.value
@@ -640,7 +643,7 @@ class EvalWithoutNoGrad(Rule):
                 return False
             # Evaluation without an ``.eval()`` here: weights loaded into the
             # model it runs, or every caller passes a model it put in eval mode.
-            given = self._eval_given_parameters(node)
+            given = self._eval_given_parameters(node, frame)
             pattern = self._function_pattern()
             named = (
                 pattern is not None and bool(pattern.search(name))
