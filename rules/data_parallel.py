@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Set, Tuple
+from typing import List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis import Analysis, project
-from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.names import canonical, dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
@@ -147,23 +147,15 @@ class DataParallel(Rule):
         an assignment, to a module or class the imports name (``P = torch.nn``,
         ``par = nn.parallel``, ``DP = nn.DataParallel``); None when the name
         is bound more than once or to anything else."""
-        parts = []
-        root = expr
-        while isinstance(root, cst.Attribute):
-            parts.append(root.attr.value)
-            root = root.value
-        if not isinstance(root, cst.Name) or depth > 3:
-            return None
-        bindings = self.facts.scopes.resolve(root)
-        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
-            return None
-        value = bindings[0].value
+        root, parts = _chain(expr)
+        binding = self._only_binding(root, BindingKind.ASSIGN) if depth <= 3 else None
+        value = binding.value if binding is not None else None
         if not isinstance(value, (cst.Name, cst.Attribute)):
             return None
         base = self.names.qualified_name(value) or self._through_alias(value, depth + 1)
         if base is None:
             return None
-        return canonical(".".join([base, *reversed(parts)]))
+        return canonical(".".join([base, *parts]))
 
     def _relative(self, expr: cst.BaseExpression) -> Optional[str]:
         """``Name`` or ``module.Name`` imported relatively (``from .parallel
@@ -171,18 +163,10 @@ class DataParallel(Rule):
         project index knows; only asked when the project has such classes."""
         if not self.facts.project.classes:
             return None
-        parts = []
-        root = expr
-        while isinstance(root, cst.Attribute):
-            parts.append(root.attr.value)
-            root = root.value
-        if not isinstance(root, cst.Name):
-            return None
-        bindings = self.facts.scopes.resolve(root)
-        if len(bindings) != 1 or bindings[0].kind is not BindingKind.IMPORT:
-            return None
-        statement = bindings[0].node
-        if not isinstance(statement, cst.ImportFrom) or not statement.relative:
+        root, parts = _chain(expr)
+        binding = self._only_binding(root, BindingKind.IMPORT)
+        statement = binding.node if binding is not None else None
+        if root is None or not isinstance(statement, cst.ImportFrom) or not statement.relative:
             return None
         for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
             local = alias.asname.name if alias.asname is not None else alias.name
@@ -191,8 +175,13 @@ class DataParallel(Rule):
                 package = project.absolute_import(self.context.path, len(statement.relative), source)
                 if package is None:
                     return None
-                return ".".join([package, alias.name.value, *reversed(parts)])
+                return ".".join([package, alias.name.value, *parts])
         return None
+
+    def _only_binding(self, name: Optional[cst.Name], kind: BindingKind) -> Optional[Binding]:
+        """The one binding ``name`` refers to, if there is exactly one and of ``kind``."""
+        bindings = self.facts.scopes.resolve(name) if name is not None else ()
+        return bindings[0] if len(bindings) == 1 and bindings[0].kind is kind else None
 
     def _derives_from_data_parallel(
         self, func: cst.BaseExpression, qualified: Optional[str], seen: Set[cst.ClassDef]
@@ -213,6 +202,15 @@ class DataParallel(Rule):
             self._derives_from_data_parallel(base.value, self.names.qualified_name(base.value), seen)
             for base in node.bases
         )
+
+
+def _chain(expr: cst.BaseExpression) -> Tuple[Optional[cst.Name], List[str]]:
+    """``a.b.c`` -> (the name ``a``, ["b", "c"]); no name for other roots."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.insert(0, expr.attr.value)
+        expr = expr.value
+    return (expr if isinstance(expr, cst.Name) else None), parts
 
 
 def _spelling(func: cst.BaseExpression) -> str:
