@@ -127,6 +127,8 @@ class _Candidate:
     node: cst.FunctionDef
     has_eval: bool
     outside: Tuple[CallSite, ...]
+    by_callers: bool = False
+    """Evaluation code only because of its callers: every use must be one of them."""
 
 
 class EvalWithoutNoGrad(Rule):
@@ -420,8 +422,7 @@ class EvalWithoutNoGrad(Rule):
             return set()  # it runs no parameter: no need for the file's training facts
         training = self.facts.training
         edges = training.callers(node)
-        name = node.name.value
-        if not edges or len(self._references.get(name, ())) > len(edges):
+        if not edges:
             return set()
         if self._outside_callers(node):
             return set()
@@ -611,36 +612,40 @@ class EvalWithoutNoGrad(Rule):
                 _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func)
                 for f in frame.forwards
             )
-        if self._reportable(original_node, frame):
+        verdict = self._reportable(original_node, frame)
+        if verdict is not None:
             outside = self._outside_callers(original_node)
-            self._candidates.append(_Candidate(original_node, bool(frame.evals), outside))
+            self._candidates.append(_Candidate(original_node, bool(frame.evals), outside, verdict))
 
-    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> bool:
+    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
+        """None when the function is not evaluation code to report; else
+        whether that rests on its callers alone (checked again once every
+        use in the file is known)."""
         name = node.name.value
         if name == "forward" or (name.startswith("__") and name != "__call__"):
-            return False
+            return None
         if node.asynchronous is not None or self._other_framework:
-            return False
+            return None
         if frame.needs_grad or frame.manages_grad or frame.guards:
             # Gradients are wanted, or the author already chose where they are off.
-            return False
+            return None
         if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
                for d in node.decorators):
-            return False
+            return None
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
         if kind in ("lightning", "test"):
-            return False
+            return None
         if kind in ("framework", "model") and _LIGHTNING_HOOK.match(name):
-            return False
+            return None
         is_test_name = name.startswith("test")
         if is_test_name and (self._test_file or frame.has_assert):
-            return False
+            return None
         has_eval = bool(frame.evals)
         given: Set[str] = set()
         if not has_eval:
             if kind == "model" or self._wrapped_predictors or frame.trains_model:
-                return False
+                return None
             # Evaluation without an ``.eval()`` here: weights loaded into the
             # model it runs, or every caller passes a model it put in eval mode.
             given = self._eval_given_parameters(node, frame)
@@ -650,11 +655,11 @@ class EvalWithoutNoGrad(Rule):
                 and not any(w in ("train", "training", "fit") for w in _words(name))
             )
             if not (frame.loaded or given or named):
-                return False
+                return None
             if kind == "framework" and name.startswith("_") and not given:
                 # A private step of a framework class (a predictor, an
                 # inferer): its public caller, often elsewhere, sets the mode.
-                return False
+                return None
         evaled = {obj for obj, _, _ in frame.evals}
         if has_eval:
             forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled)]
@@ -665,14 +670,14 @@ class EvalWithoutNoGrad(Rule):
                 or (named and self._calls_model(f.func))
             ]
         if not forwards or all(f.guarded for f in forwards):
-            return False
+            return None
         if not has_eval and not given and not (frame.loops or frame.reads_values):
             # A one-line helper may serve training too; an evaluation loop
             # iterates or turns outputs into plain values.
-            return False
+            return None
         if self._smoke_test(node, frame, forwards, is_test_name):
-            return False
-        return True
+            return None
+        return not has_eval and not frame.loaded and bool(given)
 
     @staticmethod
     def _smoke_test(
@@ -839,6 +844,8 @@ class EvalWithoutNoGrad(Rule):
         node = candidate.node
         name = node.name.value
         outside = candidate.outside
+        if candidate.by_callers and len(self._references.get(name, ())) > len(self.facts.training.callers(node)):
+            return  # also used some other way (a callback, say): not only evaluation code
         if any(site.training_step for site in outside) or any(
             self.facts.training.in_training_step(edge.call) for edge in self.facts.training.callers(node)
         ):
