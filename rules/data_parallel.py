@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Set, Tuple
+from typing import List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis import Analysis, project
-from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis.scopes import Binding, BindingKind
+from torchlint.names import canonical, dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
 
@@ -21,7 +22,13 @@ _TARGETS = {
 class DataParallel(Rule):
     """## What it does
     Reports every construction of `torch.nn.DataParallel` and every call of
-    the functional `torch.nn.parallel.data_parallel`.
+    the functional `torch.nn.parallel.data_parallel`, however the file
+    reaches them: imports and their aliases, a name bound once to a torch
+    module or to the class (`P = torch.nn; P.DataParallel(m)`,
+    `DP = nn.DataParallel`), and classes of the project that derive from
+    `nn.DataParallel`, in the file or in another module (`class
+    ScatteredDataParallel(nn.DataParallel)` used from a training script,
+    also through relative imports).
 
     ## Why is this bad?
     `DataParallel` keeps one Python process in charge of all GPUs.  On every
@@ -121,6 +128,8 @@ class DataParallel(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)
+        if qualified is None:
+            qualified = self._through_alias(node.func, 0) or self._relative(node.func)
         if qualified in _TARGETS:
             what = _TARGETS[qualified]
         elif self._derives_from_data_parallel(node.func, qualified, set()):
@@ -132,6 +141,47 @@ class DataParallel(Rule):
             f"{what}; use `DistributedDataParallel` launched with torchrun",
             hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
         )
+
+    def _through_alias(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+        """The dotted name of ``P.DataParallel`` where ``P`` is bound once, by
+        an assignment, to a module or class the imports name (``P = torch.nn``,
+        ``par = nn.parallel``, ``DP = nn.DataParallel``); None when the name
+        is bound more than once or to anything else."""
+        root, parts = _chain(expr)
+        binding = self._only_binding(root, BindingKind.ASSIGN) if depth <= 3 else None
+        value = binding.value if binding is not None else None
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return None
+        base = self.names.qualified_name(value) or self._through_alias(value, depth + 1)
+        if base is None:
+            return None
+        return canonical(".".join([base, *parts]))
+
+    def _relative(self, expr: cst.BaseExpression) -> Optional[str]:
+        """``Name`` or ``module.Name`` imported relatively (``from .parallel
+        import Wrap``, ``from . import parallel``), as the absolute name the
+        project index knows; only asked when the project has such classes."""
+        if not self.facts.project.classes:
+            return None
+        root, parts = _chain(expr)
+        binding = self._only_binding(root, BindingKind.IMPORT)
+        statement = binding.node if binding is not None else None
+        if root is None or not isinstance(statement, cst.ImportFrom) or not statement.relative:
+            return None
+        for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name) and local.value == root.value and isinstance(alias.name, cst.Name):
+                source = dotted(statement.module) if statement.module is not None else None
+                package = project.absolute_import(self.context.path, len(statement.relative), source)
+                if package is None:
+                    return None
+                return ".".join([package, alias.name.value, *parts])
+        return None
+
+    def _only_binding(self, name: Optional[cst.Name], kind: BindingKind) -> Optional[Binding]:
+        """The one binding ``name`` refers to, if there is exactly one and of ``kind``."""
+        bindings = self.facts.scopes.resolve(name) if name is not None else ()
+        return bindings[0] if len(bindings) == 1 and bindings[0].kind is kind else None
 
     def _derives_from_data_parallel(
         self, func: cst.BaseExpression, qualified: Optional[str], seen: Set[cst.ClassDef]
@@ -152,6 +202,15 @@ class DataParallel(Rule):
             self._derives_from_data_parallel(base.value, self.names.qualified_name(base.value), seen)
             for base in node.bases
         )
+
+
+def _chain(expr: cst.BaseExpression) -> Tuple[Optional[cst.Name], List[str]]:
+    """``a.b.c`` -> (the name ``a``, ["b", "c"]); no name for other roots."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.insert(0, expr.attr.value)
+        expr = expr.value
+    return (expr if isinstance(expr, cst.Name) else None), parts
 
 
 def _spelling(func: cst.BaseExpression) -> str:

@@ -7,12 +7,15 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Counter as CounterType, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Counter as CounterType, Iterator, List, Optional, Tuple
 
+from torchlint.analysis import project
 from torchlint.engine import lint_source
 from torchlint.fixer import FixResult, fix_text
 from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
+from torchlint.runner import prepare_project
 from torchlint.settings import Settings, settings_from_table
 
 if sys.version_info >= (3, 11):
@@ -31,6 +34,14 @@ class Fixture:
 
     path: Path
     code: str
+    project: Optional[Path] = None
+    """For a file of a project fixture (``fixtures/TLxxx/<name>_project/``):
+    the folder, whose files are indexed together (cross-file facts)."""
+
+    @property
+    def name(self) -> str:
+        """The path under the rule's folder (``a.py``, ``callers_project/main.py``)."""
+        return self.path.relative_to(FIXTURES / self.code).as_posix()
 
     @property
     def fixed_path(self) -> Path:
@@ -70,15 +81,43 @@ class Fixture:
 FIXTURE_SUFFIXES = (".py", ".sh", ".slurm", ".sbatch", ".job")
 
 
+PROJECT_SUFFIX = "_project"
+"""A subfolder named ``<name>_project`` is one project: each of its ``.py``
+files (at any depth, ``__init__.py`` making packages) is a fixture linted
+with the cross-file index of the whole folder."""
+
+
+def _is_fixture_file(path: Path) -> bool:
+    return path.is_file() and path.suffix in FIXTURE_SUFFIXES and not path.stem.endswith(".fixed")
+
+
 def all_fixtures() -> List[Fixture]:
     """Every ``fixtures/TLxxx/*.py`` (and batch script, whose launched code
-    lives in a subfolder) that is not an expected output."""
+    lives in a subfolder) that is not an expected output, and every file of
+    the rule's project fixtures."""
     fixtures = []
     for folder in sorted(FIXTURES.glob("TL[0-9][0-9][0-9]")):
         for path in sorted(folder.iterdir()):
-            if path.suffix in FIXTURE_SUFFIXES and not path.stem.endswith(".fixed"):
+            if _is_fixture_file(path):
                 fixtures.append(Fixture(path, folder.name))
+            elif path.is_dir() and path.name.endswith(PROJECT_SUFFIX):
+                fixtures.extend(Fixture(p, folder.name, path) for p in sorted(path.rglob("*")) if _is_fixture_file(p))
     return fixtures
+
+
+@contextmanager
+def _project_index(fixture: Fixture) -> Iterator[None]:
+    """The index of the fixture's project (none for a single-file fixture),
+    installed the way a run over that folder installs it."""
+    if fixture.project is None:
+        yield
+        return
+    files = sorted(p for p in fixture.project.rglob("*.py") if not p.stem.endswith(".fixed"))
+    prepare_project(files, lambda path: Fixture(path, fixture.code, fixture.project).settings())
+    try:
+        yield
+    finally:
+        project.install(project.EMPTY)
 
 
 def lint_fixture(fixture: Fixture, source: str) -> List[Diagnostic]:
@@ -86,7 +125,8 @@ def lint_fixture(fixture: Fixture, source: str) -> List[Diagnostic]:
     config = fixture.settings().lint_config(fixture.path)
     if is_job_script(fixture.path, source):
         return lint_job_script(source, str(fixture.path), config, fixture.path)
-    return lint_source(source, str(fixture.path), config)
+    with _project_index(fixture):
+        return lint_source(source, str(fixture.path), config)
 
 
 def fix_fixture(fixture: Fixture, source: str) -> FixResult:
@@ -94,4 +134,5 @@ def fix_fixture(fixture: Fixture, source: str) -> FixResult:
     config = fixture.settings().lint_config(fixture.path)
     if is_job_script(fixture.path, source):
         return fix_job_script(source, str(fixture.path), config, unsafe=True, file=fixture.path)
-    return fix_text(source, str(fixture.path), config, unsafe=True)
+    with _project_index(fixture):
+        return fix_text(source, str(fixture.path), config, unsafe=True)

@@ -130,3 +130,133 @@ def test_imports_inside_functions_do_not_resolve_module_level_bases() -> None:
         ),
     })
     assert index.subclasses_of("torch.nn.DataParallel") == frozenset()
+
+
+CALLERS = {
+    "engine.py": "def evaluate(model):\n    model.eval()\n    return model(1)\n",
+    "main.py": (
+        "import torch\n"
+        "import engine\n"
+        "from engine import evaluate\n"
+        "with torch.no_grad():\n    evaluate(1)\n"                       # 4-5
+        "@torch.inference_mode()\ndef decorated():\n    return engine.evaluate(2)\n"  # 6-8
+        "def train(loader, loss):\n"
+        "    for x in loader:\n"
+        "        evaluate(x)\n"                                           # 11
+        "        loss.backward()\n"
+        "def epochs(loader, loss):\n"
+        "    for e in range(3):\n"
+        "        for x in loader:\n"
+        "            loss.backward()\n"
+        "        evaluate(e)\n"                                           # 17
+        "def local():\n"
+        "    from engine import evaluate as ev\n"
+        "    with torch.set_grad_enabled(False):\n"
+        "        ev(3)\n"                                                 # 21
+        "    with torch.enable_grad():\n"
+        "        ev(4)\n"                                                 # 23
+    ),
+}
+
+
+def test_call_sites_say_grad_mode_and_training_step() -> None:
+    index = index_of_sources(CALLERS)
+    facts = {site.line: (site.grad_disabled, site.training_step) for site in index.callers_of("engine.evaluate")}
+    assert facts == {
+        5: (True, False), 8: (True, False), 11: (False, True), 17: (False, False), 21: (True, False),
+        23: (False, False),
+    }
+
+
+def _write(root: Path, sources: "dict[str, str]") -> "list[Path]":
+    for name, text in sources.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return sorted(root / name for name in sources)
+
+
+def test_callers_are_indexed_only_for_files_with_the_rule_words(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        **CALLERS,
+        "helpers.py": "def plain(x):\n    return x\n",  # no callee word: its callers are not asked about
+        "user.py": "from helpers import plain\nplain(1)\n",
+        "unrelated.py": "def f():\n    return 1\n",
+    })
+    try:
+        index = project.prepare(files, [], project.CallerQuery((".eval(",)))
+        assert set(index.calls) == {"engine.evaluate"}
+        assert index.module_of(str(tmp_path / "engine.py")) == "engine"
+        assert index.module_of(str(tmp_path / "helpers.py")) is None
+        assert project.prepare(files, [], project.CallerQuery()) is project.EMPTY
+    finally:
+        project.install(project.EMPTY)
+
+
+class _CountingStore:
+    def __init__(self) -> None:
+        self.entries: "dict[str, object]" = {}
+        self.reads = 0
+
+    def get_facts(self, key: str) -> object:
+        self.reads += 1
+        return self.entries.get(key)
+
+    def put_facts(self, key: str, value: object) -> None:
+        self.entries[key] = value
+
+
+def test_a_warm_run_reads_contributions_instead_of_parsing(tmp_path: Path, monkeypatch) -> None:
+    from torchlint.cache import Cache
+
+    files = _write(tmp_path / "src", CALLERS)
+    cache = Cache(tmp_path / "cache")
+    parsed: "list[str]" = []
+    real = project._parse_contribution
+
+    def counting(path, text, module, focus=None):  # type: ignore[no-untyped-def]
+        parsed.append(module)
+        return real(path, text, module, focus)
+
+    monkeypatch.setattr(project, "_parse_contribution", counting)
+    try:
+        cold = project.prepare(files, [], project.CallerQuery((".eval(",)), cache)
+        assert parsed == ["main"]  # only the file importing engine is read for calls
+        warm = project.prepare(files, [], project.CallerQuery((".eval(",)), cache)
+        assert parsed == ["main"]  # nothing parsed again
+        assert warm.calls == cold.calls and warm.fingerprint == cold.fingerprint
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_a_damaged_stored_contribution_is_a_miss(tmp_path: Path) -> None:
+    files = _write(tmp_path, CALLERS)
+    store = _CountingStore()
+    try:
+        expected = project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls
+        for key in store.entries:
+            store.entries[key] = {"classes": [], "calls": [["engine.evaluate", "main.py", -1, "main", 1, 0]]}
+        assert project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls == expected
+        for key in store.entries:
+            store.entries[key] = {"classes": "nope"}
+        assert project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls == expected
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_a_file_cache_fingerprint_changes_only_with_its_own_callers() -> None:
+    before = index_of_sources({**CALLERS, "other.py": "def g():\n    return 1\n"})
+    guarded = CALLERS["main.py"].replace("    evaluate(1)\n", "    pass\nevaluate(1)\n")
+    after = index_of_sources({**CALLERS, "main.py": guarded, "other.py": "def g():\n    return 1\n"})
+    assert before.fingerprint_for("engine.py") != after.fingerprint_for("engine.py")
+    assert before.fingerprint_for("other.py") == after.fingerprint_for("other.py")
+
+
+def test_relative_imports_are_made_absolute(tmp_path: Path) -> None:
+    package = tmp_path / "pkg" / "sub"
+    package.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    assert project.absolute_import(str(package / "m.py"), 1, "parallel") == "pkg.sub.parallel"
+    assert project.absolute_import(str(package / "m.py"), 2, None) == "pkg"
+    assert project.absolute_import(str(package / "__init__.py"), 1, "x") == "pkg.sub.x"
+    assert project.absolute_import(str(package / "m.py"), 4, None) is None

@@ -177,3 +177,37 @@ def test_lookalike_grad_contexts_do_not_count() -> None:
     ''')
     f = by_name(found)["f"]
     assert f.regions == [] and f.backward == []
+
+
+def test_calls_in_the_same_step_as_backward() -> None:
+    source = """
+    import torch
+
+    def helper(x):
+        return x
+
+    def train(loader, model):
+        for x in loader:
+            helper(x)
+            model(x).sum().backward()
+
+    def epochs(loader, model):
+        for epoch in range(3):
+            for x in loader:
+                model(x).sum().backward()
+            helper(epoch)
+
+    def one_step(model, x):
+        out = helper(x)
+        out.sum().backward()
+
+    def plain(x):
+        return helper(x)
+    """
+    found = training(source)
+    helper = by_name(found)["helper"].node
+    assert isinstance(helper, cst.FunctionDef)
+    steps = {edge.caller.name.value: found.in_training_step(edge.call)
+             for edge in found.callers(helper) if isinstance(edge.caller, cst.FunctionDef)}
+    # The epoch loop trains only in its inner loop: `helper(epoch)` is not in that step.
+    assert steps == {"train": True, "epochs": False, "one_step": True, "plain": False}

@@ -15,14 +15,14 @@ from fixture_support import Fixture, all_fixtures, fix_fixture, lint_fixture
 FIXTURES = all_fixtures()
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.name}")
 def test_findings_match_expect_comments(fixture: Fixture) -> None:
     diagnostics = lint_fixture(fixture, fixture.source)
     found = Counter((d.start.line, d.code) for d in diagnostics)
     assert found == fixture.expected()
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.path.name}")
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f"{f.code}/{f.name}")
 def test_fixed_output_is_exact_and_stable(fixture: Fixture) -> None:
     result = fix_fixture(fixture, fixture.source)
     expected = fixture.expected_fixed()

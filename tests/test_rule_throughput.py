@@ -60,10 +60,10 @@ def test_prepare_records_the_names_rules_ask_about(tmp_path: Path) -> None:
     other = tmp_path / "train.py"
     other.write_text(TRAIN)
     try:
-        index = project.prepare([helper, other], [], ["torch.backends.cudnn.benchmark", "torch.compile"])
+        index = project.prepare([helper, other], [], names=["torch.backends.cudnn.benchmark", "torch.compile"])
         assert index.uses("torch.backends.cudnn.benchmark")
         assert not index.uses("torch.compile")
-        assert index.fingerprint != project.prepare([other], [], ["torch.backends.cudnn.benchmark"]).fingerprint
+        assert index.fingerprint != project.prepare([other], [], names=["torch.backends.cudnn.benchmark"]).fingerprint
     finally:
         project.install(project.EMPTY)
 

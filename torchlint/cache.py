@@ -176,6 +176,31 @@ class Cache:
         except (OSError, SourceError):
             pass
 
+    def _facts_entry(self, key: str) -> Path:
+        return self._root / "facts" / key[:2] / f"{key}.json"
+
+    def get_facts(self, key: str) -> Optional[Any]:
+        """A file's stored facts (a JSON value) under ``key``, or None on a
+        miss or an unreadable entry (the project index's contributions)."""
+        try:
+            with self._facts_entry(key).open("r", encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        return data.get("facts")
+
+    def put_facts(self, key: str, facts: Any) -> None:
+        """Store a file's facts atomically; failures to write are ignored."""
+        try:
+            self._prepare()
+            entry = self._facts_entry(key)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(entry, json.dumps({"key": key, "facts": facts}).encode("utf-8"), durable=False)
+        except (OSError, SourceError):
+            pass
+
     def _prepare(self) -> None:
         if self._prepared:
             return

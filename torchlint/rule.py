@@ -15,6 +15,7 @@ import textwrap
 from pathlib import PurePath
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Dict,
@@ -31,6 +32,9 @@ from typing import (
 import libcst as cst
 
 from torchlint.analysis import Analysis, Facts
+
+if TYPE_CHECKING:
+    from torchlint.analysis.project import CallerQuery
 from torchlint.model import Applicability
 from torchlint.names import ImportTable
 from torchlint.precheck import PrecheckFacts
@@ -286,6 +290,9 @@ class Rule:
     project_names: ClassVar[Tuple[str, ...]] = ()
     """With ``PROJECT``: dotted names (``torch.compile``) the rule asks
     whether any file of the run refers to (``self.facts.project.uses(name)``)."""
+    project_callers: ClassVar[Optional["CallerQuery"]] = None
+    """With ``PROJECT``: the module-level functions whose calls from other
+    modules the rule asks about (words that mark them); None: no calls indexed."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -205,31 +205,31 @@ def _died(path: Path, died: "Died") -> FileOutcome:
                                                   f"{died.reason}; this file was not linted"),))
 
 
-def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings]) -> None:
+def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
+                    cache: Optional[Cache] = None) -> None:
     """Build the cross-file index once, before linting, if an enabled rule
-    asks for it (:attr:`Analysis.PROJECT`)."""
+    asks for it (:attr:`Analysis.PROJECT`); ``cache`` keeps each file's part."""
     distinct = {id(settings): settings for settings in map(settings_for, files)}
-    bases = {
-        base
+    rules = [
+        rule
         for settings in distinct.values()
         for rule in settings.enabled_rules(None)  # per-file ignores can only remove rules
         if Analysis.PROJECT in rule.requires
-        for base in rule.project_bases
-    }
-    names = {
-        name
-        for settings in distinct.values()
-        for rule in settings.enabled_rules(None)
-        if Analysis.PROJECT in rule.requires
-        for name in rule.project_names
-    }
-    project.prepare(files, bases, names)
+    ]
+    bases = {base for rule in rules for base in rule.project_bases}
+    callers = project.CallerQuery()
+    for rule in rules:
+        if rule.project_callers is not None:
+            callers = callers.merged(rule.project_callers)
+    names = {name for rule in rules for name in rule.project_names}
+    project.prepare(files, bases, callers, cache, names)
 
 
-def _cache_digest(digest: str) -> str:
-    """A file's findings also depend on the project index, when there is one."""
+def _cache_digest(digest: str, path: str) -> str:
+    """A file's findings also depend on the project index, when there is one
+    (on the facts of it that concern this file)."""
     index = project.current()
-    return digest if index is project.EMPTY else f"{digest}:{index.fingerprint}"
+    return digest if index is project.EMPTY else f"{digest}:{index.fingerprint_for(path)}"
 
 
 def run_files(
@@ -291,7 +291,7 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
     """
-    prepare_project(files, settings_for)
+    prepare_project(files, settings_for, cache)
     if cache is None:
         return run_files(files, settings_for, work, jobs=jobs)
     results: Dict[int, FileOutcome] = {}
@@ -313,7 +313,7 @@ def cached_run(
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
         config = settings_for(files[index]).lint_config(files[index])
-        cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest), config, outcome.path), outcome.diagnostics)
+        cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest, outcome.path), config, outcome.path), outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
 
@@ -327,7 +327,7 @@ def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[
     except SourceError:
         return None
     shown = display_path(path)
-    key = cache.key(_cache_digest(source.digest), settings.lint_config(path), shown)
+    key = cache.key(_cache_digest(source.digest, shown), settings.lint_config(path), shown)
     diagnostics = cache.get(key, shown)
     if diagnostics is None:
         return None

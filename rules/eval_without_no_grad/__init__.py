@@ -8,6 +8,8 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis import Analysis
+from torchlint.analysis.project import CallerQuery, CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
@@ -19,12 +21,8 @@ from torchlint.rule import Example, FileContext, FixAvailability, Option, Option
 from torchlint.verification import Contract, VerificationSpec
 from torchlint.tree import children
 
-DEFAULT_FUNCTION_PATTERN = (
-    r"(?:^|_)(?:eval(?:uate|uation)?|val(?:id|idate|idation)?|test(?:ing)?"
-    r"|predict(?:ion|ions)?|infer(?:ence)?)(?=_|\d|[A-Z]|$)"
-    r"|(?<=[a-z0-9])(?:Eval(?:uate|uation)?|Val(?:id|idate|idation)?|Test(?:ing)?"
-    r"|Predict(?:ion|ions)?|Infer(?:ence)?)(?=[A-Z_\d]|$)"
-)
+DEFAULT_FUNCTION_PATTERN = ""
+"""Off: what is evaluation code comes from training facts, not from names."""
 
 # Names whose mere presence shows the author already manages autograd's mode.
 _GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
@@ -110,6 +108,9 @@ class _Frame:
     has_assert: bool = False
     constructed: Set[str] = field(default_factory=set)
     loads_weights: bool = False
+    loaded: Set[str] = field(default_factory=set)
+    """Objects given trained weights: ``m.load_state_dict(...)``, ``m = torch.load(...)``."""
+    loads: List[Tuple[str, cst.Call, int]] = field(default_factory=list)
     trains_model: bool = False
     loops: bool = False
     reads_values: bool = False
@@ -125,37 +126,43 @@ class _Reference:
 class _Candidate:
     node: cst.FunctionDef
     has_eval: bool
+    outside: Tuple[CallSite, ...]
+    by_callers: bool = False
+    """Evaluation code only because of its callers: every use must be one of them."""
 
 
 class EvalWithoutNoGrad(Rule):
     """## What it does
-    Reports an evaluation function that runs a model forward pass with
-    autograd switched on.  A function counts as evaluation when it calls
-    `.eval()` (or `.train(False)`) on an object and then runs that object,
-    or when its name says so (`evaluate`, `validate`, `val_epoch`,
-    `run_test`, `predict`, `inference`, ... see the `function-pattern`
-    option) and it runs a model.  Without an `.eval()` call, what is a model
-    comes from the value facts only, never from a variable's name: an
-    `nn.Module` built in the file (`model = Net()`, `torchvision.models.*`),
-    a parameter annotated `nn.Module`, an `__init__` attribute holding one
-    (`self.net(x)`), or a parameter that every call in the file fills with a
-    model.  It is reported when it never needs gradients (no `backward()`,
-    `torch.autograd.grad`, a `.step()` of an optimizer or `GradScaler`,
-    `.grad` or `requires_grad`, no adversarial or gradient-attribution
-    helpers), and neither it nor its code touches `torch.no_grad`,
-    `torch.inference_mode` or `torch.set_grad_enabled`.  A function that is
-    only ever called from inside such a context in the same file is left
-    alone, as are
-    `LightningModule` methods (Lightning already disables gradients for
-    validation, test and predict), methods called `forward`, pytest tests
-    and shape smoke tests that build a model from scratch in a `test()`
-    function.  It also stays quiet for functions with a compile or
-    grad-mode decorator, inside a `with` helper whose name mentions eval,
-    inference or grad (MONAI's `eval_mode` disables gradients itself), and
-    in files that import another array framework but not torch.  At module
-    level, a `model.eval()` followed by a forward pass of that model outside
-    `torch.no_grad()`, with no gradient work before the model goes back to
-    `.train()`, is reported on the `.eval()` line.
+    Reports evaluation code that runs a model with autograd switched on.
+    What is evaluation comes from training facts, never from names: a
+    function that calls `.eval()` (or `.train(False)`) on an object and then
+    runs that object; a function that loads trained weights into the model
+    it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
+    or turns outputs into plain values; or a function that every caller in
+    the file hands an object it has just put in eval mode (`model.eval();
+    decode(model, x)` makes `decode` evaluation code).  It is reported when
+    it never needs gradients (no `backward()`, `torch.autograd.grad`, a
+    `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
+    no adversarial or gradient-attribution helpers), and neither it nor its
+    code touches `torch.no_grad`, `torch.inference_mode` or
+    `torch.set_grad_enabled`.
+
+    Its callers count, in the file and in the project's other modules (the
+    project index): a function every call of which runs with gradients off
+    (inside `with torch.no_grad():`, or in a function decorated with it) is
+    left alone, and so is a function called in the same training step as a
+    `backward()` (the innermost loop around the call, or its function, calls
+    backward): its outputs may feed that backward pass, which cannot be
+    known.  Also left alone: `LightningModule` methods (Lightning already
+    disables gradients for validation, test and predict), methods called
+    `forward`, pytest tests and shape smoke tests that build a model from
+    scratch in a `test()` function, functions with a compile or grad-mode
+    decorator, `with` helpers whose name mentions eval, inference or grad
+    (MONAI's `eval_mode` disables gradients itself), and files that import
+    another array framework but not torch.  In a script, a `model.eval()`
+    (or weights loaded into a model) followed by a forward pass of that
+    model outside `torch.no_grad()`, with no gradient work before the model
+    goes back to `.train()`, is reported on the `.eval()` (or loading) line.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to
@@ -201,15 +208,13 @@ class EvalWithoutNoGrad(Rule):
     `with torch.no_grad():` yourself.
 
     ## Options
-    - `function-pattern` (default: the words evaluate/eval/evaluation,
-      val/valid/validate/validation, test/testing, predict/prediction(s),
-      infer/inference as a whole name, a `snake_case` part or a `camelCase`
-      part): a regular expression searched in function names; a match makes
-      the function an evaluation function even without an `.eval()` call
-      (it still has to run something the value facts show is a model).
-      With the default pattern, files that contain none of the words
-      above are not parsed for this rule; a custom pattern turns that
-      shortcut off, so it can match any name.
+    - `function-pattern` (default: empty, off): a regular expression
+      searched in function names; a match also makes the function an
+      evaluation function without any of the facts above (it still has to
+      run something the value facts show is a model, and iterate or read
+      plain values).  Names are a guess, so this is opt-in; setting it turns
+      off the engine's quick text check for this rule, so it can match any
+      name.
 
     ## Source guide
     *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
@@ -232,12 +237,18 @@ class EvalWithoutNoGrad(Rule):
     options = {
         "function-pattern": Option(
             DEFAULT_FUNCTION_PATTERN,
-            "Regex searched in function names that marks evaluation functions.",
+            "Regex searched in function names that also marks evaluation functions (empty: off).",
         ),
     }
-    trigger_words = (
-        "eval", "valid", "val_", "_val", "val(", "test", "predict", "infer",
-        "Eval", "Val", "Test", "Predict", "Infer", "train(False)", "train(mode=False)",
+    trigger_words = ("eval", "train(False)", "train(mode=False)", "load_state_dict", "load(")
+    requires = frozenset({Analysis.PROJECT})
+    # Functions that may be reported: their callers in other modules (under
+    # no_grad, or in a training step) are indexed.  Every function of a file
+    # that calls .eval() (evaluation helpers sit beside it); only the
+    # functions that load weights themselves otherwise.
+    project_callers = CallerQuery(
+        module_words=(".eval(", ".train(False", ".train(mode=False"),
+        function_words=("load_state_dict(", "torch.load("),
     )
 
     @classmethod
@@ -248,12 +259,13 @@ class EvalWithoutNoGrad(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A finding needs an ``.eval()``/``.train(...)`` call or a function
-        whose name the (configured) pattern marks as evaluation."""
-        if not facts.called_attributes.isdisjoint(("eval", "train")):
+        """A finding needs an ``.eval()``/``.train(...)`` call, weights loaded
+        (``load_state_dict``, ``torch.load``), or a function whose name a
+        configured pattern marks as evaluation."""
+        if not facts.called_attributes.isdisjoint(("eval", "train", "load_state_dict", "load")):
             return True
-        pattern = re.compile(str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN)))
-        return any(pattern.search(name) for name in facts.functions)
+        pattern = str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN))
+        return bool(pattern) and any(re.search(pattern, name) for name in facts.functions)
 
     valid = (
         """
@@ -350,9 +362,11 @@ class EvalWithoutNoGrad(Rule):
         self._order += 1
         return self._order
 
-    def _function_pattern(self) -> Pattern[str]:
-        if self._pattern is None:
-            self._pattern = re.compile(str(self.option("function-pattern")))
+    def _function_pattern(self) -> Optional[Pattern[str]]:
+        """The configured name pattern, or None (the default: names decide nothing)."""
+        text = str(self.option("function-pattern"))
+        if self._pattern is None and text:
+            self._pattern = re.compile(text)
         return self._pattern
 
     @staticmethod
@@ -396,12 +410,54 @@ class EvalWithoutNoGrad(Rule):
                                     found.add(name.split(".")[0])
         return found
 
-    def _is_forward(self, forward: _Forward, evaled: Set[str]) -> bool:
-        """A call that runs a model: with an ``.eval()`` in sight, the object put
-        in eval mode; otherwise a call the value facts say is a model's."""
-        if evaled:
-            return self._runs_evaled(forward, evaled)
-        return self._calls_model(forward.func)
+    def _eval_given_parameters(self, node: cst.FunctionDef, frame: _Frame) -> Set[str]:
+        """Parameters that every call of ``node`` fills with an object the
+        caller put in eval mode before the call, when the function is only
+        called, here, from such evaluation code: callers that neither compute
+        gradients nor step an optimizer.  Empty when any use of the function
+        is something else (passed as a callback, called from another module
+        or a training step) or nothing calls it."""
+        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+        if not any(f.callee.split(".")[0] in params and not f.guarded for f in frame.forwards):
+            return set()  # it runs no parameter: no need for the file's training facts
+        training = self.facts.training
+        edges = training.callers(node)
+        if not edges:
+            return set()
+        if self._outside_callers(node):
+            return set()
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        found: Optional[Set[str]] = None
+        for edge in edges:
+            if edge.grad_disabled:
+                continue  # covered by the caller already; it neither helps nor hurts
+            caller = training.function(edge.caller)
+            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller):
+                return set()
+            order = {id(fact.call): i for i, fact in enumerate(caller.calls)}
+            at = order.get(id(edge.call), -1)
+            evaled = {
+                dotted(mode.receiver) for mode in caller.mode_calls
+                if not mode.train and order.get(id(mode.call), at) < at
+            }
+            names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
+            given = set()
+            for parameter in names:
+                argument = _argument(edge.call, parameter, names)
+                if argument is not None and dotted(argument) in evaled:
+                    given.add(parameter)
+            found = given if found is None else found & given
+            if not found:
+                return set()
+        return found or set()
+
+    def _outside_callers(self, node: cst.FunctionDef) -> Tuple[CallSite, ...]:
+        """Calls of a module-level function from the project's other modules."""
+        if not (len(self.parents) == 1 and isinstance(self.parents[0], cst.Module)):
+            return ()
+        index = self.facts.project
+        module = index.module_of(self.context.path)
+        return index.callers_of(f"{module}.{node.name.value}") if module is not None else ()
 
     def _calls_model(self, func: cst.BaseExpression) -> bool:
         """``model(x)`` or ``model.forward(x)`` where the value facts say
@@ -556,53 +612,72 @@ class EvalWithoutNoGrad(Rule):
                 _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func)
                 for f in frame.forwards
             )
-        if self._reportable(original_node, frame):
-            self._candidates.append(_Candidate(original_node, bool(frame.evals)))
+        verdict = self._reportable(original_node, frame)
+        if verdict is not None:
+            outside = self._outside_callers(original_node)
+            self._candidates.append(_Candidate(original_node, bool(frame.evals), outside, verdict))
 
-    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> bool:
+    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
+        """None when the function is not evaluation code to report; else
+        whether that rests on its callers alone (checked again once every
+        use in the file is known)."""
         name = node.name.value
         if name == "forward" or (name.startswith("__") and name != "__call__"):
-            return False
+            return None
         if node.asynchronous is not None or self._other_framework:
-            return False
+            return None
         if frame.needs_grad or frame.manages_grad or frame.guards:
             # Gradients are wanted, or the author already chose where they are off.
-            return False
+            return None
         if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
                for d in node.decorators):
-            return False
+            return None
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
         if kind in ("lightning", "test"):
-            return False
+            return None
         if kind in ("framework", "model") and _LIGHTNING_HOOK.match(name):
-            return False
+            return None
         is_test_name = name.startswith("test")
         if is_test_name and (self._test_file or frame.has_assert):
-            return False
+            return None
         has_eval = bool(frame.evals)
+        given: Set[str] = set()
         if not has_eval:
-            if kind == "model" or self._wrapped_predictors:
-                return False
-            if not self._function_pattern().search(name):
-                return False
-            if frame.trains_model or any(w in ("train", "training", "fit") for w in _words(name)):
-                return False  # train_and_eval(): a training routine that also scores
-            if kind == "framework" and name.startswith("_"):
+            if kind == "model" or self._wrapped_predictors or frame.trains_model:
+                return None
+            # Evaluation without an ``.eval()`` here: weights loaded into the
+            # model it runs, or every caller passes a model it put in eval mode.
+            given = self._eval_given_parameters(node, frame)
+            pattern = self._function_pattern()
+            named = (
+                pattern is not None and bool(pattern.search(name))
+                and not any(w in ("train", "training", "fit") for w in _words(name))
+            )
+            if not (frame.loaded or given or named):
+                return None
+            if kind == "framework" and name.startswith("_") and not given:
                 # A private step of a framework class (a predictor, an
                 # inferer): its public caller, often elsewhere, sets the mode.
-                return False
+                return None
         evaled = {obj for obj, _, _ in frame.evals}
-        forwards = [f for f in frame.forwards if self._is_forward(f, evaled)]
+        if has_eval:
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled)]
+        else:
+            forwards = [
+                f for f in frame.forwards
+                if f.callee.split(".")[0] in given or self._runs_evaled(f, frame.loaded)
+                or (named and self._calls_model(f.func))
+            ]
         if not forwards or all(f.guarded for f in forwards):
-            return False
-        if not has_eval and not (frame.loops or frame.reads_values):
-            # A one-line helper named ``predict`` may serve training too; an
-            # evaluation loop iterates or turns outputs into plain values.
-            return False
+            return None
+        if not has_eval and not given and not (frame.loops or frame.reads_values):
+            # A one-line helper may serve training too; an evaluation loop
+            # iterates or turns outputs into plain values.
+            return None
         if self._smoke_test(node, frame, forwards, is_test_name):
-            return False
-        return True
+            return None
+        return not has_eval and not frame.loaded and bool(given)
 
     @staticmethod
     def _smoke_test(
@@ -691,6 +766,9 @@ class EvalWithoutNoGrad(Rule):
         value = node.value
         if isinstance(value, cst.Call):
             self._frame.constructed.add(target)
+            if self.names.call_name(value) == "torch.load":
+                self._frame.loaded.add(target)
+                self._frame.loads.append((target, value, self._tick()))
         # model = Net().to(device).eval()
         eval_call = _eval_in_chain(value)
         if eval_call is not None:
@@ -716,6 +794,9 @@ class EvalWithoutNoGrad(Rule):
                 return
             if last == "train" and receiver is not None:
                 frame.trains.append((receiver, order))
+            if last == "load_state_dict" and receiver is not None:
+                frame.loaded.add(receiver)
+                frame.loads.append((receiver, node, order))
             if last == "step" and receiver is not None:
                 if self.facts.values.kind(func.value) in (ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER):
                     frame.needs_grad.append(order)
@@ -762,7 +843,20 @@ class EvalWithoutNoGrad(Rule):
     def _report_function(self, candidate: _Candidate) -> None:
         node = candidate.node
         name = node.name.value
-        if self._always_guarded(name, set()):
+        outside = candidate.outside
+        if candidate.by_callers and len(self._references.get(name, ())) > len(self.facts.training.callers(node)):
+            return  # also used some other way (a callback, say): not only evaluation code
+        if any(site.training_step for site in outside) or any(
+            self.facts.training.in_training_step(edge.call) for edge in self.facts.training.callers(node)
+        ):
+            return  # its outputs may feed a backward pass: it cannot be known
+        in_file_guarded = self._always_guarded(name, set())
+        if outside and all(site.grad_disabled for site in outside):
+            # Another module runs it with gradients off: quiet when every
+            # call here does too (or there is none).
+            if in_file_guarded or not self._references.get(name):
+                return
+        elif in_file_guarded and not outside:
             return
         spelling = spell(self.names, "torch.no_grad")
         fix = None
@@ -784,11 +878,15 @@ class EvalWithoutNoGrad(Rule):
         )
 
     def _report_module_level(self, frame: _Frame) -> None:
-        """``model.eval()`` in a script followed by unguarded forward passes."""
+        """A script that puts a model in eval mode (or loads trained weights
+        into it) and then runs it outside ``torch.no_grad()``, with no
+        gradient work before the model goes back to ``.train()``."""
         if self._other_framework:
             return
         reported: Set[str] = set()
-        for obj, call, start in frame.evals:
+        evaled = {obj for obj, _, _ in frame.evals}
+        loads = [entry for entry in frame.loads if entry[0] not in evaled]
+        for (obj, call, start), by_eval in [*((e, True) for e in frame.evals), *((e, False) for e in loads)]:
             if obj in reported:
                 continue
             # The stretch until the same model goes back to training.
@@ -802,9 +900,10 @@ class EvalWithoutNoGrad(Rule):
             ):
                 continue
             reported.add(obj)
+            what = "is put in eval mode and" if by_eval else "gets trained weights and is"
             self.report(
                 call,
-                f"`{obj}` is put in eval mode and then run without `torch.no_grad()`; "
+                f"`{obj}` {what} then run without `torch.no_grad()`; "
                 "autograd keeps a graph and activations for a backward pass that never comes",
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",

@@ -11,6 +11,7 @@ sees an empty index.
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import os
 import re
@@ -19,7 +20,7 @@ import warnings
 from functools import cached_property
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Union
 
 from torchlint.names import canonical
 from torchlint.sourcefile import MAX_FILE_BYTES
@@ -38,19 +39,49 @@ class ClassInfo:
 
 @dataclass(frozen=True)
 class CallSite:
-    """One call of a function imported from another module."""
+    """One call of a function imported from another module, and where it
+    stands in its caller: under a grad-disabled ``with`` or decorator, or in
+    the same training step as a ``backward()`` (the innermost loop around it,
+    or its function when no loop is, calls backward itself)."""
 
     path: str
     line: int
     caller_module: str
+    grad_disabled: bool = False
+    training_step: bool = False
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one file adds to the index: its module-level classes and its
+    calls of other modules' functions.  A pure function of the file's bytes
+    and module name, so it is cached with them (see :class:`Store`)."""
+
+    classes: Tuple[ClassInfo, ...] = ()
+    calls: Tuple[Tuple[str, CallSite], ...] = ()
+
+
+class Store(Protocol):
+    """Where contributions are kept between runs (the run's cache)."""
+
+    def get_facts(self, key: str) -> Optional[Any]:
+        """The JSON value stored under ``key``, or None."""
+
+    def put_facts(self, key: str, value: Any) -> None:
+        """Keep a JSON value under ``key``."""
 
 
 @dataclass(frozen=True)
 class ProjectIndex:
-    """Classes and cross-module calls of the files of one run."""
+    """Classes and cross-module calls of the files of one run.
+
+    ``modules`` maps the absolute path of each file whose functions' callers
+    were indexed to its module name: only for those is :meth:`callers_of`
+    complete (as far as static imports tell)."""
 
     classes: Mapping[str, ClassInfo] = field(default_factory=dict)
     calls: Mapping[str, Tuple[CallSite, ...]] = field(default_factory=dict)
+    modules: Mapping[str, str] = field(default_factory=dict)
     used: FrozenSet[str] = frozenset()
     """Of the dotted names rules asked about (``Rule.project_names``), those
     some file of the run refers to (see :mod:`torchlint.analysis.mentions`)."""
@@ -86,16 +117,46 @@ class ProjectIndex:
         names rules asked about; False for any other, and when no index was built)."""
         return qualified in self.used
 
+    def module_of(self, path: str) -> Optional[str]:
+        """The module name of a file whose callers were indexed, else None."""
+        return self.modules.get(os.path.abspath(path))
+
     @cached_property
-    def fingerprint(self) -> str:
-        """Changes whenever a fact changes (for cache keys)."""
+    def _classes_digest(self) -> str:
         digest = hashlib.sha256()
         for name in sorted(self.classes):
             digest.update(f"{name}\0{','.join(self.classes[name].bases)}\n".encode())
-        for name in sorted(self.calls):
-            digest.update(f"{name}\0{len(self.calls[name])}\n".encode())
         digest.update(f"used\0{','.join(sorted(self.used))}\n".encode())
         return digest.hexdigest()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Changes whenever a fact changes."""
+        digest = hashlib.sha256(self._classes_digest.encode())
+        for name in sorted(self.calls):
+            digest.update(f"{name}\0{_sites_text(self.calls[name])}\n".encode())
+        return digest.hexdigest()
+
+    def fingerprint_for(self, path: str) -> str:
+        """The facts one file's findings may depend on (for its cache key):
+        the class hierarchy, and the calls of this file's own functions from
+        other modules.  An edit elsewhere that changes neither keeps this
+        file's cache entry valid."""
+        module = self.module_of(path)
+        if module is None or not self.calls:
+            return self._classes_digest
+        digest = hashlib.sha256(self._classes_digest.encode())
+        prefix = module + "."
+        for name in sorted(self.calls):
+            if name.startswith(prefix) and "." not in name[len(prefix):]:
+                digest.update(f"{name}\0{_sites_text(self.calls[name])}\n".encode())
+        return digest.hexdigest()
+
+
+def _sites_text(sites: Sequence[CallSite]) -> str:
+    return ";".join(
+        f"{site.caller_module}:{site.line}:{int(site.grad_disabled)}{int(site.training_step)}" for site in sites
+    )
 
 
 EMPTY = ProjectIndex()
@@ -110,6 +171,13 @@ def module_name(path: Path) -> str:
         parts.insert(0, folder.name)
         folder = folder.parent
     return ".".join(parts) or path.stem
+
+
+def absolute_import(path: str, level: int, target: Optional[str]) -> Optional[str]:
+    """What ``from <level dots><target> import ...`` in the file at ``path``
+    names, as an absolute dotted module (None above the top package)."""
+    file = Path(path)
+    return _absolute(module_name(file), level, target, file.stem == "__init__")
 
 
 def _dotted(node: ast.expr) -> Optional[str]:
@@ -134,6 +202,25 @@ def _absolute(module: str, level: int, target: Optional[str], is_package: bool) 
     return ".".join(p for p in (base, target) if p)
 
 
+def _add_import(table: Dict[str, str], statement: Union[ast.Import, ast.ImportFrom], module: str,
+                is_package: bool) -> None:
+    """Record the local names one import statement binds."""
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname:
+                table[alias.asname] = alias.name
+            else:
+                root = alias.name.split(".", 1)[0]
+                table[root] = root
+        return
+    source = _absolute(module, statement.level, statement.module, is_package)
+    if source is None:
+        return
+    for alias in statement.names:
+        if alias.name != "*":
+            table[alias.asname or alias.name] = f"{source}.{alias.name}"
+
+
 def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
     """Module-level local name -> dotted path it was imported as (imports in
     top-level ``if``/``try``/``with`` blocks count; those in functions and
@@ -148,20 +235,8 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str
             pending.extend(getattr(statement, "finalbody", []))
             for handler in getattr(statement, "handlers", []):
                 pending.extend(handler.body)
-        elif isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    table[alias.asname] = alias.name
-                else:
-                    root = alias.name.split(".", 1)[0]
-                    table[root] = root
-        elif isinstance(statement, ast.ImportFrom):
-            source = _absolute(module, statement.level, statement.module, is_package)
-            if source is None:
-                continue
-            for alias in statement.names:
-                if alias.name != "*":
-                    table[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            _add_import(table, statement, module, is_package)
     return table
 
 
@@ -176,22 +251,136 @@ def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str
     return canonical(f"{base}.{rest}" if rest else base)
 
 
-def _file_facts(
-    path: Path, text: Union[str, bytes], module: str, calls: bool = True
-) -> Tuple[List[ClassInfo], List[Tuple[str, CallSite]]]:
+def _grad_disabling(expr: ast.expr, imports: Mapping[str, str]) -> Optional[bool]:
+    """True for ``torch.no_grad()``-like context managers and decorators,
+    False for those that switch gradients on, None for anything else."""
+    from torchlint.analysis.training import GRAD_CONTEXTS, GradMode
+
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    qualified = _resolve(target, imports, {})
+    mode = GRAD_CONTEXTS.get(qualified or "")
+    if mode is None or qualified is None:
+        return None
+    if isinstance(expr, ast.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
+        first = expr.args[0] if expr.args else None
+        constant = first.value if isinstance(first, ast.Constant) else None
+        if qualified.endswith("set_grad_enabled"):
+            return None if not isinstance(constant, bool) else not constant
+        if constant is False:
+            return False
+    return mode is GradMode.DISABLED
+
+
+class _CallScan:
+    """One walk of a file's tree: every call of another module's function,
+    whether it runs with gradients off, and whether its training step (the
+    innermost loop around it, else its function) calls ``backward()``."""
+
+    def __init__(self, path: str, module: str, is_package: bool, lines: Optional[List[int]]) -> None:
+        self._path = path
+        self._module = module
+        self._is_package = is_package
+        self._lines = lines
+        self._found: List[Tuple[str, int, bool, int]] = []
+        self._backward_steps: Set[int] = set()
+
+    def _skipped(self, node: ast.AST, imports: Dict[str, str], step: int) -> bool:
+        """A statement with none of the lines that matter (sorted ``lines``):
+        not walked, but an import in it still binds its names."""
+        if self._lines is None or not isinstance(node, ast.stmt):
+            return False
+        at = bisect.bisect_left(self._lines, node.lineno)
+        if at < len(self._lines) and self._lines[at] <= (node.end_lineno or node.lineno):
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and step != 0:
+            _add_import(imports, node, self._module, self._is_package)
+        return True
+
+    def sites(self) -> List[Tuple[str, CallSite]]:
+        return [
+            (target, CallSite(self._path, line, self._module, disabled, step in self._backward_steps))
+            for target, line, disabled, step in self._found
+        ]
+
+    def scan(self, node: ast.AST, imports: Dict[str, str], disabled: bool, step: int) -> None:
+        if self._skipped(node, imports, step):
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            modes = [_grad_disabling(d, imports) for d in node.decorator_list]
+            for decorator in node.decorator_list:
+                self.scan(decorator, imports, disabled, step)
+            inner = dict(imports)  # the function's own imports stay in it
+            for statement in node.body:
+                self.scan(statement, inner, any(modes), id(node))
+            return
+        if isinstance(node, ast.ClassDef):
+            inner = dict(imports)
+            for child in ast.iter_child_nodes(node):
+                self.scan(child, inner, False, id(node))
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            body_disabled = disabled
+            for item in node.items:
+                self.scan(item.context_expr, imports, disabled, step)
+                mode = _grad_disabling(item.context_expr, imports)
+                if mode is not None:
+                    body_disabled = mode
+            for statement in node.body:
+                self.scan(statement, imports, body_disabled, step)
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            head = node.test if isinstance(node, ast.While) else node.iter
+            self.scan(head, imports, disabled, step)
+            for statement in [*node.body, *node.orelse]:
+                self.scan(statement, imports, disabled, id(node))
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and step != 0:
+            _add_import(imports, node, self._module, self._is_package)
+        elif isinstance(node, ast.Call):
+            self._call(node, imports, disabled, step)
+        for child in ast.iter_child_nodes(node):
+            self.scan(child, imports, disabled, step)
+
+    def _call(self, node: ast.Call, imports: Mapping[str, str], disabled: bool, step: int) -> None:
+        target = _resolve(node.func, imports, {})
+        backward = isinstance(node.func, ast.Attribute) and node.func.attr == "backward" and target is None
+        if backward or target in ("torch.autograd.grad", "torch.autograd.backward"):
+            self._backward_steps.add(step)
+        elif target is not None and not target.startswith(self._module + "."):
+            self._found.append((target, node.lineno, disabled, step))
+
+
+_GRADIENT_WORDS = re.compile(rb"backward|autograd")
+
+
+def _focus_lines(text: Union[str, bytes], focus: "re.Pattern[bytes]") -> List[int]:
+    """The numbers of the lines that mention a wanted name or a gradient call."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    found: Set[int] = set()
+    for pattern in (focus, _GRADIENT_WORDS):
+        for match in pattern.finditer(data):
+            found.add(data.count(b"\n", 0, match.start()) + 1)
+    return sorted(found)
+
+
+def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
+                        focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+    """Classes and calls of one file; with ``focus``, only statements with a
+    line that matches it (or calls backward) are walked for calls."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return [], []
-    imports = _module_imports(tree, module, path.stem == "__init__")
+            return Contribution()
+    is_package = path.stem == "__init__"
+    imports = _module_imports(tree, module, is_package)
     local = {
         s.name: f"{module}.{s.name}"
         for s in tree.body
         if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
     }
-    classes = [
+    classes = tuple(
         ClassInfo(
             f"{module}.{s.name}",
             str(path),
@@ -200,30 +389,93 @@ def _file_facts(
         )
         for s in tree.body
         if isinstance(s, ast.ClassDef)
-    ]
-    sites: List[Tuple[str, CallSite]] = []
+    )
+    scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus))
     try:
-        nodes = list(ast.walk(tree)) if calls else []
+        for statement in tree.body:
+            scan.scan(statement, imports, False, 0)
+        calls = tuple(scan.sites())
     except RecursionError:
-        nodes = []
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            target = _resolve(node.func, imports, {})
-            if target is not None and not target.startswith(module + "."):
-                sites.append((target, CallSite(str(path), node.lineno, module)))
-    return classes, sites
+        calls = ()
+    return Contribution(classes, calls)
+
+
+# -- contributions kept in the run's cache ------------------------------------------
+
+_STORE_FORMAT = b"project-contribution-1"
+
+
+def _store_key(path: Path, data: bytes, module: str, focus: "Optional[re.Pattern[bytes]]") -> str:
+    digest = hashlib.sha256(_STORE_FORMAT)
+    digest.update(f"\0{path}\0{module}\0".encode("utf-8", "surrogateescape"))
+    digest.update(b"" if focus is None else focus.pattern)
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _to_json(found: Contribution) -> Dict[str, Any]:
+    return {
+        "classes": [[c.qualified, c.path, c.line, list(c.bases)] for c in found.classes],
+        "calls": [[t, s.path, s.line, s.caller_module, s.grad_disabled, s.training_step] for t, s in found.calls],
+    }
+
+
+def _from_json(data: Any) -> Optional[Contribution]:
+    """The contribution a stored value holds; None unless it has exactly the
+    shape :func:`_to_json` writes (a damaged entry is a miss)."""
+    try:
+        classes = tuple(
+            ClassInfo(q, p, n, tuple(b)) for q, p, n, b in data["classes"]
+            if _all_of(str, q, p) and _count(n) and isinstance(b, list) and _all_of(str, *b)
+        )
+        calls = tuple(
+            (t, CallSite(p, n, m, g, r)) for t, p, n, m, g, r in data["calls"]
+            if _all_of(str, t, p, m) and _count(n) and _all_of(bool, g, r)
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(classes) != len(data["classes"]) or len(calls) != len(data["calls"]):
+        return None
+    return Contribution(classes, calls)
+
+
+def _all_of(kind: type, *values: Any) -> bool:
+    return all(isinstance(v, kind) for v in values)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def contribution(path: Path, data: bytes, module: str, store: Optional[Store] = None,
+                 focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+    """One file's contribution, from ``store`` when it holds it (a warm run
+    parses nothing), else parsed and stored.  ``focus`` (names of wanted
+    functions) limits the walk for calls to the statements that mention one."""
+    if store is None:
+        return _parse_contribution(path, data, module, focus)
+    key = _store_key(path, data, module, focus)
+    stored = store.get_facts(key)
+    found = _from_json(stored) if isinstance(stored, dict) else None
+    if found is None:
+        found = _parse_contribution(path, data, module, focus)
+        store.put_facts(key, _to_json(found))
+    return found
 
 
 def _index(texts: Iterable[Tuple[Path, Union[str, bytes], str]]) -> ProjectIndex:
     classes: Dict[str, ClassInfo] = {}
     calls: Dict[str, List[CallSite]] = {}
+    modules: Dict[str, str] = {}
     for path, text, module in texts:
-        found_classes, found_calls = _file_facts(path, text, module)
-        for info in found_classes:
+        found = _parse_contribution(path, text, module)
+        modules[os.path.abspath(path)] = module
+        for info in found.classes:
             classes.setdefault(info.qualified, info)
-        for target, site in found_calls:
+        for target, site in found.calls:
             calls.setdefault(target, []).append(site)
-    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()})
+    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()}, modules)
 
 
 def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes]]:
@@ -251,11 +503,16 @@ def build_index(files: Iterable[Path]) -> ProjectIndex:
 
 def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex:
     """Index only the classes that derive, through the project, from one of
-    ``bases`` (dotted names), parsing only the files whose text mentions a
-    base or a subclass already found: a run pays for the few files that
-    matter, not for parsing the whole project twice.  Calls are not indexed."""
-    # Only files with a class header naming a wanted base are parsed.
-    texts = list(_read(files))
+    ``bases`` (dotted names); calls are not indexed (see :func:`_hierarchy`)."""
+    return ProjectIndex(_hierarchy(list(_read(files)), sorted(set(bases)), None))
+
+
+def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
+               store: Optional[Store]) -> Dict[str, ClassInfo]:
+    """The project classes deriving from one of ``bases``, parsing only the
+    files whose text has a class header naming a base or a subclass already
+    found: a run pays for the few files that matter, not for parsing the
+    whole project twice."""
     wanted = {base.rsplit(".", 1)[-1].encode() for base in bases}
     roots = set(bases)
     done: Set[int] = set()
@@ -271,14 +528,111 @@ def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex
         for i in batch:
             done.add(i)
             path, text = texts[i]
-            for info in _file_facts(path, text, module_name(path), calls=False)[0]:
+            for info in contribution(path, text, module_name(path), store).classes:
                 found.setdefault(info.qualified, info)
         index = ProjectIndex(found)
         known = {name for root in roots for name in index.subclasses_of(root)}
         wanted |= {name.rsplit(".", 1)[-1].encode() for name in known}
     index = ProjectIndex(found)
     relevant = {name for root in roots for name in index.subclasses_of(root)}
-    return ProjectIndex({name: found[name] for name in sorted(relevant)})
+    return {name: found[name] for name in sorted(relevant)}
+
+
+@dataclass(frozen=True)
+class CallerQuery:
+    """Which module-level functions a rule asks the callers of: every
+    function of a file that contains one of ``module_words``, and the
+    functions whose own text contains one of ``function_words``.  Narrow
+    words keep a cold run cheap: only files that import such a module and
+    name such a function are parsed."""
+
+    module_words: Tuple[str, ...] = ()
+    function_words: Tuple[str, ...] = ()
+
+    def merged(self, other: "CallerQuery") -> "CallerQuery":
+        """What two rules ask together."""
+        return CallerQuery(
+            tuple(sorted(set(self.module_words) | set(other.module_words))),
+            tuple(sorted(set(self.function_words) | set(other.function_words))),
+        )
+
+
+_TOP_LEVEL = re.compile(rb"(?m)^(?:@|class\b|(?:async[ \t]+)?def[ \t]+(\w+))")
+
+
+def _words(words: Iterable[str]) -> Optional["re.Pattern[bytes]"]:
+    wanted = sorted(set(words))
+    return re.compile(b"|".join(re.escape(w.encode()) for w in wanted)) if wanted else None
+
+
+def _callee_functions(text: bytes, query: CallerQuery, module_words: Optional["re.Pattern[bytes]"],
+                      function_words: Optional["re.Pattern[bytes]"]) -> Set[bytes]:
+    """The module-level functions of one file that ``query`` asks about."""
+    every = module_words is not None and module_words.search(text) is not None
+    if not every and (function_words is None or function_words.search(text) is None):
+        return set()
+    starts = list(_TOP_LEVEL.finditer(text))
+    names: Set[bytes] = set()
+    for i, match in enumerate(starts):
+        name = match.group(1)
+        if name is None:
+            continue
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        if every or (function_words is not None and function_words.search(text, match.start(), end)):
+            names.add(name)
+    return names
+
+
+def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery,
+             store: Optional[Store]) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
+    """Calls from other modules of the functions ``query`` asks about.  Only
+    files with an import line naming one of their modules and a mention of
+    one of the functions are parsed (or read from ``store``)."""
+    module_words, function_words = _words(query.module_words), _words(query.function_words)
+    modules: Dict[str, str] = {}
+    names: Set[bytes] = set()
+    for path, text in texts:
+        found = _callee_functions(text, query, module_words, function_words)
+        if found:
+            modules[os.path.abspath(path)] = module_name(path)
+            names |= found
+    if not modules:
+        return {}, {}
+    callee_modules = set(modules.values())
+    stems = {name.rsplit(".", 1)[-1].encode() for name in callee_modules}
+    calls: Dict[str, List[CallSite]] = {}
+    for path, text in texts:
+        wanted = _named_functions(text, stems, names)
+        if not wanted:
+            continue
+        focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
+        module = modules.get(os.path.abspath(path)) or module_name(path)
+        for target, site in contribution(path, text, module, store, focus).calls:
+            if target.rsplit(".", 1)[0] in callee_modules:
+                calls.setdefault(target, []).append(site)
+    return {name: tuple(sites) for name, sites in sorted(calls.items())}, modules
+
+
+# An import statement, with the parentheses of a multi-line one.
+_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)")
+_WORD = re.compile(rb"\w+")
+
+
+def _named_functions(text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
+    """The wanted functions a file may call: named in an import statement
+    that names one of their modules (``from .engine import evaluate``), or
+    as an attribute of such a module (``import engine; engine.evaluate``)."""
+    statements = _IMPORT.findall(text)
+    if not statements:
+        return set()
+    words = set(_WORD.findall(b" ".join(statements)))
+    imported = words & stems
+    if not imported:
+        return set()
+    found = words & names
+    attribute = re.compile(rb"\b(?:" + b"|".join(re.escape(s) for s in sorted(imported)) + rb")\s*\.\s*(\w+)")
+    found |= set(attribute.findall(text)) & names
+    return found
 
 
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
@@ -310,16 +664,26 @@ def current() -> ProjectIndex:
     return _CURRENT[0]
 
 
-def prepare(files: Sequence[Path], bases: Iterable[str], names: Iterable[str] = ()) -> ProjectIndex:
+def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
+            store: Optional[Store] = None, names: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    for the class hierarchies and the names enabled rules ask about (none:
-    the empty index)."""
+    for the class hierarchies, the callers and the names enabled rules ask
+    about (none: the empty index).  ``store`` keeps each parsed file's
+    contribution for the next run."""
     wanted = sorted(set(bases))
-    index = build_hierarchy(files, wanted) if wanted else EMPTY
     asked = frozenset(names)
+    asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
+    if not wanted and not asks_callers and not asked:
+        install(EMPTY)
+        return EMPTY
+    texts = list(_read(files))
+    classes = _hierarchy(texts, wanted, store) if wanted else {}
+    calls, modules = _callers(texts, callers, store) if callers is not None and asks_callers else ({}, {})
+    used: FrozenSet[str] = frozenset()
     if asked:
         from torchlint.analysis.mentions import used_anywhere
 
-        index = replace(index, used=used_anywhere(_read(files), asked))
+        used = used_anywhere(texts, asked)
+    index = ProjectIndex(classes, calls, modules, used)
     install(index)
     return index

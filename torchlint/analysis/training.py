@@ -33,7 +33,7 @@ class GradMode(enum.Enum):
     ENABLED = "enabled"  # enable_grad, set_grad_enabled(True), inference_mode(False)
 
 
-_GRAD_CONTEXTS: Dict[str, GradMode] = {
+GRAD_CONTEXTS: Dict[str, GradMode] = {
     "torch.no_grad": GradMode.DISABLED,
     "torch.inference_mode": GradMode.DISABLED,
     "torch.autograd.no_grad": GradMode.DISABLED,
@@ -55,7 +55,7 @@ def grad_mode(expr: cst.BaseExpression, names: ImportTable) -> Optional[GradMode
     or None (not one, or it depends on a run-time value)."""
     target = expr.func if isinstance(expr, cst.Call) else expr
     qualified = names.qualified_name(target)
-    mode = _GRAD_CONTEXTS.get(qualified or "")
+    mode = GRAD_CONTEXTS.get(qualified or "")
     if mode is None or qualified is None:
         return None
     if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
@@ -166,6 +166,7 @@ class Training:
             for edge in facts.local_calls:
                 self._callers.setdefault(edge.callee, []).append(edge)
         self._reach: Dict[FunctionNode, bool] = {}
+        self._steps: Optional[Dict[cst.Call, Tuple[FunctionFacts, Optional[LoopNode]]]] = None
 
     # -- questions ------------------------------------------------------------------
 
@@ -217,6 +218,25 @@ class Training:
             if callee is not None and any(self.is_training_loop(inner) for inner in callee.loops):
                 return True
         return False
+
+    def in_training_step(self, call: cst.Call) -> bool:
+        """Whether ``call`` runs in the same step as a ``backward()``: the
+        innermost loop around it (or, outside loops, its function) calls
+        backward or ``autograd.grad`` itself, not only in a nested loop or in
+        another function (an epoch loop that trains through a helper and then
+        evaluates is not one step)."""
+        if self._steps is None:
+            self._steps = {}
+            for facts in self.functions.values():
+                for fact in facts.calls:
+                    self._steps[fact.call] = (facts, fact.loops[-1] if fact.loops else None)
+        found = self._steps.get(call)
+        if found is None:
+            return False
+        facts, loop = found
+        return any(
+            (b.loops[-1] if b.loops else None) is loop for b in (*facts.backward, *facts.autograd_grad)
+        )
 
     def called_only_under_no_grad(self, function: cst.FunctionDef) -> bool:
         """Every call of ``function`` in this file is in a grad-disabled region
@@ -396,5 +416,5 @@ def _false_argument(call: cst.Call) -> bool:
 
 
 __all__: Sequence[str] = (
-    "grad_mode", "CallFact", "FunctionFacts", "GradMode", "GradRegion", "LocalCall", "LoopFacts", "ModeCall", "Training",
+    "grad_mode", "GRAD_CONTEXTS", "CallFact", "FunctionFacts", "GradMode", "GradRegion", "LocalCall", "LoopFacts", "ModeCall", "Training",
 )
