@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --mirror /work/.mirror
     .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --markdown   # README table
+    .venv/bin/python bench/score_labels.py --src DIR --markdown-out table.md # both in one run
     .venv/bin/python bench/score_labels.py --src DIR --rules TL101 TL301    # some rules only
 
 Each `bench/labels/<CODE>.toml` lists places in public repositories, read by
@@ -399,6 +400,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--rules", nargs="*", default=[], help="rule codes to score (default: every label file)")
     parser.add_argument("--torchlint", default=f"{shlex.quote(sys.executable)} -m torchlint", help="command that runs torchlint")
     parser.add_argument("--markdown", action="store_true", help="print the README table")
+    parser.add_argument("--markdown-out", type=Path, help="also write the README table to this file")
     args = parser.parse_args(argv)
     command = shlex.split(args.torchlint)
     scores: List[Score] = []
@@ -415,6 +417,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(markdown_report(scores) if args.markdown else text_report(scores))
+    if args.markdown_out is not None:
+        args.markdown_out.write_text(markdown_report(scores) + "\n", encoding="utf-8")
     return 0
 
 

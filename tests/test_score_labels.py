@@ -191,12 +191,14 @@ def test_end_to_end_run_scores_the_real_cli(tmp_path: Path) -> None:
     text = HEADER + case(2, note="no workers").replace(COMMIT, first) + case(3, "negative").replace(COMMIT, first)
     (labels_dir / "TL201.toml").write_text(text)
     out = subprocess.run(
-        [sys.executable, str(_SCRIPT), "--src", str(tmp_path / "src"), "--mirror", str(mirror), "--labels", str(labels_dir)],
+        [sys.executable, str(_SCRIPT), "--src", str(tmp_path / "src"), "--mirror", str(mirror), "--labels", str(labels_dir),
+         "--markdown-out", str(tmp_path / "table.md")],
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 0, out.stderr
     first_row = out.stdout.splitlines()[1].split()
     assert first_row[:7] == ["TL201", "1", "1", "1", "1", "0", "0"]
+    assert "| TL201 | 1 | 1 | 1 | 1 | 0 | 0 | 1.00 | 1.00 |" in (tmp_path / "table.md").read_text()
 
 
 def test_bad_label_file_exits_2_with_a_message(tmp_path: Path) -> None:
