@@ -1,0 +1,426 @@
+"""Precision and recall of torchlint's rules on hand-labelled real training code.
+
+    .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --mirror /work/.mirror
+    .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --markdown   # README table
+    .venv/bin/python bench/score_labels.py --src DIR --markdown-out table.md # both in one run
+    .venv/bin/python bench/score_labels.py --src DIR --rules TL101 TL301    # some rules only
+
+Each `bench/labels/<CODE>.toml` lists places in public repositories, read by
+hand, where the rule must report (`positive`) or must stay quiet (`negative`,
+a look-alike).  A (file, rule) pair that appears in a label file is fully
+labelled, so any other finding of the rule in that file is a false positive
+too.  Checkouts live in `--src DIR` as `DIR/<owner>__<name>`; a missing one is
+cloned from `--mirror DIR` (`<owner>+<name>/repo` git dirs) or from github.com,
+and the labelled commit is checked out.  torchlint (the one this Python runs,
+or `--torchlint CMD`) is run with only the rule selected, the label file's
+`torch-version`, no cache and no configuration, over exactly the labelled
+files.  Bad label files stop the run with a one-line message naming the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+HERE = Path(__file__).resolve().parent
+LABELS = HERE / "labels"
+
+_TOP_KEYS = frozenset({"rule", "torch-version", "case"})
+_CASE_REQUIRED = ("repo", "commit", "path", "line", "label")
+_CASE_KEYS = frozenset(_CASE_REQUIRED) | {"group", "note"}
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_RULE = re.compile(r"^TL[0-9]{3}$")
+_VERSION = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
+
+
+class LabelError(Exception):
+    """A label file (or the checkout it points into) cannot be used; the message is one line."""
+
+
+class Label(enum.Enum):
+    POSITIVE = "positive"
+    NEGATIVE = "negative"
+
+
+@dataclass(frozen=True)
+class Case:
+    repo: str
+    commit: str
+    path: str
+    line: int
+    label: Label
+    group: str = ""
+    note: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.repo} {self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    rule: str
+    torch_version: Optional[str]
+    cases: Tuple[Case, ...]
+    source: Path
+
+    def files(self) -> List[Tuple[str, str, str]]:
+        """(repo, commit, path) of every fully labelled file, sorted."""
+        return sorted({(c.repo, c.commit, c.path) for c in self.cases})
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    repo: str
+    path: str
+    row: int
+    end_row: int
+    message: str
+
+
+class Outcome(enum.Enum):
+    TRUE_POSITIVE = "TP"
+    FALSE_POSITIVE = "FP"
+    FALSE_NEGATIVE = "FN"
+    TRUE_NEGATIVE = "TN"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One labelled case or one unlabelled finding, with what torchlint did there."""
+
+    outcome: Outcome
+    repo: str
+    path: str
+    line: int
+    group: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Score:
+    rule: str
+    judged: Tuple[Judged, ...]
+    positives: int
+    negatives: int
+    repos: Tuple[str, ...] = field(default=())
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for j in self.judged if j.outcome is outcome)
+
+    @property
+    def precision(self) -> Optional[float]:
+        tp, fp = self.count(Outcome.TRUE_POSITIVE), self.count(Outcome.FALSE_POSITIVE)
+        return tp / (tp + fp) if tp + fp else None
+
+    @property
+    def recall(self) -> Optional[float]:
+        tp, fn = self.count(Outcome.TRUE_POSITIVE), self.count(Outcome.FALSE_NEGATIVE)
+        return tp / (tp + fn) if tp + fn else None
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _fail(source: Path, message: str) -> LabelError:
+    return LabelError(f"{source}: {message}")
+
+
+def _case(source: Path, index: int, raw: object) -> Case:
+    where = f"case {index + 1}"
+    if not isinstance(raw, dict):
+        raise _fail(source, f"{where} is not a table")
+    unknown = sorted(set(raw) - _CASE_KEYS)
+    if unknown:
+        raise _fail(source, f"{where}: unknown key(s) {', '.join(unknown)}")
+    missing = [k for k in _CASE_REQUIRED if k not in raw]
+    if missing:
+        raise _fail(source, f"{where}: missing key(s) {', '.join(missing)}")
+    for key in ("repo", "commit", "path", "label", "group", "note"):
+        if key in raw and not isinstance(raw[key], str):
+            raise _fail(source, f"{where}: `{key}` must be a string")
+    line = raw["line"]
+    if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+        raise _fail(source, f"{where}: `line` must be a positive integer, not {line!r}")
+    if not _REPO.match(raw["repo"]):
+        raise _fail(source, f"{where}: `repo` must be owner/name, not {raw['repo']!r}")
+    if not _COMMIT.match(raw["commit"]):
+        raise _fail(source, f"{where}: `commit` must be 40 lowercase hex digits, not {raw['commit']!r}")
+    path = raw["path"]
+    if not path or path.startswith("/") or "\\" in path or ".." in Path(path).parts:
+        raise _fail(source, f"{where}: `path` must be relative inside the repository, not {path!r}")
+    try:
+        label = Label(raw["label"])
+    except ValueError:
+        raise _fail(source, f"{where}: `label` must be positive or negative, not {raw['label']!r}") from None
+    return Case(raw["repo"], raw["commit"], path, line, label, raw.get("group", ""), raw.get("note", ""))
+
+
+def parse_labels(text: str, source: Path) -> LabelSet:
+    """Validate one label file's text; every problem is a LabelError naming the file."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(source, f"not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _fail(source, f"unknown key(s) {', '.join(unknown)}")
+    rule = data.get("rule")
+    if not isinstance(rule, str) or not _RULE.match(rule):
+        raise _fail(source, f"`rule` must be a code such as \"TL101\", not {rule!r}")
+    if source.suffix == ".toml" and source.stem != rule:
+        raise _fail(source, f"holds rule {rule} but is named {source.name}")
+    version = data.get("torch-version")
+    if version is not None and (not isinstance(version, str) or not _VERSION.match(version)):
+        raise _fail(source, f"`torch-version` must be a release such as \"1.13\", not {version!r}")
+    raw_cases = data.get("case", [])
+    if not isinstance(raw_cases, list) or not raw_cases:
+        raise _fail(source, "no [[case]] entries")
+    cases = tuple(_case(source, i, raw) for i, raw in enumerate(raw_cases))
+    seen: Dict[Tuple[str, str, int], int] = {}
+    commits: Dict[str, str] = {}
+    for i, case in enumerate(cases):
+        key = (case.repo, case.path, case.line)
+        if key in seen:
+            raise _fail(source, f"case {i + 1} repeats case {seen[key] + 1} ({case.where})")
+        seen[key] = i
+        if commits.setdefault(case.repo, case.commit) != case.commit:
+            raise _fail(source, f"case {i + 1}: {case.repo} is labelled at two commits")
+    return LabelSet(rule, version, cases, source)
+
+
+def load_labels(path: Path) -> LabelSet:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(path, f"cannot read: {exc}") from None
+    return parse_labels(text, path)
+
+
+def checkout_dir(src: Path, repo: str) -> Path:
+    return src / repo.replace("/", "__")
+
+
+def check_lines(labels: LabelSet, src: Path) -> None:
+    """Every labelled line must exist in its file and hold code, not a blank line."""
+    texts: Dict[Tuple[str, str], List[str]] = {}
+    for i, case in enumerate(labels.cases):
+        key = (case.repo, case.path)
+        if key not in texts:
+            file = checkout_dir(src, case.repo) / case.path
+            try:
+                texts[key] = file.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise _fail(labels.source, f"case {i + 1}: cannot read {file}: {exc}") from None
+        lines = texts[key]
+        if case.line > len(lines):
+            raise _fail(labels.source, f"case {i + 1}: line {case.line} is out of range ({case.path} has {len(lines)} lines)")
+        if not lines[case.line - 1].strip():
+            raise _fail(labels.source, f"case {i + 1}: line {case.line} of {case.path} is blank")
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _claim(finding: Finding, cases: Sequence[Case]) -> Optional[Case]:
+    """The labelled case a finding speaks about: same line first, else a line inside its span."""
+    same = [c for c in cases if c.line == finding.row]
+    if same:
+        return same[0]
+    inside = [c for c in cases if finding.row <= c.line <= finding.end_row]
+    inside.sort(key=lambda c: (c.label is not Label.POSITIVE, c.line))
+    return inside[0] if inside else None
+
+
+def score(labels: LabelSet, findings: Iterable[Finding]) -> Score:
+    """Judge every labelled case and every finding in a labelled file.
+
+    A positive is a true positive when some finding claims it, else a false
+    negative.  A finding that claims a negative, or claims nothing in a fully
+    labelled file, is a false positive; findings in unlabelled files are ignored.
+    Several findings on one positive line count once.
+    """
+    by_file: Dict[Tuple[str, str], List[Case]] = {}
+    for case in labels.cases:
+        by_file.setdefault((case.repo, case.path), []).append(case)
+    hit: Dict[Case, bool] = {}
+    judged: List[Judged] = []
+    for finding in sorted(findings, key=lambda f: (f.repo, f.path, f.row, f.end_row, f.message)):
+        if finding.rule != labels.rule:
+            continue
+        cases = by_file.get((finding.repo, finding.path))
+        if cases is None:
+            continue
+        case = _claim(finding, cases)
+        if case is None:
+            judged.append(Judged(Outcome.FALSE_POSITIVE, finding.repo, finding.path, finding.row, "", f"unlabelled finding: {finding.message}"))
+        elif case.label is Label.NEGATIVE:
+            if case not in hit:
+                judged.append(Judged(Outcome.FALSE_POSITIVE, case.repo, case.path, case.line, case.group, case.note))
+            hit[case] = True
+        else:
+            hit[case] = True
+    for case in labels.cases:
+        if case.label is Label.POSITIVE:
+            outcome = Outcome.TRUE_POSITIVE if case in hit else Outcome.FALSE_NEGATIVE
+        elif case not in hit:
+            outcome = Outcome.TRUE_NEGATIVE
+        else:
+            continue
+        judged.append(Judged(outcome, case.repo, case.path, case.line, case.group, case.note))
+    positives = sum(1 for c in labels.cases if c.label is Label.POSITIVE)
+    repos = tuple(sorted({c.repo for c in labels.cases}))
+    return Score(labels.rule, tuple(judged), positives, len(labels.cases) - positives, repos)
+
+
+# ---------------------------------------------------------------- running
+
+
+def _git(args: Sequence[str], cwd: Optional[Path] = None) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def prepare_checkout(repo: str, commit: str, src: Path, mirror: Optional[Path]) -> Path:
+    """`src/<owner>__<name>` at `commit`: kept if already there, else cloned and checked out."""
+    target = checkout_dir(src, repo)
+    if not target.exists():
+        origin = mirror / repo.replace("/", "+") / "repo" if mirror is not None else None
+        url = str(origin) if origin is not None and origin.exists() else f"https://github.com/{repo}.git"
+        src.mkdir(parents=True, exist_ok=True)
+        done = _git(["clone", "-q", "--no-checkout", url, str(target)])
+        if done.returncode != 0:
+            raise LabelError(f"{repo}: cannot clone {url}: {done.stderr.strip().splitlines()[-1:]}")
+    head = _git(["rev-parse", "HEAD"], cwd=target)
+    if head.returncode == 0 and head.stdout.strip() == commit and any(target.glob("*")):
+        return target
+    done = _git(["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], cwd=target)
+    if done.returncode != 0:
+        # Some snapshots lack their largest blobs; the Python files are what the rules read.
+        done = _git(["checkout", "-q", commit, "--", ":(glob)**/*.py"], cwd=target)
+    if done.returncode != 0:
+        raise LabelError(f"{repo}: cannot check out {commit} in {target}: {done.stderr.strip()}")
+    return target
+
+
+def parse_findings(text: str, repo: str, root: Path, rule: str) -> List[Finding]:
+    """torchlint's JSON report, with file names made relative to the checkout."""
+    found: List[Finding] = []
+    for item in json.loads(text):
+        if item["code"] != rule:
+            continue
+        name = Path(item["filename"])
+        if name.is_absolute():
+            name = name.resolve().relative_to(root.resolve())
+        found.append(Finding(rule, repo, name.as_posix(), item["location"]["row"], item["end_location"]["row"], item["message"]))
+    return found
+
+
+def run_torchlint(command: Sequence[str], labels: LabelSet, src: Path) -> List[Finding]:
+    """Findings of the label set's rule over exactly its labelled files, one run per repository."""
+    per_repo: Dict[str, List[str]] = {}
+    for repo, _commit, path in labels.files():
+        per_repo.setdefault(repo, []).append(path)
+    found: List[Finding] = []
+    for repo, paths in sorted(per_repo.items()):
+        root = checkout_dir(src, repo)
+        argv = [*command, "check", "--select", labels.rule, "--no-cache", "--isolated", "--exit-zero", "--output-format", "json"]
+        if labels.torch_version is not None:
+            argv += ["--torch-version", labels.torch_version]
+        done = subprocess.run([*argv, *paths], cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise LabelError(f"{labels.source}: torchlint failed on {repo} (exit {done.returncode}): {tail}")
+        found += parse_findings(done.stdout, repo, root, labels.rule)
+    return found
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def _ratio(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def text_report(scores: Sequence[Score]) -> str:
+    out = [f"{'rule':6} {'pos':>4} {'neg':>4} {'repos':>5} {'TP':>4} {'FP':>4} {'FN':>4} {'precision':>9} {'recall':>6}"]
+    for s in scores:
+        out.append(
+            f"{s.rule:6} {s.positives:4} {s.negatives:4} {len(s.repos):5} {s.count(Outcome.TRUE_POSITIVE):4} "
+            f"{s.count(Outcome.FALSE_POSITIVE):4} {s.count(Outcome.FALSE_NEGATIVE):4} {_ratio(s.precision):>9} {_ratio(s.recall):>6}"
+        )
+    for s in scores:
+        for j in s.judged:
+            if j.outcome in (Outcome.FALSE_POSITIVE, Outcome.FALSE_NEGATIVE):
+                group = f" [{j.group}]" if j.group else ""
+                out.append(f"{j.outcome.value} {s.rule} {j.repo} {j.path}:{j.line}{group} {j.note}")
+    return "\n".join(out)
+
+
+def markdown_report(scores: Sequence[Score]) -> str:
+    out = [
+        "| rule | positives | negatives | repositories | TP | FP | FN | precision | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in scores:
+        out.append(
+            f"| {s.rule} | {s.positives} | {s.negatives} | {len(s.repos)} | {s.count(Outcome.TRUE_POSITIVE)} | "
+            f"{s.count(Outcome.FALSE_POSITIVE)} | {s.count(Outcome.FALSE_NEGATIVE)} | {_ratio(s.precision)} | {_ratio(s.recall)} |"
+        )
+    repos = sorted({r for s in scores for r in s.repos})
+    out += ["", f"Repositories ({len(repos)}): " + ", ".join(f"`{r}`" for r in repos) + "."]
+    return "\n".join(out)
+
+
+def label_files(rules: Sequence[str], folder: Path) -> List[Path]:
+    if rules:
+        return [folder / f"{rule}.toml" for rule in rules]
+    return sorted(folder.glob("*.toml"))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, required=True, help="folder of <owner>__<name> checkouts (made when missing)")
+    parser.add_argument("--mirror", type=Path, help="folder of <owner>+<name>/repo git dirs to clone from instead of github.com")
+    parser.add_argument("--labels", type=Path, default=LABELS, help="folder of <CODE>.toml label files")
+    parser.add_argument("--rules", nargs="*", default=[], help="rule codes to score (default: every label file)")
+    parser.add_argument("--torchlint", default=f"{shlex.quote(sys.executable)} -m torchlint", help="command that runs torchlint")
+    parser.add_argument("--markdown", action="store_true", help="print the README table")
+    parser.add_argument("--markdown-out", type=Path, help="also write the README table to this file")
+    args = parser.parse_args(argv)
+    command = shlex.split(args.torchlint)
+    scores: List[Score] = []
+    try:
+        sets = [load_labels(path) for path in label_files(args.rules, args.labels)]
+        if not sets:
+            raise LabelError(f"{args.labels}: no label files")
+        for labels in sets:
+            for repo, commit, _path in labels.files():
+                prepare_checkout(repo, commit, args.src, args.mirror)
+            check_lines(labels, args.src)
+            scores.append(score(labels, run_torchlint(command, labels, args.src)))
+    except LabelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(markdown_report(scores) if args.markdown else text_report(scores))
+    if args.markdown_out is not None:
+        args.markdown_out.write_text(markdown_report(scores) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
