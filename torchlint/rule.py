@@ -66,6 +66,8 @@ class Option:
     description: str
     minimum: Optional[int] = None
     """The smallest value a numeric option accepts (checked when settings load)."""
+    words: Tuple[str, ...] = ()
+    """Strings a non-string option also accepts (``num-workers = "slurm"``)."""
 
     @property
     def kind(self) -> type:
@@ -214,6 +216,15 @@ class FileContext:
         """Whether pytest collects the file by default (``test_*.py``,
         ``*_test.py``, ``conftest.py``): code that exercises, not trains."""
         return bool(_TEST_FILE.match(PurePath(self.path).name))
+
+
+def innermost_statement(parents: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The innermost statement among ``parents`` (innermost last): where an
+    own-line suppression comment goes, for a finding reported later."""
+    for candidate in reversed(parents):
+        if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return candidate
+    return None
 
 
 def _doc_sections(doc: str) -> Dict[str, str]:
