@@ -294,6 +294,10 @@ class Rule:
     project_bases: ClassVar[Tuple[str, ...]] = ()
     """With ``PROJECT``: the classes (dotted names) whose subclasses across
     the project's files the rule asks about; only those are indexed."""
+    project_keywords: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: keyword arguments (``persistent_workers``) whose use
+    by any call in the project's files the rule asks about (a suggestion
+    stays quiet where the project already makes its setting)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

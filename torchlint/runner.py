@@ -209,14 +209,15 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     """Build the cross-file index once, before linting, if an enabled rule
     asks for it (:attr:`Analysis.PROJECT`)."""
     distinct = {id(settings): settings for settings in map(settings_for, files)}
-    bases = {
-        base
+    rules = [
+        rule
         for settings in distinct.values()
         for rule in settings.enabled_rules(None)  # per-file ignores can only remove rules
         if Analysis.PROJECT in rule.requires
-        for base in rule.project_bases
-    }
-    project.prepare(files, bases)
+    ]
+    bases = {base for rule in rules for base in rule.project_bases}
+    keywords = {keyword for rule in rules for keyword in rule.project_keywords}
+    project.prepare(files, bases, keywords)
 
 
 def _cache_digest(digest: str) -> str:

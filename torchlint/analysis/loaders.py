@@ -80,6 +80,7 @@ class Loaders:
         self._values = values
         self._training = training
         self._constructors: List[cst.Call] = []
+        self._in_loop: Set[cst.CSTNode] = set()
         self._for_loops: List[Tuple[cst.For, bool]] = []
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
@@ -109,6 +110,8 @@ class Loaders:
             qualified = self._names.call_name(node)
             if qualified == DATALOADER:
                 self._constructors.append(node)
+                if loops:
+                    self._in_loop.add(node)
             if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda" and qualified is None:
                 self.uses_cuda = True
         elif isinstance(node, (cst.Attribute, cst.Name)) and not self.uses_cuda:
@@ -395,6 +398,11 @@ class Loaders:
         return frozenset()
 
     # -- repetition --------------------------------------------------------------------
+
+    def rebuilt(self, constructor: cst.Call) -> bool:
+        """The ``DataLoader(...)`` call itself runs in a loop (lexically, or its
+        function is called in one): each loader it builds may be iterated once."""
+        return constructor in self._in_loop or self._called_in_loop(constructor, set())
 
     def _called_in_loop(self, node: cst.CSTNode, seen: Set[cst.FunctionDef]) -> bool:
         """The function holding ``node`` is called inside a loop of this file

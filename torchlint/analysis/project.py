@@ -17,7 +17,7 @@ import re
 import stat
 import warnings
 from functools import cached_property
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -51,6 +51,13 @@ class ProjectIndex:
 
     classes: Mapping[str, ClassInfo] = field(default_factory=dict)
     calls: Mapping[str, Tuple[CallSite, ...]] = field(default_factory=dict)
+    keywords: FrozenSet[str] = frozenset()
+    """The asked-about keyword arguments (``persistent_workers``) that some
+    call in the project passes by name: a setting the project already makes."""
+
+    def passes_keyword(self, name: str) -> bool:
+        """Whether some call in the project's files passes ``name=...``."""
+        return name in self.keywords
 
     def bases_of(self, qualified: str) -> FrozenSet[str]:
         """Every base, direct or inherited through classes of the project."""
@@ -86,6 +93,8 @@ class ProjectIndex:
             digest.update(f"{name}\0{','.join(self.classes[name].bases)}\n".encode())
         for name in sorted(self.calls):
             digest.update(f"{name}\0{len(self.calls[name])}\n".encode())
+        for keyword in sorted(self.keywords):
+            digest.update(f"keyword\0{keyword}\n".encode())
         return digest.hexdigest()
 
 
@@ -272,6 +281,33 @@ def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex
     return ProjectIndex({name: found[name] for name in sorted(relevant)})
 
 
+def passed_keywords(files: Iterable[Path], wanted: Iterable[str]) -> FrozenSet[str]:
+    """Which of the ``wanted`` keyword arguments some call in ``files``
+    passes by name; only files whose text contains one are parsed."""
+    remaining = set(wanted)
+    found: Set[str] = set()
+    for _path, text in _read(files):
+        if not remaining:
+            break
+        if not any(word.encode() in text for word in remaining):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+        try:
+            nodes = list(ast.walk(tree))
+        except RecursionError:
+            continue
+        for node in nodes:
+            if isinstance(node, ast.keyword) and node.arg in remaining:
+                found.add(node.arg)
+                remaining.discard(node.arg)
+    return frozenset(found)
+
+
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
     """The index of in-memory files (relative path -> text), for tests and
     editors: every folder of a path counts as a package."""
@@ -301,10 +337,14 @@ def current() -> ProjectIndex:
     return _CURRENT[0]
 
 
-def prepare(files: Sequence[Path], bases: Iterable[str]) -> ProjectIndex:
+def prepare(files: Sequence[Path], bases: Iterable[str], keywords: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    for the class hierarchies enabled rules ask about (none: the empty index)."""
+    for the class hierarchies and keyword arguments enabled rules ask about
+    (none: the empty index)."""
     wanted = sorted(set(bases))
     index = build_hierarchy(files, wanted) if wanted else EMPTY
+    asked = sorted(set(keywords))
+    if asked:
+        index = replace(index, keywords=passed_keywords(files, asked))
     install(index)
     return index
