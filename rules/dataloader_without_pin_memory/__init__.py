@@ -196,8 +196,8 @@ class DataLoaderWithoutPinMemory(Rule):
                 first_move.setdefault(loader, move)
         lines: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         for call in loaders.constructors:
-            move = first_move.get(call)
-            if move is None:
+            moved = first_move.get(call)
+            if moved is None:
                 continue
             arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version)
             given = arguments.argument("pin_memory")
@@ -207,7 +207,7 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             if lines is None:
                 lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
-            line = lines[move.call].start.line
+            line = lines[moved.call].start.line
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),
                                    Applicability.SAFE, "Set `pin_memory=True`")

@@ -88,6 +88,7 @@ class Loaders:
         self.uses_cuda = False
         """The file names ``torch.cuda``, calls ``.cuda()`` or writes a ``"cuda..."`` device."""
         self._walk(module, module, 0)
+        self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
@@ -264,9 +265,40 @@ class Loaders:
             found |= self._origins_of(value, depth + 1)
         return frozenset(found)
 
+    def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
+        """The bindings of ``name`` that can reach this use: in the use's own
+        scope, the last one before it in the source (a loop's target inside
+        its body), when there is one; otherwise all of them."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) < 2:
+            return bindings
+        scope = self._scopes.name_scope(name)
+        if any(binding.scope is not scope for binding in bindings):
+            return bindings  # read from a nested function: any binding may be current
+        at = self._order.get(name, -1)
+        before = [b for b in bindings if self._order.get(b.node, at) < at and not self._inside_assignment(name, b)]
+        if not before:
+            return bindings
+        return (max(before, key=lambda b: self._order.get(b.node, -1)),)
+
+    def _inside_assignment(self, name: cst.Name, binding: Binding) -> bool:
+        """``name`` is read by the statement that binds it (``x = x.cuda()``)."""
+        if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION, BindingKind.WITH, BindingKind.PARAMETER,
+                            BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.IMPORT):
+            return False
+        statement = binding.statement if binding.statement is not None else binding.node
+        return self._order.get(statement, -1) <= self._order.get(name, -1) <= self._last(statement)
+
+    def _last(self, node: cst.CSTNode) -> int:
+        cached = self._ends.get(node)
+        if cached is None:
+            cached = max((self._order.get(found, -1) for found in _descendants(node)), default=-1)
+            self._ends[node] = cached
+        return cached
+
     def _bound_values(self, name: cst.Name) -> List[cst.BaseExpression]:
         values: List[cst.BaseExpression] = []
-        for binding in self._scopes.resolve(name):
+        for binding in self.reaching(name):
             if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
                 if binding.value is not None:
                     values.append(binding.value)
@@ -366,7 +398,7 @@ class Loaders:
     def _compute_batch(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if isinstance(expr, cst.Name):
             found: Set[cst.Call] = set()
-            for binding in self._scopes.resolve(expr):
+            for binding in self.reaching(expr):
                 found |= self._binding_batch(binding, depth)
             return frozenset(found)
         if isinstance(expr, cst.Subscript):
