@@ -71,6 +71,22 @@ def test_a_reused_module_level_name_takes_the_binding_of_its_own_loop() -> None:
     assert [set(move.loaders) for move in loaders.moves()] == [{first}, {second}]
 
 
+def test_an_assignment_in_a_sibling_branch_does_not_hide_the_loop_target() -> None:
+    source = textwrap.dedent(
+        """
+        from torch.utils.data import DataLoader
+        for x in DataLoader(d, pin_memory=True):
+            if fast:
+                x = x.cuda(non_blocking=True)
+            else:
+                x = x.to(device)
+        """
+    )
+    module = cst.parse_module(source)
+    moves = list(Facts.of_module(module).loaders.moves())
+    assert [module.code_for_node(move.call) for move in moves] == ["x.cuda(non_blocking=True)", "x.to(device)"]
+
+
 def test_a_value_computed_from_the_batch_is_not_the_batch() -> None:
     source = "from torch.utils.data import DataLoader\nfor x in DataLoader(d):\n    x.float().cuda()\n"
     assert list(Facts.of_module(cst.parse_module(source)).loaders.moves()) == []

@@ -28,6 +28,9 @@ _TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.st
 _PASS_THROUGH_BUILTINS = frozenset({"enumerate", "iter", "zip", "reversed"})
 _PARTS = frozenset({"items", "values"})
 _MAX_DEPTH = 8
+_ACCELERATOR_MODULES = ("torch.cuda", "torch.accelerator")
+"""Modules whose use says the file runs on an accelerator (``torch.accelerator``
+picks CUDA on an NVIDIA machine)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,9 @@ class Loaders:
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
+        self._parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.uses_cuda = False
-        """The file names ``torch.cuda``, calls ``.cuda()`` or writes a ``"cuda..."`` device."""
+        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()`` or writes a ``"cuda..."`` device."""
         self._walk(module, module, 0)
         self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
@@ -104,6 +108,7 @@ class Loaders:
         if isinstance(node, cst.FunctionDef):
             for child in children(node):
                 inside = child is node.body
+                self._parent[child] = node
                 self._walk(child, node if inside else function, 0 if inside else loops)
             return
         if isinstance(node, cst.Call):
@@ -117,7 +122,7 @@ class Loaders:
                 self.uses_cuda = True
         elif isinstance(node, (cst.Attribute, cst.Name)) and not self.uses_cuda:
             qualified = self._names.qualified_name(node)
-            if qualified is not None and (qualified == "torch.cuda" or qualified.startswith("torch.cuda.")):
+            if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
                 self.uses_cuda = True
         elif isinstance(node, cst.SimpleString) and not self.uses_cuda:
             text = _string(node)
@@ -127,6 +132,7 @@ class Loaders:
         if isinstance(node, cst.For):
             self._for_loops.append((node, loops > 0))
         for child in children(node):
+            self._parent[child] = node
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
     # -- questions --------------------------------------------------------------------
@@ -276,10 +282,25 @@ class Loaders:
         if any(binding.scope is not scope for binding in bindings):
             return bindings  # read from a nested function: any binding may be current
         at = self._order.get(name, -1)
-        before = [b for b in bindings if self._order.get(b.node, at) < at and not self._inside_assignment(name, b)]
+        before = [
+            b for b in bindings
+            if self._order.get(b.node, at) < at and not self._inside_assignment(name, b) and self._dominates(b, name)
+        ]
         if not before:
             return bindings
         return (max(before, key=lambda b: self._order.get(b.node, -1)),)
+
+    def _dominates(self, binding: Binding, name: cst.Name) -> bool:
+        """The binding's statement sits in a block that also holds the use
+        (not in a sibling branch of an ``if`` the use is outside of)."""
+        statement = binding.statement if binding.statement is not None else binding.node
+        if binding.kind in (BindingKind.FOR, BindingKind.WITH) and self._contains(statement, name):
+            return True
+        block = self._parent.get(statement)
+        return block is None or self._contains(block, name)
+
+    def _contains(self, node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        return self._order.get(node, -1) <= self._order.get(inner, -1) <= self._last(node)
 
     def _inside_assignment(self, name: cst.Name, binding: Binding) -> bool:
         """``name`` is read by the statement that binds it (``x = x.cuda()``)."""
