@@ -79,12 +79,12 @@ def test_an_assignment_in_a_sibling_branch_does_not_hide_the_loop_target() -> No
             if fast:
                 x = x.cuda(non_blocking=True)
             else:
-                x = x.to(device)
+                x = x.to("cuda")
         """
     )
     module = cst.parse_module(source)
     moves = list(Facts.of_module(module).loaders.moves())
-    assert [module.code_for_node(move.call) for move in moves] == ["x.cuda(non_blocking=True)", "x.to(device)"]
+    assert [module.code_for_node(move.call) for move in moves] == ["x.cuda(non_blocking=True)", 'x.to("cuda")']
 
 
 def test_a_value_computed_from_the_batch_is_not_the_batch() -> None:
