@@ -39,7 +39,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
     loader iterated once or built anew for every pass (a `DataLoader(...)`
-    inside the epoch loop, or in a function called from it), and any project where some call already passes
+    inside the epoch loop, or in a function called from it), test files
+    (`test_*.py`, `*_test.py`, `conftest.py`: a test may check the exact
+    batch order), and any project where some call already passes
     `persistent_workers=` (the project has made its choice).
 
     ## Why is this bad?
@@ -207,7 +209,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             self._statements[node] = innermost_statement(self.parents)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._statements or self._set_here or self.facts.project.passes_keyword(_SETTING):
+        if not self._statements or self._set_here or self.context.is_test_file:
+            return
+        if self.facts.project.passes_keyword(_SETTING):
             return
         loaders = self.facts.loaders
         repeated: Set[cst.Call] = set()
