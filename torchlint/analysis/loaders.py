@@ -212,9 +212,16 @@ class Loaders:
         fact = self._values.device_fact(expr)
         if isinstance(fact, Device):
             return fact
-        if fact is NOT_DEVICE or depth > 3 or not isinstance(expr, cst.Name):
+        if fact is NOT_DEVICE or depth > 3:
             return None
-        passed = self._arguments(expr)
+        if isinstance(expr, cst.Attribute):
+            passed = self._self_attribute_values(expr)
+        elif isinstance(expr, cst.Name):
+            if self._annotated_int(expr):
+                return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
+            passed = self._arguments(expr)
+        else:
+            return None
         if not passed:
             return None
         devices = [self.device_of(value, depth + 1) for value in passed]
@@ -223,6 +230,14 @@ class Loaders:
         if all(device is not None and device.is_cpu for device in devices):
             return Device(DeviceKind.CPU, expr)
         return Device(DeviceKind.VARIABLE, expr)
+
+    def _annotated_int(self, name: cst.Name) -> bool:
+        """A parameter annotated ``int``."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return False
+        annotation = bindings[0].annotation
+        return isinstance(annotation, cst.Name) and annotation.value == "int" and not self._scopes.resolve(annotation)
 
     def _certainly_cuda(self, expr: cst.BaseExpression) -> bool:
         text = _string(expr)
@@ -255,10 +270,12 @@ class Loaders:
         if isinstance(expr, cst.Call):
             if self._names.call_name(expr) == DATALOADER:
                 return frozenset({expr})
-            function = self._local_function(expr)
+            function = self._training.local_function(expr)
             if function is not None:
                 return self._union(self._returns(function), depth)
             return frozenset()
+        if isinstance(expr, cst.IfExp):
+            return self._union([expr.body, expr.orelse], depth)
         if isinstance(expr, cst.Name):
             return self._union(self._bound_values(expr), depth)
         if isinstance(expr, cst.Attribute):
@@ -340,11 +357,27 @@ class Loaders:
         positional = [*function.params.posonly_params, *function.params.params]
         index = next((i for i, p in enumerate(positional) if p is binding.node), None)
         method = scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+        calls = [edge.call for edge in self._training.callers(function)]
+        if method and function.name.value == "__init__" and scope is not None and scope.parent is not None:
+            calls += self._instantiations(scope.parent.node)
         found: List[cst.BaseExpression] = []
-        for edge in self._training.callers(function):
-            passed = _argument_for(edge.call, binding.name, index, method)
+        for call in calls:
+            passed = _argument_for(call, binding.name, index, method)
             if passed is not None:
                 found.append(passed)
+        return found
+
+    def _instantiations(self, node: Optional[cst.CSTNode]) -> List[cst.Call]:
+        """``Cls(...)`` calls of this file that build the class ``node``."""
+        if not isinstance(node, cst.ClassDef):
+            return []
+        found: List[cst.Call] = []
+        for call in self._calls:
+            func = call.func
+            if isinstance(func, cst.Name) and func.value == node.name.value:
+                bindings = self._scopes.resolve(func)
+                if len(bindings) == 1 and bindings[0].node is node:
+                    found.append(call)
         return found
 
     def _self_attribute_values(self, expr: cst.Attribute) -> List[cst.BaseExpression]:
@@ -368,15 +401,6 @@ class Loaders:
                 if params:
                     _self_assignments(statement.body, params[0].name.value, expr.attr.value, found)
         return found
-
-    def _local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        func = call.func
-        if isinstance(func, cst.Name):
-            bindings = self._scopes.resolve(func)
-            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
-                node = bindings[0].node
-                return node if isinstance(node, cst.FunctionDef) else None
-        return None
 
     @staticmethod
     def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:
@@ -476,8 +500,8 @@ def _argument_for(call: cst.Call, name: str, index: Optional[int], method: bool)
             return arg.value
     if index is None:
         return None
-    if method and isinstance(call.func, cst.Attribute):
-        index -= 1  # `self.f(a)` binds `a` to the second parameter
+    if method:
+        index -= 1  # `self.f(a)` and `Cls(a)` bind `a` to the parameter after `self`
     positional = [arg for arg in call.args if arg.keyword is None]
     if any(arg.star for arg in positional[: index + 1]) or not 0 <= index < len(positional):
         return None
