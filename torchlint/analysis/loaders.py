@@ -5,8 +5,9 @@ Everything is traced through bindings (assignments, ``for`` targets and
 unpacking, ``self.x`` assigned in ``__init__``, simple returns of the file's
 functions, and a parameter through the file's calls of its function), never
 through names.  A batch is a value drawn from a loader without a computation
-in between: the loop's target, its parts (``x, y = batch``, ``batch[0]``,
-``batch["image"]``, ``batch.items()``), so that a copy of it copies what the
+in between: the loop's target, ``next(iter(loader))``, its parts
+(``x, y = batch``, ``batch[0]``, ``batch["image"]``, ``batch.items()``) and
+views of them (``batch.view(n, -1)``), so that a copy of it copies what the
 loader produced (pinned memory, when the loader pins).
 """
 
@@ -27,6 +28,11 @@ DATALOADER = "torch.utils.data.DataLoader"
 _TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"})
 _PASS_THROUGH_BUILTINS = frozenset({"enumerate", "iter", "zip", "reversed"})
 _PARTS = frozenset({"items", "values"})
+_VIEWS = frozenset({
+    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "narrow", "view_as", "reshape_as", "expand", "expand_as", "contiguous",
+})
+"""Tensor methods that return a view of the same memory (a pinned batch stays pinned)."""
 _MAX_DEPTH = 8
 _ACCELERATOR_MODULES = ("torch.cuda", "torch.accelerator")
 """Modules whose use says the file runs on an accelerator (``torch.accelerator``
@@ -270,6 +276,8 @@ class Loaders:
         if isinstance(expr, cst.Call):
             if self._names.call_name(expr) == DATALOADER:
                 return frozenset({expr})
+            if _is_builtin(expr.func, self._scopes, frozenset({"iter"})) and expr.args:
+                return self._origins_of(expr.args[0].value, depth + 1)  # an iterator over the loader
             function = self._training.local_function(expr)
             if function is not None:
                 return self._union(self._returns(function), depth)
@@ -454,10 +462,10 @@ class Loaders:
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value in _PARTS and not expr.args:
                 return self._batch_of(func.value, depth + 1)
+            if isinstance(func, cst.Attribute) and func.attr.value in _VIEWS and self._names.call_name(expr) is None:
+                return self._batch_of(func.value, depth + 1)
             if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
-                inner = expr.args[0].value
-                if isinstance(inner, cst.Call) and _is_builtin(inner.func, self._scopes, frozenset({"iter"})) and inner.args:
-                    return self.origins(inner.args[0].value)
+                return self._iterated(expr.args[0].value)
         return frozenset()
 
     def _binding_batch(self, binding: Binding, depth: int) -> FrozenSet[cst.Call]:
