@@ -20,7 +20,9 @@ import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
-from torchlint.analysis.values import Device, DeviceKind, Values, NOT_DEVICE
+from torchlint.analysis.values import (
+    NOT_DEVICE, Device, DeviceKind, Values, _collect_returns, _collect_self_assignments,
+)
 from torchlint.names import ImportTable
 from torchlint.tree import children
 
@@ -407,14 +409,16 @@ class Loaders:
             if isinstance(statement, cst.FunctionDef):
                 params = [*statement.params.posonly_params, *statement.params.params]
                 if params:
-                    _self_assignments(statement.body, params[0].name.value, expr.attr.value, found)
+                    assigned: Dict[str, List[cst.BaseExpression]] = {}
+                    _collect_self_assignments(statement.body, params[0].name.value, assigned)
+                    found.extend(assigned.get(expr.attr.value, ()))
         return found
 
     @staticmethod
     def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:
-        found: List[cst.BaseExpression] = []
+        found: List[cst.Return] = []
         _collect_returns(function.body, found)
-        return found
+        return [statement.value for statement in found if statement.value is not None]
 
     # -- batches ---------------------------------------------------------------------
 
@@ -514,33 +518,6 @@ def _argument_for(call: cst.Call, name: str, index: Optional[int], method: bool)
     if any(arg.star for arg in positional[: index + 1]) or not 0 <= index < len(positional):
         return None
     return positional[index].value
-
-
-def _self_assignments(node: cst.CSTNode, receiver: str, attr: str, found: List[cst.BaseExpression]) -> None:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or isinstance(node, cst.BaseExpression):
-        return
-    if isinstance(node, (cst.Assign, cst.AnnAssign)):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        for target in targets:
-            if (
-                isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == receiver and target.attr.value == attr and node.value is not None
-            ):
-                found.append(node.value)
-        return
-    for child in children(node):
-        _self_assignments(child, receiver, attr, found)
-
-
-def _collect_returns(node: cst.CSTNode, found: List[cst.BaseExpression]) -> None:
-    if isinstance(node, cst.Return):
-        if node.value is not None:
-            found.append(node.value)
-        return
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or isinstance(node, cst.BaseExpression):
-        return
-    for child in children(node):
-        _collect_returns(child, found)
 
 
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
