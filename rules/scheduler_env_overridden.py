@@ -34,7 +34,7 @@ def _literal_port(value: cst.BaseExpression) -> bool:
 
 class SchedulerEnvOverridden(Rule):
     """## What it does
-    Reports code that writes `CUDA_VISIBLE_DEVICES`, or a literal
+    A suggestion, off by default.  Reports code that writes `CUDA_VISIBLE_DEVICES`, or a literal
     `MASTER_PORT`, into the process environment: `os.environ[KEY] = ...`,
     `os.environ.update(...)` with that key, and `os.putenv(KEY, ...)`,
     however `os` or `environ` is imported.
@@ -45,8 +45,8 @@ class SchedulerEnvOverridden(Rule):
     (`CUDA_VISIBLE_DEVICES = ""` or `"-1"`), a `MASTER_PORT` computed at run time (a free port
     found by the script, a command-line option), and a write under an `if`
     whose test names the same variable (`if "MASTER_PORT" not in
-    os.environ:`).  Off by default: a script that is only ever run on a
-    workstation may pick its GPU this way on purpose.
+    os.environ:`).  Off by default because a script that is only ever run
+    on a workstation may pick its GPU this way on purpose.
 
     ## Why is this bad?
     On a cluster the scheduler decides which GPUs a job may use and sets
@@ -93,7 +93,7 @@ class SchedulerEnvOverridden(Rule):
 
     code = "TL504"
     name = "scheduler-env-overridden"
-    summary = "code sets `CUDA_VISIBLE_DEVICES` or a fixed `MASTER_PORT`, overriding the scheduler's choice"
+    summary = "suggestion: code sets `CUDA_VISIBLE_DEVICES` or a fixed `MASTER_PORT`, overriding the scheduler's choice"
     fix_summary = "none: let the scheduler and launcher set them (`setdefault` for local defaults)"
     default_enabled = False
     trigger_words = (_VISIBLE, _PORT)
@@ -175,12 +175,12 @@ class SchedulerEnvOverridden(Rule):
             return
         if key == _VISIBLE:
             message = (
-                "setting `CUDA_VISIBLE_DEVICES` in code overrides the GPUs the scheduler gave the job; "
+                "suggestion: setting `CUDA_VISIBLE_DEVICES` in code overrides the GPUs the scheduler gave the job; "
                 "on a shared node the job may compute on another job's GPU"
             )
         else:
             message = (
-                "a fixed `MASTER_PORT` collides when two distributed jobs share a node; let the launcher "
+                "suggestion: a fixed `MASTER_PORT` collides when two distributed jobs share a node; let the launcher "
                 "(torchrun, srun) set it, or use `os.environ.setdefault`"
             )
         self.report(node, message)

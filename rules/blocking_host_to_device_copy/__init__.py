@@ -226,7 +226,8 @@ class BlockingHostToDeviceCopy(Rule):
                 continue
             if self._source_modified_later(loaders, move):
                 continue
-            method = "cuda()" if isinstance(move.call.func, cst.Attribute) and move.call.func.attr.value == "cuda" else "to(...)"
+            func = move.call.func
+            method = "cuda()" if isinstance(func, cst.Attribute) and func.attr.value == "cuda" else "to(...)"
             self.report(
                 move.call,
                 f"`.{method}` copies a batch from a loader with `pin_memory=True` and waits for it; "

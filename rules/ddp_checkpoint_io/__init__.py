@@ -35,7 +35,8 @@ class _Save:
 
 class DdpCheckpointIo(Rule):
     """## What it does
-    Off by default.  In a file that wraps a model in
+    A suggestion, off by default (the guard it looks for cannot be told
+    from other `if`s, see below).  In a file that wraps a model in
     `torch.nn.parallel.DistributedDataParallel`, reports three checkpoint
     mistakes:
     - `torch.save(...)` that runs on every rank: at module level or in a
@@ -99,7 +100,10 @@ class DdpCheckpointIo(Rule):
 
     code = "TL505"
     name = "ddp-checkpoint-io"
-    summary = "DDP checkpoints: unguarded `torch.save`, the wrapper's `state_dict`, `torch.load` without `map_location`"
+    summary = (
+        "suggestion: DDP checkpoints: unguarded `torch.save`, the wrapper's `state_dict`, "
+        "`torch.load` without `map_location`"
+    )
     fix_availability = FixAvailability.SOMETIMES
     fix_summary = "unsafe: `map_location=\"cpu\"` on `torch.load`"
     default_enabled = False
@@ -222,8 +226,8 @@ class DdpCheckpointIo(Rule):
         for load in self._loads:
             self.report(
                 load,
-                "`torch.load` without `map_location` puts every tensor back on the device it was saved from: "
-                "each rank loads onto the saving GPU, and a machine without it cannot load; pass `map_location`",
+                "suggestion: `torch.load` without `map_location` puts every tensor back on the device it "
+                "was saved from: each rank loads onto the saving GPU, and a machine without it cannot load; pass `map_location`",
                 fix=self.replace(load, add_keyword(load, "map_location", cst.SimpleString('"cpu"')),
                                  Applicability.UNSAFE, 'Pass `map_location="cpu"`'),
             )
@@ -232,14 +236,14 @@ class DdpCheckpointIo(Rule):
             if wrapped is not None:
                 self.report(
                     wrapped,
-                    "saves the `state_dict()` of the `DistributedDataParallel` wrapper: every key starts with "
-                    "`module.`, so a plain model cannot load it; save `<model>.module.state_dict()`",
+                    "suggestion: this saves the `state_dict()` of the `DistributedDataParallel` wrapper: "
+                    "every key starts with `module.`, so a plain model cannot load it; save `<model>.module.state_dict()`",
                     statement=save.statement,
                 )
             if not save.conditional and self._every_rank(save.function, set()):
                 self.report(
                     save.call,
-                    "`torch.save` runs on every DDP rank: all processes write the same file at once; "
+                    "suggestion: `torch.save` runs on every DDP rank: all processes write the same file at once; "
                     "save on rank 0 only",
                     statement=save.statement,
                 )

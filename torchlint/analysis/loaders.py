@@ -98,7 +98,8 @@ class Loaders:
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
         self._parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.uses_cuda = False
-        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()`` or writes a ``"cuda..."`` device."""
+        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
+        or writes a ``"cuda..."`` device."""
         self._walk(module, module, 0)
         self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
