@@ -111,13 +111,14 @@ class BlockingHostToDeviceCopy(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `non_blocking=True`"
     torch_range = TorchRange(note="`non_blocking` exists in every release (named `async` before 0.4)")
-    trigger_words = ("pin_memory",)
+    trigger_words = ("DataLoader",)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A torch ``DataLoader``, ``pin_memory`` and a ``cuda``/``to`` call must all appear."""
+        """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
+        (``pin_memory`` may be passed by position, so its word is not required)."""
         return (
-            facts.imports_torch and facts.mentions(("DataLoader",)) and "pin_memory" in facts.source
+            facts.imports_torch and facts.mentions(("DataLoader",))
             and not facts.called_attributes.isdisjoint(("cuda", "to"))
         )
 
