@@ -109,7 +109,7 @@ class HostSyncInStep(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A backward pass and one of the synchronising calls must appear."""
         return (
-            facts.imports_torch and "backward" in facts.called_attributes
+            facts.imports_torch and facts.mentions(("backward",))
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )
