@@ -85,7 +85,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_pyproject_table_is_read(tmp_path: Path) -> None:
-    config = write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\ntorch-version = "1.13"\n')
+    config = write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\ntorch-version = "1.13"\n')
     settings = load_config_file(config)
     assert codes(settings) == ("TL501",)
     assert settings.target_torch() == TorchVersion(1, 13)
@@ -112,7 +112,7 @@ def test_bad_config_names_file_and_key(tmp_path: Path, body: str, fragment: str)
 
 
 def test_closest_config_wins_without_merging(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     write(tmp_path / "sub" / "torchlint.toml", 'ignore = ["TL501"]\n')
     write(tmp_path / "other" / "pyproject.toml", "[project]\nname = 'x'\n")
     resolver = SettingsResolver()
@@ -124,7 +124,7 @@ def test_closest_config_wins_without_merging(tmp_path: Path) -> None:
 
 
 def test_cli_overrides_apply_on_top(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     resolver = SettingsResolver(Overrides(ignore=("TL501",)))
     assert codes(resolver.for_path(tmp_path / "a.py")) == ()
 
@@ -206,7 +206,7 @@ def test_option_minimum_accepts_values_in_range(tmp_path: Path) -> None:
 
 
 def test_unsearchable_folder_is_no_config_plus_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     (tmp_path / "locked").mkdir()
     deny(monkeypatch, tmp_path / "locked")
     resolver = SettingsResolver()
@@ -219,7 +219,7 @@ def test_unsearchable_folder_is_no_config_plus_a_problem(tmp_path: Path, monkeyp
 def test_unreadable_config_found_by_search_is_skipped_with_a_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     unreadable = write(tmp_path / "sub" / ".torchlint.toml", 'select = ["TL2"]\n')
     real_open = Path.open
 
@@ -239,13 +239,13 @@ def test_unreadable_config_found_by_search_is_skipped_with_a_problem(
 
 
 def test_settings_search_has_no_recursion_limit(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     with deep_folders(tmp_path, 1100) as deep:
         assert SettingsResolver().for_path(deep / "x.py").config_file == tmp_path / "pyproject.toml"
 
 
 def test_config_that_is_a_symlink_loop_is_skipped_with_a_problem(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL5"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     (tmp_path / "sub").mkdir()
     loop = tmp_path / "sub" / ".torchlint.toml"
     loop.symlink_to(loop)
