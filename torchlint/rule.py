@@ -70,6 +70,8 @@ class Option:
     description: str
     minimum: Optional[int] = None
     """The smallest value a numeric option accepts (checked when settings load)."""
+    words: Tuple[str, ...] = ()
+    """Strings a non-string option also accepts (``num-workers = "slurm"``)."""
 
     @property
     def kind(self) -> type:
@@ -220,6 +222,15 @@ class FileContext:
         return bool(_TEST_FILE.match(PurePath(self.path).name))
 
 
+def innermost_statement(parents: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The innermost statement among ``parents`` (innermost last): where an
+    own-line suppression comment goes, for a finding reported later."""
+    for candidate in reversed(parents):
+        if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return candidate
+    return None
+
+
 def _doc_sections(doc: str) -> Dict[str, str]:
     sections: Dict[str, str] = {}
     current = ""
@@ -293,6 +304,10 @@ class Rule:
     project_callers: ClassVar[Optional["CallerQuery"]] = None
     """With ``PROJECT``: the module-level functions whose calls from other
     modules the rule asks about (words that mark them); None: no calls indexed."""
+    project_keywords: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: keyword arguments (``persistent_workers``) whose use
+    by any call in the project's files the rule asks about (a suggestion
+    stays quiet where the project already makes its setting)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -222,7 +222,8 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
         if rule.project_callers is not None:
             callers = callers.merged(rule.project_callers)
     names = {name for rule in rules for name in rule.project_names}
-    project.prepare(files, bases, callers, cache, names)
+    keywords = {keyword for rule in rules for keyword in rule.project_keywords}
+    project.prepare(files, bases, callers, cache, names, keywords)
 
 
 def _cache_digest(digest: str, path: str) -> str:

@@ -324,7 +324,13 @@ def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, Opti
             raise ConfigError(
                 f"{path}: unknown option `{option_key}` for {rule.code} ({rule.name}); known: {known}"
             )
-        if option.kind is tuple:
+        if option.words and isinstance(option_value, str):
+            if option_value not in option.words:
+                kinds = {int: "an integer", float: "a number", bool: "a boolean"}
+                allowed = [kinds.get(option.kind, "a value"), *(f'"{word}"' for word in option.words)]
+                raise ConfigError(f"{path}: `{key}.{option_key}` must be {' or '.join(allowed)}; got {option_value!r}")
+            options[option_key] = option_value
+        elif option.kind is tuple:
             options[option_key] = _string_list(option_value, f"{key}.{option_key}", path)
         elif option.kind is bool and not isinstance(option_value, bool):
             raise ConfigError(f"{path}: `{key}.{option_key}` must be a boolean")

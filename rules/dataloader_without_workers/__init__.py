@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint import apidata
-from torchlint.fixes import add_keyword, bind
+from torchlint.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
+_SLURM_FALLBACK = 4  # workers outside a Slurm job, where SLURM_CPUS_PER_TASK is unset
 _TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )
@@ -91,7 +92,15 @@ class DataLoaderWithoutWorkers(Rule):
     - Under `fork`, CUDA cannot be used inside the dataset.
 
     ## Options
-    - `num-workers` (default `4`): the worker count the fix writes.
+    - `num-workers` (default `4`): the worker count the fix writes; or
+      `"slurm"`, which makes the fix write
+      `num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4))` (adding
+      `import os` once when the file lacks it): the CPUs the job was given,
+      so one fix is right on every node size, and 4 outside Slurm.
+    - `min-workers` (default `1`): also report a literal `num_workers`
+      below this count (*Single-GPU Training* moves from 1 to 8 workers);
+      the fix then writes the larger of the two options.  The default
+      reports only 0 or a missing `num_workers`.
 
     ## Source guide
     *DGX cluster guidelines* (a GPU cluster's user guide) asks for
@@ -113,7 +122,18 @@ class DataLoaderWithoutWorkers(Rule):
     fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
-        "num-workers": Option(4, "The `num_workers` value the fix writes.", minimum=1),
+        "num-workers": Option(
+            4,
+            'The `num_workers` value the fix writes, or `"slurm"`: the CPUs the Slurm job was given '
+            "(`SLURM_CPUS_PER_TASK`, 4 outside Slurm).",
+            minimum=1,
+            words=("slurm",),
+        ),
+        "min-workers": Option(
+            1,
+            "Also report a literal `num_workers` below this (the default, 1, reports only 0 or a missing one).",
+            minimum=1,
+        ),
     }
     trigger_words = ("DataLoader",)
 
@@ -148,6 +168,29 @@ class DataLoaderWithoutWorkers(Rule):
             loader = DataLoader(dataset, batch_size=32, num_workers=2)
             """,
             options={"num-workers": 2},
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, num_workers=2)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, num_workers=8)
+            """,
+            options={"min-workers": 8},
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32)
+            """,
+            fixed="""
+            import os
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32, num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))
+            """,
+            options={"num-workers": "slurm"},
         ),
     )
     verification = VerificationSpec(
@@ -206,34 +249,49 @@ class DataLoaderWithoutWorkers(Rule):
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
         value: Optional[cst.BaseExpression] = given.value if given is not None else None
-        if value is not None and not _is_zero(value):
-            return  # a positive literal or an expression the linter cannot know
-        workers = self.option("num-workers")
+        minimum = self.option("min-workers")
+        count = _literal_int(value) if value is not None else None
+        if value is not None and (count is None or count >= max(1, minimum)):
+            return  # enough workers, or an expression the linter cannot know
         if value is None:
             message = (
                 "`DataLoader` without `num_workers` loads every batch in the main "
                 "process; set `num_workers` > 0 so loading overlaps with training"
             )
-        else:
+        elif count == 0:
             message = (
                 "`DataLoader` with `num_workers=0` loads every batch in the main "
                 "process; set `num_workers` > 0 so loading overlaps with training"
             )
+        else:
+            message = (
+                f"`DataLoader` with `num_workers={count}` has fewer workers than the configured "
+                f"minimum ({minimum}); loading may not keep up with training"
+            )
         fix = None
-        if isinstance(workers, int) and workers > 0:
-            description = f"Set `num_workers={workers}`"
-            if value is None:
-                fix = self.replace(
-                    node,
-                    add_keyword(node, "num_workers", cst.Integer(str(workers))),
-                    Applicability.UNSAFE,
-                    description,
-                )
-            else:
-                fix = self.replace(
-                    value, cst.Integer(str(workers)), Applicability.UNSAFE, description
-                )
+        workers = self._workers(minimum)
+        if workers is not None:
+            expression, text, imports = workers
+            description = f"Set `num_workers={text}`"
+            target, new = (node, add_keyword(node, "num_workers", expression)) if value is None else (value, expression)
+            fix = self.replace(target, new, Applicability.UNSAFE, description, imports=imports)
         self.report(node, message, fix=fix, hint=self._hint(node))
+
+    def _workers(self, minimum: int) -> Optional[Tuple[cst.BaseExpression, str, Tuple[str, ...]]]:
+        """What the fix writes: the configured count (at least ``min-workers``),
+        or the CPUs of the Slurm job read from its environment."""
+        configured = self.option("num-workers")
+        if configured != "slurm":
+            if not isinstance(configured, int) or configured < 1:
+                return None  # only through the Python API: settings files refuse it
+            workers = max(configured, minimum)
+            return cst.Integer(str(workers)), str(workers), ()
+        getter = spell(self.names, "os.environ.get")
+        if getter is None:
+            return None  # `os` is bound to something else in this file
+        fallback = max(_SLURM_FALLBACK, minimum)
+        text = f'int({getter.text}("SLURM_CPUS_PER_TASK", {fallback}))'
+        return cst.parse_expression(text), text, getter.imports
 
     def _hint(self, node: cst.Call) -> str:
         arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
@@ -254,5 +312,9 @@ class DataLoaderWithoutWorkers(Rule):
         return hint
 
 
-def _is_zero(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Integer) and value.evaluated_value == 0
+def _literal_int(value: cst.BaseExpression) -> Optional[int]:
+    """The value of an integer literal (in parentheses too), else None."""
+    if isinstance(value, cst.Integer):
+        number = value.evaluated_value
+        return number if isinstance(number, int) else None
+    return None

@@ -1,7 +1,7 @@
 """Facts about one file that rules share, computed lazily and once.
 
 A rule reads ``self.context.facts.values`` (or ``.scopes``, ``.training``,
-``.project``); each analysis is built on first access and kept for the rest
+``.loaders``, ``.project``); each analysis is built on first access and kept for the rest
 of the file, so a file whose rules ask nothing pays nothing.  A rule declares
 in ``requires`` what it uses, so that the runner builds the cross-file
 :class:`~torchlint.analysis.project.ProjectIndex` only when a selected rule
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 if TYPE_CHECKING:
+    from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.project import ProjectIndex
     from torchlint.analysis.scopes import Scopes
     from torchlint.analysis.training import Training
@@ -86,6 +87,13 @@ class Facts:
         from torchlint.analysis.workload import workload
 
         return workload(self.module, self.names, self.training)
+
+    @cached_property
+    def loaders(self) -> "Loaders":
+        """Which loader values come from, the loops over them, the copies of their batches."""
+        from torchlint.analysis.loaders import Loaders
+
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training)
 
     @property
     def project(self) -> "ProjectIndex":

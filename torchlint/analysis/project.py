@@ -85,6 +85,13 @@ class ProjectIndex:
     used: FrozenSet[str] = frozenset()
     """Of the dotted names rules asked about (``Rule.project_names``), those
     some file of the run refers to (see :mod:`torchlint.analysis.mentions`)."""
+    keywords: FrozenSet[str] = frozenset()
+    """The asked-about keyword arguments (``persistent_workers``) that some
+    call in the project passes by name: a setting the project already makes."""
+
+    def passes_keyword(self, name: str) -> bool:
+        """Whether some call in the project's files passes ``name=...``."""
+        return name in self.keywords
 
     def bases_of(self, qualified: str) -> FrozenSet[str]:
         """Every base, direct or inherited through classes of the project."""
@@ -127,6 +134,8 @@ class ProjectIndex:
         for name in sorted(self.classes):
             digest.update(f"{name}\0{','.join(self.classes[name].bases)}\n".encode())
         digest.update(f"used\0{','.join(sorted(self.used))}\n".encode())
+        for keyword in sorted(self.keywords):
+            digest.update(f"keyword\0{keyword}\n".encode())
         return digest.hexdigest()
 
     @cached_property
@@ -635,6 +644,33 @@ def _named_functions(text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[b
     return found
 
 
+def passed_keywords(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
+    """Which of the ``wanted`` keyword arguments some call in ``texts``
+    (path, contents) passes by name; only files whose text contains one are parsed."""
+    remaining = set(wanted)
+    found: Set[str] = set()
+    for _path, text in texts:
+        if not remaining:
+            break
+        if not any(word.encode() in text for word in remaining):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+        try:
+            nodes = list(ast.walk(tree))
+        except RecursionError:
+            continue
+        for node in nodes:
+            if isinstance(node, ast.keyword) and node.arg in remaining:
+                found.add(node.arg)
+                remaining.discard(node.arg)
+    return frozenset(found)
+
+
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
     """The index of in-memory files (relative path -> text), for tests and
     editors: every folder of a path counts as a package."""
@@ -665,15 +701,17 @@ def current() -> ProjectIndex:
 
 
 def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
-            store: Optional[Store] = None, names: Iterable[str] = ()) -> ProjectIndex:
+            store: Optional[Store] = None, names: Iterable[str] = (),
+            keywords: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    for the class hierarchies, the callers and the names enabled rules ask
-    about (none: the empty index).  ``store`` keeps each parsed file's
+    for the class hierarchies, the callers, the names and the keyword
+    arguments enabled rules ask about (none: the empty index).  ``store`` keeps each parsed file's
     contribution for the next run."""
     wanted = sorted(set(bases))
     asked = frozenset(names)
+    asked_keywords = sorted(set(keywords))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
-    if not wanted and not asks_callers and not asked:
+    if not wanted and not asks_callers and not asked and not asked_keywords:
         install(EMPTY)
         return EMPTY
     texts = list(_read(files))
@@ -684,6 +722,7 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
         from torchlint.analysis.mentions import used_anywhere
 
         used = used_anywhere(texts, asked)
-    index = ProjectIndex(classes, calls, modules, used)
+    passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
+    index = ProjectIndex(classes, calls, modules, used, passed)
     install(index)
     return index

@@ -174,6 +174,10 @@ class Training:
         """The facts of a function (or of the module body)."""
         return self.functions[node]
 
+    def local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The file's function a call invokes (``f(...)`` or ``self.f(...)``), if known."""
+        return self._local_function(call)
+
     def callers(self, function: cst.FunctionDef) -> Tuple[LocalCall, ...]:
         """Calls of ``function`` inside this file."""
         return tuple(self._callers.get(function, ()))

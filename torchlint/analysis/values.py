@@ -115,6 +115,8 @@ INDEX_RETURNING: FrozenSet[str] = frozenset(
     {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
 )
 """Calls returning a device index."""
+DEVICE_RETURNING: FrozenSet[str] = frozenset({"torch.accelerator.current_accelerator"})
+"""Calls returning a ``torch.device`` known only at run time."""
 
 _MODULE_BASE = "torch.nn.Module"
 _DATASET_BASES: FrozenSet[str] = frozenset({
@@ -516,7 +518,7 @@ class Values:
                 if first_text is not None:
                     return Device(DeviceKind.ACCELERATOR, expr)
                 return Device(DeviceKind.VARIABLE, expr)
-            if qualified in INDEX_RETURNING:
+            if qualified in INDEX_RETURNING or qualified in DEVICE_RETURNING:
                 return Device(DeviceKind.VARIABLE, expr)
             if isinstance(expr.func, cst.Name) and expr.func.value == "int" and not self._scopes.resolve(expr.func):
                 return Device(DeviceKind.VARIABLE, expr)

@@ -1,0 +1,257 @@
+"""TL102 blocking-host-to-device-copy."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional
+
+import libcst as cst
+
+from torchlint import apidata
+from torchlint.analysis.loaders import DATALOADER, BatchMove, Loaders
+from torchlint.fixes import add_keyword, bind
+from torchlint.model import Applicability
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
+from torchlint.verification import Contract, VerificationSpec
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    """The name an expression reads through subscripts and attributes (``batch`` of ``batch["x"]``)."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _rebinds(statement: Optional[cst.CSTNode], name: str) -> bool:
+    """The statement assigns ``name`` itself (``x = x.cuda()``, ``x, y = x.cuda(), y.cuda()``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                names = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else [target.target]
+                for element in names:
+                    value = element.value if isinstance(element, cst.BaseElement) else element
+                    if isinstance(value, cst.Name) and value.value == name:
+                        return True
+    return False
+
+
+def _modifies_in_place(node: cst.CSTNode, name: str) -> bool:
+    """``name.add_(...)``, ``name[...] = ...`` or ``name += ...``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method.endswith("_") and not method.startswith("_") and _root(node.func.value) == name:
+            return True
+    if isinstance(node, cst.AugAssign):
+        return _root(node.target) == name
+    if isinstance(node, cst.AssignTarget):
+        return isinstance(node.target, (cst.Subscript, cst.Attribute)) and _root(node.target) == name
+    return False
+
+
+class BlockingHostToDeviceCopy(Rule):
+    """## What it does
+    Reports `.cuda()` and `.to(device)` calls without `non_blocking=True`
+    that copy a batch (or a part of it) drawn from a `DataLoader` built in
+    the same file with a literal `pin_memory=True`.  The batch is followed
+    from the loader through `for` loops (also through `enumerate`, `tqdm`,
+    `zip`, and a function of the file the loader is passed to), unpacking,
+    subscripts, `.items()`/`.values()` and `next(iter(loader))`.
+
+    Not reported: a loader whose `pin_memory` is a variable, copies to the
+    CPU (`.cpu()`, `.to("cpu")`), a call that passes `non_blocking` in any
+    way (an explicit `False` is taken as deliberate), a value computed from
+    the batch (`batch.float().cuda()` copies a new, unpinned tensor), and a
+    copy whose source the code modifies in place afterwards (`x.add_(...)`,
+    `x[...] = ...`, `x += ...` on the original host tensor).
+
+    ## Why is this bad?
+    The loader has already put the batch in page-locked memory, which the
+    GPU's copy engine can read on its own.  Without `non_blocking=True` the
+    Python thread still waits for every copy to finish before it queues the
+    next kernel, so the copy and the previous step's computation run one
+    after the other instead of overlapping, and the benefit of pinning is
+    mostly lost.
+
+    ## Example
+    ```python
+    loader = DataLoader(train_set, batch_size=256, num_workers=8, pin_memory=True)
+    for images, labels in loader:
+        images, labels = images.cuda(), labels.cuda()
+    ```
+
+    Use instead:
+    ```python
+    loader = DataLoader(train_set, batch_size=256, num_workers=8, pin_memory=True)
+    for images, labels in loader:
+        images, labels = images.cuda(non_blocking=True), labels.cuda(non_blocking=True)
+    ```
+
+    ## Fix safety
+    Safe: the copy is ordered on the current CUDA stream, so every kernel
+    that reads the copied tensor on that stream sees the finished copy.
+    What can change meaning is host code that touches the *source* while
+    the copy is in flight: modifying the pinned tensor in place (excluded
+    by the rule when it happens in the same function), or reading the GPU
+    tensor from another stream.  On the CPU, or for unpinned memory, the
+    flag does nothing.
+
+    ## Source guide
+    *GPU Computing Guide* (Ohio Supercomputer Center) moves each batch with
+    `data.cuda(non_blocking=True)` ("Async transfer") next to a loader with
+    `pin_memory=True`; *Chapter 16: GPU Acceleration & Distributed
+    Training* (an online PyTorch training book) moves its batches with
+    `.to(self.device, non_blocking=True)`.
+    """
+
+    code = "TL102"
+    name = "blocking-host-to-device-copy"
+    summary = "a pinned batch is copied to the GPU without `non_blocking=True`"
+    fix_availability = FixAvailability.ALWAYS
+    fix_summary = "safe: `non_blocking=True`"
+    torch_range = TorchRange(note="`non_blocking` exists in every release (named `async` before 0.4)")
+    trigger_words = ("DataLoader",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
+        (``pin_memory`` may be passed by position, so its word is not required)."""
+        return (
+            facts.imports_torch and facts.mentions(("DataLoader",))
+            and not facts.called_attributes.isdisjoint(("cuda", "to"))
+        )
+
+    valid = (
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=32, pin_memory=True)
+        for x, y in loader:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        """,
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=32, pin_memory=args.pin)
+        for x in loader:
+            x = x.cuda()
+        """,
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=32, pin_memory=True)
+        for x in loader:
+            gpu = x.cuda()
+            x.mul_(0.5)
+        """,
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=32, pin_memory=True)
+        for x in loader:
+            x = x.to("cpu")
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=32, pin_memory=True)
+            for x, y in loader:
+                x, y = x.cuda(), y.to("cuda:0")
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=32, pin_memory=True)
+            for x, y in loader:
+                x, y = x.cuda(non_blocking=True), y.to("cuda:0", non_blocking=True)
+            """,
+            findings=2,
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def train(loader, device):
+                for batch in loader:
+                    inputs = batch["image"].to(device)
+            train(DataLoader(ds, pin_memory=True), torch.device("cuda"))
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+            def train(loader, device):
+                for batch in loader:
+                    inputs = batch["image"].to(device, non_blocking=True)
+            train(DataLoader(ds, pin_memory=True), torch.device("cuda"))
+            """,
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        contract=Contract(
+            level="identical",
+            promise=(
+                "The copy is ordered on the stream that computes with it, so the model sees the "
+                "same batches and every result is identical; only the host stops waiting for each copy."
+            ),
+            checks=(
+                "every output (the losses, the trained weights, a checksum of every batch as the model saw it) "
+                "is identical",
+            ),
+            speed=(
+                "On CUDA the next batch's copy overlaps with the current step's kernels; on the CPU "
+                "the flag does nothing, so no difference."
+            ),
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._statements: Dict[cst.Call, Optional[cst.CSTNode]] = {}
+        self._loaders = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
+            self._statements[node] = innermost_statement(self.parents)
+        elif not self._loaders and self.names.call_name(node) == DATALOADER:
+            self._loaders = True
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not (self._loaders and self._statements):
+            return
+        loaders = self.facts.loaders
+        pinned: Dict[cst.Call, bool] = {}
+        for move in loaders.moves():
+            if move.settled or move.call not in self._statements:
+                continue
+            if not all(pinned.setdefault(l, self._pins(l)) for l in move.loaders):
+                continue
+            if self._source_modified_later(loaders, move):
+                continue
+            func = move.call.func
+            method = "cuda()" if isinstance(func, cst.Attribute) and func.attr.value == "cuda" else "to(...)"
+            self.report(
+                move.call,
+                f"`.{method}` copies a batch from a loader with `pin_memory=True` and waits for it; "
+                "pass `non_blocking=True` so the copy overlaps with computation",
+                fix=self.replace(move.call, add_keyword(move.call, "non_blocking", cst.Name("True")),
+                                 Applicability.SAFE, "Pass `non_blocking=True`"),
+                statement=self._statements[move.call],
+            )
+
+    def _pins(self, loader: cst.Call) -> bool:
+        given = bind(loader, apidata.signature(DATALOADER), self.context.torch_version).argument("pin_memory")
+        return given is not None and isinstance(given.value, cst.Name) and given.value.value == "True"
+
+    def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
+        name = _root(move.receiver)
+        if name is None:
+            return True  # a source the rule cannot follow
+        if _rebinds(self._statements.get(move.call), name):
+            return False  # later uses of the name are the device copy
+        function = loaders.function_of(move.call)
+        if function is None:
+            return True
+        return any(_modifies_in_place(node, name) for node in loaders.nodes_after(move.call, function))
+
+
+__all__: List[str] = ["BlockingHostToDeviceCopy"]

@@ -1,0 +1,254 @@
+"""TL203 dataloader-without-persistent-workers."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Set
+
+import libcst as cst
+
+from torchlint import apidata
+from torchlint.analysis import Analysis
+from torchlint.analysis.loaders import DATALOADER
+from torchlint.fixes import add_keyword, bind
+from torchlint.model import Applicability
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import (
+    Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion, innermost_statement,
+)
+from torchlint.verification import Contract, VerificationSpec
+
+_SETTING = "persistent_workers"
+
+
+def _pure(expr: cst.BaseExpression) -> bool:
+    """A name or attribute chain (``n``, ``args.workers``): safe to read twice."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+class DataLoaderWithoutPersistentWorkers(Rule):
+    """## What it does
+    A suggestion, off by default.  Reports a `torch.utils.data.DataLoader`
+    with worker processes (`num_workers` a positive literal, or a variable)
+    and no `persistent_workers`, when the file iterates the loader again
+    and again: a `for` loop over it that itself runs inside another loop
+    (an epoch loop), directly or through a function of the file that an
+    epoch loop calls.
+
+    Not reported: `num_workers=0` or a missing `num_workers` (there are no
+    workers to keep), a `**kwargs` that may carry `persistent_workers`, a
+    loader iterated once or built anew for every pass (a `DataLoader(...)`
+    inside the epoch loop, or in a function called from it), test files
+    (`test_*.py`, `*_test.py`, `conftest.py`: a test may check the exact
+    batch order), and any project where some call already passes
+    `persistent_workers=` (the project has made its choice).
+
+    ## Why is this bad?
+    Without `persistent_workers=True`, every `for batch in loader:` starts
+    `num_workers` new processes, each of which imports its modules (or
+    receives a copy of the dataset under `spawn`), runs `worker_init_fn`
+    and fills its prefetch queue before the first batch of the epoch
+    arrives; at the end of the epoch they are shut down again.  With many
+    workers, a heavy dataset object or short epochs, the GPU idles at every
+    epoch boundary.  Persistent workers are started once and reused.
+
+    ## Example
+    ```python
+    loader = DataLoader(train_set, batch_size=256, shuffle=True, num_workers=8)
+    for epoch in range(epochs):
+        for images, labels in loader:
+            ...
+    ```
+
+    Use instead:
+    ```python
+    loader = DataLoader(train_set, batch_size=256, shuffle=True, num_workers=8,
+                        persistent_workers=True)
+    ```
+
+    ## Fix safety
+    Unsafe.  The fix adds `persistent_workers=True` (with a worker count
+    given by a variable `n`, `persistent_workers=n > 0`, since
+    `persistent_workers=True` with zero workers raises `ValueError`).  What
+    changes from the second epoch on:
+    - The shuffle order.  Each new iterator draws a seed for its workers
+      from the loader's generator (or the global one); persistent workers
+      draw it once, so the shuffling sampler sees a different random stream
+      and yields another order from epoch 2 (the same samples, each epoch).
+    - Per-epoch dataset state.  The workers keep the copy of the dataset
+      they started with: changes the main process makes to the dataset
+      between epochs (`dataset.set_epoch(e)`, a curriculum, a resized image
+      list) no longer reach them.  Samplers, which run in the main process,
+      are unaffected (`DistributedSampler.set_epoch` still works).
+    - Random augmentations continue their per-worker streams instead of
+      being reseeded every epoch, and the worker processes stay alive (and
+      keep their memory) between epochs, during evaluation too.
+
+    ## Source guide
+    *DGX cluster guidelines* (a GPU cluster's user guide) lists
+    "Setting `persistent_workers=True`" among the ways to keep the GPU fed,
+    *GPU Computing Guide* (Ohio Supercomputer Center) sets it in its
+    efficient DataLoader ("Keep workers alive"), and so does *Chapter 16:
+    GPU Acceleration & Distributed Training* (an online PyTorch training
+    book).
+    """
+
+    code = "TL203"
+    name = "dataloader-without-persistent-workers"
+    summary = "suggestion: a `DataLoader` iterated every epoch restarts its workers; set `persistent_workers`"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_summary = "unsafe: `persistent_workers=True` (`n > 0` for a variable count)"
+    default_enabled = False
+    torch_range = TorchRange(min=TorchVersion(1, 7), note="`persistent_workers` exists since 1.7")
+    requires = frozenset({Analysis.PROJECT})
+    project_keywords = (_SETTING,)
+    trigger_words = ("DataLoader",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A torch ``DataLoader`` must be named."""
+        return facts.imports_torch and facts.mentions(("DataLoader",))
+
+    valid = (
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=0)
+        for epoch in range(10):
+            for x in loader:
+                pass
+        """,
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=4)
+        for x in loader:
+            pass
+        """,
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=4)
+        other = DataLoader(ds, num_workers=4, persistent_workers=False)
+        for epoch in range(10):
+            for x in loader:
+                pass
+        """,
+    )
+    invalid = (
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=8, num_workers=4)
+            for epoch in range(10):
+                for x in loader:
+                    pass
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for x in loader:
+                    pass
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            def train_one_epoch(loader):
+                for x in loader:
+                    pass
+            loader = DataLoader(ds, num_workers=args.workers)
+            for epoch in range(10):
+                train_one_epoch(loader)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            def train_one_epoch(loader):
+                for x in loader:
+                    pass
+            loader = DataLoader(ds, num_workers=args.workers, persistent_workers=args.workers > 0)
+            for epoch in range(10):
+                train_one_epoch(loader)
+            """,
+        ),
+    )
+    verification = VerificationSpec(
+        programs=("verify_program.py",),
+        comparison=".verify_compare:check",
+        contract=Contract(
+            level="identical",
+            promise=(
+                "The first epoch yields identical batches; every later epoch yields the same samples, "
+                "each exactly once, possibly in another order."
+            ),
+            checks=(
+                "the first epoch's batches are identical",
+                "every later epoch holds the same samples as the original's same epoch (compared sorted by index)",
+                "a change in the order of a later epoch is reported as the documented difference",
+            ),
+            differences=(
+                "From the second epoch on, the shuffle order changes: the loader no longer draws a new "
+                "worker seed from its generator every epoch.",
+                "Changes made to the dataset in the main process between epochs no longer reach the workers.",
+            ),
+            speed=(
+                "Worker start-up (process creation, imports, `worker_init_fn`, the first prefetch) is paid "
+                "once instead of every epoch."
+            ),
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._statements: Dict[cst.Call, Optional[cst.CSTNode]] = {}
+        self._set_here = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(arg.keyword is not None and arg.keyword.value == _SETTING for arg in node.args):
+            self._set_here = True
+        if self.names.call_name(node) == DATALOADER:
+            self._statements[node] = innermost_statement(self.parents)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._statements or self._set_here or self.context.is_test_file:
+            return
+        if self.facts.project.passes_keyword(_SETTING):
+            return
+        loaders = self.facts.loaders
+        repeated: Set[cst.Call] = set()
+        for loop in loaders.loops():
+            if loop.repeated:
+                repeated |= loop.loaders
+        signature = apidata.signature(DATALOADER)
+        for call in loaders.constructors:
+            if call not in repeated or loaders.rebuilt(call):
+                continue  # iterated once, or built anew for every pass
+            arguments = bind(call, signature, self.context.torch_version)
+            if arguments.may_be_present(_SETTING):
+                continue
+            workers = arguments.argument("num_workers")
+            if workers is None:
+                continue  # missing (no workers) or carried by `**kwargs`
+            value = workers.value
+            fix = None
+            if isinstance(value, cst.Integer):
+                if value.evaluated_value == 0:
+                    continue
+                fix = self.replace(call, add_keyword(call, _SETTING, cst.Name("True")), Applicability.UNSAFE,
+                                   "Set `persistent_workers=True`")
+            elif _pure(value):
+                condition = cst.Comparison(
+                    left=value, comparisons=(cst.ComparisonTarget(cst.GreaterThan(), cst.Integer("0")),)
+                )
+                text = self.context.module.code_for_node(value)
+                fix = self.replace(call, add_keyword(call, _SETTING, condition), Applicability.UNSAFE,
+                                   f"Set `persistent_workers={text} > 0`")
+            self.report(
+                call,
+                "suggestion: this `DataLoader` is iterated every epoch and starts its worker processes "
+                "anew each time; `persistent_workers=True` keeps them",
+                fix=fix,
+                statement=self._statements.get(call),
+            )
+
+
+__all__: List[str] = ["DataLoaderWithoutPersistentWorkers"]

@@ -1,0 +1,532 @@
+"""Loader facts: which ``DataLoader`` a value comes from, which loops iterate
+it, and where its batches are copied to an accelerator.
+
+Everything is traced through bindings (assignments, ``for`` targets and
+unpacking, ``self.x`` assigned in ``__init__``, simple returns of the file's
+functions, and a parameter through the file's calls of its function), never
+through names.  A batch is a value drawn from a loader without a computation
+in between: the loop's target, ``next(iter(loader))``, its parts
+(``x, y = batch``, ``batch[0]``, ``batch["image"]``, ``batch.items()``) and
+views of them (``batch.view(n, -1)``), so that a copy of it copies what the
+loader produced (pinned memory, when the loader pins).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
+from torchlint.analysis.training import FunctionNode, Training
+from torchlint.analysis.values import (
+    NOT_DEVICE, Device, DeviceKind, Values, _collect_returns, _collect_self_assignments,
+)
+from torchlint.names import ImportTable
+from torchlint.tree import children
+
+DATALOADER = "torch.utils.data.DataLoader"
+_TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"})
+_PASS_THROUGH_BUILTINS = frozenset({"enumerate", "iter", "zip", "reversed"})
+_PARTS = frozenset({"items", "values"})
+_VIEWS = frozenset({
+    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "narrow", "view_as", "reshape_as", "expand", "expand_as", "contiguous",
+})
+"""Tensor methods that return a view of the same memory (a pinned batch stays pinned)."""
+_MAX_DEPTH = 8
+_ACCELERATOR_MODULES = ("torch.cuda", "torch.accelerator")
+"""Modules whose use says the file runs on an accelerator (``torch.accelerator``
+picks CUDA on an NVIDIA machine)."""
+
+
+@dataclass(frozen=True)
+class BatchMove:
+    """``batch.cuda(...)`` or ``batch.to(device, ...)`` of a loader's batch."""
+
+    call: cst.Call
+    receiver: cst.BaseExpression
+    loaders: FrozenSet[cst.Call]
+    """The ``DataLoader(...)`` constructor calls the batch may come from."""
+    cuda: bool
+    """Certainly CUDA: ``.cuda()``, a ``"cuda..."`` literal or ``torch.device("cuda...")``;
+    False for a device only known at run time."""
+    non_blocking: Optional[cst.Arg]
+    """The ``non_blocking`` argument when passed (by keyword or position)."""
+    settled: bool
+    """``non_blocking`` is passed, or may be (``*args``/``**kwargs``, extra positions)."""
+
+
+@dataclass(frozen=True)
+class LoaderLoop:
+    """A ``for`` loop over a loader (possibly through ``enumerate``/``tqdm``/``zip``)."""
+
+    loop: cst.For
+    loaders: FrozenSet[cst.Call]
+    repeated: bool
+    """The loop itself runs inside another loop: lexically, or through the
+    file's calls of its function (an epoch loop)."""
+
+
+def _is_builtin(func: cst.BaseExpression, scopes: Scopes, names: FrozenSet[str]) -> bool:
+    return isinstance(func, cst.Name) and func.value in names and not scopes.resolve(func)
+
+
+def _string(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class Loaders:
+    """Loader facts of one module."""
+
+    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
+                 training: Training) -> None:
+        self._module = module
+        self._scopes = scopes
+        self._names = names
+        self._values = values
+        self._training = training
+        self._constructors: List[cst.Call] = []
+        self._in_loop: Set[cst.CSTNode] = set()
+        self._for_loops: List[Tuple[cst.For, bool]] = []
+        self._calls: List[cst.Call] = []
+        self._order: Dict[cst.CSTNode, int] = {}
+        self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
+        self._parent: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.uses_cuda = False
+        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
+        or writes a ``"cuda..."`` device."""
+        self._walk(module, module, 0)
+        self._ends: Dict[cst.CSTNode, int] = {}
+        self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
+        self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
+        self._call_loops: Dict[cst.Call, bool] = {}
+        for facts in training.functions.values():
+            for fact in facts.calls:
+                self._call_loops[fact.call] = bool(fact.loops)
+
+    # -- the walk ---------------------------------------------------------------------
+
+    def _walk(self, node: cst.CSTNode, function: FunctionNode, loops: int) -> None:
+        self._order[node] = len(self._order)
+        self._function_of[node] = function
+        if isinstance(node, cst.FunctionDef):
+            for child in children(node):
+                inside = child is node.body
+                self._parent[child] = node
+                self._walk(child, node if inside else function, 0 if inside else loops)
+            return
+        if isinstance(node, cst.Call):
+            self._calls.append(node)
+            qualified = self._names.call_name(node)
+            if qualified == DATALOADER:
+                self._constructors.append(node)
+                if loops:
+                    self._in_loop.add(node)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda" and qualified is None:
+                self.uses_cuda = True
+        elif isinstance(node, (cst.Attribute, cst.Name)) and not self.uses_cuda:
+            qualified = self._names.qualified_name(node)
+            if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
+                self.uses_cuda = True
+        elif isinstance(node, cst.SimpleString) and not self.uses_cuda:
+            text = _string(node)
+            if text is not None and (text == "cuda" or text.startswith("cuda:")):
+                self.uses_cuda = True
+        is_loop = isinstance(node, (cst.For, cst.While))
+        if isinstance(node, cst.For):
+            self._for_loops.append((node, loops > 0))
+        for child in children(node):
+            self._parent[child] = node
+            self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
+
+    # -- questions --------------------------------------------------------------------
+
+    @property
+    def constructors(self) -> Tuple[cst.Call, ...]:
+        """Every ``DataLoader(...)`` call of the file, in source order."""
+        return tuple(self._constructors)
+
+    def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """``first`` starts before ``second`` in the source."""
+        return self._order.get(first, -1) < self._order.get(second, -1)
+
+    def function_of(self, node: cst.CSTNode) -> Optional[FunctionNode]:
+        """The function (or module) whose body holds ``node``."""
+        return self._function_of.get(node)
+
+    def nodes_after(self, node: cst.CSTNode, within: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """Nodes of ``within`` that come after ``node`` ends, in source order."""
+        start = self._order.get(node, -1)
+        last = start
+        for found in _descendants(node):
+            last = max(last, self._order.get(found, last))
+        for found in _descendants(within):
+            if self._order.get(found, -1) > last:
+                yield found
+
+    def loops(self) -> Iterator[LoaderLoop]:
+        """Every ``for`` loop over a loader of this file."""
+        for loop, nested in self._for_loops:
+            loaders = self._iterated(loop.iter)
+            if loaders:
+                yield LoaderLoop(loop, loaders, nested or self._called_in_loop(loop, set()))
+
+    def moves(self) -> Iterator[BatchMove]:
+        """Every copy of a loader's batch to a device that is not the CPU."""
+        for call in self._calls:
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to"):
+                continue
+            if self._names.call_name(call) is not None:
+                continue  # `torch.cuda(...)` or a module's function, not a method
+            loaders = self.batch_origins(func.value)
+            if not loaders:
+                continue
+            move = self._move(call, func.value, loaders, func.attr.value == "cuda")
+            if move is not None:
+                yield move
+
+    def _move(self, call: cst.Call, receiver: cst.BaseExpression, loaders: FrozenSet[cst.Call],
+              cuda_method: bool) -> Optional[BatchMove]:
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
+        starred = any(arg.star for arg in call.args)
+        non_blocking = keywords.get("non_blocking")
+        if cuda_method:
+            # Tensor.cuda(device=None, non_blocking=False, memory_format=...)
+            if len(positional) >= 2 and non_blocking is None:
+                non_blocking = positional[1]
+            settled = non_blocking is not None or starred
+            return BatchMove(call, receiver, loaders, True, non_blocking, settled)
+        # Tensor.to(device, dtype, non_blocking, copy) / to(dtype, non_blocking, copy) / to(other, ...)
+        target = keywords.get("device") or (positional[0] if positional else None)
+        if target is None:
+            return None
+        device = self.device_of(target.value)
+        if device is None or device.is_cpu:
+            return None
+        if len(positional) >= 3 and non_blocking is None:
+            non_blocking = positional[2]
+        settled = non_blocking is not None or starred or len(positional) == 2
+        return BatchMove(call, receiver, loaders, self._certainly_cuda(target.value), non_blocking, settled)
+
+    def device_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[Device]:
+        """The device ``expr`` is, following a parameter to the arguments the
+        file's calls of its function pass."""
+        fact = self._values.device_fact(expr)
+        if isinstance(fact, Device):
+            return fact
+        if fact is NOT_DEVICE or depth > 3:
+            return None
+        if isinstance(expr, cst.Attribute):
+            passed = self._self_attribute_values(expr)
+        elif isinstance(expr, cst.Name):
+            if self._annotated_int(expr):
+                return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
+            passed = self._arguments(expr)
+        else:
+            return None
+        if not passed:
+            return None
+        devices = [self.device_of(value, depth + 1) for value in passed]
+        if any(device is None for device in devices):
+            return None
+        if all(device is not None and device.is_cpu for device in devices):
+            return Device(DeviceKind.CPU, expr)
+        return Device(DeviceKind.VARIABLE, expr)
+
+    def _annotated_int(self, name: cst.Name) -> bool:
+        """A parameter annotated ``int``."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return False
+        annotation = bindings[0].annotation
+        return isinstance(annotation, cst.Name) and annotation.value == "int" and not self._scopes.resolve(annotation)
+
+    def _certainly_cuda(self, expr: cst.BaseExpression) -> bool:
+        text = _string(expr)
+        if text is not None:
+            return text == "cuda" or text.startswith("cuda:")
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.Call) and self._names.call_name(expr) == "torch.device" and expr.args:
+            return self._certainly_cuda(expr.args[0].value)
+        return False
+
+    # -- where values come from ----------------------------------------------------------
+
+    def origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
+        """The ``DataLoader(...)`` calls of this file ``expr`` may hold."""
+        return self._origins_of(expr, 0)
+
+    def _origins_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        cached = self._origins.get(expr)
+        if cached is not None:
+            return cached
+        self._origins[expr] = frozenset()  # cycles resolve to nothing
+        found = self._compute_origins(expr, depth)
+        self._origins[expr] = found
+        return found
+
+    def _compute_origins(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+        if isinstance(expr, cst.Call):
+            if self._names.call_name(expr) == DATALOADER:
+                return frozenset({expr})
+            if _is_builtin(expr.func, self._scopes, frozenset({"iter"})) and expr.args:
+                return self._origins_of(expr.args[0].value, depth + 1)  # an iterator over the loader
+            function = self._training.local_function(expr)
+            if function is not None:
+                return self._union(self._returns(function), depth)
+            return frozenset()
+        if isinstance(expr, cst.IfExp):
+            return self._union([expr.body, expr.orelse], depth)
+        if isinstance(expr, cst.Name):
+            return self._union(self._bound_values(expr), depth)
+        if isinstance(expr, cst.Attribute):
+            return self._union(self._self_attribute_values(expr), depth)
+        return frozenset()
+
+    def _union(self, exprs: Sequence[cst.BaseExpression], depth: int) -> FrozenSet[cst.Call]:
+        found: Set[cst.Call] = set()
+        for value in exprs:
+            found |= self._origins_of(value, depth + 1)
+        return frozenset(found)
+
+    def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
+        """The bindings of ``name`` that can reach this use: in the use's own
+        scope, the last one before it in the source (a loop's target inside
+        its body), when there is one; otherwise all of them."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) < 2:
+            return bindings
+        scope = self._scopes.name_scope(name)
+        if any(binding.scope is not scope for binding in bindings):
+            return bindings  # read from a nested function: any binding may be current
+        at = self._order.get(name, -1)
+        before = [
+            b for b in bindings
+            if self._order.get(b.node, at) < at and not self._inside_assignment(name, b) and self._dominates(b, name)
+        ]
+        if not before:
+            return bindings
+        return (max(before, key=lambda b: self._order.get(b.node, -1)),)
+
+    def _dominates(self, binding: Binding, name: cst.Name) -> bool:
+        """The binding's statement sits in a block that also holds the use
+        (not in a sibling branch of an ``if`` the use is outside of)."""
+        statement = binding.statement if binding.statement is not None else binding.node
+        if binding.kind in (BindingKind.FOR, BindingKind.WITH) and self._contains(statement, name):
+            return True
+        block = self._parent.get(statement)
+        return block is None or self._contains(block, name)
+
+    def _contains(self, node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        return self._order.get(node, -1) <= self._order.get(inner, -1) <= self._last(node)
+
+    def _inside_assignment(self, name: cst.Name, binding: Binding) -> bool:
+        """``name`` is read by the statement that binds it (``x = x.cuda()``)."""
+        if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION, BindingKind.WITH, BindingKind.PARAMETER,
+                            BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.IMPORT):
+            return False
+        statement = binding.statement if binding.statement is not None else binding.node
+        return self._order.get(statement, -1) <= self._order.get(name, -1) <= self._last(statement)
+
+    def _last(self, node: cst.CSTNode) -> int:
+        cached = self._ends.get(node)
+        if cached is None:
+            cached = max((self._order.get(found, -1) for found in _descendants(node)), default=-1)
+            self._ends[node] = cached
+        return cached
+
+    def _bound_values(self, name: cst.Name) -> List[cst.BaseExpression]:
+        values: List[cst.BaseExpression] = []
+        for binding in self.reaching(name):
+            if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
+                if binding.value is not None:
+                    values.append(binding.value)
+            elif binding.kind is BindingKind.PARAMETER:
+                values.extend(self._arguments(name))
+        return values
+
+    def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
+        """What the file's calls pass for parameter ``name`` of its function."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return []
+        binding = bindings[0]
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
+            return []
+        positional = [*function.params.posonly_params, *function.params.params]
+        index = next((i for i, p in enumerate(positional) if p is binding.node), None)
+        method = scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+        calls = [edge.call for edge in self._training.callers(function)]
+        if method and function.name.value == "__init__" and scope is not None and scope.parent is not None:
+            calls += self._instantiations(scope.parent.node)
+        found: List[cst.BaseExpression] = []
+        for call in calls:
+            passed = _argument_for(call, binding.name, index, method)
+            if passed is not None:
+                found.append(passed)
+        return found
+
+    def _instantiations(self, node: Optional[cst.CSTNode]) -> List[cst.Call]:
+        """``Cls(...)`` calls of this file that build the class ``node``."""
+        if not isinstance(node, cst.ClassDef):
+            return []
+        found: List[cst.Call] = []
+        for call in self._calls:
+            func = call.func
+            if isinstance(func, cst.Name) and func.value == node.name.value:
+                bindings = self._scopes.resolve(func)
+                if len(bindings) == 1 and bindings[0].node is node:
+                    found.append(call)
+        return found
+
+    def _self_attribute_values(self, expr: cst.Attribute) -> List[cst.BaseExpression]:
+        """``self.x``: what the class's ``__init__`` assigns to ``self.x``."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name):
+            return []
+        bindings = self._scopes.resolve(receiver)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return []
+        scope = bindings[0].scope
+        if scope is None or scope.parent is None or scope.parent.kind is not ScopeKind.CLASS:
+            return []
+        node = scope.parent.node
+        if not isinstance(node, cst.ClassDef):
+            return []
+        found: List[cst.BaseExpression] = []
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef):
+                params = [*statement.params.posonly_params, *statement.params.params]
+                if params:
+                    assigned: Dict[str, List[cst.BaseExpression]] = {}
+                    _collect_self_assignments(statement.body, params[0].name.value, assigned)
+                    found.extend(assigned.get(expr.attr.value, ()))
+        return found
+
+    @staticmethod
+    def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:
+        found: List[cst.Return] = []
+        _collect_returns(function.body, found)
+        return [statement.value for statement in found if statement.value is not None]
+
+    # -- batches ---------------------------------------------------------------------
+
+    def _iterated(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
+        """Loaders a ``for`` over ``expr`` draws batches from."""
+        if isinstance(expr, cst.Call) and (
+            _is_builtin(expr.func, self._scopes, _PASS_THROUGH_BUILTINS)
+            or self._names.call_name(expr) in _TQDM
+        ):
+            found: Set[cst.Call] = set()
+            for arg in expr.args:
+                if arg.keyword is None and not arg.star:
+                    found |= self._iterated(arg.value)
+                if isinstance(expr.func, cst.Name) and expr.func.value != "zip":
+                    break
+            return frozenset(found)
+        return self.origins(expr)
+
+    def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
+        """The loaders whose batch (or a part of it) ``expr`` holds."""
+        return self._batch_of(expr, 0)
+
+    def _batch_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        cached = self._batches.get(expr)
+        if cached is not None:
+            return cached
+        self._batches[expr] = frozenset()
+        found = self._compute_batch(expr, depth)
+        self._batches[expr] = found
+        return found
+
+    def _compute_batch(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+        if isinstance(expr, cst.Name):
+            found: Set[cst.Call] = set()
+            for binding in self.reaching(expr):
+                found |= self._binding_batch(binding, depth)
+            return frozenset(found)
+        if isinstance(expr, cst.Subscript):
+            return self._batch_of(expr.value, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return self._batch_of(expr.value, depth + 1) if self._names.qualified_name(expr) is None else frozenset()
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _PARTS and not expr.args:
+                return self._batch_of(func.value, depth + 1)
+            if isinstance(func, cst.Attribute) and func.attr.value in _VIEWS and self._names.call_name(expr) is None:
+                return self._batch_of(func.value, depth + 1)
+            if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
+                return self._iterated(expr.args[0].value)
+        return frozenset()
+
+    def _binding_batch(self, binding: Binding, depth: int) -> FrozenSet[cst.Call]:
+        if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION):
+            source = binding.source
+            if source is None:
+                return frozenset()
+            if binding.kind is BindingKind.FOR:
+                return self._iterated(source)
+            loaders = self._iterated(source)
+            return loaders or self._batch_of(source, depth + 1)
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
+            drawn = binding.value if binding.value is not None else binding.source
+            return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()
+        return frozenset()
+
+    # -- repetition --------------------------------------------------------------------
+
+    def rebuilt(self, constructor: cst.Call) -> bool:
+        """The ``DataLoader(...)`` call itself runs in a loop (lexically, or its
+        function is called in one): each loader it builds may be iterated once."""
+        return constructor in self._in_loop or self._called_in_loop(constructor, set())
+
+    def _called_in_loop(self, node: cst.CSTNode, seen: Set[cst.FunctionDef]) -> bool:
+        """The function holding ``node`` is called inside a loop of this file
+        (directly, or through a function that is)."""
+        function = self._function_of.get(node)
+        if not isinstance(function, cst.FunctionDef) or function in seen:
+            return False
+        seen.add(function)
+        for edge in self._training.callers(function):
+            if self._call_loops.get(edge.call, False) or self._called_in_loop(edge.call, seen):
+                return True
+        return False
+
+
+def _argument_for(call: cst.Call, name: str, index: Optional[int], method: bool) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if index is None:
+        return None
+    if method:
+        index -= 1  # `self.f(a)` and `Cls(a)` bind `a` to the parameter after `self`
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in positional[: index + 1]) or not 0 <= index < len(positional):
+        return None
+    return positional[index].value
+
+
+def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
+
+
+__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "Loaders"]
