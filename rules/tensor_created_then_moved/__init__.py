@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint import apidata
-from torchlint.fixes import bind, comments, keyword_argument, set_keyword, spell
-from torchlint.analysis.values import INDEX_RETURNING, Device, DeviceKind
+from torchlint.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
+from torchlint.analysis.values import (
+    INDEX_RETURNING,
+    LEGACY_CONSTRUCTORS,
+    VARIABLE_WRAPPERS,
+    Device,
+    DeviceKind,
+    LegacyForm,
+    ValueKind,
+)
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
@@ -178,10 +186,11 @@ _MAX_CHAIN = 16
 
 @dataclass(frozen=True)
 class _Step:
-    """One method call of the chain, in the order the calls run."""
+    """One method call, index or ``Variable(...)`` wrapper of the chain, in
+    the order they run."""
 
-    call: cst.Call
-    kind: str  # "move", "cast", "view", "fill", "pass"
+    call: Union[cst.Call, cst.Subscript]
+    kind: str  # "move", "cast", "view", "fill", "pass", "wrap"
     device: Optional[cst.BaseExpression] = None  # where a move goes
     to_cpu: bool = False  # a move certainly to the CPU
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
@@ -189,6 +198,7 @@ class _Step:
     dtype_name: Optional[str] = None  # the cast's dtype if known: "float16", ...
     keeps_dtype: bool = True  # for views: certainly not a `.view(dtype)`
     random: bool = False  # for fills: draws random numbers
+    makes_leaf: bool = False  # for wraps: `Variable(..., requires_grad=True)`
 
 
 @dataclass(frozen=True)
@@ -205,8 +215,28 @@ def _positional(call: cst.Call) -> List[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _method(call: cst.Call) -> str:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+def _method(call: Union[cst.Call, cst.Subscript]) -> str:
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return ""
+
+
+def _adds_axes(node: cst.Subscript) -> bool:
+    """``x[None, ...]``, ``x[:, None]``: indexing that only adds axes, a view
+    of all the elements.  Selecting (``x[0]``, ``x[1:]``) is left out: moved
+    first, the view would keep the whole tensor alive on the device where
+    the original moved only the part."""
+    for element in node.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            if part.lower is not None or part.upper is not None or part.step is not None:
+                return False
+        elif not (
+            isinstance(part.value, cst.Ellipsis)
+            or (isinstance(part.value, cst.Name) and part.value.value == "None")
+        ):
+            return False
+    return True
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:
@@ -468,17 +498,29 @@ class TensorCreatedThenMoved(Rule):
     # -- parsing the chain ----------------------------------------------
 
     def _parse(self, top: cst.Call) -> Optional[_Chain]:
-        calls: List[Tuple[cst.Call, str]] = []
+        calls: List[Tuple[Union[cst.Call, cst.Subscript], str]] = []
         expr: cst.BaseExpression = top
         base: Optional[cst.Call] = None
         qualified: Optional[str] = None
         while len(calls) <= _MAX_CHAIN:
+            if isinstance(expr, cst.Subscript):
+                if not _adds_axes(expr):
+                    return None
+                calls.append((expr, "[]"))
+                expr = expr.value
+                continue
             if not isinstance(expr, cst.Call):
                 return None
             qualified = self.names.call_name(expr)
             if qualified is not None and self._is_creator(qualified):
                 base = expr
                 break
+            if qualified in VARIABLE_WRAPPERS:
+                if not expr.args or expr.args[0].keyword is not None or expr.args[0].star:
+                    return None
+                calls.append((expr, "Variable"))
+                expr = expr.args[0].value
+                continue
             func = expr.func
             if not isinstance(func, cst.Attribute):
                 return None
@@ -486,10 +528,15 @@ class TensorCreatedThenMoved(Rule):
             expr = func.value
         if base is None or qualified is None or not calls:
             return None
-        is_module = qualified not in _FACTORIES
+        is_module = qualified not in _FACTORIES and qualified not in LEGACY_CONSTRUCTORS
         steps: List[_Step] = []
         for call, method in reversed(calls):
-            step = self._step(call, method, is_module)
+            if isinstance(call, cst.Subscript):
+                step: Optional[_Step] = None if is_module else _Step(call, "view")
+            elif method == "Variable":
+                step = None if is_module else self._variable_step(call)
+            else:
+                step = self._step(call, method, is_module)
             if step is None:
                 return None
             steps.append(step)
@@ -498,7 +545,7 @@ class TensorCreatedThenMoved(Rule):
         return _Chain(base, qualified, is_module, tuple(steps))
 
     def _is_creator(self, qualified: str) -> bool:
-        if qualified in _FACTORIES:
+        if qualified in _FACTORIES or qualified in LEGACY_CONSTRUCTORS:
             return True
         prefix = "torch.nn."
         if not (qualified.startswith(prefix) and qualified[len(prefix):] in _MODULES):
@@ -506,11 +553,26 @@ class TensorCreatedThenMoved(Rule):
         device = apidata.signature(qualified).parameter("device")
         return device is not None and device.exists_in(self.context.torch_version)
 
+    @staticmethod
+    def _variable_step(call: cst.Call) -> Optional[_Step]:
+        """``Variable(t, requires_grad=...)``: the same values on ``t``'s device."""
+        makes_leaf = False
+        for arg in call.args[1:]:
+            if arg.star or arg.keyword is None or arg.keyword.value not in ("requires_grad", "volatile"):
+                return None
+            if arg.keyword.value == "requires_grad" and not _is_false(arg.value):
+                makes_leaf = True
+        return _Step(call, "wrap", makes_leaf=makes_leaf)
+
     def _step(self, call: cst.Call, method: str, is_module: bool) -> Optional[_Step]:
         if method == "cuda":
             return self._cuda_step(call, is_module)
         if method == "to":
             return self._to_step(call)
+        if method == "type_as" and not is_module:
+            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                return None
+            return self._tensor_target_step(call, call.args[0].value)
         casts = _MODULE_CASTS if is_module else _TENSOR_CASTS
         if method in casts:
             return _Step(call, "cast", dtype_name=casts[method]) if not call.args else None
@@ -601,10 +663,14 @@ class TensorCreatedThenMoved(Rule):
                     if dtype is not None or len(positional) > 3:
                         return None
                     dtype = positional[1]  # `.to(device, dtype[, non_blocking])`
-            else:
-                if dtype is not None or len(positional) > 2 or not self._is_dtype(first):
+            elif self._is_dtype(first):
+                if dtype is not None or len(positional) > 2:
                     return None
                 dtype = first  # `.to(dtype[, non_blocking])`
+            else:
+                if dtype is not None or len(positional) > 2:
+                    return None
+                return self._tensor_target_step(call, first)  # `.to(other[, non_blocking])`
         if device is None:
             if dtype is None:
                 return None
@@ -617,6 +683,22 @@ class TensorCreatedThenMoved(Rule):
             to_cpu=found.is_cpu,
             dtype=dtype,
             dtype_name=self._dtype_name(dtype) if dtype is not None else None,
+        )
+
+    def _tensor_target_step(self, call: cst.Call, target: cst.BaseExpression) -> Optional[_Step]:
+        """``.to(other)`` / ``.type_as(other)``: a move to ``other``'s device and
+        a cast to its dtype, when ``other`` is a name whose device is known."""
+        if not isinstance(target, cst.Name):
+            return None
+        device = self.facts.values.tensor_device(target)
+        if device is None:
+            return None
+        return _Step(
+            call,
+            "move",
+            device=cst.Attribute(value=target, attr=cst.Name("device")),
+            to_cpu=device.is_cpu,
+            dtype=cst.Attribute(value=target, attr=cst.Name("dtype")),
         )
 
     # -- what an expression is --------------------------------------------
@@ -643,17 +725,22 @@ class TensorCreatedThenMoved(Rule):
 
     def _check(self, top: cst.Call, chain: _Chain) -> None:
         base = chain.base
-        kind = "module" if chain.is_module else "factory"
-        arguments = bind(base, apidata.signature(chain.qualified), self.context.torch_version)
-        if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS[kind]):
-            return
-        for word in ("device", "dtype"):
-            # Passed by position, or maybe passed (an unpacking, a position
-            # whose meaning changed between releases): the fix cannot add it.
-            if arguments.positional(word) or (
-                arguments.may_be_present(word) and arguments.argument(word) is None
-            ):
+        if chain.qualified in LEGACY_CONSTRUCTORS:
+            if not self._legacy_reportable(base):
                 return
+            arguments = bind(base, apidata.signature("torch.empty"), self.context.torch_version)
+        else:
+            kind = "module" if chain.is_module else "factory"
+            arguments = bind(base, apidata.signature(chain.qualified), self.context.torch_version)
+            if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS[kind]):
+                return
+            for word in ("device", "dtype"):
+                # Passed by position, or maybe passed (an unpacking, a position
+                # whose meaning changed between releases): the fix cannot add it.
+                if arguments.positional(word) or (
+                    arguments.may_be_present(word) and arguments.argument(word) is None
+                ):
+                    return
         moves = [step for step in chain.steps if step.kind == "move"]
         final = moves[-1]
         if final.to_cpu:
@@ -688,10 +775,16 @@ class TensorCreatedThenMoved(Rule):
             where = "on its input's device"
         else:
             where = "on the CPU"
+        legacy = chain.qualified in LEGACY_CONSTRUCTORS
         if chain.is_module:
             message = (
                 f"`{func_code}(...)` is built {where} and then moved to the device; "
                 "build it there with `device=`"
+            )
+        elif legacy:
+            message = (
+                f"`{func_code}(...)` is created on the CPU and then copied to the device; "
+                "create it there with `torch.tensor(...)` or `torch.empty(...)` and `device=`"
             )
         else:
             message = (
@@ -710,12 +803,25 @@ class TensorCreatedThenMoved(Rule):
             return
         built = self._fixed(top, chain, final)
         if built is None:
-            self.report(
-                top, message, hint=f"Pass `device={device_code}` to `{func_code}(...)` and drop {move_text}"
-            )
+            if legacy:
+                dtype = LEGACY_CONSTRUCTORS[chain.qualified]
+                dtype_code = f"torch.{dtype}" if dtype is not None else "torch.get_default_dtype()"
+                hint = (
+                    f"Use `torch.tensor(data, dtype={dtype_code}, device={device_code})` if the "
+                    f"argument is data, `torch.empty(sizes, dtype={dtype_code}, device={device_code})` "
+                    f"if it gives sizes, and drop {move_text}"
+                )
+            else:
+                hint = f"Pass `device={device_code}` to `{func_code}(...)` and drop {move_text}"
+            self.report(top, message, hint=hint)
             return
         new_node, keywords, applicability, imports = built
         spelled = ", ".join(f"{key}={module.code_for_node(value)}" for key, value in keywords)
+        hint = f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}"
+        if legacy:
+            form = self.facts.values.legacy_form(base)
+            factory = "torch.tensor" if form is LegacyForm.DATA else "torch.empty"
+            hint = f"Call `{factory}(...)` with `{spelled}` instead of `{func_code}(...)` and drop {move_text}"
         self.report(
             top,
             message,
@@ -726,8 +832,20 @@ class TensorCreatedThenMoved(Rule):
                 f"Pass `{spelled}` and drop the copy",
                 imports=imports,
             ),
-            hint=f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}",
+            hint=hint,
         )
+
+    def _legacy_reportable(self, base: cst.Call) -> bool:
+        """A legacy typed constructor that certainly builds a new CPU tensor:
+        no keywords (a `device=` or other keyword is left alone), and not a
+        wrapper around a tensor, which it aliases without copying."""
+        if any(arg.keyword is not None for arg in base.args):
+            return False
+        if self.facts.values.legacy_form(base) is LegacyForm.UNKNOWN:
+            if any(arg.star for arg in base.args):
+                return False
+            return self.facts.values.kind(base.args[0].value) is not ValueKind.TENSOR
+        return True
 
     @staticmethod
     def _is_random(chain: _Chain) -> bool:
@@ -741,7 +859,13 @@ class TensorCreatedThenMoved(Rule):
         Tuple[cst.BaseExpression, List[Tuple[str, cst.BaseExpression]], Applicability, Tuple[str, ...]]
     ]:
         base = chain.base
-        if chain.is_module:
+        legacy_imports: Tuple[str, ...] = ()
+        if chain.qualified in LEGACY_CONSTRUCTORS:
+            replacement = self._legacy_replacement(base, LEGACY_CONSTRUCTORS[chain.qualified])
+            if replacement is None:
+                return None
+            base, behaviour, legacy_imports = replacement
+        elif chain.is_module:
             behaviour = _EXACT if chain.qualified[len("torch.nn."):] in _CONSTANT_INIT_MODULES else _RANDOM
         else:
             behaviour = _FACTORIES[chain.qualified]
@@ -756,6 +880,8 @@ class TensorCreatedThenMoved(Rule):
         last_move = max(i for i, step in enumerate(chain.steps) if step.kind == "move")
         if any(step.random for step in chain.steps[:last_move]):
             safe = False
+        if any(step.makes_leaf for step in chain.steps):
+            safe = False
 
         imports: Tuple[str, ...] = ()
         has_dtype = keyword_argument(base, "dtype") is not None
@@ -769,7 +895,7 @@ class TensorCreatedThenMoved(Rule):
                 kept.append((step, None))
                 blocked = blocked or not step.keeps_dtype
                 continue
-            if step.kind == "pass":
+            if step.kind in ("pass", "wrap"):
                 kept.append((step, None))
                 continue
             if step.kind == "fill":
@@ -820,6 +946,11 @@ class TensorCreatedThenMoved(Rule):
                     func=cst.Attribute(value=new, attr=cst.Name("to")),
                     args=[cst.Arg(value=to_dtype)],
                 )
+            elif isinstance(step.call, cst.Subscript):
+                new = step.call.with_changes(value=new)
+            elif step.kind == "wrap":
+                first, *rest = step.call.args
+                new = step.call.with_changes(args=[first.with_changes(value=new), *rest])
             else:
                 func = step.call.func
                 assert isinstance(func, cst.Attribute)
@@ -829,7 +960,49 @@ class TensorCreatedThenMoved(Rule):
         if comments(new) != comments(top):
             return None
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
-        return new, keywords, applicability, imports
+        return new, keywords, applicability, tuple(dict.fromkeys(legacy_imports + imports))
+
+    def _legacy_replacement(
+        self, call: cst.Call, dtype: Optional[str]
+    ) -> Optional[Tuple[cst.Call, str, Tuple[str, ...]]]:
+        """The factory call a legacy constructor is (the call, its behaviour,
+        the imports it needs): ``torch.tensor(data, dtype=...)`` for data,
+        ``torch.empty(sizes, dtype=...)`` for sizes; None for the other forms."""
+        form = self.facts.values.legacy_form(call)
+        if form is LegacyForm.DATA:
+            factory, behaviour = "torch.tensor", _VALUE
+        elif form is LegacyForm.SIZES:
+            factory, behaviour = "torch.empty", _EXACT
+        else:
+            return None
+        func = self._torch_spelling(call, factory)
+        if func is None:
+            return None
+        new = call.with_changes(func=func.expression)
+        imports = func.imports
+        if dtype is not None:
+            dtype_spelling = self._torch_spelling(call, f"torch.{dtype}")
+            if dtype_spelling is None:
+                return None
+            new = set_keyword(new, "dtype", dtype_spelling.expression)
+            imports += dtype_spelling.imports
+        elif form is LegacyForm.DATA:
+            # `torch.Tensor(data)` has the default dtype; `torch.tensor` would infer one.
+            default = self._torch_spelling(call, "torch.get_default_dtype")
+            if default is None:
+                return None
+            new = set_keyword(new, "dtype", cst.Call(func=default.expression))
+            imports += default.imports
+        return new, behaviour, imports
+
+    def _torch_spelling(self, call: cst.Call, qualified: str) -> Optional[Spelling]:
+        """``qualified`` (a ``torch.`` name) written through the same module
+        reference as ``call``'s callee (``th.FloatTensor`` gives ``th.tensor``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and self.names.qualified_name(func.value) == "torch":
+            text = f"{self.context.module.code_for_node(func.value)}.{qualified[len('torch.'):]}"
+            return Spelling(dotted_expression(text), text, ())
+        return spell(self.names, qualified)
 
     @staticmethod
     def _can_fold(is_module: bool, behaviour: str, step: _Step, folds: int, has_dtype: bool) -> bool:
