@@ -231,7 +231,7 @@ def _adds_axes(node: cst.Subscript) -> bool:
         if isinstance(part, cst.Slice):
             if part.lower is not None or part.upper is not None or part.step is not None:
                 return False
-        elif not (
+        elif not isinstance(part, cst.Index) or not (
             isinstance(part.value, cst.Ellipsis)
             or (isinstance(part.value, cst.Name) and part.value.value == "None")
         ):

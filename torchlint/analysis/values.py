@@ -590,6 +590,27 @@ class Values:
         kinds = {device.kind for device in devices}
         return Device(kinds.pop() if len(kinds) == 1 else DeviceKind.VARIABLE, name)
 
+    def int_constant(self, expr: cst.BaseExpression) -> Optional[int]:
+        """The integer ``expr`` certainly is: a literal, or a name every
+        binding of which assigns the same literal."""
+        if isinstance(expr, cst.Integer):
+            try:
+                return int(expr.value.replace("_", ""), 0)
+            except ValueError:
+                return None
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            found: Set[int] = set()
+            for binding in bindings:
+                if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, cst.Integer):
+                    return None
+                value = self.int_constant(binding.value)
+                if value is None:
+                    return None
+                found.add(value)
+            return found.pop() if len(found) == 1 else None
+        return None
+
     def tensor_device(self, expr: cst.BaseExpression) -> Optional[Device]:
         """The device a tensor expression certainly lives on: a tensor value
         with a known device, every binding of a name agreeing on it."""
