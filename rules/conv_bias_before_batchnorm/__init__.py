@@ -131,7 +131,21 @@ class ConvBiasBeforeBatchNorm(Rule):
     `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
     `x = self.bn(x)`.  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
-    channel counts that are literals and differ.  Layer classes are resolved
+    channel counts known to differ (literals, or names assigned only
+    literals).
+
+    Layer lists built in loops count: `layers += [conv2d, nn.BatchNorm2d(v),
+    nn.ReLU()]`, `layers.append(conv)` then `layers.append(bn)`.  A batch
+    norm that follows only under a condition is reported with the fix
+    `bias=not <test>`: `layers = [nn.Linear(a, b)]` directly followed by
+    `if use_bn: layers.append(nn.BatchNorm1d(b))`; an element
+    `nn.BatchNorm2d(c) if use_bn else nn.Identity()`; and a layer variable
+    (`conv2d = nn.Conv2d(...)`) every read of which sits in a layer list,
+    followed by a batch norm in the body of one `if` and by another layer
+    in its `else` (the VGG `batch_norm` idiom).  The test must be a name or
+    an attribute of one that keeps its value between the layer and the
+    `if` (a parameter, or a name bound once; no assignment to the
+    attribute in the function); `elif` chains are not followed.  Layer classes are resolved
     through imports and single assignments (`BN = nn.BatchNorm2d`); a norm
     passed in as a parameter (`norm_layer(c)`), a conv built by a helper
     function, or a conv shared with a branch that has no batch norm is not
@@ -166,8 +180,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     ```
 
     ## Fix safety
-    The fix passes `bias=False` (or turns `bias=True` into `bias=False`) and
-    is unsafe.  Training-mode outputs and gradients stay the same up to
+    The fix passes `bias=False` (or turns `bias=True` into `bias=False`), or
+    `bias=not <test>` when the batch norm follows only under `<test>`, and
+    is unsafe.  `bias=not <test>` keeps the bias exactly where no batch norm
+    follows, and `not` gives the layer a real `bool`.  Training-mode outputs and gradients stay the same up to
     floating-point rounding, but:
     - the module's `state_dict` loses the conv's `bias` entry, so strictly
       loading an existing checkpoint fails with an unexpected key, and an

@@ -179,6 +179,10 @@ _TENSOR_FILLS: Dict[str, bool] = {
 # Module methods that return the module itself and do not depend on its device.
 _MODULE_PASSTHROUGH: FrozenSet[str] = frozenset({"train", "eval", "requires_grad_"})
 
+# Methods of tensors (and modules, which a legacy constructor rejects) that
+# return a tensor: a legacy constructor given their result aliases it.
+_TENSOR_RETURNING: FrozenSet[str] = frozenset({"cpu", "cuda", "detach", "clone", "contiguous", "to"})
+
 _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
 
 _MAX_CHAIN = 16
@@ -254,19 +258,28 @@ class TensorCreatedThenMoved(Rule):
     r"""## What it does
     Reports a tensor factory (`torch.zeros`, `torch.randn`, `torch.tensor`,
     `torch.arange`, the `*_like` forms and the other creation functions
-    that take `device=`) or a built-in `torch.nn` layer constructor
-    (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...) whose result
-    is sent to a device in the same expression with `.cuda()` or
-    `.to(<device>)`, possibly after shape-only calls such as `.view()` or
-    `.unsqueeze()` and dtype casts such as `.float()`.
+    that take `device=`), a legacy typed constructor (`torch.FloatTensor`,
+    `torch.LongTensor`, `torch.Tensor`, ...) or a built-in `torch.nn` layer
+    constructor (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...)
+    whose result is sent to a device in the same expression with `.cuda()`
+    or `.to(<device>)`, possibly after shape-only calls such as `.view()` or
+    `.unsqueeze()`, indexing that only adds axes (`[None, ...]`, `[:, None]`),
+    fills such as `.fill_(0)`, dtype casts such as `.float()`, or a
+    `torch.autograd.Variable(...)` wrapper.  Callees are resolved through
+    the file's imports, aliases included (`import torch as t`).
 
     A `.to(...)` call counts as a move only when its argument is certainly a
     device: a device string such as `"cuda:0"`, `torch.device(...)`, an
     integer index, an attribute or name matching the `device-pattern`
     option (`x.device`, `self.device`, `device`, `local_rank`, ...), or a
     name that the enclosing function or module assigns only such values.
-    `.to(torch.float16)`, `.to(other_tensor)` and `.to(memory_format=...)`
-    are not moves, and a move to the CPU is not reported.  A call that
+    `.to(other)` and `.type_as(other)` count as moves only when `other` is
+    a name every assignment of which gives a tensor of known device
+    (`buf = torch.zeros(3, device="cuda")`, `buf = t.cuda()`).
+    `.to(torch.float16)`, `.to(other_tensor)` of unknown device and
+    `.to(memory_format=...)` are not moves, and a move to the CPU is not
+    reported.  A legacy constructor given a keyword, or wrapping a tensor
+    (which it aliases rather than copies), is not reported.  A call that
     already passes `device=` is reported only when that device is the CPU
     and the values are not random (random numbers drawn from the CPU
     generator on purpose, for a seeded stream that all ranks share, are
@@ -306,7 +319,32 @@ class TensorCreatedThenMoved(Rule):
     and their `*_like` forms, a floating-point cast for the random
     factories and for layers.  Other casts (`torch.tensor([1.5]).long()`,
     `torch.rand(3).long()`, `torch.full(..., 0.1).double()`) stay as method
-    calls after the factory, which is always equivalent.
+    calls after the factory, which is always equivalent.  Axis-adding
+    indexing, fills and a `Variable(...)` wrapper stay where they are, around
+    the factory that now creates the tensor on the device.
+
+    A legacy typed constructor becomes a factory call, depending on what it
+    is given (the overload torch picks):
+    - one list or tuple (a display, a comprehension, `[x] * n`, their sums,
+      or a name assigned only those): `torch.FloatTensor(data)` becomes
+      `torch.tensor(data, dtype=torch.float32, device=...)`, `LongTensor`
+      `dtype=torch.int64` and so on; both convert each element to that dtype
+      the same way (`LongTensor([1.7])` and `tensor([1.7], dtype=torch.int64)`
+      both truncate to 1).  `torch.Tensor(data)` has the default dtype, and
+      `torch.tensor` would infer `int64` from integers, so it becomes
+      `torch.tensor(data, dtype=torch.get_default_dtype(), device=...)`;
+    - integer sizes (two or more arguments, or one integer literal):
+      `torch.LongTensor(n, m)` becomes `torch.empty(n, m, dtype=torch.int64,
+      device=...)`.  Both allocate uninitialized memory of that shape and
+      dtype, so any fill in the chain (`.fill_(0)`, `.zero_()`) gives the
+      same values;
+    - one argument of unknown kind (`torch.FloatTensor(cfg.MEANS)`: a
+      sequence, but an `int` would be a size, a `torch.Size` a shape), or no
+      argument: reported with a hint and no fix.
+
+    A move to another tensor (`.to(other)`, `.type_as(other)`) becomes
+    `device=other.device` and `dtype=other.dtype` (folded where casts fold,
+    else `.to(other.dtype)` after the factory).
 
     The fix is safe when the values are bit-identical on every device:
     `zeros`, `ones`, `empty`, `eye`, `full`, `tensor`, `as_tensor`, the
@@ -323,13 +361,17 @@ class TensorCreatedThenMoved(Rule):
     - the factory is `linspace`, `logspace`, a window function or an
       `arange` whose bounds may be fractional: device kernels may round the
       last bit differently;
-    - the factory passes `requires_grad=True`: the original result is a
-      non-leaf copy that never receives `.grad`, the fixed one is a leaf;
+    - the factory passes `requires_grad=True`, or a `Variable(...,
+      requires_grad=True)` wraps it: the original result is a non-leaf copy
+      that never receives `.grad`, the fixed one is a leaf;
     - the move is `.cuda(k)` with a variable `k`: `device=k` is right for
       an index or a device, but puts the tensor on the CPU if `k` is `None`.
 
-    No fix is offered when `pin_memory=True` is passed, or when the edit
-    would drop a comment.  Nothing is reported when a `generator=` or
+    No fix is offered when `pin_memory=True` is passed, when a legacy
+    constructor's argument is of unknown kind, or when the edit would drop
+    a comment.  Indexing that selects elements (`[0]`, `[1:]`, a mask)
+    breaks the chain: created on the device first, the view would keep all
+    of the tensor there, where the original moves only the part.  Nothing is reported when a `generator=` or
     `out=` argument, `**kwargs`, or a layer's pre-built weight or custom
     sub-module is passed, or when `device` or `dtype` is (or may be)
     passed by position: an unpacked `*args` that can reach it, or a
@@ -844,7 +886,12 @@ class TensorCreatedThenMoved(Rule):
         if self.facts.values.legacy_form(base) is LegacyForm.UNKNOWN:
             if any(arg.star for arg in base.args):
                 return False
-            return self.facts.values.kind(base.args[0].value) is not ValueKind.TENSOR
+            only = base.args[0].value
+            if isinstance(only, cst.Attribute) and only.attr.value == "data":
+                return False  # `x.data`: a tensor's data
+            if isinstance(only, cst.Call) and _method(only) in _TENSOR_RETURNING:
+                return False  # `x.cpu()`: a legacy constructor takes no module, so a tensor
+            return self.facts.values.kind(only) is not ValueKind.TENSOR
         return True
 
     @staticmethod
