@@ -441,6 +441,8 @@ def test_legacy_constructor_of_a_list_name_is_fixed() -> None:
         "import torch\nt = torch.zeros(3)\nx = torch.FloatTensor(t).cuda()\n",
         "import torch\ndef f(t):\n    return torch.FloatTensor(t.cpu()).cuda()\n",
         "import torch\ndef f(t):\n    return torch.FloatTensor(t.data).cuda()\n",
+        # A storage: aliased too (`torch.ByteStorage.from_buffer(pickled)`).
+        "import torch\ndef f(b):\n    s = torch.ByteStorage.from_buffer(b)\n    return torch.ByteTensor(s).to('cuda')\n",
         # Keywords: the legacy constructor rejects or handles them; left alone.
         "import torch\nx = torch.FloatTensor(3, device='cuda').cuda()\n",
         # Already CUDA constructors, and non-constructor uses.

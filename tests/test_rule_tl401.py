@@ -427,3 +427,19 @@ def test_num_features_known_through_constants() -> None:
     differs = nn.Sequential(nn.Conv2d(3, WIDTH, 3), nn.BatchNorm2d(OTHER))
     """
     assert lines(source) == [6]
+
+
+def test_negated_test_gives_the_plain_name() -> None:
+    source = """
+    import torch.nn as nn
+
+    def block(i, o, first_block=False):
+        layers = []
+        layers.append(nn.Conv2d(i, o, kernel_size=3, padding=1))
+        if not first_block:
+            layers.append(nn.BatchNorm2d(o))
+        layers.append(nn.LeakyReLU(0.2))
+        return layers
+    """
+    assert lines(source) == [6]
+    assert "nn.Conv2d(i, o, kernel_size=3, padding=1, bias=first_block)" in fixed(source)

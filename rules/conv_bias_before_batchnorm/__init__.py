@@ -143,8 +143,8 @@ class ConvBiasBeforeBatchNorm(Rule):
     (`conv2d = nn.Conv2d(...)`) every read of which sits in a layer list,
     followed by a batch norm in the body of one `if` and by another layer
     in its `else` (the VGG `batch_norm` idiom).  The test must be a name or
-    an attribute of one that keeps its value between the layer and the
-    `if` (a parameter, or a name bound once; no assignment to the
+    an attribute of one (or `not` of it, giving `bias=<name>`) that keeps
+    its value between the layer and the `if` (a parameter, or a name bound once; no assignment to the
     attribute in the function); `elif` chains are not followed.  Layer classes are resolved
     through imports and single assignments (`BN = nn.BatchNorm2d`); a norm
     passed in as a parameter (`norm_layer(c)`), a conv built by a helper
@@ -484,6 +484,10 @@ class ConvBiasBeforeBatchNorm(Rule):
         """A test that has the same value where the layer is built as where it is
         tested: a name (or an attribute of one) bound only as a parameter, or
         bound once, and never assigned as an attribute in the function."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if test.lpar:
+            return False
         root = test
         while isinstance(root, cst.Attribute):
             root = root.value
@@ -541,7 +545,10 @@ class ConvBiasBeforeBatchNorm(Rule):
         self._reported.add(id(call))
         value: cst.BaseExpression = cst.Name("False")
         when = "directly"
-        if test is not None:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            value = test.expression.deep_clone()  # `if not first_block:` → `bias=first_block`
+            when = f"when `{self.context.module.code_for_node(test)}` is true"
+        elif test is not None:
             value = cst.UnaryOperation(operator=cst.Not(), expression=test.deep_clone())
             when = f"when `{self.context.module.code_for_node(test)}` is true"
         value_code = self.context.module.code_for_node(value)

@@ -279,7 +279,7 @@ class TensorCreatedThenMoved(Rule):
     `.to(torch.float16)`, `.to(other_tensor)` of unknown device and
     `.to(memory_format=...)` are not moves, and a move to the CPU is not
     reported.  A legacy constructor given a keyword, or wrapping a tensor
-    (which it aliases rather than copies), is not reported.  A call that
+    or a storage (which it aliases rather than copies), is not reported.  A call that
     already passes `device=` is reported only when that device is the CPU
     and the values are not random (random numbers drawn from the CPU
     generator on purpose, for a seeded stream that all ranks share, are
@@ -558,8 +558,8 @@ class TensorCreatedThenMoved(Rule):
                 base = expr
                 break
             if qualified in VARIABLE_WRAPPERS:
-                if not expr.args or expr.args[0].keyword is not None or expr.args[0].star:
-                    return None
+                if not calls or not expr.args or expr.args[0].keyword is not None or expr.args[0].star:
+                    return None  # the chain is reported from the move inside the wrapper
                 calls.append((expr, "Variable"))
                 expr = expr.args[0].value
                 continue
@@ -880,10 +880,13 @@ class TensorCreatedThenMoved(Rule):
     def _legacy_reportable(self, base: cst.Call) -> bool:
         """A legacy typed constructor that certainly builds a new CPU tensor:
         no keywords (a `device=` or other keyword is left alone), and not a
-        wrapper around a tensor, which it aliases without copying."""
+        wrapper around a tensor or a storage, which it aliases without copying."""
         if any(arg.keyword is not None for arg in base.args):
             return False
-        if self.facts.values.legacy_form(base) is LegacyForm.UNKNOWN:
+        form = self.facts.values.legacy_form(base)
+        if form is LegacyForm.STORAGE:
+            return False  # the tensor aliases the storage; the move is the only copy
+        if form is LegacyForm.UNKNOWN:
             if any(arg.star for arg in base.args):
                 return False
             only = base.args[0].value

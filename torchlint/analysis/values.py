@@ -126,13 +126,16 @@ class LegacyForm(enum.Enum):
     ``DATA``: one list or tuple (a display, a comprehension, their sums and
     repeats, or a name bound only to those) whose elements become the values;
     ``SIZES``: integer sizes, uninitialized memory; ``NONE_GIVEN``: no
-    argument, an empty tensor; ``UNKNOWN``: one argument of unknown kind (a
-    sequence, an ``int`` size, a ``torch.Size``, a tensor to alias, ...).
+    argument, an empty tensor; ``STORAGE``: a torch storage (``torch.*Storage``
+    call, or a name bound only to one), which the tensor aliases without
+    copying; ``UNKNOWN``: one argument of unknown kind (a sequence, an
+    ``int`` size, a ``torch.Size``, a tensor to alias, ...).
     """
 
     DATA = "data"
     SIZES = "sizes"
     NONE_GIVEN = "none-given"
+    STORAGE = "storage"
     UNKNOWN = "unknown"
 
 
@@ -646,7 +649,27 @@ class Values:
         only = call.args[0].value
         if isinstance(only, cst.Integer):
             return LegacyForm.SIZES
+        if self._is_storage(only):
+            return LegacyForm.STORAGE
         return LegacyForm.DATA if self._is_sequence_display(only, 0) else LegacyForm.UNKNOWN
+
+    def _is_storage(self, expr: cst.BaseExpression) -> bool:
+        """A call of a torch storage class or its constructors
+        (``torch.ByteStorage.from_buffer(b)``), or a name bound only to one."""
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                binding.kind is BindingKind.ASSIGN and isinstance(binding.value, cst.Call)
+                and self._is_storage(binding.value)
+                for binding in bindings
+            )
+        if not isinstance(expr, cst.Call):
+            return False
+        qualified = self._names.call_name(expr)
+        if qualified is None or not qualified.startswith("torch."):
+            return False
+        parts = qualified.split(".")
+        return any(part.endswith("Storage") for part in parts[1:])
 
     def _is_sequence_display(self, expr: cst.BaseExpression, depth: int) -> bool:
         """A list or tuple written out: a display, a comprehension, ``[x] * n``,
