@@ -484,3 +484,10 @@ def test_moves_to_a_tensor_of_known_device() -> None:
         "a = torch.ones(3, device=buf.device, dtype=buf.dtype)\n"
         "b = torch.arange(3, device=buf.device).to(buf.dtype)\n"
     )
+
+
+def test_type_as_alone_is_enough_to_look_at_a_file() -> None:
+    # No `.cuda(` or `.to(` in the file: the trigger words and the precheck
+    # must still let `.type_as(` through.
+    source = "import torch\nbuf = torch.zeros(3, device='cuda')\nb = torch.arange(3).type_as(buf)\n"
+    assert len(findings(source)) == 1

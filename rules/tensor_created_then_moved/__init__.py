@@ -418,12 +418,13 @@ class TensorCreatedThenMoved(Rule):
             "fully matching it is a device",
         )
     }
-    trigger_words = (".cuda(", ".to(")
+    trigger_words = (".cuda(", ".to(", ".type_as(")
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A torch factory or layer (a torch import) moved by ``.cuda()`` or ``.to()``."""
-        return facts.imports_torch and not facts.called_attributes.isdisjoint(("cuda", "to"))
+        """A torch factory or layer (a torch import) moved by ``.cuda()``, ``.to()``
+        or ``.type_as()``."""
+        return facts.imports_torch and not facts.called_attributes.isdisjoint(("cuda", "to", "type_as"))
     valid = (
         """
         import torch
