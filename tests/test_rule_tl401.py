@@ -354,17 +354,13 @@ def test_layer_variable_shared_by_branches() -> None:
     source = """
     import torch.nn as nn
 
-    def vgg(cfg, batch_norm):
-        layers = []
-        in_channels = 3
-        for v in cfg:
-            conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
-            if batch_norm:
-                layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU(inplace=True)]
-            else:
-                layers += [conv2d, nn.ReLU(inplace=True)]
-            in_channels = v
-        return nn.Sequential(*layers)
+    def stem(c, opts):
+        conv = nn.Conv2d(3, c, 7, stride=2)
+        if opts.bn:
+            layers = [conv, nn.BatchNorm2d(c)]
+        else:
+            layers = [conv, nn.ReLU()]
+        return layers
 
     def always(cfg):
         layers = []
@@ -376,9 +372,9 @@ def test_layer_variable_shared_by_branches() -> None:
                 layers += [conv2d, nn.BatchNorm2d(v)]
         return nn.Sequential(*layers)
     """
-    assert lines(source) == [8, 19]
+    assert lines(source) == [5, 15]
     result = fixed(source)
-    assert "nn.Conv2d(in_channels, v, kernel_size=3, padding=1, bias=not batch_norm)" in result
+    assert "nn.Conv2d(3, c, 7, stride=2, bias=not opts.bn)" in result
     assert "nn.Conv2d(3, v, 3, bias=False)" in result
 
 
