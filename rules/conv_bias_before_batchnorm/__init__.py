@@ -417,7 +417,7 @@ class ConvBiasBeforeBatchNorm(Rule):
             return None
         if self._layer(other, follow_names=False) is not None or self.names.call_name(other) is None:
             return None
-        if not self._stable_test(expr.test, expr):
+        if not self._stable_test(expr.test):
             return None
         return expr.test, norm
 
@@ -477,10 +477,10 @@ class ConvBiasBeforeBatchNorm(Rule):
             return
         parents = _parent_map(binding.scope.node) if binding.scope.node is not None else {}
         branch = _common_branch(with_norm, without, parents)
-        if branch is not None and self._stable_test(branch.test, branch):
+        if branch is not None and self._stable_test(branch.test):
             self._report(producer, call, norm, binding.statement, branch.test)
 
-    def _stable_test(self, test: cst.BaseExpression, site: cst.CSTNode) -> bool:
+    def _stable_test(self, test: cst.BaseExpression) -> bool:
         """A test that has the same value where the layer is built as where it is
         tested: a name (or an attribute of one) bound only as a parameter, or
         bound once, and never assigned as an attribute in the function."""
@@ -647,7 +647,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
             if self._first_added(orelse.body.body, target, sequentials) is not None:
                 return
-        if not self._stable_test(statement.test, statement):
+        if not self._stable_test(statement.test):
             return
         if self._compatible(producer[1], producer[2], norm[1], norm[2]):
             self._report(producer[1], producer[2], norm[1], producer[3], statement.test)
