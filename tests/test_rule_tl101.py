@@ -386,6 +386,11 @@ def test_metadata() -> None:
             Applicability.SAFE,
         ),
         (
+            "x = torch.arange(4).repeat(2, 3, 4, 1).permute(0, 1, 3, 2).to(device)",
+            "x = torch.arange(4, device=device).repeat(2, 3, 4, 1).permute(0, 1, 3, 2)",
+            Applicability.SAFE,
+        ),
+        (
             "x = Variable(torch.zeros(3)).cuda()",
             'x = Variable(torch.zeros(3, device="cuda"))',
             Applicability.SAFE,

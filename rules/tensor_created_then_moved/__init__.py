@@ -155,8 +155,10 @@ _FLOAT_DTYPES: FrozenSet[str] = frozenset({"float16", "float32", "float64", "bfl
 # Shape-only tensor methods that may sit between the factory and the move.
 # `expand` is left out on purpose: a copy of an expanded tensor is dense,
 # the expanded view is not.
+# `repeat` copies into a dense tensor either way, so it may sit there too.
 _TENSOR_VIEWS: FrozenSet[str] = frozenset(
-    {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose"}
+    {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose",
+     "repeat"}
 )
 # Triangle masks: deterministic, zero outside the triangle, so they commute
 # with a device change and with casts (a cast keeps zero at zero).
@@ -263,7 +265,7 @@ class TensorCreatedThenMoved(Rule):
     constructor (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...)
     whose result is sent to a device in the same expression with `.cuda()`
     or `.to(<device>)`, possibly after shape-only calls such as `.view()` or
-    `.unsqueeze()`, indexing that only adds axes (`[None, ...]`, `[:, None]`),
+    `.unsqueeze()` (or `.repeat()`), indexing that only adds axes (`[None, ...]`, `[:, None]`),
     fills such as `.fill_(0)`, dtype casts such as `.float()`, or a
     `torch.autograd.Variable(...)` wrapper.  Callees are resolved through
     the file's imports, aliases included (`import torch as t`).
