@@ -327,3 +327,172 @@ def test_metadata() -> None:
     for heading in ("What it does", "Why is this bad?", "Example", "Fix safety", "Options", "Source guide"):
         assert sections.get(heading), heading
     assert "Use instead" in sections["Example"]
+
+
+# -- issue 12: legacy constructors, wrappers, indexing, tensor targets --------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected", "applicability"),
+    [
+        # Data: the legacy constructor converts to its dtype, as torch.tensor(dtype=) does.
+        (
+            "x = torch.LongTensor([[i]] * k).to(device)",
+            "x = torch.tensor([[i]] * k, dtype=torch.int64, device=device)",
+            Applicability.SAFE,
+        ),
+        (
+            "x = torch.IntTensor([n] * b).to(device)",
+            "x = torch.tensor([n] * b, dtype=torch.int32, device=device)",
+            Applicability.SAFE,
+        ),
+        (
+            "x = torch.FloatTensor((1, 2)).cuda()",
+            'x = torch.tensor((1, 2), dtype=torch.float32, device="cuda")',
+            Applicability.SAFE,
+        ),
+        # torch.Tensor(data) has the default dtype, which torch.tensor would not infer for ints.
+        (
+            "x = torch.Tensor([1, 2]).cuda()",
+            'x = torch.tensor([1, 2], dtype=torch.get_default_dtype(), device="cuda")',
+            Applicability.SAFE,
+        ),
+        # Sizes: uninitialized memory, which torch.empty allocates the same way.
+        (
+            "x = torch.LongTensor(n, m).fill_(0).to(device)",
+            "x = torch.empty(n, m, dtype=torch.int64, device=device).fill_(0)",
+            Applicability.SAFE,
+        ),
+        (
+            "x = torch.LongTensor(n, m).zero_().view(-1, b).to(device)",
+            "x = torch.empty(n, m, dtype=torch.int64, device=device).zero_().view(-1, b)",
+            Applicability.SAFE,
+        ),
+        ("x = torch.Tensor(2, 3).cuda()", 'x = torch.empty(2, 3, device="cuda")', Applicability.SAFE),
+        (
+            "x = torch.ByteTensor(4).float().cuda()",
+            'x = torch.empty(4, dtype=torch.float32, device="cuda")',
+            Applicability.SAFE,
+        ),
+        # Chains: indexing that only adds axes, conversions, Variable.
+        (
+            "x = torch.tensor(ids)[None, ...].to(device)",
+            "x = torch.tensor(ids, device=device)[None, ...]",
+            Applicability.SAFE,
+        ),
+        (
+            "x = torch.tensor(ids)[:, None].long().to(device)",
+            "x = torch.tensor(ids, device=device)[:, None].long()",
+            Applicability.SAFE,
+        ),
+        (
+            "x = torch.arange(4).repeat(2, 3, 4, 1).permute(0, 1, 3, 2).to(device)",
+            "x = torch.arange(4, device=device).repeat(2, 3, 4, 1).permute(0, 1, 3, 2)",
+            Applicability.SAFE,
+        ),
+        (
+            "x = Variable(torch.zeros(3)).cuda()",
+            'x = Variable(torch.zeros(3, device="cuda"))',
+            Applicability.SAFE,
+        ),
+        (
+            "x = Variable(torch.LongTensor([1, 2])).cuda()",
+            'x = Variable(torch.tensor([1, 2], dtype=torch.int64, device="cuda"))',
+            Applicability.SAFE,
+        ),
+        # Variable(..., requires_grad=True).cuda() is a non-leaf copy; fixed it is a leaf.
+        (
+            "x = Variable(torch.zeros(3), requires_grad=True).cuda()",
+            'x = Variable(torch.zeros(3, device="cuda"), requires_grad=True)',
+            Applicability.UNSAFE,
+        ),
+    ],
+)
+def test_issue_12_fixes(source: str, expected: str, applicability: Applicability) -> None:
+    header = "import torch\nfrom torch.autograd import Variable\n"
+    assert only_fix(header + source + "\n") is applicability
+    assert fixed(header + source + "\n") == header + expected + "\n"
+
+
+def test_legacy_constructor_through_an_alias_keeps_the_alias() -> None:
+    source = "import torch as t\nx = t.FloatTensor([1.0]).cuda()\n"
+    assert fixed(source) == 'import torch as t\nx = t.tensor([1.0], dtype=t.float32, device="cuda")\n'
+
+
+def test_legacy_constructor_imported_by_name() -> None:
+    source = "from torch import LongTensor\nx = LongTensor([1]).cuda()\n"
+    assert fixed(source) == (
+        'import torch\nfrom torch import LongTensor\nx = torch.tensor([1], dtype=torch.int64, device="cuda")\n'
+    )
+
+
+def test_legacy_constructor_of_unknown_argument_is_reported_without_fix() -> None:
+    source = "import torch\ndef f(cfg):\n    return torch.FloatTensor(cfg.MEANS).cuda()\n"
+    (diagnostic,) = findings(source)
+    assert diagnostic.fix is None
+    assert diagnostic.hint is not None and "torch.tensor(data, dtype=torch.float32" in diagnostic.hint
+    assert "torch.empty(sizes" in diagnostic.hint
+
+
+def test_legacy_constructor_of_a_list_name_is_fixed() -> None:
+    source = "import torch\nmeans = [0.5, 0.4]\nx = torch.FloatTensor(means).cuda()\n"
+    assert fixed(source).endswith('x = torch.tensor(means, dtype=torch.float32, device="cuda")\n')
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Wraps a tensor: an alias, no new CPU tensor.
+        "import torch\nt = torch.zeros(3)\nx = torch.FloatTensor(t).cuda()\n",
+        "import torch\ndef f(t):\n    return torch.FloatTensor(t.cpu()).cuda()\n",
+        "import torch\ndef f(t):\n    return torch.FloatTensor(t.data).cuda()\n",
+        # A storage: aliased too (`torch.ByteStorage.from_buffer(pickled)`).
+        "import torch\ndef f(b):\n    s = torch.ByteStorage.from_buffer(b)\n    return torch.ByteTensor(s).to('cuda')\n",
+        # Keywords: the legacy constructor rejects or handles them; left alone.
+        "import torch\nx = torch.FloatTensor(3, device='cuda').cuda()\n",
+        # Already CUDA constructors, and non-constructor uses.
+        "import torch\nx = torch.cuda.FloatTensor([1.0]).cuda()\n",
+        "import torch\nx = torch.FloatTensor([1.0]).to(torch.float16)\n",
+        "import torch\nx = torch.FloatTensor([1.0]).cpu()\n",
+        # Look-alike constructors and wrappers.
+        "import torch\nclass FloatTensor:\n    pass\nx = FloatTensor([1]).cuda()\n",
+        "import torch\nx = Variable(torch.zeros(3)).cuda()\n",
+        "import torch\nfrom torch.autograd import Variable\nx = Variable(torch.zeros(3), foo=1).cuda()\n",
+        # Indexing that selects elements is no pure view of all of them.
+        "import torch\nx = torch.tensor(ids)[0].cuda()\n",
+        "import torch\nx = torch.tensor(ids)[1:].cuda()\n",
+        "import torch\nx = torch.tensor(ids)[mask].cuda()\n",
+        # A move to another tensor whose device is not known.
+        "import torch\ndef f(x):\n    return torch.zeros(3).type_as(x)\n",
+        "import torch\ndef f(x):\n    return torch.zeros(3).to(x)\n",
+        # ... or known to be the CPU.
+        "import torch\nh = torch.zeros(3)\nx = torch.ones(3).to(h)\n",
+        "import torch\nh = torch.zeros(3)\nx = torch.ones(3).type_as(h)\n",
+        # ... or not certain: one binding of the name has no known device.
+        "import torch\nh = torch.zeros(3, device='cuda')\nif c:\n    h = g()\nx = torch.ones(3).to(h)\n",
+    ],
+)
+def test_issue_12_not_reported(source: str) -> None:
+    assert findings(source) == []
+
+
+def test_moves_to_a_tensor_of_known_device() -> None:
+    source = (
+        "import torch\n"
+        "buf = torch.zeros(3, device='cuda')\n"
+        "a = torch.ones(3).to(buf)\n"
+        "b = torch.arange(3).type_as(buf)\n"
+    )
+    assert fixed(source) == (
+        "import torch\n"
+        "buf = torch.zeros(3, device='cuda')\n"
+        "a = torch.ones(3, device=buf.device, dtype=buf.dtype)\n"
+        "b = torch.arange(3, device=buf.device).to(buf.dtype)\n"
+    )
+
+
+def test_type_as_alone_is_enough_to_look_at_a_file() -> None:
+    # No `.cuda(` or `.to(` in the file: the trigger words and the precheck
+    # must still let `.type_as(` through.
+    source = "import torch\nbuf = torch.zeros(3, device='cuda')\nb = torch.arange(3).type_as(buf)\n"
+    assert len(findings(source)) == 1

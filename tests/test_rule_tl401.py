@@ -173,7 +173,8 @@ def test_list_builders() -> None:
         d.add_module("conv", nn.Conv2d(c, c, 1))
         d.add_module("bn", nn.BatchNorm2d(c))
     """
-    assert lines(source) == [5, 7]
+    # Line 12: the norm follows only when `bn` is true (fixed with `bias=not bn`).
+    assert lines(source) == [5, 7, 12]
 
 
 def test_module_attributes_need_a_direct_flow() -> None:
@@ -248,3 +249,193 @@ def test_parametrize_lists_are_not_layer_stacks() -> None:
         assert layer is not None
     """
     assert lines(source) == []
+
+
+# -- issue 12: layer lists built in loops and behind a condition --------------
+
+
+def test_conditional_append_fix_is_bias_not_test() -> None:
+    source = """
+    import torch.nn as nn
+
+    def block(a, b, use_bn):
+        layers = [nn.Linear(a, b)]
+        if use_bn:
+            layers.append(nn.BatchNorm1d(b))
+        layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+    """
+    assert lines(source) == [5]
+    assert "layers = [nn.Linear(a, b, bias=not use_bn)]" in fixed(source)
+
+
+def test_conditional_append_with_attribute_test() -> None:
+    source = """
+    import torch.nn as nn
+
+    class Head(nn.Module):
+        def build(self, c):
+            layers = []
+            layers.append(nn.Conv2d(c, c, 3))
+            if self.cfg.bn:
+                layers += [nn.BatchNorm2d(c), nn.ReLU()]
+            return nn.Sequential(*layers)
+    """
+    assert "nn.Conv2d(c, c, 3, bias=not self.cfg.bn)" in fixed(source)
+
+
+def test_conditional_append_look_alikes() -> None:
+    source = """
+    import torch.nn as nn
+
+    def rebound(a, b, use_bn):
+        use_bn = not use_bn
+        layers = [nn.Linear(a, b)]
+        if use_bn:
+            layers.append(nn.BatchNorm1d(b))
+
+    def elif_chain(a, b, norm):
+        layers = [nn.Linear(a, b)]
+        if norm == "bn":
+            layers.append(nn.BatchNorm1d(b))
+        elif norm == "ln":
+            layers.append(nn.LayerNorm(b))
+
+    def called_test(a, b, cfg):
+        layers = [nn.Linear(a, b)]
+        if cfg.use_bn():
+            layers.append(nn.BatchNorm1d(b))
+
+    def other_list(a, b, use_bn):
+        layers = [nn.Linear(a, b)]
+        if use_bn:
+            norms.append(nn.BatchNorm1d(b))
+
+    def not_first(a, b, use_bn):
+        layers = [nn.Linear(a, b)]
+        if use_bn:
+            layers.append(nn.Dropout())
+            layers.append(nn.BatchNorm1d(b))
+
+    def attribute_reassigned(self, a, b):
+        self.bn = True
+        layers = [nn.Linear(a, b)]
+        self.bn = False
+        if self.bn:
+            layers.append(nn.BatchNorm1d(b))
+
+    def other_size(a, use_bn):
+        width = 64
+        layers = [nn.Linear(a, 32)]
+        if use_bn:
+            layers.append(nn.BatchNorm1d(width))
+    """
+    assert lines(source) == []
+
+
+def test_conditional_expression_element() -> None:
+    source = """
+    import torch.nn as nn
+
+    def block(i, o, bn):
+        return nn.Sequential(nn.Conv2d(i, o, 3), nn.BatchNorm2d(o) if bn else nn.Identity(), nn.ReLU())
+
+    def both_norms(i, o, bn):
+        return nn.Sequential(nn.Conv2d(i, o, 3), nn.BatchNorm2d(o) if bn else nn.SyncBatchNorm(o))
+
+    def unknown_other(i, o, bn, act):
+        return nn.Sequential(nn.Conv2d(i, o, 3), nn.BatchNorm2d(o) if bn else act)
+    """
+    assert lines(source) == [5]
+    assert "nn.Conv2d(i, o, 3, bias=not bn)" in fixed(source)
+
+
+def test_layer_variable_shared_by_branches() -> None:
+    source = """
+    import torch.nn as nn
+
+    def stem(c, opts):
+        conv = nn.Conv2d(3, c, 7, stride=2)
+        if opts.bn:
+            layers = [conv, nn.BatchNorm2d(c)]
+        else:
+            layers = [conv, nn.ReLU()]
+        return layers
+
+    def always(cfg):
+        layers = []
+        for v in cfg:
+            conv2d = nn.Conv2d(3, v, 3)
+            if v > 8:
+                layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU()]
+            else:
+                layers += [conv2d, nn.BatchNorm2d(v)]
+        return nn.Sequential(*layers)
+    """
+    assert lines(source) == [5, 15]
+    result = fixed(source)
+    assert "nn.Conv2d(3, c, 7, stride=2, bias=not opts.bn)" in result
+    assert "nn.Conv2d(3, v, 3, bias=False)" in result
+
+
+def test_layer_variable_shared_look_alikes() -> None:
+    source = """
+    import torch.nn as nn
+
+    def read_elsewhere(cfg, batch_norm):
+        layers = []
+        for v in cfg:
+            conv2d = nn.Conv2d(3, v, 3)
+            if batch_norm:
+                layers += [conv2d, nn.BatchNorm2d(v)]
+            else:
+                layers += [conv2d, nn.ReLU()]
+            init(conv2d)
+
+    def stream_ends(cfg, batch_norm):
+        layers = []
+        for v in cfg:
+            conv2d = nn.Conv2d(3, v, 3)
+            if batch_norm:
+                layers += [conv2d, nn.BatchNorm2d(v)]
+            else:
+                layers += [conv2d]
+
+    def branches_swapped_by_nesting(cfg, batch_norm, deep):
+        layers = []
+        for v in cfg:
+            conv2d = nn.Conv2d(3, v, 3)
+            if deep:
+                layers += [conv2d, nn.BatchNorm2d(v)]
+            if batch_norm:
+                layers += [conv2d, nn.ReLU()]
+    """
+    assert lines(source) == []
+
+
+def test_num_features_known_through_constants() -> None:
+    source = """
+    import torch.nn as nn
+
+    WIDTH = 64
+    OTHER = 32
+    same = nn.Sequential(nn.Conv2d(3, WIDTH, 3), nn.BatchNorm2d(64))
+    differs = nn.Sequential(nn.Conv2d(3, WIDTH, 3), nn.BatchNorm2d(OTHER))
+    """
+    assert lines(source) == [6]
+
+
+def test_negated_test_gives_the_plain_name() -> None:
+    source = """
+    import torch.nn as nn
+
+    def block(i, o, first_block=False):
+        layers = []
+        layers.append(nn.Conv2d(i, o, kernel_size=3, padding=1))
+        if not first_block:
+            layers.append(nn.BatchNorm2d(o))
+        layers.append(nn.LeakyReLU(0.2))
+        return layers
+    """
+    assert lines(source) == [6]
+    assert "nn.Conv2d(i, o, kernel_size=3, padding=1, bias=first_block)" in fixed(source)

@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.apidata import Signature
 from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
-from torchlint.analysis.scopes import Binding
+from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.model import Applicability
 from torchlint.names import dotted
 from torchlint.tree import walk
@@ -85,15 +85,6 @@ def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-def _int_value(expr: cst.BaseExpression) -> Optional[int]:
-    if isinstance(expr, cst.Integer):
-        try:
-            return int(expr.value.replace("_", ""), 0)
-        except ValueError:
-            return None
-    return None
-
-
 def _argument(call: cst.Call, signature: Signature, name: str) -> Optional[cst.BaseExpression]:
     arg = bound_argument(call, signature, name)
     return arg.value if arg is not None else None
@@ -116,6 +107,20 @@ _Layer = Tuple[str, Union[_Producer, _Norm], cst.Call, Optional[cst.CSTNode]]
 """("producer" or "norm", what it is, the constructor call, its statement if known)."""
 
 
+@dataclass(frozen=True)
+class _Follower:
+    """What comes right after one use of a layer variable in a layer stream:
+    a batch norm (``norm`` and its call), another layer (``norm`` None), or,
+    when ``known`` is False, nothing known (the stream ends there)."""
+
+    known: bool
+    norm: Optional[_Norm] = None
+    norm_call: Optional[cst.Call] = None
+
+
+_UNKNOWN = _Follower(False)
+
+
 class ConvBiasBeforeBatchNorm(Rule):
     """## What it does
     Reports a `Conv1d`/`Conv2d`/`Conv3d` (or a `Linear` feeding a
@@ -126,7 +131,21 @@ class ConvBiasBeforeBatchNorm(Rule):
     `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
     `x = self.bn(x)`.  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
-    channel counts that are literals and differ.  Layer classes are resolved
+    channel counts known to differ (literals, or names assigned only
+    literals).
+
+    Layer lists built in loops count: `layers += [conv2d, nn.BatchNorm2d(v),
+    nn.ReLU()]`, `layers.append(conv)` then `layers.append(bn)`.  A batch
+    norm that follows only under a condition is reported with the fix
+    `bias=not <test>`: `layers = [nn.Linear(a, b)]` directly followed by
+    `if use_bn: layers.append(nn.BatchNorm1d(b))`; an element
+    `nn.BatchNorm2d(c) if use_bn else nn.Identity()`; and a layer variable
+    (`conv2d = nn.Conv2d(...)`) every read of which sits in a layer list,
+    followed by a batch norm in the body of one `if` and by another layer
+    in its `else` (the VGG `batch_norm` idiom).  The test must be a name or
+    an attribute of one (or `not` of it, giving `bias=<name>`) that keeps
+    its value between the layer and the `if` (a parameter, or a name bound once; no assignment to the
+    attribute in the function); `elif` chains are not followed.  Layer classes are resolved
     through imports and single assignments (`BN = nn.BatchNorm2d`); a norm
     passed in as a parameter (`norm_layer(c)`), a conv built by a helper
     function, or a conv shared with a branch that has no batch norm is not
@@ -161,8 +180,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     ```
 
     ## Fix safety
-    The fix passes `bias=False` (or turns `bias=True` into `bias=False`) and
-    is unsafe.  Training-mode outputs and gradients stay the same up to
+    The fix passes `bias=False` (or turns `bias=True` into `bias=False`), or
+    `bias=not <test>` when the batch norm follows only under `<test>`, and
+    is unsafe.  `bias=not <test>` keeps the bias exactly where no batch norm
+    follows, and `not` gives the layer a real `bool`.  Training-mode outputs and gradients stay the same up to
     floating-point rounding, but:
     - the module's `state_dict` loses the conv's `bias` entry, so strictly
       loading an existing checkpoint fails with an unexpected key, and an
@@ -293,6 +314,8 @@ class ConvBiasBeforeBatchNorm(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._reported: Set[int] = set()
+        # Layer variables read more than once: what follows each read.
+        self._shared: Dict[Binding, Dict[int, Tuple[cst.Name, _Follower]]] = {}
 
     # -- what an expression is ---------------------------------------------
 
@@ -358,34 +381,161 @@ class ConvBiasBeforeBatchNorm(Rule):
     # -- pairs -------------------------------------------------------------
 
     def _check_stream(self, elements: Sequence[Optional[cst.BaseExpression]]) -> None:
-        for first, second in zip(elements, elements[1:]):
-            if first is None or second is None:
+        for index, first in enumerate(elements):
+            if first is None:
                 continue
+            second = elements[index + 1] if index + 1 < len(elements) else None
             producer = self._layer(first)
-            if producer is None or producer[0] != "producer":
+            if producer is None:
+                self._note_shared(first, second)
+                continue
+            if producer[0] != "producer" or second is None:
+                continue
+            assert isinstance(producer[1], _Producer)
+            conditional = self._conditional_norm(second)
+            if conditional is not None:
+                test, norm_layer = conditional
+                assert isinstance(norm_layer[1], _Norm)
+                if self._compatible(producer[1], producer[2], norm_layer[1], norm_layer[2]):
+                    self._report(producer[1], producer[2], norm_layer[1], producer[3], test)
                 continue
             norm = self._layer(second)
             if norm is None or norm[0] != "norm":
                 continue
-            assert isinstance(producer[1], _Producer) and isinstance(norm[1], _Norm)
+            assert isinstance(norm[1], _Norm)
             if self._compatible(producer[1], producer[2], norm[1], norm[2]):
                 self._report(producer[1], producer[2], norm[1], producer[3])
 
-    @staticmethod
-    def _compatible(producer: _Producer, call: cst.Call, norm: _Norm, norm_call: cst.Call) -> bool:
+    def _conditional_norm(self, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, _Layer]]:
+        """``nn.BatchNorm2d(c) if use_bn else nn.Identity()``: the test and the norm,
+        when the other side is a layer that is no batch norm."""
+        if not isinstance(expr, cst.IfExp):
+            return None
+        norm = self._layer(expr.body, follow_names=False)
+        other = expr.orelse
+        if norm is None or norm[0] != "norm" or not isinstance(other, cst.Call):
+            return None
+        if self._layer(other, follow_names=False) is not None or self.names.call_name(other) is None:
+            return None
+        if not self._stable_test(expr.test):
+            return None
+        return expr.test, norm
+
+    # -- a layer variable shared by branches: `bias=not use_bn` ---------------
+
+    def _note_shared(self, first: cst.BaseExpression, second: Optional[cst.BaseExpression]) -> None:
+        """Record what follows this read of a layer variable that is read more than once."""
+        if not isinstance(first, cst.Name):
+            return
+        binding = self._single_assignment(first)
+        if binding is None or self._layer(binding.value, follow_names=False) is None:
+            return
+        follower = _UNKNOWN
+        if second is not None:
+            norm = self._layer(second)
+            if norm is not None and norm[0] == "norm":
+                assert isinstance(norm[1], _Norm)
+                follower = _Follower(True, norm[1], norm[2])
+            elif isinstance(second, cst.Call) and self.names.call_name(second) is not None:
+                follower = _Follower(True)
+        reads = self._shared.setdefault(binding, {})
+        previous = reads.get(id(first))
+        if previous is None or not previous[1].known:
+            reads[id(first)] = (first, follower)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for binding, reads in self._shared.items():
+            self._check_shared(binding, reads)
+
+    def _check_shared(self, binding: Binding, reads: Dict[int, Tuple[cst.Name, _Follower]]) -> None:
+        """A layer variable every read of which sits in a layer stream: report it when a
+        batch norm follows every read, or every read in the body of one ``if`` whose
+        other branch holds the remaining reads (the fix is then ``bias=not <test>``)."""
+        layer = self._layer(binding.value, follow_names=False)
+        if layer is None or layer[0] != "producer" or binding.scope is None:
+            return
+        assert isinstance(layer[1], _Producer)
+        producer, call = layer[1], layer[2]
+        references = self.facts.scopes.references(binding.scope, binding.name)
+        if not references or any(id(ref) not in reads for ref in references):
+            return
+        followers = [reads[id(ref)][1] for ref in references]
+        if not all(follower.known for follower in followers):
+            return
+        with_norm = [ref for ref, follower in zip(references, followers) if follower.norm is not None]
+        without = [ref for ref, follower in zip(references, followers) if follower.norm is None]
+        for follower in followers:
+            if follower.norm is not None:
+                assert follower.norm_call is not None
+                if not self._compatible(producer, call, follower.norm, follower.norm_call):
+                    return
+        norm = next((f.norm for f in followers if f.norm is not None), None)
+        if norm is None:
+            return
+        if not without:
+            self._report(producer, call, norm, binding.statement)
+            return
+        parents = _parent_map(binding.scope.node) if binding.scope.node is not None else {}
+        branch = _common_branch(with_norm, without, parents)
+        if branch is not None and self._stable_test(branch.test):
+            self._report(producer, call, norm, binding.statement, branch.test)
+
+    def _stable_test(self, test: cst.BaseExpression) -> bool:
+        """A test that has the same value where the layer is built as where it is
+        tested: a name (or an attribute of one) bound only as a parameter, or
+        bound once, and never assigned as an attribute in the function."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if test.lpar:
+            return False
+        root = test
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value in ("True", "False", "None"):
+            return False
+        bindings = self.facts.scopes.resolve(root)
+        if not bindings:
+            return False
+        if len(bindings) > 1 and any(b.kind is not BindingKind.PARAMETER for b in bindings):
+            return False
+        if bindings[0].kind not in (BindingKind.PARAMETER, BindingKind.ASSIGN, BindingKind.ANN_ASSIGN,
+                                    BindingKind.IMPORT):
+            return False
+        if isinstance(test, cst.Attribute):
+            text = dotted(test)
+            scope = self.facts.scopes.name_scope(root)
+            if text is None or scope is None or scope.node is None:
+                return False
+            for node, _ in walk(scope.node):
+                target = None
+                if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                    target = node.target
+                if target is not None and dotted(target) == text:
+                    return False
+        return True
+
+    def _compatible(self, producer: _Producer, call: cst.Call, norm: _Norm, norm_call: cst.Call) -> bool:
+        """Same rank, and the norm's ``num_features`` is not known to differ from the
+        layer's output size (literals, or names bound only to literals)."""
         if norm.dim is not None and norm.dim != producer.dim:
             return False
         if norm.has_features:
             out = _argument(call, producer.signature, producer.out_keyword)
             features = _argument(norm_call, apidata.signature(f"torch.nn.{norm.short}"), "num_features")
-            out_value = _int_value(out) if out is not None else None
-            feature_value = _int_value(features) if features is not None else None
+            values = self.facts.values
+            out_value = values.int_constant(out) if out is not None else None
+            feature_value = values.int_constant(features) if features is not None else None
             if out_value is not None and feature_value is not None and out_value != feature_value:
                 return False
         return _bias_state(call, producer) is not None
 
     def _report(
-        self, producer: _Producer, call: cst.Call, norm: _Norm, statement: Optional[cst.CSTNode]
+        self,
+        producer: _Producer,
+        call: cst.Call,
+        norm: _Norm,
+        statement: Optional[cst.CSTNode],
+        test: Optional[cst.BaseExpression] = None,
     ) -> None:
         if id(call) in self._reported:
             return
@@ -393,15 +543,24 @@ class ConvBiasBeforeBatchNorm(Rule):
         if state is None:
             return
         self._reported.add(id(call))
+        value: cst.BaseExpression = cst.Name("False")
+        when = "directly"
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            value = test.expression.deep_clone()  # `if not first_block:` → `bias=first_block`
+            when = f"when `{self.context.module.code_for_node(test)}` is true"
+        elif test is not None:
+            value = cst.UnaryOperation(operator=cst.Not(), expression=test.deep_clone())
+            when = f"when `{self.context.module.code_for_node(test)}` is true"
+        value_code = self.context.module.code_for_node(value)
         fix = self.replace(
             call,
-            _without_bias(call, producer, state),
+            _without_bias(call, producer, state, value),
             Applicability.UNSAFE,
-            f"Pass `bias=False` to `{producer.short}`",
+            f"Pass `bias={value_code}` to `{producer.short}`",
         )
         message = (
-            f"`{producer.short}` feeds `{norm.short}` directly, and batch norm cancels its bias; "
-            "pass `bias=False`"
+            f"`{producer.short}` feeds `{norm.short}` {when}, and batch norm cancels its bias; "
+            f"pass `bias={value_code}`"
         )
         hint = (
             "Batch norm subtracts the per-channel batch mean, so the bias has no effect "
@@ -453,6 +612,8 @@ class ConvBiasBeforeBatchNorm(Rule):
         for statement in body:
             step = self._builder_step(statement, sequentials)
             if step is None:
+                if isinstance(statement, cst.If) and target is not None and stream:
+                    self._check_conditional_step(target, stream[-1], statement, sequentials)
                 self._check_stream(stream)
                 target, stream = None, []
                 continue
@@ -463,6 +624,48 @@ class ConvBiasBeforeBatchNorm(Rule):
             target = name
             stream.extend(elements)
         self._check_stream(stream)
+
+    def _check_conditional_step(
+        self,
+        target: str,
+        last: Optional[cst.BaseExpression],
+        statement: cst.If,
+        sequentials: Set[str],
+    ) -> None:
+        """``layers = [nn.Linear(a, b)]`` then ``if use_bn: layers.append(nn.BatchNorm1d(b))``:
+        the bias is cancelled exactly when the test holds, so the fix is ``bias=not use_bn``."""
+        producer = self._layer(last) if last is not None else None
+        if producer is None or producer[0] != "producer" or not isinstance(statement.body, cst.IndentedBlock):
+            return
+        assert isinstance(producer[1], _Producer)
+        norm = self._first_added(statement.body.body, target, sequentials)
+        if norm is None:
+            return
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            return  # an `elif` chain: the norm's condition is more than one test
+        if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+            if self._first_added(orelse.body.body, target, sequentials) is not None:
+                return
+        if not self._stable_test(statement.test):
+            return
+        if self._compatible(producer[1], producer[2], norm[1], norm[2]):
+            self._report(producer[1], producer[2], norm[1], producer[3], statement.test)
+
+    def _first_added(
+        self, body: Sequence[cst.BaseStatement], target: str, sequentials: Set[str]
+    ) -> Optional[Tuple[str, _Norm, cst.Call, Optional[cst.CSTNode]]]:
+        """The batch norm a block adds first to ``target``, if its first statement does."""
+        if not body:
+            return None
+        step = self._builder_step(body[0], set(sequentials))
+        if step is None or step[0] != target or step[2] or not step[1] or step[1][0] is None:
+            return None
+        norm = self._layer(step[1][0])
+        if norm is None or norm[0] != "norm":
+            return None
+        assert isinstance(norm[1], _Norm)
+        return (norm[0], norm[1], norm[2], norm[3])
 
     def _builder_step(
         self, statement: cst.BaseStatement, sequentials: Set[str]
@@ -702,11 +905,50 @@ def _ordered_dict_values(expr: cst.BaseExpression) -> Optional[List[Optional[cst
     return values
 
 
-def _without_bias(call: cst.Call, producer: _Producer, state: _Bias) -> cst.Call:
-    """``call`` with its bias turned off, keeping the layout."""
-    false = cst.Name("False")
+def _without_bias(call: cst.Call, producer: _Producer, state: _Bias, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with its bias set to ``value`` (``False``, ``not use_bn``), keeping the layout."""
     if state == "default":
-        return add_keyword(call, "bias", false)
+        return add_keyword(call, "bias", value)
     bias = bound_argument(call, producer.signature, "bias")
     assert bias is not None
-    return replace_argument(call, bias, false)
+    return replace_argument(call, bias, value)
+
+
+def _parent_map(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    return {id(node): parent for node, parent in walk(root) if parent is not None}
+
+
+def _branch_of(node: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> List[Tuple[cst.If, bool]]:
+    """The ``if`` statements around ``node``, innermost first, each with whether
+    ``node`` is in its body (True) or in its ``else`` (False)."""
+    found: List[Tuple[cst.If, bool]] = []
+    child: cst.CSTNode = node
+    parent = parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.If) and child is not parent.test:
+            found.append((parent, child is parent.body))
+        child, parent = parent, parents.get(id(parent))
+    return found
+
+
+def _common_branch(
+    inside: Sequence[cst.CSTNode], outside: Sequence[cst.CSTNode], parents: Dict[int, cst.CSTNode]
+) -> Optional[cst.If]:
+    """The ``if`` whose body holds every node of ``inside`` and whose ``else``
+    (not an ``elif``) holds every node of ``outside``."""
+    candidates: Optional[Set[int]] = None
+    by_id: Dict[int, cst.If] = {}
+    for node in inside:
+        ids = set()
+        for statement, in_body in _branch_of(node, parents):
+            if in_body:
+                ids.add(id(statement))
+                by_id[id(statement)] = statement
+        candidates = ids if candidates is None else candidates & ids
+    for node in outside:
+        ids = {id(statement) for statement, in_body in _branch_of(node, parents) if not in_body}
+        candidates = (candidates or set()) & ids
+    if not candidates or len(candidates) != 1:
+        return None
+    statement = by_id[candidates.pop()]
+    return statement if isinstance(statement.orelse, cst.Else) else None

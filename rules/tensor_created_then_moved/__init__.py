@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint import apidata
-from torchlint.fixes import bind, comments, keyword_argument, set_keyword, spell
-from torchlint.analysis.values import INDEX_RETURNING, Device, DeviceKind
+from torchlint.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
+from torchlint.analysis.values import (
+    INDEX_RETURNING,
+    LEGACY_CONSTRUCTORS,
+    VARIABLE_WRAPPERS,
+    Device,
+    DeviceKind,
+    LegacyForm,
+    ValueKind,
+)
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
@@ -147,8 +155,10 @@ _FLOAT_DTYPES: FrozenSet[str] = frozenset({"float16", "float32", "float64", "bfl
 # Shape-only tensor methods that may sit between the factory and the move.
 # `expand` is left out on purpose: a copy of an expanded tensor is dense,
 # the expanded view is not.
+# `repeat` copies into a dense tensor either way, so it may sit there too.
 _TENSOR_VIEWS: FrozenSet[str] = frozenset(
-    {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose"}
+    {"view", "reshape", "contiguous", "t", "unsqueeze", "squeeze", "flatten", "permute", "transpose",
+     "repeat"}
 )
 # Triangle masks: deterministic, zero outside the triangle, so they commute
 # with a device change and with casts (a cast keeps zero at zero).
@@ -171,6 +181,10 @@ _TENSOR_FILLS: Dict[str, bool] = {
 # Module methods that return the module itself and do not depend on its device.
 _MODULE_PASSTHROUGH: FrozenSet[str] = frozenset({"train", "eval", "requires_grad_"})
 
+# Methods of tensors (and modules, which a legacy constructor rejects) that
+# return a tensor: a legacy constructor given their result aliases it.
+_TENSOR_RETURNING: FrozenSet[str] = frozenset({"cpu", "cuda", "detach", "clone", "contiguous", "to"})
+
 _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
 
 _MAX_CHAIN = 16
@@ -178,10 +192,11 @@ _MAX_CHAIN = 16
 
 @dataclass(frozen=True)
 class _Step:
-    """One method call of the chain, in the order the calls run."""
+    """One method call, index or ``Variable(...)`` wrapper of the chain, in
+    the order they run."""
 
-    call: cst.Call
-    kind: str  # "move", "cast", "view", "fill", "pass"
+    call: Union[cst.Call, cst.Subscript]
+    kind: str  # "move", "cast", "view", "fill", "pass", "wrap"
     device: Optional[cst.BaseExpression] = None  # where a move goes
     to_cpu: bool = False  # a move certainly to the CPU
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
@@ -189,6 +204,7 @@ class _Step:
     dtype_name: Optional[str] = None  # the cast's dtype if known: "float16", ...
     keeps_dtype: bool = True  # for views: certainly not a `.view(dtype)`
     random: bool = False  # for fills: draws random numbers
+    makes_leaf: bool = False  # for wraps: `Variable(..., requires_grad=True)`
 
 
 @dataclass(frozen=True)
@@ -205,8 +221,28 @@ def _positional(call: cst.Call) -> List[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _method(call: cst.Call) -> str:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+def _method(call: Union[cst.Call, cst.Subscript]) -> str:
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return ""
+
+
+def _adds_axes(node: cst.Subscript) -> bool:
+    """``x[None, ...]``, ``x[:, None]``: indexing that only adds axes, a view
+    of all the elements.  Selecting (``x[0]``, ``x[1:]``) is left out: moved
+    first, the view would keep the whole tensor alive on the device where
+    the original moved only the part."""
+    for element in node.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            if part.lower is not None or part.upper is not None or part.step is not None:
+                return False
+        elif not isinstance(part, cst.Index) or not (
+            isinstance(part.value, cst.Ellipsis)
+            or (isinstance(part.value, cst.Name) and part.value.value == "None")
+        ):
+            return False
+    return True
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:
@@ -224,19 +260,28 @@ class TensorCreatedThenMoved(Rule):
     r"""## What it does
     Reports a tensor factory (`torch.zeros`, `torch.randn`, `torch.tensor`,
     `torch.arange`, the `*_like` forms and the other creation functions
-    that take `device=`) or a built-in `torch.nn` layer constructor
-    (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...) whose result
-    is sent to a device in the same expression with `.cuda()` or
-    `.to(<device>)`, possibly after shape-only calls such as `.view()` or
-    `.unsqueeze()` and dtype casts such as `.float()`.
+    that take `device=`), a legacy typed constructor (`torch.FloatTensor`,
+    `torch.LongTensor`, `torch.Tensor`, ...) or a built-in `torch.nn` layer
+    constructor (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...)
+    whose result is sent to a device in the same expression with `.cuda()`
+    or `.to(<device>)`, possibly after shape-only calls such as `.view()` or
+    `.unsqueeze()` (or `.repeat()`), indexing that only adds axes (`[None, ...]`, `[:, None]`),
+    fills such as `.fill_(0)`, dtype casts such as `.float()`, or a
+    `torch.autograd.Variable(...)` wrapper.  Callees are resolved through
+    the file's imports, aliases included (`import torch as t`).
 
     A `.to(...)` call counts as a move only when its argument is certainly a
     device: a device string such as `"cuda:0"`, `torch.device(...)`, an
     integer index, an attribute or name matching the `device-pattern`
     option (`x.device`, `self.device`, `device`, `local_rank`, ...), or a
     name that the enclosing function or module assigns only such values.
-    `.to(torch.float16)`, `.to(other_tensor)` and `.to(memory_format=...)`
-    are not moves, and a move to the CPU is not reported.  A call that
+    `.to(other)` and `.type_as(other)` count as moves only when `other` is
+    a name every assignment of which gives a tensor of known device
+    (`buf = torch.zeros(3, device="cuda")`, `buf = t.cuda()`).
+    `.to(torch.float16)`, `.to(other_tensor)` of unknown device and
+    `.to(memory_format=...)` are not moves, and a move to the CPU is not
+    reported.  A legacy constructor given a keyword, or wrapping a tensor
+    or a storage (which it aliases rather than copies), is not reported.  A call that
     already passes `device=` is reported only when that device is the CPU
     and the values are not random (random numbers drawn from the CPU
     generator on purpose, for a seeded stream that all ranks share, are
@@ -276,7 +321,32 @@ class TensorCreatedThenMoved(Rule):
     and their `*_like` forms, a floating-point cast for the random
     factories and for layers.  Other casts (`torch.tensor([1.5]).long()`,
     `torch.rand(3).long()`, `torch.full(..., 0.1).double()`) stay as method
-    calls after the factory, which is always equivalent.
+    calls after the factory, which is always equivalent.  Axis-adding
+    indexing, fills and a `Variable(...)` wrapper stay where they are, around
+    the factory that now creates the tensor on the device.
+
+    A legacy typed constructor becomes a factory call, depending on what it
+    is given (the overload torch picks):
+    - one list or tuple (a display, a comprehension, `[x] * n`, their sums,
+      or a name assigned only those): `torch.FloatTensor(data)` becomes
+      `torch.tensor(data, dtype=torch.float32, device=...)`, `LongTensor`
+      `dtype=torch.int64` and so on; both convert each element to that dtype
+      the same way (`LongTensor([1.7])` and `tensor([1.7], dtype=torch.int64)`
+      both truncate to 1).  `torch.Tensor(data)` has the default dtype, and
+      `torch.tensor` would infer `int64` from integers, so it becomes
+      `torch.tensor(data, dtype=torch.get_default_dtype(), device=...)`;
+    - integer sizes (two or more arguments, or one integer literal):
+      `torch.LongTensor(n, m)` becomes `torch.empty(n, m, dtype=torch.int64,
+      device=...)`.  Both allocate uninitialized memory of that shape and
+      dtype, so any fill in the chain (`.fill_(0)`, `.zero_()`) gives the
+      same values;
+    - one argument of unknown kind (`torch.FloatTensor(cfg.MEANS)`: a
+      sequence, but an `int` would be a size, a `torch.Size` a shape), or no
+      argument: reported with a hint and no fix.
+
+    A move to another tensor (`.to(other)`, `.type_as(other)`) becomes
+    `device=other.device` and `dtype=other.dtype` (folded where casts fold,
+    else `.to(other.dtype)` after the factory).
 
     The fix is safe when the values are bit-identical on every device:
     `zeros`, `ones`, `empty`, `eye`, `full`, `tensor`, `as_tensor`, the
@@ -293,13 +363,17 @@ class TensorCreatedThenMoved(Rule):
     - the factory is `linspace`, `logspace`, a window function or an
       `arange` whose bounds may be fractional: device kernels may round the
       last bit differently;
-    - the factory passes `requires_grad=True`: the original result is a
-      non-leaf copy that never receives `.grad`, the fixed one is a leaf;
+    - the factory passes `requires_grad=True`, or a `Variable(...,
+      requires_grad=True)` wraps it: the original result is a non-leaf copy
+      that never receives `.grad`, the fixed one is a leaf;
     - the move is `.cuda(k)` with a variable `k`: `device=k` is right for
       an index or a device, but puts the tensor on the CPU if `k` is `None`.
 
-    No fix is offered when `pin_memory=True` is passed, or when the edit
-    would drop a comment.  Nothing is reported when a `generator=` or
+    No fix is offered when `pin_memory=True` is passed, when a legacy
+    constructor's argument is of unknown kind, or when the edit would drop
+    a comment.  Indexing that selects elements (`[0]`, `[1:]`, a mask)
+    breaks the chain: created on the device first, the view would keep all
+    of the tensor there, where the original moves only the part.  Nothing is reported when a `generator=` or
     `out=` argument, `**kwargs`, or a layer's pre-built weight or custom
     sub-module is passed, or when `device` or `dtype` is (or may be)
     passed by position: an unpacked `*args` that can reach it, or a
@@ -346,12 +420,13 @@ class TensorCreatedThenMoved(Rule):
             "fully matching it is a device",
         )
     }
-    trigger_words = (".cuda(", ".to(")
+    trigger_words = (".cuda(", ".to(", ".type_as(")
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A torch factory or layer (a torch import) moved by ``.cuda()`` or ``.to()``."""
-        return facts.imports_torch and not facts.called_attributes.isdisjoint(("cuda", "to"))
+        """A torch factory or layer (a torch import) moved by ``.cuda()``, ``.to()``
+        or ``.type_as()``."""
+        return facts.imports_torch and not facts.called_attributes.isdisjoint(("cuda", "to", "type_as"))
     valid = (
         """
         import torch
@@ -468,17 +543,29 @@ class TensorCreatedThenMoved(Rule):
     # -- parsing the chain ----------------------------------------------
 
     def _parse(self, top: cst.Call) -> Optional[_Chain]:
-        calls: List[Tuple[cst.Call, str]] = []
+        calls: List[Tuple[Union[cst.Call, cst.Subscript], str]] = []
         expr: cst.BaseExpression = top
         base: Optional[cst.Call] = None
         qualified: Optional[str] = None
         while len(calls) <= _MAX_CHAIN:
+            if isinstance(expr, cst.Subscript):
+                if not _adds_axes(expr):
+                    return None
+                calls.append((expr, "[]"))
+                expr = expr.value
+                continue
             if not isinstance(expr, cst.Call):
                 return None
             qualified = self.names.call_name(expr)
             if qualified is not None and self._is_creator(qualified):
                 base = expr
                 break
+            if qualified in VARIABLE_WRAPPERS:
+                if not calls or not expr.args or expr.args[0].keyword is not None or expr.args[0].star:
+                    return None  # the chain is reported from the move inside the wrapper
+                calls.append((expr, "Variable"))
+                expr = expr.args[0].value
+                continue
             func = expr.func
             if not isinstance(func, cst.Attribute):
                 return None
@@ -486,10 +573,15 @@ class TensorCreatedThenMoved(Rule):
             expr = func.value
         if base is None or qualified is None or not calls:
             return None
-        is_module = qualified not in _FACTORIES
+        is_module = qualified not in _FACTORIES and qualified not in LEGACY_CONSTRUCTORS
         steps: List[_Step] = []
         for call, method in reversed(calls):
-            step = self._step(call, method, is_module)
+            if isinstance(call, cst.Subscript):
+                step: Optional[_Step] = None if is_module else _Step(call, "view")
+            elif method == "Variable":
+                step = None if is_module else self._variable_step(call)
+            else:
+                step = self._step(call, method, is_module)
             if step is None:
                 return None
             steps.append(step)
@@ -498,7 +590,7 @@ class TensorCreatedThenMoved(Rule):
         return _Chain(base, qualified, is_module, tuple(steps))
 
     def _is_creator(self, qualified: str) -> bool:
-        if qualified in _FACTORIES:
+        if qualified in _FACTORIES or qualified in LEGACY_CONSTRUCTORS:
             return True
         prefix = "torch.nn."
         if not (qualified.startswith(prefix) and qualified[len(prefix):] in _MODULES):
@@ -506,11 +598,26 @@ class TensorCreatedThenMoved(Rule):
         device = apidata.signature(qualified).parameter("device")
         return device is not None and device.exists_in(self.context.torch_version)
 
+    @staticmethod
+    def _variable_step(call: cst.Call) -> Optional[_Step]:
+        """``Variable(t, requires_grad=...)``: the same values on ``t``'s device."""
+        makes_leaf = False
+        for arg in call.args[1:]:
+            if arg.star or arg.keyword is None or arg.keyword.value not in ("requires_grad", "volatile"):
+                return None
+            if arg.keyword.value == "requires_grad" and not _is_false(arg.value):
+                makes_leaf = True
+        return _Step(call, "wrap", makes_leaf=makes_leaf)
+
     def _step(self, call: cst.Call, method: str, is_module: bool) -> Optional[_Step]:
         if method == "cuda":
             return self._cuda_step(call, is_module)
         if method == "to":
             return self._to_step(call)
+        if method == "type_as" and not is_module:
+            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                return None
+            return self._tensor_target_step(call, call.args[0].value)
         casts = _MODULE_CASTS if is_module else _TENSOR_CASTS
         if method in casts:
             return _Step(call, "cast", dtype_name=casts[method]) if not call.args else None
@@ -601,10 +708,14 @@ class TensorCreatedThenMoved(Rule):
                     if dtype is not None or len(positional) > 3:
                         return None
                     dtype = positional[1]  # `.to(device, dtype[, non_blocking])`
-            else:
-                if dtype is not None or len(positional) > 2 or not self._is_dtype(first):
+            elif self._is_dtype(first):
+                if dtype is not None or len(positional) > 2:
                     return None
                 dtype = first  # `.to(dtype[, non_blocking])`
+            else:
+                if dtype is not None or len(positional) > 2:
+                    return None
+                return self._tensor_target_step(call, first)  # `.to(other[, non_blocking])`
         if device is None:
             if dtype is None:
                 return None
@@ -617,6 +728,22 @@ class TensorCreatedThenMoved(Rule):
             to_cpu=found.is_cpu,
             dtype=dtype,
             dtype_name=self._dtype_name(dtype) if dtype is not None else None,
+        )
+
+    def _tensor_target_step(self, call: cst.Call, target: cst.BaseExpression) -> Optional[_Step]:
+        """``.to(other)`` / ``.type_as(other)``: a move to ``other``'s device and
+        a cast to its dtype, when ``other`` is a name whose device is known."""
+        if not isinstance(target, cst.Name):
+            return None
+        device = self.facts.values.tensor_device(target)
+        if device is None:
+            return None
+        return _Step(
+            call,
+            "move",
+            device=cst.Attribute(value=target, attr=cst.Name("device")),
+            to_cpu=device.is_cpu,
+            dtype=cst.Attribute(value=target, attr=cst.Name("dtype")),
         )
 
     # -- what an expression is --------------------------------------------
@@ -643,17 +770,22 @@ class TensorCreatedThenMoved(Rule):
 
     def _check(self, top: cst.Call, chain: _Chain) -> None:
         base = chain.base
-        kind = "module" if chain.is_module else "factory"
-        arguments = bind(base, apidata.signature(chain.qualified), self.context.torch_version)
-        if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS[kind]):
-            return
-        for word in ("device", "dtype"):
-            # Passed by position, or maybe passed (an unpacking, a position
-            # whose meaning changed between releases): the fix cannot add it.
-            if arguments.positional(word) or (
-                arguments.may_be_present(word) and arguments.argument(word) is None
-            ):
+        if chain.qualified in LEGACY_CONSTRUCTORS:
+            if not self._legacy_reportable(base):
                 return
+            arguments = bind(base, apidata.signature("torch.empty"), self.context.torch_version)
+        else:
+            kind = "module" if chain.is_module else "factory"
+            arguments = bind(base, apidata.signature(chain.qualified), self.context.torch_version)
+            if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS[kind]):
+                return
+            for word in ("device", "dtype"):
+                # Passed by position, or maybe passed (an unpacking, a position
+                # whose meaning changed between releases): the fix cannot add it.
+                if arguments.positional(word) or (
+                    arguments.may_be_present(word) and arguments.argument(word) is None
+                ):
+                    return
         moves = [step for step in chain.steps if step.kind == "move"]
         final = moves[-1]
         if final.to_cpu:
@@ -688,10 +820,16 @@ class TensorCreatedThenMoved(Rule):
             where = "on its input's device"
         else:
             where = "on the CPU"
+        legacy = chain.qualified in LEGACY_CONSTRUCTORS
         if chain.is_module:
             message = (
                 f"`{func_code}(...)` is built {where} and then moved to the device; "
                 "build it there with `device=`"
+            )
+        elif legacy:
+            message = (
+                f"`{func_code}(...)` is created on the CPU and then copied to the device; "
+                "create it there with `torch.tensor(...)` or `torch.empty(...)` and `device=`"
             )
         else:
             message = (
@@ -710,12 +848,25 @@ class TensorCreatedThenMoved(Rule):
             return
         built = self._fixed(top, chain, final)
         if built is None:
-            self.report(
-                top, message, hint=f"Pass `device={device_code}` to `{func_code}(...)` and drop {move_text}"
-            )
+            if legacy:
+                dtype = LEGACY_CONSTRUCTORS[chain.qualified]
+                dtype_code = f"torch.{dtype}" if dtype is not None else "torch.get_default_dtype()"
+                hint = (
+                    f"Use `torch.tensor(data, dtype={dtype_code}, device={device_code})` if the "
+                    f"argument is data, `torch.empty(sizes, dtype={dtype_code}, device={device_code})` "
+                    f"if it gives sizes, and drop {move_text}"
+                )
+            else:
+                hint = f"Pass `device={device_code}` to `{func_code}(...)` and drop {move_text}"
+            self.report(top, message, hint=hint)
             return
         new_node, keywords, applicability, imports = built
         spelled = ", ".join(f"{key}={module.code_for_node(value)}" for key, value in keywords)
+        hint = f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}"
+        if legacy:
+            form = self.facts.values.legacy_form(base)
+            factory = "torch.tensor" if form is LegacyForm.DATA else "torch.empty"
+            hint = f"Call `{factory}(...)` with `{spelled}` instead of `{func_code}(...)` and drop {move_text}"
         self.report(
             top,
             message,
@@ -726,8 +877,28 @@ class TensorCreatedThenMoved(Rule):
                 f"Pass `{spelled}` and drop the copy",
                 imports=imports,
             ),
-            hint=f"Pass `{spelled}` to `{func_code}(...)` and drop {move_text}",
+            hint=hint,
         )
+
+    def _legacy_reportable(self, base: cst.Call) -> bool:
+        """A legacy typed constructor that certainly builds a new CPU tensor:
+        no keywords (a `device=` or other keyword is left alone), and not a
+        wrapper around a tensor or a storage, which it aliases without copying."""
+        if any(arg.keyword is not None for arg in base.args):
+            return False
+        form = self.facts.values.legacy_form(base)
+        if form is LegacyForm.STORAGE:
+            return False  # the tensor aliases the storage; the move is the only copy
+        if form is LegacyForm.UNKNOWN:
+            if any(arg.star for arg in base.args):
+                return False
+            only = base.args[0].value
+            if isinstance(only, cst.Attribute) and only.attr.value == "data":
+                return False  # `x.data`: a tensor's data
+            if isinstance(only, cst.Call) and _method(only) in _TENSOR_RETURNING:
+                return False  # `x.cpu()`: a legacy constructor takes no module, so a tensor
+            return self.facts.values.kind(only) is not ValueKind.TENSOR
+        return True
 
     @staticmethod
     def _is_random(chain: _Chain) -> bool:
@@ -741,7 +912,13 @@ class TensorCreatedThenMoved(Rule):
         Tuple[cst.BaseExpression, List[Tuple[str, cst.BaseExpression]], Applicability, Tuple[str, ...]]
     ]:
         base = chain.base
-        if chain.is_module:
+        legacy_imports: Tuple[str, ...] = ()
+        if chain.qualified in LEGACY_CONSTRUCTORS:
+            replacement = self._legacy_replacement(base, LEGACY_CONSTRUCTORS[chain.qualified])
+            if replacement is None:
+                return None
+            base, behaviour, legacy_imports = replacement
+        elif chain.is_module:
             behaviour = _EXACT if chain.qualified[len("torch.nn."):] in _CONSTANT_INIT_MODULES else _RANDOM
         else:
             behaviour = _FACTORIES[chain.qualified]
@@ -756,6 +933,8 @@ class TensorCreatedThenMoved(Rule):
         last_move = max(i for i, step in enumerate(chain.steps) if step.kind == "move")
         if any(step.random for step in chain.steps[:last_move]):
             safe = False
+        if any(step.makes_leaf for step in chain.steps):
+            safe = False
 
         imports: Tuple[str, ...] = ()
         has_dtype = keyword_argument(base, "dtype") is not None
@@ -769,7 +948,7 @@ class TensorCreatedThenMoved(Rule):
                 kept.append((step, None))
                 blocked = blocked or not step.keeps_dtype
                 continue
-            if step.kind == "pass":
+            if step.kind in ("pass", "wrap"):
                 kept.append((step, None))
                 continue
             if step.kind == "fill":
@@ -820,6 +999,11 @@ class TensorCreatedThenMoved(Rule):
                     func=cst.Attribute(value=new, attr=cst.Name("to")),
                     args=[cst.Arg(value=to_dtype)],
                 )
+            elif isinstance(step.call, cst.Subscript):
+                new = step.call.with_changes(value=new)
+            elif step.kind == "wrap":
+                first, *rest = step.call.args
+                new = step.call.with_changes(args=[first.with_changes(value=new), *rest])
             else:
                 func = step.call.func
                 assert isinstance(func, cst.Attribute)
@@ -829,7 +1013,49 @@ class TensorCreatedThenMoved(Rule):
         if comments(new) != comments(top):
             return None
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
-        return new, keywords, applicability, imports
+        return new, keywords, applicability, tuple(dict.fromkeys(legacy_imports + imports))
+
+    def _legacy_replacement(
+        self, call: cst.Call, dtype: Optional[str]
+    ) -> Optional[Tuple[cst.Call, str, Tuple[str, ...]]]:
+        """The factory call a legacy constructor is (the call, its behaviour,
+        the imports it needs): ``torch.tensor(data, dtype=...)`` for data,
+        ``torch.empty(sizes, dtype=...)`` for sizes; None for the other forms."""
+        form = self.facts.values.legacy_form(call)
+        if form is LegacyForm.DATA:
+            factory, behaviour = "torch.tensor", _VALUE
+        elif form is LegacyForm.SIZES:
+            factory, behaviour = "torch.empty", _EXACT
+        else:
+            return None
+        func = self._torch_spelling(call, factory)
+        if func is None:
+            return None
+        new = call.with_changes(func=func.expression)
+        imports = func.imports
+        if dtype is not None:
+            dtype_spelling = self._torch_spelling(call, f"torch.{dtype}")
+            if dtype_spelling is None:
+                return None
+            new = set_keyword(new, "dtype", dtype_spelling.expression)
+            imports += dtype_spelling.imports
+        elif form is LegacyForm.DATA:
+            # `torch.Tensor(data)` has the default dtype; `torch.tensor` would infer one.
+            default = self._torch_spelling(call, "torch.get_default_dtype")
+            if default is None:
+                return None
+            new = set_keyword(new, "dtype", cst.Call(func=default.expression))
+            imports += default.imports
+        return new, behaviour, imports
+
+    def _torch_spelling(self, call: cst.Call, qualified: str) -> Optional[Spelling]:
+        """``qualified`` (a ``torch.`` name) written through the same module
+        reference as ``call``'s callee (``th.FloatTensor`` gives ``th.tensor``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and self.names.qualified_name(func.value) == "torch":
+            text = f"{self.context.module.code_for_node(func.value)}.{qualified[len('torch.'):]}"
+            return Spelling(dotted_expression(text), text, ())
+        return spell(self.names, qualified)
 
     @staticmethod
     def _can_fold(is_module: bool, behaviour: str, step: _Step, folds: int, has_dtype: bool) -> bool:

@@ -107,6 +107,38 @@ DTYPES: Dict[str, str] = {
 }
 """Public dtype names and the canonical dtype each one is."""
 
+LEGACY_CONSTRUCTORS: Dict[str, Optional[str]] = {
+    "torch.Tensor": None, "torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
+    "torch.HalfTensor": "float16", "torch.BFloat16Tensor": "bfloat16", "torch.LongTensor": "int64",
+    "torch.IntTensor": "int32", "torch.ShortTensor": "int16", "torch.CharTensor": "int8",
+    "torch.ByteTensor": "uint8", "torch.BoolTensor": "bool",
+}
+"""The CPU legacy typed constructors and the dtype each builds (None: the
+default dtype, ``torch.get_default_dtype()``)."""
+
+VARIABLE_WRAPPERS: FrozenSet[str] = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+"""``Variable(t)``: since 0.4 a tensor sharing ``t``'s data, on ``t``'s device."""
+
+
+class LegacyForm(enum.Enum):
+    """Which overload a legacy constructor call (``torch.FloatTensor(...)``) takes.
+
+    ``DATA``: one list or tuple (a display, a comprehension, their sums and
+    repeats, or a name bound only to those) whose elements become the values;
+    ``SIZES``: integer sizes, uninitialized memory; ``NONE_GIVEN``: no
+    argument, an empty tensor; ``STORAGE``: a torch storage (``torch.*Storage``
+    call, or a name bound only to one), which the tensor aliases without
+    copying; ``UNKNOWN``: one argument of unknown kind (a sequence, an
+    ``int`` size, a ``torch.Size``, a tensor to alias, ...).
+    """
+
+    DATA = "data"
+    SIZES = "sizes"
+    NONE_GIVEN = "none-given"
+    STORAGE = "storage"
+    UNKNOWN = "unknown"
+
+
 DEVICE_STRING = re.compile(
     r"^(?:cuda|cpu|mps|xpu|meta|hpu|npu|xla|mtia|ipu|privateuseone|vulkan|hip)(?::\d+)?$"
 )
@@ -580,6 +612,111 @@ class Values:
             return Device(DeviceKind.CPU, name)
         kinds = {device.kind for device in devices}
         return Device(kinds.pop() if len(kinds) == 1 else DeviceKind.VARIABLE, name)
+
+    def int_constant(self, expr: cst.BaseExpression) -> Optional[int]:
+        """The integer ``expr`` certainly is: a literal, or a name every
+        binding of which assigns the same literal."""
+        if isinstance(expr, cst.Integer):
+            try:
+                return int(expr.value.replace("_", ""), 0)
+            except ValueError:
+                return None
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            found: Set[int] = set()
+            for binding in bindings:
+                if binding.kind is not BindingKind.ASSIGN or not isinstance(binding.value, cst.Integer):
+                    return None
+                value = self.int_constant(binding.value)
+                if value is None:
+                    return None
+                found.add(value)
+            return found.pop() if len(found) == 1 else None
+        return None
+
+    def tensor_device(self, expr: cst.BaseExpression) -> Optional[Device]:
+        """The device a tensor expression certainly lives on: a tensor value
+        with a known device, every binding of a name agreeing on it."""
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            if not bindings:
+                return None
+            found: List[Device] = []
+            for binding in bindings:
+                if binding.kind not in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN) or binding.value is None:
+                    return None
+                device = self.tensor_device(binding.value)
+                if device is None:
+                    return None
+                found.append(device)
+            kinds = {device.kind for device in found}
+            return Device(kinds.pop(), expr) if len(kinds) == 1 else None
+        value = self.of(expr)
+        if value is None or value.kind is not ValueKind.TENSOR or value.device is None:
+            return None
+        return value.device
+
+    def legacy_form(self, call: cst.Call) -> LegacyForm:
+        """Which overload a legacy typed constructor call takes (see :class:`LegacyForm`)."""
+        if any(arg.keyword is not None for arg in call.args):
+            return LegacyForm.UNKNOWN
+        if not call.args:
+            return LegacyForm.NONE_GIVEN
+        if any(arg.star for arg in call.args):
+            return LegacyForm.UNKNOWN
+        if len(call.args) >= 2:
+            return LegacyForm.SIZES  # only the size overload takes more than one argument
+        only = call.args[0].value
+        if isinstance(only, cst.Integer):
+            return LegacyForm.SIZES
+        if self._is_storage(only):
+            return LegacyForm.STORAGE
+        return LegacyForm.DATA if self._is_sequence_display(only, 0) else LegacyForm.UNKNOWN
+
+    def _is_storage(self, expr: cst.BaseExpression) -> bool:
+        """A call of a torch storage class or its constructors
+        (``torch.ByteStorage.from_buffer(b)``), or a name bound only to one."""
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                binding.kind is BindingKind.ASSIGN and isinstance(binding.value, cst.Call)
+                and self._is_storage(binding.value)
+                for binding in bindings
+            )
+        if not isinstance(expr, cst.Call):
+            return False
+        qualified = self._names.call_name(expr)
+        if qualified is None or not qualified.startswith("torch."):
+            return False
+        parts = qualified.split(".")
+        return any(part.endswith("Storage") for part in parts[1:])
+
+    def _is_sequence_display(self, expr: cst.BaseExpression, depth: int) -> bool:
+        """A list or tuple written out: a display, a comprehension, ``[x] * n``,
+        ``a + b`` of such, or a name every binding of which is one."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Multiply):
+                return self._is_sequence_display(expr.left, depth + 1) or self._is_sequence_display(
+                    expr.right, depth + 1
+                )
+            if isinstance(expr.operator, cst.Add):
+                return self._is_sequence_display(expr.left, depth + 1) and self._is_sequence_display(
+                    expr.right, depth + 1
+                )
+            return False
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                binding.kind is BindingKind.ASSIGN
+                and binding.value is not None
+                and self._is_sequence_display(binding.value, depth + 1)
+                for binding in bindings
+            )
+        return False
 
     def is_dtype(self, expr: cst.BaseExpression) -> bool:
         """A torch dtype (``torch.float16``, ``x.dtype``, or a name bound to one)."""
