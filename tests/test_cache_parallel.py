@@ -112,3 +112,25 @@ def test_cached_run_skips_work_on_hits(tmp_path: Path) -> None:
     assert len(calls) == len(files)
     assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
     assert all(o.from_cache for o in second)
+
+
+def test_editing_a_rule_package_changes_the_tool_fingerprint(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A rule that is a package (rules/<name>/__init__.py) and the analyses
+    in torchlint/analysis/ are part of the code the cache key covers."""
+    import os
+
+    import torchlint.rules
+    from torchlint import cache
+
+    rules_dir = Path(torchlint.rules.__file__ or "").parent
+    package_file = next(p for p in sorted(rules_dir.glob("*/__init__.py")) if "__pycache__" not in p.parts)
+    cache.tool_fingerprint.cache_clear()
+    before = cache.tool_fingerprint()
+    info = package_file.stat()
+    try:
+        os.utime(package_file, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+        cache.tool_fingerprint.cache_clear()
+        assert cache.tool_fingerprint() != before
+    finally:
+        os.utime(package_file, ns=(info.st_atime_ns, info.st_mtime_ns))
+        cache.tool_fingerprint.cache_clear()
