@@ -17,10 +17,12 @@ import pytest
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads worker pids from /proc")
 
+# Long enough files that the run is still going when the signal comes, even now that
+# the pre-check and the rules are faster (300 short files once finished in a blink).
 ORIGINAL = (
     "import torch\n\n\ndef train(model, loader, optimizer):\n    for batch in loader:\n"
     "        optimizer.zero_grad()\n        model(batch).sum().backward()\n        optimizer.step()\n\n\n"
-    + "".join(f"def helper_{i}(x):\n    return x * {i} + torch.zeros({i})\n\n\n" for i in range(30))
+    + "".join(f"def helper_{i}(x):\n    return x * {i} + torch.zeros({i})\n\n\n" for i in range(120))
 )
 FIXED = ORIGINAL.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=True)")
 FILES = 300
