@@ -28,6 +28,10 @@ FIXED = ORIGINAL.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_no
 FILES = 300
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def children(pid: int) -> List[int]:
     found: List[int] = []
     for task in os.listdir(f"/proc/{pid}/task"):
@@ -61,6 +65,9 @@ def test_fix_apply_stops_at_once_and_cleanly(tmp_path: Path, sent: signal.Signal
         [sys.executable, "-m", "torchlint", "fix", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
          "--no-cache", "-j", "2", "."],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As typed in a terminal: a test run started in the background of a
+        # script (`pytest &`) has SIGINT ignored, and a child would inherit that.
+        preexec_fn=_interruptible,
     )
     try:
         # Wait until the workers run and a first file is written: mid-run.
