@@ -552,9 +552,12 @@ def main() -> int:
                         help="a folder of training code to compare with TorchFix on (default: the project's fixtures)")
     parser.add_argument("--torch-sample", type=int, default=120,
                         help="files of torch's source, spread over the corpus, to compare with TorchFix on")
+    parser.add_argument("--tools-venv", type=Path, default=VENV,
+                        help=f"the venv with TorchFix and Ruff (made when missing; default: {VENV})")
     parser.add_argument("--versus-only", action="store_true",
                         help="only the start-up and TorchFix table (a few minutes)")
     args = parser.parse_args()
+    globals()["VENV"] = args.tools_venv  # ensure_tools() and machine() read the module's VENV
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
     period = args.torchfix_every or (5 if args.quick else 20)
     started = time.time()

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Set
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.placement import StepPlacement
+from torchlint.edits import Located
 from torchlint.rule import Example, FileContext, Rule
+from torchlint.tree import walk
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 
@@ -159,19 +160,24 @@ class EmptyCacheInLoop(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._sites:
             return
-        wrapper = MetadataWrapper(original_node, unsafe_skip_copy=True)
-        parents = wrapper.resolve(ParentNodeProvider)
-        lines = wrapper.resolve(PositionProvider)
+        # The parent map from one plain walk, and positions only for the loops
+        # named in messages: libcst's metadata providers cost a full visit and
+        # a rendering of the whole module each.
+        parents = {node: parent for node, parent in walk(original_node) if parent is not None}
         placement = StepPlacement(parents, self.facts.training)
-        for site in self._sites:
-            loop = placement.step_loop(site.call, set())
+        found = [(site, placement.step_loop(site.call, set())) for site in self._sites]
+        loops: Set[cst.CSTNode] = {loop.node for _, loop in found if loop is not None}
+        if not loops:
+            return
+        located = Located(original_node, self.context.source, loops)
+        for site, loop in found:
             if loop is None:
                 continue
             what = "loop over a DataLoader" if loop.over_dataloader else "training loop"
             self.report(
                 site.call,
                 f"`torch.cuda.empty_cache()` runs on every iteration of the {what} on line "
-                f"{lines[loop.node].start.line}; it slows every step and frees nothing training can use: "
+                f"{located.line(loop.node)}; it slows every step and frees nothing training can use: "
                 "call it once after the loop",
                 statement=site.statement,
             )

@@ -127,7 +127,8 @@ class RequireGradTypo(Rule):
                         self._meant = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._imports_torch(original_node):
+        # The import scan walks the whole tree: only a file with the typo pays for it.
+        if not self._assigned or not self._imports_torch(original_node):
             return
         if self._meant and self.option("ignore-when-read"):
             return

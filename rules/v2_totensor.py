@@ -129,6 +129,10 @@ class V2ToTensor(Rule):
 
     def _reference(self, node: cst.BaseExpression) -> None:
         """A use that is not a call: report without a fix."""
+        # The name's resolution first: it rules out almost every node, so the
+        # scans of the callees and of the parent stack run only for the rest.
+        if self.names.qualified_name(node) != _TO_TENSOR:
+            return
         if any(node is callee for callee in self._callees):
             return
         if any(isinstance(parent, (cst.Import, cst.ImportFrom)) for parent in self.parents):
@@ -136,8 +140,7 @@ class V2ToTensor(Rule):
         parent = self.parents[-1] if self.parents else None
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return  # the `ToTensor` of `v2.ToTensor`: the attribute itself is checked
-        if self.names.qualified_name(node) == _TO_TENSOR:
-            self.report(node, _MESSAGE)
+        self.report(node, _MESSAGE)
 
     def _replacement(self, callee: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
         """The replacement: through the callee's module prefix (`v2.ToTensor`

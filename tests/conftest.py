@@ -2,3 +2,41 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+from typing import Dict, Optional, Sequence  # noqa: E402
+
+
+def run_in_process(
+    args: Sequence[str], cwd: Path, *, stdin: str = "", env: Optional[Dict[str, Optional[str]]] = None
+) -> "subprocess.CompletedProcess[str]":
+    """``python -m torchlint ARGS`` run inside the test process, with the
+    same result shape as ``subprocess.run(..., capture_output=True, text=True)``.
+
+    A new interpreter costs about half a second (mostly importing libcst);
+    tests of what the command does, not of how it starts, call this instead.
+    ``env`` sets (or, with None, removes) variables for the call only; caches
+    keyed by a project's path are cleared, as a new process would have them.
+    """
+    from click.testing import CliRunner
+
+    from torchlint import cli, settings
+
+    settings.detect_torch_version.cache_clear()
+    settings.detect_python_version.cache_clear()
+    saved = os.getcwd()
+    os.chdir(cwd)
+    try:
+        runner = CliRunner()
+        result = runner.invoke(cli.main, list(args), input=stdin, env=env, catch_exceptions=True)
+    finally:
+        os.chdir(saved)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        stderr += "".join(traceback.format_exception(*result.exc_info))  # type: ignore[misc]
+    return subprocess.CompletedProcess(
+        ["torchlint", *args], result.exit_code, result.stdout, stderr
+    )

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from conftest import run_in_process
+
 from torchlint.cache import Cache
 from torchlint.runner import cached_run, lint_file, run_files
 from torchlint.settings import Settings
@@ -23,11 +25,11 @@ def corpus(tmp_path: Path, copies: int = 6) -> Path:
 
 
 def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, capture_output=True, text=True)
+    return run_in_process(args, cwd)
 
 
 def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None:
-    root = corpus(tmp_path)
+    root = corpus(tmp_path, copies=2)
     files = sorted(root.rglob("*.py"))
     settings = Settings(select=("ALL",), root=root)
     serial = run_files(files, lambda _: settings, lint_file, jobs=1)
@@ -37,7 +39,7 @@ def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None
 
 
 def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=3)
+    root = corpus(tmp_path, copies=2)
     one = cli(["check", ".", "--no-cache", "-j", "1", "--output-format", "json"], root)
     two = cli(["check", ".", "--no-cache", "-j", "2", "--output-format", "json"], root)
     assert one.returncode == two.returncode == 1
@@ -76,7 +78,7 @@ def test_corrupt_cache_entries_are_ignored_and_rewritten(tmp_path: Path) -> None
 
 
 def test_two_processes_share_the_cache(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=4)
+    root = corpus(tmp_path, copies=2)
     expected = cli(["check", ".", "--no-cache", "--output-format", "json"], root).stdout
     command = [sys.executable, "-m", "torchlint", "check", ".", "--output-format", "json"]
     runs = [subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, text=True) for _ in range(2)]
@@ -110,3 +112,25 @@ def test_cached_run_skips_work_on_hits(tmp_path: Path) -> None:
     assert len(calls) == len(files)
     assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
     assert all(o.from_cache for o in second)
+
+
+def test_editing_a_rule_package_changes_the_tool_fingerprint(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A rule that is a package (rules/<name>/__init__.py) and the analyses
+    in torchlint/analysis/ are part of the code the cache key covers."""
+    import os
+
+    import torchlint.rules
+    from torchlint import cache
+
+    rules_dir = Path(torchlint.rules.__file__ or "").parent
+    package_file = next(p for p in sorted(rules_dir.glob("*/__init__.py")) if "__pycache__" not in p.parts)
+    cache.tool_fingerprint.cache_clear()
+    before = cache.tool_fingerprint()
+    info = package_file.stat()
+    try:
+        os.utime(package_file, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+        cache.tool_fingerprint.cache_clear()
+        assert cache.tool_fingerprint() != before
+    finally:
+        os.utime(package_file, ns=(info.st_atime_ns, info.st_mtime_ns))
+        cache.tool_fingerprint.cache_clear()

@@ -12,6 +12,8 @@ from typing import Any, Dict, Optional, Sequence
 
 import pytest
 
+from conftest import run_in_process
+
 from torchlint.cache import Cache
 from torchlint.runner import cached_run, lint_file
 from torchlint.settings import Settings
@@ -21,10 +23,9 @@ SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 
 
 def cli(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
-    environment = {k: v for k, v in os.environ.items() if k not in ("TORCHLINT_CACHE_DIR", "TORCHLINT_OUTPUT_FORMAT")}
+    environment: Dict[str, Optional[str]] = {"TORCHLINT_CACHE_DIR": None, "TORCHLINT_OUTPUT_FORMAT": None}
     environment.update(env or {})
-    return subprocess.run([sys.executable, "-m", "torchlint", *args], cwd=cwd, capture_output=True, text=True,
-                          env=environment)
+    return run_in_process(args, cwd, env=environment)
 
 
 def user_project(root: Path) -> Dict[Path, bytes]:

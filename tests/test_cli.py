@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Sequence
 
 import pytest
+
+from conftest import run_in_process
 from click.testing import CliRunner
 
 from torchlint.cli import main
@@ -21,11 +23,8 @@ CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 
 def run(args: Sequence[str], cwd: Path, stdin: str = "") -> "subprocess.CompletedProcess[str]":
-    env = {k: v for k, v in os.environ.items() if k != "TORCHLINT_OUTPUT_FORMAT"}
-    return subprocess.run(
-        [sys.executable, "-m", "torchlint", *args], cwd=cwd, input=stdin,
-        capture_output=True, text=True, env=env,
-    )
+    """The command's result, run in this process (see conftest.run_in_process)."""
+    return run_in_process(args, cwd, stdin=stdin, env={"TORCHLINT_OUTPUT_FORMAT": None})
 
 
 def project(tmp_path: Path, files: dict) -> Path:  # type: ignore[type-arg]

@@ -232,3 +232,44 @@ def test_rules_off_by_default_need_an_explicit_selection(
     assert "TL101" in output and "TL501" not in output
     _run_in_process(["--extend-select", "TL501", "train.py"])
     assert "TL501" in capsys.readouterr().out
+
+
+PROFILED = textwrap.dedent(
+    """\
+    import torch
+
+    def train(model, loader, optimizer):
+        with torch.profiler.profile():
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+    """
+)
+
+
+def test_precheck_runs_under_the_files_rule_options(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TL304's option adds profilers to what it matches; the plugin's
+    pre-check must see that option (it once filtered on bare trigger words)."""
+    (project / "train.py").write_text(PROFILED, encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint.TL304]\ninclude-profilers = true\n', encoding="utf-8"
+    )
+    TorchlintChecker._resolver = None
+    _run_in_process(["--select", "TL304", "train.py"])
+    assert "TL304" in capsys.readouterr().out
+
+
+def test_a_trigger_word_alone_does_not_make_libcst_parse(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.to(` and `DataParallel` appear, but nothing imports torch: the
+    `ast` pre-check (could_match) rules the file out before libcst."""
+    (project / "train.py").write_text(
+        "def move(batch, device):\n    return batch.to(device)  # DataParallel\n", encoding="utf-8"
+    )
+    parses = _CountingParse(monkeypatch)
+    _run_in_process(["--select", "TL", "train.py"])
+    assert capsys.readouterr().out == ""
+    assert parses.calls == 0

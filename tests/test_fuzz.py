@@ -24,13 +24,13 @@ def test_hostile_inputs(seed: int, largest: int) -> None:
 hypothesmith = pytest.importorskip("hypothesmith")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # long run: bench/fuzz.py
 @given(hypothesmith.from_grammar())
 def test_generated_programs(source: str) -> None:
     assert check_once(source) is None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # long run: bench/fuzz.py
 @given(hypothesmith.from_node())
 def test_generated_syntax_trees(source: str) -> None:
     assert check_once(source) is None

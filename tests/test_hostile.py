@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 import pytest
+
+from conftest import run_in_process
 from hostile_support import deep_folders
 
 GOOD = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
 
 
 def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run(
-        [sys.executable, "-m", "torchlint", *args, "--no-cache", "--output-format", "concise"],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )
+    return run_in_process([*args, "--no-cache", "--output-format", "concise"], cwd)
 
 
 def lint_with_good_file(tmp_path: Path, name: str) -> Tuple[int, List[str], str]:

@@ -17,13 +17,19 @@ import pytest
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads worker pids from /proc")
 
+# Long enough files that the run is still going when the signal comes, even now that
+# the pre-check and the rules are faster (300 short files once finished in a blink).
 ORIGINAL = (
     "import torch\n\n\ndef train(model, loader, optimizer):\n    for batch in loader:\n"
     "        optimizer.zero_grad()\n        model(batch).sum().backward()\n        optimizer.step()\n\n\n"
-    + "".join(f"def helper_{i}(x):\n    return x * {i} + torch.zeros({i})\n\n\n" for i in range(30))
+    + "".join(f"def helper_{i}(x):\n    return x * {i} + torch.zeros({i})\n\n\n" for i in range(120))
 )
 FIXED = ORIGINAL.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=True)")
 FILES = 300
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(pid: int) -> List[int]:
@@ -59,6 +65,9 @@ def test_fix_apply_stops_at_once_and_cleanly(tmp_path: Path, sent: signal.Signal
         [sys.executable, "-m", "torchlint", "fix", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
          "--no-cache", "-j", "2", "."],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As typed in a terminal: a test run started in the background of a
+        # script (`pytest &`) has SIGINT ignored, and a child would inherit that.
+        preexec_fn=_interruptible,
     )
     try:
         # Wait until the workers run and a first file is written: mid-run.

@@ -14,6 +14,8 @@ from typing import List
 
 import nbformat
 import pytest
+
+from conftest import run_in_process
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +32,7 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "fixtures" / "notebooks" / "
 
 
 def cli(args: List[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "torchlint", *args, "--no-cache"], cwd=cwd,
-                          capture_output=True, text=True)
+    return run_in_process([*args, "--no-cache"], cwd)
 
 
 def test_findings_name_cell_and_line(tmp_path: Path) -> None:
@@ -233,7 +234,7 @@ def test_python_without_ipython_syntax_is_never_masked(source: str) -> None:
     assert mask_magics(source) == (source, ())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)  # long run: bench/fuzz.py
 @given(st.text(alphabet="%!?;/,=#'\"\\()[] \tx1\n\r\u2028", max_size=60))
 def test_masking_keeps_every_offset_and_undoes_exactly(source: str) -> None:
     masked, masks = mask_magics(source)

@@ -18,6 +18,9 @@ from typing import Dict, Iterator
 
 import pytest
 
+# Real pre-commit installs the hooks into a fresh environment: `pytest -m slow`.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("pre_commit")
 if shutil.which("git") is None:  # pragma: no cover
     pytest.skip("git is not installed", allow_module_level=True)

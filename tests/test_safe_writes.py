@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Dict
 
+from conftest import run_in_process
+
 import torchlint
 from torchlint.settings import Settings
 
@@ -57,14 +59,14 @@ def test_killed_fixer_leaves_every_file_old_or_new(tmp_path: Path) -> None:
 
 
 def test_two_fixers_on_the_same_tree(tmp_path: Path) -> None:
-    files = tree(tmp_path, 120)
+    files = tree(tmp_path, 40)
     runs = [subprocess.Popen(fix_command(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
     results = [(run.wait(), run.stderr.read() if run.stderr else "") for run in runs]
     for code, stderr in results:
         assert code in (0, 1) and "Traceback" not in stderr
     assert all(path.read_text() == FIXED for path in files)
-    again = subprocess.run(fix_command(), cwd=tmp_path, capture_output=True, text=True)
+    again = run_in_process(fix_command()[3:], tmp_path)
     assert again.returncode == 0 and "No fixes available" in again.stderr
 
 

@@ -70,6 +70,7 @@ def _script(tmp_path: Path, name: str, source: str) -> Path:
 # -- the shipped programs -----------------------------------------------------------
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_every_shipped_program_is_fixed_by_torchlint_and_verifies_equivalent(session):
     assert {rule.code for rule in verifiable_rules()} >= set(RULES)
     cases = [case for code in RULES for case in plan_programs(by_code_or_name(code), Settings())]
@@ -281,6 +282,7 @@ def test_a_run_past_its_timeout_is_killed_with_its_process_group(session, tmp_pa
         pytest.fail("the run's child process survived the timeout")
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_fresh_processes_work_without_the_fork_server(monkeypatch):
     monkeypatch.setenv("TORCHLINT_VERIFY_FORK", "0")
     source = "import torch\nx = torch.arange(4)\n"
@@ -295,6 +297,7 @@ def test_fresh_processes_work_without_the_fork_server(monkeypatch):
 # -- the command line -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_cli_verifies_a_program_with_timing_and_writes_json_and_markdown(tmp_path):
     out_json, out_md = tmp_path / "verify.json", tmp_path / "verify.md"
     result = CliRunner().invoke(
@@ -314,6 +317,7 @@ def test_cli_verifies_a_program_with_timing_and_writes_json_and_markdown(tmp_pat
     assert "| TL302 `zero-grad-not-set-to-none` |" in out_md.read_text()
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_cli_on_scripts_reports_each_and_exits_1(tmp_path):
     good = _script(tmp_path, "good.py", """
         import torch

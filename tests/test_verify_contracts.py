@@ -77,6 +77,7 @@ def _shipped(code):
 # -- broken changes: each is not equivalent ------------------------------------------------
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_tl101_broken_random_range_constant_threshold_and_noise_fail(session, tmp_path):
     original, fixed = _shipped("TL101")
     edits = {
@@ -221,6 +222,7 @@ def test_correct_tl401_fix_on_a_realistic_script_is_never_not_equivalent(session
 # -- the command line ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_cli_against_uses_the_strict_contract_by_default(tmp_path):
     original = _write(tmp_path / "a.py", "import torch\nscale = torch.full((3,), 0.5)\nsteps = 3\n")
     same = _write(tmp_path / "b.py", "import torch\nsteps = 3\nscale = torch.ones(3) / 2\n")

@@ -41,6 +41,7 @@ def _snapshot(folder: Path) -> dict:
     }
 
 
+@pytest.mark.slow  # a full verify run in fresh processes: `pytest -m slow`
 def test_verify_leaves_the_users_folder_byte_identical(session, tmp_path):
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)

@@ -52,17 +52,19 @@ class CacheDirError(Exception):
 
 @lru_cache(maxsize=1)
 def tool_fingerprint() -> str:
-    """torchlint's version plus the size and mtime of its source files, so an
-    edited rule invalidates the cache even without a version bump."""
+    """torchlint's version plus the size and mtime of its source files and data,
+    sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
+    so an edited rule invalidates the cache even without a version bump."""
     import torchlint
     import torchlint.rules
 
     digest = hashlib.sha256(torchlint.__version__.encode())
     for package in (torchlint, torchlint.rules):
         folder = Path(package.__file__ or "").parent
-        for path in sorted(folder.glob("*.py")):
+        for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
             info = path.stat()
-            digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+            name = path.relative_to(folder).as_posix()
+            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 

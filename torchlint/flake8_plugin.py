@@ -7,7 +7,9 @@ that flake8's select lists can match a ``TL`` code at all, then asks flake8's
 own decision engine which ``TL`` codes it would report for the file, and
 returns at once when none: without joining lines, loading the rules or
 parsing.  Otherwise it runs only the rules whose codes are selected, and
-skips files that contain none of their trigger words.
+only on files that the same ``ast`` pre-check as ``torchlint check`` (each
+rule's ``could_match``, under the file's rule options) lets through: flake8's
+own ``ast`` tree is summarised, so nothing is parsed twice.
 
 flake8 does the selection (``--select``, ``--ignore``, ``per-file-ignores``)
 and ``# noqa``; the closest ``[tool.torchlint]`` table supplies only the
@@ -144,8 +146,9 @@ class TorchlintChecker:
     _resolver: ClassVar[Optional["SettingsResolver"]] = None
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
-        # ``tree`` is what makes flake8 call this plugin once per file; the
-        # plugin reads ``lines`` (physical lines, BOM removed) instead.
+        # ``tree`` (flake8's own ``ast`` parse) feeds the pre-check; findings
+        # come from ``lines`` (physical lines, BOM removed).
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -181,13 +184,12 @@ class TorchlintChecker:
         return selection.for_file(self.filename)
 
     def _lint(self, rules: Tuple[RuleClass, ...], parse_errors: bool) -> Iterator[Finding]:
-        from torchlint.engine import LintConfig, lint_source, might_match
+        from torchlint.engine import LintConfig, could_match, lint_source
+        from torchlint.precheck import summarize
         from torchlint.registry import PARSE_ERROR_CODE
         from torchlint.settings import ConfigError, SettingsResolver
 
         source = "".join(self.lines)
-        if not might_match(source, rules):
-            return  # flake8 has parsed the file already: no syntax check needed
         try:
             if TorchlintChecker._resolver is None:
                 TorchlintChecker._resolver = SettingsResolver()
@@ -201,6 +203,10 @@ class TorchlintChecker:
             if parse_errors:
                 yield (1, 0, f"{PARSE_ERROR_CODE} invalid torchlint configuration: {error}", type(self))
             return
+        # The rules' options can widen what they match, so the pre-check
+        # runs under the file's settings, as in `torchlint check`.
+        if not could_match(summarize(self.tree, source), rules, config.options):
+            return  # flake8 has parsed the file already: no syntax check needed
         for diagnostic in lint_source(source, self.filename, config):
             if diagnostic.code == PARSE_ERROR_CODE and not parse_errors:
                 continue

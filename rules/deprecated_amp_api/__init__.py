@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Mapping, Optional
 
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.apidata import Deprecation
 from torchlint.fixes import bind, set_keyword
-from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Rule, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import (
+    Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, TorchVersion,
+)
 from torchlint.verification import Contract, VerificationSpec
 
 from .._deprecated_api import Respelled, is_amp, replacement_exists, respell
@@ -130,6 +133,15 @@ class DeprecatedAmpApi(Rule):
     torch_range = TorchRange(min=TorchVersion(1, 10), note="`torch.amp.autocast` exists from 1.10, "
                              "`torch.amp.GradScaler` from 2.3, `torch.amp.custom_fwd` from 2.4")
     trigger_words = ("amp",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """The old modules are reached through the name `amp` (`torch.cuda.amp.autocast`,
+        `from torch.cuda import amp`) or by importing from them (`from torch.cuda.amp
+        import autocast`); `amp` inside `example` or `clamp` does not count."""
+        return facts.mentions(cls.trigger_words) or any(
+            name.startswith(module) for name in facts.imports for module in ("torch.cuda.amp.", "torch.cpu.amp.")
+        )
     valid = (
         'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
         'import torch\nscaler = torch.amp.GradScaler("cuda")\n',

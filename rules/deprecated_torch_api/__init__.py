@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint import apidata
 from torchlint.apidata import Deprecation, FixKind
 from torchlint.model import Applicability
+from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
 
@@ -163,6 +164,14 @@ class DeprecatedTorchApi(Rule):
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
         """A file can only refer to a table entry by writing its last name."""
         return tuple(sorted({symbol.rsplit(".", 1)[-1] for symbol in _owned()}))
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A table entry resolves only through an import of its package
+        (`torch`, `functorch`) and is reached by writing its last name."""
+        packages = {symbol.split(".", 1)[0] for symbol in _owned()}
+        imported = {name.split(".", 1)[0] for name in facts.imports}
+        return not packages.isdisjoint(imported) and facts.mentions(cls.triggers(options))
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

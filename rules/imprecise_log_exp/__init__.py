@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional, Tuple
+from typing import ClassVar, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.fixes import keyword_argument, spell
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
 # `torch.logsumexp` promotes integer inputs to floating point (as
@@ -103,6 +104,12 @@ class ImpreciseLogExp(Rule):
     fix_summary = "safe from torch 1.13 (unsafe before): `log1p`, `expm1`, `logsumexp`"
     torch_range = TorchRange(note="`log1p`, `expm1` and `logsumexp` exist in every release")
     trigger_words = ("log", "exp")
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """Every pattern calls `log` or `exp` by name (`torch.log`, `log` from
+        `from torch import log`); the words inside `logging` or `expand` do not count."""
+        return facts.mentions(cls.trigger_words)
     valid = (
         "import torch\ny = torch.log1p(x)\n",
         "import torch\ny = torch.log(2 + x)\n",

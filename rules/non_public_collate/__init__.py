@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Tuple
+from typing import ClassVar, Dict, Mapping, Tuple
 
 import libcst as cst
 
 from torchlint.fixes import spell
 from torchlint.model import Applicability
 from torchlint.names import dotted
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
 _PRIVATE_MODULE = "torch.utils.data._utils.collate"
@@ -77,6 +78,14 @@ class NonPublicCollate(Rule):
     fix_summary = "safe: use `torch.utils.data.default_collate`/`default_convert`"
     torch_range = TorchRange(min=TorchVersion(1, 11), note="the public names exist since 1.11")
     trigger_words = ("_utils",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """The private module resolves only through a torch import, and is
+        named as `_utils` in an expression or in an imported module's path."""
+        return facts.imports_torch and (
+            facts.mentions(cls.trigger_words) or any("._utils." in name for name in facts.imports)
+        )
     valid = (
         "from torch.utils.data import default_collate\nbatch = default_collate(samples)\n",
         "import torch\nbatch = torch.utils.data.default_convert(samples)\n",

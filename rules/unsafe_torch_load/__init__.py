@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import libcst as cst
 
 from torchlint import apidata
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Option, Rule, TorchRange, TorchVersion
+from torchlint.precheck import PrecheckFacts
+from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
 _LOAD = "torch.load"
@@ -78,6 +81,13 @@ class UnsafeTorchLoad(Rule):
                              "from 2.6, where only explicit `weights_only=False` is reported (`audit`)")
     options = {"audit": Option(False, "Also report explicit `weights_only=False` (every load that can run code).")}
     trigger_words = ("load",)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """`torch.load` resolves only through a torch import and is written
+        `load` (`torch.load`, `from torch import load`); `load` inside
+        `loader` or `download` does not count."""
+        return facts.imports_torch and facts.mentions(cls.trigger_words)
     valid = (
         "import torch\nstate = torch.load(path, weights_only=True)\n",
         "import torch\nstate = torch.load(path)\n",
