@@ -227,13 +227,11 @@ def _zero_grad_without_argument(rule: ZeroGradNotSetToNone, cls: cst.ClassDef, s
             and params.star_kwarg is None
             and not method.decorators
         )
-    for base in cls.bases:
-        if base.keyword is not None or not isinstance(base.value, cst.Name):
-            return False
-        parent = rule._own_class(base.value)
-        if parent is None:
-            return False  # an imported base (torch.optim.Optimizer, a library class)
-        if _zero_grad_without_argument(rule, parent, seen):
-            return True
+    if not cls.bases:
         return False
-    return False
+    first = cls.bases[0]  # the base whose zero_grad Python finds next
+    if first.keyword is not None or not isinstance(first.value, cst.Name):
+        return False
+    parent = rule._own_class(first.value)
+    # An imported base (torch.optim.Optimizer, a library class) is not known.
+    return parent is not None and _zero_grad_without_argument(rule, parent, seen)
