@@ -17,6 +17,7 @@ _MODELS = "torchvision.models"
 # Subpackages of torchvision.models whose builders and weights live apart
 # from the classification ones.
 _SUBPACKAGES = ("detection", "optical_flow", "quantization", "segmentation", "video")
+_BUILDER_MODULES = frozenset({_MODELS, *(f"{_MODELS}.{p}" for p in _SUBPACKAGES)})
 # The legacy parameters and what replaced them.
 _RENAMED = (("pretrained", "weights"), ("pretrained_backbone", "weights_backbone"))
 
@@ -46,7 +47,10 @@ class TorchvisionPretrained(Rule):
     torchvision's model builders, such as `models.resnet50(pretrained=True)`
     or `detection.fasterrcnn_resnet50_fpn(pretrained_backbone=False)`.  A
     table in the rule knows, for about 120 builders, which weights
-    `pretrained=True` stood for.
+    `pretrained=True` stood for.  Builders looked up at run time on
+    torchvision's modules (`models.__dict__[arch](pretrained=True)`,
+    `getattr(torchvision.models, name)(pretrained=...)`) are reported too,
+    for the keyword flags only; the same lookups on other modules are not.
 
     ## Why is this bad?
     torchvision 0.13 replaced the boolean flags with `weights=` and
@@ -79,7 +83,10 @@ class TorchvisionPretrained(Rule):
     (`pretrained=args.pretrained`) is reported without a fix, as are builders
     whose `True` has no single equivalent (`vit_h_14`, `regnet_y_128gf`, the
     quantized builders, whose weights depend on `quantize`, and
-    `resnet_fpn_backbone`), and calls that already pass `weights=`.
+    `resnet_fpn_backbone`), calls that already pass `weights=`, and
+    builders looked up at run time: their weights enum is unknown, and the
+    string `weights="DEFAULT"` that every builder accepts names the newest
+    weights, not necessarily those `pretrained=True` loaded.
 
     ## Options
     None.
@@ -129,6 +136,8 @@ class TorchvisionPretrained(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         key = _builder_key(self.names.call_name(node))
         if key is None:
+            if self._is_dynamic_builder(node.func):
+                self._report_dynamic(node)
             return
         found: List[Tuple[cst.Arg, str, str]] = []  # argument, old name, new name
         for old, new in _RENAMED:
@@ -160,6 +169,47 @@ class TorchvisionPretrained(Rule):
                                imports=tuple(dict.fromkeys(imports)))
         verb = "is" if len(found) == 1 else "are"
         self.report(node, f"{names} {verb} deprecated since torchvision 0.13; pass {wanted}", fix=fix)
+
+    def _is_dynamic_builder(self, func: cst.BaseExpression) -> bool:
+        """`models.__dict__[name]` or `getattr(models, name)` where `models`
+        is `torchvision.models` (or one of its builder subpackages): a
+        builder chosen at run time, so its weights enum is unknown."""
+        holder: Optional[cst.BaseExpression] = None
+        if (
+            isinstance(func, cst.Subscript)
+            and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == "__dict__"
+        ):
+            holder = func.value.value
+        elif (
+            isinstance(func, cst.Call)
+            and len(func.args) == 2
+            and not any(a.keyword or a.star for a in func.args)
+            and isinstance(func.func, cst.Name)
+            and func.func.value == "getattr"
+            and not self.names.scopes.resolve(func.func)  # the builtin, not a shadowing name
+        ):
+            holder = func.args[0].value
+        if holder is None:
+            return False
+        return self.names.qualified_name(holder) in _BUILDER_MODULES
+
+    def _report_dynamic(self, node: cst.Call) -> None:
+        found = [(old, new) for old, new in _RENAMED if keyword_argument(node, old) is not None]
+        if not found:
+            return
+        names = " and ".join(f"`{old}`" for old, _ in found)
+        wanted = " and ".join(f"`{new}`" for _, new in found)
+        verb = "is" if len(found) == 1 else "are"
+        self.report(
+            node,
+            f"{names} {verb} deprecated since torchvision 0.13; pass {wanted}",
+            hint=(
+                "The builder is chosen at run time, so no weights enum can be written: "
+                "`weights=\"DEFAULT\"` names each builder's best weights, which may differ "
+                "from what `pretrained=True` loaded"
+            ),
+        )
 
     def _weights(
         self, call: cst.Call, key: str, old: str, arg: cst.Arg
