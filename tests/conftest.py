@@ -28,7 +28,12 @@ def run_in_process(
     saved = os.getcwd()
     os.chdir(cwd)
     try:
-        runner = CliRunner()
+        # click < 8.2 (the newest for Python 3.9) mixes stderr into stdout
+        # unless told not to; 8.2 always keeps them apart and dropped the flag.
+        try:
+            runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+        except TypeError:
+            runner = CliRunner()
         result = runner.invoke(cli.main, list(args), input=stdin, env=env, catch_exceptions=True)
     finally:
         os.chdir(saved)

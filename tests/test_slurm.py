@@ -118,6 +118,7 @@ def test_a_job_cancelled_on_the_cluster_is_exit_2_with_its_error_tail(tmp_path: 
     assert "last lines of" in err
 
 
+@pytest.mark.slow  # Slurm enforces time limits in whole minutes: over a minute of waiting
 def test_a_job_over_its_time_limit_is_exit_2(tmp_path: Path) -> None:
     process = _start_slow_job(tmp_path, ["--sbatch-arg=--time=0:01"])
     job_id = _job_id(process)
