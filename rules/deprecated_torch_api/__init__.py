@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -21,6 +21,23 @@ def _owned() -> Dict[str, Deprecation]:
     return {symbol: entry for symbol, entry in apidata.deprecations().items() if not is_amp(symbol)}
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _in_import_fallback(parents: Sequence[cst.CSTNode]) -> bool:
+    """Whether the node sits in an ``except ImportError:`` handler: the
+    old name imported only where the new one is missing (older torch), as
+    compatibility code does after ``try: from torch.func import vmap``."""
+    for parent in parents:
+        if isinstance(parent, cst.ExceptHandler) and parent.type is not None:
+            caught = parent.type.elements if isinstance(parent.type, cst.Tuple) else [parent.type]
+            for element in caught:
+                value = element.value if isinstance(element, cst.Element) else element
+                if isinstance(value, cst.Name) and value.value in _IMPORT_ERRORS:
+                    return True
+    return False
+
+
 class DeprecatedTorchApi(Rule):
     """## What it does
     Reports calls and `from ... import`s of torch functions and classes that
@@ -34,7 +51,9 @@ class DeprecatedTorchApi(Rule):
     `torch.utils._pytree._register_pytree_node` and the `functorch`
     transforms that moved to `torch.func`.  A symbol is reported only when
     the project's target torch version (`torch-version`) already has its
-    replacement.
+    replacement.  An import inside an `except ImportError:` (or
+    `ModuleNotFoundError`) handler is compatibility code for older torch,
+    reached only where the new name is missing, and is left alone.
 
     ## Why is this bad?
     A removed function raises as soon as the code runs on a current torch.
@@ -119,6 +138,7 @@ class DeprecatedTorchApi(Rule):
         "import torch\nq, r = torch.linalg.qr(a)\n",
         "import numpy as np\nq, r = np.linalg.qr(a)\n",
         "def ger(a, b):\n    return a\nger(1, 2)\n",
+        "try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\n",
         "import torch\ny = torch.norm(x)\n",
         "import torch\nx = torch.arange(0, 10)\n",
     )
@@ -206,6 +226,8 @@ class DeprecatedTorchApi(Rule):
         self.report(node, self._describe(entry), fix=self._fix(node, entry), hint=entry.note)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if _in_import_fallback(self.parents):
+            return
         symbols = [s for s in imported_symbols(node, self._table) if self._wanted(s.entry)]
         rewritten = import_rewrite(node, self._table) if symbols else None
         for index, symbol in enumerate(symbols):
