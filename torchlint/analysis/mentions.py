@@ -17,25 +17,17 @@ import warnings
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Set, Tuple, Union
 
-from torchlint.analysis.project import _dotted
+from torchlint.analysis.project import _add_import, _dotted
 from torchlint.names import canonical
 
 
 def _imports(tree: ast.AST) -> Dict[str, str]:
-    """Local name -> dotted path, for every absolute import in the file."""
+    """Local name -> dotted path, for every absolute import in the file
+    (relative ones name the project's own modules, never torch's)."""
     table: Dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    table[alias.asname] = alias.name
-                else:
-                    root = alias.name.split(".", 1)[0]
-                    table[root] = root
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            for alias in node.names:
-                if alias.name != "*":
-                    table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
+            _add_import(table, node, "", False)
     return table
 
 
