@@ -24,13 +24,13 @@ import os
 import shutil
 import stat
 from dataclasses import asdict
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Type, TypeVar, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Type, TypeVar, cast
 
-from torchlint.engine import LintConfig
+from torchlint.catalog import OptionValue, tool_fingerprint as tool_fingerprint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.sourcefile import SourceError, write_atomically
+from torchlint.versions import TorchVersion
 
 CACHE_DIR_NAME = ".torchlint_cache"
 _FORMATS = ("v1",)
@@ -50,31 +50,16 @@ class CacheDirError(Exception):
     """A folder torchlint must not use or clean as its cache; says why."""
 
 
-@lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """torchlint's version plus the size and mtime of its source files and data,
-    sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
-    so an edited rule invalidates the cache even without a version bump."""
-    import torchlint
-    import torchlint.rules
-
-    digest = hashlib.sha256(torchlint.__version__.encode())
-    for package in (torchlint, torchlint.rules):
-        folder = Path(package.__file__ or "").parent
-        for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
-            info = path.stat()
-            name = path.relative_to(folder).as_posix()
-            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]
-
-
-def config_fingerprint(config: LintConfig) -> str:
-    """A stable text for everything in a LintConfig that affects findings."""
+def config_fingerprint(codes: Sequence[str], torch_version: TorchVersion,
+                       options: Mapping[str, Mapping[str, OptionValue]], precheck: bool = True) -> str:
+    """A stable text for everything in a file's configuration that affects
+    its findings: the rules that run, the target torch, rule options, and
+    whether the pre-check may skip it."""
     payload = {
-        "rules": [rule.code for rule in config.rules],
-        "torch": str(config.torch_version),
-        "options": {code: dict(sorted(opts.items())) for code, opts in sorted(config.options.items())},
-        "precheck": config.precheck,
+        "rules": list(codes),
+        "torch": str(torch_version),
+        "options": {code: dict(sorted(opts.items())) for code, opts in sorted(options.items())},
+        "precheck": precheck,
     }
     return json.dumps(payload, sort_keys=True, default=list)
 
@@ -148,9 +133,10 @@ class Cache:
         self._root = directory / _FORMAT / tool_fingerprint()
         self._prepared = False
 
-    def key(self, digest: str, config: LintConfig, path: str) -> str:
-        """The entry key of one file's bytes under one configuration."""
-        text = f"{digest}\0{config_fingerprint(config)}\0{path}"
+    def key(self, digest: str, config: str, path: str) -> str:
+        """The entry key of one file's bytes under one configuration
+        (:func:`config_fingerprint`)."""
+        text = f"{digest}\0{config}\0{path}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _entry(self, key: str) -> Path:

@@ -13,24 +13,24 @@ import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 
 from torchlint import __version__
-from torchlint import baseline as baseline_module
 from torchlint.discovery import discover
-from torchlint.engine import LintConfig, lint_source, parse_error
-from torchlint.fixer import FixResult, fix_text
-from torchlint.model import Diagnostic
+from torchlint.model import Diagnostic, parse_error
 from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
-from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
 from torchlint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
 from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
+
+if TYPE_CHECKING:  # linting and fixing (libcst, the rules) are imported where a file is linted
+    from torchlint.engine import LintConfig
+    from torchlint.fixer import FixResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -130,7 +130,7 @@ def _use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def _echo_drops(path: str, result: FixResult) -> None:
+def _echo_drops(path: str, result: "FixResult") -> None:
     """One stderr line per fix that was left out, saying why."""
     for drop in result.drops:
         click.echo(f"torchlint: {path}:{drop.diagnostic.start.line}: {drop.note}", err=True)
@@ -309,6 +309,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     for outcome in outcomes:
         if outcome.fixed is not None and not outcome.write_error:
             sources[outcome.path] = outcome.fixed.source
+    if write_baseline is not None or baseline is not None:
+        from torchlint import baseline as baseline_module
     if write_baseline is not None:
         try:
             count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
@@ -390,6 +392,9 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
         if apply_fix:
             _write_stdout_bytes(data)
         return FileOutcome(name, ())
+    from torchlint.engine import lint_source
+    from torchlint.fixer import fix_text
+
     config = settings.lint_config(Path(name))
     if is_notebook(Path(name)):
         return _stdin_notebook(text, name, config, apply_fix, unsafe)
@@ -406,7 +411,9 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
     return FileOutcome(name, tuple(lint_source(text, name, config)), text)
 
 
-def _stdin_notebook(text: str, name: str, config: LintConfig, apply_fix: bool, unsafe: bool) -> FileOutcome:
+def _stdin_notebook(text: str, name: str, config: "LintConfig", apply_fix: bool, unsafe: bool) -> FileOutcome:
+    from torchlint.notebook import cell_sources, fix_notebook, lint_notebook
+
     """Standard input named ``*.ipynb``: linted as a notebook; when fixing,
     the fixed notebook JSON is what goes to standard output."""
     if apply_fix:

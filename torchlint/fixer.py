@@ -18,7 +18,7 @@ from typing import List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 
 from torchlint.engine import LintConfig, lint_module, lint_source, parse_module
-from torchlint.model import Diagnostic, Edit
+from torchlint.model import Diagnostic, Edit, apply_edits as apply_edits
 from torchlint.target import PythonVersion, Violation, fstring_violations, new_violations
 
 MAX_PASSES = 10
@@ -62,18 +62,6 @@ class FixResult:
     def changed(self) -> bool:
         """Whether any fix was applied."""
         return bool(self.applied)
-
-
-def apply_edits(source: str, edits: Sequence[Edit]) -> str:
-    """Apply non-overlapping edits (any order) to ``source``."""
-    pieces: List[str] = []
-    cursor = len(source)
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        pieces.append(source[edit.end : cursor])
-        pieces.append(edit.text)
-        cursor = edit.start
-    pieces.append(source[:cursor])
-    return "".join(reversed(pieces))
 
 
 def _overlaps(edit: Edit, other: Edit) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 
 class Applicability(str, enum.Enum):
@@ -69,3 +69,25 @@ class Diagnostic:
         if self.fix is None:
             return False
         return unsafe or self.fix.applicability is Applicability.SAFE
+
+
+PARSE_ERROR_CODE = "TL000"
+PARSE_ERROR_NAME = "parse-error"
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    """The TL000 diagnostic for a file that cannot be read, decoded or parsed."""
+    position = Position(max(line, 1), max(column, 1))
+    return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
+
+
+def apply_edits(source: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits (any order) to ``source``."""
+    pieces: List[str] = []
+    cursor = len(source)
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        pieces.append(source[edit.end : cursor])
+        pieces.append(edit.text)
+        cursor = edit.start
+    pieces.append(source[:cursor])
+    return "".join(reversed(pieces))

@@ -16,27 +16,9 @@ import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
 from torchlint.tree import dotted
+from torchlint.canonical import canonical as canonical
 
 __all__ = ["ImportTable", "canonical", "dotted"]
-
-# Private module paths that re-export a public torch name.
-_CANONICAL_PREFIXES: Tuple[Tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^torch\.nn\.modules(?:\.[a-z_]+)?\.([A-Z]\w*)$"), r"torch.nn.\1"),
-    (re.compile(r"^torch\.nn\.parallel(?:\.data_parallel)?\.DataParallel$"), "torch.nn.DataParallel"),
-    (re.compile(r"^torch\.nn\.parallel\.data_parallel\.data_parallel$"), "torch.nn.parallel.data_parallel"),
-    (re.compile(r"^torch\.nn\.parallel\.distributed\.DistributedDataParallel$"),
-     "torch.nn.parallel.DistributedDataParallel"),
-    (re.compile(r"^torch\.utils\.data\.dataloader\.DataLoader$"), "torch.utils.data.DataLoader"),
-    (re.compile(r"^torch\.optim\.[a-z_]+\.([A-Z]\w*)$"), r"torch.optim.\1"),
-)
-
-def canonical(name: str) -> str:
-    """Map a private re-export path to the public torch name."""
-    for pattern, replacement in _CANONICAL_PREFIXES:
-        if pattern.match(name):
-            return pattern.sub(replacement, name)
-    return name
-
 
 def _is_torch(module: str) -> bool:
     return module == "torch" or module.startswith("torch.")

@@ -36,8 +36,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import libcst as cst
 
-from torchlint.model import Diagnostic, Position
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME
+from torchlint.model import Diagnostic, Position, parse_error as parse_error
 from torchlint.sourcefile import MAX_FILE_BYTES
 
 T = TypeVar("T")
@@ -69,12 +68,6 @@ LIMITS = Limits()
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024
 _DEEP_RECURSION_LIMIT = 50_000
-
-
-def parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    """The TL000 diagnostic for a file that cannot be read, decoded or parsed."""
-    position = Position(max(line, 1), max(column, 1))
-    return Diagnostic(path, position, position, PARSE_ERROR_CODE, PARSE_ERROR_NAME, message)
 
 
 def size_error(path: str, text: str) -> Optional[Diagnostic]:

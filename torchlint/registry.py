@@ -1,6 +1,9 @@
 """The rule catalog: every ``Rule`` subclass found in ``torchlint.rules``.
 
 Adding a rule means adding a module to ``rules/``; nothing here changes.
+Lookups by selector, name or alias answer from the rules' metadata
+(:mod:`torchlint.catalog`) and import no rule; :func:`all_rules` and
+:func:`rule_class` import them, for the steps that run rules.
 """
 
 from __future__ import annotations
@@ -10,18 +13,20 @@ import importlib
 import pkgutil
 import re
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.rule import Rule, RuleClass, Severity
+from torchlint.catalog import RuleInfo, Severity, rule_infos
+from torchlint.model import PARSE_ERROR_CODE as PARSE_ERROR_CODE, PARSE_ERROR_NAME as PARSE_ERROR_NAME
 
-PARSE_ERROR_CODE = "TL000"
-PARSE_ERROR_NAME = "parse-error"
+if TYPE_CHECKING:
+    from torchlint.rule import RuleClass
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> Tuple[RuleClass, ...]:
     """Every rule, sorted by code."""
     import torchlint.rules as package
+    from torchlint.rule import Rule
 
     found: Dict[str, RuleClass] = {}
     for info in pkgutil.iter_modules(package.__path__):
@@ -47,20 +52,31 @@ def _as_name(key: str) -> str:
     return key.strip().lower().replace("_", "-")
 
 
-def by_code_or_name(key: str) -> Optional[RuleClass]:
+def rule_class(code: str) -> "RuleClass":
+    """The class of the rule with this code (imports the rules)."""
+    return next(rule for rule in all_rules() if rule.code == code)
+
+
+def info_by_code_or_name(key: str) -> Optional[RuleInfo]:
     """Look a rule up by its code (case-insensitive) or its name; an alias
     finds the first rule that declares it."""
-    for rule in all_rules():
+    for rule in rule_infos():
         if key.upper() == rule.code or _as_name(key) == rule.name:
             return rule
     carrying = by_alias(key)
     return carrying[0] if carrying else None
 
 
-def by_alias(alias: str) -> Tuple[RuleClass, ...]:
+def by_code_or_name(key: str) -> "Optional[RuleClass]":
+    """The class of the rule :func:`info_by_code_or_name` finds."""
+    info = info_by_code_or_name(key)
+    return rule_class(info.code) if info is not None else None
+
+
+def by_alias(alias: str) -> Tuple[RuleInfo, ...]:
     """The rules that declare ``alias`` (another tool's code), by code."""
     upper = alias.strip().upper()
-    return tuple(rule for rule in all_rules() if upper in rule.aliases)
+    return tuple(rule for rule in rule_infos() if upper in rule.aliases)
 
 
 # An alias prefix is letters and at least one digit (``TOR1``), so a
@@ -71,21 +87,21 @@ _ALIAS_PREFIX = re.compile(r"^[A-Z]+[0-9]+$")
 def suggest(selector: str) -> Optional[str]:
     """The rule code or name closest to a selector that matched nothing."""
     key = selector.strip()
-    codes = [rule.code for rule in all_rules()] + sorted({a for rule in all_rules() for a in rule.aliases})
-    names = [rule.name for rule in all_rules()]
+    codes = [rule.code for rule in rule_infos()] + sorted({a for rule in rule_infos() for a in rule.aliases})
+    names = [rule.name for rule in rule_infos()]
     close = difflib.get_close_matches(key.upper(), codes, n=1, cutoff=0.6) or difflib.get_close_matches(
         _as_name(key), names, n=1, cutoff=0.6
     )
     return close[0] if close else None
 
 
-def expand_selector(selector: str) -> Optional[List[RuleClass]]:
+def expand_selector(selector: str) -> Optional[List[RuleInfo]]:
     """Rules matched by ``ALL``, a code prefix (``TL3``), a name, an alias
     (``TOR102``) or an alias prefix (``TOR1``); None if nothing."""
     selector = selector.strip()
     if selector.upper() == "ALL":
-        return list(all_rules())
-    named = [rule for rule in all_rules() if rule.name == _as_name(selector)]
+        return list(rule_infos())
+    named = [rule for rule in rule_infos() if rule.name == _as_name(selector)]
     if named:
         return named
     upper = selector.upper()
@@ -93,19 +109,19 @@ def expand_selector(selector: str) -> Optional[List[RuleClass]]:
     if aliased:
         return aliased
     if _ALIAS_PREFIX.match(upper) and not upper.startswith("TL"):
-        return [rule for rule in all_rules() if any(a.startswith(upper) for a in rule.aliases)] or None
+        return [rule for rule in rule_infos() if any(a.startswith(upper) for a in rule.aliases)] or None
     if not upper.startswith("TL") or upper == "TL":
         return None
-    matched = [rule for rule in all_rules() if rule.code.startswith(upper)]
+    matched = [rule for rule in rule_infos() if rule.code.startswith(upper)]
     return matched or None
 
 
 def known_codes() -> Sequence[str]:
     """Every code, including the parse-error pseudo-rule."""
-    return [PARSE_ERROR_CODE, *(rule.code for rule in all_rules())]
+    return [PARSE_ERROR_CODE, *(rule.code for rule in rule_infos())]
 
 
 def severity_of(code: str) -> Severity:
     """The severity of a code's findings; parse errors and unknown codes are errors."""
-    rule = by_code_or_name(code) if code != PARSE_ERROR_CODE else None
+    rule = info_by_code_or_name(code) if code != PARSE_ERROR_CODE else None
     return rule.severity if rule is not None else Severity.ERROR

@@ -11,18 +11,18 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from torchlint.analysis import Analysis, project
+from torchlint.analysis import project
+from torchlint.analysis.project import CallerQuery
 from torchlint.cache import Cache
-from torchlint.engine import lint_source
-from torchlint.fixer import FixResult, fix_text
-from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
-from torchlint.model import Diagnostic
-from torchlint.parsing import parse_error
-from torchlint.notebook import NotebookError, cell_sources, fix_notebook, lint_notebook, load
+from torchlint.model import Diagnostic, parse_error
 from torchlint.settings import Settings
 from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
 
+# Linting and fixing need libcst and the rules; they are imported by the
+# functions that lint, so that a run answered from the cache never loads them.
+
 if TYPE_CHECKING:
+    from torchlint.fixer import FixResult
     from torchlint.pool import Died
 
 
@@ -41,7 +41,7 @@ class FileOutcome:
     path: str
     diagnostics: Tuple[Diagnostic, ...]
     source: Optional[str] = None
-    fixed: Optional[FixResult] = None
+    fixed: "Optional[FixResult]" = None
     original: Optional[SourceFile] = None
     write_error: Optional[str] = None
     digest: Optional[str] = None
@@ -78,6 +78,10 @@ def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
 
 def lint_file(path: Path, settings: Settings) -> FileOutcome:
     """Read and lint one file; every failure becomes a TL000 diagnostic."""
+    from torchlint.engine import lint_source
+    from torchlint.jobscript.lint import is_job_script, lint_job_script
+    from torchlint.notebook import cell_sources, lint_notebook
+
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
@@ -101,6 +105,10 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
 
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
     """Fix one file in memory, and write it when ``write`` is set."""
+    from torchlint.fixer import fix_text
+    from torchlint.jobscript.lint import fix_job_script, is_job_script
+    from torchlint.notebook import cell_sources, fix_notebook
+
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
@@ -210,19 +218,18 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     """Build the cross-file index once, before linting, if an enabled rule
     asks for it (:attr:`Analysis.PROJECT`); ``cache`` keeps each file's part."""
     distinct = {id(settings): settings for settings in map(settings_for, files)}
-    rules = [
-        rule
+    needs = [
+        info.project
         for settings in distinct.values()
-        for rule in settings.enabled_rules(None)  # per-file ignores can only remove rules
-        if Analysis.PROJECT in rule.requires
+        for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
+        if info.project is not None
     ]
-    bases = {base for rule in rules for base in rule.project_bases}
-    callers = project.CallerQuery()
-    for rule in rules:
-        if rule.project_callers is not None:
-            callers = callers.merged(rule.project_callers)
-    names = {name for rule in rules for name in rule.project_names}
-    keywords = {keyword for rule in rules for keyword in rule.project_keywords}
+    bases = {base for need in needs for base in need.bases}
+    callers = CallerQuery()
+    for need in needs:
+        callers = callers.merged(CallerQuery(need.caller_modules, need.caller_functions))
+    names = {name for need in needs for name in need.names}
+    keywords = {keyword for need in needs for keyword in need.keywords}
     project.prepare(files, bases, callers, cache, names, keywords)
 
 
@@ -247,6 +254,8 @@ def run_files(
     still linted.  On Ctrl-C or SIGTERM the workers are stopped at once and
     :class:`Interrupted` says which files were written.
     """
+    if not files:
+        return []
     tasks = [(path, settings_for(path)) for path in files]
     results: Dict[int, FileOutcome] = {}
 
@@ -313,7 +322,7 @@ def cached_run(
             continue
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
-        config = settings_for(files[index]).lint_config(files[index])
+        config = settings_for(files[index]).cache_fingerprint(files[index])
         cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest, outcome.path), config, outcome.path), outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
@@ -328,13 +337,15 @@ def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[
     except SourceError:
         return None
     shown = display_path(path)
-    key = cache.key(_cache_digest(source.digest, shown), settings.lint_config(path), shown)
+    key = cache.key(_cache_digest(source.digest, shown), settings.cache_fingerprint(path), shown)
     diagnostics = cache.get(key, shown)
     if diagnostics is None:
         return None
     text = source.text if diagnostics else None
     cells = None
     if diagnostics and is_notebook(path):
+        from torchlint.notebook import NotebookError, cell_sources, load
+
         try:
             cells = cell_sources(load(source.text), shown)
         except NotebookError:

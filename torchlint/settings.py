@@ -15,12 +15,15 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from torchlint.engine import LintConfig
-from torchlint.registry import all_rules, by_code_or_name, expand_selector, suggest
-from torchlint.rule import CURRENT_TORCH, OptionValue, RuleClass, TorchVersion
-from torchlint.target import DEFAULT_TARGET, PythonVersion, lowest_python
+from torchlint.catalog import OptionValue, RuleInfo, rule_infos
+from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
+from torchlint.versions import CURRENT_TORCH, DEFAULT_TARGET, PythonVersion, TorchVersion, lowest_python
+
+if TYPE_CHECKING:
+    from torchlint.engine import LintConfig
+    from torchlint.rule import RuleClass
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -117,8 +120,13 @@ class Settings:
             return PythonVersion.parse(self.target_version)
         return detect_python_version(self.root) or DEFAULT_TARGET
 
-    def enabled_rules(self, path: Optional[Path] = None) -> Tuple[RuleClass, ...]:
-        """The rules that run on ``path`` after select/ignore/per-file-ignores."""
+    def enabled_rules(self, path: Optional[Path] = None) -> "Tuple[RuleClass, ...]":
+        """The rules that run on ``path`` after select/ignore/per-file-ignores
+        (imports them; :meth:`enabled_infos` does not)."""
+        return tuple(rule_class(info.code) for info in self.enabled_infos(path))
+
+    def enabled_infos(self, path: Optional[Path] = None) -> Tuple[RuleInfo, ...]:
+        """The metadata of the rules that run on ``path``."""
         ignores: List[str] = list(self.ignore)
         if path is not None:
             relative = self.relative(path)
@@ -153,8 +161,18 @@ class Settings:
         relative = self.relative(path)
         return any(path_matches(relative, pattern, parents_checked) for pattern in self.excludes)
 
-    def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> LintConfig:
+    def cache_fingerprint(self, path: Optional[Path] = None) -> str:
+        """The part of a file's cache key that its configuration decides
+        (what :meth:`lint_config` holds, without importing a rule)."""
+        from torchlint.cache import config_fingerprint
+
+        codes = [info.code for info in self.enabled_infos(path)]
+        return config_fingerprint(codes, self.target_torch(), self.rule_options)
+
+    def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> "LintConfig":
         """What the engine needs to lint one file."""
+        from torchlint.engine import LintConfig
+
         return LintConfig(
             rules=self.enabled_rules(path),
             torch_version=self.target_torch(),
@@ -221,7 +239,7 @@ def _check_selector(selector: str, key: str, config_file: Optional[Path]) -> Non
 def _specificity(selector: str) -> int:
     if selector.upper() == "ALL":
         return 0
-    if by_code_or_name(selector) is not None:
+    if info_by_code_or_name(selector) is not None:
         return 100
     return len(selector)
 
@@ -229,10 +247,10 @@ def _specificity(selector: str) -> int:
 @lru_cache(maxsize=256)
 def _resolve_selection(
     select: Optional[Tuple[str, ...]], extend_select: Tuple[str, ...], ignore: Tuple[str, ...]
-) -> Tuple[RuleClass, ...]:
+) -> Tuple[RuleInfo, ...]:
     """Ruff's rule: the most specific matching selector wins; ties go to ignore."""
     chosen = []
-    for rule in all_rules():
+    for rule in rule_infos():
         best_on = -1
         if select is None:
             best_on = 0 if rule.default_enabled else -1
@@ -311,7 +329,7 @@ def _string_list(value: Any, key: str, path: Path) -> Tuple[str, ...]:
 
 
 def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, OptionValue]]:
-    rule = by_code_or_name(key)
+    rule = info_by_code_or_name(key)
     if rule is None:
         raise ConfigError(f"{path}: unknown setting `{key}`")
     if not isinstance(value, dict):
@@ -554,6 +572,6 @@ def detect_python_version(root: Path) -> Optional[PythonVersion]:
     return lowest_python(requires) if isinstance(requires, str) else None
 
 
-def rule_codes(rules: Sequence[RuleClass]) -> Tuple[str, ...]:
+def rule_codes(rules: "Sequence[RuleClass]") -> Tuple[str, ...]:
     """The codes of a rule list."""
     return tuple(rule.code for rule in rules)

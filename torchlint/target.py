@@ -17,59 +17,12 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.tree import children, walk
+from torchlint.versions import DEFAULT_TARGET as DEFAULT_TARGET, NEWEST_TARGET as NEWEST_TARGET, OLDEST_TARGET as OLDEST_TARGET, PythonVersion as PythonVersion, lowest_python as lowest_python
 
 
-@dataclass(frozen=True, order=True)
-class PythonVersion:
-    """A Python minor release, e.g. 3.9."""
-
-    major: int
-    minor: int
-
-    @classmethod
-    def parse(cls, text: str) -> "PythonVersion":
-        """Read Ruff's spelling, ``py39`` ... ``py314``."""
-        match = re.fullmatch(r"py3(\d{1,2})", text.strip())
-        if not match:
-            raise ValueError(f'expected a version such as "py39", got "{text}"')
-        version = cls(3, int(match.group(1)))
-        if not OLDEST_TARGET <= version <= NEWEST_TARGET:
-            raise ValueError(f'"{text}" is not between "{OLDEST_TARGET}" and "{NEWEST_TARGET}"')
-        return version
-
-    def __str__(self) -> str:
-        return f"py{self.major}{self.minor}"
-
-    @property
-    def dotted(self) -> str:
-        """``3.9``."""
-        return f"{self.major}.{self.minor}"
-
-
-OLDEST_TARGET = PythonVersion(3, 7)
-NEWEST_TARGET = PythonVersion(3, 14)
-DEFAULT_TARGET = PythonVersion(3, 9)
 # PEP 701: from 3.12 an f-string's expressions may reuse its quotes, hold
 # backslashes and span lines.
 _PEP_701 = PythonVersion(3, 12)
-
-_CLAUSE = re.compile(r"(?P<op>~=|===|==|>=|<=|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*(?:\.\*)?)")
-
-
-def lowest_python(requires_python: str) -> Optional[PythonVersion]:
-    """The oldest minor release a ``requires-python`` specifier admits, if it
-    sets a lower bound (``>=3.9,<4`` -> 3.9; ``~=3.10`` -> 3.10)."""
-    lowest: Optional[PythonVersion] = None
-    for clause in _CLAUSE.finditer(requires_python):
-        if clause.group("op") not in ("~=", "==", "===", ">=", ">"):
-            continue
-        numbers = clause.group("version").rstrip(".*").split(".")
-        if len(numbers) < 2 or numbers[0] != "3":
-            continue
-        version = PythonVersion(3, int(numbers[1]))
-        lowest = version if lowest is None or version < lowest else lowest
-    return lowest
-
 
 # -- the f-string grammar before 3.12 --------------------------------------------
 

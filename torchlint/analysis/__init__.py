@@ -18,9 +18,8 @@ import enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
-
 if TYPE_CHECKING:
+    import libcst as cst
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.project import ProjectIndex
     from torchlint.analysis.scopes import Scopes

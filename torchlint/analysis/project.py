@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Union
 
-from torchlint.names import canonical
+from torchlint.canonical import canonical
 from torchlint.sourcefile import MAX_FILE_BYTES
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import List, Optional, Sequence, Tuple
 
-from torchlint.fixer import apply_edits
-from torchlint.model import Edit, Fix
+from torchlint.model import Edit, Fix, apply_edits
 from torchlint.report.snippet import gutter, numbered
 from torchlint.report.source import line_index, split_lines
 from torchlint.report.style import GREEN, RED, Style

@@ -1,0 +1,238 @@
+"""What the run needs to know about rules before any file is parsed.
+
+Selecting rules, validating their options, keying the cache and grading
+findings only need each rule's metadata.  Importing the rules costs an import
+of libcst and of every rule module; a cache hit or a file the pre-check rules
+out should not pay that, so the metadata is kept as data
+(:func:`rule_infos`), rebuilt from the rule classes whenever torchlint's own
+files change.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
+
+if TYPE_CHECKING:
+    from torchlint.rule import RuleClass
+
+OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
+
+
+class FixAvailability(str, enum.Enum):
+    """Whether a rule's findings come with a fix (per rule, like Ruff)."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NONE = "none"
+
+
+class Severity(str, enum.Enum):
+    """How a finding is shown where tools grade them (GitHub annotations, SARIF).
+
+    ``ERROR`` for a defect; ``WARNING`` for advice whose right answer
+    depends on the machine or the project (a suggestion, not a bug).
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-rule setting with its type, default and one-line description."""
+
+    default: OptionValue
+    description: str
+    minimum: Optional[int] = None
+    """The smallest value a numeric option accepts (checked when settings load)."""
+    words: Tuple[str, ...] = ()
+    """Strings a non-string option also accepts (``num-workers = "slurm"``)."""
+
+    @property
+    def kind(self) -> type:
+        """The Python type a configured value must have."""
+        return tuple if isinstance(self.default, tuple) else type(self.default)
+
+
+@dataclass(frozen=True)
+class ProjectNeeds:
+    """What a rule asks of the cross-file project index (see
+    :mod:`torchlint.analysis.project`): subclasses of ``bases``, the callers
+    of functions marked by ``caller_modules``/``caller_functions``, where
+    ``names`` are used and ``keywords`` passed."""
+
+    bases: Tuple[str, ...] = ()
+    caller_modules: Tuple[str, ...] = ()
+    caller_functions: Tuple[str, ...] = ()
+    names: Tuple[str, ...] = ()
+    keywords: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """A rule's metadata, as the steps before parsing need it."""
+
+    code: str
+    name: str
+    aliases: Tuple[str, ...] = ()
+    default_enabled: bool = True
+    severity: Severity = Severity.ERROR
+    options: Mapping[str, Option] = field(default_factory=dict, compare=False)
+    project: Optional[ProjectNeeds] = None
+    """None when the rule does not use the project index."""
+
+
+def info_of(rule: "RuleClass") -> RuleInfo:
+    """The metadata of one rule class."""
+    from torchlint.analysis import Analysis
+
+    project = None
+    if Analysis.PROJECT in rule.requires:
+        callers = rule.project_callers
+        project = ProjectNeeds(
+            bases=tuple(rule.project_bases),
+            caller_modules=tuple(callers.module_words) if callers is not None else (),
+            caller_functions=tuple(callers.function_words) if callers is not None else (),
+            names=tuple(rule.project_names),
+            keywords=tuple(rule.project_keywords),
+        )
+    return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
+                    dict(rule.options), project)
+
+
+@lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """torchlint's version plus the size and mtime of its source files and data,
+    sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
+    so an edited rule invalidates the cache even without a version bump."""
+    import torchlint
+    import torchlint.rules
+
+    digest = hashlib.sha256(torchlint.__version__.encode())
+    for package in (torchlint, torchlint.rules):
+        folder = Path(package.__file__ or "").parent
+        for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
+            info = path.stat()
+            name = path.relative_to(folder).as_posix()
+            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+_STORE_ENV = "TORCHLINT_CATALOG_DIR"
+
+
+def store_directory() -> Optional[Path]:
+    """Where the metadata is kept between runs: ``$TORCHLINT_CATALOG_DIR``,
+    else ``torchlint/`` in the user's cache folder (``$XDG_CACHE_HOME`` or
+    ``~/.cache``); None when there is no home to put it in."""
+    chosen = os.environ.get(_STORE_ENV)
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "torchlint"
+    home = os.environ.get("HOME")
+    return Path(home) / ".cache" / "torchlint" if home else None
+
+
+def _option_to_json(option: Option) -> Dict[str, Any]:
+    default = list(option.default) if isinstance(option.default, tuple) else option.default
+    return {"default": default, "list": isinstance(option.default, tuple), "description": option.description,
+            "minimum": option.minimum, "words": list(option.words)}
+
+
+def _option_from_json(data: Any) -> Option:
+    default = data["default"]
+    if data["list"]:
+        if not isinstance(default, list) or not all(isinstance(item, str) for item in default):
+            raise ValueError("list option")
+        default = tuple(default)
+    elif not isinstance(default, (str, int, float, bool)):
+        raise ValueError("option default")
+    minimum = data["minimum"]
+    if minimum is not None and not isinstance(minimum, int):
+        raise ValueError("option minimum")
+    return Option(default, str(data["description"]), minimum, tuple(str(word) for word in data["words"]))
+
+
+def _to_json(infos: Tuple[RuleInfo, ...], fingerprint: str) -> str:
+    rules = []
+    for info in infos:
+        project = None
+        if info.project is not None:
+            project = {key: list(getattr(info.project, key)) for key in ProjectNeeds.__dataclass_fields__}
+        rules.append({
+            "code": info.code, "name": info.name, "aliases": list(info.aliases),
+            "default_enabled": info.default_enabled, "severity": info.severity.value,
+            "options": {key: _option_to_json(option) for key, option in info.options.items()},
+            "project": project,
+        })
+    return json.dumps({"fingerprint": fingerprint, "rules": rules}, sort_keys=True)
+
+
+def _strings(value: Any) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("expected a list of strings")
+    return tuple(value)
+
+
+def _from_json(text: str, fingerprint: str) -> Tuple[RuleInfo, ...]:
+    """The stored metadata; ValueError/KeyError/TypeError for anything not
+    exactly what :func:`_to_json` writes for this ``fingerprint``."""
+    data = json.loads(text)
+    if data["fingerprint"] != fingerprint:
+        raise ValueError("stale")
+    infos = []
+    for rule in data["rules"]:
+        project = rule["project"]
+        infos.append(RuleInfo(
+            code=str(rule["code"]), name=str(rule["name"]), aliases=_strings(rule["aliases"]),
+            default_enabled=bool(rule["default_enabled"]), severity=Severity(rule["severity"]),
+            options={str(key): _option_from_json(value) for key, value in rule["options"].items()},
+            project=None if project is None else ProjectNeeds(
+                **{key: _strings(project[key]) for key in ProjectNeeds.__dataclass_fields__}),
+        ))
+    return tuple(infos)
+
+
+@lru_cache(maxsize=1)
+def rule_infos() -> Tuple[RuleInfo, ...]:
+    """Every rule's metadata, sorted by code: read from the store when it was
+    written by these very files (:func:`tool_fingerprint`), else taken from
+    the rule classes (importing them) and stored for the next run.  A store
+    that cannot be read or written is only a slower start."""
+    fingerprint = tool_fingerprint()
+    folder = store_directory()
+    entry = folder / f"rules-{fingerprint}.json" if folder is not None else None
+    if entry is not None:
+        try:
+            return _from_json(entry.read_text(encoding="utf-8"), fingerprint)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+    from torchlint.registry import all_rules
+
+    infos = tuple(info_of(rule) for rule in all_rules())
+    if entry is not None:
+        _store(entry, _to_json(infos, fingerprint))
+    return infos
+
+
+def _store(entry: Path, text: str) -> None:
+    """Write the metadata atomically and drop what older builds left."""
+    from torchlint.sourcefile import SourceError, write_atomically
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(entry, text.encode("utf-8"), durable=False)
+        for old in entry.parent.glob("rules-*.json"):
+            if old != entry:
+                old.unlink()
+    except (OSError, SourceError):
+        pass
