@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/compare_builds.py /work/main/.venv/bin/torchlint .venv/bin/torchlint CORPUS
     .venv/bin/python bench/compare_builds.py OLD NEW CORPUS --runs 5 --warm
+    .venv/bin/python bench/compare_builds.py OLD NEW CORPUS --warm --select TL101,TL201,TL301,TL302,TL401,TL501
 
 Runs the two executables alternately (so that load on a shared machine hits
 both alike), cold (`--no-cache`, `-j 1`) or warm (a cache filled by a first
@@ -34,6 +35,8 @@ def main() -> int:
     parser.add_argument("corpus")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warm", action="store_true", help="time runs that find every file in the cache")
+    parser.add_argument("--select", help="rules to run in both builds (e.g. the six both have: "
+                        "TL101,TL201,TL301,TL302,TL401,TL501); default: each build's defaults")
     args = parser.parse_args()
     times = {"old": [], "new": []}  # type: dict[str, List[float]]
     with tempfile.TemporaryDirectory() as caches:
@@ -42,6 +45,8 @@ def main() -> int:
                 executable = getattr(args, label)
                 env = dict(os.environ)
                 command = [executable, "check", "-j", "1", args.corpus]
+                if args.select:
+                    command += ["--select", args.select]
                 if args.warm:
                     env["TORCHLINT_CACHE_DIR"] = os.path.join(caches, label)
                     if run == 0:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet, Mapping, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.mentions import names_used
@@ -79,7 +78,7 @@ class Suggestion(Rule):
         assert work.step_loop is not None
         loop = work.step_loop.node
         head = loop.iter if isinstance(loop, cst.For) else loop.test
-        lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = self.facts.positions
         self.report(head, self.message(work, lines[loop].start.line), fix=self.fix(work), statement=loop)
 
 

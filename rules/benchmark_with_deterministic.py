@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, OptionValue, FileContext, Rule
@@ -177,7 +176,7 @@ class BenchmarkWithDeterministic(Rule):
         deterministic = next((s for s in self._settings if s.flag == _DETERMINISTIC and s.is_true), None)
         if deterministic is None:
             return
-        lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = self.facts.positions
         first, second = sorted(
             (benchmarks[0], deterministic), key=lambda s: (lines[s.target].start.line, lines[s.target].start.column)
         )

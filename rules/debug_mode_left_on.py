@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
@@ -295,7 +294,7 @@ class DebugModeLeftOn(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._sites:
             return
-        parents = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(ParentNodeProvider)
+        parents = self.facts.parents
         training = _Training(self.facts.training)
         for site in self._sites:
             function = _enclosing_function(site.node, parents)

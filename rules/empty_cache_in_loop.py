@@ -9,9 +9,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.placement import StepPlacement
-from torchlint.edits import Located
 from torchlint.rule import Example, FileContext, Rule
-from torchlint.tree import walk
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 
@@ -160,16 +158,12 @@ class EmptyCacheInLoop(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._sites:
             return
-        # The parent map from one plain walk, and positions only for the loops
-        # named in messages: libcst's metadata providers cost a full visit and
-        # a rendering of the whole module each.
-        parents = {node: parent for node, parent in walk(original_node) if parent is not None}
-        placement = StepPlacement(parents, self.facts.training)
+        placement = StepPlacement(self.facts.parents, self.facts.training)
         found = [(site, placement.step_loop(site.call, set())) for site in self._sites]
         loops: Set[cst.CSTNode] = {loop.node for _, loop in found if loop is not None}
         if not loops:
             return
-        located = Located(original_node, self.context.source, loops)
+        located = self.facts.located
         for site, loop in found:
             if loop is None:
                 continue

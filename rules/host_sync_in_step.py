@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import List, Mapping, Optional, Set
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.placement import BRANCHES, StepPlacement
@@ -198,9 +197,8 @@ class HostSyncInStep(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._sites or self.context.is_test_file or not self.facts.loaders.uses_cuda:
             return
-        wrapper = MetadataWrapper(original_node, unsafe_skip_copy=True)
-        parents = wrapper.resolve(ParentNodeProvider)
-        lines = wrapper.resolve(PositionProvider)
+        parents = self.facts.parents
+        lines = self.facts.positions
         placement = StepPlacement(parents, self.facts.training, conditional=BRANCHES, data_loops=False)
         for site in self._sites:
             if not self._syncs(site.call):

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
@@ -333,7 +332,7 @@ class ManualAttention(Rule):
                 if product is None:
                     continue
                 if lines is None:
-                    lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+                    lines = self.facts.positions
                 position = lines[product]
                 line = getattr(getattr(position, "start", None), "line", "?")
                 self.report(

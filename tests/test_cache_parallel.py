@@ -29,7 +29,7 @@ def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
 
 
 def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=2)
+    root = corpus(tmp_path, copies=1)
     files = sorted(root.rglob("*.py"))
     settings = Settings(select=("ALL",), root=root)
     serial = run_files(files, lambda _: settings, lint_file, jobs=1)
@@ -39,7 +39,7 @@ def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None
 
 
 def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=2)
+    root = corpus(tmp_path, copies=1)
     one = cli(["check", ".", "--no-cache", "-j", "1", "--output-format", "json"], root)
     two = cli(["check", ".", "--no-cache", "-j", "2", "--output-format", "json"], root)
     assert one.returncode == two.returncode == 1
@@ -47,7 +47,7 @@ def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
 
 
 def test_warm_cache_gives_the_same_findings(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=2)
+    root = corpus(tmp_path, copies=1)
     cold = cli(["check", ".", "--output-format", "json"], root)
     cache_dir = root / ".torchlint_cache"
     assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
@@ -78,7 +78,7 @@ def test_corrupt_cache_entries_are_ignored_and_rewritten(tmp_path: Path) -> None
 
 
 def test_two_processes_share_the_cache(tmp_path: Path) -> None:
-    root = corpus(tmp_path, copies=2)
+    root = corpus(tmp_path, copies=1)
     expected = cli(["check", ".", "--no-cache", "--output-format", "json"], root).stdout
     command = [sys.executable, "-m", "torchlint", "check", ".", "--output-format", "json"]
     runs = [subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, text=True) for _ in range(2)]

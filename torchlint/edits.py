@@ -16,10 +16,11 @@ import io
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
 
 from torchlint.model import Edit, Position
 from torchlint.rule import Replacement
@@ -137,20 +138,29 @@ class NodeContext:
 
 
 class PositionState(CodegenState):
-    """One code-generation pass that records the rendered offsets of every
-    node (libcst's syntactic position) and, for the nodes a fix replaces,
-    their whitespace-inclusive range and context."""
+    """One code-generation pass that records, for every node, its rendered
+    offsets (libcst's syntactic position), its whitespace-inclusive range and
+    the context a replacement of it is rendered in.  Contexts are shared
+    objects, rebuilt only when the indentation or the f-string nesting changes."""
 
-    def __init__(self, module: cst.Module, wanted: Set[cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.offset = 0
         self.syntactic: Dict[cst.CSTNode, Tuple[int, int]] = {}
         self.inclusive: Dict[cst.CSTNode, Tuple[int, int]] = {}
         self.contexts: Dict[cst.CSTNode, NodeContext] = {}
         self.popped_newline = ""
-        self._wanted = wanted
         self._stack: List[int] = []
         self._quotes: List[str] = []
+        self._context: Optional[NodeContext] = None
+
+    def increase_indent(self, value: str) -> None:
+        super().increase_indent(value)
+        self._context = None
+
+    def decrease_indent(self) -> None:
+        super().decrease_indent()
+        self._context = None
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -169,17 +179,20 @@ class PositionState(CodegenState):
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._stack.append(self.offset)
-        if node in self._wanted:
-            self.contexts[node] = NodeContext(tuple(self.indent_tokens), tuple(self._quotes))
+        context = self._context
+        if context is None:
+            context = self._context = NodeContext(tuple(self.indent_tokens), tuple(self._quotes))
+        self.contexts[node] = context
         if isinstance(node, cst.FormattedString):
             self._quotes.append(node.quote)
+            self._context = None
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.FormattedString):
             self._quotes.pop()
+            self._context = None
         where = (self._stack.pop(), self.offset)
-        if node in self._wanted:
-            self.inclusive[node] = where
+        self.inclusive[node] = where
         if node not in self.syntactic:
             self.syntactic[node] = where
 
@@ -203,11 +216,29 @@ class PositionState(CodegenState):
             self.syntactic[node] = (start, end)
 
 
+class CodeRanges(Mapping[cst.CSTNode, CodeRange]):
+    """A :class:`Located`'s ranges in libcst's shape (1-based lines, 0-based
+    columns), converted when asked for."""
+
+    def __init__(self, located: "Located") -> None:
+        self._located = located
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        start, end = self._located.range(node)
+        return CodeRange(CodePosition(start.line, start.column - 1), CodePosition(end.line, end.column - 1))
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._located.nodes())
+
+    def __len__(self) -> int:
+        return len(self._located.nodes())
+
+
 class Located:
     """A module's node positions in the real text, and its fixes as edits."""
 
-    def __init__(self, module: cst.Module, source: str, wanted: Set[cst.CSTNode]) -> None:
-        state = PositionState(module, wanted)
+    def __init__(self, module: cst.Module, source: str) -> None:
+        state = PositionState(module)
         module._codegen(state)
         self._state = state
         self.module = module
@@ -218,6 +249,10 @@ class Located:
         # Usually the rendering is the text itself and needs no map.
         self._rendered: Optional[str] = None if rendered == source else rendered
         self._map = None if self._rendered is None else SourceMap(rendered, source)
+
+    def nodes(self) -> Sequence[cst.CSTNode]:
+        """Every node with a range."""
+        return list(self._state.syntactic)
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """The real character range of a node (libcst's syntactic range)."""

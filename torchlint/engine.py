@@ -196,21 +196,17 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
         return []
     suppressions = parse_suppressions(source)
     return sorted(
-        _to_diagnostics(context.reports, module, source, path, suppressions),
+        _to_diagnostics(context.reports, context.facts.located, path, suppressions),
         key=lambda d: d.sort_key,
     )
 
 
 def _to_diagnostics(
     reports: Sequence[Report],
-    module: cst.Module,
-    source: str,
+    located: Located,
     path: str,
     suppressions: Suppressions,
 ) -> List[Diagnostic]:
-    located = Located(module, source, {
-        replacement.node for report in reports if report.fix for replacement in report.fix.replacements
-    })
     diagnostics: List[Diagnostic] = []
     seen = set()
     for report in reports:

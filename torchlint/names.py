@@ -9,8 +9,7 @@ the tree (cheaper than libcst's ``QualifiedNameProvider``).
 
 from __future__ import annotations
 
-import re
-from typing import Callable, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Iterable, List, Optional, Set
 
 import libcst as cst
 

@@ -36,7 +36,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import libcst as cst
 
-from torchlint.model import Diagnostic, Position, parse_error as parse_error
+from torchlint.model import Diagnostic, parse_error as parse_error
 from torchlint.sourcefile import MAX_FILE_BYTES
 
 T = TypeVar("T")

@@ -8,7 +8,6 @@ traversal; a rule calls :meth:`Rule.report` and never prints or touches files.
 
 from __future__ import annotations
 
-import enum
 import inspect
 import re
 import textwrap
@@ -115,7 +114,7 @@ class FileContext:
     """The file's shared analyses, each built on first use."""
 
     def __post_init__(self) -> None:
-        self.facts = Facts(self.module, self.names, path=self.path)
+        self.facts = Facts(self.module, self.names, path=self.path, source=self.source)
 
     @property
     def is_test_file(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from torchlint import apidata
 from torchlint.analysis.loaders import DATALOADER, BatchMove
@@ -206,7 +206,7 @@ class DataLoaderWithoutPinMemory(Rule):
             if given is not None and not (isinstance(given.value, cst.Name) and given.value.value == "False"):
                 continue
             if lines is None:
-                lines = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
+                lines = self.facts.positions
             line = lines[moved.call].start.line
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
@@ -184,8 +183,6 @@ class SamplerWithoutSetEpoch(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._module_node = original_node
-        self._positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         calls: List[cst.Call] = []
         for node, parent in walk(original_node):
             if parent is not None:
@@ -230,11 +227,8 @@ class SamplerWithoutSetEpoch(Rule):
             return
 
     def _line(self, node: cst.CSTNode) -> int:
-        """The line ``node`` starts on (positions are resolved once, when first asked for)."""
-        if self._positions is None:
-            wrapper = MetadataWrapper(self._module_node, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        return self._positions[node].start.line
+        """The line ``node`` starts on (from the file's shared positions)."""
+        return self.facts.positions[node].start.line
 
     # -- facts -----------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
@@ -197,8 +196,6 @@ class TrainModeNotRestored(Rule):
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {
             node: parent for node, parent in walk(original_node) if parent is not None
         }
-        self._module_node = original_node
-        self._positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         self._facts: Dict[cst.Call, CallFact] = {
             fact.call: fact for facts in training.functions.values() for fact in facts.calls
         }
@@ -224,11 +221,8 @@ class TrainModeNotRestored(Rule):
                 self._report(site, loop, mode_call)
 
     def _line(self, node: cst.CSTNode) -> int:
-        """The line ``node`` starts on (positions are resolved once, when first asked for)."""
-        if self._positions is None:
-            wrapper = MetadataWrapper(self._module_node, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        return self._positions[node].start.line
+        """The line ``node`` starts on (from the file's shared positions)."""
+        return self.facts.positions[node].start.line
 
     # -- facts -----------------------------------------------------------------------
 

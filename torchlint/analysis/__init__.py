@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 if TYPE_CHECKING:
     import libcst as cst
+    from libcst.metadata import CodeRange
+    from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.project import ProjectIndex
     from torchlint.analysis.scopes import Scopes
@@ -47,10 +49,13 @@ class Facts:
         names: "ImportTable",
         project: "Optional[ProjectIndex]" = None,
         path: str = "<string>",
+        source: Optional[str] = None,
     ) -> None:
         self.module = module
         self.names = names
         self.path = path
+        self.source = source
+        """The file's text (positions are in it); None: the module's own rendering."""
         self._project = project
 
     @classmethod
@@ -60,6 +65,31 @@ class Facts:
         from torchlint.names import ImportTable
 
         return cls(module, ImportTable.from_module(module), project, path)
+
+    @cached_property
+    def located(self) -> "Located":
+        """Every node's range in the real text: one code-generation pass over
+        the module, shared by the rules that quote a line and the engine."""
+        from torchlint.edits import Located
+
+        return Located(self.module, self.source if self.source is not None else self.module.code)
+
+    @property
+    def positions(self) -> "Mapping[cst.CSTNode, CodeRange]":
+        """libcst-style ranges (1-based lines, 0-based columns) of
+        :attr:`located`, for rules that read ``positions[node].start.line``."""
+        from torchlint.edits import CodeRanges
+
+        return CodeRanges(self.located)
+
+    @cached_property
+    def parents(self) -> "Mapping[cst.CSTNode, cst.CSTNode]":
+        """The parent of each node of the module that carries code (one walk,
+        shared by rules; whitespace and punctuation nodes are left out, as in
+        :func:`torchlint.tree.walk`)."""
+        from torchlint.tree import walk
+
+        return {node: parent for node, parent in walk(self.module) if parent is not None}
 
     @property
     def scopes(self) -> "Scopes":
