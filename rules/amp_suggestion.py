@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from torchlint.analysis.workload import Workload
 from torchlint.rule import Example, TorchRange, TorchVersion
-from torchlint.tree import walk
 
 import libcst as cst
 
@@ -114,9 +113,9 @@ class AmpSuggestion(Suggestion):
     def also_declined(self, work: Workload) -> bool:
         """The file casts something to half precision by hand."""
         return any(
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _LOW_PRECISION_CASTS and self.names.qualified_name(node.func) is None
-            for node, _ in walk(self.context.module)
+            for node in self.facts.nodes_of(cst.Call)
         )
 
     def message(self, work: Workload, line: int) -> str:

@@ -36,15 +36,28 @@ def child_fields(node_type: type) -> Tuple[str, ...]:
     return cached
 
 
+_IS_NODE: Dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    """Whether values of this type are nodes (``isinstance`` against libcst's
+    abstract base is an ABC check, slow enough to matter on every node)."""
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The node's children that carry code, in source order."""
     found: List[cst.CSTNode] = []
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is list or kind is tuple:
+            found.extend(item for item in value if _is_node(type(item)))
+        elif _is_node(kind):
             found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(item for item in value if isinstance(item, cst.CSTNode))
     return found
 
 

@@ -10,7 +10,7 @@ from torchlint.analysis.scopes import BindingKind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk, walk_body
+from torchlint.tree import walk_body
 from torchlint.verification import Contract, VerificationSpec
 
 _LAUNCH = "torch.distributed.launch"
@@ -204,7 +204,7 @@ class LegacyDistributedLaunch(Rule):
     _known_args: Set[str] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        calls = [found for found, _parent in walk(node) if isinstance(found, cst.Call)]
+        calls = self.facts.nodes_of(cst.Call)
         self._has_dashed = any(
             _is_add_argument(call) and any(text == "--local-rank" for _, text in _option_strings(call))
             for call in calls

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -14,7 +14,6 @@ from torchlint.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk
 from torchlint.verification import Contract, VerificationSpec
 
 _DISTRIBUTED = frozenset({
@@ -182,13 +181,8 @@ class SamplerWithoutSetEpoch(Rule):
     # -- the module ------------------------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        calls: List[cst.Call] = []
-        for node, parent in walk(original_node):
-            if parent is not None:
-                self._parents[node] = parent
-            if isinstance(node, cst.Call):
-                calls.append(node)
+        self._parents = self.facts.parents
+        calls = self.facts.nodes_of(cst.Call)
         set_epoch = [call for call in calls if _method(call) == "set_epoch"]
         loaders = [call for call in calls if self.names.call_name(call) == _LOADER]
         for call in calls:

@@ -15,7 +15,7 @@ from torchlint.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk, walk_body
+from torchlint.tree import walk_body
 from torchlint.verification import Contract, VerificationSpec
 
 _MAX_DEPTH = 4
@@ -193,9 +193,7 @@ class TrainModeNotRestored(Rule):
         mode_calls = [(facts.node, mc) for facts in training.functions.values() for mc in facts.mode_calls]
         if not any(not mc.train for _, mc in mode_calls):
             return
-        self._parents: Dict[cst.CSTNode, cst.CSTNode] = {
-            node: parent for node, parent in walk(original_node) if parent is not None
-        }
+        self._parents = self.facts.parents
         self._facts: Dict[cst.Call, CallFact] = {
             fact.call: fact for facts in training.functions.values() for fact in facts.calls
         }

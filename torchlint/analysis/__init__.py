@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from torchlint.analysis.values import Values
     from torchlint.analysis.workload import Workload
     from torchlint.names import ImportTable
+
+
+N = TypeVar("N")
 
 
 class Analysis(enum.Enum):
@@ -83,13 +86,27 @@ class Facts:
         return CodeRanges(self.located)
 
     @cached_property
+    def _walked(self) -> "Tuple[Dict[cst.CSTNode, cst.CSTNode], Dict[type, List[cst.CSTNode]]]":
+        from torchlint.tree import walk
+
+        parents: "Dict[cst.CSTNode, cst.CSTNode]" = {}
+        by_type: "Dict[type, List[cst.CSTNode]]" = {}
+        for node, parent in walk(self.module):
+            by_type.setdefault(type(node), []).append(node)
+            if parent is not None:
+                parents[node] = parent
+        return parents, by_type
+
+    @property
     def parents(self) -> "Mapping[cst.CSTNode, cst.CSTNode]":
         """The parent of each node of the module that carries code (one walk,
         shared by rules; whitespace and punctuation nodes are left out, as in
         :func:`torchlint.tree.walk`)."""
-        from torchlint.tree import walk
+        return self._walked[0]
 
-        return {node: parent for node, parent in walk(self.module) if parent is not None}
+    def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":
+        """Every node of exactly this type, in source order (from the same walk)."""
+        return cast("Sequence[N]", self._walked[1].get(kind, ()))
 
     @property
     def scopes(self) -> "Scopes":
