@@ -19,7 +19,6 @@ from typing import ClassVar, FrozenSet, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
-from torchlint.analysis.mentions import names_used
 from torchlint.analysis.workload import Workload
 from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
@@ -59,7 +58,7 @@ class Suggestion(Rule):
         project = self.facts.project
         if any(project.uses(name) for name in self.settings):
             return True
-        return bool(names_used(self.context.source, frozenset(self.settings)))
+        return not self.facts.names_mentioned.isdisjoint(self.settings)
 
     def also_declined(self, work: Workload) -> bool:
         """A subclass's further reason to stay quiet (facts of its own)."""

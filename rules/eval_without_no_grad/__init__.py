@@ -19,7 +19,7 @@ from torchlint.names import dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
-from torchlint.tree import children
+from torchlint.tree import children, walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""
@@ -153,7 +153,10 @@ class EvalWithoutNoGrad(Rule):
     left alone, and so is a function called in the same training step as a
     `backward()` (the innermost loop around the call, or its function, calls
     backward): its outputs may feed that backward pass, which cannot be
-    known.  Also left alone: `LightningModule` methods (Lightning already
+    known.  The exception is a helper that itself puts the model in eval
+    mode, returns no value and is only ever called there as a statement of
+    its own (`sample_images(step)` every few hundred steps): nothing it
+    computes can reach the backward pass, so it is reported.  Also left alone: `LightningModule` methods (Lightning already
     disables gradients for validation, test and predict), methods called
     `forward`, pytest tests and shape smoke tests that build a model from
     scratch in a `test()` function, functions with a compile or grad-mode
@@ -846,9 +849,11 @@ class EvalWithoutNoGrad(Rule):
         outside = candidate.outside
         if candidate.by_callers and len(self._references.get(name, ())) > len(self.facts.training.callers(node)):
             return  # also used some other way (a callback, say): not only evaluation code
-        if any(site.training_step for site in outside) or any(
-            self.facts.training.in_training_step(edge.call) for edge in self.facts.training.callers(node)
-        ):
+        in_step = [edge.call for edge in self.facts.training.callers(node)
+                   if self.facts.training.in_training_step(edge.call)]
+        if any(site.training_step for site in outside) or (in_step and not (
+            candidate.has_eval and self._result_dropped(node, in_step)
+        )):
             return  # its outputs may feed a backward pass: it cannot be known
         in_file_guarded = self._always_guarded(name, set())
         if outside and all(site.grad_disabled for site in outside):
@@ -876,6 +881,15 @@ class EvalWithoutNoGrad(Rule):
             "or wrap its forward passes in `with torch.no_grad():`",
             statement=node,
         )
+
+    def _result_dropped(self, node: cst.FunctionDef, calls: List[cst.Call]) -> bool:
+        """Whether nothing the function computes can reach the caller's
+        backward pass: it returns no value and every call is a statement of
+        its own (``sample_images(step)`` in a training loop)."""
+        if any(isinstance(inner, cst.Return) and inner.value is not None for inner in walk_body(node.body)):
+            return False
+        parents = self.facts.parents
+        return all(isinstance(parents.get(call), cst.Expr) for call in calls)
 
     def _report_module_level(self, frame: _Frame) -> None:
         """A script that puts a model in eval mode (or loads trained weights

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -63,11 +63,11 @@ class Facts:
 
     @classmethod
     def of_module(cls, module: cst.Module, project: "Optional[ProjectIndex]" = None,
-                  path: str = "<string>") -> "Facts":
+                  path: str = "<string>", source: Optional[str] = None) -> "Facts":
         """Facts of a module with its own import table (for tests and tools)."""
         from torchlint.names import ImportTable
 
-        return cls(module, ImportTable.from_module(module), project, path)
+        return cls(module, ImportTable.from_module(module), project, path, source)
 
     @cached_property
     def located(self) -> "Located":
@@ -107,6 +107,14 @@ class Facts:
     def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":
         """Every node of exactly this type, in source order (from the same walk)."""
         return cast("Sequence[N]", self._walked[1].get(kind, ()))
+
+    @cached_property
+    def names_mentioned(self) -> "FrozenSet[str]":
+        """Every dotted name the file refers to, resolved through its imports
+        (:func:`torchlint.analysis.mentions.all_names_used`; one ``ast`` pass)."""
+        from torchlint.analysis.mentions import all_names_used
+
+        return all_names_used(self.source if self.source is not None else self.module.code)
 
     @property
     def scopes(self) -> "Scopes":

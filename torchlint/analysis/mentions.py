@@ -33,6 +33,12 @@ def _imports(tree: ast.AST) -> Dict[str, str]:
 
 def names_used(text: Union[str, bytes], wanted: FrozenSet[str]) -> FrozenSet[str]:
     """The names of ``wanted`` that one file's code refers to."""
+    return all_names_used(text) & wanted
+
+
+def all_names_used(text: Union[str, bytes]) -> FrozenSet[str]:
+    """Every dotted name (resolved through the file's absolute imports) that
+    one file's code refers to."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -55,9 +61,7 @@ def names_used(text: Union[str, bytes], wanted: FrozenSet[str]) -> FrozenSet[str
         base = imports.get(root)
         if base is None:
             continue
-        name = canonical(f"{base}.{rest}" if rest else base)
-        if name in wanted:
-            found.add(name)
+        found.add(canonical(f"{base}.{rest}" if rest else base))
     return frozenset(found)
 
 
@@ -76,4 +80,4 @@ def used_anywhere(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) ->
     return frozenset(found)
 
 
-__all__ = ["names_used", "used_anywhere"]
+__all__ = ["all_names_used", "names_used", "used_anywhere"]
