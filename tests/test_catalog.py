@@ -4,9 +4,11 @@ imports neither libcst nor any rule."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -68,16 +70,20 @@ def test_a_damaged_or_stale_store_is_rebuilt(store: Path, content: str) -> None:
     assert json.loads(entry.read_text(encoding="utf-8"))["fingerprint"] == tool_fingerprint()
 
 
-def test_a_changed_build_writes_new_metadata_and_drops_the_old(store: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_build_writes_new_metadata_and_drops_only_day_old_metadata(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rule_infos()
-    old = store / f"rules-{tool_fingerprint()}.json"
-    assert old.is_file()
+    recent = store / f"rules-{tool_fingerprint()}.json"
+    stale = store / "rules-aaaaaaaaaaaaaaaa.json"
+    stale.write_text("{}", encoding="utf-8")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(stale, (two_days_ago, two_days_ago))
     rule_infos.cache_clear()
     monkeypatch.setattr(catalog, "tool_fingerprint", lambda: "0123456789abcdef")
     rule_infos()
     assert (store / "rules-0123456789abcdef.json").is_file()
-    assert not old.exists()
+    assert recent.is_file()  # another install may still use it
+    assert not stale.exists()
 
 
 def test_an_unwritable_store_only_costs_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

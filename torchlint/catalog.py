@@ -224,15 +224,24 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
     return infos
 
 
+_STALE_SECONDS = 24 * 3600
+"""Another build's metadata unwritten for this long is dropped.  Not at once:
+several installs (a pre-commit environment and a project's venv) may share
+the folder, and each would keep rebuilding what the other removed."""
+
+
 def _store(entry: Path, text: str) -> None:
-    """Write the metadata atomically and drop what older builds left."""
+    """Write the metadata atomically and drop what old builds left."""
+    import time
+
     from torchlint.sourcefile import SourceError, write_atomically
 
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(entry, text.encode("utf-8"), durable=False)
+        now = time.time()
         for old in entry.parent.glob("rules-*.json"):
-            if old != entry:
+            if old != entry and now - old.stat().st_mtime > _STALE_SECONDS:
                 old.unlink()
     except (OSError, SourceError):
         pass
