@@ -13,7 +13,7 @@ from torchlint.analysis.project import CallerQuery, CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
-from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import ValueKind
 from torchlint.names import dotted
 from torchlint.precheck import PrecheckFacts
@@ -140,7 +140,10 @@ class EvalWithoutNoGrad(Rule):
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
     or turns outputs into plain values; or a function that every caller in
     the file hands an object it has just put in eval mode (`model.eval();
-    decode(model, x)` makes `decode` evaluation code).  It is reported when
+    decode(model, x)` makes `decode` evaluation code); or, in a script that
+    trains nothing (no backward, gradient read, optimizer step or `.train()`
+    anywhere in the file), a function that runs a module-level model the
+    script put in eval mode.  It is reported when
     it never needs gradients (no `backward()`, `torch.autograd.grad`, a
     `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
     no adversarial or gradient-attribution helpers), and neither it nor its
@@ -342,6 +345,7 @@ class EvalWithoutNoGrad(Rule):
         self._classes: List[str] = []
         self._local_classes: Dict[str, str] = {}
         self._candidates: List[_Candidate] = []
+        self._script_models: Optional[Set[str]] = None
         self._references: Dict[str, List[_Reference]] = {}
         self._guarded_withs: Set[int] = set()
         self._order = 0
@@ -657,7 +661,10 @@ class EvalWithoutNoGrad(Rule):
                 pattern is not None and bool(pattern.search(name))
                 and not any(w in ("train", "training", "fit") for w in _words(name))
             )
-            if not (frame.loaded or given or named):
+            params = {p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                             *node.params.kwonly_params)}
+            scripted = {model for model in self._evaluated_by_the_script() if model not in params}
+            if not (frame.loaded or given or named or scripted):
                 return None
             if kind == "framework" and name.startswith("_") and not given:
                 # A private step of a framework class (a predictor, an
@@ -670,6 +677,7 @@ class EvalWithoutNoGrad(Rule):
             forwards = [
                 f for f in frame.forwards
                 if f.callee.split(".")[0] in given or self._runs_evaled(f, frame.loaded)
+                or (self._runs_evaled(f, scripted) and self._module_global(f.func))
                 or (named and self._calls_model(f.func))
             ]
         if not forwards or all(f.guarded for f in forwards):
@@ -880,6 +888,38 @@ class EvalWithoutNoGrad(Rule):
             hint="Decorate it with `@torch.no_grad()` (or `@torch.inference_mode()`), "
             "or wrap its forward passes in `with torch.no_grad():`",
             statement=node,
+        )
+
+    def _evaluated_by_the_script(self) -> Set[str]:
+        """Models the module body puts in eval mode when nothing in the file
+        trains (no backward, ``autograd.grad``, ``.grad`` read, optimizer or
+        scaler step, and no ``.train()`` call anywhere): an evaluation script
+        whose functions run those models for evaluation."""
+        if self._script_models is None:
+            training = self.facts.training
+            functions = training.functions.values()
+            if any(f.computes_gradients or f.optimizer_steps or f.scaler_steps
+                   or any(mode.train for mode in f.mode_calls) for f in functions):
+                self._script_models = set()
+            else:
+                body = training.function(self.context.module)
+                self._script_models = {
+                    name for name in (dotted(mode.receiver) for mode in body.mode_calls if not mode.train)
+                    if name is not None
+                }
+        return self._script_models
+
+    def _module_global(self, func: cst.BaseExpression) -> bool:
+        """Whether the object a call runs (the root name of ``encoder(x)`` or
+        ``decoder.step(x)``) is the module's own global where the call is."""
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name):
+            return False
+        bindings = self.facts.scopes.resolve(root)
+        return bool(bindings) and all(
+            binding.scope is not None and binding.scope.kind is ScopeKind.MODULE for binding in bindings
         )
 
     def _result_dropped(self, node: cst.FunctionDef, calls: List[cst.Call]) -> bool:
