@@ -80,3 +80,47 @@ def test_each_fact_is_computed_once_per_file() -> None:
     assert facts.located is facts.located
     assert facts.parents is facts.parents
     assert facts.names_mentioned is facts.names_mentioned
+
+
+CALLABLES = textwrap.dedent('''\
+    import functools
+    from torch.utils.checkpoint import checkpoint
+
+
+    class Block:
+        def __init__(self, use):
+            self.maybe = checkpoint if use else (lambda f, x: f(x))
+            self.always = checkpoint
+            self.partial = functools.partial(checkpoint, use_reentrant=False)
+
+        def forward(this, x):
+            a = this.maybe(f, x)
+            b = this.always(f, x)
+            c = this.partial(f, x)
+            inner = lambda: this.always(f, x)
+            return a, b, c, inner
+
+        @staticmethod
+        def helper(self, x):
+            return self.always(f, x)
+
+
+    class Other:
+        def forward(self, x):
+            return self.always(f, x)
+    ''')
+
+
+def test_callables_stored_on_self_are_known_per_class_and_instance_parameter() -> None:
+    facts = _facts(CALLABLES)
+    found = [(facts.module.code_for_node(call), facts.callables.of_call(call)) for call in facts.nodes_of(cst.Call)]
+    stored = {text: [value for code, value in found if code == text] for text, _ in found}
+    maybe, = stored["this.maybe(f, x)"]
+    assert maybe is not None and maybe.names == {"torch.utils.checkpoint.checkpoint"} and not maybe.certain
+    always, in_lambda = stored["this.always(f, x)"]
+    assert always is not None and always.certain
+    assert in_lambda is None  # a lambda inside the method is not the method
+    # functools.partial may bind arguments already: not taken for the function itself.
+    assert stored["this.partial(f, x)"] == [None]
+    # A static method's first parameter is not the instance; another class has its own attributes.
+    assert stored["self.always(f, x)"] == [None, None]

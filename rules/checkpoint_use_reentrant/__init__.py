@@ -22,7 +22,10 @@ class CheckpointUseReentrant(Rule):
     `torch.utils.checkpoint.checkpoint_sequential` that do not pass
     `use_reentrant` (by keyword, or for `checkpoint_sequential` as the fourth
     positional argument).  A call that unpacks `**kwargs` may pass it and is
-    left alone.
+    left alone.  Calls through an attribute the class stores the function in
+    count too (`self.maybe_ckpt = checkpoint if use_ckpt else plain` in
+    `__init__`, then `self.maybe_ckpt(block, x)`); such a call gets the fix
+    only when every assignment of the attribute is the checkpoint function.
 
     ## Why is this bad?
     Without `use_reentrant`, checkpoint uses the old reentrant
@@ -109,19 +112,32 @@ class CheckpointUseReentrant(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)
+        stored = None
         if qualified not in _CHECKPOINTS:
-            return
+            # ``self.maybe_ckpt(f, x)`` where the class stored ``checkpoint`` there.
+            stored = self.facts.callables.of_call(node)
+            found = sorted(stored.names.intersection(_CHECKPOINTS)) if stored is not None else []
+            if len(found) != 1:
+                return
+            qualified = found[0]
         signature = apidata.signature(qualified)
         if bind(node, signature).may_be_present(_PARAMETER):
             return
-        fixed = set_argument(node, signature, _PARAMETER, cst.Name("False"))
-        fix = None
-        if fixed is not None:
-            fix = self.replace(node, fixed, Applicability.UNSAFE, "Pass `use_reentrant=False`")
         function = qualified.rsplit(".", 1)[1]
+        fix = None
+        # No fix when the attribute may hold something else: that need not take the keyword.
+        if stored is None or stored.certain:
+            fixed = set_argument(node, signature, _PARAMETER, cst.Name("False"))
+            if fixed is not None:
+                fix = self.replace(node, fixed, Applicability.UNSAFE, "Pass `use_reentrant=False`")
+        if stored is None:
+            what = f"`{function}`"
+        else:
+            held = "holds" if stored.certain else "may hold"
+            what = f"`{self.context.module.code_for_node(node.func)}` ({held} `{function}`)"
         self.report(
             node,
-            f"`{function}` without `use_reentrant` uses the reentrant variant (recent torch warns); "
+            f"{what} without `use_reentrant` uses the reentrant variant (recent torch warns); "
             "pass `use_reentrant=False` (recommended) or `True` explicitly",
             fix=fix,
         )

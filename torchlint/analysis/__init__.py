@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequ
 if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
+    from torchlint.analysis.callables import Callables
     from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.project import ProjectIndex
@@ -107,6 +108,15 @@ class Facts:
     def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":
         """Every node of exactly this type, in source order (from the same walk)."""
         return cast("Sequence[N]", self._walked[1].get(kind, ()))
+
+    @cached_property
+    def callables(self) -> "Callables":
+        """The functions methods store on ``self`` attributes and call through them."""
+        import libcst
+
+        from torchlint.analysis.callables import Callables
+
+        return Callables(self.names, self.parents, self.nodes_of(libcst.Assign))
 
     @cached_property
     def names_mentioned(self) -> "FrozenSet[str]":
