@@ -7,6 +7,8 @@ import os  # noqa: E402
 import subprocess  # noqa: E402
 from typing import Dict, Optional, Sequence  # noqa: E402
 
+import pytest  # noqa: E402
+
 
 def run_in_process(
     args: Sequence[str], cwd: Path, *, stdin: str = "", env: Optional[Dict[str, Optional[str]]] = None
@@ -45,3 +47,16 @@ def run_in_process(
     return subprocess.CompletedProcess(
         ["torchlint", *args], result.exit_code, result.stdout, stderr
     )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one test process per core, plus one.  Many tests wait on a
+    child process (a Slurm job, a ``verify`` run, a pre-commit hook) and leave
+    their core idle meanwhile; the extra process fills it (measured on 2 cores:
+    86 s instead of 92 s for the default run)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores + 1
