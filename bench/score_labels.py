@@ -306,9 +306,10 @@ def prepare_checkout(repo: str, commit: str, src: Path, mirror: Optional[Path]) 
         if done.returncode != 0:
             raise LabelError(f"{repo}: cannot clone {url}: {done.stderr.strip().splitlines()[-1:]}")
     head = _git(["rev-parse", "HEAD"], cwd=target)
-    if head.returncode == 0 and head.stdout.strip() == commit and any(target.glob("*")):
+    if head.returncode == 0 and head.stdout.strip() == commit and any(p.name != ".git" for p in target.iterdir()):
         return target
-    done = _git(["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], cwd=target)
+    # `-f`: a `--no-checkout` clone is already at `commit` with an empty index.
+    done = _git(["-c", "advice.detachedHead=false", "checkout", "-q", "-f", "--detach", commit], cwd=target)
     if done.returncode != 0:
         # Some snapshots lack their largest blobs; the Python files are what the rules read.
         done = _git(["checkout", "-q", commit, "--", ":(glob)**/*.py"], cwd=target)

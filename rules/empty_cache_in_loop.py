@@ -29,6 +29,14 @@ class EmptyCacheInLoop(Rule):
     `DataLoader`: in the loop's body, or in a function of the same file that
     such a loop calls on every iteration.
 
+    A loop is over a `DataLoader` when what it iterates (or the first
+    argument of its `enumerate`/`tqdm`/`zip`) is one: built in the file,
+    returned by one of the file's functions or by a method of the same class
+    (`for batch in self.load(files):`), or a parameter that every call of
+    its function in the file fills with one.  The graph libraries' loaders
+    count too (DGL's `dgl.dataloading.DataLoader`/`GraphDataLoader`, PyG's
+    `torch_geometric.loader` loaders): each is a `DataLoader` subclass.
+
     A training loop here is one whose own iterations call `backward()` (or
     `torch.autograd.grad`), directly or through the file's functions.  A loop
     whose iterations each run a whole training loop is not reported: an

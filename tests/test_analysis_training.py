@@ -211,3 +211,44 @@ def test_calls_in_the_same_step_as_backward() -> None:
              for edge in found.callers(helper) if isinstance(edge.caller, cst.FunctionDef)}
     # The epoch loop trains only in its inner loop: `helper(epoch)` is not in that step.
     assert steps == {"train": True, "epochs": False, "one_step": True, "plain": False}
+
+
+LOADER_PARAMETERS = '''
+import torch
+import dgl
+from torch.utils.data import DataLoader
+from torch_geometric.loader import NeighborLoader
+
+def evaluate(model, loader):
+    for batch in loader:
+        model(batch)
+
+def evaluate_graphs(model, loader):
+    for batch in enumerate(loader):
+        model(batch)
+
+def mixed(model, items):
+    for batch in items:
+        model(batch)
+
+def never_called(model, loader):
+    for batch in loader:
+        model(batch)
+
+def main(model, dataset, graph):
+    evaluate(model, DataLoader(dataset))
+    evaluate(model, loader=DataLoader(dataset, batch_size=2))
+    graph_loader = dgl.dataloading.DataLoader(graph, [0], None)
+    evaluate_graphs(model, graph_loader)
+    evaluate_graphs(model, NeighborLoader(graph))
+    mixed(model, DataLoader(dataset))
+    mixed(model, [1, 2, 3])
+'''
+
+
+def test_loops_over_a_parameter_every_caller_fills_with_a_loader() -> None:
+    functions = by_name(training(LOADER_PARAMETERS))
+    assert functions["evaluate"].loops[0].over_dataloader
+    assert functions["evaluate_graphs"].loops[0].over_dataloader  # dgl's and PyG's loaders
+    assert not functions["mixed"].loops[0].over_dataloader  # one caller passes a list
+    assert not functions["never_called"].loops[0].over_dataloader

@@ -223,3 +223,42 @@ def test_conditional_values_keep_what_the_branches_agree_on() -> None:
 
 def test_grad_scaler_annotation() -> None:
     assert kind("given", source=CONDITIONAL) is ValueKind.GRAD_SCALER
+
+
+def test_self_method_returns() -> None:
+    source = '''
+import torch
+from torch.utils.data import DataLoader
+
+class Featurizer:
+    def load(self, files):
+        loader = DataLoader(files, batch_size=4)
+        return loader
+
+    @staticmethod
+    def helper(files):
+        return DataLoader(files)
+
+    def run(self, files):
+        data = self.load(files)
+        other = self.missing(files)
+        data, other
+'''
+    assert kind("data", source=source) is ValueKind.DATALOADER
+    assert kind("other", source=source) is None
+
+
+def test_self_method_of_a_staticmethod_is_not_an_instance() -> None:
+    source = '''
+from torch.utils.data import DataLoader
+
+class Tools:
+    def load(self):
+        return DataLoader([])
+
+    @staticmethod
+    def run(self):
+        data = self.load()
+        data
+'''
+    assert kind("data", source=source) is None

@@ -209,3 +209,12 @@ def test_bad_label_file_exits_2_with_a_message(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.startswith("error: ") and "TL201.toml" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_checkout_at_the_mirror_head_gets_its_files(tmp_path: Path) -> None:
+    """A `--no-checkout` clone already sits at the mirror's HEAD with an empty
+    index: the labelled files must still be written (the `.git` folder alone
+    is not a checkout)."""
+    mirror, _first, second = _origin(tmp_path)
+    target = sl.prepare_checkout("me/proj", second, tmp_path / "src", mirror)
+    assert (target / "train.py").read_text() == "changed = 1\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, Optional, Union
+from typing import FrozenSet, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -40,7 +40,10 @@ class LossAccumulatedWithGraph(Rule):
     `scaler.scale(loss).backward()`, `torch.autograd.backward(loss)`), or,
     in a loop that calls backward, it is the result of a loss call (an
     `nn.*Loss` module of the file, or a `torch.nn.functional` loss such as
-    `F.cross_entropy`) made with gradients on.
+    `F.cross_entropy`) made with gradients on, or it is returned by one of
+    the file's own functions that backpropagates that very tensor and
+    returns it as it is (`loss, acc = step(batch)` where `step` ends with
+    `loss.backward()` ... `return loss, acc`).
 
     Not reported: accumulating `loss.item()`, `loss.detach()` or
     `float(loss)`; a `loss` reassigned to one of these in the loop; an
@@ -108,6 +111,10 @@ class LossAccumulatedWithGraph(Rule):
     torch_range = TorchRange(min=TorchVersion(0, 4), note="tensors carry autograd graphs since 0.4")
     trigger_words = ("backward",)  # every report needs a backward call in the file
     valid = (
+        (
+            "def step(x):\n    loss = model(x).sum()\n    loss.backward()\n    return loss.detach()\n"
+            "for x in data:\n    loss = step(x)\n    total += loss\n"
+        ),
         "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss.item()\n",
         "for x in data:\n    loss = model(x).sum()\n    acc += loss\n    acc.backward()\n",
         (
@@ -119,6 +126,16 @@ class LossAccumulatedWithGraph(Rule):
         ),
     )
     invalid = (
+        Example(
+            (
+                "def step(x):\n    loss = model(x).sum()\n    loss.backward()\n    return loss, x.shape[0]\n"
+                "for x in data:\n    loss, n = step(x)\n    total += loss\n"
+            ),
+            fixed=(
+                "def step(x):\n    loss = model(x).sum()\n    loss.backward()\n    return loss, x.shape[0]\n"
+                "for x in data:\n    loss, n = step(x)\n    total += loss.detach()\n"
+            ),
+        ),
         Example(
             "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss\n",
             fixed="for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss.detach()\n",
@@ -186,6 +203,8 @@ class LossAccumulatedWithGraph(Rule):
             why = f"`{loss.value}` is backpropagated in this loop"
         elif self._from_loss_call(loop, loss.value) and self.facts.training.is_training_loop(loop_facts):
             why = f"`{loss.value}` is a loss computed with gradients on"
+        elif self._returned_backpropagated(loop, loss.value):
+            why = f"`{loss.value}` is a loss that the function called here backpropagates and returns"
         else:
             return
         fixed = cst.Call(func=cst.Attribute(value=loss, attr=cst.Name("detach")))
@@ -255,15 +274,65 @@ class LossAccumulatedWithGraph(Rule):
                 return True
         return False
 
-    def _assigned_values(self, loop: Loop, name: str) -> Iterator[cst.BaseExpression]:
+    def _assigned_values(self, loop: Union[Loop, cst.FunctionDef], name: str) -> Iterator[cst.BaseExpression]:
         for node in walk_body(loop.body):
             if isinstance(node, cst.Assign) and any(
                 isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
             ):
                 yield node.value
 
-    def _detached_in(self, loop: Loop, name: str) -> bool:
-        """``name`` is (also) assigned a detached value in the loop."""
+    def _call_results(self, loop: Loop, name: str) -> Iterator[Tuple[cst.Call, Optional[int]]]:
+        """Calls whose result is bound to ``name`` in the loop, with the position of
+        ``name`` when the result is unpacked (``a, b = f()``), ``None`` when bound whole."""
+        for node in walk_body(loop.body):
+            if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+                continue
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    yield node.value, None
+                elif isinstance(target.target, (cst.Tuple, cst.List)):
+                    elements = target.target.elements
+                    for index, element in enumerate(elements):
+                        if isinstance(element, cst.StarredElement):
+                            break
+                        if isinstance(element.value, cst.Name) and element.value.value == name:
+                            yield node.value, index
+
+    def _returned_backpropagated(self, loop: Loop, name: str) -> bool:
+        """``name`` comes from one of the file's functions that calls backward on the
+        tensor it returns there, returned undetached, on every ``return``."""
+        training = self.facts.training
+        for call, index in self._call_results(loop, name):
+            callee = training.local_function(call)
+            if callee is None or training.grad_disabled(call):
+                continue
+            facts = training.function(callee)
+            backpropagated = {
+                target.value for target in (self._backward_target(f.call) for f in facts.backward)
+                if isinstance(target, cst.Name)
+            }
+            returns = [n for n in walk_body(callee.body) if isinstance(n, cst.Return)]
+            names = {self._returned_name(r, index) for r in returns}
+            if returns and len(names) == 1:
+                returned = names.pop()
+                if returned is not None and returned in backpropagated and not self._detached_in(callee, returned):
+                    return True
+        return False
+
+    @staticmethod
+    def _returned_name(node: cst.Return, index: Optional[int]) -> Optional[str]:
+        value = node.value
+        if index is not None:
+            if not (isinstance(value, cst.Tuple) and index < len(value.elements)):
+                return None
+            element = value.elements[index]
+            if isinstance(element, cst.StarredElement):
+                return None
+            value = element.value
+        return value.value if isinstance(value, cst.Name) else None
+
+    def _detached_in(self, loop: Union[Loop, cst.FunctionDef], name: str) -> bool:
+        """``name`` is (also) assigned a detached value in the loop (or function)."""
         for value in self._assigned_values(loop, name):
             if not isinstance(value, cst.Call):
                 continue

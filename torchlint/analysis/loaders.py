@@ -356,27 +356,21 @@ class Loaders:
         return values
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
-        """What the file's calls pass for parameter ``name`` of its function."""
+        """What the file's calls pass for parameter ``name`` of its function
+        (``Cls(...)`` calls too, for a parameter of ``__init__``)."""
         bindings = self._scopes.resolve(name)
-        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+        if len(bindings) != 1:
             return []
         binding = bindings[0]
         scope = binding.scope
-        function = scope.node if scope is not None else None
-        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
-            return []
-        positional = [*function.params.posonly_params, *function.params.params]
-        index = next((i for i, p in enumerate(positional) if p is binding.node), None)
-        method = scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
-        calls = [edge.call for edge in self._training.callers(function)]
-        if method and function.name.value == "__init__" and scope is not None and scope.parent is not None:
-            calls += self._instantiations(scope.parent.node)
-        found: List[cst.BaseExpression] = []
-        for call in calls:
-            passed = _argument_for(call, binding.name, index, method)
-            if passed is not None:
-                found.append(passed)
-        return found
+        extra: List[cst.Call] = []
+        if (
+            isinstance(scope.node if scope is not None else None, cst.FunctionDef)
+            and scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+            and isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "__init__"
+        ):
+            extra = self._instantiations(scope.parent.node)
+        return list(self._training.parameter_arguments(binding, extra) or ())
 
     def _instantiations(self, node: Optional[cst.CSTNode]) -> List[cst.Call]:
         """``Cls(...)`` calls of this file that build the class ``node``."""
@@ -505,20 +499,6 @@ class Loaders:
             if self._call_loops.get(edge.call, False) or self._called_in_loop(edge.call, seen):
                 return True
         return False
-
-
-def _argument_for(call: cst.Call, name: str, index: Optional[int], method: bool) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    if index is None:
-        return None
-    if method:
-        index -= 1  # `self.f(a)` and `Cls(a)` bind `a` to the parameter after `self`
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if any(arg.star for arg in positional[: index + 1]) or not 0 <= index < len(positional):
-        return None
-    return positional[index].value
 
 
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

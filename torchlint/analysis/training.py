@@ -17,10 +17,24 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
+from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import Value, ValueKind, Values
 from torchlint.names import ImportTable
 from torchlint.tree import children
+
+LOADER_SUBCLASSES = frozenset({
+    "dgl.dataloading.DataLoader", "dgl.dataloading.GraphDataLoader",
+    "dgl.dataloading.NodeDataLoader", "dgl.dataloading.EdgeDataLoader",
+    "torch_geometric.loader.DataLoader", "torch_geometric.loader.NeighborLoader",
+    "torch_geometric.loader.LinkNeighborLoader", "torch_geometric.loader.ClusterLoader",
+    "torch_geometric.loader.DataListLoader", "torch_geometric.loader.DenseDataLoader",
+    "torch_geometric.loader.NeighborSampler", "torch_geometric.data.DataLoader",
+})
+"""Graph libraries' loaders of batches, each a ``torch.utils.data.DataLoader``
+subclass (DGL 1.x and 2.x ``dgl/dataloading/dataloader.py``; PyG 2.x
+``torch_geometric/loader/``; ``torch_geometric.data.DataLoader`` is PyG 1.x's
+name).  Only the training facts' "loop over a data loader" uses them: rules
+that read a ``DataLoader``'s own arguments keep to torch's class."""
 
 FunctionNode = Union[cst.FunctionDef, cst.Module]
 LoopNode = Union[cst.For, cst.While]
@@ -166,6 +180,10 @@ class Training:
             for edge in facts.local_calls:
                 self._callers.setdefault(edge.callee, []).append(edge)
         self._reach: Dict[FunctionNode, bool] = {}
+        for facts in list(self.functions.values()):
+            for loop in facts.loops:
+                if not loop.over_dataloader and isinstance(loop.node, cst.For):
+                    loop.over_dataloader = self._parameter_loader(loop.node.iter)
         self._steps: Optional[Dict[cst.Call, Tuple[FunctionFacts, Optional[LoopNode]]]] = None
 
     # -- questions ------------------------------------------------------------------
@@ -181,6 +199,31 @@ class Training:
     def callers(self, function: cst.FunctionDef) -> Tuple[LocalCall, ...]:
         """Calls of ``function`` inside this file."""
         return tuple(self._callers.get(function, ()))
+
+    def parameter_arguments(
+        self, binding: Binding, extra_calls: Sequence[cst.Call] = (),
+    ) -> Optional[List[cst.BaseExpression]]:
+        """What the file's calls of a function (and ``extra_calls``) pass for
+        its parameter ``binding``; None when ``binding`` is not a parameter
+        of one of the file's functions.  Calls that pass nothing for it are
+        left out (the default applies there)."""
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if (
+            binding.kind is not BindingKind.PARAMETER or scope is None
+            or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param)
+        ):
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        index = next((i for i, p in enumerate(positional) if p is binding.node), None)
+        method = scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+        calls = [edge.call for edge in self.callers(function)] + list(extra_calls)
+        found: List[cst.BaseExpression] = []
+        for call in calls:
+            passed = argument_for(call, binding.name, index, method)
+            if passed is not None:
+                found.append(passed)
+        return found
 
     def grad_disabled(self, call: cst.Call) -> bool:
         """Whether ``call`` runs in a grad-disabled ``with`` block or function."""
@@ -342,14 +385,33 @@ class Training:
             self._walk(node.orelse)
 
     def _iterates_dataloader(self, expr: cst.BaseExpression) -> bool:
-        # enumerate(loader), tqdm(loader), zip(loader, ...): look at the first argument.
-        for _ in range(3):
-            if self._values.kind(expr) is ValueKind.DATALOADER:
+        return any(self._is_loader(level) for level in _drawn_from(expr))
+
+    def _is_loader(self, expr: cst.BaseExpression) -> bool:
+        if self._values.kind(expr) is ValueKind.DATALOADER:
+            return True
+        if isinstance(expr, cst.Call):
+            return self._names.call_name(expr) in LOADER_SUBCLASSES
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                isinstance(b.value, cst.Call) and self._names.call_name(b.value) in LOADER_SUBCLASSES
+                for b in bindings
+            )
+        return False
+
+    def _parameter_loader(self, expr: cst.BaseExpression) -> bool:
+        """A loop over a parameter that every call of the function in this file
+        fills with a data loader (at least one call passes it)."""
+        for level in _drawn_from(expr):
+            if not isinstance(level, cst.Name):
+                continue
+            bindings = self._scopes.resolve(level)
+            if len(bindings) != 1:
+                continue
+            passed = self.parameter_arguments(bindings[0])
+            if passed and all(self._is_loader(value) for value in passed):
                 return True
-            if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None:
-                expr = expr.args[0].value
-            else:
-                return False
         return False
 
     @property
@@ -409,6 +471,35 @@ class Training:
             if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
                 return found[0].node
         return None
+
+
+def _drawn_from(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What a loop may draw from: the iterable itself, and through
+    ``enumerate(loader)``, ``tqdm(loader)`` or ``zip(loader, ...)`` its first
+    argument, three calls deep."""
+    levels = [expr]
+    for _ in range(2):
+        if not (isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None):
+            break
+        expr = expr.args[0].value
+        levels.append(expr)
+    return levels
+
+
+def argument_for(call: cst.Call, name: str, index: Optional[int], method: bool) -> Optional[cst.BaseExpression]:
+    """The argument ``call`` passes for parameter ``name`` at position ``index``
+    (``method``: the call binds ``self`` itself, as ``self.f(a)`` and ``Cls(a)`` do)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if index is None:
+        return None
+    if method:
+        index -= 1
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in positional[: index + 1]) or not 0 <= index < len(positional):
+        return None
+    return positional[index].value
 
 
 def _false_argument(call: cst.Call) -> bool:

@@ -186,6 +186,11 @@ _SAME_KIND_METHODS: FrozenSet[str] = frozenset({
 _MAX_DEPTH = 6
 
 
+def _decorator_name(decorator: cst.Decorator) -> Optional[str]:
+    expr = decorator.decorator
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def _string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
@@ -345,6 +350,9 @@ class Values:
             return None
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            from_method = self._of_self_method_call(func, depth)
+            if from_method is not None:
+                return from_method
             if method in _SAME_KIND_METHODS:
                 receiver = self._of(func.value, depth + 1)
                 if receiver is None or receiver.kind not in (ValueKind.TENSOR, ValueKind.MODEL, ValueKind.LOSS):
@@ -468,9 +476,9 @@ class Values:
 
     # -- self.attributes --------------------------------------------------------
 
-    def _of_self_attribute(self, expr: cst.Attribute, depth: int) -> Optional[Value]:
-        """``self.model`` where the class's ``__init__`` assigns ``self.model = Net()``."""
-        receiver = expr.value
+    def _self_class(self, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class whose instance ``receiver`` is, when it is a method's first
+        parameter (``self``) of a class of this file."""
         if not isinstance(receiver, cst.Name):
             return None
         bindings = self._scopes.resolve(receiver)
@@ -483,12 +491,27 @@ class Values:
         class_scope = method_scope.parent
         if not isinstance(method, cst.FunctionDef) or class_scope is None or class_scope.kind is not ScopeKind.CLASS:
             return None
+        if any(_decorator_name(d) in ("staticmethod", "classmethod") for d in method.decorators):
+            return None
         first = [*method.params.posonly_params, *method.params.params][:1]
         if not first or first[0].name.value != receiver.value:
             return None
-        assert isinstance(class_scope.node, cst.ClassDef)
-        values = self.init_attributes(class_scope.node, depth).get(expr.attr.value)
-        return values
+        return class_scope.node if isinstance(class_scope.node, cst.ClassDef) else None
+
+    def _of_self_attribute(self, expr: cst.Attribute, depth: int) -> Optional[Value]:
+        """``self.model`` where the class's ``__init__`` assigns ``self.model = Net()``."""
+        owner = self._self_class(expr.value)
+        return self.init_attributes(owner, depth).get(expr.attr.value) if owner is not None else None
+
+    def _of_self_method_call(self, func: cst.Attribute, depth: int) -> Optional[Value]:
+        """``self.build(...)`` where the class defines ``build``: what it returns."""
+        owner = self._self_class(func.value)
+        if owner is None:
+            return None
+        methods = [
+            s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+        ]
+        return self._returned(methods[0], depth) if len(methods) == 1 else None
 
     def init_attributes(self, node: cst.ClassDef, depth: int = 0) -> Dict[str, Optional[Value]]:
         """``self.<name>`` → value for each attribute ``__init__`` assigns
