@@ -47,6 +47,13 @@ class EmptyCacheInLoop(Rule):
     steps around it, and emptying the cache between epochs or experiments is
     what the guides recommend.
 
+    A loop whose iterations each set a run up (build the optimizer they
+    step, `torch.optim.SGD(model.parameters())` or any call whose result
+    the same function then `.step()`s, or wrap a model in
+    `DistributedDataParallel`/`DataParallel`/FSDP, in the loop's body or in
+    the file's function it calls) runs one experiment per iteration, not
+    one training step: not reported, for the same reason.
+
     Not reported either: a call under any `if` inside the loop (a cadence
     such as `if step % 100 == 0:`), in an `except` handler (recovery from an
     out-of-memory error), in a loop's `else`, after the loop, or in a
@@ -106,6 +113,27 @@ class EmptyCacheInLoop(Rule):
     trigger_words = ("empty_cache",)
     requires = frozenset({Analysis.TRAINING})
     valid = (
+        """
+        import torch
+        def run(model_fn, batch):
+            model = model_fn()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            model(batch).sum().backward()
+            opt.step()
+        for model_fn in zoo:
+            run(model_fn, batch)
+            torch.cuda.empty_cache()
+        """,
+        """
+        import torch
+        from project import make_optimizer
+        for model_fn in zoo:
+            model = model_fn()
+            opt = make_optimizer(model)
+            model(batch).sum().backward()
+            opt.step()
+            torch.cuda.empty_cache()
+        """,
         """
         import torch
         for step, (x, y) in enumerate(loader):

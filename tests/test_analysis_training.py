@@ -252,3 +252,38 @@ def test_loops_over_a_parameter_every_caller_fills_with_a_loader() -> None:
     assert functions["evaluate_graphs"].loops[0].over_dataloader  # dgl's and PyG's loaders
     assert not functions["mixed"].loops[0].over_dataloader  # one caller passes a list
     assert not functions["never_called"].loops[0].over_dataloader
+
+
+SETUP = '''
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from project import make_optimizer
+
+def experiment(model_fn, batch):
+    model = DDP(model_fn())
+    opt = make_optimizer(model)
+    model(batch).sum().backward()
+    opt.step()
+
+def sgd_run(model, batch):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(batch).sum().backward()
+    opt.step()
+
+def step(model, opt, batch):
+    model(batch).sum().backward()
+    opt.step()
+
+def aliased(trainer, batch):
+    opt = trainer.opt
+    opt.step()
+'''
+
+
+def test_setup_calls_build_or_wrap_what_the_function_trains() -> None:
+    functions = by_name(training(SETUP))
+    names = {f: [cst.Module([]).code_for_node(c.call.func) for c in functions[f].setup_calls] for f in functions}
+    assert sorted(names["experiment"]) == ["DDP", "make_optimizer"]
+    assert names["sgd_run"] == ["torch.optim.SGD"]
+    assert names["step"] == []  # the optimizer comes in as a parameter
+    assert names["aliased"] == []  # bound from an attribute, not built here

@@ -111,6 +111,8 @@ class ImportTable:
             return self._star_binding(local, where) if self.scopes.star_imports else None
         target: Optional[str] = None
         for binding in owner.bindings[local]:
+            if binding.import_fallback:
+                continue  # `except ImportError: name = None`
             if binding.kind is not BindingKind.IMPORT or binding.imported is None:
                 return None
             if target is not None and binding.imported != target:

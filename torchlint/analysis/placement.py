@@ -81,7 +81,12 @@ class StepPlacement:
         return None
 
     def _steps_in(self, loop: LoopFacts) -> bool:
-        """Each iteration of this loop (not of a loop inside it) runs a backward pass."""
+        """Each iteration of this loop (not of a loop inside it) runs a backward
+        pass, and does not set up a run (build the optimizer it steps, wrap a model
+        for data parallelism): an iteration that does is a whole experiment."""
+        function = self._training.functions.get(loop.function)
+        if function is not None and any(self._innermost(f.call) is loop.node for f in function.setup_calls):
+            return False
         if any(self._innermost(fact.call) is loop.node for fact in loop.backward):
             return True
         return any(
@@ -101,7 +106,7 @@ class StepPlacement:
             return False
         seen.add(function)
         facts = self._training.functions.get(function)
-        found = facts is not None and (
+        found = facts is not None and not any(not fact.loops for fact in facts.setup_calls) and (
             any(not fact.loops for fact in (*facts.backward, *facts.autograd_grad))
             or any(
                 self._innermost(edge.call) is None and self._steps(edge.callee, seen)

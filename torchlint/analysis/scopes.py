@@ -87,6 +87,9 @@ class Binding:
     scope: Optional["Scope"] = field(default=None, repr=False)
     statement: Optional[cst.CSTNode] = field(default=None, repr=False)
     """The statement line (or compound statement header) that binds it."""
+    import_fallback: bool = False
+    """``name = None`` in an ``except ImportError:`` (or ``ModuleNotFoundError``)
+    handler: the optional-import idiom, where the name is the module or None."""
 
 
 class Scope:
@@ -224,6 +227,19 @@ def _unpack(
         yield from _unpack(target.value, None)
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _catches_import_error(kind: Optional[cst.BaseExpression]) -> int:
+    """1 when a handler's type is ``ImportError``/``ModuleNotFoundError`` (alone
+    or in a tuple), else 0."""
+    if isinstance(kind, cst.Name):
+        return int(kind.value in _IMPORT_ERRORS)
+    if isinstance(kind, cst.Tuple):
+        return int(any(isinstance(e.value, cst.Name) and e.value.value in _IMPORT_ERRORS for e in kind.elements))
+    return 0
+
+
 def _enclosing_function(scope: Scope, name: str) -> Scope:
     """The function scope a ``nonlocal name`` in ``scope`` refers to: the
     nearest enclosing function that binds it, else the nearest one."""
@@ -245,6 +261,7 @@ class _Builder:
         self._scopes = scopes
         self._of_name = scopes._of_name
         self._statement: Optional[cst.CSTNode] = None
+        self._import_handlers = 0
 
     # -- recording --------------------------------------------------------
 
@@ -257,8 +274,13 @@ class _Builder:
             target = _enclosing_function(scope, local)
         self._of_name[name] = scope
         self._scopes._bound.add(name)
+        value = extra.get("value")
+        fallback = (
+            self._import_handlers > 0 and kind is BindingKind.ASSIGN
+            and isinstance(value, cst.Name) and value.value == "None"
+        )
         binding = Binding(local, kind, node, scope=target, statement=self._statement,
-                          **extra)  # type: ignore[arg-type]
+                          import_fallback=fallback, **extra)  # type: ignore[arg-type]
         target.bindings.setdefault(local, []).append(binding)
 
     def _bind_targets(
@@ -420,7 +442,12 @@ class _Builder:
             self.walk(node.type, scope)
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self._bind(scope, node.name.name, BindingKind.EXCEPT, node, source=node.type)
-        self.walk(node.body, scope)
+        imports = _catches_import_error(node.type)
+        self._import_handlers += imports
+        try:
+            self.walk(node.body, scope)
+        finally:
+            self._import_handlers -= imports
 
     def _walrus(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.NamedExpr)

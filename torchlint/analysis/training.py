@@ -36,6 +36,11 @@ subclass (DGL 1.x and 2.x ``dgl/dataloading/dataloader.py``; PyG 2.x
 name).  Only the training facts' "loop over a data loader" uses them: rules
 that read a ``DataLoader``'s own arguments keep to torch's class."""
 
+_PARALLEL_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+})
+
 FunctionNode = Union[cst.FunctionDef, cst.Module]
 LoopNode = Union[cst.For, cst.While]
 
@@ -148,6 +153,9 @@ class FunctionFacts:
     backward: List[CallFact] = field(default_factory=list)
     autograd_grad: List[CallFact] = field(default_factory=list)
     optimizer_steps: List[CallFact] = field(default_factory=list)
+    setup_calls: List[CallFact] = field(default_factory=list)
+    """Calls that set a run up: an optimizer built, a model wrapped for data
+    parallelism, or whatever built an object this function then ``.step()``s."""
     scaler_steps: List[CallFact] = field(default_factory=list)
     grad_reads: List[cst.Attribute] = field(default_factory=list)
     loops: List[LoopFacts] = field(default_factory=list)
@@ -443,12 +451,39 @@ class Training:
                 current.optimizer_steps.append(fact)
             elif receiver is ValueKind.GRAD_SCALER:
                 current.scaler_steps.append(fact)
+            self._built_here(current, func.value)
+        if qualified is not None and (
+            qualified in _PARALLEL_WRAPPERS
+            or (qualified.startswith("torch.optim.") and self._values.kind(call) is ValueKind.OPTIMIZER)
+        ):
+            current.setup_calls.append(fact)
         callee = self._local_function(call)
         if callee is not None:
             edge = LocalCall(call, current.node, callee, disabled)
             current.local_calls.append(edge)
             for loop in self._loops:
                 loop.local_calls.append(edge)
+
+    def _built_here(self, current: FunctionFacts, receiver: cst.BaseExpression) -> None:
+        """``x.step()`` where every binding of ``x`` is this function's own, made
+        by a call (``opt = Adam(...)``, ``model, opt = setup(...)``): the
+        function builds what it steps, and the call that built it is set-up."""
+        if not isinstance(receiver, cst.Name):
+            return
+        bindings = self._scopes.resolve(receiver)
+        made: List[cst.Call] = []
+        for binding in bindings:
+            built = binding.value if binding.value is not None else binding.source
+            scope = binding.scope
+            if binding.kind is not BindingKind.ASSIGN or not isinstance(built, cst.Call):
+                return
+            if scope is None or scope.node is not current.node:
+                return
+            made.append(built)
+        known = {id(f.call) for f in current.setup_calls}
+        for fact in current.calls:
+            if any(fact.call is call for call in made) and id(fact.call) not in known:
+                current.setup_calls.append(fact)
 
     def _local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The file's function a call invokes: ``f(...)`` or ``self.f(...)``."""
