@@ -13,8 +13,9 @@ too.  Checkouts live in `--src DIR` as `DIR/<owner>__<name>`; a missing one is
 cloned from `--mirror DIR` (`<owner>+<name>/repo` git dirs) or from github.com,
 and the labelled commit is checked out.  torchlint (the one this Python runs,
 or `--torchlint CMD`) is run with only the rule selected, the label file's
-`torch-version`, no cache and no configuration, over exactly the labelled
-files.  Bad label files stop the run with a one-line message naming the file.
+`torch-version`, no cache and no configuration, over the labelled files and
+the project modules they star-import (so that `from models import *` resolves
+as in a run over the whole project; findings there are not judged).  Bad label files stop the run with a one-line message naming the file.
 """
 
 from __future__ import annotations
@@ -331,14 +332,57 @@ def parse_findings(text: str, repo: str, root: Path, rule: str) -> List[Finding]
     return found
 
 
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def star_imported(root: Path, paths: Sequence[str]) -> List[str]:
+    """The checkout's files that the labelled files star-import, directly or
+    through each other (``from models import *`` -> every ``models.py`` and
+    ``models/__init__.py``; ``from .fcn import *`` -> the sibling ``fcn.py``):
+    what `torchlint check .` would give its project index to resolve them."""
+    seen = set(paths)
+    pending = list(paths)
+    extra: List[str] = []
+    while pending:
+        current = root / pending.pop()
+        try:
+            text = current.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for dots, module in _STAR_IMPORT.findall(text):
+            if not dots and (module == "torch" or module.startswith("torch.")):
+                continue
+            parts = module.split(".") if module else []
+            if dots:
+                base = current.parent
+                for _ in range(len(dots) - 1):
+                    base = base.parent
+                candidates = [base.joinpath(*parts).with_suffix(".py") if parts else base / "__init__.py",
+                              base.joinpath(*parts, "__init__.py")]
+            else:
+                tail = Path(*parts)
+                candidates = [*root.rglob(f"{tail}.py"), *root.rglob(f"{tail}/__init__.py")]
+            for candidate in candidates:
+                if not candidate.is_file():
+                    continue
+                relative = candidate.resolve().relative_to(root.resolve()).as_posix()
+                if relative not in seen:
+                    seen.add(relative)
+                    extra.append(relative)
+                    pending.append(relative)
+    return sorted(extra)
+
+
 def run_torchlint(command: Sequence[str], labels: LabelSet, src: Path) -> List[Finding]:
-    """Findings of the label set's rule over exactly its labelled files, one run per repository."""
+    """Findings of the label set's rule over its labelled files (and the files
+    they star-import, whose findings are not judged), one run per repository."""
     per_repo: Dict[str, List[str]] = {}
     for repo, _commit, path in labels.files():
         per_repo.setdefault(repo, []).append(path)
     found: List[Finding] = []
-    for repo, paths in sorted(per_repo.items()):
+    for repo, labelled in sorted(per_repo.items()):
         root = checkout_dir(src, repo)
+        paths = [*labelled, *star_imported(root, labelled)]
         argv = [*command, "check", "--select", labels.rule, "--no-cache", "--isolated", "--exit-zero", "--output-format", "json"]
         if labels.torch_version is not None:
             argv += ["--torch-version", labels.torch_version]

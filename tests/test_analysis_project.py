@@ -260,3 +260,73 @@ def test_relative_imports_are_made_absolute(tmp_path: Path) -> None:
     assert project.absolute_import(str(package / "m.py"), 2, None) == "pkg"
     assert project.absolute_import(str(package / "__init__.py"), 1, "x") == "pkg.sub.x"
     assert project.absolute_import(str(package / "m.py"), 4, None) is None
+
+
+STAR_PROJECT = {
+    "models/__init__.py": "from .fcn import *\nfrom .psp import *\n",
+    "models/fcn.py": "import torch\nimport torch.nn as nn\nfrom torch.nn import functional as F\nimport _private\n",
+    "models/psp.py": "import numpy as np\n__all__ = ['PSP']\nclass PSP: pass\n",
+    "utils/__init__.py": "",
+    "utils/tools.py": "from models import *\nimport os\n",
+    "train.py": "from models import *\nfrom utils.tools import *\ntorch.load(path)\n",
+}
+
+
+def test_star_exports_follow_star_imports_of_the_project(tmp_path: Path) -> None:
+    files = []
+    for name, text in STAR_PROJECT.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+    try:
+        index = project.prepare(files, [])  # no rule asks: the star imports still resolve
+        assert index is project.current() and index is not project.EMPTY
+        assert index.star_export("models", "torch") == "torch"
+        assert index.star_export("models", "nn") == "torch.nn"
+        assert index.star_export("models", "F") == "torch.nn.functional"
+        assert index.star_export("models", "np") is None  # psp.py's __all__ leaves it out
+        assert index.star_export("models", "_private") is None  # underscore names are not exported
+        assert index.star_export("utils.tools", "torch") == "torch"  # through models, one more level
+        assert index.star_export("utils.tools", "os") == "os"
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> None:
+    sources = dict(STAR_PROJECT)
+    sources["other/__init__.py"] = ""
+    sources["other/models/__init__.py"] = "import tensorflow as torch\n"  # `other.models`: no clash
+    files = []
+    for name, text in sources.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+    clash = tmp_path / "lib" / "models.py"
+    clash.parent.mkdir()
+    clash.write_text("import tensorflow as torch\n")  # a second top-level `models` module
+    try:
+        assert project.prepare(files, []).star_export("models", "torch") == "torch"
+        assert project.prepare([*files, clash], []).star_export("models", "torch") is None
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_star_imports_resolve_in_the_import_table(tmp_path: Path) -> None:
+    import libcst as cst
+
+    from torchlint.names import ImportTable
+
+    source = "from models import *\nimport numpy\ntorch.load(p)\nnn.Linear(1, 1)\nnumpy.zeros(1)\n"
+    table = ImportTable.from_module(cst.parse_module(source))
+    assert table.qualified_name(cst.parse_expression("torch.load")) is None  # no index: unknown
+    try:
+        project.install(project.ProjectIndex(star_exports={"models": {"torch": "torch", "nn": "torch.nn"}}))
+        table = ImportTable.from_module(cst.parse_module(source))
+        assert table.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
+        assert table.qualified_name(cst.parse_expression("nn.Linear")) == "torch.nn.Linear"
+        assert table.qualified_name(cst.parse_expression("numpy.zeros")) == "numpy.zeros"
+        assert table.qualified_name(cst.parse_expression("np.zeros")) is None
+    finally:
+        project.install(project.EMPTY)

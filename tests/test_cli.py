@@ -377,3 +377,18 @@ def test_stdin_fix_answers_in_the_input_encoding(tmp_path: Path) -> None:
     result = run_bytes(["fix", "-"], tmp_path, data)
     assert result.returncode == 0
     assert result.stdout == data.replace(b"torch.zeros(3).cuda()", b'torch.zeros(3, device="cuda")')
+
+
+def test_torch_from_a_project_star_import_is_torch(tmp_path: Path) -> None:
+    """`from models import *` where the package imports torch: a run over the
+    project resolves `torch.load`; a run over the script alone cannot know."""
+    root = project(tmp_path, {
+        "models/__init__.py": "from .net import *\n",
+        "models/net.py": "import torch\n",
+        "train.py": "from models import *\nstate = torch.load('ckpt.pt')\n",
+    })
+    args = ["check", "--select", "TL801", "--torch-version", "2.0", "--no-cache", "--output-format", "concise"]
+    whole = run([*args, "."], root)
+    assert "train.py:2:9: TL801" in whole.stdout, whole.stdout + whole.stderr
+    alone = run([*args, "train.py"], root)
+    assert "TL801" not in alone.stdout and alone.returncode == 0, alone.stdout

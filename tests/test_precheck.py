@@ -101,3 +101,12 @@ def test_files_cpython_cannot_parse_still_reach_libcst() -> None:
     """A syntax error is reported (TL000) whatever the pre-check would say."""
     diagnostics = lint_source("def f(:\n", "bad.py", LintConfig(rules=all_rules()))
     assert [d.code for d in diagnostics] == ["TL000"]
+
+
+def test_a_star_import_of_another_module_may_bring_torch() -> None:
+    from torchlint.precheck import facts_of
+
+    star = facts_of("from models import *\nstate = torch.load(p)\n")
+    assert star is not None and star.imports_torch
+    plain = facts_of("import numpy\nstate = torch.load(p)\n")
+    assert plain is not None and not plain.imports_torch

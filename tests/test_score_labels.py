@@ -218,3 +218,12 @@ def test_checkout_at_the_mirror_head_gets_its_files(tmp_path: Path) -> None:
     mirror, _first, second = _origin(tmp_path)
     target = sl.prepare_checkout("me/proj", second, tmp_path / "src", mirror)
     assert (target / "train.py").read_text() == "changed = 1\n"
+
+
+def test_the_files_labelled_files_star_import_are_found(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("from .fcn import *\n")
+    (tmp_path / "models" / "fcn.py").write_text("import torch\n")
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "run.py").write_text("from models import *\nfrom torch.nn import *\n")
+    assert sl.star_imported(tmp_path, ["train/run.py"]) == ["models/__init__.py", "models/fcn.py"]

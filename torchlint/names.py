@@ -13,6 +13,7 @@ from typing import Callable, Iterable, List, Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis import project
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
 from torchlint.tree import dotted
 from torchlint.canonical import canonical as canonical
@@ -123,16 +124,23 @@ class ImportTable:
     @staticmethod
     def _star_binding(local: str, scope: Scope) -> Optional[str]:
         stars: List[str] = []
+        others: List[str] = []
         walk: Optional[Scope] = scope
         while walk is not None:
             stars += [m for m in walk.star_imports if _is_torch(m) and m not in stars]
+            others += [m for m in walk.star_imports if not _is_torch(m) and m not in others]
             walk = walk.parent
-        if len(stars) != 1:
+        if len(stars) == 1:
+            star = stars[0]
+            if local[:1].isupper() or star == "torch":
+                return f"{star}.{local}"
             return None
-        star = stars[0]
-        if local[:1].isupper() or star == "torch":
-            return f"{star}.{local}"
-        return None
+        if stars:
+            return None
+        # A project module's star import: what the project index says it binds by import.
+        index = project.current()
+        found = {index.star_export(module, local) for module in others} - {None}
+        return found.pop() if len(found) == 1 else None
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""

@@ -40,9 +40,11 @@ class PrecheckFacts:
 
     @property
     def imports_torch(self) -> bool:
-        """Whether any import names ``torch`` or a module under it (the only
-        way a rule's qualified ``torch.*`` name can resolve)."""
-        return any(name == "torch" or name.startswith("torch.") for name in self.imports)
+        """Whether any import names ``torch`` or a module under it, or may
+        bring it in: a star import of another module (the project index can
+        tell that ``from models import *`` binds ``torch``), the only ways a
+        rule's qualified ``torch.*`` name can resolve."""
+        return any(name == "torch" or name.startswith("torch.") or name.endswith(".*") for name in self.imports)
 
     def mentions(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is used as a name, an attribute or an imported name."""

@@ -88,6 +88,15 @@ class ProjectIndex:
     keywords: FrozenSet[str] = frozenset()
     """The asked-about keyword arguments (``persistent_workers``) that some
     call in the project passes by name: a setting the project already makes."""
+    star_exports: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """For each project module that some file star-imports: the names
+    ``from <module> import *`` binds by import (``torch`` -> ``torch`` when the
+    module, or a module it star-imports in turn, does ``import torch``)."""
+
+    def star_export(self, module: str, name: str) -> Optional[str]:
+        """The dotted path ``name`` has after ``from <module> import *``, when
+        the project module binds it by an import; None otherwise."""
+        return self.star_exports.get(module, {}).get(name)
 
     def passes_keyword(self, name: str) -> bool:
         """Whether some call in the project's files passes ``name=...``."""
@@ -136,6 +145,9 @@ class ProjectIndex:
         digest.update(f"used\0{','.join(sorted(self.used))}\n".encode())
         for keyword in sorted(self.keywords):
             digest.update(f"keyword\0{keyword}\n".encode())
+        for module in sorted(self.star_exports):
+            names = self.star_exports[module]
+            digest.update(f"star\0{module}\0{','.join(f'{k}={names[k]}' for k in sorted(names))}\n".encode())
         return digest.hexdigest()
 
     @cached_property
@@ -247,6 +259,135 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             _add_import(table, statement, module, is_package)
     return table
+
+
+_STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+_MAX_STAR_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class _Exports:
+    """One module's part of what its star import binds."""
+
+    imported: Mapping[str, str]
+    stars: Tuple[str, ...]
+    public: Optional[FrozenSet[str]]
+    """``__all__`` when the module sets it to a literal list or tuple of strings."""
+
+
+def _exports_of(tree: ast.Module, module: str, is_package: bool) -> _Exports:
+    stars: List[str] = []
+    public: Optional[FrozenSet[str]] = None
+    pending: List[ast.stmt] = list(tree.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.If, ast.Try, ast.With)):
+            pending.extend(statement.body)
+            pending.extend(getattr(statement, "orelse", []))
+            pending.extend(getattr(statement, "finalbody", []))
+            for handler in getattr(statement, "handlers", []):
+                pending.extend(handler.body)
+        elif isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+            source = _absolute(module, statement.level, statement.module, is_package)
+            if source is not None:
+                stars.append(source)
+        elif (
+            isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == "__all__"
+            and isinstance(statement.value, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in statement.value.elts)
+        ):
+            public = frozenset(str(e.value) for e in statement.value.elts if isinstance(e, ast.Constant))
+    return _Exports(_module_imports(tree, module, is_package), tuple(sorted(stars)), public)
+
+
+_EXPORTS_FORMAT = b"star-exports-1"
+
+
+def _stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[_Exports]:
+    """One module's exports, from ``store`` when it holds them; None when the
+    file does not parse."""
+    key = ""
+    if store is not None:
+        digest = hashlib.sha256(_EXPORTS_FORMAT)
+        digest.update(f"\0{path}\0{module}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+        key = digest.hexdigest()
+        stored = store.get_facts(key)
+        if isinstance(stored, dict):
+            imported, stars, public = stored.get("imported"), stored.get("stars"), stored.get("public")
+            if (
+                isinstance(imported, dict) and _all_of(str, *imported, *imported.values())
+                and isinstance(stars, list) and _all_of(str, *stars)
+                and (public is None or (isinstance(public, list) and _all_of(str, *public)))
+            ):
+                return _Exports(imported, tuple(stars), None if public is None else frozenset(public))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    found = _exports_of(tree, module, path.stem == "__init__")
+    if store is not None:
+        store.put_facts(key, {
+            "imported": dict(found.imported), "stars": list(found.stars),
+            "public": None if found.public is None else sorted(found.public),
+        })
+    return found
+
+
+def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = None) -> Dict[str, Dict[str, str]]:
+    """What ``from <module> import *`` binds by import, for the project modules
+    that some file star-imports (and those they star-import in turn).  Only
+    files whose module is asked for are parsed; a module name held by two
+    files that disagree binds nothing."""
+    wanted: Set[str] = set()
+    for path, text in texts:
+        if b"import *" not in text:  # the usual spelling; others only lose a resolution
+            continue
+        for dots, target in _STAR_IMPORT.findall(text):
+            # Only absolute star imports resolve in a file (the import table leaves
+            # relative ones out); the modules they reach may star-import relatively.
+            name = target.decode()
+            if not dots and name and not (name == "torch" or name.startswith("torch.")):
+                wanted.add(name)
+    if not wanted:
+        return {}
+    by_last: Dict[str, List[Tuple[Path, bytes]]] = {}
+    for path, text in texts:
+        by_last.setdefault(path.parent.name if path.stem == "__init__" else path.stem, []).append((path, text))
+    parts: Dict[str, Optional[_Exports]] = {}
+    pending = sorted(wanted)
+    while pending:
+        name = pending.pop()
+        if name in parts:
+            continue
+        found: List[_Exports] = []
+        for path, text in by_last.get(name.rsplit(".", 1)[-1], []):
+            if module_name(path) != name:
+                continue
+            exports = _stored_exports(path, text, name, store)
+            if exports is not None:
+                found.append(exports)
+        parts[name] = found[0] if len(found) == 1 or (found and all(f == found[0] for f in found)) else None
+        for exports in found[:1]:
+            pending.extend(star for star in exports.stars if star not in parts)
+    return {name: _closure(name, parts, 0, set()) for name in sorted(wanted)}
+
+
+def _closure(name: str, parts: Mapping[str, Optional[_Exports]], depth: int, seen: Set[str]) -> Dict[str, str]:
+    exports = parts.get(name)
+    if exports is None or name in seen or depth > _MAX_STAR_DEPTH:
+        return {}
+    seen = seen | {name}
+    bound: Dict[str, str] = {}
+    for star in exports.stars:
+        bound.update(_closure(star, parts, depth + 1, seen))
+    bound.update(exports.imported)
+    if exports.public is not None:
+        return {k: v for k, v in bound.items() if k in exports.public}
+    return {k: v for k, v in bound.items() if not k.startswith("_")}
 
 
 def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str]) -> Optional[str]:
@@ -705,16 +846,20 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
             keywords: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
     for the class hierarchies, the callers, the names and the keyword
-    arguments enabled rules ask about (none: the empty index).  ``store`` keeps each parsed file's
+    arguments enabled rules ask about, and for what star imports of project
+    modules bind (nothing of either: the empty index).  ``store`` keeps each parsed file's
     contribution for the next run."""
     wanted = sorted(set(bases))
     asked = frozenset(names)
     asked_keywords = sorted(set(keywords))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
-    if not wanted and not asks_callers and not asked and not asked_keywords:
-        install(EMPTY)
-        return EMPTY
     texts = list(_read(files))
+    stars = _star_exports(texts, store)
+    if not wanted and not asks_callers and not asked and not asked_keywords:
+        # No rule asks about the project; star imports of its modules still resolve.
+        index = ProjectIndex(star_exports=stars) if stars else EMPTY
+        install(index)
+        return index
     classes = _hierarchy(texts, wanted, store) if wanted else {}
     calls, modules = _callers(texts, callers, store) if callers is not None and asks_callers else ({}, {})
     used: FrozenSet[str] = frozenset()
@@ -723,6 +868,6 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
 
         used = used_anywhere(texts, asked)
     passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
-    index = ProjectIndex(classes, calls, modules, used, passed)
+    index = ProjectIndex(classes, calls, modules, used, passed, stars)
     install(index)
     return index
