@@ -12,6 +12,7 @@ must change nothing.  Exit status 1 when any of that fails.
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import difflib
 import shutil
@@ -67,11 +68,22 @@ def is_internal_error(diagnostic: Diagnostic) -> bool:
 
 
 def diff_within_findings(before: str, after: str, findings: Sequence[Diagnostic]) -> bool:
-    """Whether every changed line lies on a finding (or is an added import)."""
+    """Whether every changed line lies on a finding, or inside one of the
+    edits its fix declares (a statement a fix inserts elsewhere, as TL603's
+    `set_float32_matmul_precision` after the imports), or is an added import."""
     covered: set = set()  # type: ignore[type-arg]
+    starts = [0]
+    for line in before.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def line_of(offset: int) -> int:
+        return max(1, bisect.bisect_right(starts, offset))
+
     for finding in findings:
         if finding.fix is not None:
             covered.update(range(finding.start.line - 1, finding.end.line + 2))
+            for edit in finding.fix.edits:
+                covered.update(range(line_of(edit.start) - 1, line_of(edit.end) + 2))
     old, new = before.splitlines(), after.splitlines()
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
