@@ -380,15 +380,21 @@ def test_stdin_fix_answers_in_the_input_encoding(tmp_path: Path) -> None:
 
 
 def test_torch_from_a_project_star_import_is_torch(tmp_path: Path) -> None:
-    """`from models import *` where the package imports torch: a run over the
-    project resolves `torch.load`; a run over the script alone cannot know."""
+    """`from models import *` where the package imports torch resolves to
+    torch, in a run over the project and in a run over the script alone (as
+    pre-commit runs it), where the module is found beside the script; a
+    module Python would not find there leaves the name unknown."""
     root = project(tmp_path, {
         "models/__init__.py": "from .net import *\n",
         "models/net.py": "import torch\n",
         "train.py": "from models import *\nstate = torch.load('ckpt.pt')\n",
+        "scripts/other.py": "from elsewhere import *\nstate = torch.load('ckpt.pt')\n",
+        "lib/elsewhere.py": "import torch\n",
     })
     args = ["check", "--select", "TL801", "--torch-version", "2.0", "--no-cache", "--output-format", "concise"]
     whole = run([*args, "."], root)
     assert "train.py:2:9: TL801" in whole.stdout, whole.stdout + whole.stderr
     alone = run([*args, "train.py"], root)
-    assert "TL801" not in alone.stdout and alone.returncode == 0, alone.stdout
+    assert "train.py:2:9: TL801" in alone.stdout, alone.stdout + alone.stderr
+    unknown = run([*args, "scripts/other.py"], root)
+    assert "TL801" not in unknown.stdout and unknown.returncode == 0, unknown.stdout

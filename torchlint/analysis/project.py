@@ -341,8 +341,12 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
     """What ``from <module> import *`` binds by import, for the project modules
     that some file star-imports (and those they star-import in turn).  Only
     files whose module is asked for are parsed; a module name held by two
-    files that disagree binds nothing."""
+    files that disagree binds nothing.  A module that is not among the run's
+    files is looked for on disk where Python would find it for the importing
+    script (its folder, and the working folder), so that linting only the
+    changed files (as pre-commit does) resolves as a run over the project."""
     wanted: Set[str] = set()
+    roots: Set[Path] = {Path.cwd()}
     for path, text in texts:
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue
@@ -352,6 +356,7 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
             name = target.decode()
             if not dots and name and not (name == "torch" or name.startswith("torch.")):
                 wanted.add(name)
+                roots.add(path.parent)
     if not wanted:
         return {}
     by_last: Dict[str, List[Tuple[Path, bytes]]] = {}
@@ -363,10 +368,11 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
         name = pending.pop()
         if name in parts:
             continue
+        candidates = [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if module_name(p) == name]
+        if not candidates:
+            candidates = _on_disk(name, roots)
         found: List[_Exports] = []
-        for path, text in by_last.get(name.rsplit(".", 1)[-1], []):
-            if module_name(path) != name:
-                continue
+        for path, text in candidates:
             exports = _stored_exports(path, text, name, store)
             if exports is not None:
                 found.append(exports)
@@ -374,6 +380,21 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
         for exports in found[:1]:
             pending.extend(star for star in exports.stars if star not in parts)
     return {name: _closure(name, parts, 0, set()) for name in sorted(wanted)}
+
+
+def _on_disk(name: str, roots: Iterable[Path]) -> List[Tuple[Path, bytes]]:
+    """The files module ``name`` is under one of ``roots`` (``models`` ->
+    ``models.py`` or ``models/__init__.py``), whose module name it is."""
+    relative = Path(*name.split("."))
+    found: List[Tuple[Path, bytes]] = []
+    for root in sorted(roots):
+        for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+            if any(candidate == path for path, _ in found):
+                continue
+            for path, data in _read([candidate]):
+                if module_name(path) == name:
+                    found.append((path, data))
+    return found
 
 
 def _closure(name: str, parts: Mapping[str, Optional[_Exports]], depth: int, seen: Set[str]) -> Dict[str, str]:
