@@ -330,3 +330,24 @@ def test_star_imports_resolve_in_the_import_table(tmp_path: Path) -> None:
         assert table.qualified_name(cst.parse_expression("np.zeros")) is None
     finally:
         project.install(project.EMPTY)
+
+
+def test_relative_star_imports_resolve_from_the_files_package(tmp_path: Path) -> None:
+    import libcst as cst
+
+    from torchlint.names import ImportTable
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    source = "from .common import *\ntorch.load(p)\n"
+    module = cst.parse_module(source)
+    try:
+        project.install(project.ProjectIndex(star_exports={"pkg.common": {"torch": "torch"}}))
+        inside = ImportTable.from_module(module, str(tmp_path / "pkg" / "train.py"))
+        assert inside.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
+        no_path = ImportTable.from_module(module)
+        assert no_path.qualified_name(cst.parse_expression("torch.load")) is None
+        outside = ImportTable.from_module(module, str(tmp_path / "train.py"))  # no package to be relative to
+        assert outside.qualified_name(cst.parse_expression("torch.load")) is None
+    finally:
+        project.install(project.EMPTY)

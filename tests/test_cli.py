@@ -398,3 +398,19 @@ def test_torch_from_a_project_star_import_is_torch(tmp_path: Path) -> None:
     assert "train.py:2:9: TL801" in alone.stdout, alone.stdout + alone.stderr
     unknown = run([*args, "scripts/other.py"], root)
     assert "TL801" not in unknown.stdout and unknown.returncode == 0, unknown.stdout
+
+
+def test_torch_from_a_relative_star_import_in_a_package(tmp_path: Path) -> None:
+    """Inside a package, `from .common import *` where `common` imports torch."""
+    root = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/common.py": "import torch\nimport torch.nn as nn\n",
+        "pkg/train.py": "from .common import *\nstate = torch.load('ckpt.pt')\n",
+        "pkg/sub/__init__.py": "from ..common import *\nstate = torch.load('ckpt.pt')\n",
+    })
+    args = ["check", "--select", "TL801", "--torch-version", "2.0", "--no-cache", "--output-format", "concise"]
+    for target in (".", "pkg/train.py"):
+        found = run([*args, target], root)
+        assert "train.py:2:9: TL801" in found.stdout, (target, found.stdout + found.stderr)
+    whole = run([*args, "."], root)
+    assert "sub/__init__.py:2:9: TL801" in whole.stdout, whole.stdout

@@ -183,7 +183,7 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
         path=path,
         source=source,
         module=module,
-        names=ImportTable.from_module(module),
+        names=ImportTable.from_module(module, path),
         torch_version=config.torch_version,
         options=config.options,
     )

@@ -37,16 +37,18 @@ class ImportTable:
     traversal is in.
     """
 
-    def __init__(self, scopes: "Callable[[], Scopes]") -> None:
+    def __init__(self, scopes: "Callable[[], Scopes]", path: Optional[str] = None) -> None:
         self._make_scopes = scopes
+        self._path = path
+        """The file's path: which package a relative star import (``from .utils import *``) is in."""
         self._scopes: Optional[Scopes] = None
         self._stack: List[Scope] = []
         self._open: List[cst.CSTNode] = []
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> "ImportTable":
+    def from_module(cls, module: cst.Module, path: Optional[str] = None) -> "ImportTable":
         """The table of one module; its scopes are built on first use."""
-        return cls(lambda: Scopes(module))
+        return cls(lambda: Scopes(module), path)
 
     @property
     def scopes(self) -> Scopes:
@@ -121,8 +123,7 @@ class ImportTable:
             target = binding.imported
         return target
 
-    @staticmethod
-    def _star_binding(local: str, scope: Scope) -> Optional[str]:
+    def _star_binding(self, local: str, scope: Scope) -> Optional[str]:
         stars: List[str] = []
         others: List[str] = []
         walk: Optional[Scope] = scope
@@ -139,8 +140,18 @@ class ImportTable:
             return None
         # A project module's star import: what the project index says it binds by import.
         index = project.current()
-        found = {index.star_export(module, local) for module in others} - {None}
+        found = {index.star_export(module, local) for module in map(self._absolute, others) if module} - {None}
         return found.pop() if len(found) == 1 else None
+
+    def _absolute(self, star: str) -> Optional[str]:
+        """The module a star import names: ``.utils`` made absolute from the
+        file's package (None without a path, or above the top package)."""
+        if not star.startswith("."):
+            return star
+        if self._path is None:
+            return None
+        level = len(star) - len(star.lstrip("."))
+        return project.absolute_import(self._path, level, star[level:] or None)
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""

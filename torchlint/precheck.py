@@ -27,7 +27,8 @@ class PrecheckFacts:
     imports: FrozenSet[str]
     """Dotted names the file imports anywhere: ``torch.nn`` for ``import
     torch.nn``, ``torch.nn.DataParallel`` for ``from torch.nn import
-    DataParallel``, ``torch.nn.*`` for a star import.  Relative imports are left out."""
+    DataParallel``, ``torch.nn.*`` for a star import.  Relative imports are left
+    out, but for star imports (``..utils.*``), which may bring torch in."""
     identifiers: FrozenSet[str]
     """Every name used, attribute named, or bound by an import (the last part
     of an imported name and its ``as`` alias)."""
@@ -97,6 +98,9 @@ def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
                 if alias.asname:
                     identifiers.add(alias.asname)
         elif isinstance(node, ast.ImportFrom):
+            if node.level and any(alias.name == "*" for alias in node.names):
+                imports.add(f"{'.' * node.level}{node.module or ''}.*")  # may bring torch (the project index knows)
+                continue
             if node.level or node.module is None:
                 continue
             for alias in node.names:

@@ -351,12 +351,14 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue
         for dots, target in _STAR_IMPORT.findall(text):
-            # Only absolute star imports resolve in a file (the import table leaves
-            # relative ones out); the modules they reach may star-import relatively.
-            name = target.decode()
-            if not dots and name and not (name == "torch" or name.startswith("torch.")):
+            module = module_name(path)
+            name = _absolute(module, len(dots), target.decode() or None, path.stem == "__init__") or ""
+            if name and not (name == "torch" or name.startswith("torch.")):
                 wanted.add(name)
                 roots.add(path.parent)
+                # The folder above the file's top package: where a relative import starts.
+                depth = module.count(".") + (path.stem == "__init__")
+                roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
     if not wanted:
         return {}
     by_last: Dict[str, List[Tuple[Path, bytes]]] = {}

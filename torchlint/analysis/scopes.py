@@ -483,12 +483,15 @@ class _Builder:
     def _import_from(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.ImportFrom)
         module = dotted(node.module) if node.module is not None else None
+        if isinstance(node.names, cst.ImportStar):
+            # A relative one keeps its dots (`.utils`): it never means an installed
+            # package, and only the file's own package can say which module it is.
+            star = "." * len(node.relative) + (module or "") if node.relative else module
+            if star and star not in scope.star_imports:
+                scope.star_imports.append(star)
+            return
         if node.relative:
             module = None  # a relative import never means an installed package
-        if isinstance(node.names, cst.ImportStar):
-            if module is not None and module not in scope.star_imports:
-                scope.star_imports.append(module)
-            return
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
                 continue
