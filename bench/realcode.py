@@ -12,7 +12,6 @@ must change nothing.  Exit status 1 when any of that fails.
 from __future__ import annotations
 
 import argparse
-import bisect
 import collections
 import difflib
 import shutil
@@ -29,6 +28,7 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from torchlint.edits import LineIndex  # noqa: E402
 from torchlint.engine import parse_module  # noqa: E402
 from torchlint.model import Diagnostic  # noqa: E402
 from torchlint.runner import fix_file, lint_file  # noqa: E402
@@ -72,18 +72,12 @@ def diff_within_findings(before: str, after: str, findings: Sequence[Diagnostic]
     edits its fix declares (a statement a fix inserts elsewhere, as TL603's
     `set_float32_matmul_precision` after the imports), or is an added import."""
     covered: set = set()  # type: ignore[type-arg]
-    starts = [0]
-    for line in before.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-
-    def line_of(offset: int) -> int:
-        return max(1, bisect.bisect_right(starts, offset))
-
+    lines = LineIndex(before)
     for finding in findings:
         if finding.fix is not None:
             covered.update(range(finding.start.line - 1, finding.end.line + 2))
             for edit in finding.fix.edits:
-                covered.update(range(line_of(edit.start) - 1, line_of(edit.end) + 2))
+                covered.update(range(lines.position(edit.start).line - 1, lines.position(edit.end).line + 2))
     old, new = before.splitlines(), after.splitlines()
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -272,13 +272,18 @@ STAR_PROJECT = {
 }
 
 
-def test_star_exports_follow_star_imports_of_the_project(tmp_path: Path) -> None:
+def _write(root: Path, sources: "dict[str, str]") -> "list[Path]":
     files = []
-    for name, text in STAR_PROJECT.items():
-        path = tmp_path / name
+    for name, text in sources.items():
+        path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         files.append(path)
+    return files
+
+
+def test_star_exports_follow_star_imports_of_the_project(tmp_path: Path) -> None:
+    files = _write(tmp_path, STAR_PROJECT)
     try:
         index = project.prepare(files, [])  # no rule asks: the star imports still resolve
         assert index is project.current() and index is not project.EMPTY
@@ -297,12 +302,7 @@ def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> 
     sources = dict(STAR_PROJECT)
     sources["other/__init__.py"] = ""
     sources["other/models/__init__.py"] = "import tensorflow as torch\n"  # `other.models`: no clash
-    files = []
-    for name, text in sources.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        files.append(path)
+    files = _write(tmp_path, sources)
     clash = tmp_path / "lib" / "models.py"
     clash.parent.mkdir()
     clash.write_text("import tensorflow as torch\n")  # a second top-level `models` module
@@ -351,3 +351,26 @@ def test_relative_star_imports_resolve_from_the_files_package(tmp_path: Path) ->
         assert outside.qualified_name(cst.parse_expression("torch.load")) is None
     finally:
         project.install(project.EMPTY)
+
+
+def test_star_exports_are_read_from_the_store_and_a_damaged_entry_is_a_miss(tmp_path: Path, monkeypatch) -> None:
+    files = _write(tmp_path, STAR_PROJECT)
+    texts = list(project._read(files))
+
+    class Store(dict):  # type: ignore[type-arg]
+        def get_facts(self, key: str) -> object:
+            return self.get(key)
+
+        def put_facts(self, key: str, value: object) -> None:
+            self[key] = value
+
+    store = Store()
+    first = project._star_exports(texts, store)
+    assert first["models"]["torch"] == "torch" and store
+    parses = []
+    real_parse = project.ast.parse
+    monkeypatch.setattr(project.ast, "parse", lambda *a, **k: parses.append(1) or real_parse(*a, **k))
+    assert project._star_exports(texts, store) == first and not parses  # a warm run parses nothing
+    for key in store:
+        store[key] = {"imported": {"torch": 1}, "stars": [], "public": None}  # not a string: damaged
+    assert project._star_exports(texts, store) == first and parses  # re-parsed, same answer

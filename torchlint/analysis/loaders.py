@@ -365,9 +365,8 @@ class Loaders:
         scope = binding.scope
         extra: List[cst.Call] = []
         if (
-            isinstance(scope.node if scope is not None else None, cst.FunctionDef)
-            and scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
-            and isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "__init__"
+            scope is not None and isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "__init__"
+            and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
         ):
             extra = self._instantiations(scope.parent.node)
         return list(self._training.parameter_arguments(binding, extra) or ())

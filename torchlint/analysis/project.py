@@ -242,11 +242,10 @@ def _add_import(table: Dict[str, str], statement: Union[ast.Import, ast.ImportFr
             table[alias.asname or alias.name] = f"{source}.{alias.name}"
 
 
-def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
-    """Module-level local name -> dotted path it was imported as (imports in
-    top-level ``if``/``try``/``with`` blocks count; those in functions and
-    classes do not)."""
-    table: Dict[str, str] = {}
+def _module_level(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The statements that run when the module is imported: its body and the
+    bodies of top-level ``if``/``try``/``with``/loops, not functions or classes
+    (last statement first: of two imports of one name, the first one is kept)."""
     pending: List[ast.stmt] = list(tree.body)
     while pending:
         statement = pending.pop()
@@ -256,7 +255,17 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str
             pending.extend(getattr(statement, "finalbody", []))
             for handler in getattr(statement, "handlers", []):
                 pending.extend(handler.body)
-        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+        else:
+            yield statement
+
+
+def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
+    """Module-level local name -> dotted path it was imported as (imports in
+    top-level ``if``/``try``/``with`` blocks count; those in functions and
+    classes do not)."""
+    table: Dict[str, str] = {}
+    for statement in _module_level(tree):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
             _add_import(table, statement, module, is_package)
     return table
 
@@ -278,16 +287,8 @@ class _Exports:
 def _exports_of(tree: ast.Module, module: str, is_package: bool) -> _Exports:
     stars: List[str] = []
     public: Optional[FrozenSet[str]] = None
-    pending: List[ast.stmt] = list(tree.body)
-    while pending:
-        statement = pending.pop()
-        if isinstance(statement, (ast.If, ast.Try, ast.With)):
-            pending.extend(statement.body)
-            pending.extend(getattr(statement, "orelse", []))
-            pending.extend(getattr(statement, "finalbody", []))
-            for handler in getattr(statement, "handlers", []):
-                pending.extend(handler.body)
-        elif isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+    for statement in _module_level(tree):
+        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
             source = _absolute(module, statement.level, statement.module, is_package)
             if source is not None:
                 stars.append(source)
@@ -301,18 +302,11 @@ def _exports_of(tree: ast.Module, module: str, is_package: bool) -> _Exports:
     return _Exports(_module_imports(tree, module, is_package), tuple(sorted(stars)), public)
 
 
-_EXPORTS_FORMAT = b"star-exports-1"
-
-
 def _stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[_Exports]:
     """One module's exports, from ``store`` when it holds them; None when the
     file does not parse."""
-    key = ""
+    key = _store_key(path, data, module, None, _EXPORTS_FORMAT)
     if store is not None:
-        digest = hashlib.sha256(_EXPORTS_FORMAT)
-        digest.update(f"\0{path}\0{module}\0".encode("utf-8", "surrogateescape"))
-        digest.update(data)
-        key = digest.hexdigest()
         stored = store.get_facts(key)
         if isinstance(stored, dict):
             imported, stars, public = stored.get("imported"), stored.get("stars"), stored.get("public")
@@ -350,15 +344,18 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
     for path, text in texts:
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue
-        for dots, target in _STAR_IMPORT.findall(text):
-            module = module_name(path)
-            name = _absolute(module, len(dots), target.decode() or None, path.stem == "__init__") or ""
-            if name and not (name == "torch" or name.startswith("torch.")):
+        stars = [(d, t.decode()) for d, t in _STAR_IMPORT.findall(text) if d or not _is_torch_module(t.decode())]
+        if not stars:
+            continue
+        module = module_name(path)
+        for dots, target in stars:
+            name = _absolute(module, len(dots), target or None, path.stem == "__init__")
+            if name and not _is_torch_module(name):
                 wanted.add(name)
-                roots.add(path.parent)
-                # The folder above the file's top package: where a relative import starts.
-                depth = module.count(".") + (path.stem == "__init__")
-                roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
+        roots.add(path.parent)
+        # The folder above the file's top package: where a relative import starts.
+        depth = module.count(".") + (path.stem == "__init__")
+        roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
     if not wanted:
         return {}
     by_last: Dict[str, List[Tuple[Path, bytes]]] = {}
@@ -382,6 +379,10 @@ def _star_exports(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store] = 
         for exports in found[:1]:
             pending.extend(star for star in exports.stars if star not in parts)
     return {name: _closure(name, parts, 0, set()) for name in sorted(wanted)}
+
+
+def _is_torch_module(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
 
 
 def _on_disk(name: str, roots: Iterable[Path]) -> List[Tuple[Path, bytes]]:
@@ -576,10 +577,12 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
 # -- contributions kept in the run's cache ------------------------------------------
 
 _STORE_FORMAT = b"project-contribution-1"
+_EXPORTS_FORMAT = b"star-exports-1"
 
 
-def _store_key(path: Path, data: bytes, module: str, focus: "Optional[re.Pattern[bytes]]") -> str:
-    digest = hashlib.sha256(_STORE_FORMAT)
+def _store_key(path: Path, data: bytes, module: str, focus: "Optional[re.Pattern[bytes]]",
+               kind: bytes = _STORE_FORMAT) -> str:
+    digest = hashlib.sha256(kind)
     digest.update(f"\0{path}\0{module}\0".encode("utf-8", "surrogateescape"))
     digest.update(b"" if focus is None else focus.pattern)
     digest.update(b"\0")

@@ -470,20 +470,17 @@ class Training:
         function builds what it steps, and the call that built it is set-up."""
         if not isinstance(receiver, cst.Name):
             return
-        bindings = self._scopes.resolve(receiver)
-        made: List[cst.Call] = []
-        for binding in bindings:
+        made: Set[int] = set()
+        for binding in self._scopes.resolve(receiver):
             built = binding.value if binding.value is not None else binding.source
-            scope = binding.scope
-            if binding.kind is not BindingKind.ASSIGN or not isinstance(built, cst.Call):
+            if (
+                binding.kind is not BindingKind.ASSIGN or not isinstance(built, cst.Call)
+                or binding.scope is None or binding.scope.node is not current.node
+            ):
                 return
-            if scope is None or scope.node is not current.node:
-                return
-            made.append(built)
-        known = {id(f.call) for f in current.setup_calls}
-        for fact in current.calls:
-            if any(fact.call is call for call in made) and id(fact.call) not in known:
-                current.setup_calls.append(fact)
+            made.add(id(built))
+        made -= {id(f.call) for f in current.setup_calls}
+        current.setup_calls.extend(f for f in current.calls if id(f.call) in made)
 
     def _local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The file's function a call invokes: ``f(...)`` or ``self.f(...)``."""
