@@ -3,9 +3,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import importlib.util  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
-from typing import Dict, Optional, Sequence  # noqa: E402
+from typing import Dict, FrozenSet, Iterator, Mapping, Optional, Sequence, Tuple  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -60,3 +61,59 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return cores + 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_verify_helper_per_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each `torchlint verify` session starts a helper process that imports
+    torch and what an optimizer step pulls in (about two seconds of CPU).  A
+    user pays that once per invocation; the tests make dozens of sessions, so
+    in each test process the sessions share one helper per environment (it
+    keeps no state between runs: every run is a fresh fork).  Starting,
+    killing and restarting helpers stays tested: the first session of each
+    environment starts one, a dead one is restarted, and the Slurm tests run
+    `torchlint verify` as a whole process."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    from torchlint.verify import runner as verify_runner
+    from torchlint.verify.runner import Exit, Runner
+
+    original = verify_runner.make_runner
+    logs = tmp_path_factory.mktemp("verify-helpers")
+    helpers: Dict[FrozenSet[Tuple[str, str]], Runner] = {}
+
+    class Shared:
+        def __init__(self, helper: Runner) -> None:
+            self._helper = helper
+            self._env = getattr(helper, "_env", {})  # read by a test of the runs' environment
+
+        def run(self, spec: Path, stdout: Path, stderr: Path, timeout: float) -> Exit:
+            return self._helper.run(spec, stdout, stderr, timeout)
+
+        def interrupt(self) -> None:
+            self._helper.interrupt()
+
+        def close(self) -> None:
+            self._helper.interrupt()  # the helper itself waits for the next session
+
+    def make_runner(env: Mapping[str, str], log: Path) -> Runner:
+        key = frozenset((k, v) for k, v in env.items() if k != "PYTEST_CURRENT_TEST")
+        helper = helpers.get(key)
+        if helper is None:
+            helper = helpers[key] = original(env, logs / f"helper-{len(helpers)}.log")
+        return Shared(helper)
+
+    # Sessions call the name their module imported: patch it there too when
+    # that module (which imports torch) is already loaded, else where it comes from.
+    users = [verify_runner] + [sys.modules[name] for name in ("torchlint.verify.session",) if name in sys.modules]
+    for module in users:
+        setattr(module, "make_runner", make_runner)
+    try:
+        yield
+    finally:
+        for module in [verify_runner, sys.modules.get("torchlint.verify.session")]:
+            if module is not None and getattr(module, "make_runner", None) is make_runner:
+                setattr(module, "make_runner", original)
+        for helper in helpers.values():
+            helper.close()

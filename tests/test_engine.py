@@ -140,3 +140,59 @@ def test_precheck_skips_files_without_trigger_words() -> None:
 
 def test_apply_edits_handles_insertions_and_replacements() -> None:
     assert apply_edits("abcdef", [Edit(0, 0, "X"), Edit(2, 4, "Y"), Edit(6, 6, "Z")]) == "XabYefZ"
+
+
+def test_the_precheck_runs_only_the_rules_that_could_report_on_the_file() -> None:
+    """A rule the pre-check rules out for a file is not run on it even when
+    another rule makes libcst parse the file (it would report here, so a run
+    of it would show)."""
+
+    class ReportsEveryCall(RenameFoo):
+        code = "TL905"
+        name = "reports-every-call"
+        trigger_words = ("never-in-this-file",)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.report(node, "a call")
+
+    class Triggered(RenameFoo):
+        trigger_words = ("foo",)
+
+    source = "x = foo(1)\n"
+    both = (Triggered, ReportsEveryCall)
+    assert [d.code for d in lint_source(source, "a.py", LintConfig(rules=both))] == ["TL901"]  # type: ignore[arg-type]
+    unchecked = lint_source(source, "a.py", LintConfig(rules=both, precheck=False))  # type: ignore[arg-type]
+    assert sorted(d.code for d in unchecked) == ["TL901", "TL905"]
+
+
+def test_positions_are_computed_when_first_read_not_when_taken() -> None:
+    """``facts.positions`` costs a rendering of the module; a rule takes it in
+    case it reports, so taking it must not render anything."""
+    from torchlint.analysis import Facts
+
+    facts = Facts.of_module(cst.parse_module("x = foo(1)\n"))
+    positions = facts.positions
+    assert "located" not in facts.__dict__
+    call = facts.nodes_of(cst.Call)[0]
+    assert positions[call].start.line == 1 and positions[call].start.column == 4
+    assert "located" in facts.__dict__
+
+
+def test_names_mentioned_come_from_the_precheck_tree_when_there_is_one() -> None:
+    """The pre-check's CPython tree serves the names-mentioned fact (no second
+    ``ast.parse``); both ways give the same names."""
+    import ast
+
+    from torchlint.analysis import Facts
+    from torchlint.analysis.mentions import all_names_used
+
+    source = "import torch\nimport torch.backends.cudnn as cudnn\ncudnn.benchmark = True\ny = torch.compile(m)\n"
+    module = cst.parse_module(source)
+    with_tree = Facts.of_module(module, source=source)
+    with_tree.python_tree = ast.parse(source)
+    expected = {"torch", "torch.backends.cudnn", "torch.backends.cudnn.benchmark", "torch.compile"}
+    assert with_tree.names_mentioned == all_names_used(source) == expected
+    other = ast.parse("import numpy\nnumpy.zeros(3)\n")
+    told = Facts.of_module(module, source=source)
+    told.python_tree = other  # the tree is what is read when given
+    assert told.names_mentioned == {"numpy", "numpy.zeros"}

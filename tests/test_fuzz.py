@@ -7,6 +7,7 @@ import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fuzzing import check_in_child, check_once, hostile, mutate, seeds
 
@@ -23,20 +24,22 @@ def test_hostile_inputs(seed: int, largest: int) -> None:
 
 hypothesmith = pytest.importorskip("hypothesmith")
 
+# Deferred: building hypothesmith's grammar strategy compiles a parser (about
+# two seconds), which every test process would otherwise pay while collecting.
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # long run: bench/fuzz.py
-@given(hypothesmith.from_grammar())
+@given(st.deferred(lambda: hypothesmith.from_grammar()))
 def test_generated_programs(source: str) -> None:
     assert check_once(source) is None
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # long run: bench/fuzz.py
-@given(hypothesmith.from_node())
+@given(st.deferred(lambda: hypothesmith.from_node()))
 def test_generated_syntax_trees(source: str) -> None:
     assert check_once(source) is None
 
 
-@pytest.mark.parametrize("seed", range(150))
+@pytest.mark.parametrize("seed", range(100))  # the long profile: bench/fuzz.py
 def test_mutated_training_code(seed: int) -> None:
     rng = random.Random(seed)
     corpus = seeds()

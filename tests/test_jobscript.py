@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from conftest import run_in_process
 
 from torchlint.jobscript import Launcher, parse_job_script
 from torchlint.jobscript.model import Resources
@@ -110,8 +111,9 @@ def test_unresolvable_launches_have_no_target(tmp_path: Path, line: str) -> None
 
 
 def _check(*args: str, cwd: Path) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    """``torchlint check --no-cache ARGS``, run in this process (what the
+    command does is under test here, not how it starts)."""
+    return run_in_process(["check", "--no-cache", *args], cwd)
 
 
 def _project(tmp_path: Path) -> Path:

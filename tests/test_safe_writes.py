@@ -217,8 +217,7 @@ def _bad_baseline(kind: str) -> bytes:
 def test_a_broken_baseline_is_a_one_line_error(tmp_path: Path, kind: str) -> None:
     (tmp_path / "a.py").write_text(FINDING)
     (tmp_path / "base.json").write_bytes(_bad_baseline(kind))
-    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "a.py", "--no-cache",
-                             "--baseline", "base.json"], cwd=tmp_path, capture_output=True, text=True)
+    result = run_in_process(["check", "a.py", "--no-cache", "--baseline", "base.json"], tmp_path)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "base.json" in lines[0], result.stderr
@@ -234,8 +233,9 @@ def test_a_valid_baseline_still_loads(tmp_path: Path) -> None:
 # -- fixing keeps what the file is: read-only, owner, links, xattrs, encoding ---------------
 
 def fix_in(folder: Path, *names: str) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "torchlint", "fix", *names, "--apply", "--unsafe-fixes",
-                           "--no-cache"], cwd=folder, capture_output=True, text=True)
+    """``torchlint fix NAMES --apply --unsafe-fixes``, run in this process (the
+    files' metadata is under test, not how the command starts)."""
+    return run_in_process(["fix", *names, "--apply", "--unsafe-fixes", "--no-cache"], folder)
 
 
 def test_fixing_works_on_a_plain_file(tmp_path: Path) -> None:

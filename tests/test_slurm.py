@@ -46,10 +46,18 @@ def _verify(args: List[str], tmp_path: Path) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_env(tmp_path))
 
 
-def test_verify_runs_as_a_job_and_its_report_names_the_job(tmp_path: Path) -> None:
+def test_verify_runs_as_a_job_set_up_by_the_setup_line_and_its_report_names_the_job(tmp_path: Path) -> None:
+    # One job for both (each costs seconds of torch imports on the node): the
+    # setup line is written into the job script and is what puts this Python on the PATH.
     report = tmp_path / "report.json"
-    done = _verify(["--device", "cpu", "--quick", "--rules", "TL302", "--json", str(report)], tmp_path)
+    setup = f"export PATH={Path(sys.executable).parent}:$PATH"
+    done = _verify(["--device", "cpu", "--quick", "--rules", "TL302", "--json", str(report), "--slurm-setup", setup],
+                   tmp_path)
     assert done.returncode == 0, done.stderr
+    (script,) = (tmp_path / "jobs").glob("*/job.sh")
+    lines = script.read_text().splitlines()
+    assert setup in lines
+    assert lines[-1].startswith("python -m torchlint.jobscript.on_node ")
     submitted = re.search(r"submitted job (\d+)", done.stderr)
     assert submitted, done.stderr
     job_id = submitted.group(1)
@@ -146,14 +154,3 @@ def test_ctrl_c_cancels_the_job(tmp_path: Path) -> None:
             break
         time.sleep(1)
     assert "JobState=CANCELLED" in state
-
-
-def test_slurm_setup_line_sets_up_python_on_the_node(tmp_path: Path) -> None:
-    setup = f"export PATH={Path(sys.executable).parent}:$PATH"
-    done = _verify(["--device", "cpu", "--quick", "--no-timing", "--rules", "TL302", "--slurm-setup", setup],
-                   tmp_path)
-    assert done.returncode == 0, done.stderr
-    (script,) = (tmp_path / "jobs").glob("*/job.sh")
-    lines = script.read_text().splitlines()
-    assert setup in lines
-    assert lines[-1].startswith("python -m torchlint.jobscript.on_node ")

@@ -14,9 +14,9 @@ import bisect
 import difflib
 import io
 import re
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -141,18 +141,39 @@ class PositionState(CodegenState):
     """One code-generation pass that records, for every node, its rendered
     offsets (libcst's syntactic position), its whitespace-inclusive range and
     the context a replacement of it is rendered in.  Contexts are shared
-    objects, rebuilt only when the indentation or the f-string nesting changes."""
+    objects, rebuilt only when the indentation or the f-string nesting changes.
+
+    This runs once per linted module over every node, so the records are
+    keyed by ``id(node)`` (libcst nodes hash by identity through a Python
+    ``__hash__``; the module keeps every node alive while the records live)."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.offset = 0
-        self.syntactic: Dict[cst.CSTNode, Tuple[int, int]] = {}
-        self.inclusive: Dict[cst.CSTNode, Tuple[int, int]] = {}
-        self.contexts: Dict[cst.CSTNode, NodeContext] = {}
+        self._syntactic: Dict[int, Tuple[int, int]] = {}
+        self._inclusive: Dict[int, Tuple[int, int]] = {}
+        self._contexts: Dict[int, NodeContext] = {}
+        self._order: List[cst.CSTNode] = []  # each node once, as first recorded
         self.popped_newline = ""
         self._stack: List[int] = []
         self._quotes: List[str] = []
         self._context: Optional[NodeContext] = None
+
+    def nodes(self) -> List[cst.CSTNode]:
+        """Every node with a range, in the order the ranges were recorded."""
+        return list(self._order)
+
+    def syntactic(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """The rendered range of a node, without its surrounding whitespace."""
+        return self._syntactic[id(node)]
+
+    def inclusive(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """The rendered range of everything the node renders."""
+        return self._inclusive[id(node)]
+
+    def context(self, node: cst.CSTNode) -> NodeContext:
+        """What the node was rendered within."""
+        return self._contexts[id(node)]
 
     def increase_indent(self, value: str) -> None:
         super().increase_indent(value)
@@ -182,56 +203,87 @@ class PositionState(CodegenState):
         context = self._context
         if context is None:
             context = self._context = NodeContext(tuple(self.indent_tokens), tuple(self._quotes))
-        self.contexts[node] = context
-        if isinstance(node, cst.FormattedString):
+        self._contexts[id(node)] = context
+        if type(node) is _FORMATTED_STRING:
             self._quotes.append(node.quote)
             self._context = None
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.FormattedString):
+        if type(node) is _FORMATTED_STRING:
             self._quotes.pop()
             self._context = None
         where = (self._stack.pop(), self.offset)
-        self.inclusive[node] = where
-        if node not in self.syntactic:
-            self.syntactic[node] = where
+        key = id(node)
+        self._inclusive[key] = where
+        if key not in self._syntactic:
+            self._syntactic[key] = where
+            self._order.append(node)
 
-    @contextmanager
-    def record_syntactic_position(
+    def _record_syntactic(self, node: cst.CSTNode, start: int, end: int) -> None:
+        key = id(node)
+        if key not in self._syntactic:
+            self._order.append(node)
+        self._syntactic[key] = (start, end)
+
+    def record_syntactic_position(  # type: ignore[override]  # a lighter context manager than the base's generator
         self,
         node: cst.CSTNode,
         *,
         start_node: Optional[cst.CSTNode] = None,
         end_node: Optional[cst.CSTNode] = None,
-    ) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None:
-                start = self.syntactic[start_node][0]
-            if end_node is not None:
-                end = self.syntactic[end_node][1]
-            self.syntactic[node] = (start, end)
+    ) -> "_SyntacticRecord":
+        return _SyntacticRecord(self, node, start_node, end_node)
+
+
+_FORMATTED_STRING = cst.FormattedString
+
+
+class _SyntacticRecord:
+    """Records a node's syntactic range around the code libcst renders for
+    it (libcst's own is a generator-based context manager, measurably slower
+    when entered for most nodes of a module)."""
+
+    __slots__ = ("_state", "_node", "_start_node", "_end_node", "_start")
+
+    def __init__(self, state: PositionState, node: cst.CSTNode,
+                 start_node: Optional[cst.CSTNode], end_node: Optional[cst.CSTNode]) -> None:
+        self._state = state
+        self._node = node
+        self._start_node = start_node
+        self._end_node = end_node
+        self._start = 0
+
+    def __enter__(self) -> None:
+        self._start = self._state.offset
+
+    def __exit__(self, *exc_info: object) -> None:
+        state = self._state
+        start, end = self._start, state.offset
+        if self._start_node is not None:
+            start = state.syntactic(self._start_node)[0]
+        if self._end_node is not None:
+            end = state.syntactic(self._end_node)[1]
+        state._record_syntactic(self._node, start, end)
 
 
 class CodeRanges(Mapping[cst.CSTNode, CodeRange]):
     """A :class:`Located`'s ranges in libcst's shape (1-based lines, 0-based
-    columns), converted when asked for."""
+    columns), converted when asked for.  The ranges (one code-generation pass
+    over the module) are computed on the first question, not when a rule
+    takes the mapping in case it reports."""
 
-    def __init__(self, located: "Located") -> None:
+    def __init__(self, located: Callable[[], "Located"]) -> None:
         self._located = located
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        start, end = self._located.range(node)
+        start, end = self._located().range(node)
         return CodeRange(CodePosition(start.line, start.column - 1), CodePosition(end.line, end.column - 1))
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._located.nodes())
+        return iter(self._located().nodes())
 
     def __len__(self) -> int:
-        return len(self._located.nodes())
+        return len(self._located().nodes())
 
 
 class Located:
@@ -252,11 +304,11 @@ class Located:
 
     def nodes(self) -> Sequence[cst.CSTNode]:
         """Every node with a range."""
-        return list(self._state.syntactic)
+        return self._state.nodes()
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """The real character range of a node (libcst's syntactic range)."""
-        return self._real(*self._state.syntactic[node])
+        return self._real(*self._state.syntactic(node))
 
     def range(self, node: cst.CSTNode) -> Tuple[Position, Position]:
         """The 1-based start and end positions of a node in the real text."""
@@ -279,7 +331,7 @@ class Located:
             if found is None:
                 return ()
             edits.extend(found)
-            bounds.append(self._real(*self._state.inclusive[replacement.node]))
+            bounds.append(self._real(*self._state.inclusive(replacement.node)))
         for name in imports:
             edit = self._import_edit(name)
             edits.append(edit)
@@ -300,13 +352,16 @@ class Located:
 
     def _replacement_edits(self, replacement: Replacement) -> Optional[List[Edit]]:
         node, new_node = replacement.node, replacement.new_node
-        context = self._state.contexts[node]
+        context = self._state.context(node)
         if context.fstring_quotes:
             new_node = requote_inserted_strings(node, new_node, context.fstring_quotes)
-        start, end = self._state.inclusive[node]
+        start, end = self._state.inclusive(node)
         text = self._rendered_text()
         old = text[start:end]
-        expected, new = _render(node, self.module, context), _render(new_node, self.module, context)
+        # The module itself renders as the text this pass rendered; any other
+        # node is rendered alone to check it renders as it sits in the module.
+        expected = old if node is self.module else _render(node, self.module, context)
+        new = _render(new_node, self.module, context)
         popped = self._state.popped_newline
         if end > len(text) and popped and expected == old + popped and new.endswith(popped):
             expected, new = old, new[: -len(popped)]  # the last statement of a file without a final newline
@@ -372,9 +427,26 @@ def _lines(text: str) -> List[str]:
     return io.StringIO(text, newline="").readlines()
 
 
+class _RenderState(CodegenState):
+    """Plain rendering: records no positions (libcst's default still enters
+    a generator-based context manager for most nodes)."""
+
+    def record_syntactic_position(  # type: ignore[override]  # same protocol, no generator
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> "nullcontext[None]":
+        return _NOTHING_RECORDED
+
+
+_NOTHING_RECORDED: "nullcontext[None]" = nullcontext()
+
+
 def _render(node: cst.CSTNode, module: cst.Module, context: NodeContext) -> str:
     """A node's text as the module renders it where the node sits."""
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = _RenderState(default_indent=module.default_indent, default_newline=module.default_newline)
     state.indent_tokens = list(context.indent_tokens)
     node._codegen(state)
     return "".join(state.tokens)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -26,7 +27,7 @@ from torchlint.rule import (
 )
 from torchlint.suppress import Suppressions, parse_suppressions
 from torchlint.target import DEFAULT_TARGET, PythonVersion
-from torchlint.tree import child_fields
+from torchlint.tree import children
 
 Handler = Callable[[cst.CSTNode], None]
 # Nodes that open a scope (exact types: isinstance on libcst's ABCs is slow).
@@ -74,14 +75,8 @@ class _Dispatcher:
     def walk(self, node: cst.CSTNode) -> None:
         """Visit ``node`` and its subtree, depth first in source order."""
         self.on_visit(node)
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self.walk(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        self.walk(item)
+        for child in children(node):
+            self.walk(child)
         self.on_leave(node)
 
     def __init__(self, rules: Sequence[Rule], context: FileContext) -> None:
@@ -148,9 +143,14 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
         facts = facts_of(source)
         if facts is not None:
             # CPython's parser (far cheaper than libcst) read the file: the
-            # rules decide from its summary whether libcst needs to.
-            if not could_match(facts, config.rules, config.options):
+            # rules decide from its summary whether libcst needs to, and
+            # only those that might report run.
+            rules = tuple(
+                rule for rule in config.rules if rule.could_match(facts, config.options.get(rule.code, {}))
+            )
+            if not rules:
                 return []
+            config = replace(config, rules=rules)
         else:  # a syntax error, or syntax newer than this Python: libcst has the last word
             can_match = might_match(source, config.rules, config.options)
     parsed = parse_module(source, path)
@@ -162,7 +162,7 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             return [newer]
     if not can_match:
         return []
-    return lint_module(parsed, source, path, config)
+    return lint_module(parsed, source, path, config, facts.tree if facts is not None else None)
 
 
 def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optional[Diagnostic]:
@@ -177,8 +177,10 @@ def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optiona
     return replace(error, message=f"{error.message} (target Python {target.dotted})")
 
 
-def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
-    """Run the rules over an already parsed module."""
+def lint_module(module: cst.Module, source: str, path: str, config: LintConfig,
+                python_tree: Optional[ast.AST] = None) -> List[Diagnostic]:
+    """Run the rules over an already parsed module (``python_tree``: CPython's
+    tree of the same text, when one was made)."""
     context = FileContext(
         path=path,
         source=source,
@@ -186,6 +188,7 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
         names=ImportTable.from_module(module, path),
         torch_version=config.torch_version,
         options=config.options,
+        python_tree=python_tree,
     )
     rules = [rule(context) for rule in config.rules if rule.torch_range.contains(config.torch_version)]
     try:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass
-from typing import FrozenSet, Iterable, Optional, Set
+from dataclasses import dataclass, field
+from typing import FrozenSet, Iterable, List, Optional, Set
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class PrecheckFacts:
     """``name`` of each ``x.name`` written to (assignment targets, tuple targets included)."""
     functions: FrozenSet[str]
     """Names of the functions the file defines (at any depth)."""
+    tree: Optional[ast.AST] = field(default=None, compare=False, repr=False)
+    """CPython's tree of the file, kept so that the analyses that read the
+    file with ``ast`` (names mentioned) need not parse it again."""
 
     @property
     def imports_torch(self) -> bool:
@@ -72,6 +75,27 @@ def facts_of(source: str) -> Optional[PrecheckFacts]:
     return summarize(tree, source)
 
 
+def python_nodes(tree: ast.AST) -> List[ast.AST]:
+    """Every node of a CPython tree, in ``ast.walk``'s order (breadth first),
+    as a list: the same nodes without a generator per node, which is most of
+    what ``ast.walk`` costs."""
+    nodes: List[ast.AST] = [tree]
+    node_type = ast.AST
+    index = 0
+    while index < len(nodes):
+        node = nodes[index]
+        index += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                nodes.append(value)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        nodes.append(item)
+    return nodes
+
+
 def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
     """One walk over the tree, collecting every set of :class:`PrecheckFacts`."""
     imports: Set[str] = set()
@@ -79,7 +103,7 @@ def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
     called: Set[str] = set()
     assigned: Set[str] = set()
     functions: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in python_nodes(tree):
         if isinstance(node, ast.Name):
             identifiers.add(node.id)
         elif isinstance(node, ast.Attribute):
@@ -115,4 +139,5 @@ def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
         called_attributes=frozenset(called),
         assigned_attributes=frozenset(assigned),
         functions=frozenset(functions),
+        tree=tree,
     )

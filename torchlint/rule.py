@@ -8,6 +8,7 @@ traversal; a rule calls :meth:`Rule.report` and never prints or touches files.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import textwrap
@@ -110,11 +111,14 @@ class FileContext:
     options: Mapping[str, Mapping[str, OptionValue]]
     parents: List[cst.CSTNode] = field(default_factory=list)
     reports: List[Report] = field(default_factory=list)
+    python_tree: Optional[ast.AST] = None
+    """CPython's tree of ``source``, when the pre-check parsed it."""
     facts: Facts = field(init=False)
     """The file's shared analyses, each built on first use."""
 
     def __post_init__(self) -> None:
-        self.facts = Facts(self.module, self.names, path=self.path, source=self.source)
+        self.facts = Facts(self.module, self.names, path=self.path, source=self.source,
+                           python_tree=self.python_tree)
 
     @property
     def is_test_file(self) -> bool:

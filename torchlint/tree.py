@@ -49,15 +49,32 @@ def _is_node(kind: type) -> bool:
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """The node's children that carry code, in source order."""
+    """The node's children that carry code, in source order.
+
+    Every walk of every analysis calls this once per node, so it is written
+    for speed: cached per-type lookups, no generator, no ``isinstance``."""
     found: List[cst.CSTNode] = []
-    for name in child_fields(type(node)):
+    append = found.append
+    is_node = _IS_NODE
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = child_fields(type(node))
+    for name in fields:
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
-            found.extend(item for item in value if _is_node(type(item)))
-        elif _is_node(kind):
-            found.append(value)
+            for item in value:
+                known = is_node.get(type(item))
+                if known is None:
+                    known = _is_node(type(item))
+                if known:
+                    append(item)
+        else:
+            known = is_node.get(kind)
+            if known is None:
+                known = _is_node(kind)
+            if known:
+                append(value)
     return found
 
 

@@ -19,6 +19,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 if TYPE_CHECKING:
+    import ast
+
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
@@ -54,6 +56,7 @@ class Facts:
         project: "Optional[ProjectIndex]" = None,
         path: str = "<string>",
         source: Optional[str] = None,
+        python_tree: "Optional[ast.AST]" = None,
     ) -> None:
         self.module = module
         self.names = names
@@ -61,6 +64,8 @@ class Facts:
         self.source = source
         """The file's text (positions are in it); None: the module's own rendering."""
         self._project = project
+        self.python_tree = python_tree
+        """CPython's ``ast`` of the same text when the pre-check made one."""
 
     @classmethod
     def of_module(cls, module: cst.Module, project: "Optional[ProjectIndex]" = None,
@@ -84,7 +89,7 @@ class Facts:
         :attr:`located`, for rules that read ``positions[node].start.line``."""
         from torchlint.edits import CodeRanges
 
-        return CodeRanges(self.located)
+        return CodeRanges(lambda: self.located)
 
     @cached_property
     def _walked(self) -> "Tuple[Dict[cst.CSTNode, cst.CSTNode], Dict[type, List[cst.CSTNode]]]":
@@ -122,8 +127,10 @@ class Facts:
     def names_mentioned(self) -> "FrozenSet[str]":
         """Every dotted name the file refers to, resolved through its imports
         (:func:`torchlint.analysis.mentions.all_names_used`; one ``ast`` pass)."""
-        from torchlint.analysis.mentions import all_names_used
+        from torchlint.analysis.mentions import all_names_used, names_in_tree
 
+        if self.python_tree is not None:
+            return names_in_tree(self.python_tree)
         return all_names_used(self.source if self.source is not None else self.module.code)
 
     @property

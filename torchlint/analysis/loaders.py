@@ -14,7 +14,7 @@ loader produced (pinned memory, when the loader pins).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -114,32 +114,35 @@ class Loaders:
     def _walk(self, node: cst.CSTNode, function: FunctionNode, loops: int) -> None:
         self._order[node] = len(self._order)
         self._function_of[node] = function
-        if isinstance(node, cst.FunctionDef):
-            for child in children(node):
-                inside = child is node.body
-                self._parent[child] = node
-                self._walk(child, node if inside else function, 0 if inside else loops)
+        kind = type(node)  # exact types: libcst's concrete nodes have no subclasses
+        if kind is cst.FunctionDef:
+            definition = cast(cst.FunctionDef, node)
+            for child in children(definition):
+                inside = child is definition.body
+                self._parent[child] = definition
+                self._walk(child, definition if inside else function, 0 if inside else loops)
             return
-        if isinstance(node, cst.Call):
-            self._calls.append(node)
-            qualified = self._names.call_name(node)
+        if kind is cst.Call:
+            call = cast(cst.Call, node)
+            self._calls.append(call)
+            qualified = self._names.call_name(call)
             if qualified == DATALOADER:
-                self._constructors.append(node)
+                self._constructors.append(call)
                 if loops:
-                    self._in_loop.add(node)
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda" and qualified is None:
+                    self._in_loop.add(call)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
                 self.uses_cuda = True
-        elif isinstance(node, (cst.Attribute, cst.Name)) and not self.uses_cuda:
-            qualified = self._names.qualified_name(node)
+        elif (kind is cst.Attribute or kind is cst.Name) and not self.uses_cuda:
+            qualified = self._names.qualified_name(cast(Union[cst.Attribute, cst.Name], node))
             if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
                 self.uses_cuda = True
-        elif isinstance(node, cst.SimpleString) and not self.uses_cuda:
-            text = _string(node)
+        elif kind is cst.SimpleString and not self.uses_cuda:
+            text = _string(cast(cst.SimpleString, node))
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
                 self.uses_cuda = True
-        is_loop = isinstance(node, (cst.For, cst.While))
-        if isinstance(node, cst.For):
-            self._for_loops.append((node, loops > 0))
+        is_loop = kind is cst.For or kind is cst.While
+        if kind is cst.For:
+            self._for_loops.append((cast(cst.For, node), loops > 0))
         for child in children(node):
             self._parent[child] = node
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)

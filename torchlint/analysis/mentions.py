@@ -15,17 +15,18 @@ from __future__ import annotations
 import ast
 import warnings
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.project import _add_import, _dotted
 from torchlint.names import canonical
+from torchlint.precheck import python_nodes
 
 
-def _imports(tree: ast.AST) -> Dict[str, str]:
+def _imports(nodes: Sequence[ast.AST]) -> Dict[str, str]:
     """Local name -> dotted path, for every absolute import in the file
     (relative ones name the project's own modules, never torch's)."""
     table: Dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
             _add_import(table, node, "", False)
     return table
@@ -45,12 +46,14 @@ def all_names_used(text: Union[str, bytes]) -> FrozenSet[str]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return frozenset()
-    imports = _imports(tree)
+    return names_in_tree(tree)
+
+
+def names_in_tree(tree: ast.AST) -> FrozenSet[str]:
+    """:func:`all_names_used` of a file CPython has already parsed."""
+    nodes = python_nodes(tree)
+    imports = _imports(nodes)
     found: Set[str] = set()
-    try:
-        nodes = list(ast.walk(tree))
-    except RecursionError:
-        return frozenset()
     for node in nodes:
         if not isinstance(node, (ast.Attribute, ast.Name)):
             continue
@@ -80,4 +83,4 @@ def used_anywhere(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) ->
     return frozenset(found)
 
 
-__all__ = ["all_names_used", "names_used", "used_anywhere"]
+__all__ = ["all_names_used", "names_in_tree", "names_used", "used_anywhere"]

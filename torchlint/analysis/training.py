@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -322,19 +322,23 @@ class Training:
         return mode, self._names.qualified_name(target) or ""
 
     def _walk(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.FunctionDef):
-            self._function(node)
+        # Exact types (libcst's concrete nodes have no subclasses): an
+        # ``isinstance`` against libcst's ABC-based classes costs a Python-level
+        # check, and this runs on every node of every module.
+        kind = type(node)
+        if kind is cst.FunctionDef:
+            self._function(cast(cst.FunctionDef, node))
             return
-        if isinstance(node, cst.With):
-            self._with(node)
+        if kind is cst.With:
+            self._with(cast(cst.With, node))
             return
-        if isinstance(node, (cst.For, cst.While)):
-            self._loop(node)
+        if kind is cst.For or kind is cst.While:
+            self._loop(cast(Union[cst.For, cst.While], node))
             return
-        if isinstance(node, cst.Call):
-            self._call(node)
-        elif isinstance(node, cst.Attribute) and node.attr.value == "grad":
-            self._current.grad_reads.append(node)
+        if kind is cst.Call:
+            self._call(cast(cst.Call, node))
+        elif kind is cst.Attribute and cast(cst.Attribute, node).attr.value == "grad":
+            self._current.grad_reads.append(cast(cst.Attribute, node))
         for child in children(node):
             self._walk(child)
 
