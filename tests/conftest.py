@@ -98,6 +98,9 @@ def _one_verify_helper_per_environment(tmp_path_factory: pytest.TempPathFactory)
             self._helper.interrupt()  # the helper itself waits for the next session
 
     def make_runner(env: Mapping[str, str], log: Path) -> Runner:
+        runner = original(env, log)  # starts nothing yet
+        if not isinstance(runner, verify_runner.ForkServer):
+            return runner  # fresh processes (TORCHLINT_VERIFY_FORK=0): nothing to share
         key = frozenset((k, v) for k, v in env.items() if k != "PYTEST_CURRENT_TEST")
         helper = helpers.get(key)
         if helper is None:
