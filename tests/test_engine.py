@@ -163,6 +163,11 @@ def test_the_precheck_runs_only_the_rules_that_could_report_on_the_file() -> Non
     assert [d.code for d in lint_source(source, "a.py", LintConfig(rules=both))] == ["TL901"]  # type: ignore[arg-type]
     unchecked = lint_source(source, "a.py", LintConfig(rules=both, precheck=False))  # type: ignore[arg-type]
     assert sorted(d.code for d in unchecked) == ["TL901", "TL905"]
+    # The fixer's later passes lint the fixed text the same way.
+    fixed = fix_text("x = foo(1)\ny = foo(2)\n", "a.py", LintConfig(rules=both))  # type: ignore[arg-type]
+    assert fixed.source == "x = bar(1)\ny = bar(2)\n" and fixed.remaining == ()
+    fixed = fix_text("x = foo(1)\ny = foo(2)\n", "a.py", LintConfig(rules=both, precheck=False))  # type: ignore[arg-type]
+    assert [d.code for d in fixed.remaining] == ["TL905", "TL905"]
 
 
 def test_positions_are_computed_when_first_read_not_when_taken() -> None:

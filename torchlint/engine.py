@@ -145,12 +145,9 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             # CPython's parser (far cheaper than libcst) read the file: the
             # rules decide from its summary whether libcst needs to, and
             # only those that might report run.
-            rules = tuple(
-                rule for rule in config.rules if rule.could_match(facts, config.options.get(rule.code, {}))
-            )
-            if not rules:
+            config = _kept(facts, config)
+            if not config.rules:
                 return []
-            config = replace(config, rules=rules)
         else:  # a syntax error, or syntax newer than this Python: libcst has the last word
             can_match = might_match(source, config.rules, config.options)
     parsed = parse_module(source, path)
@@ -162,7 +159,14 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             return [newer]
     if not can_match:
         return []
-    return lint_module(parsed, source, path, config, facts.tree if facts is not None else None)
+    return _run_rules(parsed, source, path, config, facts.tree if facts is not None else None)
+
+
+def _kept(facts: PrecheckFacts, config: LintConfig) -> LintConfig:
+    """``config`` with only the rules that might report on a file with these
+    pre-check facts."""
+    rules = tuple(rule for rule in config.rules if rule.could_match(facts, config.options.get(rule.code, {})))
+    return replace(config, rules=rules)
 
 
 def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optional[Diagnostic]:
@@ -177,9 +181,20 @@ def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optiona
     return replace(error, message=f"{error.message} (target Python {target.dotted})")
 
 
-def lint_module(module: cst.Module, source: str, path: str, config: LintConfig,
-                python_tree: Optional[ast.AST] = None) -> List[Diagnostic]:
-    """Run the rules over an already parsed module (``python_tree``: CPython's
+def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
+    """Run the rules over an already parsed module (the fixer's later passes):
+    with the pre-check on, it still picks which rules run."""
+    python_tree: Optional[ast.AST] = None
+    if config.precheck:
+        facts = facts_of(source)
+        if facts is not None:
+            config, python_tree = _kept(facts, config), facts.tree
+    return _run_rules(module, source, path, config, python_tree) if config.rules else []
+
+
+def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
+               python_tree: Optional[ast.AST]) -> List[Diagnostic]:
+    """The rules of ``config`` over a parsed module (``python_tree``: CPython's
     tree of the same text, when one was made)."""
     context = FileContext(
         path=path,

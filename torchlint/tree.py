@@ -49,32 +49,15 @@ def _is_node(kind: type) -> bool:
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """The node's children that carry code, in source order.
-
-    Every walk of every analysis calls this once per node, so it is written
-    for speed: cached per-type lookups, no generator, no ``isinstance``."""
+    """The node's children that carry code, in source order."""
     found: List[cst.CSTNode] = []
-    append = found.append
-    is_node = _IS_NODE
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = child_fields(type(node))
-    for name in fields:
+    for name in child_fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
-            for item in value:
-                known = is_node.get(type(item))
-                if known is None:
-                    known = _is_node(type(item))
-                if known:
-                    append(item)
-        else:
-            known = is_node.get(kind)
-            if known is None:
-                known = _is_node(kind)
-            if known:
-                append(value)
+            found.extend(item for item in value if _is_node(type(item)))
+        elif _is_node(kind):
+            found.append(value)
     return found
 
 
