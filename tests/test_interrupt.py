@@ -93,3 +93,35 @@ def test_fix_apply_stops_at_once_and_cleanly(tmp_path: Path, sent: signal.Signal
     assert report is not None, stderr
     assert int(report.group(1)) == len(written)
     assert [pid for pid in workers if alive(pid)] == [], "worker processes outlived the run"
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_write_still_reports_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: signal.Signals
+) -> None:
+    """The window the subprocess test above hits only by chance: the signal
+    comes right after a fixed file replaced the original, before the run
+    noted it.  The file is on disk, so the report must name it, and the run
+    must still stop there."""
+    from torchlint import runner
+    from torchlint.settings import Settings
+
+    files = [tmp_path / f"f{number}.py" for number in range(3)]
+    for path in files:
+        path.write_text(ORIGINAL)
+    real_write = runner.write_source
+
+    def write_then_signal(original: object, text: str) -> None:
+        real_write(original, text)  # type: ignore[arg-type]
+        os.kill(os.getpid(), sent)
+
+    monkeypatch.setattr(runner, "write_source", write_then_signal)
+    settings = Settings(torch_version="1.13", root=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(runner.Interrupted) as stopped:
+        runner.run_files(files, lambda _: settings,
+                         lambda path, s: runner.fix_file(path, s, unsafe=True, write=True), jobs=1)
+    assert stopped.value.signal_number == sent
+    assert stopped.value.written == ("f0.py",)
+    assert [path.read_text() == FIXED for path in files] == [True, False, False]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers put back

@@ -207,6 +207,30 @@ def _writes_deferred() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous_handler)
 
 
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while a file is written and recorded as
+    written, then deliver any that came meanwhile: a signal landing between
+    the rename and the record would make the report miss a file on disk."""
+    held = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or None in map(signal.getsignal, held):
+        yield  # handlers Python cannot put back (set outside it) stay as they are
+        return
+    arrived: List[int] = []
+
+    def hold(signal_number: int, frame: Optional[FrameType]) -> None:
+        arrived.append(signal_number)
+
+    previous = {number: signal.signal(number, hold) for number in held}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    for came in dict.fromkeys(arrived):
+        signal.raise_signal(came)  # the restored handler raises it here
+
+
 def _died(path: Path, died: "Died") -> FileOutcome:
     shown = display_path(path)
     return FileOutcome(shown, (parse_error(shown, f"internal error while linting: the worker process "
@@ -265,7 +289,8 @@ def run_files(
         if isinstance(result, Died):
             results[index] = _died(tasks[index][0], result)
         else:
-            results[index] = commit(result)
+            with _signals_held():
+                results[index] = commit(result)
 
     try:
         with _writes_deferred():
