@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis, project
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.names import canonical, dotted
+from torchlint.names import canonical
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
 
@@ -161,22 +161,7 @@ class DataParallel(Rule):
         """``Name`` or ``module.Name`` imported relatively (``from .parallel
         import Wrap``, ``from . import parallel``), as the absolute name the
         project index knows; only asked when the project has such classes."""
-        if not self.facts.project.classes:
-            return None
-        root, parts = _chain(expr)
-        binding = self._only_binding(root, BindingKind.IMPORT)
-        statement = binding.node if binding is not None else None
-        if root is None or not isinstance(statement, cst.ImportFrom) or not statement.relative:
-            return None
-        for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
-            local = alias.asname.name if alias.asname is not None else alias.name
-            if isinstance(local, cst.Name) and local.value == root.value and isinstance(alias.name, cst.Name):
-                source = dotted(statement.module) if statement.module is not None else None
-                package = project.absolute_import(self.context.path, len(statement.relative), source)
-                if package is None:
-                    return None
-                return ".".join([package, alias.name.value, *parts])
-        return None
+        return self.facts.instances.absolute_name(expr) if self.facts.project.classes else None
 
     def _only_binding(self, name: Optional[cst.Name], kind: BindingKind) -> Optional[Binding]:
         """The one binding ``name`` refers to, if there is exactly one and of ``kind``."""

@@ -374,3 +374,71 @@ def test_star_exports_are_read_from_the_store_and_a_damaged_entry_is_a_miss(tmp_
     for key in store:
         store[key] = {"imported": {"torch": 1}, "stars": [], "public": None}  # not a string: damaged
     assert project._star_exports(texts, store) == first and parses  # re-parsed, same answer
+
+
+METHODS = {
+    "optim/__init__.py": "",
+    "optim/wrap.py": (
+        "import functools\n"
+        "class Scheduled:\n    def zero_grad(self):\n        pass\n"
+        "class Flexible:\n    def zero_grad(self, set_to_none=True, *, foo=1):\n        pass\n"
+        "class Forwarding:\n    def zero_grad(self, *args, **kwargs):\n        pass\n"
+        "class Wrapped:\n    @functools.wraps(print)\n    def zero_grad(self):\n        pass\n"
+        "class Twice:\n    def zero_grad(self, set_to_none=True):\n        pass\n"
+        "    def zero_grad(self):\n        pass\n"
+        "class Heir(Scheduled):\n    pass\n"
+        "def zero_grad(params):\n    pass\n"
+    ),
+    "other.py": "class Scheduled:\n    def step(self):\n        pass\n",
+}
+
+
+def test_method_shapes_of_project_classes(tmp_path: Path) -> None:
+    files = _write(tmp_path, METHODS)
+    try:
+        index = project.prepare(files, [], methods=["zero_grad"])
+    finally:
+        project.install(project.EMPTY)
+    scheduled = index.method("optim.wrap.Scheduled", "zero_grad")
+    assert scheduled == project.MethodShape((), 0) and not scheduled.accepts_keyword("set_to_none")
+    flexible = index.method("optim.wrap.Flexible", "zero_grad")
+    assert flexible == project.MethodShape(("set_to_none", "foo"), 1)
+    assert flexible.accepts_keyword("set_to_none") and not flexible.accepts_keyword("bar")
+    forwarding = index.method("optim.wrap.Forwarding", "zero_grad")
+    assert forwarding is not None and forwarding.accepts_keyword("set_to_none")
+    assert index.method("optim.wrap.Wrapped", "zero_grad") is None  # a decorator may change it
+    assert index.method("optim.wrap.Twice", "zero_grad") == project.MethodShape((), 0)  # the last def counts
+    assert index.method("optim.wrap.Heir", "zero_grad") is None  # inherited: not followed
+    assert index.method("optim.wrap.Scheduled", "step") is None  # not asked about
+    assert index.method("other.Scheduled", "zero_grad") is None
+
+
+def test_method_shapes_are_cached_and_change_the_fingerprint(tmp_path: Path) -> None:
+    files = _write(tmp_path, METHODS)
+    store = _CountingStore()
+    try:
+        cold = project.prepare(files, [], store=store, methods=["zero_grad"])
+        assert len(store.entries) == 1  # only the file with a `def zero_grad` was parsed
+        for key in store.entries:  # a damaged entry is parsed again
+            store.entries[key] = [["optim.wrap.Scheduled", "zero_grad", ["x"], -1, False, False]]
+        assert project.prepare(files, [], store=store, methods=["zero_grad"]).methods == cold.methods
+        (tmp_path / "optim" / "wrap.py").write_text(
+            METHODS["optim/wrap.py"].replace("def zero_grad(self):\n        pass\nclass Flexible",
+                                             "def zero_grad(self, set_to_none=False):\n        pass\nclass Flexible"))
+        changed = project.prepare(files, [], store=store, methods=["zero_grad"])
+        assert changed.method("optim.wrap.Scheduled", "zero_grad") == project.MethodShape(("set_to_none",), 1)
+        assert changed.fingerprint_for(str(files[0])) != cold.fingerprint_for(str(files[0]))
+    finally:
+        project.install(project.EMPTY)
+
+
+def test_two_scripts_with_one_module_name_and_different_methods_give_none(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        "a/train.py": "class Opt:\n    def zero_grad(self):\n        pass\n",
+        "b/train.py": "class Opt:\n    def zero_grad(self, set_to_none=True):\n        pass\n",
+    })
+    try:
+        index = project.prepare(files, [], methods=["zero_grad"])
+    finally:
+        project.install(project.EMPTY)
+    assert index.method("train.Opt", "zero_grad") is None

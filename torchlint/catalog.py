@@ -66,13 +66,15 @@ class ProjectNeeds:
     """What a rule asks of the cross-file project index (see
     :mod:`torchlint.analysis.project`): subclasses of ``bases``, the callers
     of functions marked by ``caller_modules``/``caller_functions``, where
-    ``names`` are used and ``keywords`` passed."""
+    ``names`` are used and ``keywords`` passed, and how project classes
+    define ``methods``."""
 
     bases: Tuple[str, ...] = ()
     caller_modules: Tuple[str, ...] = ()
     caller_functions: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
     keywords: Tuple[str, ...] = ()
+    methods: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ def info_of(rule: "RuleClass") -> RuleInfo:
             caller_functions=tuple(callers.function_words) if callers is not None else (),
             names=tuple(rule.project_names),
             keywords=tuple(rule.project_keywords),
+            methods=tuple(rule.project_methods),
         )
     return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
                     dict(rule.options), project)

@@ -213,6 +213,10 @@ class Rule:
     """With ``PROJECT``: keyword arguments (``persistent_workers``) whose use
     by any call in the project's files the rule asks about (a suggestion
     stays quiet where the project already makes its setting)."""
+    project_methods: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: method names (``zero_grad``) whose definitions in the
+    project's classes the rule asks about (``self.facts.project.method(...)``):
+    what a call of an imported class's method accepts."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

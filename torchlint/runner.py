@@ -254,7 +254,8 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
         callers = callers.merged(CallerQuery(need.caller_modules, need.caller_functions))
     names = {name for need in needs for name in need.names}
     keywords = {keyword for need in needs for keyword in need.keywords}
-    project.prepare(files, bases, callers, cache, names, keywords)
+    methods = {method for need in needs for method in need.methods}
+    project.prepare(files, bases, callers, cache, names, keywords, methods)
 
 
 def _cache_digest(digest: str, path: str) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Set
+from typing import Mapping
 
 import libcst as cst
 
 from torchlint import apidata
-from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis import Analysis
 from torchlint.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -30,11 +30,15 @@ class ZeroGradNotSetToNone(Rule):
 
     Only method calls with at most one argument are considered; a plain
     function named `zero_grad`, a `set_to_none` given as a variable, and
-    in-place tensor methods such as `p.grad.zero_()` are left alone, and so
-    is a name that only ever holds an instance of a class of the same file
-    built on no outside class (so not a torch optimizer or module) whose own
-    `zero_grad()` takes no argument, such as a learning-rate-schedule
-    wrapper.
+    in-place tensor methods such as `p.grad.zero_()` are left alone.  So is
+    a call on a value that can only be an instance of a class of your own
+    (in the same file or imported from another file of the project) whose
+    `zero_grad` has no `set_to_none` parameter, such as a learning-rate
+    schedule or mixed-precision wrapper: passing the keyword there would
+    raise `TypeError`.  The value is followed through assignments,
+    `self.<attribute>` assignments in the class's methods, and the
+    arguments the file's own calls pass to a function's parameters
+    (`main()` builds the wrapper and hands it to `train(optimizer)`).
 
     ## Why is this bad?
     Writing zeros into every gradient costs one memory-bound kernel per
@@ -96,6 +100,8 @@ class ZeroGradNotSetToNone(Rule):
         min=_ARGUMENT_ADDED, note="`set_to_none` exists since 1.7; its default became True in 2.0"
     )
     trigger_words = ("zero_grad",)
+    requires = frozenset({Analysis.PROJECT})
+    project_methods = ("zero_grad",)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -151,7 +157,7 @@ class ZeroGradNotSetToNone(Rule):
         version = self.context.torch_version
         if version < _ARGUMENT_ADDED:
             return  # no `set_to_none` to pass
-        if self._own_class_without_argument(func.value):
+        if self._rejects_keyword(func.value):
             return
         if not node.args:
             if version < _DEFAULT_FLIPPED:
@@ -182,56 +188,17 @@ class ZeroGradNotSetToNone(Rule):
             fix=self.replace(node, fixed, Applicability.UNSAFE, "Use `set_to_none=True`"),
         )
 
-    def _own_class_without_argument(self, receiver: cst.BaseExpression) -> bool:
-        """Whether every value ``receiver`` can hold is an instance of a class
-        of this file built only on the file's own classes (so not a torch
-        optimizer or module), whose ``zero_grad`` takes no argument: adding
-        ``set_to_none`` there would raise ``TypeError``."""
-        if not isinstance(receiver, cst.Name):
+    def _rejects_keyword(self, receiver: cst.BaseExpression) -> bool:
+        """Whether every value ``receiver`` can hold was built by a class (of
+        this file or of the project) whose ``zero_grad`` has no
+        ``set_to_none`` parameter: adding the keyword there raises
+        ``TypeError``.  A torch optimizer or module, or any class whose
+        method is not known, is not such a class."""
+        makers = self.facts.instances.makers(receiver)
+        if not makers:
             return False
-        bindings = self.facts.scopes.resolve(receiver)
-        if not bindings:
-            return False
-        for binding in bindings:
-            value = binding.value
-            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
-                return False
-            cls = self._own_class(value.func)
-            if cls is None or not _zero_grad_without_argument(self, cls, set()):
+        for maker in makers:
+            shape = self.facts.instances.method(maker, "zero_grad")
+            if shape is None or shape.accepts_keyword("set_to_none"):
                 return False
         return True
-
-    def _own_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
-        bindings = self.facts.scopes.resolve(name)
-        if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
-            return None
-        node = bindings[0].node
-        return node if isinstance(node, cst.ClassDef) else None
-
-
-def _zero_grad_without_argument(rule: ZeroGradNotSetToNone, cls: cst.ClassDef, seen: Set[cst.ClassDef]) -> bool:
-    """``cls`` (or the first of its bases, all of them the file's own
-    classes, that defines it) has a ``zero_grad(self)`` with no other parameter."""
-    if cls in seen:
-        return False
-    seen.add(cls)
-    method = next(
-        (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "zero_grad"), None
-    )
-    if method is not None:
-        params = method.params
-        return (
-            len([*params.posonly_params, *params.params]) == 1
-            and not params.kwonly_params
-            and not isinstance(params.star_arg, cst.Param)
-            and params.star_kwarg is None
-            and not method.decorators
-        )
-    if not cls.bases:
-        return False
-    first = cls.bases[0]  # the base whose zero_grad Python finds next
-    if first.keyword is not None or not isinstance(first.value, cst.Name):
-        return False
-    parent = rule._own_class(first.value)
-    # An imported base (torch.optim.Optimizer, a library class) is not known.
-    return parent is not None and _zero_grad_without_argument(rule, parent, seen)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
+    from torchlint.analysis.instances import Instances
     from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.project import ProjectIndex
@@ -122,6 +123,15 @@ class Facts:
         from torchlint.analysis.callables import Callables
 
         return Callables(self.names, self.parents, self.nodes_of(libcst.Assign))
+
+    @cached_property
+    def instances(self) -> "Instances":
+        """Which classes built a value (through assignments, ``self``
+        attributes and the file's calls of its functions), and what their
+        methods accept."""
+        from torchlint.analysis.instances import Instances
+
+        return Instances(self.scopes, self.names, self.values, lambda: self.parents, self.path, self.project)
 
     @cached_property
     def names_mentioned(self) -> "FrozenSet[str]":

@@ -21,7 +21,7 @@ import libcst as cst
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
-    NOT_DEVICE, Device, DeviceKind, Values, _collect_returns, _collect_self_assignments,
+    NOT_DEVICE, Device, DeviceKind, Values, collect_returns,
 )
 from torchlint.names import ImportTable
 from torchlint.tree import children
@@ -401,20 +401,12 @@ class Loaders:
         node = scope.parent.node
         if not isinstance(node, cst.ClassDef):
             return []
-        found: List[cst.BaseExpression] = []
-        for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef):
-                params = [*statement.params.posonly_params, *statement.params.params]
-                if params:
-                    assigned: Dict[str, List[cst.BaseExpression]] = {}
-                    _collect_self_assignments(statement.body, params[0].name.value, assigned)
-                    found.extend(assigned.get(expr.attr.value, ()))
-        return found
+        return [value for value in self._values.attribute_writes(node).get(expr.attr.value, ()) if value is not None]
 
     @staticmethod
     def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:
         found: List[cst.Return] = []
-        _collect_returns(function.body, found)
+        collect_returns(function.body, found)
         return [statement.value for statement in found if statement.value is not None]
 
     # -- batches ---------------------------------------------------------------------

@@ -38,6 +38,47 @@ class ClassInfo:
 
 
 @dataclass(frozen=True)
+class MethodShape:
+    """How a method may be called, from its ``def`` (the instance parameter
+    left out): what a call with an added keyword argument would do."""
+
+    keywords: Tuple[str, ...] = ()
+    """Parameters that can be passed by keyword (positional-or-keyword and
+    keyword-only)."""
+    positional: int = 0
+    """How many arguments it takes by position after the instance."""
+    variadic_positional: bool = False
+    variadic_keywords: bool = False
+
+    def accepts_keyword(self, name: str) -> bool:
+        """Whether ``name=...`` is a valid argument (a call with it does not raise TypeError)."""
+        return self.variadic_keywords or name in self.keywords
+
+    @classmethod
+    def of_parameters(cls, positional_only: Sequence[str], positional: Sequence[str], keyword_only: Sequence[str],
+                      variadic_positional: bool, variadic_keywords: bool) -> "Optional[MethodShape]":
+        """The shape of a method with these parameters, the instance first;
+        None when it has no instance parameter."""
+        if not positional_only and not positional:
+            return None
+        by_keyword = positional[1:] if not positional_only else positional
+        return cls(tuple([*by_keyword, *keyword_only]), len(positional_only) + len(positional) - 1,
+                   variadic_positional, variadic_keywords)
+
+    @classmethod
+    def of_ast(cls, function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> "Optional[MethodShape]":
+        """The shape of a method written as ``function``; None for a decorated
+        one (a decorator may change what it accepts)."""
+        if function.decorator_list:
+            return None
+        arguments = function.args
+        return cls.of_parameters(
+            [a.arg for a in arguments.posonlyargs], [a.arg for a in arguments.args],
+            [a.arg for a in arguments.kwonlyargs], arguments.vararg is not None, arguments.kwarg is not None,
+        )
+
+
+@dataclass(frozen=True)
 class CallSite:
     """One call of a function imported from another module, and where it
     stands in its caller: under a grad-disabled ``with`` or decorator, or in
@@ -92,6 +133,16 @@ class ProjectIndex:
     """For each project module that some file star-imports: the names
     ``from <module> import *`` binds by import (``torch`` -> ``torch`` when the
     module, or a module it star-imports in turn, does ``import torch``)."""
+    methods: Mapping[str, Mapping[str, MethodShape]] = field(default_factory=dict)
+    """For each module-level class of the project that defines one of the
+    methods rules asked about (``Rule.project_methods``): those methods'
+    shapes, by name."""
+
+    def method(self, qualified: str, name: str) -> Optional[MethodShape]:
+        """The shape of ``name`` as the project class ``qualified`` defines it
+        in its own body; None when it does not (inherited methods are not
+        followed) or the method was not asked about."""
+        return self.methods.get(qualified, {}).get(name)
 
     def star_export(self, module: str, name: str) -> Optional[str]:
         """The dotted path ``name`` has after ``from <module> import *``, when
@@ -148,6 +199,9 @@ class ProjectIndex:
         for module in sorted(self.star_exports):
             names = self.star_exports[module]
             digest.update(f"star\0{module}\0{','.join(f'{k}={names[k]}' for k in sorted(names))}\n".encode())
+        for qualified in sorted(self.methods):
+            shapes = self.methods[qualified]
+            digest.update(f"methods\0{qualified}\0{[(n, shapes[n]) for n in sorted(shapes)]!r}\n".encode())
         return digest.hexdigest()
 
     @cached_property
@@ -181,6 +235,17 @@ def _sites_text(sites: Sequence[CallSite]) -> str:
 
 
 EMPTY = ProjectIndex()
+
+
+def _parse_quietly(data: Union[str, bytes]) -> Optional[ast.Module]:
+    """CPython's tree of a file, or None when it does not parse (its lint
+    reports why); syntax warnings are not the index's to show."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
 
 def module_name(path: Path) -> str:
@@ -316,12 +381,9 @@ def _stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]
                 and (public is None or (isinstance(public, list) and _all_of(str, *public)))
             ):
                 return _Exports(imported, tuple(stars), None if public is None else frozenset(public))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    tree = _parse_quietly(data)
+    if tree is None:
+        return None
     found = _exports_of(tree, module, path.stem == "__init__")
     if store is not None:
         store.put_facts(key, {
@@ -541,12 +603,9 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
                         focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
     """Classes and calls of one file; with ``focus``, only statements with a
     line that matches it (or calls backward) are walked for calls."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return Contribution()
+    tree = _parse_quietly(text)
+    if tree is None:
+        return Contribution()
     is_package = path.stem == "__init__"
     imports = _module_imports(tree, module, is_package)
     local = {
@@ -714,6 +773,70 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
     return {name: found[name] for name in sorted(relevant)}
 
 
+_METHODS_FORMAT = b"project-methods-1"
+
+
+def _defined_methods(tree: ast.Module, module: str, wanted: FrozenSet[str]) -> List[Tuple[str, str, MethodShape]]:
+    """(class, method, shape) for each wanted method a module-level class
+    defines in its own body (the last ``def`` of a name is the one that counts)."""
+    found: Dict[Tuple[str, str], Optional[MethodShape]] = {}
+    for statement in reversed(list(_module_level(tree))):  # source order
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        for member in statement.body:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in wanted:
+                found[(f"{module}.{statement.name}", member.name)] = MethodShape.of_ast(member)
+    return [(cls, name, shape) for (cls, name), shape in found.items() if shape is not None]
+
+
+def _stored_methods(path: Path, data: bytes, module: str, wanted: FrozenSet[str], pattern: "re.Pattern[bytes]",
+                    store: Optional[Store]) -> List[Tuple[str, str, MethodShape]]:
+    """One file's part of :attr:`ProjectIndex.methods`, from ``store`` when it holds it."""
+    key = _store_key(path, data, module, pattern, _METHODS_FORMAT)
+    stored = store.get_facts(key) if store is not None else None
+    if isinstance(stored, list):
+        try:
+            parts = [
+                (c, n, MethodShape(tuple(k), p, bool(v), bool(w))) for c, n, k, p, v, w in stored
+                if _all_of(str, c, n, *k) and _count(p) and _all_of(bool, v, w)
+            ]
+            if len(parts) == len(stored):
+                return parts
+        except (TypeError, ValueError):
+            pass
+    tree = _parse_quietly(data)
+    if tree is None:
+        return []
+    found = _defined_methods(tree, module, wanted)
+    if store is not None:
+        store.put_facts(key, [[c, n, list(m.keywords), m.positional, m.variadic_positional, m.variadic_keywords]
+                              for c, n, m in found])
+    return found
+
+
+def _methods(texts: Sequence[Tuple[Path, bytes]], names: Iterable[str],
+             store: Optional[Store]) -> Dict[str, Dict[str, MethodShape]]:
+    """The shapes of the wanted methods in the project's classes.  Only files
+    with a ``def`` of one of them are parsed; a class name two files define
+    with different shapes (two scripts both called ``train.py``) is left out."""
+    wanted = frozenset(names)
+    if not wanted:
+        return {}
+    pattern = re.compile(rb"\bdef\s+(?:" + b"|".join(re.escape(n.encode()) for n in sorted(wanted)) + rb")\s*\(")
+    shapes: Dict[str, Dict[str, MethodShape]] = {}
+    clashes: Set[Tuple[str, str]] = set()
+    for path, text in texts:
+        if pattern.search(text) is None:
+            continue
+        for cls, name, shape in _stored_methods(path, text, module_name(path), wanted, pattern, store):
+            known = shapes.setdefault(cls, {})
+            if known.setdefault(name, shape) != shape:
+                clashes.add((cls, name))
+    for cls, name in clashes:
+        del shapes[cls][name]
+    return {cls: dict(sorted(known.items())) for cls, known in sorted(shapes.items()) if known}
+
+
 @dataclass(frozen=True)
 class CallerQuery:
     """Which module-level functions a rule asks the callers of: every
@@ -821,12 +944,9 @@ def passed_keywords(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) 
             break
         if not any(word.encode() in text for word in remaining):
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
+        tree = _parse_quietly(text)
+        if tree is None:
+            continue
         try:
             nodes = list(ast.walk(tree))
         except RecursionError:
@@ -869,19 +989,20 @@ def current() -> ProjectIndex:
 
 def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
             store: Optional[Store] = None, names: Iterable[str] = (),
-            keywords: Iterable[str] = ()) -> ProjectIndex:
+            keywords: Iterable[str] = (), methods: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
-    for the class hierarchies, the callers, the names and the keyword
-    arguments enabled rules ask about, and for what star imports of project
+    for the class hierarchies, the callers, the names, the keyword
+    arguments and the methods enabled rules ask about, and for what star imports of project
     modules bind (nothing of either: the empty index).  ``store`` keeps each parsed file's
     contribution for the next run."""
     wanted = sorted(set(bases))
     asked = frozenset(names)
     asked_keywords = sorted(set(keywords))
+    asked_methods = sorted(set(methods))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
     texts = list(_read(files))
     stars = _star_exports(texts, store)
-    if not wanted and not asks_callers and not asked and not asked_keywords:
+    if not wanted and not asks_callers and not asked and not asked_keywords and not asked_methods:
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
@@ -894,6 +1015,6 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
 
         used = used_anywhere(texts, asked)
     passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
-    index = ProjectIndex(classes, calls, modules, used, passed, stars)
+    index = ProjectIndex(classes, calls, modules, used, passed, stars, _methods(texts, asked_methods, store))
     install(index)
     return index

@@ -225,6 +225,7 @@ class Values:
         self._kinds: Dict[str, Optional[ValueKind]] = {}
         self._optimized: Optional[Set[Binding]] = None
         self._attributes: Dict[cst.ClassDef, Dict[str, Optional[Value]]] = {}
+        self._writes: Dict[cst.ClassDef, Dict[str, List[Optional[cst.BaseExpression]]]] = {}
 
     # -- classes of the file ----------------------------------------------------
 
@@ -405,7 +406,7 @@ class Values:
         if not isinstance(function, cst.FunctionDef):
             return None
         returns: List[cst.Return] = []
-        _collect_returns(function.body, returns)
+        collect_returns(function.body, returns)
         values = [self._of(r.value, depth + 1) if r.value is not None else None for r in returns]
         if not values or any(v is None for v in values):
             return None
@@ -476,7 +477,7 @@ class Values:
 
     # -- self.attributes --------------------------------------------------------
 
-    def _self_class(self, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    def self_class(self, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
         """The class whose instance ``receiver`` is, when it is a method's first
         parameter (``self``) of a class of this file."""
         if not isinstance(receiver, cst.Name):
@@ -500,12 +501,12 @@ class Values:
 
     def _of_self_attribute(self, expr: cst.Attribute, depth: int) -> Optional[Value]:
         """``self.model`` where the class's ``__init__`` assigns ``self.model = Net()``."""
-        owner = self._self_class(expr.value)
+        owner = self.self_class(expr.value)
         return self.init_attributes(owner, depth).get(expr.attr.value) if owner is not None else None
 
     def _of_self_method_call(self, func: cst.Attribute, depth: int) -> Optional[Value]:
         """``self.build(...)`` where the class defines ``build``: what it returns."""
-        owner = self._self_class(func.value)
+        owner = self.self_class(func.value)
         if owner is None:
             return None
         methods = [
@@ -532,12 +533,26 @@ class Values:
         if not params:
             return {}
         receiver = params[0].name.value
-        assigned: Dict[str, List[cst.BaseExpression]] = {}
-        _collect_self_assignments(init.body, receiver, assigned)
+        written: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+        collect_self_assignments(init.body, receiver, written)
+        assigned = {attr: [v for v in values if v is not None] for attr, values in written.items()}
         return {
             attr: (self._of(values[0], depth + 1) if len(values) == 1 else None)
-            for attr, values in assigned.items()
+            for attr, values in assigned.items() if values
         }
+
+    def attribute_writes(self, node: cst.ClassDef) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+        """``self.<name>`` -> every value any method of the class writes to it
+        (None for a write of no single expression: see :func:`collect_self_assignments`)."""
+        cached = self._writes.get(node)
+        if cached is None:
+            cached = self._writes[node] = {}
+            for method in node.body.body:
+                if isinstance(method, cst.FunctionDef):
+                    receiver = [*method.params.posonly_params, *method.params.params][:1]
+                    if receiver:
+                        collect_self_assignments(method.body, receiver[0].name.value, cached)
+        return cached
 
     # -- devices and dtypes -------------------------------------------------------
 
@@ -778,7 +793,7 @@ class _OptimizerArguments:
                 found.update(self._values._scopes.resolve(first.func.value))
 
 
-def _collect_returns(node: cst.CSTNode, found: List[cst.Return]) -> None:
+def collect_returns(node: cst.CSTNode, found: List[cst.Return]) -> None:
     """``return`` statements of a function body, not of nested functions."""
     if isinstance(node, cst.Return):
         found.append(node)
@@ -788,22 +803,55 @@ def _collect_returns(node: cst.CSTNode, found: List[cst.Return]) -> None:
     if isinstance(node, cst.BaseExpression):
         return
     for child in children(node):
-        _collect_returns(child, found)
+        collect_returns(child, found)
 
 
-def _collect_self_assignments(node: cst.CSTNode, receiver: str, found: Dict[str, List[cst.BaseExpression]]) -> None:
+def collect_self_assignments(node: cst.CSTNode, receiver: str,
+                             found: Dict[str, List[Optional[cst.BaseExpression]]]) -> None:
+    """Each ``<receiver>.<attr>`` written in a function body (nested
+    functions and classes left out), with the value it is given: None for a
+    write whose value is not one expression (an unpacking, ``+=``, a ``for``
+    or ``with`` target)."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or isinstance(node, cst.BaseExpression):
         return
     if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        if node.value is None:
+            return  # `self.x: int` declares, writes nothing
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         for target in targets:
-            if (
-                isinstance(target, cst.Attribute)
-                and isinstance(target.value, cst.Name)
-                and target.value.value == receiver
-                and node.value is not None
-            ):
-                found.setdefault(target.attr.value, []).append(node.value)
+            attr = _self_attribute(target, receiver)
+            if attr is not None:
+                found.setdefault(attr, []).append(node.value)
+                continue
+            for element in _unpacked(target):
+                attr = _self_attribute(element, receiver)
+                if attr is not None:
+                    found.setdefault(attr, []).append(None)
         return
+    written: List[cst.BaseExpression] = []
+    if isinstance(node, cst.AugAssign):
+        written = [node.target]
+    elif isinstance(node, cst.For):
+        written = _unpacked(node.target)
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        written = _unpacked(node.asname.name)
+    for place in written:
+        attr = _self_attribute(place, receiver)
+        if attr is not None:
+            found.setdefault(attr, []).append(None)
     for child in children(node):
-        _collect_self_assignments(child, receiver, found)
+        collect_self_assignments(child, receiver, found)
+
+
+def _self_attribute(target: cst.BaseExpression, receiver: str) -> Optional[str]:
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == receiver:
+        return target.attr.value
+    return None
+
+
+def _unpacked(target: cst.BaseExpression) -> List[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in _unpacked(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _unpacked(target.value)
+    return [target]
