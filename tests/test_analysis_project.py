@@ -442,3 +442,64 @@ def test_two_scripts_with_one_module_name_and_different_methods_give_none(tmp_pa
     finally:
         project.install(project.EMPTY)
     assert index.method("train.Opt", "zero_grad") is None
+
+
+def test_classes_reexported_by_packages_resolve_to_their_definition(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        "pkg/__init__.py": "import os\nfrom .sub import Wrap as Short\n",
+        "pkg/sub/__init__.py": "from .impl import Wrap, helper\n",
+        "pkg/sub/impl.py": (
+            "import torch.nn as nn\n"
+            "class Wrap(nn.DataParallel):\n    def zero_grad(self):\n        pass\n"
+            "def helper():\n    pass\n"
+        ),
+        "main.py": "from pkg import Short\nShort(1)\n",
+    })
+    try:
+        index = project.prepare(files, ["torch.nn.DataParallel"], methods=["zero_grad"])
+    finally:
+        project.install(project.EMPTY)
+    assert index.reexports == {"pkg.Short": "pkg.sub.impl.Wrap", "pkg.sub.Wrap": "pkg.sub.impl.Wrap"}
+    assert index.derives_from("pkg.Short", "torch.nn.DataParallel")
+    assert index.method("pkg.sub.Wrap", "zero_grad") == project.MethodShape((), 0)
+    assert index.defined_as("pkg.os") == "pkg.os"  # an import of something else is no re-export
+
+
+def test_reexports_are_found_on_disk_when_only_some_files_are_linted(tmp_path: Path) -> None:
+    """As pre-commit runs: the packages' __init__ files are not among the run's files."""
+    files = _write(tmp_path, {
+        "pkg/__init__.py": "from .sub import Wrap as Short\n",
+        "pkg/sub/__init__.py": "from .impl import Wrap\n",
+        "pkg/sub/impl.py": "import torch.nn as nn\nclass Wrap(nn.DataParallel):\n    pass\n",
+        "main.py": "from pkg import Short\nShort(1)\n",
+    })
+    linted = [f for f in files if f.name != "__init__.py"]
+    try:
+        index = project.prepare(linted, ["torch.nn.DataParallel"])
+    finally:
+        project.install(project.EMPTY)
+    assert index.derives_from("pkg.Short", "torch.nn.DataParallel")
+
+
+def test_classes_of_modules_the_linted_files_import_are_read_from_disk(tmp_path: Path, monkeypatch) -> None:
+    """Linting only `scripts/train.py` (as pre-commit does) still knows the
+    project's wrapper classes it imports, through re-exporting packages, but
+    no module further than two plain-module imports away."""
+    _write(tmp_path, {
+        "lib/__init__.py": "from .parallel import Gather\nfrom . import optim\n",
+        "lib/parallel/__init__.py": "from .impl import Gather\n",
+        "lib/parallel/impl.py": "from .base import Base\nclass Gather(Base):\n    pass\n",
+        "lib/parallel/base.py": "import torch.nn as nn\nfrom .far import Far\nclass Base(nn.DataParallel):\n    pass\n",
+        "lib/parallel/far.py": "from .farther import Farther\nclass Far:\n    def zero_grad(self):\n        pass\n",
+        "lib/parallel/farther.py": "class Farther:\n    def zero_grad(self):\n        pass\n",
+        "lib/optim.py": "class Wrapper:\n    def zero_grad(self):\n        pass\n",
+        "scripts/train.py": "from lib import Gather, optim\nimport os, numpy\nGather(1)\noptim.Wrapper().zero_grad()\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    try:
+        index = project.prepare([tmp_path / "scripts" / "train.py"], ["torch.nn.DataParallel"], methods=["zero_grad"])
+    finally:
+        project.install(project.EMPTY)
+    assert index.derives_from("lib.Gather", "torch.nn.DataParallel")  # impl.py and base.py: two hops
+    assert index.method("lib.optim.Wrapper", "zero_grad") == project.MethodShape((), 0)  # `from . import optim`
+    assert index.method("lib.parallel.far.Far", "zero_grad") is None  # three plain-module hops away

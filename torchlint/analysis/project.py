@@ -20,7 +20,7 @@ import warnings
 from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Union
 
 from torchlint.canonical import canonical
 from torchlint.sourcefile import MAX_FILE_BYTES
@@ -137,12 +137,19 @@ class ProjectIndex:
     """For each module-level class of the project that defines one of the
     methods rules asked about (``Rule.project_methods``): those methods'
     shapes, by name."""
+    reexports: Mapping[str, str] = field(default_factory=dict)
+    """Other dotted names of the classes above: ``pkg.Wrap`` -> ``pkg.parallel.Wrap``
+    where ``pkg/__init__.py`` does ``from .parallel import Wrap`` (chains followed)."""
+
+    def defined_as(self, qualified: str) -> str:
+        """The name a class is defined under, for a name a package re-exports it as."""
+        return self.reexports.get(qualified, qualified)
 
     def method(self, qualified: str, name: str) -> Optional[MethodShape]:
         """The shape of ``name`` as the project class ``qualified`` defines it
         in its own body; None when it does not (inherited methods are not
         followed) or the method was not asked about."""
-        return self.methods.get(qualified, {}).get(name)
+        return self.methods.get(self.defined_as(qualified), {}).get(name)
 
     def star_export(self, module: str, name: str) -> Optional[str]:
         """The dotted path ``name`` has after ``from <module> import *``, when
@@ -156,7 +163,7 @@ class ProjectIndex:
     def bases_of(self, qualified: str) -> FrozenSet[str]:
         """Every base, direct or inherited through classes of the project."""
         found: Set[str] = set()
-        stack = [qualified]
+        stack = [self.defined_as(qualified)]
         while stack:
             info = self.classes.get(stack.pop())
             if info is None:
@@ -199,6 +206,8 @@ class ProjectIndex:
         for module in sorted(self.star_exports):
             names = self.star_exports[module]
             digest.update(f"star\0{module}\0{','.join(f'{k}={names[k]}' for k in sorted(names))}\n".encode())
+        for alias in sorted(self.reexports):
+            digest.update(f"reexport\0{alias}\0{self.reexports[alias]}\n".encode())
         for qualified in sorted(self.methods):
             shapes = self.methods[qualified]
             digest.update(f"methods\0{qualified}\0{[(n, shapes[n]) for n in sorted(shapes)]!r}\n".encode())
@@ -248,15 +257,28 @@ def _parse_quietly(data: Union[str, bytes]) -> Optional[ast.Module]:
             return None
 
 
-def module_name(path: Path) -> str:
+def module_name(path: Path, packages: Optional[Dict[Path, str]] = None) -> str:
     """The dotted module name of a file: its stem, prefixed by the packages
-    (folders with an ``__init__.py``) that contain it."""
-    parts = [] if path.stem == "__init__" else [path.stem]
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return ".".join(parts) or path.stem
+    (folders with an ``__init__.py``) that contain it.  ``packages`` keeps
+    each folder's package name between calls of one pass over many files."""
+    known = {} if packages is None else packages
+    package = known.get(path.parent)  # the folder as written: resolving it is the costly part
+    if package is None:
+        package = known[path.parent] = _package(path.resolve().parent, known)
+    stem = "" if path.stem == "__init__" else path.stem
+    return ".".join(p for p in (package, stem) if p) or path.stem
+
+
+def _package(folder: Path, known: Dict[Path, str]) -> str:
+    """The dotted package name of a folder ("" outside any package)."""
+    if folder in known:
+        return known[folder]
+    found = ""
+    if (folder / "__init__.py").is_file() and folder.parent != folder:
+        above = _package(folder.parent, known)
+        found = f"{above}.{folder.name}" if above else folder.name
+    known[folder] = found
+    return found
 
 
 def absolute_import(path: str, level: int, target: Optional[str]) -> Optional[str]:
@@ -333,6 +355,24 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             _add_import(table, statement, module, is_package)
     return table
+
+
+# An import statement, with the parentheses of a multi-line one.
+_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)")
+class _ImportLines:
+    """The import statements of each text of one index build, found once
+    (several facts read them)."""
+
+    def __init__(self) -> None:
+        self._found: Dict[int, Tuple[bytes, List[bytes]]] = {}
+
+    def __call__(self, text: bytes) -> List[bytes]:
+        held = self._found.get(id(text))
+        if held is not None and held[0] is text:
+            return held[1]
+        statements = _IMPORT.findall(text)
+        self._found[id(text)] = (text, statements)
+        return statements
 
 
 _STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
@@ -447,7 +487,8 @@ def _is_torch_module(name: str) -> bool:
     return name == "torch" or name.startswith("torch.")
 
 
-def _on_disk(name: str, roots: Iterable[Path]) -> List[Tuple[Path, bytes]]:
+def _on_disk(name: str, roots: Iterable[Path], packages: Optional[Dict[Path, str]] = None
+             ) -> List[Tuple[Path, bytes]]:
     """The files module ``name`` is under one of ``roots`` (``models`` ->
     ``models.py`` or ``models/__init__.py``), whose module name it is."""
     relative = Path(*name.split("."))
@@ -457,7 +498,7 @@ def _on_disk(name: str, roots: Iterable[Path]) -> List[Tuple[Path, bytes]]:
             if any(candidate == path for path, _ in found):
                 continue
             for path, data in _read([candidate]):
-                if module_name(path) == name:
+                if module_name(path, packages) == name:
                     found.append((path, data))
     return found
 
@@ -773,6 +814,158 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
     return {name: found[name] for name in sorted(relevant)}
 
 
+def _reexports(texts: Sequence[Tuple[Path, bytes]], defined: Iterable[str], store: Optional[Store],
+               statements: Callable[[bytes], List[bytes]] = _IMPORT.findall) -> Dict[str, str]:
+    """The other dotted names under which packages of the project make the
+    ``defined`` classes available by importing them in their ``__init__.py``
+    (``from .parallel import Wrap`` gives ``pkg.Wrap``), chains of such
+    imports followed.  Only package files with an import statement naming
+    one of the classes (or a name that re-exports one) are parsed: a plain
+    module that imports a class is seldom the path others import it by."""
+    targets = set(defined)
+    if not targets:
+        return {}
+    texts = _with_packages_above(texts, {name.rsplit(".", 1)[0] for name in targets})
+    imported: Dict[str, str] = {}
+    names = {name.rsplit(".", 1)[-1] for name in targets}
+    done: Set[int] = set()
+    while names:
+        word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        wanted, names = names, set()
+        for i, (path, text) in enumerate(texts):
+            if i in done or path.stem != "__init__" or not any(word.search(s) for s in statements(text)):
+                continue
+            done.add(i)
+            module = module_name(path)
+            exports = _stored_exports(path, text, module, store)
+            for local, source in (exports.imported if exports is not None else {}).items():
+                if source.rsplit(".", 1)[-1] in wanted:
+                    imported[f"{module}.{local}"] = source
+                    names.add(local)  # another module may import it from this one in turn
+    found: Dict[str, str] = {}
+    for alias in imported:
+        current, hops = alias, 0
+        while current in imported and current not in targets and hops <= _MAX_STAR_DEPTH:
+            current, hops = imported[current], hops + 1
+        if current in targets and current != alias:
+            found[alias] = current
+    return dict(sorted(found.items()))
+
+
+_FROM_STATEMENT = re.compile(rb"from\s+(\.*)([\w.]*)\s+import\s+\(?([^)]*)\)?", re.DOTALL)
+_NAME_LIST = re.compile(rb"([\w.]+)(?:\s+as\s+\w+)?")
+_MAX_MODULE_HOPS = 2
+"""Imported modules that are not packages' ``__init__`` files are followed
+this many imports away from the run's files (a package's ``__init__``, which
+only re-exports, costs no hop)."""
+
+
+def _imported_modules(statements: List[bytes], module: str, is_package: bool) -> Iterator[Tuple[str, Tuple[str, ...]]]:
+    """Each module an import statement of ``text`` loads, absolute, with the
+    names a ``from`` import takes from it (which may be its submodules);
+    for ``import a.b``, each of ``a`` and ``a.b``."""
+    for statement in statements:
+        statement = statement.strip()
+        found = _FROM_STATEMENT.match(statement)
+        if found is not None:
+            dots, target, names = found.groups()
+            source = _absolute(module, len(dots), target.decode() or None, is_package)
+            if source is not None:
+                yield source, tuple(n.decode() for n in _NAME_LIST.findall(names) if n != b"*")
+        elif statement.startswith(b"import"):
+            for name in _NAME_LIST.findall(statement[len(b"import"):]):
+                parts = name.decode().split(".")
+                for end in range(1, len(parts) + 1):
+                    yield ".".join(parts[:end]), ()
+
+
+def _top_names(root: Path) -> FrozenSet[str]:
+    """The modules and packages importable from ``root`` by their first name."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return frozenset()
+    return frozenset(e.name[:-3] if e.name.endswith(".py") else e.name for e in entries
+                     if e.name.endswith(".py") or e.name.isidentifier())
+
+
+def _absolute_path(path: Path) -> Path:
+    """``path`` made absolute without resolving links (a tenth of the cost
+    of ``resolve``, which matters when every file of a run is looked at)."""
+    return Path(os.path.abspath(path))
+
+
+def _with_imported(texts: Sequence[Tuple[Path, bytes]],
+                   statements: Callable[[bytes], List[bytes]] = _IMPORT.findall) -> List[Tuple[Path, bytes]]:
+    """``texts`` plus the project modules they import that are not among
+    them, read from disk where Python would find them for the importing
+    script (the folder above its top package, the working folder), through
+    re-exporting packages: so that linting only the changed files (as
+    pre-commit does) knows the project's classes they use as a run over the
+    whole project does.  torch's own modules are not followed."""
+    packages: Dict[Path, str] = {}
+    names = {_absolute_path(path): module_name(path, packages) for path, _ in texts}
+    known = set(names.values())
+    package_modules = {module for path, module in names.items() if path.stem == "__init__"}
+    roots: Set[Path] = {Path.cwd()}
+    for path, module in names.items():
+        depth = module.count(".") + (path.stem == "__init__")
+        roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
+    tops = {root: _top_names(root) for root in roots}
+    pending = [(path, text, 0) for path, text in texts]
+    added: List[Tuple[Path, bytes]] = []
+
+    def follow(imported: str, hops: int) -> bool:
+        """Read ``imported`` from disk when it is a project module not yet
+        known; whether it is a package (its names may be submodules)."""
+        if imported in known or _is_torch_module(imported):
+            return imported in package_modules
+        known.add(imported)
+        first = imported.split(".", 1)[0]
+        for found, data in _on_disk(imported, [r for r in roots if first in tops[r]], packages):
+            if found.name == "__init__.py":
+                package_modules.add(imported)
+            cost = hops + (found.name != "__init__.py")
+            if cost <= _MAX_MODULE_HOPS and _absolute_path(found) not in names:
+                names[_absolute_path(found)] = imported
+                added.append((found, data))
+                pending.append((found, data, cost))
+        return imported in package_modules
+
+    while pending:
+        path, text, hops = pending.pop()
+        module = names.get(_absolute_path(path)) or module_name(path, packages)
+        for source, taken in _imported_modules(statements(text), module, path.stem == "__init__"):
+            if follow(source, hops):
+                for name in taken:
+                    follow(f"{source}.{name}", hops)
+    return [*texts, *added]
+
+
+def _with_packages_above(texts: Sequence[Tuple[Path, bytes]], modules: Set[str]) -> List[Tuple[Path, bytes]]:
+    """``texts`` plus, read from disk, the ``__init__.py`` of every package
+    above the files of ``modules``: where re-exports are written, found even
+    when a run lints only the changed files (as pre-commit does)."""
+    packages: Dict[Path, str] = {}
+    wanted_stems = {module.rsplit(".", 1)[-1] for module in modules}
+    candidates = [path for path, _ in texts
+                  if (path.parent.name if path.stem == "__init__" else path.stem) in wanted_stems
+                  and module_name(path, packages) in modules]
+    if not candidates:
+        return list(texts)
+    have = {_absolute_path(path) for path, _ in texts if path.name == "__init__.py"}
+    extra: List[Path] = []
+    for path in candidates:
+        folder = _absolute_path(path).parent
+        while (folder / "__init__.py").is_file() and folder.parent != folder:
+            init = folder / "__init__.py"
+            if init not in have:
+                have.add(init)
+                extra.append(init)
+            folder = folder.parent
+    return [*texts, *_read(extra)]
+
+
 _METHODS_FORMAT = b"project-methods-1"
 
 
@@ -825,8 +1018,9 @@ def _methods(texts: Sequence[Tuple[Path, bytes]], names: Iterable[str],
     pattern = re.compile(rb"\bdef\s+(?:" + b"|".join(re.escape(n.encode()) for n in sorted(wanted)) + rb")\s*\(")
     shapes: Dict[str, Dict[str, MethodShape]] = {}
     clashes: Set[Tuple[str, str]] = set()
+    words = [name.encode() for name in sorted(wanted)]
     for path, text in texts:
-        if pattern.search(text) is None:
+        if not any(word in text for word in words) or pattern.search(text) is None:
             continue
         for cls, name, shape in _stored_methods(path, text, module_name(path), wanted, pattern, store):
             known = shapes.setdefault(cls, {})
@@ -882,8 +1076,9 @@ def _callee_functions(text: bytes, query: CallerQuery, module_words: Optional["r
     return names
 
 
-def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery,
-             store: Optional[Store]) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
+def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery, store: Optional[Store],
+             statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+             ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
     """Calls from other modules of the functions ``query`` asks about.  Only
     files with an import line naming one of their modules and a mention of
     one of the functions are parsed (or read from ``store``)."""
@@ -901,7 +1096,7 @@ def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery,
     stems = {name.rsplit(".", 1)[-1].encode() for name in callee_modules}
     calls: Dict[str, List[CallSite]] = {}
     for path, text in texts:
-        wanted = _named_functions(text, stems, names)
+        wanted = _named_functions(statements(text), text, stems, names)
         if not wanted:
             continue
         focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
@@ -912,16 +1107,14 @@ def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery,
     return {name: tuple(sites) for name, sites in sorted(calls.items())}, modules
 
 
-# An import statement, with the parentheses of a multi-line one.
-_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)")
+
 _WORD = re.compile(rb"\w+")
 
 
-def _named_functions(text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
+def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
     """The wanted functions a file may call: named in an import statement
     that names one of their modules (``from .engine import evaluate``), or
     as an attribute of such a module (``import engine; engine.evaluate``)."""
-    statements = _IMPORT.findall(text)
     if not statements:
         return set()
     words = set(_WORD.findall(b" ".join(statements)))
@@ -1001,20 +1194,31 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
     asked_methods = sorted(set(methods))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
     texts = list(_read(files))
+    return _prepare(texts, wanted, callers if asks_callers else None, store, asked, asked_keywords, asked_methods)
+
+
+def _prepare(texts: Sequence[Tuple[Path, bytes]], wanted: Sequence[str], callers: Optional[CallerQuery],
+             store: Optional[Store], asked: FrozenSet[str], asked_keywords: Sequence[str],
+             asked_methods: Sequence[str]) -> ProjectIndex:
+    asks_callers = callers is not None
+    statements = _ImportLines()
     stars = _star_exports(texts, store)
     if not wanted and not asks_callers and not asked and not asked_keywords and not asked_methods:
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
         return index
-    classes = _hierarchy(texts, wanted, store) if wanted else {}
-    calls, modules = _callers(texts, callers, store) if callers is not None and asks_callers else ({}, {})
+    indexed = _with_imported(texts, statements) if wanted or asked_methods else texts
+    classes = _hierarchy(indexed, wanted, store) if wanted else {}
+    calls, modules = _callers(texts, callers, store, statements) if callers is not None else ({}, {})
     used: FrozenSet[str] = frozenset()
     if asked:
         from torchlint.analysis.mentions import used_anywhere
 
         used = used_anywhere(texts, asked)
     passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
-    index = ProjectIndex(classes, calls, modules, used, passed, stars, _methods(texts, asked_methods, store))
+    methods = _methods(indexed, asked_methods, store)
+    reexports = _reexports(indexed, {*classes, *methods}, store, statements)
+    index = ProjectIndex(classes, calls, modules, used, passed, stars, methods, reexports)
     install(index)
     return index
