@@ -17,6 +17,7 @@ _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
 _SOFTMAX_MODULE = "torch.nn.Softmax"
 _DROPOUT_FUNCTIONS: FrozenSet[str] = frozenset({"torch.nn.functional.dropout", "torch.dropout"})
 _PASS_MODULES: FrozenSet[str] = frozenset({"torch.nn.Dropout", "torch.nn.Identity"})
+_SEQUENTIAL = "torch.nn.Sequential"
 _PRODUCTS: FrozenSet[str] = frozenset({"torch.matmul", "torch.bmm"})
 _EINSUMS: FrozenSet[str] = frozenset({"torch.einsum", "torch.functional.einsum"})
 _EINOPS_EINSUM = "einops.einsum"
@@ -166,8 +167,9 @@ def _einsum_parts(equation: cst.BaseExpression) -> Optional[Tuple[List[str], str
 class ManualAttention(Rule):
     """## What it does
     Reports scaled dot-product attention written out by hand: a softmax
-    (`torch.softmax`, `F.softmax`, the tensor method, or an `nn.Softmax`
-    module) over scores that come from a product of a query with a
+    (`torch.softmax`, `F.softmax`, the tensor method, an `nn.Softmax`
+    module, or an `nn.Sequential` that starts with one over the last
+    dimension and then only drops out) over scores that come from a product of a query with a
     transposed key (`q @ k.transpose(-2, -1)`, `torch.matmul`, `torch.bmm`,
     `k.mT`, or an `einsum` that contracts both operands' last index),
     optionally scaled, masked (`masked_fill`, `torch.where`, an added bias)
@@ -360,6 +362,8 @@ class ManualAttention(Rule):
             callee = self.facts.values.of(func)
             if callee is not None and callee.qualified == _SOFTMAX_MODULE:
                 return call.args[0].value
+            if callee is not None and callee.qualified == _SEQUENTIAL and self._softmax_first(func):
+                return call.args[0].value
             if isinstance(func, cst.Call) and self.names.call_name(func) == _SOFTMAX_MODULE:
                 return call.args[0].value
         if isinstance(func, cst.Attribute) and func.attr.value == "softmax":
@@ -367,6 +371,21 @@ class ManualAttention(Rule):
             dim = _keyword_value(call, "dim") or (positional[0].value if positional else None)
             return func.value if _last_dim(dim) else None
         return None
+
+    def _softmax_first(self, module: cst.BaseExpression) -> bool:
+        """``nn.Sequential(nn.Softmax(dim=-1), nn.Dropout(p))``: a softmax over
+        the last dimension followed only by modules that pass values on."""
+        built = self.facts.instances.construction(module)
+        if built is None or not built.args or any(arg.keyword is not None or arg.star for arg in built.args):
+            return False
+        steps = [arg.value for arg in built.args]
+        first = steps[0]
+        if not (isinstance(first, cst.Call) and self.names.call_name(first) == _SOFTMAX_MODULE):
+            return False
+        positional = [arg for arg in first.args if arg.keyword is None]
+        if not _last_dim(_keyword_value(first, "dim") or (positional[0].value if positional else None)):
+            return False
+        return all(isinstance(step, cst.Call) and self.names.call_name(step) in _PASS_MODULES for step in steps[1:])
 
     # -- the scores ---------------------------------------------------------------------
 

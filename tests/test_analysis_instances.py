@@ -194,3 +194,20 @@ def test_a_call_of_a_file_function_gives_what_its_returns_give(tmp_path: Path) -
     facts = _facts(tmp_path)
     assert _makers(facts, _name(facts, "built", 0)) == {"local:Local", "pkg.train.wrappers.Scheduled"}
     assert _makers(facts, _name(facts, "nothing", 0)) is None  # a bare return
+
+
+def test_the_one_call_a_name_or_attribute_was_built_by(tmp_path: Path) -> None:
+    facts = _facts(tmp_path)
+    attributes = {}
+    for call in facts.nodes_of(cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_grad":
+            receiver = call.func.value
+            if isinstance(receiver, cst.Attribute):
+                attributes[receiver.attr.value] = receiver
+    built = facts.instances.construction(attributes["opt"])
+    assert built is not None and cst.Module([]).code_for_node(built) == "Local()"
+    assert facts.instances.construction(attributes["either"]) is None  # written by two methods
+    assert facts.instances.construction(attributes["pair"]) is None  # an unpacking
+    plain = facts.instances.construction(_name(facts, "plain", 0))
+    assert plain is not None and cst.Module([]).code_for_node(plain).startswith("optim.SGD(")
+    assert facts.instances.construction(_receiver(facts, "inner")) is None  # a parameter

@@ -99,6 +99,21 @@ class Instances:
                 return None if package is None else ".".join([package, alias.name.value, *parts])
         return None
 
+    def construction(self, expr: cst.BaseExpression) -> Optional[cst.Call]:
+        """The one call whose result ``expr`` holds: a name bound once by an
+        assignment, or a ``self.<attr>`` the class's methods write once
+        (``self.attend = nn.Sequential(...)``); None otherwise."""
+        values: List[Optional[cst.BaseExpression]] = []
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
+                values = [bindings[0].value]
+        elif isinstance(expr, cst.Attribute):
+            owner = self._values.self_class(expr.value)
+            if owner is not None:
+                values = list(self._values.attribute_writes(owner).get(expr.attr.value, ()))
+        return values[0] if len(values) == 1 and isinstance(values[0], cst.Call) else None
+
     # -- makers -------------------------------------------------------------------
 
     def makers(self, expr: cst.BaseExpression) -> Optional[FrozenSet[Maker]]:
