@@ -7,6 +7,8 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
+from torchlint.analysis.scopes import BindingKind
+
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
 from torchlint.tree import children
@@ -176,7 +178,9 @@ class ManualAttention(Rule):
     or cast, whose result (after an optional dropout or cast) is multiplied
     with a value tensor (`@`, `matmul`, `bmm`, or an `einsum` contracting
     the probabilities' last index).  The steps may be spread over several
-    assignments of one function.
+    assignments of one function, and the scores may pass through a
+    function or method of the same file that returns them with a bias
+    added, a mask applied or a cast (`dots = self.apply_pos_bias(dots)`).
 
     Not reported: a function that also calls
     `F.scaled_dot_product_attention` (the hand-written path is its
@@ -309,6 +313,8 @@ class ManualAttention(Rule):
         super().__init__(context)
         self._functions: List[cst.FunctionDef] = []
         self._score_assignments: Set[cst.Assign] = set()
+        self._given: Optional[Tuple[_Body, str]] = None
+        """While a helper is checked: its body and the parameter that holds the scores."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -401,6 +407,8 @@ class ManualAttention(Rule):
             return False
         if isinstance(expr, cst.Name):
             assign = body.reaching(expr)
+            if assign is None and self._given is not None and self._given == (body, expr.value):
+                return True  # the helper's parameter that receives the scores
             found = assign is not None and self._is_scores(assign.value, body, depth + 1)
             if found and assign is not None:
                 self._score_assignments.add(assign)
@@ -424,7 +432,50 @@ class ManualAttention(Rule):
                 return self._is_scores(func.value, body, depth + 1)
         if qualified is None and len(positional) == 1 and self._passes_through(func):
             return self._is_scores(positional[0], body, depth + 1)
+        if qualified is None and not any(arg.keyword is not None or arg.star for arg in expr.args):
+            return self._through_helper(func, positional, body, depth)
         return False
+
+    def _through_helper(self, func: cst.BaseExpression, arguments: List[cst.BaseExpression],
+                        body: _Body, depth: int) -> bool:
+        """A function or method of this file that is handed the scores and
+        returns them with a bias added, a mask applied or a cast
+        (``dots = self.apply_pos_bias(dots)``): every ``return`` of it is scores
+        when its parameter is."""
+        helper, skipped = self._helper(func)
+        if helper is None or self._given is not None:
+            return False
+        params = [*helper.params.posonly_params, *helper.params.params][skipped:]
+        if len(params) < len(arguments) or isinstance(helper.params.star_arg, cst.Param):
+            return False
+        for param, argument in zip(params, arguments):
+            if not self._is_scores(argument, body, depth + 1):
+                continue
+            inner = _Body(helper.body)
+            returns = [n for n in inner.spans if isinstance(n, cst.Return)]
+            self._given = (inner, param.name.value)
+            try:
+                return bool(returns) and all(
+                    r.value is not None and self._is_scores(r.value, inner, depth + 1) for r in returns
+                )
+            finally:
+                self._given = None
+        return False
+
+    def _helper(self, func: cst.BaseExpression) -> Tuple[Optional[cst.FunctionDef], int]:
+        """The undecorated function of this file ``func`` calls, and how many
+        leading parameters the call does not pass (1 for ``self.method``)."""
+        if isinstance(func, cst.Name):
+            bindings = self.facts.scopes.resolve(func)
+            node = bindings[0].node if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION else None
+            return (node, 0) if isinstance(node, cst.FunctionDef) and not node.decorators else (None, 0)
+        if isinstance(func, cst.Attribute):
+            owner = self.facts.values.self_class(func.value)
+            methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)
+                       and s.name.value == func.attr.value] if owner is not None else []
+            if len(methods) == 1 and not methods[0].decorators:
+                return methods[0], 1
+        return None, 0
 
     def _either_transposed(
         self, left: cst.BaseExpression, right: cst.BaseExpression, body: _Body, depth: int

@@ -23,8 +23,9 @@ class DataLoaderWithoutPinMemory(Rule):
     to CUDA: a `for` loop over the loader (directly, through `enumerate`,
     `tqdm` or `zip`, or through a function of the file that receives the
     loader) moves the batch, or a part of it (`x, y = batch`, `batch[0]`,
-    `batch["image"]`), with `.cuda()` or `.to(device)` where the device is
-    not the CPU.
+    `batch["image"]`, or the batch wrapped in the legacy
+    `torch.autograd.Variable`, which returns the tensor itself since torch
+    0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,

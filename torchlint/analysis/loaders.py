@@ -21,7 +21,7 @@ import libcst as cst
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
-    NOT_DEVICE, Device, DeviceKind, Values, collect_returns,
+    NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
 from torchlint.names import ImportTable
 from torchlint.tree import children
@@ -459,6 +459,8 @@ class Loaders:
                 return self._batch_of(func.value, depth + 1)
             if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
                 return self._iterated(expr.args[0].value)
+            if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
+                return self._batch_of(expr.args[0].value, depth + 1)  # `Variable(t)` is `t` since torch 0.4
         return frozenset()
 
     def _binding_batch(self, binding: Binding, depth: int) -> FrozenSet[cst.Call]:
