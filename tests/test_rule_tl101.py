@@ -283,14 +283,14 @@ def test_no_fix_for_pinned_memory() -> None:
         ("x = torch.tensor([1, 2]).to(device)", Applicability.SAFE),
         ("x = torch.arange(10).cuda()", Applicability.SAFE),
         ("x = torch.arange(len(v)).cuda()", Applicability.SAFE),
-        ("x = torch.zeros_like(y).cuda()", Applicability.SAFE),
+        ("y = torch.ones(3)\nx = torch.zeros_like(y).cuda()", Applicability.SAFE),
         ("x = torch.zeros(3).cuda(torch.cuda.current_device())", Applicability.SAFE),
         ("m = nn.LayerNorm(8).half().cuda()", Applicability.SAFE),
         ("x = torch.empty(3).cuda().normal_()", Applicability.SAFE),
         # Different random numbers, rounding, leaf status, or a possible None.
         ("x = torch.randn(3).cuda()", Applicability.UNSAFE),
         ("x = torch.randint(0, 9, (3,)).cuda()", Applicability.UNSAFE),
-        ("x = torch.randn_like(y).cuda()", Applicability.UNSAFE),
+        ("y = torch.ones(3)\nx = torch.randn_like(y).cuda()", Applicability.UNSAFE),
         ("x = torch.empty(3).normal_().cuda()", Applicability.UNSAFE),
         ("x = torch.arange(0, 1, 0.1).cuda()", Applicability.UNSAFE),
         ("x = torch.arange(n).cuda()", Applicability.UNSAFE),
@@ -496,3 +496,15 @@ def test_type_as_alone_is_enough_to_look_at_a_file() -> None:
     # must still let `.type_as(` through.
     source = "import torch\nbuf = torch.zeros(3, device='cuda')\nb = torch.arange(3).type_as(buf)\n"
     assert len(findings(source)) == 1
+
+
+@pytest.mark.parametrize("source", [
+    "def f(y):\n    return torch.zeros_like(y).cuda()\n",  # y's place is unknown: most often the target already
+    "y = torch.ones(3, device='cuda')\nx = torch.zeros_like(y).cuda()\n",  # made on the GPU: no copy
+    "def f(batch, device):\n    return torch.ones_like(batch).to(device)\n",
+])
+def test_like_forms_are_reported_only_from_a_cpu_input(source: str) -> None:
+    assert findings("import torch\n" + source) == []
+    cpu = source.replace("device='cuda'", "device='cpu'")
+    if cpu != source:
+        assert [d.start.line for d in findings("import torch\n" + cpu)] == [3]

@@ -259,8 +259,9 @@ def _string_value(expr: cst.BaseExpression) -> Optional[str]:
 class TensorCreatedThenMoved(Rule):
     r"""## What it does
     Reports a tensor factory (`torch.zeros`, `torch.randn`, `torch.tensor`,
-    `torch.arange`, the `*_like` forms and the other creation functions
-    that take `device=`), a legacy typed constructor (`torch.FloatTensor`,
+    `torch.arange`, the other creation functions that take `device=`, and
+    the `*_like` forms when their input is known to be on the CPU: they
+    are made on their input's device, most often the target already), a legacy typed constructor (`torch.FloatTensor`,
     `torch.LongTensor`, `torch.Tensor`, ...) or a built-in `torch.nn` layer
     constructor (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...)
     whose result is sent to a device in the same expression with `.cuda()`
@@ -804,14 +805,12 @@ class TensorCreatedThenMoved(Rule):
 
         given_input = arguments.argument("input") if chain.qualified.endswith("_like") else None
         like_input = given_input.value if given_input is not None else None
-        if (
-            existing is None
-            and like_input is not None
-            and isinstance(final.device, cst.Attribute)
-            and final.device.attr.value == "device"
-            and module.code_for_node(final.device.value) == module.code_for_node(like_input)
-        ):
-            return  # `zeros_like(x)` is already on `x.device`
+        if existing is None and like_input is not None:
+            source = self.facts.values.tensor_device(like_input)
+            if source is None or not source.is_cpu:
+                # `zeros_like(x)` is made on `x`'s device, most often the one
+                # it is then moved to: no copy unless `x` is known to be on the CPU.
+                return
 
         func_code = module.code_for_node(base.func)
         if existing is not None:
