@@ -21,8 +21,9 @@ class AmpSuggestion(Suggestion):
     `torch.autocast` (or `torch.amp.autocast`, `torch.cuda.amp.autocast`),
     a `GradScaler`, `torch.float16`/`torch.bfloat16`, NVIDIA Apex's `amp`,
     or a framework that configures precision itself (Hugging Face
-    Accelerate's `Accelerator`, DeepSpeed), and this file casts nothing
-    with `.half()` or `.bfloat16()`.  It fires at most once per file, on
+    Accelerate's `Accelerator`, DeepSpeed), and no file casts anything
+    with `.half()` or `.bfloat16()` (hand-rolled float16 training, such as
+    a helper that converts the model's layers).  It fires at most once per file, on
     the first such loop, and never in test files.
 
     ## Why is this bad?
@@ -75,6 +76,7 @@ class AmpSuggestion(Suggestion):
         "apex.amp", "accelerate.Accelerator", "deepspeed.initialize",
     )
     project_names = settings
+    project_method_calls = _LOW_PRECISION_CASTS
     valid = (
         """
         import torch
@@ -111,7 +113,11 @@ class AmpSuggestion(Suggestion):
     )
 
     def also_declined(self, work: Workload) -> bool:
-        """The file casts something to half precision by hand."""
+        """The project casts something to half precision by hand (a model
+        converted with `.half()` in a helper module, as hand-rolled fp16
+        training does), in this file or another."""
+        if any(self.facts.project.calls_method(cast) for cast in _LOW_PRECISION_CASTS):
+            return True
         return any(
             isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _LOW_PRECISION_CASTS and self.names.qualified_name(node.func) is None

@@ -503,3 +503,18 @@ def test_classes_of_modules_the_linted_files_import_are_read_from_disk(tmp_path:
     assert index.derives_from("lib.Gather", "torch.nn.DataParallel")  # impl.py and base.py: two hops
     assert index.method("lib.optim.Wrapper", "zero_grad") == project.MethodShape((), 0)  # `from . import optim`
     assert index.method("lib.parallel.far.Far", "zero_grad") is None  # three plain-module hops away
+
+
+def test_methods_called_anywhere_in_the_project(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        "fp16.py": "def convert(m):\n    m.weight.data = m.weight.data.half()\n",
+        "train.py": "half = 1\nprint(half)\nmodel.float()\n",
+    })
+    try:
+        index = project.prepare(files, [], method_calls=["half", "bfloat16", "float"])
+        without = project.prepare(files[1:], [], method_calls=["half", "bfloat16", "float"])
+    finally:
+        project.install(project.EMPTY)
+    assert index.calls_method("half") and index.calls_method("float") and not index.calls_method("bfloat16")
+    assert not without.calls_method("half")  # a name `half` is no call of a method
+    assert index.fingerprint_for(str(files[1])) != without.fingerprint_for(str(files[1]))

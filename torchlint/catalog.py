@@ -66,8 +66,8 @@ class ProjectNeeds:
     """What a rule asks of the cross-file project index (see
     :mod:`torchlint.analysis.project`): subclasses of ``bases``, the callers
     of functions marked by ``caller_modules``/``caller_functions``, where
-    ``names`` are used and ``keywords`` passed, and how project classes
-    define ``methods``."""
+    ``names`` are used and ``keywords`` passed, how project classes
+    define ``methods``, and whether ``method_calls`` are made anywhere."""
 
     bases: Tuple[str, ...] = ()
     caller_modules: Tuple[str, ...] = ()
@@ -75,6 +75,7 @@ class ProjectNeeds:
     names: Tuple[str, ...] = ()
     keywords: Tuple[str, ...] = ()
     methods: Tuple[str, ...] = ()
+    method_calls: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def info_of(rule: "RuleClass") -> RuleInfo:
             names=tuple(rule.project_names),
             keywords=tuple(rule.project_keywords),
             methods=tuple(rule.project_methods),
+            method_calls=tuple(rule.project_method_calls),
         )
     return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
                     dict(rule.options), project)

@@ -217,6 +217,10 @@ class Rule:
     """With ``PROJECT``: method names (``zero_grad``) whose definitions in the
     project's classes the rule asks about (``self.facts.project.method(...)``):
     what a call of an imported class's method accepts."""
+    project_method_calls: ClassVar[Tuple[str, ...]] = ()
+    """With ``PROJECT``: method names (``half``) whose call on any value in
+    any of the project's files the rule asks about
+    (``self.facts.project.calls_method(name)``)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -255,7 +255,8 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     names = {name for need in needs for name in need.names}
     keywords = {keyword for need in needs for keyword in need.keywords}
     methods = {method for need in needs for method in need.methods}
-    project.prepare(files, bases, callers, cache, names, keywords, methods)
+    method_calls = {method for need in needs for method in need.method_calls}
+    project.prepare(files, bases, callers, cache, names, keywords, methods, method_calls)
 
 
 def _cache_digest(digest: str, path: str) -> str:

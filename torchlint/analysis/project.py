@@ -137,6 +137,9 @@ class ProjectIndex:
     """For each module-level class of the project that defines one of the
     methods rules asked about (``Rule.project_methods``): those methods'
     shapes, by name."""
+    called: FrozenSet[str] = frozenset()
+    """The asked-about methods (``half``) that some call in the project makes
+    on any value (``Rule.project_method_calls``)."""
     reexports: Mapping[str, str] = field(default_factory=dict)
     """Other dotted names of the classes above: ``pkg.Wrap`` -> ``pkg.parallel.Wrap``
     where ``pkg/__init__.py`` does ``from .parallel import Wrap`` (chains followed)."""
@@ -155,6 +158,10 @@ class ProjectIndex:
         """The dotted path ``name`` has after ``from <module> import *``, when
         the project module binds it by an import; None otherwise."""
         return self.star_exports.get(module, {}).get(name)
+
+    def calls_method(self, name: str) -> bool:
+        """Whether some call in the project's files is ``<anything>.name(...)``."""
+        return name in self.called
 
     def passes_keyword(self, name: str) -> bool:
         """Whether some call in the project's files passes ``name=...``."""
@@ -206,6 +213,8 @@ class ProjectIndex:
         for module in sorted(self.star_exports):
             names = self.star_exports[module]
             digest.update(f"star\0{module}\0{','.join(f'{k}={names[k]}' for k in sorted(names))}\n".encode())
+        for method in sorted(self.called):
+            digest.update(f"called\0{method}\n".encode())
         for alias in sorted(self.reexports):
             digest.update(f"reexport\0{alias}\0{self.reexports[alias]}\n".encode())
         for qualified in sorted(self.methods):
@@ -1130,6 +1139,20 @@ def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], na
 def passed_keywords(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
     """Which of the ``wanted`` keyword arguments some call in ``texts``
     (path, contents) passes by name; only files whose text contains one are parsed."""
+    return _in_calls(texts, wanted, lambda node: node.arg if isinstance(node, ast.keyword) else None)
+
+
+def called_methods(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
+    """Which of the ``wanted`` methods some call in ``texts`` makes on any
+    value (``x.half()``); only files whose text contains one are parsed."""
+    return _in_calls(texts, wanted, lambda node: (
+        node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+    ))
+
+
+def _in_calls(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str],
+              word_of: Callable[[ast.AST], Optional[str]]) -> FrozenSet[str]:
+    """The ``wanted`` words that ``word_of`` reads off some node of ``texts``."""
     remaining = set(wanted)
     found: Set[str] = set()
     for _path, text in texts:
@@ -1145,9 +1168,10 @@ def passed_keywords(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) 
         except RecursionError:
             continue
         for node in nodes:
-            if isinstance(node, ast.keyword) and node.arg in remaining:
-                found.add(node.arg)
-                remaining.discard(node.arg)
+            word = word_of(node)
+            if word is not None and word in remaining:
+                found.add(word)
+                remaining.discard(word)
     return frozenset(found)
 
 
@@ -1182,7 +1206,8 @@ def current() -> ProjectIndex:
 
 def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
             store: Optional[Store] = None, names: Iterable[str] = (),
-            keywords: Iterable[str] = (), methods: Iterable[str] = ()) -> ProjectIndex:
+            keywords: Iterable[str] = (), methods: Iterable[str] = (),
+            method_calls: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
     for the class hierarchies, the callers, the names, the keyword
     arguments and the methods enabled rules ask about, and for what star imports of project
@@ -1192,18 +1217,20 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
     asked = frozenset(names)
     asked_keywords = sorted(set(keywords))
     asked_methods = sorted(set(methods))
+    asked_calls = sorted(set(method_calls))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
     texts = list(_read(files))
-    return _prepare(texts, wanted, callers if asks_callers else None, store, asked, asked_keywords, asked_methods)
+    return _prepare(texts, wanted, callers if asks_callers else None, store, asked, asked_keywords, asked_methods,
+                    asked_calls)
 
 
 def _prepare(texts: Sequence[Tuple[Path, bytes]], wanted: Sequence[str], callers: Optional[CallerQuery],
              store: Optional[Store], asked: FrozenSet[str], asked_keywords: Sequence[str],
-             asked_methods: Sequence[str]) -> ProjectIndex:
+             asked_methods: Sequence[str], asked_calls: Sequence[str]) -> ProjectIndex:
     asks_callers = callers is not None
     statements = _ImportLines()
     stars = _star_exports(texts, store)
-    if not wanted and not asks_callers and not asked and not asked_keywords and not asked_methods:
+    if not (wanted or asks_callers or asked or asked_keywords or asked_methods or asked_calls):
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
@@ -1219,6 +1246,7 @@ def _prepare(texts: Sequence[Tuple[Path, bytes]], wanted: Sequence[str], callers
     passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
     methods = _methods(indexed, asked_methods, store)
     reexports = _reexports(indexed, {*classes, *methods}, store, statements)
-    index = ProjectIndex(classes, calls, modules, used, passed, stars, methods, reexports)
+    called = called_methods(texts, asked_calls) if asked_calls else frozenset()
+    index = ProjectIndex(classes, calls, modules, used, passed, stars, methods, called, reexports)
     install(index)
     return index
