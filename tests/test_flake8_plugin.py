@@ -273,3 +273,15 @@ def test_a_trigger_word_alone_does_not_make_libcst_parse(
     _run_in_process(["--select", "TL", "train.py"])
     assert capsys.readouterr().out == ""
     assert parses.calls == 0
+
+
+def test_cross_file_facts_match_the_command_line(project: Path) -> None:
+    """A DataParallel subclass defined in another module is reported as
+    `torchlint check train.py` reports it (the imported module is read from disk)."""
+    (project / "nets").mkdir()
+    (project / "nets" / "__init__.py").write_text("from .parallel import Balanced\n", encoding="utf-8")
+    (project / "nets" / "parallel.py").write_text(
+        "import torch.nn as nn\n\n\nclass Balanced(nn.DataParallel):\n    pass\n", encoding="utf-8")
+    (project / "train.py").write_text("import torch\nfrom nets import Balanced\n\nmodel = Balanced(torch.nn.Linear(2, 2))\n",
+                                      encoding="utf-8")
+    assert codes(flake8(project, "--select", "TL5", "train.py").stdout) == ["train.py:4:9: TL501"]

@@ -298,6 +298,32 @@ def test_a_burst_of_changes_is_linted_once_at_its_last_version(client: Client, t
     assert client.process.wait(timeout=TIMEOUT) == 0
 
 
+def test_cross_file_facts_match_the_command_line(client: Client, tmp_path: Path) -> None:
+    """The wrapper's class lives in another module: the editor, like `torchlint
+    check train.py`, knows its zero_grad takes no argument."""
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "1.13"\n', encoding="utf-8")
+    (tmp_path / "optim").mkdir()
+    (tmp_path / "optim" / "__init__.py").write_text("from .wrap import Scheduled\n", encoding="utf-8")
+    (tmp_path / "optim" / "wrap.py").write_text(
+        "class Scheduled:\n    def __init__(self, inner):\n        self.inner = inner\n\n"
+        "    def zero_grad(self):\n        self.inner.zero_grad()\n", encoding="utf-8")
+    text = (
+        "import torch\nfrom optim import Scheduled\n\n\n"
+        "def train(model, loader):\n"
+        "    wrapped = Scheduled(torch.optim.SGD(model.parameters(), lr=0.1))\n"
+        "    plain = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for x in loader:\n"
+        "        wrapped.zero_grad()\n"
+        "        plain.zero_grad()\n"
+        "        model(x).sum().backward()\n"
+    )
+    client.initialize(tmp_path, {})
+    uri = open_document(client, tmp_path / "train.py", text)
+    found = [(d["code"], d["range"]["start"]["line"]) for d in client.diagnostics(uri)]
+    assert found == [("TL302", 9)]  # `plain.zero_grad()`, not the wrapper's
+    assert client.stop() == 0
+
+
 def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.torchlint]\nextend-exclude = ["generated/"]\nignore = ["TL201"]\n', encoding="utf-8"

@@ -187,6 +187,7 @@ class TorchlintChecker:
         from torchlint.engine import LintConfig, could_match, lint_source
         from torchlint.precheck import summarize
         from torchlint.registry import PARSE_ERROR_CODE
+        from torchlint.runner import prepare_one_file
         from torchlint.settings import ConfigError, SettingsResolver
 
         source = "".join(self.lines)
@@ -203,6 +204,11 @@ class TorchlintChecker:
             if parse_errors:
                 yield (1, 0, f"{PARSE_ERROR_CODE} invalid torchlint configuration: {error}", type(self))
             return
+        # The cross-file facts `torchlint check <file>` would see (stdin has
+        # none); first, since they widen what some rules match (a rule's
+        # trigger words may include the project's subclasses of a class).
+        resolver = TorchlintChecker._resolver
+        prepare_one_file(None if self.filename in ("-", "stdin") else Path(self.filename), resolver.for_path)
         # The rules' options can widen what they match, so the pre-check
         # runs under the file's settings, as in `torchlint check`.
         if not could_match(summarize(self.tree, source), rules, config.options):

@@ -3,7 +3,8 @@
 It speaks the Language Server Protocol on stdin/stdout through pygls (1.3 and
 2.x are supported).  Each open Python document is linted with the settings
 of its path (the closest ``[tool.torchlint]``; excluded files are skipped, as
-with ``--force-exclude``) when it is opened or saved, and once typing pauses
+with ``--force-exclude``), and with the cross-file facts a run over that file
+gathers (the project modules it imports, read from disk), when it is opened or saved, and once typing pauses
 (``DEBOUNCE_SECONDS`` after the last change); closing it clears its findings.  Every fix is offered as a quick fix, and all safe fixes
 together as the source action ``source.fixAll.torchlint``.  A configuration
 error is shown as a message; the server keeps running.
@@ -286,6 +287,7 @@ class TorchlintServer:
         """
         from torchlint.engine import lint_source
         from torchlint.parsing import size_error
+        from torchlint.runner import prepare_one_file
         from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
 
         fs_path = _fs_path(uri)
@@ -302,6 +304,10 @@ class TorchlintServer:
                     return _Linted(uri, version, text, name, (), None)
             config = settings.lint_config(config_path)
             too_large = size_error(name, text)
+            # The cross-file facts the command line sees for this file (the
+            # modules it imports, read from disk): the editor agrees with
+            # `torchlint check` and pre-commit.  An unsaved document has none.
+            prepare_one_file(config_path, resolver.for_path)
             diagnostics = (too_large,) if too_large else tuple(lint_source(text, name, config))
         except ConfigError as error:
             return f"torchlint: {error}"

@@ -259,6 +259,17 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     project.prepare(files, bases, callers, cache, names, keywords, methods, method_calls)
 
 
+def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> None:
+    """The index a run over just this file builds (the project modules it
+    imports are read from disk): for the editor and flake8, which lint one
+    file at a time and should agree with ``torchlint check``.  Text with no
+    file behind it gets the empty index."""
+    if path is None or not path.is_file():
+        project.install(project.EMPTY)
+    else:
+        prepare_project([path], settings_for)
+
+
 def _cache_digest(digest: str, path: str) -> str:
     """A file's findings also depend on the project index, when there is one
     (on the facts of it that concern this file)."""
