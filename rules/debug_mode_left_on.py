@@ -88,6 +88,10 @@ class _Training:
         self._trains[function] = found
         return found
 
+    def file_trains(self) -> bool:
+        """Some function of the file (or its module level) runs a training loop."""
+        return any(self.function_trains(function, set()) for function in self._training.functions)
+
     def block_trains(self, node: cst.CSTNode) -> bool:
         """The code under ``node`` (not inside functions it defines) holds a whole training loop."""
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -107,7 +111,11 @@ class DebugModeLeftOn(Rule):
     `torch.autograd.set_detect_anomaly(True)` (called, or used as a context
     manager) and `with torch.autograd.detect_anomaly():`, at module level or
     in a function that runs a training loop (a loop calling `backward()`),
-    directly or through the file's own functions.
+    directly or through the file's own functions.  The call
+    `set_detect_anomaly(True)` (not used as a context manager) is a global
+    switch that stays on after its function returns, so it is also
+    reported in any other function of a file that trains, such as an
+    evaluation method the training loop runs between epochs.
 
     With the option `include-profilers`, also reports
     `with torch.profiler.profile(...)`, `torch.autograd.profiler.profile(...)`
@@ -305,13 +313,21 @@ class DebugModeLeftOn(Rule):
                 if not isinstance(with_node, cst.With) or not training.block_trains(with_node.body):
                     continue
                 message = f"{site.what} profiles a whole training loop; it slows every step and its trace keeps growing"
-            else:
-                if not isinstance(function, cst.Module) and not training.function_trains(function, set()):
-                    continue
+            elif isinstance(function, cst.Module) or training.function_trains(function, set()):
                 message = (
                     f"anomaly detection ({site.what}) is left on around training; it makes every step several "
                     "times slower: turn it off or put it behind a debug flag"
                 )
+            elif not isinstance(parents.get(site.node), cst.WithItem) and training.file_trains():
+                # A call, not a `with`: the switch is global and outlives the
+                # function, so the training this file runs afterwards runs under it.
+                message = (
+                    f"anomaly detection ({site.what}) switched on here stays on for the training this file runs "
+                    "(the switch is global); every later step is several times slower: turn it off or put it "
+                    "behind a debug flag"
+                )
+            else:
+                continue
             self.report(site.node, message, statement=site.statement)
 
 
