@@ -290,6 +290,22 @@ def _package(folder: Path, known: Dict[Path, str]) -> str:
     return found
 
 
+class _ModuleNames:
+    """:func:`module_name` of many files, each folder's package looked up
+    once (one index build reads every file's name several times)."""
+
+    def __init__(self) -> None:
+        self._packages: Dict[Path, str] = {}
+        self._names: Dict[str, str] = {}
+
+    def __call__(self, path: Path) -> str:
+        key = str(path)
+        found = self._names.get(key)
+        if found is None:
+            found = self._names[key] = module_name(path, self._packages)
+        return found
+
+
 def absolute_import(path: str, level: int, target: Optional[str]) -> Optional[str]:
     """What ``from <level dots><target> import ...`` in the file at ``path``
     names, as an absolute dotted module (None above the top package)."""
@@ -496,7 +512,7 @@ def _is_torch_module(name: str) -> bool:
     return name == "torch" or name.startswith("torch.")
 
 
-def _on_disk(name: str, roots: Iterable[Path], packages: Optional[Dict[Path, str]] = None
+def _on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] = module_name
              ) -> List[Tuple[Path, bytes]]:
     """The files module ``name`` is under one of ``roots`` (``models`` ->
     ``models.py`` or ``models/__init__.py``), whose module name it is."""
@@ -507,7 +523,7 @@ def _on_disk(name: str, roots: Iterable[Path], packages: Optional[Dict[Path, str
             if any(candidate == path for path, _ in found):
                 continue
             for path, data in _read([candidate]):
-                if module_name(path, packages) == name:
+                if module_of(path) == name:
                     found.append((path, data))
     return found
 
@@ -905,21 +921,25 @@ def _absolute_path(path: Path) -> Path:
 
 
 def _with_imported(texts: Sequence[Tuple[Path, bytes]],
-                   statements: Callable[[bytes], List[bytes]] = _IMPORT.findall) -> List[Tuple[Path, bytes]]:
+                   statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+                   module_of: Optional[_ModuleNames] = None) -> List[Tuple[Path, bytes]]:
     """``texts`` plus the project modules they import that are not among
     them, read from disk where Python would find them for the importing
     script (the folder above its top package, the working folder), through
     re-exporting packages: so that linting only the changed files (as
     pre-commit does) knows the project's classes they use as a run over the
     whole project does.  torch's own modules are not followed."""
-    packages: Dict[Path, str] = {}
-    names = {_absolute_path(path): module_name(path, packages) for path, _ in texts}
+    module_of = module_of or _ModuleNames()
+    names = {os.path.abspath(path): module_of(path) for path, _ in texts}
     known = set(names.values())
-    package_modules = {module for path, module in names.items() if path.stem == "__init__"}
-    roots: Set[Path] = {Path.cwd()}
-    for path, module in names.items():
-        depth = module.count(".") + (path.stem == "__init__")
-        roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
+    package_modules = {module for where, module in names.items() if os.path.basename(where) == "__init__.py"}
+    folders: Set[str] = set()
+    for where, module in names.items():
+        folder = os.path.dirname(where)
+        for _ in range(module.count(".") + (os.path.basename(where) == "__init__.py")):
+            folder = os.path.dirname(folder)  # up to the folder above the top package
+        folders.add(folder)
+    roots: Set[Path] = {Path.cwd(), *map(Path, folders)}
     tops = {root: _top_names(root) for root in roots}
     pending = [(path, text, 0) for path, text in texts]
     added: List[Tuple[Path, bytes]] = []
@@ -931,19 +951,20 @@ def _with_imported(texts: Sequence[Tuple[Path, bytes]],
             return imported in package_modules
         known.add(imported)
         first = imported.split(".", 1)[0]
-        for found, data in _on_disk(imported, [r for r in roots if first in tops[r]], packages):
+        for found, data in _on_disk(imported, [r for r in roots if first in tops[r]], module_of):
             if found.name == "__init__.py":
                 package_modules.add(imported)
             cost = hops + (found.name != "__init__.py")
-            if cost <= _MAX_MODULE_HOPS and _absolute_path(found) not in names:
-                names[_absolute_path(found)] = imported
+            where = os.path.abspath(found)
+            if cost <= _MAX_MODULE_HOPS and where not in names:
+                names[where] = imported
                 added.append((found, data))
                 pending.append((found, data, cost))
         return imported in package_modules
 
     while pending:
         path, text, hops = pending.pop()
-        module = names.get(_absolute_path(path)) or module_name(path, packages)
+        module = names.get(os.path.abspath(path)) or module_of(path)
         for source, taken in _imported_modules(statements(text), module, path.stem == "__init__"):
             if follow(source, hops):
                 for name in taken:
@@ -955,11 +976,11 @@ def _with_packages_above(texts: Sequence[Tuple[Path, bytes]], modules: Set[str])
     """``texts`` plus, read from disk, the ``__init__.py`` of every package
     above the files of ``modules``: where re-exports are written, found even
     when a run lints only the changed files (as pre-commit does)."""
-    packages: Dict[Path, str] = {}
+    module_of = _ModuleNames()
     wanted_stems = {module.rsplit(".", 1)[-1] for module in modules}
     candidates = [path for path, _ in texts
                   if (path.parent.name if path.stem == "__init__" else path.stem) in wanted_stems
-                  and module_name(path, packages) in modules]
+                  and module_of(path) in modules]
     if not candidates:
         return list(texts)
     have = {_absolute_path(path) for path, _ in texts if path.name == "__init__.py"}
@@ -1087,6 +1108,7 @@ def _callee_functions(text: bytes, query: CallerQuery, module_words: Optional["r
 
 def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery, store: Optional[Store],
              statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+             module_of: Callable[[Path], str] = module_name,
              ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
     """Calls from other modules of the functions ``query`` asks about.  Only
     files with an import line naming one of their modules and a mention of
@@ -1097,7 +1119,7 @@ def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery, store: Opt
     for path, text in texts:
         found = _callee_functions(text, query, module_words, function_words)
         if found:
-            modules[os.path.abspath(path)] = module_name(path)
+            modules[os.path.abspath(path)] = module_of(path)
             names |= found
     if not modules:
         return {}, {}
@@ -1109,7 +1131,7 @@ def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery, store: Opt
         if not wanted:
             continue
         focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
-        module = modules.get(os.path.abspath(path)) or module_name(path)
+        module = modules.get(os.path.abspath(path)) or module_of(path)
         for target, site in contribution(path, text, module, store, focus).calls:
             if target.rsplit(".", 1)[0] in callee_modules:
                 calls.setdefault(target, []).append(site)
@@ -1229,15 +1251,16 @@ def _prepare(texts: Sequence[Tuple[Path, bytes]], wanted: Sequence[str], callers
              asked_methods: Sequence[str], asked_calls: Sequence[str]) -> ProjectIndex:
     asks_callers = callers is not None
     statements = _ImportLines()
+    module_of = _ModuleNames()
     stars = _star_exports(texts, store)
     if not (wanted or asks_callers or asked or asked_keywords or asked_methods or asked_calls):
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
         return index
-    indexed = _with_imported(texts, statements) if wanted or asked_methods else texts
+    indexed = _with_imported(texts, statements, module_of) if wanted or asked_methods else texts
     classes = _hierarchy(indexed, wanted, store) if wanted else {}
-    calls, modules = _callers(texts, callers, store, statements) if callers is not None else ({}, {})
+    calls, modules = _callers(texts, callers, store, statements, module_of) if callers is not None else ({}, {})
     used: FrozenSet[str] = frozenset()
     if asked:
         from torchlint.analysis.mentions import used_anywhere
