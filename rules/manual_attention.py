@@ -7,7 +7,6 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
-from torchlint.analysis.scopes import BindingKind
 
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
@@ -442,9 +441,10 @@ class ManualAttention(Rule):
         returns them with a bias added, a mask applied or a cast
         (``dots = self.apply_pos_bias(dots)``): every ``return`` of it is scores
         when its parameter is."""
-        helper, skipped = self._helper(func)
-        if helper is None or self._given is not None:
+        callee = self.facts.values.local_callee(func)
+        if callee is None or callee[0].decorators or self._given is not None:
             return False
+        helper, skipped = callee
         params = [*helper.params.posonly_params, *helper.params.params][skipped:]
         if len(params) < len(arguments) or isinstance(helper.params.star_arg, cst.Param):
             return False
@@ -461,21 +461,6 @@ class ManualAttention(Rule):
             finally:
                 self._given = None
         return False
-
-    def _helper(self, func: cst.BaseExpression) -> Tuple[Optional[cst.FunctionDef], int]:
-        """The undecorated function of this file ``func`` calls, and how many
-        leading parameters the call does not pass (1 for ``self.method``)."""
-        if isinstance(func, cst.Name):
-            bindings = self.facts.scopes.resolve(func)
-            node = bindings[0].node if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION else None
-            return (node, 0) if isinstance(node, cst.FunctionDef) and not node.decorators else (None, 0)
-        if isinstance(func, cst.Attribute):
-            owner = self.facts.values.self_class(func.value)
-            methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)
-                       and s.name.value == func.attr.value] if owner is not None else []
-            if len(methods) == 1 and not methods[0].decorators:
-                return methods[0], 1
-        return None, 0
 
     def _either_transposed(
         self, left: cst.BaseExpression, right: cst.BaseExpression, body: _Body, depth: int

@@ -35,12 +35,13 @@ Layout policy for arguments (one policy for every rule, close to Ruff's):
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Optional, Sequence, Set, Tuple, Union
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.apidata import Signature
+from torchlint.arguments import BoundArguments, bind_positions
 from torchlint.names import ImportTable
 from torchlint.rule import Replacement, TorchVersion
 
@@ -55,32 +56,6 @@ _EXTRA_INDENT = "    "
 # -- reading arguments -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BoundArguments:
-    """A call's arguments matched to a signature's parameters.
-
-    ``arguments`` holds what is certain; ``unknown`` names the parameters
-    that an unpacking (``*args``, ``**kwargs``) or a position whose meaning
-    differs between the torch versions considered may supply.
-    """
-
-    arguments: Dict[str, cst.Arg] = field(default_factory=dict)
-    by_position: FrozenSet[str] = frozenset()
-    unknown: FrozenSet[str] = frozenset()
-
-    def argument(self, name: str) -> Optional[cst.Arg]:
-        """The argument certainly passed for ``name``, if any."""
-        return self.arguments.get(name)
-
-    def may_be_present(self, name: str) -> bool:
-        """Whether ``name`` is, or may be, passed."""
-        return name in self.arguments or name in self.unknown
-
-    def positional(self, name: str) -> bool:
-        """Whether ``name`` is passed by position."""
-        return name in self.by_position
-
-
 def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = None) -> BoundArguments:
     """Match ``call``'s arguments to ``signature``'s parameters.
 
@@ -92,30 +67,7 @@ def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = 
         signature.versions_from(oldest) if oldest is not None else (None,)
     )
     orders = [_positional_names(signature, version) for version in versions]
-    arguments: Dict[str, cst.Arg] = {}
-    by_position: Set[str] = set()
-    unknown: Set[str] = set()
-    index = 0
-    unpacked = False  # a `*args` came before: positions are unknown from here
-    for arg in call.args:
-        if arg.star == "**":
-            unknown.update(p.name for p in signature.parameters)
-        elif arg.star == "*" or (unpacked and arg.keyword is None):
-            unpacked = True
-            unknown.update(name for order in orders for name in order[index:])
-        elif arg.keyword is not None:
-            arguments[arg.keyword.value] = arg
-        else:
-            names = {order[index] for order in orders if index < len(order)}
-            everywhere = all(index < len(order) for order in orders)
-            if len(names) == 1 and everywhere:
-                name = names.pop()
-                arguments[name] = arg
-                by_position.add(name)
-            else:
-                unknown.update(names)
-            index += 1
-    return BoundArguments(arguments, frozenset(by_position), frozenset(unknown - set(arguments)))
+    return bind_positions(call, orders, [p.name for p in signature.parameters])
 
 
 def _positional_names(signature: Signature, version: Optional[TorchVersion]) -> Tuple[str, ...]:

@@ -18,11 +18,12 @@ the file's package), which is the name the project index uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Mapping, Optional, Set
 
 import libcst as cst
 
 from torchlint.analysis.project import MethodShape, absolute_import
+from torchlint.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
 from torchlint.names import dotted
@@ -42,9 +43,13 @@ class Maker:
     (``local``), or whatever the imports call ``qualified``."""
 
     qualified: Optional[str] = None
-    local: Optional[cst.ClassDef] = field(default=None, compare=False, repr=False)
-    local_name: Optional[str] = None
-    """The local class's name (so that two makers of one class compare equal)."""
+    local: Optional[cst.ClassDef] = field(default=None, repr=False)
+    """Compared by identity: two classes of one name in different scopes differ."""
+
+    @property
+    def local_name(self) -> Optional[str]:
+        """The local class's name."""
+        return self.local.name.value if self.local is not None else None
 
 
 def shape_of(function: cst.FunctionDef) -> Optional[MethodShape]:
@@ -155,13 +160,11 @@ class Instances:
         return None
 
     def _returned(self, func: cst.BaseExpression, depth: int) -> Optional[FrozenSet[Maker]]:
-        """A call of a function of this file (``build_optimizer(...)``): the
-        makers of what every ``return`` of it gives."""
-        if not isinstance(func, cst.Name):
-            return None
-        bindings = self._scopes.resolve(func)
-        function = bindings[0].node if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION else None
-        if not isinstance(function, cst.FunctionDef) or function.decorators:
+        """A call of a function or method of this file (``build_optimizer(...)``,
+        ``self.build_optimizer()``): the makers of what every ``return`` of it gives."""
+        callee = self._values.local_callee(func)
+        function = callee[0] if callee is not None else None
+        if function is None or function.decorators:
             return None
         returns: List[cst.Return] = []
         collect_returns(function.body, returns)
@@ -174,7 +177,7 @@ class Instances:
             bindings = self._scopes.resolve(func)
             if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
                 node = bindings[0].node
-                return Maker(local=node, local_name=func.value) if isinstance(node, cst.ClassDef) else None
+                return Maker(local=node) if isinstance(node, cst.ClassDef) else None
             if any(b.kind is not BindingKind.IMPORT for b in bindings):
                 return None  # a variable, a function of the file: not a class we can name
         qualified = self.absolute_name(func)
@@ -199,11 +202,11 @@ class Instances:
         if outer is None or outer.kind is ScopeKind.CLASS:
             return None  # a method: called through instances, not by its name
         params = function.params
-        positional = [*params.posonly_params, *params.params]
-        position = next((i for i, p in enumerate(positional) if p is param), None)
-        by_keyword = param in params.params or param in params.kwonly_params
-        if position is None and not by_keyword:
-            return None  # *args, **kwargs
+        if param is params.star_arg or param is params.star_kwarg:
+            return None
+        name = param.name.value
+        order = [p.name.value for p in (*params.posonly_params, *params.params)]
+        every = [*order, *(p.name.value for p in params.kwonly_params)]
         references = self._scopes.references(outer, function.name.value)
         if not references:
             return None
@@ -212,16 +215,14 @@ class Instances:
             call = self._parents().get(reference)
             if not isinstance(call, cst.Call) or call.func is not reference:
                 return None  # the function escapes: called where we cannot see
-            argument = _argument(call, position, param.name.value if by_keyword else None)
-            if argument is _UNKNOWN:
-                return None
-            if argument is None:
-                if param.default is None:
-                    return None
-                passed.append(self._makers(param.default, depth + 1))
+            bound = bind_positions(call, [order], every)
+            argument = bound.argument(name)
+            if argument is not None:
+                passed.append(self._makers(argument.value, depth + 1))
+            elif bound.may_be_present(name) or param.default is None:
+                return None  # an unpacking may pass it, or nothing is known
             else:
-                assert isinstance(argument, cst.BaseExpression)
-                passed.append(self._makers(argument, depth + 1))
+                passed.append(self._makers(param.default, depth + 1))
         return _union(passed)
 
     # -- methods ------------------------------------------------------------------
@@ -231,52 +232,22 @@ class Instances:
         definition Python finds first, following a class's first base through
         the file's classes (and a project class's own body); None when it is
         not known (an imported base, an outside class, a decorated method)."""
-        if maker.qualified is not None:
-            return self._project.method(maker.qualified, name)
-        return self._local_method(maker.local, name, set())
-
-    def _local_method(self, cls: Optional[cst.ClassDef], name: str, seen: Set[cst.ClassDef]) -> Optional[MethodShape]:
-        if cls is None or cls in seen:
-            return None
-        seen.add(cls)
-        defined = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
-        if defined:
-            return shape_of(defined[-1])
-        if not cls.bases:
-            return None
-        first = cls.bases[0].value  # the base whose method Python finds next
-        if cls.bases[0].keyword is not None:
-            return None
-        maker = self._maker(first)
-        if maker is None:
-            return None
-        if maker.qualified is not None:
-            return self._project.method(maker.qualified, name)
-        return self._local_method(maker.local, name, seen)
-
-
-class _Unknown:
-    """An argument list that cannot be matched to parameters (``*args``)."""
-
-
-_UNKNOWN = _Unknown()
-
-
-def _argument(call: cst.Call, position: Optional[int], keyword: Optional[str]
-              ) -> Union[cst.BaseExpression, _Unknown, None]:
-    """What ``call`` passes for a parameter: by ``keyword``, else at
-    ``position``; None when it passes nothing for it."""
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return _UNKNOWN
-        if arg.keyword is None:
-            if position is not None and index == position:
-                return arg.value
-            index += 1
-        elif keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    return None
+        seen: Set[cst.ClassDef] = set()
+        while maker.qualified is None:
+            cls = maker.local
+            if cls is None or cls in seen:
+                return None
+            seen.add(cls)
+            defined = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+            if defined:
+                return shape_of(defined[-1])
+            if not cls.bases or cls.bases[0].keyword is not None:
+                return None
+            base = self._maker(cls.bases[0].value)  # the base whose method Python finds next
+            if base is None:
+                return None
+            maker = base
+        return self._project.method(maker.qualified, name)
 
 
 def _union(parts: List[Optional[FrozenSet[Maker]]]) -> Optional[FrozenSet[Maker]]:

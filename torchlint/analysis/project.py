@@ -840,17 +840,18 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
 
 
 def _reexports(texts: Sequence[Tuple[Path, bytes]], defined: Iterable[str], store: Optional[Store],
-               statements: Callable[[bytes], List[bytes]] = _IMPORT.findall) -> Dict[str, str]:
+               statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+               module_of: Callable[[Path], str] = module_name) -> Dict[str, str]:
     """The other dotted names under which packages of the project make the
     ``defined`` classes available by importing them in their ``__init__.py``
     (``from .parallel import Wrap`` gives ``pkg.Wrap``), chains of such
     imports followed.  Only package files with an import statement naming
     one of the classes (or a name that re-exports one) are parsed: a plain
-    module that imports a class is seldom the path others import it by."""
+    module that imports a class is seldom the path others import it by.
+    ``texts`` hold the packages the run's files import (:func:`_with_imported`)."""
     targets = set(defined)
     if not targets:
         return {}
-    texts = _with_packages_above(texts, {name.rsplit(".", 1)[0] for name in targets})
     imported: Dict[str, str] = {}
     names = {name.rsplit(".", 1)[-1] for name in targets}
     done: Set[int] = set()
@@ -861,7 +862,7 @@ def _reexports(texts: Sequence[Tuple[Path, bytes]], defined: Iterable[str], stor
             if i in done or path.stem != "__init__" or not any(word.search(s) for s in statements(text)):
                 continue
             done.add(i)
-            module = module_name(path)
+            module = module_of(path)
             exports = _stored_exports(path, text, module, store)
             for local, source in (exports.imported if exports is not None else {}).items():
                 if source.rsplit(".", 1)[-1] in wanted:
@@ -886,7 +887,7 @@ only re-exports, costs no hop)."""
 
 
 def _imported_modules(statements: List[bytes], module: str, is_package: bool) -> Iterator[Tuple[str, Tuple[str, ...]]]:
-    """Each module an import statement of ``text`` loads, absolute, with the
+    """Each module one of a file's import ``statements`` loads, absolute, with the
     names a ``from`` import takes from it (which may be its submodules);
     for ``import a.b``, each of ``a`` and ``a.b``."""
     for statement in statements:
@@ -912,12 +913,6 @@ def _top_names(root: Path) -> FrozenSet[str]:
         return frozenset()
     return frozenset(e.name[:-3] if e.name.endswith(".py") else e.name for e in entries
                      if e.name.endswith(".py") or e.name.isidentifier())
-
-
-def _absolute_path(path: Path) -> Path:
-    """``path`` made absolute without resolving links (a tenth of the cost
-    of ``resolve``, which matters when every file of a run is looked at)."""
-    return Path(os.path.abspath(path))
 
 
 def _with_imported(texts: Sequence[Tuple[Path, bytes]],
@@ -972,30 +967,6 @@ def _with_imported(texts: Sequence[Tuple[Path, bytes]],
     return [*texts, *added]
 
 
-def _with_packages_above(texts: Sequence[Tuple[Path, bytes]], modules: Set[str]) -> List[Tuple[Path, bytes]]:
-    """``texts`` plus, read from disk, the ``__init__.py`` of every package
-    above the files of ``modules``: where re-exports are written, found even
-    when a run lints only the changed files (as pre-commit does)."""
-    module_of = _ModuleNames()
-    wanted_stems = {module.rsplit(".", 1)[-1] for module in modules}
-    candidates = [path for path, _ in texts
-                  if (path.parent.name if path.stem == "__init__" else path.stem) in wanted_stems
-                  and module_of(path) in modules]
-    if not candidates:
-        return list(texts)
-    have = {_absolute_path(path) for path, _ in texts if path.name == "__init__.py"}
-    extra: List[Path] = []
-    for path in candidates:
-        folder = _absolute_path(path).parent
-        while (folder / "__init__.py").is_file() and folder.parent != folder:
-            init = folder / "__init__.py"
-            if init not in have:
-                have.add(init)
-                extra.append(init)
-            folder = folder.parent
-    return [*texts, *_read(extra)]
-
-
 _METHODS_FORMAT = b"project-methods-1"
 
 
@@ -1037,8 +1008,8 @@ def _stored_methods(path: Path, data: bytes, module: str, wanted: FrozenSet[str]
     return found
 
 
-def _methods(texts: Sequence[Tuple[Path, bytes]], names: Iterable[str],
-             store: Optional[Store]) -> Dict[str, Dict[str, MethodShape]]:
+def _methods(texts: Sequence[Tuple[Path, bytes]], names: Iterable[str], store: Optional[Store],
+             module_of: Callable[[Path], str] = module_name) -> Dict[str, Dict[str, MethodShape]]:
     """The shapes of the wanted methods in the project's classes.  Only files
     with a ``def`` of one of them are parsed; a class name two files define
     with different shapes (two scripts both called ``train.py``) is left out."""
@@ -1052,7 +1023,7 @@ def _methods(texts: Sequence[Tuple[Path, bytes]], names: Iterable[str],
     for path, text in texts:
         if not any(word in text for word in words) or pattern.search(text) is None:
             continue
-        for cls, name, shape in _stored_methods(path, text, module_name(path), wanted, pattern, store):
+        for cls, name, shape in _stored_methods(path, text, module_of(path), wanted, pattern, store):
             known = shapes.setdefault(cls, {})
             if known.setdefault(name, shape) != shape:
                 clashes.add((cls, name))
@@ -1158,26 +1129,17 @@ def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], na
     return found
 
 
-def passed_keywords(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
-    """Which of the ``wanted`` keyword arguments some call in ``texts``
-    (path, contents) passes by name; only files whose text contains one are parsed."""
-    return _in_calls(texts, wanted, lambda node: node.arg if isinstance(node, ast.keyword) else None)
-
-
-def called_methods(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
-    """Which of the ``wanted`` methods some call in ``texts`` makes on any
-    value (``x.half()``); only files whose text contains one are parsed."""
-    return _in_calls(texts, wanted, lambda node: (
-        node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
-    ))
-
-
-def _in_calls(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str],
-              word_of: Callable[[ast.AST], Optional[str]]) -> FrozenSet[str]:
-    """The ``wanted`` words that ``word_of`` reads off some node of ``texts``."""
-    remaining = set(wanted)
-    found: Set[str] = set()
+def used_in_calls(texts: Iterable[Tuple[Path, bytes]], keywords: Iterable[str] = (),
+                  methods: Iterable[str] = ()) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """Which of the ``keywords`` some call in ``texts`` (path, contents)
+    passes by name, and which of the ``methods`` some call makes on any value
+    (``x.half()``), in one walk per file; only files whose text contains a
+    word still looked for are parsed."""
+    remaining_keywords, remaining_methods = set(keywords), set(methods)
+    passed: Set[str] = set()
+    called: Set[str] = set()
     for _path, text in texts:
+        remaining = remaining_keywords | remaining_methods
         if not remaining:
             break
         if not any(word.encode() in text for word in remaining):
@@ -1190,11 +1152,14 @@ def _in_calls(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str],
         except RecursionError:
             continue
         for node in nodes:
-            word = word_of(node)
-            if word is not None and word in remaining:
-                found.add(word)
-                remaining.discard(word)
-    return frozenset(found)
+            if isinstance(node, ast.keyword) and node.arg in remaining_keywords:
+                passed.add(node.arg)
+                remaining_keywords.discard(node.arg)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in remaining_methods:
+                    called.add(node.func.attr)
+                    remaining_methods.discard(node.func.attr)
+    return frozenset(passed), frozenset(called)
 
 
 def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
@@ -1232,7 +1197,7 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
             method_calls: Iterable[str] = ()) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
     for the class hierarchies, the callers, the names, the keyword
-    arguments and the methods enabled rules ask about, and for what star imports of project
+    arguments, the methods and the method calls enabled rules ask about, and for what star imports of project
     modules bind (nothing of either: the empty index).  ``store`` keeps each parsed file's
     contribution for the next run."""
     wanted = sorted(set(bases))
@@ -1242,34 +1207,27 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
     asked_calls = sorted(set(method_calls))
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
     texts = list(_read(files))
-    return _prepare(texts, wanted, callers if asks_callers else None, store, asked, asked_keywords, asked_methods,
-                    asked_calls)
-
-
-def _prepare(texts: Sequence[Tuple[Path, bytes]], wanted: Sequence[str], callers: Optional[CallerQuery],
-             store: Optional[Store], asked: FrozenSet[str], asked_keywords: Sequence[str],
-             asked_methods: Sequence[str], asked_calls: Sequence[str]) -> ProjectIndex:
-    asks_callers = callers is not None
-    statements = _ImportLines()
-    module_of = _ModuleNames()
     stars = _star_exports(texts, store)
     if not (wanted or asks_callers or asked or asked_keywords or asked_methods or asked_calls):
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
         return index
+    statements = _ImportLines()
+    module_of = _ModuleNames()
     indexed = _with_imported(texts, statements, module_of) if wanted or asked_methods else texts
     classes = _hierarchy(indexed, wanted, store) if wanted else {}
-    calls, modules = _callers(texts, callers, store, statements, module_of) if callers is not None else ({}, {})
+    calls, modules = (
+        _callers(texts, callers, store, statements, module_of) if callers is not None and asks_callers else ({}, {})
+    )
     used: FrozenSet[str] = frozenset()
     if asked:
         from torchlint.analysis.mentions import used_anywhere
 
         used = used_anywhere(texts, asked)
-    passed = passed_keywords(texts, asked_keywords) if asked_keywords else frozenset()
-    methods = _methods(indexed, asked_methods, store)
-    reexports = _reexports(indexed, {*classes, *methods}, store, statements)
-    called = called_methods(texts, asked_calls) if asked_calls else frozenset()
-    index = ProjectIndex(classes, calls, modules, used, passed, stars, methods, called, reexports)
+    passed, called = used_in_calls(texts, asked_keywords, asked_calls)
+    shapes = _methods(indexed, asked_methods, store, module_of)
+    reexports = _reexports(indexed, {*classes, *shapes}, store, statements, module_of)
+    index = ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, reexports)
     install(index)
     return index

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -346,12 +346,12 @@ class Values:
             if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
                 kind = self.class_kind(func.value)
                 return Value(kind, local_class=func.value) if kind is not None else None
-            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
-                return self._returned(bindings[0].node, depth)
-            return None
+            callee = self.local_callee(func)
+            return self._returned(callee[0], depth) if callee is not None else None
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            from_method = self._of_self_method_call(func, depth)
+            callee = self.local_callee(func)
+            from_method = self._returned(callee[0], depth) if callee is not None else None
             if from_method is not None:
                 return from_method
             if method in _SAME_KIND_METHODS:
@@ -504,15 +504,22 @@ class Values:
         owner = self.self_class(expr.value)
         return self.init_attributes(owner, depth).get(expr.attr.value) if owner is not None else None
 
-    def _of_self_method_call(self, func: cst.Attribute, depth: int) -> Optional[Value]:
-        """``self.build(...)`` where the class defines ``build``: what it returns."""
-        owner = self.self_class(func.value)
-        if owner is None:
-            return None
-        methods = [
-            s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
-        ]
-        return self._returned(methods[0], depth) if len(methods) == 1 else None
+    def local_callee(self, func: cst.BaseExpression) -> Optional[Tuple[cst.FunctionDef, int]]:
+        """The ``def`` of this file that calling ``func`` runs: a function the
+        name is bound to once, or ``self.<method>`` where the class defines
+        that method once; with how many leading parameters the call does not
+        pass (1 for the instance)."""
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            node = bindings[0].node if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION else None
+            return (node, 0) if isinstance(node, cst.FunctionDef) else None
+        if isinstance(func, cst.Attribute):
+            owner = self.self_class(func.value)
+            methods = [] if owner is None else [
+                s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+            ]
+            return (methods[0], 1) if len(methods) == 1 else None
+        return None
 
     def init_attributes(self, node: cst.ClassDef, depth: int = 0) -> Dict[str, Optional[Value]]:
         """``self.<name>`` → value for each attribute ``__init__`` assigns
