@@ -41,7 +41,7 @@ LABELS = HERE / "labels"
 
 _TOP_KEYS = frozenset({"rule", "torch-version", "case"})
 _CASE_REQUIRED = ("repo", "commit", "path", "line", "label")
-_CASE_KEYS = frozenset(_CASE_REQUIRED) | {"group", "note"}
+_CASE_KEYS = frozenset(_CASE_REQUIRED) | {"group", "note", "set"}
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _RULE = re.compile(r"^TL[0-9]{3}$")
@@ -66,6 +66,9 @@ class Case:
     label: Label
     group: str = ""
     note: str = ""
+    # The labelling round a case belongs to (e.g. "blind-2026-11-26"): `--set` scores one round
+    # alone, so numbers on code read after a rule was tuned stay apart from unseen ones.
+    set: str = ""
 
     @property
     def where(self) -> str:
@@ -152,7 +155,7 @@ def _case(source: Path, index: int, raw: object) -> Case:
     missing = [k for k in _CASE_REQUIRED if k not in raw]
     if missing:
         raise _fail(source, f"{where}: missing key(s) {', '.join(missing)}")
-    for key in ("repo", "commit", "path", "label", "group", "note"):
+    for key in ("repo", "commit", "path", "label", "group", "note", "set"):
         if key in raw and not isinstance(raw[key], str):
             raise _fail(source, f"{where}: `{key}` must be a string")
     line = raw["line"]
@@ -169,7 +172,7 @@ def _case(source: Path, index: int, raw: object) -> Case:
         label = Label(raw["label"])
     except ValueError:
         raise _fail(source, f"{where}: `label` must be positive or negative, not {raw['label']!r}") from None
-    return Case(raw["repo"], raw["commit"], path, line, label, raw.get("group", ""), raw.get("note", ""))
+    return Case(raw["repo"], raw["commit"], path, line, label, raw.get("group", ""), raw.get("note", ""), raw.get("set", ""))
 
 
 def parse_labels(text: str, source: Path) -> LabelSet:
@@ -203,6 +206,16 @@ def parse_labels(text: str, source: Path) -> LabelSet:
         if commits.setdefault(case.repo, case.commit) != case.commit:
             raise _fail(source, f"case {i + 1}: {case.repo} is labelled at two commits")
     return LabelSet(rule, version, cases, source)
+
+
+def only_sets(labels: LabelSet, names: Sequence[str]) -> Optional[LabelSet]:
+    """The label set cut down to the cases of the named rounds (None when none is left).
+
+    A (file, rule) pair is labelled as a whole in one round, so a cut keeps whole files."""
+    if not names:
+        return labels
+    cases = tuple(c for c in labels.cases if c.set in names)
+    return LabelSet(labels.rule, labels.torch_version, cases, labels.source) if cases else None
 
 
 def load_labels(path: Path) -> LabelSet:
@@ -443,6 +456,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--mirror", type=Path, help="folder of <owner>+<name>/repo git dirs to clone from instead of github.com")
     parser.add_argument("--labels", type=Path, default=LABELS, help="folder of <CODE>.toml label files")
     parser.add_argument("--rules", nargs="*", default=[], help="rule codes to score (default: every label file)")
+    parser.add_argument("--set", nargs="*", default=[], dest="sets", help="score only the cases of these labelling rounds (a case's `set`)")
     parser.add_argument("--torchlint", default=f"{shlex.quote(sys.executable)} -m torchlint", help="command that runs torchlint")
     parser.add_argument("--markdown", action="store_true", help="print the README table")
     parser.add_argument("--markdown-out", type=Path, help="also write the README table to this file")
@@ -450,7 +464,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = shlex.split(args.torchlint)
     scores: List[Score] = []
     try:
-        sets = [load_labels(path) for path in label_files(args.rules, args.labels)]
+        loaded = [only_sets(load_labels(path), args.sets) for path in label_files(args.rules, args.labels)]
+        sets = [labels for labels in loaded if labels is not None]
         if not sets:
             raise LabelError(f"{args.labels}: no label files")
         for labels in sets:

@@ -227,3 +227,15 @@ def test_the_files_labelled_files_star_import_are_found(tmp_path: Path) -> None:
     (tmp_path / "train").mkdir()
     (tmp_path / "train" / "run.py").write_text("from models import *\nfrom torch.nn import *\n")
     assert sl.star_imported(tmp_path, ["train/run.py"]) == ["models/__init__.py", "models/fcn.py"]
+
+
+def test_set_selects_one_labelling_round_and_keeps_other_rounds_out() -> None:
+    labels = parse(HEADER + case(3, set="blind") + case(5, "negative", path="b.py", set="blind") + case(7, path="c.py"))
+    blind = sl.only_sets(labels, ["blind"])
+    assert blind is not None
+    assert [(c.path, c.line) for c in blind.cases] == [("train.py", 3), ("b.py", 5)]
+    # A finding in the file of the other round is not judged under the cut.
+    scored = sl.score(blind, [finding(3), finding(7, path="c.py")])
+    assert (scored.count(sl.Outcome.TRUE_POSITIVE), scored.count(sl.Outcome.FALSE_POSITIVE)) == (1, 0)
+    assert sl.only_sets(labels, ["other"]) is None
+    assert sl.only_sets(labels, []) is labels
