@@ -105,7 +105,7 @@ MALFORMED = [
     (GOOD.replace('framework = "lightning"\nowner = "trainer"\nargument', 'framework = "keras"\nowner = "trainer"\nargument'),
      "`framework` has an unknown value 'keras'"),
     (GOOD.replace('since = "1.5"\ndefaults', 'since = "1.x"\ndefaults'), '`since` must be a release like "1.6.4"'),
-    (GOOD.replace('until = "2.0"', 'since = "2.0"\nuntil = "1.0"'), "`until` (1.0.0) is not after `since` (2.0.0)"),
+    (GOOD.replace('until = "2.0"', 'since = "2.0"\nuntil = "1.0"'), "`until` (1.0) is not after `since` (2.0)"),
     (GOOD.replace("value = \"'dp'\"", 'value = "dp("'), "`value` is not a Python literal"),
     (GOOD.replace('argument = "strategy"', 'argument = "stratgy"'), "no [[argument]] trainer.stratgy"),
     (GOOD.replace('owner = "trainer"\nname', 'owner = "trainr"\nname'), "`owner` 'trainr' is neither"),

@@ -108,7 +108,9 @@ class Release:
         return Release(max(self.major - 1, 0), _ANY, _ANY)
 
     def __str__(self) -> str:
-        return ".".join(str(part) for part in (self.major, self.minor, self.patch) if part != _ANY)
+        """``2.0``, ``1.6.4``: a zero patch is left out."""
+        parts = (self.major, self.minor) if self.patch == 0 else (self.major, self.minor, self.patch)
+        return ".".join(str(part) for part in parts if part != _ANY)
 
 
 _ANY = 9999

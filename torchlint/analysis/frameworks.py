@@ -182,11 +182,15 @@ def hooks_without_grad() -> FrozenSet[str]:
     return frameworks().hook_names(Framework.LIGHTNING, "lightning-module", "disabled")
 
 
+def packages(framework: Framework) -> FrozenSet[str]:
+    """The top-level packages of ``framework``'s classes (``lightning``, ``pytorch_lightning``)."""
+    return frozenset(name.split(".")[0] for entry in frameworks().classes if entry.framework is framework
+                     for name in entry.names)
+
+
 def imports_framework(names: ImportTable, framework: Framework) -> bool:
-    """The module binds, at module level, a name imported from ``framework``'s
-    packages (the top-level packages of its classes' names)."""
-    roots = {name.split(".")[0] for entry in frameworks().classes if entry.framework is framework
-             for name in entry.names}
+    """The module binds, at module level, a name imported from ``framework``'s packages."""
+    roots = packages(framework)
     module_scope = names.scopes.module_scope
     for local in module_scope.bindings:
         imported = names.binding(local, module_scope)
@@ -197,5 +201,5 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 __all__ = [
     "FrameworkCall", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework",
-    "lightning_module_names", "literal_value",
+    "lightning_module_names", "literal_value", "packages",
 ]

@@ -1,0 +1,68 @@
+"""Framework spellings of the rules' anti-patterns, on both sides of every
+release gate the framework data sets (the fixtures hold the full cases)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import List, Optional
+
+import pytest
+
+import torchlint
+from torchlint.settings import Settings
+
+
+def messages(source: str, code: str, *, lightning: Optional[str] = None, transformers: Optional[str] = None,
+             accelerate: Optional[str] = None, path: str = "train.py") -> List[str]:
+    """The messages of rule ``code`` on ``source``, for the given framework releases."""
+    versions = tuple(sorted((name, value) for name, value in (
+        ("lightning", lightning), ("transformers", transformers), ("accelerate", accelerate)) if value is not None))
+    settings = Settings(select=(code,), framework_versions=versions)
+    return [d.message for d in torchlint.check_source(textwrap.dedent(source), path, settings)]
+
+
+def verdict(found: List[str]) -> str:
+    """"quiet", "runs" (the anti-pattern runs) or "gone" (the spelling no longer runs)."""
+    if not found:
+        return "quiet"
+    assert len(found) == 1, found
+    return "gone" if "no longer runs" in found[0] or "was removed" in found[0] else "runs"
+
+
+# -- TL501: DataParallel through Lightning ----------------------------------------------
+
+DP_CASES = [
+    # strategy="dp": added 1.5.0, removed 2.0.0
+    ('pl.Trainer(strategy="dp")', "1.4.9", "quiet"),
+    ('pl.Trainer(strategy="dp")', "1.5.0", "runs"),
+    ('pl.Trainer(strategy="dp")', "1.9.5", "runs"),
+    ('pl.Trainer(strategy="dp")', "2.0.0", "gone"),
+    # accelerator="dp": 1.0.0 to 1.7.0
+    ('pl.Trainer(accelerator="dp")', "0.10.0", "quiet"),
+    ('pl.Trainer(accelerator="dp")', "1.0.0", "runs"),
+    ('pl.Trainer(accelerator="dp")', "1.6.5", "runs"),
+    ('pl.Trainer(accelerator="dp")', "1.7.0", "gone"),
+    # distributed_backend="dp": until 1.5.0
+    ('pl.Trainer(distributed_backend="dp")', "1.4.9", "runs"),
+    ('pl.Trainer(distributed_backend="dp")', "1.5.0", "gone"),
+    # DataParallelStrategy: 1.6.0 to 2.0.0; DataParallelPlugin: until 1.6.0
+    ("pl.Trainer(strategy=pl.strategies.DataParallelStrategy())", "1.5.10", "quiet"),
+    ("pl.Trainer(strategy=pl.strategies.DataParallelStrategy())", "1.6.0", "runs"),
+    ("pl.Trainer(strategy=pl.strategies.DataParallelStrategy())", "2.0.0", "gone"),
+    ("pl.Trainer(plugins=[pl.plugins.DataParallelPlugin()])", "1.5.10", "runs"),
+    ("pl.Trainer(plugins=[pl.plugins.DataParallelPlugin()])", "1.6.0", "quiet"),
+    # On the CPU Lightning 1.x falls back to DDP.
+    ('pl.Trainer(strategy="dp", accelerator="cpu")', "1.9.5", "quiet"),
+]
+
+
+@pytest.mark.parametrize("call, release, expected", DP_CASES)
+def test_lightning_data_parallel_gates(call: str, release: str, expected: str) -> None:
+    source = f"import pytorch_lightning as pl\ntrainer = {call}\n"
+    assert verdict(messages(source, "TL501", lightning=release)) == expected
+
+
+def test_lightning_data_parallel_suggests_the_releases_ddp_spelling() -> None:
+    source = 'import pytorch_lightning as pl\ntrainer = pl.Trainer(accelerator="dp")\n'
+    assert '`accelerator="ddp"`' in messages(source, "TL501", lightning="1.4")[0]
+    assert '`strategy="ddp"`' in messages(source, "TL501", lightning="1.5")[0]
