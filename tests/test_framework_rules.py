@@ -66,3 +66,32 @@ def test_lightning_data_parallel_suggests_the_releases_ddp_spelling() -> None:
     source = 'import pytorch_lightning as pl\ntrainer = pl.Trainer(accelerator="dp")\n'
     assert '`accelerator="ddp"`' in messages(source, "TL501", lightning="1.4")[0]
     assert '`strategy="ddp"`' in messages(source, "TL501", lightning="1.5")[0]
+
+
+# -- TL605: Lightning's cuDNN flags ---------------------------------------------------------
+
+FLAGS = "import torch\nimport pytorch_lightning as pl\n"
+
+
+@pytest.mark.parametrize("source, release, expected", [
+    # deterministic="warn" exists from 1.7.0
+    (FLAGS + 'pl.Trainer(benchmark=True, deterministic="warn")\n', "1.6.5", 0),
+    (FLAGS + 'pl.Trainer(benchmark=True, deterministic="warn")\n', "1.7.0", 1),
+    (FLAGS + "pl.Trainer(benchmark=True, deterministic=True)\n", "1.4.0", 1),
+    # Trainer(benchmark=True) against the file's cudnn.deterministic: from 1.5.0
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer(benchmark=True)\n", "1.4.9", 0),
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer(benchmark=True)\n", "1.5.0", 1),
+    # Lightning sets benchmark itself from 1.6.0 to 1.6.3
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer()\n", "1.5.10", 0),
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer()\n", "1.6.0", 1),
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer()\n", "1.6.3", 1),
+    (FLAGS + "torch.backends.cudnn.deterministic = True\npl.Trainer()\n", "1.6.4", 0),
+    # The file's own contradiction survives a Trainer that leaves the flag alone (1.6.4 on) ...
+    (FLAGS + "torch.backends.cudnn.benchmark = True\ntorch.backends.cudnn.deterministic = True\npl.Trainer()\n",
+     "1.6.4", 1),
+    # ... and is overwritten before 1.6.0 (the Trainer assigns its default False).
+    (FLAGS + "torch.backends.cudnn.benchmark = True\ntorch.backends.cudnn.deterministic = True\npl.Trainer()\n",
+     "1.5.10", 0),
+])
+def test_lightning_cudnn_flag_gates(source: str, release: str, expected: int) -> None:
+    assert len(messages(source, "TL605", lightning=release)) == expected
