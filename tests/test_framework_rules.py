@@ -95,3 +95,9 @@ FLAGS = "import torch\nimport pytorch_lightning as pl\n"
 ])
 def test_lightning_cudnn_flag_gates(source: str, release: str, expected: int) -> None:
     assert len(messages(source, "TL605", lightning=release)) == expected
+
+
+@pytest.mark.parametrize("release, expected", [("1.4.9", 0), ("1.5.0", 1), ("2.6.5", 1)])
+def test_lightning_detect_anomaly_exists_from_1_5(release: str, expected: int) -> None:
+    source = "import pytorch_lightning as pl\ntrainer = pl.Trainer(detect_anomaly=True)\n"
+    assert len(messages(source, "TL304", lightning=release)) == expected
