@@ -101,3 +101,42 @@ def test_lightning_cudnn_flag_gates(source: str, release: str, expected: int) ->
 def test_lightning_detect_anomaly_exists_from_1_5(release: str, expected: int) -> None:
     source = "import pytorch_lightning as pl\ntrainer = pl.Trainer(detect_anomaly=True)\n"
     assert len(messages(source, "TL304", lightning=release)) == expected
+
+
+# -- TL602: precision as a framework argument ----------------------------------------------
+
+def test_lightning_precision_suggests_the_releases_mixed_spelling() -> None:
+    source = 'import pytorch_lightning as pl\ntrainer = pl.Trainer(accelerator="gpu")\n'
+    assert "`precision=16`" in messages(source, "TL602", lightning="1.4")[0]
+    assert "bf16" not in messages(source, "TL602", lightning="1.4")[0]
+    assert '`precision="bf16"`' in messages(source, "TL602", lightning="1.5")[0]
+    assert '`precision="bf16-mixed"`' in messages(source, "TL602", lightning="2.0")[0]
+
+
+@pytest.mark.parametrize("precision, release, expected", [
+    ('"32"', "1.4.9", 0), ('"32"', "1.5.0", 1),  # string precision from 1.5
+    ('"32-true"', "1.9.5", 0), ('"32-true"', "2.0.0", 1),  # canonical names from 2.0
+    ("None", "2.0.0", 0), ("None", "2.1.0", 1),  # None resolves to "32-true" from 2.1
+    ("16", "1.9.5", 0), ("16", "2.0.0", 0), ('"bf16"', "2.0.0", 0),
+])
+def test_lightning_full_precision_values_by_release(precision: str, release: str, expected: int) -> None:
+    source = f'import pytorch_lightning as pl\ntrainer = pl.Trainer(accelerator="gpu", precision={precision})\n'
+    assert len(messages(source, "TL602", lightning=release)) == expected
+
+
+@pytest.mark.parametrize("release, expected", [("1.9.5", 1), ("2.0.0", 0)])
+def test_lightning_gpus_argument_until_2_0(release: str, expected: int) -> None:
+    source = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gpus=2)\n"
+    assert len(messages(source, "TL602", lightning=release)) == expected
+
+
+@pytest.mark.parametrize("release, expected", [("4.19.0", 0), ("4.20.0", 1), ("5.24.0", 1)])
+def test_transformers_fp16_bf16_from_4_20(release: str, expected: int) -> None:
+    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out")\n'
+    assert len(messages(source, "TL602", transformers=release)) == expected
+
+
+@pytest.mark.parametrize("release, expected", [("0.5.1", 0), ("0.6.0", 1), ("1.14.0", 1)])
+def test_accelerate_mixed_precision_from_0_6(release: str, expected: int) -> None:
+    source = 'from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision="no")\n'
+    assert len(messages(source, "TL602", accelerate=release)) == expected
