@@ -140,3 +140,19 @@ def test_transformers_fp16_bf16_from_4_20(release: str, expected: int) -> None:
 def test_accelerate_mixed_precision_from_0_6(release: str, expected: int) -> None:
     source = 'from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision="no")\n'
     assert len(messages(source, "TL602", accelerate=release)) == expected
+
+
+# -- TL201: Transformers' dataloader_num_workers ----------------------------------------------
+
+@pytest.mark.parametrize("release, expected", [("4.8.2", 0), ("4.9.0", 1), ("5.24.0", 1)])
+def test_transformers_workers_known_from_4_9(release: str, expected: int) -> None:
+    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out")\n'
+    assert len(messages(source, "TL201", transformers=release)) == expected
+
+
+def test_transformers_workers_fix_follows_the_num_workers_option() -> None:
+    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out", dataloader_num_workers=0)\n'
+    settings = Settings(select=("TL201",), rule_options={"TL201": {"num-workers": "slurm"}})
+    fixed = torchlint.fix_source(source, "train.py", settings, unsafe=True).source
+    assert fixed == ('import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments("out", '
+                     'dataloader_num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))\n')

@@ -7,6 +7,8 @@ from typing import Dict, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint import apidata
+from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.apidata import Framework
 from torchlint.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -18,6 +20,9 @@ _SLURM_FALLBACK = 4  # workers outside a Slurm job, where SLURM_CPUS_PER_TASK is
 _TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )
+_TRANSFORMERS = Framework.TRANSFORMERS
+_HF_WORKERS = "dataloader_num_workers"
+_HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 
 
 def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
@@ -50,6 +55,17 @@ class DataLoaderWithoutWorkers(Rule):
     A loader over a small in-memory `TensorDataset` gains little from
     workers; the finding still appears there, and a `# noqa: TL201` records
     that the choice was deliberate.
+
+    Hugging Face Transformers' `Trainer` builds its loaders from
+    `TrainingArguments` (and `Seq2SeqTrainingArguments`, which inherits the
+    field): `dataloader_num_workers`, default 0, is passed straight to
+    `DataLoader(num_workers=...)`.  A `TrainingArguments(...)` call that
+    leaves it out or passes 0 (or less than `min-workers`) is reported, for
+    Transformers 4.9 and newer (the oldest release checked to have the
+    field; the release is the `transformers-version` setting, else the
+    project's requirement, else the newest).  Calls that unpack
+    `**kwargs`, and arguments parsed from the command line
+    (`HfArgumentParser`), are left alone.
 
     ## Example
     ```python
@@ -139,7 +155,9 @@ class DataLoaderWithoutWorkers(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """Only calls of torch's ``DataLoader`` are reported."""
+        """Only calls of torch's ``DataLoader`` and of Transformers' training arguments are reported."""
+        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
+            return True
         return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
         """
@@ -243,6 +261,9 @@ class DataLoaderWithoutWorkers(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:
+            fact = self.facts.frameworks.call(node)
+            if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
+                self._training_arguments(fact)
             return
         arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
         given = arguments.argument("num_workers")
@@ -277,6 +298,41 @@ class DataLoaderWithoutWorkers(Rule):
             fix = self.replace(target, new, Applicability.UNSAFE, description, imports=imports)
         self.report(node, message, fix=fix, hint=self._hint(node))
 
+    def _training_arguments(self, fact: FrameworkCall) -> None:
+        """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
+        field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_WORKERS)
+        if not field.exists_in(self.release(_TRANSFORMERS.value)):
+            return
+        given = fact.argument(_HF_WORKERS)
+        if given is None and fact.unpacked:
+            return
+        minimum = self.option("min-workers")
+        count = _literal_int(given.value) if given is not None else None
+        if given is not None and (count is None or count >= max(1, minimum)):
+            return
+        name = _called_name(fact.call)
+        if given is None:
+            message = (f"`{name}` without `{_HF_WORKERS}` loads every batch in the Trainer's main process "
+                       f"(the default is 0); set `{_HF_WORKERS}` > 0 so loading overlaps with training")
+        elif count == 0:
+            message = (f"`{name}` with `{_HF_WORKERS}=0` loads every batch in the Trainer's main process; "
+                       f"set `{_HF_WORKERS}` > 0 so loading overlaps with training")
+        else:
+            message = (f"`{name}` with `{_HF_WORKERS}={count}` has fewer workers than the configured minimum "
+                       f"({minimum}); loading may not keep up with training")
+        fix = None
+        workers = self._workers(minimum)
+        if workers is not None:
+            expression, text, imports = workers
+            description = f"Set `{_HF_WORKERS}={text}`"
+            if given is None:
+                fix = self.replace(fact.call, add_keyword(fact.call, _HF_WORKERS, expression), Applicability.UNSAFE,
+                                   description, imports=imports)
+            else:
+                fix = self.replace(given.value, expression, Applicability.UNSAFE, description, imports=imports)
+        self.report(fact.call, message, fix=fix,
+                    hint="Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
+
     def _workers(self, minimum: int) -> Optional[Tuple[cst.BaseExpression, str, Tuple[str, ...]]]:
         """What the fix writes: the configured count (at least ``min-workers``),
         or the CPUs of the Slurm job read from its environment."""
@@ -310,6 +366,11 @@ class DataLoaderWithoutWorkers(Rule):
         if missing:
             hint += "; with workers, " + " and ".join(missing) + " also usually help"
         return hint
+
+
+def _called_name(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
 
 
 def _literal_int(value: cst.BaseExpression) -> Optional[int]:
