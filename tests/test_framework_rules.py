@@ -156,3 +156,26 @@ def test_transformers_workers_fix_follows_the_num_workers_option() -> None:
     fixed = torchlint.fix_source(source, "train.py", settings, unsafe=True).source
     assert fixed == ('import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments("out", '
                      'dataloader_num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))\n')
+
+
+# -- TL202: pinned memory through the frameworks ------------------------------------------------
+
+@pytest.mark.parametrize("release, expected", [("4.8.2", 0), ("4.9.0", 1)])
+def test_transformers_pin_memory_known_from_4_9(release: str, expected: int) -> None:
+    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out", dataloader_pin_memory=False)\n'
+    assert len(messages(source, "TL202", transformers=release)) == expected
+
+
+def test_a_loader_prepared_by_accelerate_needs_pinning_unless_placement_is_off() -> None:
+    source = """
+    from accelerate import Accelerator
+    from torch.utils.data import DataLoader
+    accelerator = Accelerator({options})
+    loader = accelerator.prepare(DataLoader(ds, batch_size=8, num_workers=2){placement})
+    """
+    assert len(messages(source.format(options="", placement=""), "TL202")) == 1
+    assert messages(source.format(options="device_placement=False", placement=""), "TL202") == []
+    assert messages(source.format(options="", placement=", device_placement=[False]"), "TL202") == []
+    # A value that is not an Accelerator: its prepare() is unknown.
+    other = source.format(options="", placement="").replace("accelerator = Accelerator()", "accelerator = make()")
+    assert messages(other, "TL202") == []

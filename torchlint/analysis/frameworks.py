@@ -43,6 +43,10 @@ def literal_value(expr: cst.BaseExpression) -> Union[Literal, Unknown]:
         return UNKNOWN
 
 
+_PREPARE = frozenset({"prepare", "prepare_model", "prepare_data_loader"})
+"""``Accelerator`` methods that move what they are given (ACC:src/accelerate/accelerator.py@v1.14.0)."""
+
+
 @dataclass(frozen=True)
 class FrameworkCall:
     """A call that builds a framework class, with its keyword arguments."""
@@ -165,6 +169,26 @@ class FrameworkFacts:
             return self.call(expr)
         built = self._construction(expr)
         return self.call(built) if built is not None else None
+
+    def device_moves(self, call: cst.Call) -> Tuple[cst.BaseExpression, ...]:
+        """What a framework call moves to the accelerator's device, with its
+        loaders' batches: ``accelerator.prepare(model, optimizer, loader)``
+        (and ``prepare_model``/``prepare_data_loader``) of an Accelerate
+        ``Accelerator`` with device placement on (its default).  The prepared
+        loader keeps the loader's own ``num_workers`` and ``pin_memory``.
+        Empty when the call moves nothing known (``Accelerator(cpu=...)``,
+        ``device_placement=`` given anywhere, unpacked arguments)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _PREPARE:
+            return ()
+        accelerator = self.instance_of(func.value)
+        if accelerator is None or accelerator.framework is not Framework.ACCELERATE or accelerator.role != "accelerator":
+            return ()
+        if any(accelerator.may_be_present(name) for name in ("cpu", "device_placement")):
+            return ()
+        if any(arg.keyword is not None and arg.keyword.value == "device_placement" for arg in call.args):
+            return ()
+        return tuple(arg.value for arg in call.args if arg.keyword is None and not arg.star)
 
     def is_lightning_module(self, node: cst.ClassDef) -> bool:
         """The class derives from Lightning's ``LightningModule`` (in this file)."""
