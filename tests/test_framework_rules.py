@@ -179,3 +179,22 @@ def test_a_loader_prepared_by_accelerate_needs_pinning_unless_placement_is_off()
     # A value that is not an Accelerator: its prepare() is unknown.
     other = source.format(options="", placement="").replace("accelerator = Accelerator()", "accelerator = make()")
     assert messages(other, "TL202") == []
+
+
+# -- TL705: Transformers' gradient checkpointing ------------------------------------------------
+
+HF_CHECKPOINTING = [
+    'from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+    'import transformers\nmodel = transformers.AutoModel.from_pretrained("m")\nmodel.gradient_checkpointing_enable()\n',
+]
+
+
+@pytest.mark.parametrize("source", HF_CHECKPOINTING)
+@pytest.mark.parametrize("release, expected", [("4.34.1", 0), ("4.35.0", 1), ("4.44.0", 1), ("4.57.6", 1), ("5.0.0", 0)])
+def test_transformers_reentrant_default_releases(source: str, release: str, expected: int) -> None:
+    assert len(messages(source, "TL705", transformers=release)) == expected
+
+
+def test_gradient_checkpointing_enable_needs_a_transformers_import() -> None:
+    source = "model = build()\nmodel.gradient_checkpointing_enable()\n"
+    assert messages(source, "TL705", transformers="4.57.6") == []
