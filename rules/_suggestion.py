@@ -61,6 +61,8 @@ class Suggestion(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._framework_calls: List[FrameworkCall] = []
+        self._framework_reported = False
+        """A framework call was reported (suggestions that fire once per file)."""
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.framework_roles:

@@ -198,3 +198,26 @@ def test_transformers_reentrant_default_releases(source: str, release: str, expe
 def test_gradient_checkpointing_enable_needs_a_transformers_import() -> None:
     source = "model = build()\nmodel.gradient_checkpointing_enable()\n"
     assert messages(source, "TL705", transformers="4.57.6") == []
+
+
+# -- TL603 / TL404: TF32 and compiling through TrainingArguments ----------------------------------
+
+ARGS = 'from transformers import TrainingArguments\nargs = TrainingArguments("out"{extra})\n'
+
+
+@pytest.mark.parametrize("release, expected", [("4.19.1", 0), ("4.20.0", 1)])
+def test_transformers_tf32_field_from_4_20(release: str, expected: int) -> None:
+    assert len(messages(ARGS.format(extra=""), "TL603", transformers=release)) == expected
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (", torch_compile=True", 0), (", torch_compile=True, bf16=True", 0),
+    (", torch_compile=True, fp16=True", 1),  # with fp16 alone Transformers leaves TF32 off
+])
+def test_transformers_compile_turns_tf32_on(extra: str, expected: int) -> None:
+    assert len(messages(ARGS.format(extra=extra), "TL603", transformers="4.57.6")) == expected
+
+
+@pytest.mark.parametrize("release, expected", [("4.25.1", 0), ("4.26.0", 1)])
+def test_transformers_torch_compile_from_4_26(release: str, expected: int) -> None:
+    assert len(messages(ARGS.format(extra=""), "TL404", transformers=release)) == expected
