@@ -4,11 +4,13 @@ release gate the framework data sets (the fixtures hold the full cases)."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import List, Optional
 
 import pytest
 
 import torchlint
+from torchlint.jobscript.lint import lint_job_script
 from torchlint.settings import Settings
 
 
@@ -221,3 +223,47 @@ def test_transformers_compile_turns_tf32_on(extra: str, expected: int) -> None:
 @pytest.mark.parametrize("release, expected", [("4.25.1", 0), ("4.26.0", 1)])
 def test_transformers_torch_compile_from_4_26(release: str, expected: int) -> None:
     assert len(messages(ARGS.format(extra=""), "TL404", transformers=release)) == expected
+
+
+# -- TL901 / TL904: job scripts that launch framework code ----------------------------------------
+
+def job_messages(tmp_path: Path, script: str, code: str, rule: str, **versions: str) -> List[str]:
+    (tmp_path / "train.py").write_text(textwrap.dedent(code), encoding="utf-8")
+    job = tmp_path / "job.sh"
+    job.write_text(textwrap.dedent(script), encoding="utf-8")
+    settings = Settings(select=(rule,), framework_versions=tuple(sorted(versions.items())), root=tmp_path)
+    return [d.message for d in lint_job_script(job.read_text(), str(job), settings.lint_config(job), job)]
+
+
+HF_TRAINER = """
+from transformers import Trainer, TrainingArguments
+Trainer(model=model, args=TrainingArguments("out")).train()
+"""
+
+
+@pytest.mark.parametrize("release, expected", [("4.34.1", 0), ("4.35.0", 1), ("5.24.0", 1)])
+def test_transformers_trainer_in_one_process_gates(tmp_path: Path, release: str, expected: int) -> None:
+    found = job_messages(tmp_path, "#SBATCH --gres=gpu:2\npython train.py\n", HF_TRAINER, "TL901",
+                         transformers=release)
+    assert len(found) == expected
+    assert all("nn.DataParallel" in message and "torchrun --nproc_per_node=2 train.py" in message for message in found)
+
+
+LIGHTNING_DEFAULT = "import lightning as L\nL.Trainer(accelerator='gpu').fit(model)\n"
+TWO_TASKS = "#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=2\nsrun python train.py\n"
+
+
+def test_lightning_devices_default_is_every_gpu_from_2_0(tmp_path: Path) -> None:
+    newer = job_messages(tmp_path, TWO_TASKS, LIGHTNING_DEFAULT, "TL904", lightning="2.0.0")
+    assert len(newer) == 1 and '`devices="auto"` (4 GPUs)' in newer[0]
+    older = job_messages(tmp_path, TWO_TASKS, LIGHTNING_DEFAULT, "TL904", lightning="1.9.5")
+    assert len(older) == 1 and "starts 2 Lightning processes per node, but the job requests 4 GPUs" in older[0]
+
+
+@pytest.mark.parametrize("release, words", [("2.0.9", "the ranks Lightning computes disagree"),
+                                            ("2.1.0", "raises `ValueError` at start-up")])
+def test_lightning_checks_slurm_settings_from_2_1(tmp_path: Path, release: str, words: str) -> None:
+    code = "import lightning as L\nL.Trainer(devices=4, num_nodes=1).fit(model)\n"
+    found = job_messages(tmp_path, "#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=4\n"
+                         "srun python train.py\n", code, "TL904", lightning=release)
+    assert len(found) == 1 and "2 nodes against `num_nodes=1`" in found[0] and words in found[0]
