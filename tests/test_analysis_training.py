@@ -343,3 +343,28 @@ def test_lightning_evaluation_hooks_run_without_grad_and_manual_backward_is_a_ba
     # The same names on a plain nn.Module are nothing special.
     assert modes[("Plain", "validation_step")] == (None, 0)
     assert modes[("Plain", "training_step")] == (None, 0)
+
+
+def test_accelerate_backward_is_a_backward_pass() -> None:
+    source = textwrap.dedent('''
+    from accelerate import Accelerator
+
+    class Loop:
+        def __init__(self):
+            self.accelerator = Accelerator()
+
+        def fit(self, loader):
+            for batch in loader:
+                self.accelerator.backward(self.model(batch).loss)
+                self.optimizer.step()
+
+    def main(loader):
+        accelerator = Accelerator()
+        for batch in loader:
+            accelerator.backward(model(batch).loss)
+            optimizer.step()
+    ''')
+    facts = Facts.of_module(cst.parse_module(source))
+    trained = sorted(node.name.value for node, found in facts.training.functions.items()
+                     if isinstance(node, cst.FunctionDef) and any(facts.training.is_training_loop(l) for l in found.loops))
+    assert trained == ["fit", "main"]
