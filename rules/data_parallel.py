@@ -144,6 +144,13 @@ class DataParallel(Rule):
             out = torch.nn.parallel.data_parallel(model, inputs)
             """
         ),
+        Example(
+            """
+            import pytorch_lightning as pl
+            trainer = pl.Trainer(accelerator="gpu", devices=4, strategy="dp")
+            """,
+            frameworks={"lightning": "1.9.5"},
+        ),
     )
     requires = frozenset({Analysis.PROJECT})
     project_bases = (_DATA_PARALLEL,)

@@ -107,6 +107,8 @@ class CheckpointUseReentrant(Rule):
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, **options)\n",
         "import torch\ny = torch.utils.checkpoint.checkpoint_sequential(blocks, 2, x, True)\n",
         "from deepspeed import checkpointing\ny = checkpointing.checkpoint(block, x)\n",
+        Example('from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+                findings=0, frameworks={"transformers": "5.0.0"}),
     )
     invalid = (
         Example(
@@ -116,6 +118,12 @@ class CheckpointUseReentrant(Rule):
         Example(
             "import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x)\n",
             fixed="import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x, use_reentrant=False)\n",
+        ),
+        Example(
+            'from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+            fixed='from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True, '
+                  'gradient_checkpointing_kwargs={"use_reentrant": False})\n',
+            frameworks={"transformers": "4.57.6"},
         ),
     )
     verification = VerificationSpec(
