@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -269,69 +269,46 @@ class DataLoaderWithoutWorkers(Rule):
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
-        value: Optional[cst.BaseExpression] = given.value if given is not None else None
+        self._check(node, "num_workers", given.value if given is not None else None,
+                    ("`DataLoader`", "the main process", ""), lambda: self._hint(node))
+
+    def _training_arguments(self, fact: FrameworkCall) -> None:
+        """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
+        field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_WORKERS)
+        given = fact.argument(_HF_WORKERS)
+        if not field.exists_in(self.release(_TRANSFORMERS.value)) or (given is None and fact.unpacked):
+            return
+        self._check(fact.call, _HF_WORKERS, given.value if given is not None else None,
+                    (f"`{_called_name(fact.call)}`", "the Trainer's main process", " (the default is 0)"),
+                    lambda: "Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
+
+    def _check(self, call: cst.Call, keyword: str, value: Optional[cst.BaseExpression],
+               words: Tuple[str, str, str], hint: Callable[[], str]) -> None:
+        """Report ``call`` when ``keyword`` is missing, 0 or below ``min-workers``; ``words``
+        are the subject, the process that loads and a note on a missing value."""
+        subject, process, default = words
         minimum = self.option("min-workers")
         count = _literal_int(value) if value is not None else None
         if value is not None and (count is None or count >= max(1, minimum)):
             return  # enough workers, or an expression the linter cannot know
-        if value is None:
+        if value is None or count == 0:
+            written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`"
             message = (
-                "`DataLoader` without `num_workers` loads every batch in the main "
-                "process; set `num_workers` > 0 so loading overlaps with training"
-            )
-        elif count == 0:
-            message = (
-                "`DataLoader` with `num_workers=0` loads every batch in the main "
-                "process; set `num_workers` > 0 so loading overlaps with training"
+                f"{subject} {written} loads every batch in {process}{default if value is None else ''}; "
+                f"set `{keyword}` > 0 so loading overlaps with training"
             )
         else:
             message = (
-                f"`DataLoader` with `num_workers={count}` has fewer workers than the configured "
+                f"{subject} with `{keyword}={count}` has fewer workers than the configured "
                 f"minimum ({minimum}); loading may not keep up with training"
             )
         fix = None
         workers = self._workers(minimum)
         if workers is not None:
             expression, text, imports = workers
-            description = f"Set `num_workers={text}`"
-            target, new = (node, add_keyword(node, "num_workers", expression)) if value is None else (value, expression)
-            fix = self.replace(target, new, Applicability.UNSAFE, description, imports=imports)
-        self.report(node, message, fix=fix, hint=self._hint(node))
-
-    def _training_arguments(self, fact: FrameworkCall) -> None:
-        """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
-        field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_WORKERS)
-        if not field.exists_in(self.release(_TRANSFORMERS.value)):
-            return
-        given = fact.argument(_HF_WORKERS)
-        if given is None and fact.unpacked:
-            return
-        minimum = self.option("min-workers")
-        count = _literal_int(given.value) if given is not None else None
-        if given is not None and (count is None or count >= max(1, minimum)):
-            return
-        name = _called_name(fact.call)
-        if given is None:
-            message = (f"`{name}` without `{_HF_WORKERS}` loads every batch in the Trainer's main process "
-                       f"(the default is 0); set `{_HF_WORKERS}` > 0 so loading overlaps with training")
-        elif count == 0:
-            message = (f"`{name}` with `{_HF_WORKERS}=0` loads every batch in the Trainer's main process; "
-                       f"set `{_HF_WORKERS}` > 0 so loading overlaps with training")
-        else:
-            message = (f"`{name}` with `{_HF_WORKERS}={count}` has fewer workers than the configured minimum "
-                       f"({minimum}); loading may not keep up with training")
-        fix = None
-        workers = self._workers(minimum)
-        if workers is not None:
-            expression, text, imports = workers
-            description = f"Set `{_HF_WORKERS}={text}`"
-            if given is None:
-                fix = self.replace(fact.call, add_keyword(fact.call, _HF_WORKERS, expression), Applicability.UNSAFE,
-                                   description, imports=imports)
-            else:
-                fix = self.replace(given.value, expression, Applicability.UNSAFE, description, imports=imports)
-        self.report(fact.call, message, fix=fix,
-                    hint="Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
+            target, new = (call, add_keyword(call, keyword, expression)) if value is None else (value, expression)
+            fix = self.replace(target, new, Applicability.UNSAFE, f"Set `{keyword}={text}`", imports=imports)
+        self.report(call, message, fix=fix, hint=hint())
 
     def _workers(self, minimum: int) -> Optional[Tuple[cst.BaseExpression, str, Tuple[str, ...]]]:
         """What the fix writes: the configured count (at least ``min-workers``),
