@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, NoReturn, Optional, Set, Tuple, TypeVar
 
 from torchlint.model import Applicability
-from torchlint.rule import TorchVersion
+from torchlint.versions import TorchVersion
 from torchlint.versions import Release, ReleaseRange
 
 if sys.version_info >= (3, 11):
