@@ -629,9 +629,11 @@ def detect_framework_versions(root: Path) -> FrameworkReleases:
     """The oldest release of each framework the project at ``root`` admits,
     read like the torch requirement (any of the framework's distributions:
     ``lightning`` or ``pytorch-lightning``)."""
+    lines = _requirement_lines(root)
+    if not lines:
+        return FrameworkReleases()  # nothing to read: the data file is not needed
     from torchlint.apidata import frameworks
 
-    lines = _requirement_lines(root)
     found: List[Tuple[str, Release]] = []
     for framework, info in sorted(frameworks().frameworks.items(), key=lambda item: item[0].value):
         releases = [r for r in (release_from_requirement(line, info.distributions) for line in lines) if r is not None]
