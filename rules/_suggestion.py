@@ -19,7 +19,7 @@ from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
-from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, packages
+from torchlint.analysis.frameworks import FrameworkCall, packages
 from torchlint.analysis.workload import Workload
 from torchlint.apidata import Framework, frameworks
 from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
@@ -27,9 +27,6 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import FileContext, FixRequest, OptionValue, Rule, Severity
 
-_CPU_ARGUMENTS = ("use_cpu", "no_cuda", "use_mps_device")
-"""TrainingArguments that keep the Trainer off CUDA (``no_cuda`` and
-``use_mps_device`` until Transformers 5.0)."""
 
 
 class Suggestion(Rule):
@@ -134,20 +131,10 @@ def insert_after_imports(rule: Rule, work: Workload, code: str, qualified: str,
                         imports=spelling.imports)
 
 
-def forced_off_cuda(arguments: FrameworkCall) -> bool:
-    """``TrainingArguments`` that may keep the Trainer off CUDA: ``use_cpu``,
-    ``no_cuda`` or ``use_mps_device`` passed as anything but ``False``, or
-    unpacked arguments that may carry them."""
-    if arguments.unpacked:
-        return True
-    return any(arguments.argument(name) is not None and arguments.literal(name) is not False
-               for name in _CPU_ARGUMENTS)
-
-
 def project_names(*groups: Tuple[str, ...]) -> Tuple[str, ...]:
     """The sorted union of name groups (for ``project_names``)."""
     merged: FrozenSet[str] = frozenset().union(*groups)
     return tuple(sorted(merged))
 
 
-__all__ = ["Suggestion", "forced_off_cuda", "insert_after_imports", "project_names"]
+__all__ = ["Suggestion", "insert_after_imports", "project_names"]

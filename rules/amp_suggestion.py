@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import List
 
-from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, literal_value
+from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
 from torchlint.analysis.workload import Workload
 from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, TorchRange, TorchVersion
 
 import libcst as cst
 
-from ._suggestion import Suggestion, forced_off_cuda
+from ._suggestion import Suggestion
 
 _LOW_PRECISION_CASTS = ("half", "bfloat16")
 _LIGHTNING, _TRANSFORMERS, _ACCELERATE = Framework.LIGHTNING, Framework.TRANSFORMERS, Framework.ACCELERATE
@@ -244,7 +244,7 @@ class AmpSuggestion(Suggestion):
         data = frameworks()
         if not data.argument(_TRANSFORMERS, "training-arguments", "bf16").exists_in(release):
             return
-        if forced_off_cuda(arguments) or self._quantized():
+        if keeps_off_cuda(arguments) or self._quantized():
             return
         for name in ("fp16", "bf16"):
             if arguments.argument(name) is not None and arguments.literal(name) is not False:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.frameworks import FrameworkCall
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.workload import Workload
 from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, TorchRange, TorchVersion
 
-from ._suggestion import Suggestion, forced_off_cuda
+from ._suggestion import Suggestion
 
 
 class CompileSuggestion(Suggestion):
@@ -110,7 +110,7 @@ class CompileSuggestion(Suggestion):
         """Transformers' training arguments that never ask to compile."""
         release = self.release(Framework.TRANSFORMERS.value)
         field = frameworks().argument(Framework.TRANSFORMERS, "training-arguments", "torch_compile")
-        if self._framework_reported or not field.exists_in(release) or forced_off_cuda(fact):
+        if self._framework_reported or not field.exists_in(release) or keeps_off_cuda(fact):
             return
         if any(fact.may_be_present(name) for name in ("torch_compile", "torch_compile_backend", "torch_compile_mode")):
             return

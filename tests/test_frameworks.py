@@ -57,6 +57,8 @@ def test_shipped_file_holds_the_facts_rules_rely_on() -> None:
     # Accelerate's values are case-insensitive.
     assert data.meaning(A, "accelerator", "mixed_precision", "NO", R("1.0")) == "full-precision"
     assert data.meaning(A, "accelerator", "mixed_precision", "no", R("0.5")) is None
+    assert data.meaning(T, "training-arguments", "use_cpu", True, R("5.24.0")) == "off-cuda"
+    assert not data.argument(T, "training-arguments", "no_cuda").exists_in(R("5.0.0"))
     assert "validation_step" in data.hook_names(L, "lightning-module", "disabled")
     assert "training_step" not in data.hook_names(L, "lightning-module", "disabled")
 

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchlint import apidata
-from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, BatchMove
 from torchlint.apidata import Framework
 from torchlint.fixes import add_keyword, bind
@@ -21,7 +21,6 @@ from torchlint.verification import Contract, VerificationSpec
 _TRANSFORMERS = Framework.TRANSFORMERS
 _HF_PIN = "dataloader_pin_memory"
 _HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
-_CPU_ARGUMENTS = ("use_cpu", "no_cuda", "use_mps_device")
 
 
 class DataLoaderWithoutPinMemory(Rule):
@@ -227,7 +226,7 @@ class DataLoaderWithoutPinMemory(Rule):
             return
         if not (isinstance(given.value, cst.Name) and given.value.value == "False"):
             return
-        if fact.unpacked or any(fact.argument(name) is not None for name in _CPU_ARGUMENTS):
+        if keeps_off_cuda(fact):
             return  # the Trainer may not run on CUDA (use_cpu=True forces it off anyway)
         self.report(
             given,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from torchlint.analysis.frameworks import FrameworkCall
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.workload import Workload
 from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
-from .._suggestion import Suggestion, forced_off_cuda, insert_after_imports
+from .._suggestion import Suggestion, insert_after_imports
 
 _PRECISION_API = TorchVersion(1, 12)
 
@@ -201,7 +201,7 @@ class Tf32Off(Suggestion):
         owner = "training-arguments"
         if self._framework_reported or not data.argument(Framework.TRANSFORMERS, owner, "tf32").exists_in(release):
             return
-        if fact.may_be_present("tf32") or forced_off_cuda(fact) or self.setting_present():
+        if fact.may_be_present("tf32") or keeps_off_cuda(fact) or self.setting_present():
             return
         compiled = fact.argument("torch_compile") is not None and fact.literal("torch_compile") is True
         if compiled and data.behaviour(Framework.TRANSFORMERS, "compile-enables-tf32", release) == "yes":

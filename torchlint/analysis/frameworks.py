@@ -196,6 +196,19 @@ class FrameworkFacts:
         return found is not None and found.framework is Framework.LIGHTNING and found.role == "lightning-module"
 
 
+def keeps_off_cuda(arguments: FrameworkCall) -> bool:
+    """Transformers' training arguments that may keep the Trainer off CUDA:
+    an argument whose ``True`` means so (``use_cpu``, and before 5.0
+    ``no_cuda``, ``use_mps_device``; from the framework data) passed as
+    anything but ``False``, or unpacked arguments that may carry one.  Any
+    release counts: passing one at all says the author thought about devices."""
+    if arguments.unpacked:
+        return True
+    names = {entry.argument for entry in frameworks().values
+             if entry.framework is arguments.framework and entry.owner == arguments.role and entry.meaning == "off-cuda"}
+    return any(arguments.argument(name) is not None and arguments.literal(name) is not False for name in names)
+
+
 def lightning_module_names() -> FrozenSet[str]:
     """Every qualified name of Lightning's ``LightningModule``."""
     return frameworks().names(Framework.LIGHTNING, "lightning-module")
@@ -224,6 +237,6 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 
 __all__ = [
-    "FrameworkCall", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework",
+    "FrameworkCall", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
     "lightning_module_names", "literal_value", "packages",
 ]
