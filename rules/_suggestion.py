@@ -14,16 +14,19 @@ anywhere in the project (any file of the run refers to one of the names in
 
 from __future__ import annotations
 
-from typing import ClassVar, FrozenSet, Mapping, Optional, Tuple
+from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.frameworks import FrameworkCall, packages
 from torchlint.analysis.workload import Workload
+from torchlint.apidata import Framework, frameworks
 from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
-from torchlint.rule import FixRequest, OptionValue, Rule, Severity
+from torchlint.rule import FileContext, FixRequest, OptionValue, Rule, Severity
+
 
 
 class Suggestion(Rule):
@@ -37,11 +40,37 @@ class Suggestion(Rule):
     needs_cuda: ClassVar[bool] = True
     needs_convolution: ClassVar[bool] = False
     needs_entry_point: ClassVar[bool] = False
+    framework_roles: ClassVar[Tuple[Tuple[Framework, str], ...]] = ()
+    """Framework classes (framework, role in ``frameworks.toml``) whose
+    constructions the suggestion reads: :meth:`framework_call` gets each."""
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A training file: it imports torch and calls ``backward`` and ``step``."""
+        """A training file: it imports torch and calls ``backward`` and
+        ``step``; or it imports a framework and names one of its classes the
+        suggestion reads."""
+        for framework, role in cls.framework_roles:
+            last_names = {name.rsplit(".", 1)[-1] for name in frameworks().names(framework, role)}
+            if facts.imports_from(packages(framework)) and facts.mentions(last_names):
+                return True
         return facts.imports_torch and {"backward", "step"} <= facts.called_attributes
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._framework_calls: List[FrameworkCall] = []
+        self._framework_reported = False
+        """A framework call was reported (suggestions that fire once per file)."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.framework_roles:
+            return
+        fact = self.facts.frameworks.call(node)
+        if fact is not None and (fact.framework, fact.role) in self.framework_roles:
+            self._framework_calls.append(fact)
+
+    def framework_call(self, fact: FrameworkCall) -> None:
+        """Report on one framework construction, if it is the training this
+        suggestion is about (override)."""
 
     def applies(self, work: Workload) -> bool:
         """Whether the file is the training this suggestion is about."""
@@ -71,6 +100,9 @@ class Suggestion(Rule):
         return None
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.context.is_test_file:
+            for fact in self._framework_calls:
+                self.framework_call(fact)
         work = self.facts.workload
         if not self.applies(work) or self.also_declined(work) or self.setting_present():
             return

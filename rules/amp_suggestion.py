@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import List
+
+from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
 from torchlint.analysis.workload import Workload
+from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, TorchRange, TorchVersion
 
 import libcst as cst
@@ -10,6 +14,17 @@ import libcst as cst
 from ._suggestion import Suggestion
 
 _LOW_PRECISION_CASTS = ("half", "bfloat16")
+_LIGHTNING, _TRANSFORMERS, _ACCELERATE = Framework.LIGHTNING, Framework.TRANSFORMERS, Framework.ACCELERATE
+_REDUCED = (
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.float16", "torch.half", "torch.bfloat16",
+    "apex.amp",
+)
+"""Names whose use means the project already chose a reduced precision (for
+the framework checks: the settings less the frameworks themselves)."""
+_QUANTIZED = ("load_in_8bit", "load_in_4bit", "quantization_config")
+"""Keywords that load a model's weights quantized (Transformers' `from_pretrained`):
+its precision is already chosen."""
 
 
 class AmpSuggestion(Suggestion):
@@ -25,6 +40,31 @@ class AmpSuggestion(Suggestion):
     with `.half()` or `.bfloat16()` (hand-rolled float16 training, such as
     a helper that converts the model's layers).  It fires at most once per file, on
     the first such loop, and never in test files.
+
+    Training frameworks set precision as an argument, and the rule reads
+    it where the code says it trains on a GPU (the releases come from the
+    `lightning-version`, `transformers-version` and `accelerate-version`
+    settings, else the project's requirements, else the newest; the
+    spellings from `torchlint/data/frameworks.toml`):
+    - PyTorch Lightning's `Trainer` (`lightning`, `lightning.pytorch`,
+      `pytorch_lightning`) with `accelerator="gpu"`/`"cuda"`, a non-zero
+      `gpus=` (before 2.0), or in a file that otherwise uses CUDA, whose
+      `precision` is full: `32`, `"32"` (1.5 on), `"32-true"` (2.0 on),
+      `None` (2.1 on) or left out.  The finding suggests the release's
+      mixed spelling: `precision=16` (or `"bf16"` from 1.5) before 2.0,
+      `"16-mixed"`/`"bf16-mixed"` from 2.0.  A Trainer given `plugins=`
+      (which may set precision) is left alone.
+    - Transformers' `TrainingArguments`/`Seq2SeqTrainingArguments` with
+      neither `fp16` nor `bf16` (from 4.20, where both exist), unless
+      `use_cpu`, `no_cuda` or `use_mps_device` is passed, or the file loads a
+      model quantized (`load_in_8bit`, `load_in_4bit`,
+      `quantization_config`).
+    - Accelerate's `Accelerator(mixed_precision="no")` (from 0.6), unless
+      `cpu=` is passed.  Without the argument, `accelerate launch
+      --mixed_precision` and the `accelerate config` file decide, so that
+      is left alone.
+    A project that refers to `torch.autocast`, a `GradScaler`,
+    `torch.float16`/`torch.bfloat16` or Apex's `amp` is left alone here too.
 
     ## Why is this bad?
     It is not a defect.  Under `torch.autocast`, matrix multiplications and
@@ -77,6 +117,7 @@ class AmpSuggestion(Suggestion):
     )
     project_names = settings
     project_method_calls = _LOW_PRECISION_CASTS
+    framework_roles = ((_LIGHTNING, "trainer"), (_TRANSFORMERS, "training-arguments"), (_ACCELERATE, "accelerator"))
     valid = (
         """
         import torch
@@ -129,3 +170,117 @@ class AmpSuggestion(Suggestion):
             "suggestion: this CUDA training loop runs entirely in float32; mixed precision "
             "(`torch.autocast`) usually makes each step faster and halves activation memory"
         )
+
+    # -- frameworks --------------------------------------------------------------------
+
+    def framework_call(self, fact: FrameworkCall) -> None:
+        if self._reduced_elsewhere():
+            return
+        if fact.framework is _LIGHTNING:
+            self._lightning(fact)
+        elif fact.framework is _TRANSFORMERS:
+            self._transformers(fact)
+        elif fact.framework is _ACCELERATE:
+            self._accelerate(fact)
+
+    def _reduced_elsewhere(self) -> bool:
+        """The project (or this file) already chooses a reduced precision by hand."""
+        project = self.facts.project
+        if any(project.uses(name) for name in _REDUCED) or not self.facts.names_mentioned.isdisjoint(_REDUCED):
+            return True
+        return self.also_declined(self.facts.workload)
+
+    def _mixed(self, framework: Framework, owner: str, argument: str) -> List[str]:
+        """The release's mixed-precision spellings of ``argument``, bfloat16 first."""
+        release = self.release(framework.value)
+        found = []
+        for meaning in ("mixed-bfloat16", "mixed-float16"):
+            entry = frameworks().preferred(framework, owner, argument, meaning, release)
+            if entry is not None:
+                found.append(f"`{argument}={entry.spelling}`")
+        return found
+
+    def _lightning(self, trainer: FrameworkCall) -> None:
+        release = self.release(_LIGHTNING.value)
+        data = frameworks()
+        if trainer.unpacked or trainer.argument("plugins") is not None or not self._lightning_gpu(trainer):
+            return
+        precision = trainer.argument("precision")
+        value = literal_value(precision.value) if precision is not None else \
+            data.argument(_LIGHTNING, "trainer", "precision").default_in(release)
+        if value is UNKNOWN or data.meaning(_LIGHTNING, "trainer", "precision", value, release) != "full-precision":
+            return
+        written = f"`precision={cst.Module([]).code_for_node(precision.value)}`" if precision is not None \
+            else "no `precision`"
+        suggested = " (Ampere or newer) or ".join(self._mixed(_LIGHTNING, "trainer", "precision"))
+        self.report(
+            precision if precision is not None else trainer.call,
+            f"suggestion: this Lightning Trainer trains on the GPU in float32 ({written}); {suggested} "
+            "usually makes each step faster and halves activation memory",
+        )
+
+    def _lightning_gpu(self, trainer: FrameworkCall) -> bool:
+        """The Trainer runs on a GPU: ``accelerator="gpu"``, GPUs given with
+        ``gpus=`` (before 2.0), or a file that uses CUDA and names no other
+        accelerator."""
+        release = self.release(_LIGHTNING.value)
+        data = frameworks()
+        accelerator = trainer.literal("accelerator") if trainer.argument("accelerator") is not None else None
+        if isinstance(accelerator, str):
+            meaning = data.meaning(_LIGHTNING, "trainer", "accelerator", accelerator, release)
+            if meaning == "gpu":
+                return True
+            if accelerator != "auto":
+                return False  # another accelerator ("cpu", "tpu", "mps", a DataParallel spelling)
+        gpus = trainer.argument("gpus")
+        if gpus is not None and data.argument(_LIGHTNING, "trainer", "gpus").exists_in(release):
+            given = literal_value(gpus.value)
+            if given not in (None, 0, "0", "", [], UNKNOWN):
+                return True
+        return self.facts.workload.cuda is not None
+
+    def _transformers(self, arguments: FrameworkCall) -> None:
+        release = self.release(_TRANSFORMERS.value)
+        data = frameworks()
+        if not data.argument(_TRANSFORMERS, "training-arguments", "bf16").exists_in(release):
+            return
+        if keeps_off_cuda(arguments) or self._quantized():
+            return
+        for name in ("fp16", "bf16"):
+            if arguments.argument(name) is not None and arguments.literal(name) is not False:
+                return  # mixed precision on, or chosen at run time
+        suggested = " (Ampere or newer) or ".join(f"`{name}=True`" for name in ("bf16", "fp16"))
+        self.report(
+            arguments.call,
+            f"suggestion: these `{_name(arguments)}` train in float32 on the GPU (neither `fp16` nor `bf16`); "
+            f"{suggested} usually makes each step faster and halves activation memory",
+        )
+
+    def _quantized(self) -> bool:
+        return any(
+            arg.keyword is not None and arg.keyword.value in _QUANTIZED
+            for call in self.facts.nodes_of(cst.Call) for arg in call.args
+        )
+
+    def _accelerate(self, accelerator: FrameworkCall) -> None:
+        release = self.release(_ACCELERATE.value)
+        data = frameworks()
+        argument = accelerator.argument("mixed_precision")
+        if argument is None or accelerator.argument("cpu") is not None:
+            return  # no argument: `accelerate launch` or the config file decide
+        value = literal_value(argument.value)
+        if value is UNKNOWN or data.meaning(_ACCELERATE, "accelerator", "mixed_precision", value, release) \
+                != "full-precision":
+            return
+        suggested = " (Ampere or newer) or ".join(self._mixed(_ACCELERATE, "accelerator", "mixed_precision"))
+        self.report(
+            argument,
+            f"suggestion: `Accelerator(mixed_precision={cst.Module([]).code_for_node(argument.value)})` trains in "
+            "float32, whatever `accelerate launch --mixed_precision` or the config file say (an explicit "
+            f"argument wins); {suggested} usually makes each step faster and halves activation memory",
+        )
+
+
+def _name(fact: FrameworkCall) -> str:
+    func = fact.call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Mapping, Optional, Tuple
+from typing import Iterator, List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 
+from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, Unknown, packages
+from torchlint.apidata import Framework, frameworks
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, OptionValue, FileContext, Rule
+from torchlint.versions import Release
 
 _BENCHMARK = "torch.backends.cudnn.benchmark"
 _DETERMINISTIC = "torch.backends.cudnn.deterministic"
+_LIGHTNING = Framework.LIGHTNING
+_DETERMINISTIC_ALGORITHMS = Release(1, 5)
+"""From Lightning 1.5.0 `deterministic` calls `torch.use_deterministic_algorithms`
+and leaves `cudnn.deterministic` alone; before, it toggled that flag itself."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,26 @@ class BenchmarkWithDeterministic(Rule):
     `benchmark` to anything other than `True` (the usual "reproducible
     mode" branch turns benchmarking off there).  Objects that merely happen
     to be called `cudnn` are not torch's and are ignored.
+
+    PyTorch Lightning's `Trainer` (from `lightning`, `lightning.pytorch` or
+    `pytorch_lightning`) sets the same flags from its `benchmark` and
+    `deterministic` arguments, differently by release (the
+    `lightning-version` setting, else the project's requirement, else the
+    newest; `torchlint/data/frameworks.toml`):
+    - `Trainer(benchmark=True, deterministic=True)` (or, from 1.7,
+      `deterministic="warn"`) is reported in every release; from 1.6.4
+      Lightning only warns about it at run time.
+    - `Trainer(benchmark=True)` in a file that sets
+      `cudnn.deterministic = True` is reported from 1.5, where Lightning's
+      own `deterministic` no longer touches that flag.
+    - From 1.6.0 to 1.6.3, a Trainer without `benchmark` sets
+      `cudnn.benchmark = True` itself unless `deterministic` is set: in a
+      file that sets `cudnn.deterministic = True`, that Trainer is reported.
+    - Lightning overwrites a file's `cudnn.benchmark = True` when the
+      Trainer is built: before 1.6 with its `benchmark` argument (default
+      `False`), and in every release when `deterministic` is set and
+      `benchmark` is not.  Then the two `cudnn` assignments no longer
+      contradict, and the file is left alone.
 
     ## Why is this bad?
     The two settings ask for opposite things.  `benchmark = True` makes
@@ -116,7 +143,10 @@ class BenchmarkWithDeterministic(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """Both cuDNN flags must be assigned, as attributes of an imported torch module."""
+        """Both cuDNN flags must be assigned, as attributes of an imported torch
+        module; or a Lightning file must name one of them."""
+        if facts.imports_from(packages(_LIGHTNING)) and facts.contains_any(("benchmark", "deterministic")):
+            return True
         return facts.imports_torch and {"benchmark", "deterministic"} <= facts.assigned_attributes
     valid = (
         """
@@ -149,6 +179,12 @@ class BenchmarkWithDeterministic(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._settings: List[_Setting] = []
+        self._trainers: List[FrameworkCall] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        fact = self.facts.frameworks.call(node)
+        if fact is not None and fact.framework is _LIGHTNING and fact.role == "trainer":
+            self._trainers.append(fact)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -170,12 +206,16 @@ class BenchmarkWithDeterministic(Rule):
                 self._settings.append(_Setting(flag, assigned, is_true, statement))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        deterministic = next((s for s in self._settings if s.flag == _DETERMINISTIC and s.is_true), None)
+        for trainer in self._trainers:
+            self._lightning(trainer, deterministic)
         benchmarks = [s for s in self._settings if s.flag == _BENCHMARK]
         if not benchmarks or not all(s.is_true for s in benchmarks):
             return
-        deterministic = next((s for s in self._settings if s.flag == _DETERMINISTIC and s.is_true), None)
         if deterministic is None:
             return
+        if any(self._trainer_benchmark(trainer) in (False, UNKNOWN) for trainer in self._trainers):
+            return  # the Trainer overwrites (or may overwrite) `cudnn.benchmark = True`
         lines = self.facts.positions
         first, second = sorted(
             (benchmarks[0], deterministic), key=lambda s: (lines[s.target].start.line, lines[s.target].start.column)
@@ -189,3 +229,81 @@ class BenchmarkWithDeterministic(Rule):
             "determinism asks for repeatable ones; keep one",
             statement=second.statement,
         )
+
+    # -- Lightning ------------------------------------------------------------------------
+
+    def _deterministic(self, trainer: FrameworkCall) -> Union[bool, Unknown]:
+        """True: ``deterministic`` asks for deterministic algorithms; False: it
+        does not; UNKNOWN: not known (an expression, or unpacked arguments)."""
+        if not trainer.may_be_present("deterministic"):
+            return False
+        value = trainer.literal("deterministic")
+        if value is UNKNOWN:
+            return UNKNOWN
+        meaning = frameworks().meaning(_LIGHTNING, "trainer", "deterministic", value,
+                                       self.release(_LIGHTNING.value))
+        if meaning == "deterministic":
+            return True
+        return False if value in (False, None) else UNKNOWN
+
+    def _trainer_benchmark(self, trainer: FrameworkCall) -> Union[bool, None, Unknown]:
+        """What ``cudnn.benchmark`` is after this Trainer is built: True, False,
+        None (left alone) or UNKNOWN."""
+        given = trainer.literal("benchmark") if trainer.may_be_present("benchmark") else None
+        if given is UNKNOWN or isinstance(given, bool):
+            return given if isinstance(given, bool) else UNKNOWN
+        if given is not None:
+            return UNKNOWN
+        behaviour = frameworks().behaviour(_LIGHTNING, "trainer-sets-cudnn-benchmark", self.release(_LIGHTNING.value))
+        deterministic = self._deterministic(trainer)
+        if behaviour == "from-argument":
+            return False  # the default, False, is assigned
+        if deterministic is UNKNOWN:
+            return UNKNOWN
+        if behaviour == "not-deterministic":
+            return not deterministic
+        if behaviour == "only-if-given":
+            return False if deterministic else None
+        return UNKNOWN
+
+    def _lightning(self, trainer: FrameworkCall, file_deterministic: Optional[_Setting]) -> None:
+        release = self.release(_LIGHTNING.value)
+        benchmark = trainer.argument("benchmark")
+        deterministic = trainer.argument("deterministic")
+        if benchmark is not None and trainer.literal("benchmark") is True:
+            if deterministic is not None and self._deterministic(trainer) is True:
+                later = max((benchmark, deterministic), key=lambda arg: self._start(arg))
+                self.report(
+                    later,
+                    f"`Trainer(benchmark=True, deterministic={_code(deterministic.value)})` contradicts itself: "
+                    "Lightning turns cuDNN benchmarking on and asks for deterministic algorithms; keep one",
+                )
+            elif file_deterministic is not None and not release < _DETERMINISTIC_ALGORITHMS \
+                    and not trainer.may_be_present("deterministic"):
+                self.report(
+                    benchmark,
+                    "`Trainer(benchmark=True)` turns cuDNN benchmarking on, contradicting "
+                    f"`cudnn.deterministic = True` on line {self._line(file_deterministic)}; keep one",
+                )
+            return
+        if file_deterministic is None or trainer.may_be_present("benchmark"):
+            return
+        if frameworks().behaviour(_LIGHTNING, "trainer-sets-cudnn-benchmark", release) == "not-deterministic" \
+                and self._trainer_benchmark(trainer) is True:
+            self.report(
+                trainer.call,
+                f"Lightning {release} sets `cudnn.benchmark = True` for a Trainer without `benchmark` "
+                f"(1.6.0 to 1.6.3), contradicting `cudnn.deterministic = True` on line "
+                f"{self._line(file_deterministic)}; pass `benchmark=False` or `deterministic=True`",
+            )
+
+    def _start(self, node: cst.CSTNode) -> Tuple[int, int]:
+        start = self.facts.positions[node].start
+        return start.line, start.column
+
+    def _line(self, setting: _Setting) -> int:
+        return self.facts.positions[setting.target].start.line
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.workload import Workload
+from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion
@@ -16,6 +18,14 @@ class CompileSuggestion(Suggestion):
     of the project refers to `torch.compile` (or the older
     `torch._dynamo.optimize`).  It fires at most once per file, on the
     first such loop, and never in test files.
+
+    Hugging Face Transformers' `TrainingArguments` (and
+    `Seq2SeqTrainingArguments`) compile the model with `torch_compile=True`
+    from 4.26 (the release is the `transformers-version` setting, else the
+    project's requirement, else the newest).  The first such call of a file
+    that passes none of `torch_compile`, `torch_compile_backend` or
+    `torch_compile_mode` (either of the last two turns compiling on) is
+    reported, unless `use_cpu`, `no_cuda` or `use_mps_device` is passed.
 
     ## Why is this bad?
     It is not a defect.  `torch.compile` traces the model's forward (and,
@@ -61,6 +71,7 @@ class CompileSuggestion(Suggestion):
     torch_range = TorchRange(min=TorchVersion(2, 0), note="`torch.compile` exists since 2.0")
     settings = ("torch.compile", "torch._dynamo.optimize")
     project_names = settings
+    framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (
         """
         import torch
@@ -93,4 +104,21 @@ class CompileSuggestion(Suggestion):
         return (
             "suggestion: this CUDA training loop runs a model that is never passed to `torch.compile`; "
             "compiling it usually makes each step faster"
+        )
+
+    def framework_call(self, fact: FrameworkCall) -> None:
+        """Transformers' training arguments that never ask to compile."""
+        release = self.release(Framework.TRANSFORMERS.value)
+        field = frameworks().argument(Framework.TRANSFORMERS, "training-arguments", "torch_compile")
+        if self._framework_reported or not field.exists_in(release) or keeps_off_cuda(fact):
+            return
+        if any(fact.may_be_present(name) for name in ("torch_compile", "torch_compile_backend", "torch_compile_mode")):
+            return
+        if self.setting_present():
+            return
+        self._framework_reported = True
+        self.report(
+            fact.call,
+            "suggestion: these training arguments never compile the model; `torch_compile=True` usually "
+            "makes each step faster",
         )

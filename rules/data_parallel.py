@@ -7,12 +7,20 @@ from typing import List, Mapping, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis, project
+from torchlint.analysis.frameworks import FrameworkCall, UNKNOWN, literal_value, packages
 from torchlint.analysis.scopes import Binding, BindingKind
+from torchlint.apidata import ArgumentValue, Framework, Literal, frameworks, literal_key
 from torchlint.names import canonical
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
+from torchlint.versions import Release
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
+_LIGHTNING = Framework.LIGHTNING
+_DP_ARGUMENTS = ("strategy", "accelerator", "distributed_backend")
+"""The Trainer arguments that have named DataParallel, newest first."""
+_DP_CLASSES = ("data-parallel-strategy", "data-parallel-plugin")
+_LIGHTNING_WORDS = ("Trainer", "DataParallelStrategy", "DataParallelPlugin")
 _TARGETS = {
     "torch.nn.DataParallel": "`nn.DataParallel` runs one process that drives every GPU",
     "torch.nn.parallel.data_parallel": "`nn.parallel.data_parallel` runs one process that drives every GPU",
@@ -29,6 +37,23 @@ class DataParallel(Rule):
     `nn.DataParallel`, in the file or in another module (`class
     ScatteredDataParallel(nn.DataParallel)` used from a training script,
     also through relative imports).
+
+    PyTorch Lightning spells `nn.DataParallel` as a Trainer argument, and
+    the rule reads it from the `Trainer` of `lightning`, `lightning.pytorch`
+    or `pytorch_lightning` as each release does
+    (`torchlint/data/frameworks.toml`; the release is the
+    `lightning-version` setting, else the project's `lightning` or
+    `pytorch-lightning` requirement, else the newest):
+    `strategy="dp"` (1.5 to 1.9), `accelerator="dp"` (1.0 to 1.6),
+    `distributed_backend="dp"` (before 1.5), and the strategy classes
+    `DataParallelStrategy(...)` (1.6 to 1.9) and `DataParallelPlugin(...)`
+    (before 1.6).  `strategy="dp"` with `accelerator="cpu"` is left alone
+    (Lightning 1.x falls back to DDP there).  For a release that no longer
+    has the spelling (`strategy="dp"` or `DataParallelStrategy` from 2.0,
+    `accelerator="dp"` from 1.7, `distributed_backend` from 1.5) the
+    finding says so: that Trainer fails at start-up, after the job waited
+    in the queue.  Spellings from before a release added them are left
+    alone.
 
     ## Why is this bad?
     `DataParallel` keeps one Python process in charge of all GPUs.  On every
@@ -94,8 +119,11 @@ class DataParallel(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """The torch targets resolve only through a torch import; any other
-        trigger word (a project's class deriving from them) need only be named."""
+        trigger word (a project's class deriving from them) need only be named;
+        Lightning's spellings need a Lightning import."""
         others = [word for word in cls.triggers(options) if word not in cls.trigger_words]
+        if facts.imports_from(packages(_LIGHTNING)) and facts.mentions(_LIGHTNING_WORDS):
+            return True
         return facts.mentions(others) or (facts.imports_torch and facts.mentions(cls.trigger_words))
     valid = (
         """
@@ -116,6 +144,13 @@ class DataParallel(Rule):
             out = torch.nn.parallel.data_parallel(model, inputs)
             """
         ),
+        Example(
+            """
+            import pytorch_lightning as pl
+            trainer = pl.Trainer(accelerator="gpu", devices=4, strategy="dp")
+            """,
+            frameworks={"lightning": "1.9.5"},
+        ),
     )
     requires = frozenset({Analysis.PROJECT})
     project_bases = (_DATA_PARALLEL,)
@@ -127,6 +162,10 @@ class DataParallel(Rule):
         return cls.trigger_words + tuple(subclasses)
 
     def visit_Call(self, node: cst.Call) -> None:
+        lightning = self.facts.frameworks.call(node)
+        if lightning is not None and lightning.framework is _LIGHTNING:
+            self._lightning(lightning)
+            return
         qualified = self.names.call_name(node)
         if qualified is None:
             qualified = self._through_alias(node.func, 0) or self._relative(node.func)
@@ -141,6 +180,63 @@ class DataParallel(Rule):
             f"{what}; use `DistributedDataParallel` launched with torchrun",
             hint="See `torchlint explain TL501` for the DistributedDataParallel migration",
         )
+
+    def _lightning(self, fact: FrameworkCall) -> None:
+        """DataParallel through a Lightning Trainer argument or strategy class."""
+        release = self.release(_LIGHTNING.value)
+        data = frameworks()
+        hint = "See `torchlint explain TL501` for what DataParallel costs"
+        ddp = self._ddp_spelling()
+        if fact.role in _DP_CLASSES:
+            entry = next(c for c in data.classes if c.framework is _LIGHTNING and c.role == fact.role)
+            name = _spelling(fact.call.func)
+            if entry.releases.contains(release):
+                self.report(fact.call, f"`{name}` makes the Lightning Trainer wrap the model in `nn.DataParallel`, "
+                            f"one process that drives every GPU; use {ddp}", hint=hint)
+            elif entry.releases.until is not None and not release < entry.releases.until \
+                    and fact.role == "data-parallel-strategy":
+                self.report(fact.call, f"`{name}` was removed in Lightning {entry.releases.until} (the project targets "
+                            f"{release}): the script fails before training; use {ddp}", hint=hint)
+            return
+        if fact.role != "trainer":
+            return
+        for argument in _DP_ARGUMENTS:
+            arg = fact.argument(argument)
+            value = literal_value(arg.value) if arg is not None else UNKNOWN
+            if arg is None or value is UNKNOWN:
+                continue
+            meaning = data.meaning(_LIGHTNING, "trainer", argument, value, release)
+            written = f"`{argument}={_spelling(arg.value)}`"
+            if meaning == "data-parallel":
+                if argument == "strategy" and _literal(fact, "accelerator") == "cpu":
+                    continue  # Lightning 1.x falls back to DDP on the CPU
+                self.report(arg, f"{written} makes the Lightning Trainer wrap the model in `nn.DataParallel`, one "
+                            f"process that drives every GPU; use {ddp}", hint=hint)
+                return
+            gone = self._removed(data.spellings(_LIGHTNING, "trainer", argument, "data-parallel"), value, release)
+            if gone is not None:
+                self.report(arg, f"{written} (DataParallel) no longer runs from Lightning {gone} (the project "
+                            f"targets {release}): the Trainer fails at start-up; use {ddp}", hint=hint)
+                return
+
+    @staticmethod
+    def _removed(spellings: Tuple[ArgumentValue, ...], value: Literal, release: Release) -> Optional[Release]:
+        """The release that removed ``value`` as a DataParallel spelling, if ``release`` is past it."""
+        for entry in spellings:
+            until = entry.releases.until
+            if literal_key(entry.value) == literal_key(value) and until is not None and not release < until:
+                return until
+        return None
+
+    def _ddp_spelling(self) -> str:
+        """How the targeted release asks for DDP: the newest DataParallel
+        argument it accepts, with ``"ddp"``."""
+        release = self.release(_LIGHTNING.value)
+        data = frameworks()
+        for argument in _DP_ARGUMENTS:
+            if any(e.releases.contains(release) for e in data.spellings(_LIGHTNING, "trainer", argument, "data-parallel")):
+                return f'`{argument}="ddp"` (one process per GPU)'
+        return '`strategy="ddp"` (one process per GPU)'
 
     def _through_alias(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
         """The dotted name of ``P.DataParallel`` where ``P`` is bound once, by
@@ -200,3 +296,8 @@ def _chain(expr: cst.BaseExpression) -> Tuple[Optional[cst.Name], List[str]]:
 
 def _spelling(func: cst.BaseExpression) -> str:
     return cst.Module([]).code_for_node(func)
+
+
+def _literal(fact: FrameworkCall, name: str) -> object:
+    arg = fact.argument(name)
+    return literal_value(arg.value) if arg is not None else None

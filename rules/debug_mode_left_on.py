@@ -9,7 +9,8 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
-from torchlint.rule import Example, FileContext, Option, OptionValue, Rule
+from torchlint.apidata import Framework, frameworks
+from torchlint.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
 from torchlint.tree import children
 
 _SET_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
@@ -31,6 +32,8 @@ class _Site:
     what: str
     profiler: bool
     statement: Optional[cst.CSTNode]
+    trainer: bool = False
+    """A framework Trainer's argument: the Trainer runs the training itself."""
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
@@ -116,6 +119,13 @@ class DebugModeLeftOn(Rule):
     switch that stays on after its function returns, so it is also
     reported in any other function of a file that trains, such as an
     evaluation method the training loop runs between epochs.
+
+    PyTorch Lightning's `Trainer(detect_anomaly=True)` (from `lightning`,
+    `lightning.pytorch` or `pytorch_lightning`; the argument exists from
+    Lightning 1.5, read from the `lightning-version` setting, else the
+    project's requirement, else the newest) runs every training step under
+    anomaly detection and is reported on the argument, unless the Trainer
+    is built under a guard.
 
     With the option `include-profilers`, also reports
     `with torch.profiler.profile(...)`, `torch.autograd.profiler.profile(...)`
@@ -273,6 +283,15 @@ class DebugModeLeftOn(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self._test_file:
             return
+        fact = self.facts.frameworks.call(node)
+        if fact is not None and fact.framework is Framework.LIGHTNING and fact.role == "trainer":
+            argument = fact.argument("detect_anomaly")
+            exists = frameworks().argument(Framework.LIGHTNING, "trainer", "detect_anomaly").exists_in(
+                self.release(Framework.LIGHTNING.value))
+            if argument is not None and exists and _is_true(argument.value):
+                self._sites.append(_Site(argument, "`Trainer(detect_anomaly=True)`", False,
+                                         innermost_statement(self.parents), trainer=True))
+            return
         qualified = self.names.call_name(node)
         if qualified in _SET_ANOMALY:
             mode = _enabled_argument(node, "mode")
@@ -308,7 +327,12 @@ class DebugModeLeftOn(Rule):
             function = _enclosing_function(site.node, parents)
             if function is None:
                 continue  # under a guard
-            if site.profiler:
+            if site.trainer:
+                message = (
+                    f"{site.what} runs every training step under anomaly detection, several times slower: "
+                    "turn it off or put it behind a debug flag"
+                )
+            elif site.profiler:
                 with_node = parents.get(parents[site.node])
                 if not isinstance(with_node, cst.With) or not training.block_trains(with_node.body):
                     continue

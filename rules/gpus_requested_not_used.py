@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from torchlint.apidata import Framework, frameworks
 from torchlint.jobscript.model import JobScript
 from torchlint.jobscript.rule import JobScriptRule
 from torchlint.rule import Example, TorchRange
@@ -18,6 +22,12 @@ import torch
 from torch import nn
 
 model = nn.DataParallel(nn.Linear(8, 2)).cuda()
+"""
+_HF_TRAINER = """\
+from transformers import Trainer, TrainingArguments
+
+args = TrainingArguments("out", per_device_train_batch_size=8)
+Trainer(model=model, args=args, train_dataset=dataset).train()
 """
 _DDP = """\
 import os
@@ -39,6 +49,22 @@ class GpusRequestedNotUsed(JobScriptRule):
     `nn.DataParallel`.  The finding is on the `#SBATCH` line that asks for
     the GPUs.  Launch lines whose Python file cannot be resolved are left
     alone.
+
+    Training frameworks change what one process does with several GPUs:
+    - A Hugging Face Transformers `Trainer` (or `Seq2SeqTrainer`, or a
+      class of the file deriving from one) started as one plain process
+      (`python`, not `torchrun` or `accelerate launch`) sees every GPU of
+      the node and wraps the model in `nn.DataParallel` itself; the job is
+      reported with the launcher to use instead.  Read for Transformers
+      4.35 and newer (the releases the fact was checked in; the release is
+      the `transformers-version` setting, else the project's requirement,
+      else the newest).  Code that passes `device_map`, loads a model
+      quantized (`load_in_8bit`, `load_in_4bit`, `quantization_config`) or
+      keeps the Trainer off CUDA (`use_cpu`, `no_cuda`) is left alone: the
+      Trainer may then not use `DataParallel`.
+    - A PyTorch Lightning `Trainer` starts (or expects) the processes of
+      its strategy itself, so it is left alone here; TL904 compares the
+      job's tasks with its `devices` and `num_nodes`.
 
     ## Why is this bad?
     A single process without a distributed setup computes on one GPU; the
@@ -89,6 +115,7 @@ class GpusRequestedNotUsed(JobScriptRule):
     invalid = (
         Example("#SBATCH --gres=gpu:4\npython train.py\n", files={"train.py": _SINGLE}),
         Example("#SBATCH --gpus-per-node=2\npython train.py\n", files={"train.py": _DATA_PARALLEL}),
+        Example("#SBATCH --gres=gpu:4\npython finetune.py\n", files={"finetune.py": _HF_TRAINER}),
     )
 
     def check(self, job: JobScript) -> None:
@@ -100,7 +127,32 @@ class GpusRequestedNotUsed(JobScriptRule):
             facts = self.code_facts(launch)
             if facts is None or launch.processes_per_node != 1 or facts.spawns:
                 continue
-            if facts.data_parallel:
+            if facts.lightning_trainers:
+                devices = [trainer.devices for trainer in facts.lightning_trainers]
+                if all(isinstance(count, int) and 0 < count < gpus for count in devices):
+                    used = max(count for count in devices if isinstance(count, int))
+                    self.report_span(
+                        directive.span,
+                        f"{gpus} GPUs per node are requested, but the Lightning `Trainer` that line "
+                        f"{launch.span.line} runs uses `devices={used}`: the other GPUs stay idle",
+                        hint="Ask for as many GPUs as the Trainer's devices, or raise `devices`",
+                    )
+                return  # Lightning starts the processes of its strategy; TL904 checks their count
+            if facts.hf_trainer and not facts.distributed:
+                wraps = frameworks().behaviour(Framework.TRANSFORMERS, "single-process-multi-gpu",
+                                               self.release(Framework.TRANSFORMERS.value))
+                if facts.one_gpu_per_process_hint or wraps != "data-parallel":
+                    return  # the model may be spread over the GPUs, or the release is not known to wrap it
+                script = _relative(launch.target, job) if launch.target is not None else "train.py"
+                self.report_span(
+                    directive.span,
+                    f"{gpus} GPUs per node are requested and line {launch.span.line} starts one process running a "
+                    "Transformers `Trainer`, which then wraps the model in `nn.DataParallel` (one process drives "
+                    f"every GPU); launch one process per GPU: `torchrun --nproc_per_node={gpus} {script}` or "
+                    f"`accelerate launch --num_processes {gpus} {script}`",
+                    hint="The Trainer then uses DistributedDataParallel; the batch size becomes per process",
+                )
+            elif facts.data_parallel:
                 self.report_span(
                     directive.span,
                     f"{gpus} GPUs per node are requested and `{launch.launcher.value}` starts one process "
@@ -116,3 +168,11 @@ class GpusRequestedNotUsed(JobScriptRule):
                     hint="Ask for one GPU, or launch one process per GPU with torchrun and DDP",
                 )
             return
+
+
+def _relative(target: Path, job: JobScript) -> str:
+    """The launched file as the script's folder sees it (``src/train.py``)."""
+    try:
+        return Path(os.path.relpath(target, job.path.parent)).as_posix()
+    except ValueError:  # another drive on Windows
+        return target.name

@@ -26,8 +26,7 @@ def run_in_process(
 
     from torchlint import cli, settings
 
-    settings.detect_torch_version.cache_clear()
-    settings.detect_python_version.cache_clear()
+    settings.clear_detection_caches()
     saved = os.getcwd()
     os.chdir(cwd)
     try:

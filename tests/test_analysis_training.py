@@ -287,3 +287,84 @@ def test_setup_calls_build_or_wrap_what_the_function_trains() -> None:
     assert names["sgd_run"] == ["torch.optim.SGD"]
     assert names["step"] == []  # the optimizer comes in as a parameter
     assert names["aliased"] == []  # bound from an attribute, not built here
+
+
+LIGHTNING = '''
+import torch
+import pytorch_lightning as pl
+from lightning.pytorch import LightningModule
+from torch import nn
+
+class Lit(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return self.net(batch).sum()
+
+    def on_test_batch_end(self, outputs, batch, batch_idx):
+        self.helper(batch)
+
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch).sum()
+        self.manual_backward(loss)
+
+    @torch.enable_grad()
+    def predict_step(self, batch, batch_idx):
+        return self.net(batch)
+
+class Child(Lit):
+    def test_step(self, batch, batch_idx):
+        return self.net(batch)
+
+class Direct(LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return self.net(batch)
+
+class Plain(nn.Module):
+    def validation_step(self, batch, batch_idx):
+        return self.net(batch)
+
+    def training_step(self, batch):
+        self.manual_backward(self.net(batch).sum())
+'''
+
+
+def test_lightning_evaluation_hooks_run_without_grad_and_manual_backward_is_a_backward() -> None:
+    facts = Facts.of_module(cst.parse_module(LIGHTNING))
+    modes = {}
+    for node, found in facts.training.functions.items():
+        if isinstance(node, cst.FunctionDef):
+            owner = next(c for c in facts.nodes_of(cst.ClassDef) if any(s is node for s in c.body.body))
+            modes[(owner.name.value, node.name.value)] = (found.decorated_mode, len(found.backward))
+    assert modes[("Lit", "validation_step")] == (GradMode.DISABLED, 0)
+    assert modes[("Lit", "on_test_batch_end")] == (GradMode.DISABLED, 0)
+    assert modes[("Lit", "training_step")] == (None, 1)
+    assert modes[("Lit", "predict_step")] == (GradMode.ENABLED, 0)  # the author's decorator wins
+    assert modes[("Child", "test_step")] == (GradMode.DISABLED, 0)  # through a class of the file
+    assert modes[("Direct", "validation_step")] == (GradMode.DISABLED, 0)
+    # The same names on a plain nn.Module are nothing special.
+    assert modes[("Plain", "validation_step")] == (None, 0)
+    assert modes[("Plain", "training_step")] == (None, 0)
+
+
+def test_accelerate_backward_is_a_backward_pass() -> None:
+    source = textwrap.dedent('''
+    from accelerate import Accelerator
+
+    class Loop:
+        def __init__(self):
+            self.accelerator = Accelerator()
+
+        def fit(self, loader):
+            for batch in loader:
+                self.accelerator.backward(self.model(batch).loss)
+                self.optimizer.step()
+
+    def main(loader):
+        accelerator = Accelerator()
+        for batch in loader:
+            accelerator.backward(model(batch).loss)
+            optimizer.step()
+    ''')
+    facts = Facts.of_module(cst.parse_module(source))
+    trained = sorted(node.name.value for node, found in facts.training.functions.items()
+                     if isinstance(node, cst.FunctionDef) and any(facts.training.is_training_loop(l) for l in found.loops))
+    assert trained == ["fit", "main"]

@@ -18,6 +18,7 @@ from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_scr
 from torchlint.model import Diagnostic
 from torchlint.registry import all_rules
 from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
+from torchlint.versions import FrameworkReleases, Release
 
 
 def example_text(source: str) -> str:
@@ -28,7 +29,9 @@ def example_text(source: str) -> str:
 def example_config(rule: RuleClass, example: Example = Example("")) -> LintConfig:
     """Only ``rule``, with the example's options and target torch version."""
     torch = TorchVersion.parse(example.torch) if example.torch else CURRENT_TORCH
-    return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)})
+    frameworks = FrameworkReleases(tuple(sorted((name, Release.parse(text)) for name, text in example.frameworks.items())))
+    return LintConfig(rules=(rule,), torch_version=torch, options={rule.code: dict(example.options)},
+                      frameworks=frameworks)
 
 
 def run_example(rule: RuleClass, example: Example) -> Tuple[List[Diagnostic], FixResult]:

@@ -1,4 +1,5 @@
-"""Torch API facts as data: signatures and deprecations, read from
+"""API facts as data: torch signatures and deprecations, and the framework
+arguments (Lightning, Transformers, Accelerate) rules read, from
 ``torchlint/data/*.toml``.
 
 Rules need to know where ``device`` sits in ``nn.Conv2d(...)`` or since which
@@ -11,15 +12,18 @@ process.  Nothing here imports torch.
 
 from __future__ import annotations
 
+import ast
 import enum
 import functools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, NoReturn, Optional, Set, Tuple, TypeVar
 
 from torchlint.model import Applicability
-from torchlint.rule import TorchVersion
+from torchlint.versions import TorchVersion
+from torchlint.versions import Release, ReleaseRange
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,6 +33,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SIGNATURES_FILE = DATA_DIR / "signatures.toml"
 DEPRECATIONS_FILE = DATA_DIR / "deprecations.toml"
+FRAMEWORKS_FILE = DATA_DIR / "frameworks.toml"
 
 
 class DataError(ValueError):
@@ -219,6 +224,12 @@ class _Entry:
 
 def _entries(path: Path, key: str) -> List[_Entry]:
     """The ``[[key]]`` tables of a file; any other top-level key is an error."""
+    return _sections(path, (key,))[key]
+
+
+def _sections(path: Path, keys: Tuple[str, ...]) -> Dict[str, List[_Entry]]:
+    """The ``[[key]]`` tables of a file for each of ``keys``; any other
+    top-level key is an error."""
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
@@ -226,18 +237,24 @@ def _entries(path: Path, key: str) -> List[_Entry]:
         raise DataError(f"{path.name}: cannot read: {error.strerror or error}") from None
     except tomllib.TOMLDecodeError as error:
         raise DataError(f"{path.name}: not valid TOML: {error}") from None
-    extra = sorted(set(data) - {key})
+    extra = sorted(set(data) - set(keys))
     if extra:
-        raise DataError(f"{path.name}: unknown top-level key {extra[0]!r} (expected [[{key}]] tables)")
-    tables = data.get(key, [])
-    if not isinstance(tables, list):
-        raise DataError(f"{path.name}: `{key}` must be an array of tables ([[{key}]])")
-    entries = []
-    for number, table in enumerate(tables, 1):
-        name = table.get("name", table.get("symbol")) if isinstance(table, dict) else None
-        label = f"entry {number}" + (f" ({name})" if isinstance(name, str) else "")
-        entries.append(_Entry(path, label, table))
-    return entries
+        expected = ", ".join(f"[[{key}]]" for key in keys)
+        raise DataError(f"{path.name}: unknown top-level key {extra[0]!r} (expected {expected} tables)")
+    found: Dict[str, List[_Entry]] = {}
+    for key in keys:
+        tables = data.get(key, [])
+        if not isinstance(tables, list):
+            raise DataError(f"{path.name}: `{key}` must be an array of tables ([[{key}]])")
+        entries = []
+        for number, table in enumerate(tables, 1):
+            name = table.get("name", table.get("symbol")) if isinstance(table, dict) else None
+            label = f"entry {number}" + (f" ({name})" if isinstance(name, str) else "")
+            if len(keys) > 1:
+                label = f"[[{key}]] {label}"
+            entries.append(_Entry(path, label, table))
+        found[key] = entries
+    return found
 
 
 def _signature(entry: _Entry) -> Signature:
@@ -336,3 +353,417 @@ def signature(name: str) -> Signature:
     if found is None:
         raise KeyError(f"{SIGNATURES_FILE.name} has no signature for {name!r}")
     return found
+
+
+# -- framework arguments ------------------------------------------------------------------
+
+
+class Framework(str, enum.Enum):
+    """A training framework whose arguments rules read."""
+
+    LIGHTNING = "lightning"
+    TRANSFORMERS = "transformers"
+    ACCELERATE = "accelerate"
+
+    @property
+    def option(self) -> str:
+        """The setting that pins its release (``lightning-version``)."""
+        return f"{self.value}-version"
+
+    @property
+    def display_name(self) -> str:
+        return {"lightning": "Lightning", "transformers": "Transformers", "accelerate": "Accelerate"}[self.value]
+
+
+class Missing(enum.Enum):
+    """No such value (an argument with no default in a release)."""
+
+    MISSING = "missing"
+
+
+MISSING = Missing.MISSING
+Literal = Any
+"""A Python literal as ``ast.literal_eval`` gives it: None, bool, int, float, str, tuples and lists."""
+
+
+def literal_key(value: Literal) -> Tuple[str, str]:
+    """A key that tells ``True`` from ``1`` and ``32`` from ``"32"``."""
+    return type(value).__name__, repr(value)
+
+
+@dataclass(frozen=True)
+class FrameworkInfo:
+    """One framework: how a project names it and which release is assumed."""
+
+    framework: Framework
+    distributions: Tuple[str, ...]
+    """PyPI names, PEP 503 normalised."""
+    newest: Release
+    methods: Tuple[str, ...]
+    reference: str
+
+
+@dataclass(frozen=True)
+class FrameworkClass:
+    """A framework class rules recognise, by the names a file may import it as."""
+
+    framework: Framework
+    role: str
+    names: FrozenSet[str]
+    releases: ReleaseRange
+    reference: str
+    note: str
+
+
+@dataclass(frozen=True)
+class FrameworkArgument:
+    """One argument of a framework class (or method)."""
+
+    framework: Framework
+    owner: str
+    name: str
+    releases: ReleaseRange
+    """From the release that added it (or the oldest one known to have it) to the one that removed it."""
+    since_known: bool
+    """``releases.since`` is the release that added it, not merely the oldest one checked."""
+    deprecated: Optional[Release]
+    defaults: Tuple[Tuple[Release, Literal], ...]
+    reference: str
+    note: str
+
+    def exists_in(self, release: Release) -> bool:
+        """Whether ``release`` is known to accept the argument."""
+        return self.releases.contains(release)
+
+    def removed_in(self, release: Release) -> bool:
+        """Whether ``release`` no longer has the argument."""
+        return self.releases.until is not None and not release < self.releases.until
+
+    def default_in(self, release: Release) -> Literal:
+        """The default in ``release`` (``MISSING`` outside the argument's releases)."""
+        if not self.exists_in(release):
+            return MISSING
+        found: Literal = MISSING
+        for since, value in self.defaults:
+            if not release < since:
+                found = value
+        return found
+
+
+@dataclass(frozen=True)
+class ArgumentValue:
+    """What one literal value of an argument means in a range of releases."""
+
+    framework: Framework
+    owner: str
+    argument: str
+    value: Literal
+    meaning: str
+    releases: ReleaseRange
+    preferred: bool
+    reference: str
+
+    @property
+    def spelling(self) -> str:
+        """The value as source text (``"16-mixed"`` with its quotes, ``16``)."""
+        return '"' + self.value + '"' if isinstance(self.value, str) else repr(self.value)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a framework itself does in a range of releases."""
+
+    framework: Framework
+    name: str
+    value: str
+    releases: ReleaseRange
+    reference: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Hook:
+    """Methods of a framework class that the framework calls in a known grad mode."""
+
+    framework: Framework
+    owner: str
+    names: FrozenSet[str]
+    grad: str
+    reference: str
+
+
+@dataclass(frozen=True)
+class FrameworkData:
+    """Everything ``frameworks.toml`` holds, with the questions rules ask."""
+
+    frameworks: Mapping[Framework, FrameworkInfo]
+    classes: Tuple[FrameworkClass, ...]
+    arguments: Mapping[Tuple[Framework, str, str], FrameworkArgument]
+    values: Tuple[ArgumentValue, ...]
+    behaviours: Tuple[Behaviour, ...]
+    hooks: Tuple[Hook, ...]
+
+    def names(self, framework: Framework, role: str) -> FrozenSet[str]:
+        """The qualified names of the framework's class ``role`` (KeyError if none)."""
+        for entry in self.classes:
+            if entry.framework is framework and entry.role == role:
+                return entry.names
+        raise KeyError(f"{FRAMEWORKS_FILE.name} has no {framework.value} class {role!r}")
+
+    def class_of(self, qualified: Optional[str]) -> Optional[FrameworkClass]:
+        """The framework class a qualified name is, if any."""
+        if qualified is None:
+            return None
+        for entry in self.classes:
+            if qualified in entry.names:
+                return entry
+        return None
+
+    def argument(self, framework: Framework, owner: str, name: str) -> FrameworkArgument:
+        """One argument (KeyError names a missing entry)."""
+        found = self.arguments.get((framework, owner, name))
+        if found is None:
+            raise KeyError(f"{FRAMEWORKS_FILE.name} has no {framework.value} argument {owner}.{name}")
+        return found
+
+    def meaning(self, framework: Framework, owner: str, argument: str, value: Literal,
+                release: Release) -> Optional[str]:
+        """What ``value`` of the argument means in ``release`` (None: nothing recorded)."""
+        key = literal_key(value.lower() if isinstance(value, str) and framework is Framework.ACCELERATE else value)
+        for entry in self.values:
+            if (entry.framework is framework and entry.owner == owner and entry.argument == argument
+                    and literal_key(entry.value) == key and entry.releases.contains(release)):
+                return entry.meaning
+        return None
+
+    def spellings(self, framework: Framework, owner: str, argument: str, meaning: str) -> Tuple[ArgumentValue, ...]:
+        """Every value recorded with ``meaning``, in any release."""
+        return tuple(e for e in self.values if (e.framework, e.owner, e.argument, e.meaning)
+                     == (framework, owner, argument, meaning))
+
+    def preferred(self, framework: Framework, owner: str, argument: str, meaning: str,
+                  release: Release) -> Optional[ArgumentValue]:
+        """The spelling of ``meaning`` to suggest in ``release``, if any."""
+        for entry in self.spellings(framework, owner, argument, meaning):
+            if entry.preferred and entry.releases.contains(release):
+                return entry
+        return None
+
+    def behaviour(self, framework: Framework, name: str, release: Release) -> Optional[str]:
+        """What the framework does in ``release`` (None: not recorded there)."""
+        for entry in self.behaviours:
+            if entry.framework is framework and entry.name == name and entry.releases.contains(release):
+                return entry.value
+        return None
+
+    def behaviour_entries(self, framework: Framework, name: str) -> Tuple[Behaviour, ...]:
+        """Every recorded range of one behaviour, in release order."""
+        return tuple(e for e in self.behaviours if e.framework is framework and e.name == name)
+
+    def hook_names(self, framework: Framework, owner: str, grad: str) -> FrozenSet[str]:
+        """The hooks of class ``owner`` the framework runs in grad mode ``grad``."""
+        found: Set[str] = set()
+        for entry in self.hooks:
+            if entry.framework is framework and entry.owner == owner and entry.grad == grad:
+                found |= entry.names
+        return frozenset(found)
+
+
+_DISTRIBUTION_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def normalized_distribution(name: str) -> str:
+    """PEP 503: case-insensitive, runs of ``-``, ``_`` and ``.`` are one ``-``."""
+    return _DISTRIBUTION_SEPARATORS.sub("-", name).lower()
+
+
+_RELEASE = re.compile(r"\d+(?:\.\d+){0,2}")
+_HOOK_GRADS = ("disabled",)
+
+
+class _FrameworkEntry(_Entry):
+    """An entry of ``frameworks.toml``: releases and literals on top of :class:`_Entry`."""
+
+    def release(self, key: str) -> Optional[Release]:
+        text = self.get(key, lambda v: isinstance(v, str), 'a release string like "1.6.4"')
+        return None if text is None else self.parse_release(key, text)
+
+    def parse_release(self, key: str, text: str) -> Release:
+        if not _RELEASE.fullmatch(text):
+            self.fail(f'`{key}` must be a release like "1.6.4", not {text!r}')
+        return Release.parse(text)
+
+    def releases(self, since_key: str = "since") -> ReleaseRange:
+        since, until = self.release(since_key), self.release("until")
+        if since is not None and until is not None and not since < until:
+            self.fail(f"`until` ({until}) is not after `{since_key}` ({since})")
+        return ReleaseRange(since, until)
+
+    def literal(self, key: str, text: Any) -> Literal:
+        if not isinstance(text, str):
+            self.fail(f"`{key}` must be a Python literal written as a string, not {text!r}")
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            self.fail(f"`{key}` is not a Python literal: {text!r}")
+
+    def framework(self, known: Mapping[Framework, FrameworkInfo]) -> Framework:
+        framework = self.choice("framework", Framework)
+        if framework not in known:
+            self.fail(f"framework {framework.value!r} has no [[framework]] entry")
+        return framework
+
+
+def _framework_info(entry: _FrameworkEntry) -> FrameworkInfo:
+    info = FrameworkInfo(
+        framework=entry.choice("name", Framework),
+        distributions=tuple(normalized_distribution(name) for name in entry.names("distributions")),
+        newest=entry.parse_release("newest", entry.text("newest", required=True)),
+        methods=tuple(entry.names("methods")),
+        reference=entry.text("reference", required=True),
+    )
+    if not info.distributions:
+        entry.fail("needs `distributions`")
+    entry.finish()
+    return info
+
+
+def _framework_class(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo]) -> FrameworkClass:
+    found = FrameworkClass(
+        framework=entry.framework(known),
+        role=entry.text("role", required=True),
+        names=frozenset(entry.names("names")),
+        releases=entry.releases(),
+        reference=entry.text("reference", required=True),
+        note=entry.text("note"),
+    )
+    if not found.names:
+        entry.fail("needs `names`")
+    entry.finish()
+    return found
+
+
+def _owner(entry: _FrameworkEntry, framework: Framework, known: Mapping[Framework, FrameworkInfo],
+           roles: Set[Tuple[Framework, str]]) -> str:
+    owner = entry.text("owner", required=True)
+    if (framework, owner) not in roles and owner not in known[framework].methods:
+        entry.fail(f"`owner` {owner!r} is neither a [[class]] role nor a method of {framework.value}")
+    return owner
+
+
+def _framework_argument(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
+                        roles: Set[Tuple[Framework, str]]) -> FrameworkArgument:
+    framework = entry.framework(known)
+    owner = _owner(entry, framework, known, roles)
+    if "since" in entry.table and "known_from" in entry.table:
+        entry.fail("give `since` (the release that added it) or `known_from`, not both")
+    since_known = "known_from" not in entry.table
+    releases = entry.releases("since" if since_known else "known_from")
+    deprecated = entry.release("deprecated")
+    if deprecated is not None and not releases.contains(deprecated):
+        entry.fail(f"`deprecated` ({deprecated}) is outside the argument's releases ({releases})")
+    table = entry.get("defaults", lambda v: isinstance(v, dict), "a table of release = literal", {})
+    defaults = sorted(
+        (entry.parse_release(f"defaults.{since}", since), entry.literal(f"defaults.{since}", text))
+        for since, text in table.items()
+    ) if all(isinstance(t, str) for t in table.values()) else entry.fail("`defaults` values must be strings")
+    argument = FrameworkArgument(
+        framework=framework, owner=owner, name=entry.text("name", required=True), releases=releases,
+        since_known=since_known, deprecated=deprecated,
+        defaults=tuple((release, value) for release, value in defaults),
+        reference=entry.text("reference", required=True), note=entry.text("note"),
+    )
+    entry.finish()
+    return argument
+
+
+def _argument_value(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
+                    arguments: Mapping[Tuple[Framework, str, str], FrameworkArgument]) -> ArgumentValue:
+    framework = entry.framework(known)
+    owner = entry.text("owner", required=True)
+    argument = entry.text("argument", required=True)
+    if (framework, owner, argument) not in arguments:
+        entry.fail(f"no [[argument]] {owner}.{argument} for {framework.value}")
+    value = ArgumentValue(
+        framework=framework, owner=owner, argument=argument,
+        value=entry.literal("value", entry.get("value", lambda v: True, "", required=True)),
+        meaning=entry.text("meaning", required=True), releases=entry.releases(),
+        preferred=entry.flag("preferred"), reference=entry.text("reference", required=True),
+    )
+    entry.finish()
+    return value
+
+
+def _behaviour(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo]) -> Behaviour:
+    if "since" in entry.table and "known_from" in entry.table:
+        entry.fail("give `since` or `known_from`, not both")
+    found = Behaviour(
+        framework=entry.framework(known), name=entry.text("name", required=True),
+        value=entry.text("value", required=True),
+        releases=entry.releases("known_from" if "known_from" in entry.table else "since"),
+        reference=entry.text("reference", required=True), note=entry.text("note"),
+    )
+    entry.finish()
+    return found
+
+
+def _hook(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
+          roles: Set[Tuple[Framework, str]]) -> Hook:
+    framework = entry.framework(known)
+    owner = entry.text("owner", required=True)
+    if (framework, owner) not in roles:
+        entry.fail(f"`owner` {owner!r} is not a [[class]] role of {framework.value}")
+    grad = entry.text("grad", required=True)
+    if grad not in _HOOK_GRADS:
+        entry.fail(f"`grad` must be one of {', '.join(_HOOK_GRADS)}, not {grad!r}")
+    found = Hook(framework, owner, frozenset(entry.names("names")), grad, entry.text("reference", required=True))
+    entry.finish()
+    return found
+
+
+def _overlapping(path: Path, what: str, items: Iterable[Tuple[Any, ReleaseRange]]) -> None:
+    """Refuse two entries for the same thing whose releases overlap."""
+    seen: Dict[Any, List[ReleaseRange]] = {}
+    for key, releases in items:
+        for other in seen.get(key, []):
+            if _meet(releases, other):
+                raise DataError(f"{path.name}: {what} {key}: two entries cover the same releases "
+                                f"({other} and {releases})")
+        seen.setdefault(key, []).append(releases)
+
+
+def _meet(first: ReleaseRange, second: ReleaseRange) -> bool:
+    low = max((r for r in (first.since, second.since) if r is not None), default=None)
+    highs = [r for r in (first.until, second.until) if r is not None]
+    return low is None or not highs or low < min(highs)
+
+
+def read_frameworks(path: Path) -> FrameworkData:
+    """The framework facts of one file; raises DataError."""
+    sections = _sections(path, ("framework", "class", "argument", "value", "behaviour", "hook"))
+    entries = {key: [_FrameworkEntry(e.path, e.label, e.table) for e in found] for key, found in sections.items()}
+    infos = [_framework_info(e) for e in entries["framework"]]
+    known = _unique(path, infos, lambda info: info.framework.value)
+    frameworks = {Framework(name): info for name, info in known.items()}
+    classes = [_framework_class(e, frameworks) for e in entries["class"]]
+    _unique(path, classes, lambda c: f"{c.framework.value} class {c.role}")
+    _unique(path, [(c, name) for c in classes for name in c.names], lambda pair: f"class name {pair[1]}")
+    roles = {(c.framework, c.role) for c in classes}
+    arguments = [_framework_argument(e, frameworks, roles) for e in entries["argument"]]
+    by_key = _unique(path, arguments, lambda a: f"{a.framework.value} argument {a.owner}.{a.name}")
+    table = {(a.framework, a.owner, a.name): a for a in by_key.values()}
+    values = [_argument_value(e, frameworks, table) for e in entries["value"]]
+    _overlapping(path, "value", (((v.framework.value, v.owner, v.argument, literal_key(v.value)), v.releases)
+                                 for v in values))
+    _overlapping(path, "preferred spelling", (((v.framework.value, v.owner, v.argument, v.meaning), v.releases)
+                                              for v in values if v.preferred))
+    behaviours = [_behaviour(e, frameworks) for e in entries["behaviour"]]
+    _overlapping(path, "behaviour", (((b.framework.value, b.name), b.releases) for b in behaviours))
+    hooks = [_hook(e, frameworks, roles) for e in entries["hook"]]
+    return FrameworkData(frameworks, tuple(classes), table, tuple(values), tuple(behaviours), tuple(hooks))
+
+
+@functools.lru_cache(maxsize=None)
+def frameworks() -> FrameworkData:
+    """The shipped framework facts (read once)."""
+    return read_frameworks(FRAMEWORKS_FILE)

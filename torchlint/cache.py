@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Type, TypeVar, 
 from torchlint.catalog import OptionValue, tool_fingerprint as tool_fingerprint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.sourcefile import SourceError, write_atomically
-from torchlint.versions import TorchVersion
+from torchlint.versions import FrameworkReleases, TorchVersion
 
 CACHE_DIR_NAME = ".torchlint_cache"
 _FORMATS = ("v1",)
@@ -51,13 +51,15 @@ class CacheDirError(Exception):
 
 
 def config_fingerprint(codes: Sequence[str], torch_version: TorchVersion,
-                       options: Mapping[str, Mapping[str, OptionValue]], precheck: bool = True) -> str:
+                       options: Mapping[str, Mapping[str, OptionValue]], precheck: bool = True,
+                       frameworks: FrameworkReleases = FrameworkReleases()) -> str:
     """A stable text for everything in a file's configuration that affects
-    its findings: the rules that run, the target torch, rule options, and
-    whether the pre-check may skip it."""
+    its findings: the rules that run, the target torch and framework
+    releases, rule options, and whether the pre-check may skip it."""
     payload = {
         "rules": list(codes),
         "torch": str(torch_version),
+        "frameworks": {name: str(release) for name, release in frameworks.pinned},
         "options": {code: dict(sorted(opts.items())) for code, opts in sorted(options.items())},
         "precheck": precheck,
     }

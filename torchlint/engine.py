@@ -28,6 +28,7 @@ from torchlint.rule import (
 from torchlint.suppress import Suppressions, parse_suppressions
 from torchlint.target import DEFAULT_TARGET, PythonVersion
 from torchlint.tree import children
+from torchlint.versions import FrameworkReleases
 
 Handler = Callable[[cst.CSTNode], None]
 # Nodes that open a scope (exact types: isinstance on libcst's ABCs is slow).
@@ -46,6 +47,8 @@ class LintConfig:
     precheck: bool = True
     # The oldest Python the code must parse on: fixes are checked against it.
     target_version: PythonVersion = DEFAULT_TARGET
+    # The framework releases the code targets (none pinned: the newest).
+    frameworks: FrameworkReleases = FrameworkReleases()
 
 
 _HANDLERS: Dict[RuleClass, Tuple[Tuple[str, str], ...]] = {}
@@ -204,6 +207,7 @@ def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
         torch_version=config.torch_version,
         options=config.options,
         python_tree=python_tree,
+        frameworks=config.frameworks,
     )
     rules = [rule(context) for rule in config.rules if rule.torch_range.contains(config.torch_version)]
     try:

@@ -199,6 +199,7 @@ class TorchlintChecker:
                 rules=rules,
                 torch_version=settings.target_torch(),
                 options=settings.rule_options,
+                frameworks=settings.target_frameworks(),
             )
         except ConfigError as error:
             if parse_errors:

@@ -288,13 +288,13 @@ class TorchlintServer:
         from torchlint.engine import lint_source
         from torchlint.parsing import size_error
         from torchlint.runner import prepare_one_file
-        from torchlint.settings import ConfigError, SettingsResolver, detect_torch_version
+        from torchlint.settings import ConfigError, SettingsResolver, clear_detection_caches
 
         fs_path = _fs_path(uri)
         name = fs_path or uri
         try:
             # Fresh each time: configuration files may have changed.
-            detect_torch_version.cache_clear()
+            clear_detection_caches()
             resolver = SettingsResolver()
             if fs_path is None:
                 settings, config_path = resolver.default, None

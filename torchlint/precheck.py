@@ -50,6 +50,12 @@ class PrecheckFacts:
         rule's qualified ``torch.*`` name can resolve."""
         return any(name == "torch" or name.startswith("torch.") or name.endswith(".*") for name in self.imports)
 
+    def imports_from(self, packages: Iterable[str]) -> bool:
+        """Whether any import names one of ``packages`` (top-level names such
+        as ``lightning``) or a module under it."""
+        roots = set(packages)
+        return any(name.split(".", 1)[0] in roots for name in self.imports)
+
     def mentions(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is used as a name, an attribute or an imported name."""
         return not self.identifiers.isdisjoint(names)

@@ -41,6 +41,7 @@ from torchlint.precheck import PrecheckFacts
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
 from torchlint.catalog import FixAvailability as FixAvailability, Option as Option, OptionValue as OptionValue, Severity as Severity
 from torchlint.versions import CURRENT_TORCH as CURRENT_TORCH, TorchRange as TorchRange, TorchVersion as TorchVersion
+from torchlint.versions import FrameworkReleases, Release
 
 
 
@@ -63,6 +64,9 @@ class Example:
     files: Mapping[str, str] = field(default_factory=dict)
     """Other files beside the example, by relative path (for a job-script
     rule: the Python code the script launches)."""
+    frameworks: Mapping[str, str] = field(default_factory=dict)
+    """Framework releases the example targets, by framework (``{"lightning": "1.9"}``;
+    others: their newest)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ class FileContext:
     reports: List[Report] = field(default_factory=list)
     python_tree: Optional[ast.AST] = None
     """CPython's tree of ``source``, when the pre-check parsed it."""
+    frameworks: FrameworkReleases = field(default_factory=FrameworkReleases)
+    """The framework releases the project pins (the rest: their newest)."""
     facts: Facts = field(init=False)
     """The file's shared analyses, each built on first use."""
 
@@ -273,6 +279,17 @@ class Rule:
     def parents(self) -> Sequence[cst.CSTNode]:
         """Ancestors of the node being visited, innermost last."""
         return self.context.parents
+
+    def release(self, framework: str) -> Release:
+        """The release of ``framework`` (``"lightning"``) the project targets:
+        its ``<framework>-version`` setting or requirement, else the newest
+        one ``torchlint/data/frameworks.toml`` knows."""
+        pinned = self.context.frameworks.get(framework)
+        if pinned is not None:
+            return pinned
+        from torchlint.apidata import Framework, frameworks
+
+        return frameworks().frameworks[Framework(framework)].newest
 
     def option(self, key: str) -> Any:
         """The configured value of one of this rule's options."""

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from torchlint.catalog import OptionValue, RuleInfo, rule_infos
 from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
-from torchlint.versions import CURRENT_TORCH, DEFAULT_TARGET, PythonVersion, TorchVersion, lowest_python
+from torchlint.versions import (
+    CURRENT_TORCH, DEFAULT_TARGET, FrameworkReleases, PythonVersion, Release, TorchVersion, lowest_python,
+)
 
 if TYPE_CHECKING:
     from torchlint.engine import LintConfig
@@ -43,7 +45,12 @@ DEFAULT_EXCLUDES: Tuple[str, ...] = (
 _TOP_LEVEL_KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude",
     "extend-exclude", "torch-version", "respect-gitignore", "target-version",
+    "lightning-version", "transformers-version", "accelerate-version",
 }
+FRAMEWORK_OPTIONS: Tuple[Tuple[str, str], ...] = (
+    ("lightning", "lightning-version"), ("transformers", "transformers-version"), ("accelerate", "accelerate-version"),
+)
+"""Each framework whose arguments rules read, and the setting that pins its release."""
 
 
 class ConfigError(Exception):
@@ -80,6 +87,8 @@ class Settings:
     config_file: Optional[Path] = None
     sbatch_args: Tuple[str, ...] = ()
     """``[tool.torchlint.verify] sbatch-args``: directives for `verify --slurm`."""
+    framework_versions: Tuple[Tuple[str, str], ...] = ()
+    """``lightning-version`` and the like, by framework name (``("lightning", "1.9")``)."""
 
     def __post_init__(self) -> None:
         for key, selectors in (("select", self.select or ()), ("extend-select", self.extend_select),
@@ -99,6 +108,11 @@ class Settings:
                 PythonVersion.parse(self.target_version)
             except ValueError as error:
                 raise ConfigError(_where(self.config_file, f"target-version: {error}")) from None
+        for framework, text in self.framework_versions:
+            try:
+                Release.parse(text)
+            except ValueError as error:
+                raise ConfigError(_where(self.config_file, f"{framework}-version: {error}")) from None
 
     # -- derived values ---------------------------------------------------
 
@@ -112,6 +126,14 @@ class Settings:
         if self.torch_version is not None:
             return TorchVersion.parse(self.torch_version)
         return detect_torch_version(self.root) or CURRENT_TORCH
+
+    def target_frameworks(self) -> FrameworkReleases:
+        """The framework releases the linted code targets: each framework's
+        setting, else the oldest release its requirement admits; frameworks
+        with neither are taken at their newest release."""
+        detected = dict(detect_framework_versions(self.root).pinned)
+        detected.update((framework, Release.parse(text)) for framework, text in self.framework_versions)
+        return FrameworkReleases(tuple(sorted(detected.items())))
 
     def target_python(self) -> PythonVersion:
         """The oldest Python the code must run on: ``target-version``, else
@@ -167,7 +189,8 @@ class Settings:
         from torchlint.cache import config_fingerprint
 
         codes = [info.code for info in self.enabled_infos(path)]
-        return config_fingerprint(codes, self.target_torch(), self.rule_options)
+        return config_fingerprint(codes, self.target_torch(), self.rule_options,
+                                  frameworks=self.target_frameworks())
 
     def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> "LintConfig":
         """What the engine needs to lint one file."""
@@ -178,6 +201,7 @@ class Settings:
             torch_version=self.target_torch(),
             options=self.rule_options,
             precheck=precheck,
+            frameworks=self.target_frameworks(),
             target_version=self.target_python(),
         )
 
@@ -391,6 +415,12 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             if not isinstance(value, str):
                 raise ConfigError(f"{path}: `target-version` must be a string such as \"py39\"")
             values["target_version"] = value
+        elif key in dict(FRAMEWORK_OPTIONS).values():
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}: `{key}` must be a string such as \"2.1\" or \"1.6.4\"")
+            framework = key[: -len("-version")]
+            values["framework_versions"] = tuple(sorted({**dict(values.get("framework_versions", ())),
+                                                          framework: value}.items()))
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: `respect-gitignore` must be a boolean")
@@ -501,9 +531,12 @@ class SettingsResolver:
         self._problems.setdefault(config_file, f"cannot read configuration file: {reason}; it was ignored as if absent")
 
 
-# -- torch version detection ---------------------------------------------
+# -- torch and framework version detection ------------------------------
 
 _REQUIREMENT = re.compile(r"^\s*torch\s*(\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;#]*)?(?:[;#].*)?$", re.IGNORECASE)
+_NAMED_REQUIREMENT = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;#]*)?(?:[;#].*)?$"
+)
 _CLAUSE = re.compile(r"(?P<op>~=|==|>=|<=|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")
 
 
@@ -531,9 +564,36 @@ def version_from_requirement(line: str) -> Optional[TorchVersion]:
     return lower or upper
 
 
+def release_from_requirement(line: str, distributions: Sequence[str]) -> Optional[Release]:
+    """The oldest release a requirement line admits, if it names one of
+    ``distributions`` (PEP 503 normalised: ``PyTorch_Lightning`` is
+    ``pytorch-lightning``) and bounds it; ``<2.0`` admits the 1.x line."""
+    from torchlint.apidata import normalized_distribution
+
+    match = _NAMED_REQUIREMENT.match(line)
+    if not match or not match.group("spec") or normalized_distribution(match.group("name")) not in distributions:
+        return None
+    lower: Optional[Release] = None
+    upper: Optional[Release] = None
+    for clause in _CLAUSE.finditer(match.group("spec")):
+        op, text = clause.group("op"), clause.group("version")
+        try:
+            release = Release.parse(".".join(text.split(".")[:3]))
+        except ValueError:
+            continue
+        if op in ("==", "~=", ">=", ">"):
+            lower = release if lower is None or release < lower else lower
+        elif op == "<=":
+            upper = release
+        elif op == "<":
+            upper = release.before()
+    return lower or upper
+
+
 @lru_cache(maxsize=64)
-def detect_torch_version(root: Path) -> Optional[TorchVersion]:
-    """Read the torch requirement the project at ``root`` declares."""
+def _requirement_lines(root: Path) -> Tuple[str, ...]:
+    """The project's requirements: ``[project] dependencies`` of the
+    ``pyproject.toml`` at ``root``, then every ``requirements*.txt`` there."""
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
     if os.path.isfile(pyproject):
@@ -554,8 +614,38 @@ def detect_torch_version(root: Path) -> Optional[TorchVersion]:
             lines.extend(requirements.read_text(encoding="utf-8", errors="replace").splitlines())
         except OSError:
             continue
-    versions = [v for v in (version_from_requirement(line) for line in lines) if v is not None]
+    return tuple(lines)
+
+
+@lru_cache(maxsize=64)
+def detect_torch_version(root: Path) -> Optional[TorchVersion]:
+    """Read the torch requirement the project at ``root`` declares."""
+    versions = [v for v in (version_from_requirement(line) for line in _requirement_lines(root)) if v is not None]
     return min(versions, key=lambda v: (v.major, v.minor)) if versions else None
+
+
+@lru_cache(maxsize=64)
+def detect_framework_versions(root: Path) -> FrameworkReleases:
+    """The oldest release of each framework the project at ``root`` admits,
+    read like the torch requirement (any of the framework's distributions:
+    ``lightning`` or ``pytorch-lightning``)."""
+    lines = _requirement_lines(root)
+    if not lines:
+        return FrameworkReleases()  # nothing to read: the data file is not needed
+    from torchlint.apidata import frameworks
+
+    found: List[Tuple[str, Release]] = []
+    for framework, info in sorted(frameworks().frameworks.items(), key=lambda item: item[0].value):
+        releases = [r for r in (release_from_requirement(line, info.distributions) for line in lines) if r is not None]
+        if releases:
+            found.append((framework.value, min(releases)))
+    return FrameworkReleases(tuple(found))
+
+
+def clear_detection_caches() -> None:
+    """Forget what was read from projects' requirements (their files may have changed)."""
+    for cached in (_requirement_lines, detect_torch_version, detect_framework_versions, detect_python_version):
+        cached.cache_clear()
 
 
 @lru_cache(maxsize=64)

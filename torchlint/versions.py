@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,89 @@ class TorchRange:
     def __str__(self) -> str:
         text = "all versions" if self.min is None and self.max is None else self.bounds()
         return f"{text} ({self.note})" if self.note else text
+
+
+@dataclass(frozen=True, order=True)
+class Release:
+    """A ``major.minor.patch`` release of a library torchlint reads the
+    arguments of (Lightning, Transformers, Accelerate), comparable.
+
+    Framework facts change at patch releases (Lightning's ``benchmark``
+    default at 1.6.4), which :class:`TorchVersion` cannot express.
+    """
+
+    major: int
+    minor: int = 0
+    patch: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "Release":
+        """Parse ``"2"``, ``"1.9"`` or ``"1.6.4"`` (a missing part is 0); raises
+        ValueError otherwise."""
+        match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", text.strip())
+        if not match:
+            raise ValueError(f"not a release such as \"1.9\" or \"1.6.4\": {text!r}")
+        major, minor, patch = (int(part) if part else 0 for part in match.groups())
+        return cls(major, minor, patch)
+
+    def before(self) -> "Release":
+        """The newest release that sorts before this one (``<2.0`` admits
+        1.x, whatever its last release was numbered)."""
+        if self.patch:
+            return Release(self.major, self.minor, self.patch - 1)
+        if self.minor:
+            return Release(self.major, self.minor - 1, _ANY)
+        return Release(max(self.major - 1, 0), _ANY, _ANY)
+
+    def __str__(self) -> str:
+        """``2.0``, ``1.6.4``: a zero patch is left out."""
+        parts = (self.major, self.minor) if self.patch == 0 else (self.major, self.minor, self.patch)
+        return ".".join(str(part) for part in parts if part != _ANY)
+
+
+_ANY = 9999
+"""A part past any real release number (the newest minor or patch of a line)."""
+
+
+@dataclass(frozen=True)
+class ReleaseRange:
+    """The releases ``[since, until)`` of one framework a fact holds for;
+    ``None`` is open."""
+
+    since: Optional[Release] = None
+    until: Optional[Release] = None
+
+    def contains(self, release: Release) -> bool:
+        if self.since is not None and release < self.since:
+            return False
+        return self.until is None or release < self.until
+
+    def __str__(self) -> str:
+        if self.since is None and self.until is None:
+            return "all releases"
+        if self.until is None:
+            return f">= {self.since}"
+        if self.since is None:
+            return f"< {self.until}"
+        return f">= {self.since}, < {self.until}"
+
+
+@dataclass(frozen=True)
+class FrameworkReleases:
+    """The framework releases a project pins (``lightning-version``, or its
+    requirements), by framework name; a framework not listed is taken at
+    its newest release (``torchlint/data/frameworks.toml``)."""
+
+    pinned: Tuple[Tuple[str, Release], ...] = ()
+
+    def get(self, framework: str) -> Optional[Release]:
+        for name, release in self.pinned:
+            if name == framework:
+                return release
+        return None
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {release}" for name, release in self.pinned) or "newest"
 
 
 @dataclass(frozen=True, order=True)

@@ -64,7 +64,11 @@ class BlockingHostToDeviceCopy(Rule):
     way (an explicit `False` is taken as deliberate), a value computed from
     the batch (`batch.float().cuda()` copies a new, unpinned tensor), and a
     copy whose source the code modifies in place afterwards (`x.add_(...)`,
-    `x[...] = ...`, `x += ...` on the original host tensor).
+    `x[...] = ...`, `x += ...` on the original host tensor).  Batches of a
+    loader handed to Hugging Face Accelerate's `accelerator.prepare(...)`
+    are not followed either: Accelerate moves them to the device itself
+    (device placement is on by default), so a later `.to(accelerator.device)`
+    copies nothing (the loader's own `pin_memory` is TL202's business).
 
     ## Why is this bad?
     The loader has already put the batch in page-locked memory, which the

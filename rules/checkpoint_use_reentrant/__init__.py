@@ -7,13 +7,18 @@ from typing import ClassVar, Tuple
 import libcst as cst
 
 from torchlint import apidata
-from torchlint.fixes import bind, set_argument
+from torchlint.analysis.frameworks import imports_framework, literal_value
+from torchlint.apidata import Framework
+from torchlint.fixes import add_keyword, bind, set_argument
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
 _CHECKPOINTS = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
 _PARAMETER = "use_reentrant"
+_TRANSFORMERS = Framework.TRANSFORMERS
+_HF_KWARGS = "gradient_checkpointing_kwargs"
+_HF_VALUE = '{"use_reentrant": False}'
 
 
 class CheckpointUseReentrant(Rule):
@@ -26,6 +31,19 @@ class CheckpointUseReentrant(Rule):
     count too (`self.maybe_ckpt = checkpoint if use_ckpt else plain` in
     `__init__`, then `self.maybe_ckpt(block, x)`); such a call gets the fix
     only when every assignment of the attribute is the checkpoint function.
+
+    Hugging Face Transformers checkpoints activations itself, and in the
+    releases where its default is the reentrant variant (4.35 to 4.57; the
+    release is the `transformers-version` setting, else the project's
+    requirement, else the newest) the rule reads its spellings:
+    `TrainingArguments(gradient_checkpointing=True)` (also
+    `Seq2SeqTrainingArguments`) and `model.gradient_checkpointing_enable()`
+    in a file that imports `transformers`, without
+    `gradient_checkpointing_kwargs` naming `use_reentrant`.  Before 4.35
+    neither takes `gradient_checkpointing_kwargs`, so there is nothing to
+    pass; from 5.0 the default is `use_reentrant=False`.  A
+    `gradient_checkpointing_kwargs` given as a variable, and unpacked
+    arguments, are left alone.
 
     ## Why is this bad?
     Without `use_reentrant`, checkpoint uses the old reentrant
@@ -89,6 +107,8 @@ class CheckpointUseReentrant(Rule):
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, **options)\n",
         "import torch\ny = torch.utils.checkpoint.checkpoint_sequential(blocks, 2, x, True)\n",
         "from deepspeed import checkpointing\ny = checkpointing.checkpoint(block, x)\n",
+        Example('from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+                findings=0, frameworks={"transformers": "5.0.0"}),
     )
     invalid = (
         Example(
@@ -98,6 +118,12 @@ class CheckpointUseReentrant(Rule):
         Example(
             "import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x)\n",
             fixed="import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x, use_reentrant=False)\n",
+        ),
+        Example(
+            'from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+            fixed='from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True, '
+                  'gradient_checkpointing_kwargs={"use_reentrant": False})\n',
+            frameworks={"transformers": "4.57.6"},
         ),
     )
     verification = VerificationSpec(
@@ -111,6 +137,8 @@ class CheckpointUseReentrant(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._transformers_checkpointing(node):
+            return
         qualified = self.names.call_name(node)
         stored = None
         if qualified not in _CHECKPOINTS:
@@ -141,3 +169,48 @@ class CheckpointUseReentrant(Rule):
             "pass `use_reentrant=False` (recommended) or `True` explicitly",
             fix=fix,
         )
+
+    # -- Transformers ---------------------------------------------------------------------
+
+    def _transformers_checkpointing(self, node: cst.Call) -> bool:
+        """Transformers' own checkpointing switched on without `use_reentrant`;
+        True when ``node`` is one of its spellings (reported or not)."""
+        fact = self.facts.frameworks.call(node)
+        data = apidata.frameworks()
+        release = self.release(_TRANSFORMERS.value)
+        if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
+            switch = fact.argument("gradient_checkpointing")
+            if switch is None or literal_value(switch.value) is not True or fact.unpacked:
+                return True
+            behaviour = data.behaviour(_TRANSFORMERS, "trainer-gradient-checkpointing-reentrant", release)
+            what = "`gradient_checkpointing=True`"
+            target: cst.CSTNode = switch
+        elif (isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient_checkpointing_enable"
+              and self.names.call_name(node) is None and imports_framework(self.names, _TRANSFORMERS)):
+            if any(arg.keyword is None or arg.star for arg in node.args):
+                return True  # passed by position, or unpacked
+            behaviour = data.behaviour(_TRANSFORMERS, "gradient-checkpointing-enable-reentrant", release)
+            what = f"`{cst.Module([]).code_for_node(node.func)}()`"
+            target = node
+        else:
+            return False
+        takes_kwargs = data.argument(_TRANSFORMERS, "gradient_checkpointing_enable", _HF_KWARGS).exists_in(release)
+        if behaviour != "reentrant" or not takes_kwargs:
+            return True
+        given = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == _HF_KWARGS), None)
+        fix = None
+        if given is None:
+            fixed = add_keyword(node, _HF_KWARGS, cst.parse_expression(_HF_VALUE))
+            fix = self.replace(node, fixed, Applicability.UNSAFE, f"Pass `{_HF_KWARGS}={_HF_VALUE}`")
+        else:
+            value = literal_value(given.value)
+            if not isinstance(value, dict) or _PARAMETER in value:
+                return True  # chosen, or only known at run time
+        self.report(
+            target,
+            f"{what} without `{_HF_KWARGS}` naming `use_reentrant` checkpoints with the reentrant variant in "
+            f"Transformers {release} (recent torch warns); pass `{_HF_KWARGS}={_HF_VALUE}` (recommended) "
+            "or `True` explicitly",
+            fix=fix,
+        )
+        return True

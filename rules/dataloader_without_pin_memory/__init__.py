@@ -8,12 +8,19 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchlint import apidata
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, BatchMove
+from torchlint.apidata import Framework
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
 from torchlint.verification import Contract, VerificationSpec
+
+
+_TRANSFORMERS = Framework.TRANSFORMERS
+_HF_PIN = "dataloader_pin_memory"
+_HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 
 
 class DataLoaderWithoutPinMemory(Rule):
@@ -32,6 +39,22 @@ class DataLoaderWithoutPinMemory(Rule):
     loaders whose batches are never moved in the file, and files with no
     CUDA use at all (no `torch.cuda`, no `.cuda()`, no `"cuda"` device), such
     as code that only runs on the CPU or on Apple's `mps`.
+
+    Training frameworks copy the batches themselves:
+    - A loader handed to Hugging Face Accelerate's `accelerator.prepare(...)`
+      (or `prepare_data_loader`) has its batches moved to the accelerator's
+      device by Accelerate, which keeps the loader's own `pin_memory`; such
+      a loader is reported without any `.cuda()` in the file, unless the
+      `Accelerator` is given `cpu=` or `device_placement=` (or `prepare` is).
+      Batches of the prepared loader are already on the device, so a later
+      `.to(device)` of them is not a copy (TL102 stays quiet there).
+    - Hugging Face Transformers' `TrainingArguments` (and
+      `Seq2SeqTrainingArguments`) with `dataloader_pin_memory=False`, from
+      Transformers 4.9 (the oldest release checked to have the field; the
+      release is the `transformers-version` setting, else the project's
+      requirement, else the newest).  Its default is `True`; arguments that
+      keep the Trainer off CUDA (`use_cpu`, `no_cuda`, `use_mps_device`)
+      are left alone.
 
     ## Why is this bad?
     A batch collated by the loader sits in ordinary (pageable) host memory.
@@ -82,10 +105,13 @@ class DataLoaderWithoutPinMemory(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """A torch ``DataLoader`` and a ``cuda``/``to`` method call must both appear."""
+        """A torch ``DataLoader`` and a ``cuda``/``to``/``prepare`` method call
+        must both appear, or Transformers' training arguments."""
+        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
+            return True
         return (
             facts.imports_torch and facts.mentions(("DataLoader",))
-            and not facts.called_attributes.isdisjoint(("cuda", "to"))
+            and not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader"))
         )
 
     valid = (
@@ -180,25 +206,56 @@ class DataLoaderWithoutPinMemory(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._statements: Dict[cst.Call, Optional[cst.CSTNode]] = {}
+        self._prepares: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) == DATALOADER:
             self._statements[node] = innermost_statement(self.parents)
+            return
+        fact = self.facts.frameworks.call(node)
+        if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
+            self._training_arguments(fact)
+        elif self.facts.frameworks.device_moves(node):
+            self._prepares.append(node)
+
+    def _training_arguments(self, fact: FrameworkCall) -> None:
+        """``dataloader_pin_memory=False`` in Transformers' training arguments."""
+        field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_PIN)
+        given = fact.argument(_HF_PIN)
+        if given is None or not field.exists_in(self.release(_TRANSFORMERS.value)):
+            return
+        if not (isinstance(given.value, cst.Name) and given.value.value == "False"):
+            return
+        if keeps_off_cuda(fact):
+            return  # the Trainer may not run on CUDA (use_cpu=True forces it off anyway)
+        self.report(
+            given,
+            f"`{_HF_PIN}=False` makes the Trainer's loaders copy every batch to the GPU through a staging "
+            f"buffer (the default is True); remove it or set `{_HF_PIN}=True`",
+            fix=self.replace(given.value, cst.Name("True"), Applicability.SAFE, f"Set `{_HF_PIN}=True`"),
+        )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._statements:
             return
         loaders = self.facts.loaders
-        if not loaders.uses_cuda:
+        prepared: Dict[cst.Call, cst.Call] = {}
+        for prepare in self._prepares:
+            for argument in self.facts.frameworks.device_moves(prepare):
+                for loader in loaders.origins(argument):
+                    prepared.setdefault(loader, prepare)
+        if not loaders.uses_cuda and not prepared:
             return
         first_move: Dict[cst.Call, BatchMove] = {}
-        for move in loaders.moves():
-            for loader in move.loaders:
-                first_move.setdefault(loader, move)
+        if loaders.uses_cuda:
+            for move in loaders.moves():
+                for loader in move.loaders:
+                    first_move.setdefault(loader, move)
         lines: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         for call in loaders.constructors:
             moved = first_move.get(call)
-            if moved is None:
+            by_framework = prepared.get(call)
+            if moved is None and by_framework is None:
                 continue
             arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version)
             given = arguments.argument("pin_memory")
@@ -208,7 +265,12 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             if lines is None:
                 lines = self.facts.positions
-            line = lines[moved.call].start.line
+            if moved is None and by_framework is not None:
+                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on line "
+                         f"{lines[by_framework].start.line} moves to the device")
+            else:
+                assert moved is not None
+                where = f"whose batches are copied to the GPU on line {lines[moved.call].start.line}"
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),
                                    Applicability.SAFE, "Set `pin_memory=True`")
@@ -218,8 +280,7 @@ class DataLoaderWithoutPinMemory(Rule):
                 what = "with `pin_memory=False`"
             self.report(
                 call,
-                f"`DataLoader` {what} whose batches are copied to the GPU on line {line}: every copy "
-                "goes through a staging buffer; set `pin_memory=True`",
+                f"`DataLoader` {what} {where}: every copy goes through a staging buffer; set `pin_memory=True`",
                 fix=fix,
                 statement=self._statements.get(call),
             )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint import apidata
+from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.apidata import Framework
 from torchlint.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -18,6 +20,9 @@ _SLURM_FALLBACK = 4  # workers outside a Slurm job, where SLURM_CPUS_PER_TASK is
 _TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )
+_TRANSFORMERS = Framework.TRANSFORMERS
+_HF_WORKERS = "dataloader_num_workers"
+_HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 
 
 def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
@@ -50,6 +55,17 @@ class DataLoaderWithoutWorkers(Rule):
     A loader over a small in-memory `TensorDataset` gains little from
     workers; the finding still appears there, and a `# noqa: TL201` records
     that the choice was deliberate.
+
+    Hugging Face Transformers' `Trainer` builds its loaders from
+    `TrainingArguments` (and `Seq2SeqTrainingArguments`, which inherits the
+    field): `dataloader_num_workers`, default 0, is passed straight to
+    `DataLoader(num_workers=...)`.  A `TrainingArguments(...)` call that
+    leaves it out or passes 0 (or less than `min-workers`) is reported, for
+    Transformers 4.9 and newer (the oldest release checked to have the
+    field; the release is the `transformers-version` setting, else the
+    project's requirement, else the newest).  Calls that unpack
+    `**kwargs`, and arguments parsed from the command line
+    (`HfArgumentParser`), are left alone.
 
     ## Example
     ```python
@@ -139,7 +155,9 @@ class DataLoaderWithoutWorkers(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """Only calls of torch's ``DataLoader`` are reported."""
+        """Only calls of torch's ``DataLoader`` and of Transformers' training arguments are reported."""
+        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
+            return True
         return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
         """
@@ -243,39 +261,54 @@ class DataLoaderWithoutWorkers(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:
+            fact = self.facts.frameworks.call(node)
+            if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
+                self._training_arguments(fact)
             return
         arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
-        value: Optional[cst.BaseExpression] = given.value if given is not None else None
+        self._check(node, "num_workers", given.value if given is not None else None,
+                    ("`DataLoader`", "the main process", ""), lambda: self._hint(node))
+
+    def _training_arguments(self, fact: FrameworkCall) -> None:
+        """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
+        field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_WORKERS)
+        given = fact.argument(_HF_WORKERS)
+        if not field.exists_in(self.release(_TRANSFORMERS.value)) or (given is None and fact.unpacked):
+            return
+        self._check(fact.call, _HF_WORKERS, given.value if given is not None else None,
+                    (f"`{_called_name(fact.call)}`", "the Trainer's main process", " (the default is 0)"),
+                    lambda: "Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
+
+    def _check(self, call: cst.Call, keyword: str, value: Optional[cst.BaseExpression],
+               words: Tuple[str, str, str], hint: Callable[[], str]) -> None:
+        """Report ``call`` when ``keyword`` is missing, 0 or below ``min-workers``; ``words``
+        are the subject, the process that loads and a note on a missing value."""
+        subject, process, default = words
         minimum = self.option("min-workers")
         count = _literal_int(value) if value is not None else None
         if value is not None and (count is None or count >= max(1, minimum)):
             return  # enough workers, or an expression the linter cannot know
-        if value is None:
+        if value is None or count == 0:
+            written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`"
             message = (
-                "`DataLoader` without `num_workers` loads every batch in the main "
-                "process; set `num_workers` > 0 so loading overlaps with training"
-            )
-        elif count == 0:
-            message = (
-                "`DataLoader` with `num_workers=0` loads every batch in the main "
-                "process; set `num_workers` > 0 so loading overlaps with training"
+                f"{subject} {written} loads every batch in {process}{default if value is None else ''}; "
+                f"set `{keyword}` > 0 so loading overlaps with training"
             )
         else:
             message = (
-                f"`DataLoader` with `num_workers={count}` has fewer workers than the configured "
+                f"{subject} with `{keyword}={count}` has fewer workers than the configured "
                 f"minimum ({minimum}); loading may not keep up with training"
             )
         fix = None
         workers = self._workers(minimum)
         if workers is not None:
             expression, text, imports = workers
-            description = f"Set `num_workers={text}`"
-            target, new = (node, add_keyword(node, "num_workers", expression)) if value is None else (value, expression)
-            fix = self.replace(target, new, Applicability.UNSAFE, description, imports=imports)
-        self.report(node, message, fix=fix, hint=self._hint(node))
+            target, new = (call, add_keyword(call, keyword, expression)) if value is None else (value, expression)
+            fix = self.replace(target, new, Applicability.UNSAFE, f"Set `{keyword}={text}`", imports=imports)
+        self.report(call, message, fix=fix, hint=hint())
 
     def _workers(self, minimum: int) -> Optional[Tuple[cst.BaseExpression, str, Tuple[str, ...]]]:
         """What the fix writes: the configured count (at least ``min-workers``),
@@ -310,6 +343,11 @@ class DataLoaderWithoutWorkers(Rule):
         if missing:
             hint += "; with workers, " + " and ".join(missing) + " also usually help"
         return hint
+
+
+def _called_name(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
 
 
 def _literal_int(value: cst.BaseExpression) -> Optional[int]:

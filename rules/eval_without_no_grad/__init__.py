@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.frameworks import lightning_module_names
 from torchlint.analysis.project import CallerQuery, CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
@@ -159,8 +160,18 @@ class EvalWithoutNoGrad(Rule):
     known.  The exception is a helper that itself puts the model in eval
     mode, returns no value and is only ever called there as a statement of
     its own (`sample_images(step)` every few hundred steps): nothing it
-    computes can reach the backward pass, so it is reported.  Also left alone: `LightningModule` methods (Lightning already
-    disables gradients for validation, test and predict), methods called
+    computes can reach the backward pass, so it is reported.  Also left
+    alone: methods of a `LightningModule` subclass, decided from the
+    imports (`lightning.LightningModule`, `lightning.pytorch.LightningModule`,
+    `pytorch_lightning.LightningModule`, directly or through a class of the
+    file or of another project module), since Lightning (every release)
+    runs `validation_step`, `test_step`, `predict_step`, their
+    `*_step_end`/`*_epoch_end` and `on_validation_*`/`on_test_*`/
+    `on_predict_*` hooks with gradients off (`torch.no_grad()`, or
+    `torch.inference_mode()` for `trainer.validate`/`test`/`predict` from
+    1.7) and the module in eval mode; the same hooks of a class whose base
+    cannot be seen (a Lightning `Callback`, a base from another package);
+    methods called
     `forward`, pytest tests and shape smoke tests that build a model from
     scratch in a `test()` function, functions with a compile or grad-mode
     decorator, `with` helpers whose name mentions eval, inference or grad
@@ -248,6 +259,7 @@ class EvalWithoutNoGrad(Rule):
     }
     trigger_words = ("eval", "train(False)", "train(mode=False)", "load_state_dict", "load(")
     requires = frozenset({Analysis.PROJECT})
+    project_bases = tuple(sorted(lightning_module_names()))
     # Functions that may be reported: their callers in other modules (under
     # no_grad, or in a training step) are indexed.  Every function of a file
     # that calls .eval() (evaluation helpers sit beside it); only the
@@ -558,6 +570,10 @@ class EvalWithoutNoGrad(Rule):
         """"lightning", "test", "model", "framework" (unknown base) or "plain"."""
         if node.name.value.startswith("Test"):
             return "test"
+        if self.facts.frameworks.is_lightning_module(node):
+            # By the imports: Lightning's LightningModule, through the file's
+            # classes or the project's other modules.
+            return "lightning"
         kinds: List[str] = []
         foreign = False
         for base in node.bases:
@@ -570,11 +586,7 @@ class EvalWithoutNoGrad(Rule):
                 qualified.startswith("torch.")
             ):
                 foreign = True
-            if last.endswith("LightningModule") or qualified.split(".")[0] in (
-                "lightning", "pytorch_lightning"
-            ):
-                kinds.append("lightning")
-            elif last.endswith("TestCase"):
+            if last.endswith("TestCase"):
                 kinds.append("test")
             elif last in self._local_classes:
                 kinds.append(self._local_classes[last])
@@ -643,7 +655,10 @@ class EvalWithoutNoGrad(Rule):
         kind = self._classes[-1] if in_class and self._classes else "function"
         if kind in ("lightning", "test"):
             return None
-        if kind in ("framework", "model") and _LIGHTNING_HOOK.match(name):
+        if kind == "framework" and _LIGHTNING_HOOK.match(name):
+            # A class whose base the linter cannot see (a Lightning callback,
+            # a base from another package): Lightning may run this hook
+            # with gradients off; a torch `nn.Module`'s method is just a method.
             return None
         is_test_name = name.startswith("test")
         if is_test_name and (self._test_file or frame.has_assert):

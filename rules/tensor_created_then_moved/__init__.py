@@ -287,7 +287,10 @@ class TensorCreatedThenMoved(Rule):
     and the values are not random (random numbers drawn from the CPU
     generator on purpose, for a seeded stream that all ranks share, are
     left alone).  A tensor that is moved in a later statement is out of
-    scope.
+    scope, and so is a model handed to Hugging Face Accelerate's
+    `accelerator.prepare(...)`, which moves it (every release): that is
+    Accelerate's way of placing it, not a `.to()`/`.cuda()` of a fresh
+    tensor.
 
     ## Why is this bad?
     The tensor is first built in host memory (for the random factories and

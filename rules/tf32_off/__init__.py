@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.workload import Workload
+from torchlint.apidata import Framework, frameworks
 from torchlint.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
@@ -26,6 +28,18 @@ class Tf32Off(Suggestion):
     of `torch.backends` (torch 2.9).  Any setting counts, even one that
     turns TF32 off: the choice was made.  It fires at most once per file,
     on the first training loop, and never in test files.
+
+    Hugging Face Transformers' `TrainingArguments` (and
+    `Seq2SeqTrainingArguments`) have a `tf32` field from 4.20 (the release
+    is the `transformers-version` setting, else the project's requirement,
+    else the newest); left out, it leaves PyTorch's setting alone.  The
+    first such call of a file that passes no `tf32` is reported, unless
+    `use_cpu`, `no_cuda` or `use_mps_device` is passed, or
+    `torch_compile=True` makes Transformers turn TF32 on itself (from
+    4.26, unless `fp16=True` without `bf16=True`).  The fix is the same
+    statement after the imports; `tf32=True` works too, but raises where
+    the GPU has no TF32.  PyTorch Lightning is not read: it logs its own
+    advice about `set_float32_matmul_precision` on Ampere and newer GPUs.
 
     ## Why is this bad?
     Since torch 1.12, float32 matrix multiplications on CUDA run in full
@@ -90,6 +104,7 @@ class Tf32Off(Suggestion):
     )
     project_names = settings
     needs_entry_point = True
+    framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (
         """
         import torch
@@ -178,3 +193,27 @@ class Tf32Off(Suggestion):
                                         'Insert `torch.set_float32_matmul_precision("high")` after the imports')
         return insert_after_imports(self, work, "{name} = True\n", "torch.backends.cuda.matmul.allow_tf32",
                                     "Insert `torch.backends.cuda.matmul.allow_tf32 = True` after the imports")
+
+    def framework_call(self, fact: FrameworkCall) -> None:
+        """Transformers' training arguments that never set ``tf32``."""
+        data = frameworks()
+        release = self.release(Framework.TRANSFORMERS.value)
+        owner = "training-arguments"
+        if self._framework_reported or not data.argument(Framework.TRANSFORMERS, owner, "tf32").exists_in(release):
+            return
+        if fact.may_be_present("tf32") or keeps_off_cuda(fact) or self.setting_present():
+            return
+        compiled = fact.argument("torch_compile") is not None and fact.literal("torch_compile") is True
+        if compiled and data.behaviour(Framework.TRANSFORMERS, "compile-enables-tf32", release) == "yes":
+            fp16 = fact.argument("fp16") is not None and fact.literal("fp16") is True
+            bf16 = fact.argument("bf16") is not None and fact.literal("bf16") is True
+            if bf16 or not fp16:
+                return  # Transformers turns TF32 on itself
+        self._framework_reported = True
+        self.report(
+            fact.call,
+            "suggestion: these training arguments run float32 matmuls on CUDA without TF32 (no `tf32`); "
+            "`torch.set_float32_matmul_precision(\"high\")` (or `tf32=True`) lets Ampere and newer GPUs "
+            "use tensor cores",
+            fix=self.fix(self.facts.workload),
+        )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
+    from torchlint.analysis.frameworks import FrameworkFacts
     from torchlint.analysis.instances import Instances
     from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
@@ -134,6 +135,19 @@ class Facts:
         return Instances(self.scopes, self.names, self.values, lambda: self.parents, self.path, self.project)
 
     @cached_property
+    def frameworks(self) -> "FrameworkFacts":
+        """Which calls build a framework's class (a Lightning ``Trainer``,
+        ``TrainingArguments``, ``Accelerator``) and with which arguments,
+        which values are their instances, which classes are LightningModules."""
+        from torchlint.analysis.frameworks import FrameworkFacts
+
+        return FrameworkFacts(
+            self.module, self.scopes, self.names, lambda expr: self.instances.construction(expr),
+            lambda expr: self.instances.absolute_name(expr) if self.project.classes else None,
+            lambda qualified: self.project.bases_of(qualified),
+        )
+
+    @cached_property
     def names_mentioned(self) -> "FrozenSet[str]":
         """Every dotted name the file refers to, resolved through its imports
         (:func:`torchlint.analysis.mentions.all_names_used`; one ``ast`` pass)."""
@@ -160,7 +174,7 @@ class Facts:
         """Grad-mode regions, eval/train, backward/step calls, loops, call graph."""
         from torchlint.analysis.training import Training
 
-        return Training(self.module, self.scopes, self.names, self.values)
+        return Training(self.module, self.scopes, self.names, self.values, self.frameworks.is_lightning_module)
 
     @cached_property
     def workload(self) -> "Workload":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -169,12 +169,23 @@ class FunctionFacts:
 
 
 class Training:
-    """Training facts of one module."""
+    """Training facts of one module.
 
-    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values) -> None:
+    ``lightning_module`` says whether a class of the file is a LightningModule:
+    Lightning runs its evaluation hooks (``validation_step``, ``test_step``,
+    ``predict_step``, ``on_validation_*``...) with gradients off, so those
+    methods are grad-disabled functions here, and its ``manual_backward(loss)``
+    is a backward pass.
+    """
+
+    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
+                 lightning_module: Callable[[cst.ClassDef], bool] = lambda node: False) -> None:
         self._scopes = scopes
         self._names = names
         self._values = values
+        self._lightning_module = lightning_module
+        self._classes: List[Tuple[cst.ClassDef, bool]] = []
+        self._hooks_without_grad: Optional[FrozenSet[str]] = None
         self.functions: Dict[FunctionNode, FunctionFacts] = {}
         self._disabled: Set[cst.Call] = set()
         self._walker_function: List[FunctionFacts] = []
@@ -329,6 +340,15 @@ class Training:
         if kind is cst.FunctionDef:
             self._function(cast(cst.FunctionDef, node))
             return
+        if kind is cst.ClassDef:
+            definition = cast(cst.ClassDef, node)
+            self._classes.append((definition, self._lightning_module(definition)))
+            try:
+                for child in children(definition):
+                    self._walk(child)
+            finally:
+                self._classes.pop()
+            return
         if kind is cst.With:
             self._with(cast(cst.With, node))
             return
@@ -350,6 +370,8 @@ class Training:
             found = self._grad_mode(decorator.decorator)
             if found is not None:
                 mode = found[0]
+        if mode is None and self._lightning_hook_without_grad(node):
+            mode = GradMode.DISABLED
         facts = self._enter_function(node, mode)
         if mode is not None:
             facts.regions.append(GradRegion(node, mode, ""))
@@ -442,7 +464,9 @@ class Training:
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if qualified in _AUTOGRAD_GRAD:
             current.autograd_grad.append(fact)
-        elif qualified in _AUTOGRAD_BACKWARD or (method == "backward" and qualified is None):
+        elif qualified in _AUTOGRAD_BACKWARD or (method == "backward" and qualified is None) or (
+            method == "manual_backward" and qualified is None and any(lightning for _, lightning in self._classes)
+        ):
             current.backward.append(fact)
             for loop in self._loops:
                 loop.backward.append(fact)
@@ -467,6 +491,19 @@ class Training:
             current.local_calls.append(edge)
             for loop in self._loops:
                 loop.local_calls.append(edge)
+
+    def _lightning_hook_without_grad(self, node: cst.FunctionDef) -> bool:
+        """A method of a LightningModule that Lightning runs with gradients off."""
+        if not self._classes:
+            return False
+        owner, lightning = self._classes[-1]
+        if not lightning or not any(statement is node for statement in owner.body.body):
+            return False
+        if self._hooks_without_grad is None:
+            from torchlint.analysis.frameworks import hooks_without_grad
+
+            self._hooks_without_grad = hooks_without_grad()
+        return node.name.value in self._hooks_without_grad
 
     def _built_here(self, current: FunctionFacts, receiver: cst.BaseExpression) -> None:
         """``x.step()`` where every binding of ``x`` is this function's own, made

@@ -88,7 +88,8 @@ def lint_job_script(text: str, path: str, config: LintConfig, file: Optional[Pat
         return []
     job = parse_job_script(text, file if file is not None else Path(path))
     context = FileContext(path=path, source=text, module=cst.Module(body=()), names=ImportTable.from_module(cst.Module(body=())),
-                          torch_version=config.torch_version, options=config.options)
+                          torch_version=config.torch_version, options=config.options,
+                          frameworks=config.frameworks)
     findings: List[JobFinding] = []
     for rule_class in rules:
         rule = rule_class(context)

@@ -1,0 +1,242 @@
+"""Framework facts: which calls build a framework's class (a Lightning
+``Trainer``, Transformers' ``TrainingArguments``, Accelerate's
+``Accelerator``), what literal each of their arguments holds, which values
+are instances of those classes, and which classes are LightningModules.
+
+Decided from the file's imports and bindings and from the framework data
+(``torchlint/data/frameworks.toml``, :func:`torchlint.apidata.frameworks`),
+never from words in names: ``Trainer(...)`` is Lightning's only when the
+name resolves to one of Lightning's ``Trainer`` names, or to a class of the
+file that derives from one.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.scopes import BindingKind, Scopes
+from torchlint.apidata import Framework, FrameworkClass, Literal, frameworks
+from torchlint.names import ImportTable
+
+
+class Unknown(enum.Enum):
+    """An argument whose value is not a literal written in the file."""
+
+    UNKNOWN = "unknown"
+
+
+UNKNOWN = Unknown.UNKNOWN
+_MAX_DEPTH = 8
+
+
+def literal_value(expr: cst.BaseExpression) -> Union[Literal, Unknown]:
+    """The value of a literal expression (``16``, ``"16-mixed"``, ``True``,
+    ``-1``, ``[0, 1]``, ``{"use_reentrant": False}``), else ``UNKNOWN``."""
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(expr).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return UNKNOWN
+
+
+_PREPARE = frozenset({"prepare", "prepare_model", "prepare_data_loader"})
+"""``Accelerator`` methods that move what they are given (ACC:src/accelerate/accelerator.py@v1.14.0)."""
+
+
+@dataclass(frozen=True)
+class FrameworkCall:
+    """A call that builds a framework class, with its keyword arguments."""
+
+    call: cst.Call
+    framework: Framework
+    role: str
+    keywords: Mapping[str, cst.Arg]
+    unpacked: bool
+    """The call unpacks ``*args`` or ``**kwargs``: any argument may be in them."""
+
+    def argument(self, name: str) -> Optional[cst.Arg]:
+        """The argument passed as ``name=...``."""
+        return self.keywords.get(name)
+
+    def may_be_present(self, name: str) -> bool:
+        """``name`` is passed, or may be (through unpacking)."""
+        return name in self.keywords or self.unpacked
+
+    def literal(self, name: str) -> Union[Literal, Unknown, None]:
+        """The literal passed for ``name``; ``UNKNOWN`` when it is an expression
+        or may come from unpacking; None (the Python value) only for ``=None``.
+        Use :meth:`may_be_present` first to tell a missing argument."""
+        arg = self.keywords.get(name)
+        if arg is None:
+            return UNKNOWN
+        return literal_value(arg.value)
+
+
+class FrameworkFacts:
+    """Framework facts of one module."""
+
+    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable,
+                 construction: Callable[[cst.BaseExpression], Optional[cst.Call]],
+                 absolute_name: Callable[[cst.BaseExpression], Optional[str]] = lambda expr: None,
+                 project_bases: Callable[[str], FrozenSet[str]] = lambda qualified: frozenset()) -> None:
+        self._module = module
+        self._scopes = scopes
+        self._names = names
+        self._construction = construction
+        self._absolute_name = absolute_name
+        """A relatively imported name as the absolute name the project index knows."""
+        self._project_bases = project_bases
+        """Every base of a class of the project's other modules (the cross-file index)."""
+        self._classes: Dict[cst.ClassDef, Optional[FrameworkClass]] = {}
+        self._calls: Dict[cst.Call, Optional[FrameworkCall]] = {}
+
+    def class_of_call(self, call: cst.Call) -> Optional[FrameworkClass]:
+        """The framework class ``call`` builds: a name the imports resolve to
+        one, or a class of this file deriving from one."""
+        found = frameworks().class_of(self._names.call_name(call))
+        if found is not None:
+            return found
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS and isinstance(bindings[0].node, cst.ClassDef):
+                return self.class_of_class(bindings[0].node)
+        return None
+
+    def class_of_class(self, node: cst.ClassDef, depth: int = 0) -> Optional[FrameworkClass]:
+        """The framework class a class of this file derives from (through
+        the file's other classes), if any."""
+        if node in self._classes:
+            return self._classes[node]
+        self._classes[node] = None  # a cycle derives from nothing
+        found: Optional[FrameworkClass] = None
+        for base in node.bases:
+            if base.keyword is not None or depth > _MAX_DEPTH:
+                continue
+            qualified = self._names.qualified_name(base.value) or self._absolute_name(base.value)
+            found = frameworks().class_of(qualified)
+            if found is None and qualified is not None:
+                found = self._through_project(qualified)
+            if found is None and isinstance(base.value, cst.Name):
+                bindings = self._scopes.resolve(base.value)
+                if len(bindings) == 1 and isinstance(bindings[0].node, cst.ClassDef) and bindings[0].kind is BindingKind.CLASS:
+                    found = self.class_of_class(bindings[0].node, depth + 1)
+            if found is not None:
+                break
+        self._classes[node] = found
+        return found
+
+    def _through_project(self, qualified: str) -> Optional[FrameworkClass]:
+        """The framework class a class of another project module derives from."""
+        bases = self._project_bases(qualified)
+        for base in sorted(bases):
+            found = frameworks().class_of(base)
+            if found is not None:
+                return found
+        return None
+
+    def call(self, call: cst.Call) -> Optional[FrameworkCall]:
+        """``call`` as a framework construction, or None."""
+        if call in self._calls:
+            return self._calls[call]
+        found: Optional[FrameworkCall] = None
+        framework_class = self.class_of_call(call)
+        if framework_class is not None:
+            keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
+            unpacked = any(arg.star for arg in call.args)
+            found = FrameworkCall(call, framework_class.framework, framework_class.role, keywords, unpacked)
+        self._calls[call] = found
+        return found
+
+    def constructions(self, framework: Framework, role: str,
+                      calls: "List[cst.Call]") -> Tuple[FrameworkCall, ...]:
+        """The calls among ``calls`` that build ``framework``'s class ``role``."""
+        found: List[FrameworkCall] = []
+        for call in calls:
+            fact = self.call(call)
+            if fact is not None and fact.framework is framework and fact.role == role:
+                found.append(fact)
+        return tuple(found)
+
+    def instance_of(self, expr: cst.BaseExpression) -> Optional[FrameworkCall]:
+        """The framework construction a value was built by (``accelerator =
+        Accelerator(...)``, also as a ``self`` attribute), if there is one."""
+        if isinstance(expr, cst.Call):
+            return self.call(expr)
+        built = self._construction(expr)
+        return self.call(built) if built is not None else None
+
+    def device_moves(self, call: cst.Call) -> Tuple[cst.BaseExpression, ...]:
+        """What a framework call moves to the accelerator's device, with its
+        loaders' batches: ``accelerator.prepare(model, optimizer, loader)``
+        (and ``prepare_model``/``prepare_data_loader``) of an Accelerate
+        ``Accelerator`` with device placement on (its default).  The prepared
+        loader keeps the loader's own ``num_workers`` and ``pin_memory``.
+        Empty when the call moves nothing known (``Accelerator(cpu=...)``,
+        ``device_placement=`` given anywhere, unpacked arguments)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _PREPARE:
+            return ()
+        accelerator = self.instance_of(func.value)
+        if accelerator is None or accelerator.framework is not Framework.ACCELERATE or accelerator.role != "accelerator":
+            return ()
+        if any(accelerator.may_be_present(name) for name in ("cpu", "device_placement")):
+            return ()
+        if any(arg.keyword is not None and arg.keyword.value == "device_placement" for arg in call.args):
+            return ()
+        return tuple(arg.value for arg in call.args if arg.keyword is None and not arg.star)
+
+    def is_lightning_module(self, node: cst.ClassDef) -> bool:
+        """The class derives from Lightning's ``LightningModule`` (in this file)."""
+        found = self.class_of_class(node)
+        return found is not None and found.framework is Framework.LIGHTNING and found.role == "lightning-module"
+
+
+def keeps_off_cuda(arguments: FrameworkCall) -> bool:
+    """Transformers' training arguments that may keep the Trainer off CUDA:
+    an argument whose ``True`` means so (``use_cpu``, and before 5.0
+    ``no_cuda``, ``use_mps_device``; from the framework data) passed as
+    anything but ``False``, or unpacked arguments that may carry one.  Any
+    release counts: passing one at all says the author thought about devices."""
+    if arguments.unpacked:
+        return True
+    names = {entry.argument for entry in frameworks().values
+             if entry.framework is arguments.framework and entry.owner == arguments.role and entry.meaning == "off-cuda"}
+    return any(arguments.argument(name) is not None and arguments.literal(name) is not False for name in names)
+
+
+def lightning_module_names() -> FrozenSet[str]:
+    """Every qualified name of Lightning's ``LightningModule``."""
+    return frameworks().names(Framework.LIGHTNING, "lightning-module")
+
+
+def hooks_without_grad() -> FrozenSet[str]:
+    """The LightningModule hooks Lightning runs with autograd off."""
+    return frameworks().hook_names(Framework.LIGHTNING, "lightning-module", "disabled")
+
+
+def packages(framework: Framework) -> FrozenSet[str]:
+    """The top-level packages of ``framework``'s classes (``lightning``, ``pytorch_lightning``)."""
+    return frozenset(name.split(".")[0] for entry in frameworks().classes if entry.framework is framework
+                     for name in entry.names)
+
+
+def imports_framework(names: ImportTable, framework: Framework) -> bool:
+    """The module binds, at module level, a name imported from ``framework``'s packages."""
+    roots = packages(framework)
+    module_scope = names.scopes.module_scope
+    for local in module_scope.bindings:
+        imported = names.binding(local, module_scope)
+        if imported is not None and imported.split(".")[0] in roots:
+            return True
+    return False
+
+
+__all__ = [
+    "FrameworkCall", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
+    "lightning_module_names", "literal_value", "packages",
+]
