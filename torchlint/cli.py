@@ -81,7 +81,7 @@ def _resolver(kwargs: Any) -> SettingsResolver:
         respect_gitignore=kwargs["respect_gitignore"],
         target_version=kwargs["target_version"],
     )
-    if kwargs["config_file"] is not None and not kwargs["config_file"].is_file():
+    if kwargs["config_file"] is not None and not kwargs["config_file"].exists():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
     return SettingsResolver(overrides, kwargs["config_file"], kwargs["isolated"])
 

@@ -31,6 +31,8 @@ else:  # pragma: no cover - exercised on Python < 3.11
     import tomli as tomllib
 
 CONFIG_FILENAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Configuration and requirements files larger than this are not read."""
 
 DEFAULT_EXCLUDES: Tuple[str, ...] = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
@@ -294,18 +296,23 @@ def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> 
 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
+    from torchlint.sourcefile import SourceError, read_regular
+
     try:
-        with path.open("rb") as handle:
-            data: Dict[str, Any] = tomllib.load(handle)
-            return data
+        raw = read_regular(path, MAX_CONFIG_BYTES)
+    except SourceError as error:
+        raise UnreadableConfig(path, str(error)) from None
+    try:
+        data: Dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        return data
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{path}: invalid TOML: not UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
         ) from None
-    except OSError as error:
-        raise UnreadableConfig(path, error.strerror or str(error)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
@@ -534,6 +541,8 @@ def version_from_requirement(line: str) -> Optional[TorchVersion]:
 @lru_cache(maxsize=64)
 def detect_torch_version(root: Path) -> Optional[TorchVersion]:
     """Read the torch requirement the project at ``root`` declares."""
+    from torchlint.sourcefile import SourceError, read_regular
+
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
     if os.path.isfile(pyproject):
@@ -551,9 +560,9 @@ def detect_torch_version(root: Path) -> Optional[TorchVersion]:
         requirement_files = []
     for requirements in requirement_files:
         try:
-            lines.extend(requirements.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            continue
+            lines.extend(read_regular(requirements, MAX_CONFIG_BYTES).decode("utf-8", "replace").splitlines())
+        except SourceError:
+            continue  # not a regular file, unreadable or too large: as if absent
     versions = [v for v in (version_from_requirement(line) for line in lines) if v is not None]
     return min(versions, key=lambda v: (v.major, v.minor)) if versions else None
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.jobscript.model import Directive, JobScript, Launch, Launcher, Resources, Span, Word
+from torchlint.sourcefile import SourceError, read_head
 
 SUFFIXES = (".sh", ".slurm", ".sbatch", ".job")
 _DIRECTIVE_LINE = re.compile(r"^#SBATCH(?=\s)", re.MULTILINE)
@@ -42,9 +43,8 @@ def is_job_script_file(path: Path) -> bool:
     if not path.name.endswith(SUFFIXES):
         return False
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-    except OSError:
+        head = read_head(path, _HEAD_BYTES)
+    except SourceError:
         return False
     return has_directives(head.decode("utf-8", "replace"))
 
