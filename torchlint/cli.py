@@ -301,6 +301,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
     fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
     for outcome in outcomes:
+        if outcome.note:
+            click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
         if outcome.write_error:
             click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
         if outcome.fixed:
@@ -394,12 +396,25 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
         return FileOutcome(name, ())
     from torchlint.engine import lint_source
     from torchlint.fixer import fix_text
+    from torchlint.jobscript.lint import (
+        NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script, lint_job_script,
+    )
 
     config = settings.lint_config(Path(name))
     if is_notebook(Path(name)):
         return _stdin_notebook(text, name, config, apply_fix, unsafe)
+    job_script = stdin_filename is not None and is_job_script(Path(name), text)
+    if stdin_filename is not None and not job_script and is_shell_script(Path(name), text):
+        if apply_fix:
+            _write_stdout_bytes(data)
+        return FileOutcome(name, (), note=NOT_A_JOB_SCRIPT)
+    if job_script and not apply_fix:
+        return FileOutcome(name, tuple(lint_job_script(text, name, config, Path(name))), text)
     if apply_fix:
-        result = fix_text(text, name, config, unsafe=unsafe)
+        if job_script:
+            result = fix_job_script(text, name, config, unsafe=unsafe, file=Path(name))
+        else:
+            result = fix_text(text, name, config, unsafe=unsafe)
         try:
             fixed = SourceFile(Path(name), text, encoding, bom, "").encode(result.source) if result.changed else data
         except UnicodeEncodeError:
@@ -438,6 +453,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         resolver = _resolver(kwargs)
         if _reads_stdin(paths, kwargs["stdin_filename"]):
             outcome = _check_stdin(resolver, kwargs["stdin_filename"], True, unsafe, kwargs["force_exclude"])
+            if outcome.note:
+                click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
             if outcome.fixed is not None:
                 _echo_drops(outcome.path, outcome.fixed)
             problems = [d for d in outcome.diagnostics if d.code == PARSE_ERROR_CODE]
@@ -455,6 +472,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
     problems = list(errors)
     fixed_files = fixed_total = 0
     for outcome in outcomes:
+        if outcome.note:
+            click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
         problems.extend(d for d in outcome.diagnostics if d.code == "TL000")
         result = outcome.fixed
         if outcome.write_error:

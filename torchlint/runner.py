@@ -49,6 +49,9 @@ class FileOutcome:
     cell_sources: Optional[Dict[str, str]] = None
     pending_write: bool = False
     """The fixed text is still to be written (by :func:`commit`)."""
+    note: Optional[str] = None
+    """Why the file was not linted, for a line on standard error (a shell
+    script that is not a job script)."""
 
     @property
     def written(self) -> bool:
@@ -79,12 +82,14 @@ def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
 def lint_file(path: Path, settings: Settings) -> FileOutcome:
     """Read and lint one file; every failure becomes a TL000 diagnostic."""
     from torchlint.engine import lint_source
-    from torchlint.jobscript.lint import is_job_script, lint_job_script
+    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
     from torchlint.notebook import cell_sources, lint_notebook
 
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
@@ -106,12 +111,14 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
     """Fix one file in memory, and write it when ``write`` is set."""
     from torchlint.fixer import fix_text
-    from torchlint.jobscript.lint import fix_job_script, is_job_script
+    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
     from torchlint.notebook import cell_sources, fix_notebook
 
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
