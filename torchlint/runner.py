@@ -16,7 +16,7 @@ from torchlint.analysis.project import CallerQuery
 from torchlint.cache import Cache
 from torchlint.model import Diagnostic, parse_error
 from torchlint.settings import Settings
-from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
+from torchlint.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
@@ -271,7 +271,7 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     imports are read from disk): for the editor and flake8, which lint one
     file at a time and should agree with ``torchlint check``.  Text with no
     file behind it gets the empty index."""
-    if path is None or not path.is_file():
+    if path is None or not is_regular_file(path):  # an editor's buffer may have any name
         project.install(project.EMPTY)
     else:
         prepare_project([path], settings_for)

@@ -156,6 +156,15 @@ def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
         os.close(handle)
 
 
+def is_regular_file(path: Path) -> bool:
+    """``path.is_file()``, but False (not an exception) for a name the
+    system refuses: a part over its length limit, a whole path over it, a NUL."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
     """Read and decode one file; raises SourceError with a one-line reason."""
     data = read_regular(path, max_bytes)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.jobscript.model import Directive, JobScript, Launch, Launcher, Resources, Span, Word
-from torchlint.sourcefile import SourceError, read_head
+from torchlint.sourcefile import SourceError, is_regular_file, read_head
 
 SUFFIXES = (".sh", ".slurm", ".sbatch", ".job")
 # A line starting with ``#SBATCH``; lines end at "\n", "\r\n" or a lone "\r" (old Mac endings).
@@ -436,26 +436,18 @@ def _srun_tasks(options: Dict[str, str], resources: Resources) -> Optional[int]:
     return resources.tasks_per_node or 1
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False for a name the system refuses (too long, a NUL)."""
-    try:
-        return path.is_file()
-    except (OSError, ValueError):
-        return False
-
-
 def _resolve(text: Optional[str], cwd: Optional[Path], module: bool) -> Optional[Path]:
     if text is None or cwd is None or not text:
         return None
     if module:
         base = cwd.joinpath(*text.split("."))
         for candidate in (base.with_name(base.name + ".py"), base / "__main__.py"):
-            if _is_file(candidate):
+            if is_regular_file(candidate):
                 return candidate
         return None
     path = Path(text)
     path = path if path.is_absolute() else cwd / path
-    return path if path.suffix == ".py" and _is_file(path) else None
+    return path if path.suffix == ".py" and is_regular_file(path) else None
 
 
 def _launch(words: List[Word], cwd: Optional[Path], resources: Resources) -> Optional[Launch]:
