@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from torchlint.sourcefile import MAX_FILE_BYTES, MissingFile, SourceError, read_regular
+from torchlint.sourcefile import MAX_FILE_BYTES, MissingFile, SourceError, ceiling_directories, read_regular
 
 _NEVER = re.compile(b"(?!)")
 _WILDCARDS = b"*?[\\"
@@ -234,6 +234,7 @@ class GitIgnore:
         self._roots: Dict[str, Optional[str]] = {}
         self._chains: Dict[str, _Chain] = {}
         self._problems: Dict[str, str] = {}
+        self._ceilings = ceiling_directories("GIT_CEILING_DIRECTORIES")
 
     @property
     def problems(self) -> Tuple[Tuple[str, str], ...]:
@@ -254,7 +255,9 @@ class GitIgnore:
             return b""
 
     def repo_root(self, directory: str) -> Optional[str]:
-        """The nearest folder at or above ``directory`` holding a ``.git`` entry."""
+        """The nearest folder at or above ``directory`` holding a ``.git``
+        entry; as with git, the search does not enter a folder listed in
+        ``GIT_CEILING_DIRECTORIES``."""
         pending: List[str] = []
         current = directory
         while current not in self._roots:
@@ -263,7 +266,7 @@ class GitIgnore:
                 self._roots[current] = current
                 break
             parent = os.path.dirname(current)
-            if parent == current:
+            if parent == current or parent in self._ceilings:
                 self._roots[current] = None
                 break
             current = parent

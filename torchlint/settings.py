@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.catalog import OptionValue, RuleInfo, rule_infos
+from torchlint.sourcefile import ceiling_directories
 from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
 from torchlint.versions import CURRENT_TORCH, DEFAULT_TARGET, PythonVersion, TorchVersion, lowest_python
 
@@ -429,6 +430,24 @@ def load_config_file(path: Path) -> Settings:
     return settings_from_table(table or {}, path.resolve())
 
 
+CEILING_VARIABLE = "TORCHLINT_CEILING_DIRECTORIES"
+"""Folders (absolute, separated by ``os.pathsep``) the configuration search
+does not enter, like git's ``GIT_CEILING_DIRECTORIES``: a search starting
+below one stops there, so no configuration file in it or above it is read."""
+
+
+def _outside_project(folder: str, repository: Optional[str]) -> Optional[str]:
+    """Where ``folder`` is, when it is above the project being linted: above
+    the repository the search started in, or (outside a repository) above
+    the working folder; None inside the project."""
+    if repository is not None:
+        return f"above the project's repository {repository}"
+    here = os.getcwd()
+    if here != folder and here.startswith(folder.rstrip(os.sep) + os.sep):
+        return f"above the project, in {folder}, not in the working folder {here} or below it"
+    return None
+
+
 class SettingsResolver:
     """Finds the closest configuration for each directory, memoised."""
 
@@ -438,6 +457,7 @@ class SettingsResolver:
         self._by_dir: Dict[str, Settings] = {}
         self._problems: Dict[Path, str] = {}
         self._fixed: Optional[Settings] = None
+        self._ceilings = ceiling_directories(CEILING_VARIABLE)
         if config_file is not None:
             self._fixed = load_config_file(config_file).with_overrides(overrides)
         elif isolated:
@@ -459,17 +479,22 @@ class SettingsResolver:
         return tuple(self._problems.items())
 
     def _find(self, directory: str) -> Settings:
-        """The closest configuration at or above ``directory`` (absolute); one probe per folder, no recursion."""
+        """The closest configuration at or above ``directory`` (absolute); one
+        probe per folder, no recursion, never into a ceiling folder
+        (:data:`CEILING_VARIABLE`)."""
         pending: List[str] = []
         current = directory
+        repository: Optional[str] = None  # a repository's top folder the search went above
         found = self._by_dir.get(current)
         while found is None:
             pending.append(current)
-            found = self._configured(current)
+            found = self._configured(current, _outside_project(current, repository))
             if found is not None:
                 break
+            if repository is None and os.path.lexists(os.path.join(current, ".git")):
+                repository = current
             parent = os.path.dirname(current)
-            if parent == current:
+            if parent == current or parent in self._ceilings:
                 found = Settings(root=Path.cwd()).with_overrides(self._overrides)
                 break
             current = parent
@@ -478,8 +503,11 @@ class SettingsResolver:
             self._by_dir[folder] = found
         return found
 
-    def _configured(self, directory: str) -> Optional[Settings]:
-        """The settings of the configuration file in ``directory``, if it has one that can be read."""
+    def _configured(self, directory: str, outside: Optional[str] = None) -> Optional[Settings]:
+        """The settings of the configuration file in ``directory``, if it has
+        one that can be read.  ``outside`` says where the folder is when it is
+        above the linted project: an error in its file then says so, and how
+        to do without it."""
         for name in CONFIG_FILENAMES:
             try:
                 is_file = stat.S_ISREG(os.stat(os.path.join(directory, name)).st_mode)
@@ -497,11 +525,16 @@ class SettingsResolver:
             candidate = Path(directory) / name
             try:
                 table = _table(candidate)
+                if table is not None:
+                    return settings_from_table(table, candidate).with_overrides(self._overrides)
             except UnreadableConfig as error:
                 self._unreadable(candidate, error.reason)
                 continue
-            if table is not None:
-                return settings_from_table(table, candidate).with_overrides(self._overrides)
+            except ConfigError as error:
+                if outside is None:
+                    raise
+                raise ConfigError(f"{error} (this configuration file was found {outside}: fix it, or run with "
+                                  "--isolated to use no configuration file, or --config FILE to name one)") from None
         return None
 
     def _unreadable(self, config_file: Path, reason: str) -> None:

@@ -156,6 +156,14 @@ def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
         os.close(handle)
 
 
+def ceiling_directories(variable: str) -> "frozenset[str]":
+    """The absolute folders an environment variable lists (separated by
+    ``os.pathsep``, as git's ``GIT_CEILING_DIRECTORIES``), each as written and
+    resolved: searches upwards for configuration or a repository stop below them."""
+    folders = [entry for entry in os.environ.get(variable, "").split(os.pathsep) if os.path.isabs(entry)]
+    return frozenset({*map(os.path.abspath, folders), *map(os.path.realpath, folders)})
+
+
 def is_regular_file(path: Path) -> bool:
     """``path.is_file()``, but False (not an exception) for a name the
     system refuses: a part over its length limit, a whole path over it, a NUL."""
