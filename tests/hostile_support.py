@@ -6,7 +6,7 @@ import os
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Sequence
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import pytest
 
@@ -68,10 +68,13 @@ def deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
 
 
 def cli_in_child(args: "Sequence[str]", cwd: Path, timeout: float = 60.0,
-                 env: "Optional[Dict[str, Optional[str]]]" = None) -> "subprocess.CompletedProcess[str]":
+                 env: "Optional[Dict[str, Optional[str]]]" = None,
+                 user: "Optional[Tuple[int, Sequence[int]]]" = None) -> "subprocess.CompletedProcess[str]":
     """``torchlint ARGS`` run in-process (:func:`conftest.run_in_process`) in
     a forked child: as cheap as an in-process call, but a hang or a crash
-    fails the test instead of stopping the test run."""
+    fails the test instead of stopping the test run.  With ``user`` (a uid
+    and its groups, the first its primary group; needs root) the child runs
+    as that user."""
     import multiprocessing
 
     from conftest import run_in_process
@@ -83,6 +86,11 @@ def cli_in_child(args: "Sequence[str]", cwd: Path, timeout: float = 60.0,
     receiving, sending = context.Pipe(duplex=False)
 
     def child() -> None:
+        if user is not None:
+            uid, groups = user
+            os.setgroups(list(groups))
+            os.setgid(groups[0])
+            os.setuid(uid)
         result = run_in_process(args, cwd, env=env)
         sending.send((result.returncode, result.stdout, result.stderr))
 

@@ -21,7 +21,7 @@ from torchlint import __version__
 from torchlint.discovery import discover
 from torchlint.model import Diagnostic, parse_error
 from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
-from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
+from torchlint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
@@ -64,6 +64,9 @@ def _selection_options(function: F) -> F:
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"),
                      help=f"Where to keep the cache (default: ./{CACHE_DIR_NAME})."),
+        click.option("--cache-shared", is_flag=True, envvar=SHARED_VARIABLE,
+                     help="The cache folder is shared on purpose by a group: it may be writable by the group, "
+                          "and entries of its members are used (or TORCHLINT_CACHE_SHARED=1)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -89,14 +92,16 @@ def _resolver(kwargs: Any) -> SettingsResolver:
 def _cache(kwargs: Any) -> Optional[Cache]:
     if kwargs["no_cache"]:
         return None
-    return Cache(_cache_directory(kwargs["cache_dir"]))
+    shared = bool(kwargs["cache_shared"])
+    return Cache(_cache_directory(kwargs["cache_dir"], shared=shared), shared=shared)
 
 
-def _cache_directory(value: Optional[str], contents: bool = True) -> Path:
+def _cache_directory(value: Optional[str], contents: bool = True, shared: bool = False) -> Path:
     """The cache folder from --cache-dir, TORCHLINT_CACHE_DIR or the default;
     ConfigError, naming where the value came from, if it is unsafe to use."""
     try:
-        return check_directory(CACHE_DIR_NAME if value is None else value, Path.cwd(), contents=contents)
+        return check_directory(CACHE_DIR_NAME if value is None else value, Path.cwd(), contents=contents,
+                               shared=shared)
     except CacheDirError as error:
         raise ConfigError(_cache_problem(value, error)) from None
 

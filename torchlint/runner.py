@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from torchlint.analysis import project
 from torchlint.analysis.project import CallerQuery
-from torchlint.cache import Cache
+from torchlint.cache import Cache, EntryKey
 from torchlint.model import Diagnostic, parse_error
 from torchlint.settings import Settings
 from torchlint.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
@@ -277,11 +277,12 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
         prepare_project([path], settings_for)
 
 
-def _cache_digest(digest: str, path: str) -> str:
-    """A file's findings also depend on the project index, when there is one
-    (on the facts of it that concern this file)."""
+def entry_key(shown: str, digest: str, settings: Settings, path: Path) -> EntryKey:
+    """The cache key of one file's findings: its bytes, its configuration,
+    and the facts of the project index that concern it, when there is one."""
     index = project.current()
-    return digest if index is project.EMPTY else f"{digest}:{index.fingerprint_for(path)}"
+    facts = "" if index is project.EMPTY else index.fingerprint_for(shown)
+    return EntryKey(shown, digest, facts, settings.cache_fingerprint(path))
 
 
 def run_files(
@@ -350,7 +351,7 @@ def cached_run(
     if cache is None:
         return run_files(files, settings_for, work, jobs=jobs)
     results: Dict[int, FileOutcome] = {}
-    keys: Dict[int, str] = {}
+    keys: Dict[int, EntryKey] = {}
     misses: List[int] = []
     for index, path in enumerate(files):
         hit = _from_cache(path, settings_for(path), cache)
@@ -367,8 +368,8 @@ def cached_run(
             continue
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
-        config = settings_for(files[index]).cache_fingerprint(files[index])
-        cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest, outcome.path), config, outcome.path), outcome.diagnostics)
+        key = keys.get(index) or entry_key(outcome.path, outcome.digest, settings_for(files[index]), files[index])
+        cache.put(key, outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
 
@@ -376,14 +377,14 @@ def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
 
 
-def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, str]]:
+def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, EntryKey]]:
     try:
         source = read_source(path)
     except SourceError:
         return None
     shown = display_path(path)
-    key = cache.key(_cache_digest(source.digest, shown), settings.cache_fingerprint(path), shown)
-    diagnostics = cache.get(key, shown)
+    key = entry_key(shown, source.digest, settings, path)
+    diagnostics = cache.get(key)
     if diagnostics is None:
         return None
     text = source.text if diagnostics else None

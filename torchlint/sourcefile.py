@@ -110,7 +110,8 @@ def _open_regular(path: "Union[str, os.PathLike[str]]", follow: bool) -> "tuple[
     return handle, info
 
 
-def _read_at_most(handle: int, limit: int) -> bytes:
+def read_at_most(handle: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from an open descriptor, to its end."""
     chunks = []
     remaining = limit
     while remaining > 0:
@@ -134,7 +135,7 @@ def read_regular(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE
     try:
         if info.st_size > max_bytes:
             raise _too_large(info.st_size, max_bytes)
-        data = _read_at_most(handle, max_bytes + 1)
+        data = read_at_most(handle, max_bytes + 1)
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
     finally:
@@ -149,7 +150,7 @@ def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
     kind is decided from them); SourceError as for :func:`read_regular`."""
     handle, _ = _open_regular(path, True)
     try:
-        return _read_at_most(handle, size)
+        return read_at_most(handle, size)
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
     finally:
