@@ -442,7 +442,10 @@ def _outside_project(folder: str, repository: Optional[str]) -> Optional[str]:
     the working folder; None inside the project."""
     if repository is not None:
         return f"above the project's repository {repository}"
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except OSError:
+        return None
     if here != folder and here.startswith(folder.rstrip(os.sep) + os.sep):
         return f"above the project, in {folder}, not in the working folder {here} or below it"
     return None
@@ -488,7 +491,7 @@ class SettingsResolver:
         found = self._by_dir.get(current)
         while found is None:
             pending.append(current)
-            found = self._configured(current, _outside_project(current, repository))
+            found = self._configured(current, repository)
             if found is not None:
                 break
             if repository is None and os.path.lexists(os.path.join(current, ".git")):
@@ -503,11 +506,11 @@ class SettingsResolver:
             self._by_dir[folder] = found
         return found
 
-    def _configured(self, directory: str, outside: Optional[str] = None) -> Optional[Settings]:
+    def _configured(self, directory: str, repository: Optional[str] = None) -> Optional[Settings]:
         """The settings of the configuration file in ``directory``, if it has
-        one that can be read.  ``outside`` says where the folder is when it is
-        above the linted project: an error in its file then says so, and how
-        to do without it."""
+        one that can be read.  ``repository`` is the top folder of a
+        repository the search came up from: an error in a file above the
+        project says so, and how to do without it."""
         for name in CONFIG_FILENAMES:
             try:
                 is_file = stat.S_ISREG(os.stat(os.path.join(directory, name)).st_mode)
@@ -531,6 +534,7 @@ class SettingsResolver:
                 self._unreadable(candidate, error.reason)
                 continue
             except ConfigError as error:
+                outside = _outside_project(directory, repository)
                 if outside is None:
                     raise
                 raise ConfigError(f"{error} (this configuration file was found {outside}: fix it, or run with "
