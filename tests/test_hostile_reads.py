@@ -185,6 +185,27 @@ def test_class_headers_without_a_closing_parenthesis_are_searched_in_linear_time
     assert index.derives_from("wrap.Wrap", "torch.nn.DataParallel")
 
 
+def test_module_names_of_packages_nested_past_the_recursion_limit(tmp_path: Path) -> None:
+    """The package name was found by recursion, one level per folder: past the
+    interpreter's limit, a RecursionError ended the whole run.  Shown here
+    with the limit lowered (the run below, marked slow, uses 1,100 real levels)."""
+    import sys
+
+    from torchlint.analysis.project import _ModuleNames, module_name
+
+    with package_chain(tmp_path, 300) as leaf:
+        (leaf / "m.py").write_bytes(b"")
+        expected = ".".join(["p"] * 300 + ["m"])
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(250)
+        try:
+            plain, memoised = module_name(leaf / "m.py"), _ModuleNames()(leaf / "m.py")
+        finally:
+            sys.setrecursionlimit(limit)
+    assert plain == memoised == expected
+
+
+@pytest.mark.slow
 def test_packages_nested_past_the_recursion_limit(tmp_path: Path) -> None:
     """1,100 nested packages raised RecursionError for the whole run (exit 2)."""
     from torchlint.analysis.project import _ModuleNames, module_name
