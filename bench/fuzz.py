@@ -1,9 +1,14 @@
-"""Long fuzzing profile: python bench/fuzz.py [--programs N] [--seconds S] [--hostile N]
+"""Long fuzzing profile: python bench/fuzz.py [--programs N] [--seconds S] [--hostile N] [--hostile-files N]
 
 Runs hypothesmith-generated programs and mutated fixture files through lint
 and fix --unsafe-fixes, then --hostile deep/long/dense files of every kind
-(each in a child process: a crash or a hang counts as a failure), and prints
-how many ran and how many failed."""
+(each in a child process: a crash or a hang counts as a failure), then
+--hostile-files hostile projects (tests/hostile_files.py: FIFOs and device
+links where configuration, ignore and requirements files, baselines,
+imported modules and cache entries are read, links planted in the cache,
+deep package trees, import graphs fanning out at every level, pathological
+job scripts; each run in a child with a time limit, a file outside the
+project watched), and prints how many ran and how many failed."""
 
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hostile", type=int, default=200, help="deep/long/dense files to try")
     parser.add_argument("--largest", type=int, default=30_000, help="largest depth or length they use")
+    parser.add_argument("--hostile-files", type=int, default=60, help="hostile projects to try (all kinds in turn)")
+    parser.add_argument("--hostile-timeout", type=float, default=120.0, help="seconds each hostile project may take")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     corpus = seeds()
@@ -68,7 +75,17 @@ def main() -> int:
             hostile_failed += 1
             print(f"FAILED (hostile #{number}): {problem}\n{source[:500]!r}")
     print(f"{args.hostile} hostile files ran (deep, long, dense; up to {args.largest:,}), {hostile_failed} failed")
-    return 1 if failed or hostile_failed else 0
+    from hostile_files import KINDS, run_case
+
+    kinds = sorted(KINDS)
+    projects_failed = 0
+    for number in range(args.hostile_files):
+        problem = run_case(kinds[number % len(kinds)], args.seed * 1_000_003 + number, timeout=args.hostile_timeout)
+        if problem:
+            projects_failed += 1
+            print(f"FAILED (hostile project #{number}): {problem}")
+    print(f"{args.hostile_files} hostile projects ran ({', '.join(kinds)}), {projects_failed} failed")
+    return 1 if failed or hostile_failed or projects_failed else 0
 
 
 if __name__ == "__main__":

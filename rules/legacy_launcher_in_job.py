@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from torchlint.jobscript.model import JobScript, Launch, Launcher, Span
 from torchlint.jobscript.rule import JobFix, JobScriptRule
@@ -11,6 +11,7 @@ from torchlint.rule import Example, FixAvailability, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
 
 _USE_ENV = frozenset({"--use_env", "--use-env"})
+_MODULE = "torch.distributed.launch"
 
 
 class LegacyLauncherInJob(JobScriptRule):
@@ -37,9 +38,16 @@ class LegacyLauncherInJob(JobScriptRule):
     torchrun --nproc_per_node=4 train.py
     ```
 
+    Only real launch lines are read: not the bodies of here-documents
+    (`cat <<EOF`) or quoted strings that span lines.
+
     ## Fix safety
-    The fix (unsafe) writes `torchrun` in place of the launcher, keeps every
-    other argument and drops `--use_env`, which torchrun always implies.
+    The fix (unsafe) writes `torchrun` in place of `python -m
+    torch.distributed.launch`, keeps every other argument and drops
+    `--use_env`, which torchrun always implies.  With any other interpreter
+    (`python3.11 -u`, `/env/bin/python`) it keeps the interpreter and its
+    options and names `torch.distributed.run` instead, which is torchrun
+    under that interpreter; a module named through a variable gets no fix.
     It is unsafe because the launched script must then read its local rank
     from the `LOCAL_RANK` environment variable: a script that only reads a
     `--local_rank` argument gets none (see TL503 for the Python side).
@@ -55,8 +63,8 @@ class LegacyLauncherInJob(JobScriptRule):
     code = "TL903"
     name = "legacy-launcher-in-job"
     summary = "`python -m torch.distributed.launch` in a job script; use `torchrun`"
-    fix_availability = FixAvailability.ALWAYS
-    fix_summary = "unsafe: `torchrun` with the same arguments (the script must read `LOCAL_RANK`)"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_summary = "unsafe: `torchrun` (or `torch.distributed.run` under the same interpreter) with the same arguments (the script must read `LOCAL_RANK`)"
     torch_range = TorchRange(min=TorchVersion(1, 10), note="torchrun exists from 1.10")
     verification = VerificationSpec(
         contract=Contract(
@@ -96,17 +104,36 @@ class LegacyLauncherInJob(JobScriptRule):
             if launch.launcher is Launcher.LEGACY_LAUNCH:
                 words = launch.launcher_words
                 where = Span(words[0].span.start, words[-1].span.end, words[0].span.line)
+                edits = self._edits(launch, where)
+                plain = edits is not None and edits[0].text == "torchrun"
+                fix = None if edits is None else JobFix(
+                    edits, Applicability.UNSAFE,
+                    "Replace with `torchrun` (the script must read LOCAL_RANK from the environment)" if plain else
+                    "Run `torch.distributed.run` (torchrun) under the same interpreter (the script must read "
+                    "LOCAL_RANK from the environment)")
                 self.report_span(
                     where,
                     "`python -m torch.distributed.launch` is deprecated; use `torchrun` (the script then reads "
                     "`LOCAL_RANK` from the environment)",
-                    fix=JobFix(self._edits(launch, where), Applicability.UNSAFE,
-                               "Replace with `torchrun` (the script must read LOCAL_RANK from the environment)"),
+                    fix=fix,
                 )
 
-    def _edits(self, launch: Launch, where: Span) -> Tuple[Edit, ...]:
+    def _edits(self, launch: Launch, where: Span) -> Optional[Tuple[Edit, ...]]:
+        """``torchrun`` for a plain ``python -m torch.distributed.launch``;
+        for any other interpreter (``python3.11 -u``, ``/env/bin/python``)
+        only the module's name changes, so that interpreter still runs it;
+        None when the module's name is not written out in the script."""
         text = self.context.source
-        edits: List[Edit] = [Edit(where.start, where.end, "torchrun")]
+        words = launch.launcher_words
+        if [text[w.span.start:w.span.end] for w in words] == ["python", "-m", _MODULE]:
+            edits: List[Edit] = [Edit(where.start, where.end, "torchrun")]
+        else:
+            module = words[-1]
+            written = text[module.span.start:module.span.end]
+            if written.count(_MODULE) != 1:
+                return None
+            start = module.span.start + written.index(_MODULE) + len("torch.distributed.")
+            edits = [Edit(start, start + len("launch"), "run")]
         for word in launch.option_words:
             if word.text in _USE_ENV:
                 start = word.span.start

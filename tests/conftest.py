@@ -49,6 +49,27 @@ def run_in_process(
     )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_above_the_temporary_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests are hermetic: a configuration file, a ``.git`` or a ``.gitignore``
+    in a folder above the tests' temporary folders (a stray
+    ``~/.torchlint.toml``, a ``TMPDIR`` inside a project) changes nothing.
+    Every torchlint run of the tests, in this process or a child, searches
+    for configuration and repositories only below the session's temporary
+    folder and the system's (``TORCHLINT_CEILING_DIRECTORIES``, and git's
+    own ``GIT_CEILING_DIRECTORIES``, which torchlint's ``.gitignore`` reading
+    honours as git does).  Tests of the search itself build their folders
+    below it.  The variables are replaced, never added to: a test session
+    started by a test gets its own."""
+    import tempfile
+
+    ceilings = os.pathsep.join(sorted({str(tmp_path_factory.getbasetemp()), tempfile.gettempdir()}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TORCHLINT_CEILING_DIRECTORIES", ceilings)
+        patch.setenv("GIT_CEILING_DIRECTORIES", ceilings)
+        yield
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one test process per core, plus one.  Many tests wait on a

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import pytest
 
@@ -64,3 +65,73 @@ def deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
 
     monkeypatch.setattr(os, "stat", stat)
     monkeypatch.setattr(os, "scandir", scandir)
+
+
+def cli_in_child(args: "Sequence[str]", cwd: Path, timeout: float = 60.0,
+                 env: "Optional[Dict[str, Optional[str]]]" = None,
+                 user: "Optional[Tuple[int, Sequence[int]]]" = None) -> "subprocess.CompletedProcess[str]":
+    """``torchlint ARGS`` run in-process (:func:`conftest.run_in_process`) in
+    a forked child: as cheap as an in-process call, but a hang or a crash
+    fails the test instead of stopping the test run.  With ``user`` (a uid
+    and its groups, the first its primary group; needs root) the child runs
+    as that user."""
+    import multiprocessing
+
+    from conftest import run_in_process
+    from torchlint import cli  # noqa: F401  (imported once here, not in every child)
+    from torchlint.registry import all_rules
+
+    all_rules()
+    context = multiprocessing.get_context("fork")
+    receiving, sending = context.Pipe(duplex=False)
+
+    def child() -> None:
+        if user is not None:
+            uid, groups = user
+            os.setgroups(list(groups))
+            os.setgid(groups[0])
+            os.setuid(uid)
+        result = run_in_process(args, cwd, env=env)
+        sending.send((result.returncode, result.stdout, result.stderr))
+
+    process = context.Process(target=child)
+    process.start()
+    sending.close()
+    answer = None
+    if receiving.poll(timeout):
+        try:
+            answer = receiving.recv()
+        except EOFError:
+            answer = None
+    process.join(1 if answer is not None else 0)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    if answer is None:
+        pytest.fail(f"`torchlint {' '.join(args)}` gave no answer in {timeout:.0f} s "
+                    f"(exit code {process.exitcode})")
+    code, stdout, stderr = answer
+    return subprocess.CompletedProcess(["torchlint", *args], code, stdout, stderr)
+
+
+@contextmanager
+def package_chain(top: Path, depth: int, name: str = "p") -> Iterator[Path]:
+    """``top/p/p/.../p`` (``depth`` levels), each folder a package (an empty
+    ``__init__.py``); yields the deepest.  Built and removed through folder
+    descriptors, one step per level, so deep chains are cheap to make."""
+    handles = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=handles[-1])
+            handles.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=handles[-1]))
+            os.close(os.open("__init__.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=handles[-1]))
+        yield Path(top, *[name] * depth)
+    finally:
+        for level in range(len(handles) - 1, 0, -1):
+            with os.scandir(handles[level]) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        os.unlink(entry.name, dir_fd=handles[level])
+            os.close(handles[level])
+            os.rmdir(name, dir_fd=handles[level - 1])
+        os.close(handles[0])

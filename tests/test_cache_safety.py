@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_in_process
 
-from torchlint.cache import Cache
+from torchlint.cache import Cache, EntryKey
 from torchlint.runner import cached_run, lint_file
 from torchlint.settings import Settings
 
@@ -158,14 +158,16 @@ def test_clean_removes_only_torchlints_entries(tmp_path: Path) -> None:
     user_project(tmp_path)
     assert cli(["check", "."], tmp_path).returncode == 1
     cache = tmp_path / ".torchlint_cache"
-    assert (cache / "v1").is_dir()
+    assert (cache / "v2").is_dir()
+    (cache / "v1").mkdir()  # an older torchlint's entries
+    (cache / "v1" / "entry.json").write_bytes(b"{}")
     (cache / "mine.txt").write_bytes(b"put here by the user")
-    (cache / "v2").mkdir()
-    (cache / "v2" / "keep").write_bytes(b"not a folder torchlint ever wrote")
+    (cache / "v9").mkdir()
+    (cache / "v9" / "keep").write_bytes(b"not a folder torchlint ever wrote")
     result = cli(["clean"], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in cache.iterdir()) == ["mine.txt", "v2"]
-    assert (cache / "v2" / "keep").read_bytes() == b"not a folder torchlint ever wrote"
+    assert sorted(p.name for p in cache.iterdir()) == ["mine.txt", "v9"]
+    assert (cache / "v9" / "keep").read_bytes() == b"not a folder torchlint ever wrote"
     assert (tmp_path / ".git" / "HEAD").read_bytes() == b"ref: refs/heads/main\n"
 
 
@@ -233,37 +235,63 @@ WRONG_SHAPES = [
 ]
 
 
+KEY = EntryKey("a.py", "source-digest", "", "config")
+
+
+def _sealed(shape: Any, key: EntryKey = KEY) -> Any:
+    """``shape`` as an entry torchlint itself would have sealed for ``key``
+    (its seal holds, so only its shape can make it a miss)."""
+    if isinstance(shape, dict) and "key" in shape:
+        shape = {"format": 2, "path": key.path, "source": key.source, "facts": key.facts, **shape}
+    return json.loads(json.dumps(shape).replace('"KEY"', json.dumps(key.key)).replace("Infinity", "1e400"))
+
+
+def _plant(cache: Cache, key: EntryKey, payload: Any) -> None:
+    cache._put(cache._shard(key=key.key), f"{key.key}.json", payload)
+
+
 @pytest.mark.parametrize("shape", WRONG_SHAPES, ids=[str(i) for i in range(len(WRONG_SHAPES))])
 def test_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, shape: Any) -> None:
     cache = Cache(tmp_path / "cache")
-    key = "ab" + "0" * 62
-    entry = cache._entry(key)
-    entry.parent.mkdir(parents=True)
-    entry.write_text(json.dumps(shape).replace('"KEY"', json.dumps(key)).replace("Infinity", "1e400"))
-    assert cache.get(key, "a.py") is None
+    _plant(cache, KEY, _sealed(shape))
+    assert cache.get(KEY) is None
 
 
 def test_a_well_formed_entry_is_a_hit(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
-    key = "ab" + "0" * 62
-    entry = cache._entry(key)
-    entry.parent.mkdir(parents=True)
     fix = {"edits": [{"start": 1, "end": 2, "text": "x"}], "applicability": "safe", "description": "d"}
-    entry.write_text(json.dumps({"key": key, "diagnostics": [_entry(fix=fix, hint="h", cell=2)]}))
-    found = cache.get(key, "a.py")
+    _plant(cache, KEY, _sealed({"key": "KEY", "diagnostics": [_entry(fix=fix, hint="h", cell=2)]}))
+    found = cache.get(KEY)
     assert found is not None and found[0].code == "TL501" and found[0].fix is not None and found[0].cell == 2
+
+
+def reseal(directory: Path, change: Any) -> int:
+    """Rewrite every lint entry under ``directory`` as ``change(payload)``,
+    sealed as torchlint seals entries; how many were rewritten."""
+    cache = Cache(directory)
+    count = 0
+    for entry in sorted(directory.rglob("*.json")):
+        if "facts" in entry.parts:
+            continue
+        payload = json.loads(entry.read_bytes().partition(b"\n")[2])
+        key = payload["key"]
+        cache._put(cache._shard(key=key), f"{key}.json", change(payload, count))
+        count += 1
+    return count
 
 
 def test_wrong_shaped_entries_in_a_real_run_are_recomputed(tmp_path: Path) -> None:
     user_project(tmp_path)
     first = cli(["check", ".", "--output-format", "concise"], tmp_path)
     assert first.returncode == 1
-    entries = list((tmp_path / ".torchlint_cache").rglob("*.json"))
-    assert entries
-    for index, entry in enumerate(entries):
-        key = json.loads(entry.read_text())["key"]
+
+    def wrong(payload: Any, index: int) -> Any:
         shape = WRONG_SHAPES[index % len(WRONG_SHAPES)]
-        entry.write_text(json.dumps(shape).replace('"KEY"', json.dumps(key)).replace("Infinity", "1e400"))
+        key = EntryKey(payload["path"], payload["source"], payload["facts"], "")
+        sealed = _sealed(shape, key)
+        return json.loads(json.dumps(sealed).replace(json.dumps(key.key), json.dumps(payload["key"])))
+
+    assert reseal(tmp_path / ".torchlint_cache", wrong) > 0
     second = cli(["check", ".", "--output-format", "concise"], tmp_path)
     assert second.returncode == 1 and second.stdout == first.stdout
     assert "internal error" not in second.stderr and "Traceback" not in second.stderr
@@ -275,8 +303,11 @@ def test_cached_run_survives_an_entry_with_an_overflowing_number(tmp_path: Path)
     settings = Settings(select=("ALL",), root=tmp_path)
     cache = Cache(tmp_path / "cache")
     first = cached_run([source], lambda _: settings, lint_file, cache=cache)
-    for entry in (tmp_path / "cache").rglob("*.json"):
-        entry.write_text(entry.read_text().replace('"line": 3', '"line": 1e400'))
+
+    def overflow(payload: Any, index: int) -> Any:
+        return json.loads(json.dumps(payload).replace('"line": 3', '"line": 1e400'))
+
+    assert reseal(tmp_path / "cache", overflow) == 1
     second = cached_run([source], lambda _: settings, lint_file, cache=cache)
     assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
     assert not second[0].from_cache

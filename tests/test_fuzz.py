@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzing import check_in_child, check_once, hostile, mutate, seeds
+from hostile_files import KINDS, run_case
 
 
 
@@ -20,6 +21,14 @@ from fuzzing import check_in_child, check_once, hostile, mutate, seeds
 def test_hostile_inputs(seed: int, largest: int) -> None:
     source = hostile(random.Random(seed), largest)
     assert check_in_child(source) is None, source[:300]
+
+
+# Hostile projects (FIFOs and device links where files are read, links in the cache, deep
+# package trees, import graphs fanning out, pathological job scripts), small; the long
+# profile is bench/fuzz.py --hostile-files.
+@pytest.mark.parametrize("kind, seed", [(kind, seed) for kind in sorted(KINDS) for seed in range(2)])
+def test_hostile_projects(kind: str, seed: int) -> None:
+    assert run_case(kind, seed, fast=True, timeout=90) is None
 
 
 hypothesmith = pytest.importorskip("hypothesmith")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Tuple
+from typing import Any, Tuple
 
 import pytest
 from hostile_support import deep_folders, deny
@@ -221,14 +222,14 @@ def test_unreadable_config_found_by_search_is_skipped_with_a_problem(
 ) -> None:
     write(tmp_path / "pyproject.toml", '[tool.torchlint]\nselect = ["TL501"]\n')
     unreadable = write(tmp_path / "sub" / ".torchlint.toml", 'select = ["TL2"]\n')
-    real_open = Path.open
+    real_open = os.open
 
-    def open_(self: Path, *args: object, **kwargs: object) -> object:
-        if self == unreadable:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+    def open_(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == str(unreadable):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", open_)
+    monkeypatch.setattr(os, "open", open_)
     resolver = SettingsResolver()
     assert codes(resolver.for_path(tmp_path / "sub" / "a.py")) == ("TL501",)
     [(where, why)] = resolver.problems

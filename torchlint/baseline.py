@@ -15,10 +15,12 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from torchlint.model import Diagnostic
 from torchlint.notebook import cell_key
-from torchlint.sourcefile import SourceError, write_atomically
+from torchlint.sourcefile import SourceError, read_regular, write_atomically
 
 Fingerprint = Tuple[str, str, str]
 _VERSION = 1
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+"""A baseline file larger than this is refused (about 300,000 findings fit)."""
 
 
 class BaselineError(Exception):
@@ -64,9 +66,9 @@ def write_baseline(path: Path, diagnostics: Sequence[Diagnostic], sources: Mappi
 def load_baseline(path: Path) -> "Counter[Fingerprint]":
     """The recorded findings, counted; BaselineError names what is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot read baseline: {error.strerror}") from None
+        data = json.loads(read_regular(path, MAX_BASELINE_BYTES).decode("utf-8"))
+    except SourceError as error:
+        raise BaselineError(f"{path}: cannot read baseline: {error}") from None
     except (ValueError, RecursionError) as error:
         raise BaselineError(f"{path}: not a torchlint baseline (not JSON: {error})") from None
     if not isinstance(data, dict):

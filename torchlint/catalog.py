@@ -213,13 +213,15 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
     written by these very files (:func:`tool_fingerprint`), else taken from
     the rule classes (importing them) and stored for the next run.  A store
     that cannot be read or written is only a slower start."""
+    from torchlint.sourcefile import SourceError, read_regular
+
     fingerprint = tool_fingerprint()
     folder = store_directory()
     entry = folder / f"rules-{fingerprint}.json" if folder is not None else None
     if entry is not None:
         try:
-            return _from_json(entry.read_text(encoding="utf-8"), fingerprint)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return _from_json(read_regular(entry, _MAX_STORE_BYTES).decode("utf-8"), fingerprint)
+        except (SourceError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             pass
     from torchlint.registry import all_rules
 
@@ -229,6 +231,7 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
     return infos
 
 
+_MAX_STORE_BYTES = 16 * 1024 * 1024
 _STALE_SECONDS = 24 * 3600
 """Another build's metadata unwritten for this long is dropped.  Not at once:
 several installs (a pre-commit environment and a project's venv) may share

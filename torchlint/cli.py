@@ -21,7 +21,7 @@ from torchlint import __version__
 from torchlint.discovery import discover
 from torchlint.model import Diagnostic, parse_error
 from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
-from torchlint.cache import CACHE_DIR_NAME, Cache, CacheDirError, Cleaned, check_directory, clean
+from torchlint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
@@ -64,6 +64,9 @@ def _selection_options(function: F) -> F:
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      default=lambda: os.environ.get("TORCHLINT_CACHE_DIR"),
                      help=f"Where to keep the cache (default: ./{CACHE_DIR_NAME})."),
+        click.option("--cache-shared", is_flag=True, envvar=SHARED_VARIABLE,
+                     help="The cache folder is shared on purpose by a group: it may be writable by the group, "
+                          "and entries of its members are used (or TORCHLINT_CACHE_SHARED=1)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -81,7 +84,7 @@ def _resolver(kwargs: Any) -> SettingsResolver:
         respect_gitignore=kwargs["respect_gitignore"],
         target_version=kwargs["target_version"],
     )
-    if kwargs["config_file"] is not None and not kwargs["config_file"].is_file():
+    if kwargs["config_file"] is not None and not kwargs["config_file"].exists():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
     return SettingsResolver(overrides, kwargs["config_file"], kwargs["isolated"])
 
@@ -89,14 +92,16 @@ def _resolver(kwargs: Any) -> SettingsResolver:
 def _cache(kwargs: Any) -> Optional[Cache]:
     if kwargs["no_cache"]:
         return None
-    return Cache(_cache_directory(kwargs["cache_dir"]))
+    shared = bool(kwargs["cache_shared"])
+    return Cache(_cache_directory(kwargs["cache_dir"], shared=shared), shared=shared)
 
 
-def _cache_directory(value: Optional[str], contents: bool = True) -> Path:
+def _cache_directory(value: Optional[str], contents: bool = True, shared: bool = False) -> Path:
     """The cache folder from --cache-dir, TORCHLINT_CACHE_DIR or the default;
     ConfigError, naming where the value came from, if it is unsafe to use."""
     try:
-        return check_directory(CACHE_DIR_NAME if value is None else value, Path.cwd(), contents=contents)
+        return check_directory(CACHE_DIR_NAME if value is None else value, Path.cwd(), contents=contents,
+                               shared=shared)
     except CacheDirError as error:
         raise ConfigError(_cache_problem(value, error)) from None
 
@@ -301,6 +306,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
     diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
     fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
     for outcome in outcomes:
+        if outcome.note:
+            click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
         if outcome.write_error:
             click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
         if outcome.fixed:
@@ -394,12 +401,25 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
         return FileOutcome(name, ())
     from torchlint.engine import lint_source
     from torchlint.fixer import fix_text
+    from torchlint.jobscript.lint import (
+        NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script, lint_job_script,
+    )
 
     config = settings.lint_config(Path(name))
     if is_notebook(Path(name)):
         return _stdin_notebook(text, name, config, apply_fix, unsafe)
+    job_script = stdin_filename is not None and is_job_script(Path(name), text)
+    if stdin_filename is not None and not job_script and is_shell_script(Path(name), text):
+        if apply_fix:
+            _write_stdout_bytes(data)
+        return FileOutcome(name, (), note=NOT_A_JOB_SCRIPT)
+    if job_script and not apply_fix:
+        return FileOutcome(name, tuple(lint_job_script(text, name, config, Path(name))), text)
     if apply_fix:
-        result = fix_text(text, name, config, unsafe=unsafe)
+        if job_script:
+            result = fix_job_script(text, name, config, unsafe=unsafe, file=Path(name))
+        else:
+            result = fix_text(text, name, config, unsafe=unsafe)
         try:
             fixed = SourceFile(Path(name), text, encoding, bom, "").encode(result.source) if result.changed else data
         except UnicodeEncodeError:
@@ -438,6 +458,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         resolver = _resolver(kwargs)
         if _reads_stdin(paths, kwargs["stdin_filename"]):
             outcome = _check_stdin(resolver, kwargs["stdin_filename"], True, unsafe, kwargs["force_exclude"])
+            if outcome.note:
+                click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
             if outcome.fixed is not None:
                 _echo_drops(outcome.path, outcome.fixed)
             problems = [d for d in outcome.diagnostics if d.code == PARSE_ERROR_CODE]
@@ -455,6 +477,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
     problems = list(errors)
     fixed_files = fixed_total = 0
     for outcome in outcomes:
+        if outcome.note:
+            click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
         problems.extend(d for d in outcome.diagnostics if d.code == "TL000")
         result = outcome.fixed
         if outcome.write_error:

@@ -62,6 +62,7 @@ def discover(
         if force_exclude and settings.is_excluded(given):
             continue
         found.append((given, os.path.realpath(given)))
+    errors.extend((Path(path), reason) for path, reason in gitignore.problems)
     found.sort(key=lambda item: _sort_key(item[0]))
     files: List[Path] = []
     first_name: Dict[str, Path] = {}

@@ -13,7 +13,7 @@ import bisect
 import enum
 from collections import Counter
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -30,6 +30,7 @@ class DropReason(enum.Enum):
     UNPARSABLE = "would leave the file unparsable"
     TARGET_SYNTAX = "would not parse on the target Python"
     OUTSIDE_EDITS = "would change text outside its edits"
+    NOTEBOOK_CELL = "would break a notebook cell"
 
 
 @dataclass(frozen=True)
@@ -186,22 +187,32 @@ def _fix_key(diagnostic: Diagnostic) -> Tuple[str, str, Tuple[Edit, ...]]:
     return (diagnostic.code, diagnostic.message, diagnostic.fix.edits)
 
 
+Accept = Callable[[str, Sequence[Diagnostic]], Optional[str]]
+"""A caller's own check of a pass (a notebook's: each cell on its own): given
+the fixed text and the fixes in it, None to accept, else why not."""
+
+
 class _Pass:
     """One pass: the largest set of the chosen fixes that passes the check,
     found by halving (a few parses per bad fix, not one per fix)."""
 
-    def __init__(self, text: str, checker: _Checker) -> None:
+    def __init__(self, text: str, checker: _Checker, accept: Optional[Accept] = None) -> None:
         self.text = text
         self.module: Optional[cst.Module] = None
         self.accepted: List[Diagnostic] = []
         self.drops: List[DroppedFix] = []
         self._original = text
         self._checker = checker
+        self._accept = accept
 
     def attempt(self, group: Sequence[Diagnostic]) -> None:
         edits = _edits_of([*self.accepted, *group])
         trial = apply_edits(self._original, edits)
         verdict = self._checker.check(trial, self._original, edits)
+        if isinstance(verdict, cst.Module) and self._accept is not None:
+            refused = self._accept(trial, [*self.accepted, *group])
+            if refused is not None:
+                verdict = _Refusal(DropReason.NOTEBOOK_CELL, refused)
         if isinstance(verdict, cst.Module):
             self.accepted.extend(group)
             self.text, self.module = trial, verdict
@@ -214,9 +225,11 @@ class _Pass:
 
 
 def fix_text(
-    source: str, path: str, config: LintConfig, *, unsafe: bool = False, max_passes: int = MAX_PASSES
+    source: str, path: str, config: LintConfig, *, unsafe: bool = False, max_passes: int = MAX_PASSES,
+    accept: Optional[Accept] = None,
 ) -> FixResult:
-    """Fix ``source`` until no applicable fix is left (or ``max_passes``)."""
+    """Fix ``source`` until no applicable fix is left (or ``max_passes``);
+    ``accept`` adds the caller's own check of each pass."""
     applied: List[Diagnostic] = []
     drops: List[DroppedFix] = []
     dropped_keys: Set[Tuple[str, str, Tuple[Edit, ...]]] = set()
@@ -234,7 +247,7 @@ def fix_text(
         ]
         if not candidates:
             return result(True)
-        one_pass = _Pass(text, checker)
+        one_pass = _Pass(text, checker, accept)
         one_pass.attempt(select_fixes(candidates))
         drops.extend(one_pass.drops)
         dropped_keys.update(_fix_key(drop.diagnostic) for drop in one_pass.drops)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from torchlint.sourcefile import MAX_FILE_BYTES, MissingFile, SourceError, ceiling_directories, read_regular
+
 _NEVER = re.compile(b"(?!)")
 _WILDCARDS = b"*?[\\"
 _CLASSES: Dict[bytes, bytes] = {
@@ -215,12 +217,6 @@ def verdict(rules: Tuple[IgnoreRule, ...], relative: "bytes | str", is_dir: bool
     return result
 
 
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
 
 
 # One folder's rules, keyed by the folder (absolute, as bytes).
@@ -237,9 +233,31 @@ class GitIgnore:
     def __init__(self) -> None:
         self._roots: Dict[str, Optional[str]] = {}
         self._chains: Dict[str, _Chain] = {}
+        self._problems: Dict[str, str] = {}
+        self._ceilings = ceiling_directories("GIT_CEILING_DIRECTORIES")
+
+    @property
+    def problems(self) -> Tuple[Tuple[str, str], ...]:
+        """Ignore files that exist but could not be read, with why (each was
+        used as if absent)."""
+        return tuple(self._problems.items())
+
+    def _read(self, path: str, follow: bool) -> bytes:
+        """The bytes of an ignore file; b"" when there is none.  Only a
+        regular file is read, within the size limit; a ``.gitignore`` that is
+        a symbolic link is not followed (git does not follow it either)."""
+        try:
+            return read_regular(path, MAX_FILE_BYTES, follow=follow)
+        except MissingFile:
+            return b""
+        except SourceError as error:
+            self._problems.setdefault(path, f"cannot read ignore file: {error}; it was ignored as if absent")
+            return b""
 
     def repo_root(self, directory: str) -> Optional[str]:
-        """The nearest folder at or above ``directory`` holding a ``.git`` entry."""
+        """The nearest folder at or above ``directory`` holding a ``.git``
+        entry; as with git, the search does not enter a folder listed in
+        ``GIT_CEILING_DIRECTORIES``."""
         pending: List[str] = []
         current = directory
         while current not in self._roots:
@@ -248,7 +266,7 @@ class GitIgnore:
                 self._roots[current] = current
                 break
             parent = os.path.dirname(current)
-            if parent == current:
+            if parent == current or parent in self._ceilings:
                 self._roots[current] = None
                 break
             current = parent
@@ -258,10 +276,10 @@ class GitIgnore:
         return root
 
     def _own_rules(self, directory: str, is_root: bool) -> Tuple[IgnoreRule, ...]:
-        data = _read(os.path.join(directory, ".gitignore"))
+        data = self._read(os.path.join(directory, ".gitignore"), follow=False)
         rules = parse(data) if data else ()
         if is_root:
-            return parse(_read(os.path.join(directory, ".git", "info", "exclude"))) + rules
+            return parse(self._read(os.path.join(directory, ".git", "info", "exclude"), follow=True)) + rules
         return rules
 
     def chain(self, directory: str) -> _Chain:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from torchlint.engine import LintConfig, lint_source, parse_error, parse_module
 from torchlint.fixer import MAX_PASSES, FixResult, apply_edits, fix_text
@@ -81,6 +81,9 @@ class Part:
         return text[: -len(separator)] if separator and text.endswith(separator) else text
 
 
+_NO_FINDINGS: Mapping[Edit, AbstractSet[int]] = {}
+
+
 @dataclass(frozen=True)
 class Layout:
     """The virtual module of some cells, and where each cell lies in it."""
@@ -131,13 +134,24 @@ class Layout:
             cell=part.cell.number,
         )
 
-    def after(self, edits: Sequence[Edit], fixed: str) -> Optional["Layout"]:
+    def after(self, edits: Sequence[Edit], fixed: str,
+              findings: Mapping[Edit, AbstractSet[int]] = _NO_FINDINGS) -> Optional["Layout"]:
         """The layout of ``fixed``, the module with ``edits`` applied; None
         when an edit crosses from one cell into another or cuts through an
-        IPython line (then the cells cannot be told apart again safely)."""
+        IPython line (then the cells cannot be told apart again safely).
+
+        An edit belongs to the cell it lies in, except an insertion exactly
+        where a cell ends and the next begins: it belongs to the cell of the
+        finding it fixes (``findings``: edit -> indexes of the parts holding
+        the findings whose fixes make it), so code appended after a block
+        that ends a cell stays in that cell."""
         owned: List[List[Edit]] = [[] for _ in self.parts]
         for edit in edits:
             index = max(0, bisect.bisect_right(self.offsets, edit.start) - 1)
+            owners = findings.get(edit, frozenset())
+            if (edit.start == edit.end == self.offsets[index] and index > 0 and index - 1 in owners
+                    and index not in owners):
+                index -= 1  # appended to the end of the finding's cell
             base = self.offsets[index]
             end = self.offsets[index + 1] if index + 1 < len(self.parts) else len(self.text)
             if edit.end > end:
@@ -155,6 +169,31 @@ class Layout:
     def shown(self) -> Dict[int, str]:
         """Cell number -> the cell's real text, as positions refer to it."""
         return {part.cell.number: part.shown for part in self.parts}
+
+
+def edit_owners(layout: Layout, diagnostics: Sequence[Diagnostic]) -> Dict[Edit, AbstractSet[int]]:
+    """Each edit of the diagnostics' fixes -> the indexes of the parts that
+    hold the findings it fixes (positions are those of ``layout``'s module)."""
+    owners: Dict[Edit, Set[int]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.fix is not None:
+            for edit in diagnostic.fix.edits:
+                owners.setdefault(edit, set()).add(layout.part_at(diagnostic.start.line))
+    return {edit: frozenset(parts) for edit, parts in owners.items()}
+
+
+def cell_refusal(layout: Layout, fixed: str, diagnostics: Sequence[Diagnostic], path: str) -> Optional[str]:
+    """Why the fixes of ``diagnostics`` (together giving ``fixed``) may not
+    be applied to the cells of ``layout``, or None: an edit that cannot be
+    kept in one cell, or a changed cell that does not parse on its own
+    (IPython compiles each cell alone; the joined module may parse anyway)."""
+    moved = layout.after(_edits_of(diagnostics), fixed, edit_owners(layout, diagnostics))
+    if moved is None:
+        return "an edit would reach into another cell"
+    for old, new in zip(layout.parts, moved.parts):
+        if new.body != old.body and isinstance(parse_module(new.body, path), Diagnostic):
+            return f"cell {new.cell.number} would not parse on its own"
+    return None
 
 
 def _moved_masks(part: Part, edits: Sequence[Edit]) -> Optional[Tuple[int, ...]]:
@@ -297,7 +336,9 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
     remaining: Optional[Tuple[Diagnostic, ...]] = None
     converged = False
     for _ in range(MAX_PASSES):
-        result = fix_text(layout.text, path, config, unsafe=unsafe, max_passes=1)
+        current = layout
+        result = fix_text(layout.text, path, config, unsafe=unsafe, max_passes=1,
+                          accept=lambda fixed, chosen: cell_refusal(current, fixed, chosen, path))
         for diagnostic in result.dropped:
             shown = layout.localise(diagnostic)
             key = (shown.cell, shown.code, shown.message, tuple(e.text for e in _edits_of([diagnostic])))
@@ -305,7 +346,7 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
         if not result.applied:
             remaining, converged = result.remaining, result.converged
             break
-        moved = layout.after(_edits_of(result.applied), result.source)
+        moved = layout.after(_edits_of(result.applied), result.source, edit_owners(layout, result.applied))
         if moved is None:
             if remaining is None:
                 remaining = tuple(lint_source(layout.text, path, config))

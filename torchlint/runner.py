@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from torchlint.analysis import project
 from torchlint.analysis.project import CallerQuery
-from torchlint.cache import Cache
+from torchlint.cache import Cache, EntryKey
 from torchlint.model import Diagnostic, parse_error
 from torchlint.settings import Settings
-from torchlint.sourcefile import SourceError, SourceFile, read_source, write_source
+from torchlint.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
@@ -49,6 +49,9 @@ class FileOutcome:
     cell_sources: Optional[Dict[str, str]] = None
     pending_write: bool = False
     """The fixed text is still to be written (by :func:`commit`)."""
+    note: Optional[str] = None
+    """Why the file was not linted, for a line on standard error (a shell
+    script that is not a job script)."""
 
     @property
     def written(self) -> bool:
@@ -79,12 +82,14 @@ def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
 def lint_file(path: Path, settings: Settings) -> FileOutcome:
     """Read and lint one file; every failure becomes a TL000 diagnostic."""
     from torchlint.engine import lint_source
-    from torchlint.jobscript.lint import is_job_script, lint_job_script
+    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
     from torchlint.notebook import cell_sources, lint_notebook
 
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
@@ -106,12 +111,14 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
 def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
     """Fix one file in memory, and write it when ``write`` is set."""
     from torchlint.fixer import fix_text
-    from torchlint.jobscript.lint import fix_job_script, is_job_script
+    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
     from torchlint.notebook import cell_sources, fix_notebook
 
     shown, source = _read(path)
     if isinstance(source, FileOutcome):
         return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
         if is_notebook(path):
@@ -264,17 +271,18 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     imports are read from disk): for the editor and flake8, which lint one
     file at a time and should agree with ``torchlint check``.  Text with no
     file behind it gets the empty index."""
-    if path is None or not path.is_file():
+    if path is None or not is_regular_file(path):  # an editor's buffer may have any name
         project.install(project.EMPTY)
     else:
         prepare_project([path], settings_for)
 
 
-def _cache_digest(digest: str, path: str) -> str:
-    """A file's findings also depend on the project index, when there is one
-    (on the facts of it that concern this file)."""
+def entry_key(shown: str, digest: str, settings: Settings, path: Path) -> EntryKey:
+    """The cache key of one file's findings: its bytes, its configuration,
+    and the facts of the project index that concern it, when there is one."""
     index = project.current()
-    return digest if index is project.EMPTY else f"{digest}:{index.fingerprint_for(path)}"
+    facts = "" if index is project.EMPTY else index.fingerprint_for(shown)
+    return EntryKey(shown, digest, facts, settings.cache_fingerprint(path))
 
 
 def run_files(
@@ -343,7 +351,7 @@ def cached_run(
     if cache is None:
         return run_files(files, settings_for, work, jobs=jobs)
     results: Dict[int, FileOutcome] = {}
-    keys: Dict[int, str] = {}
+    keys: Dict[int, EntryKey] = {}
     misses: List[int] = []
     for index, path in enumerate(files):
         hit = _from_cache(path, settings_for(path), cache)
@@ -360,8 +368,8 @@ def cached_run(
             continue
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
-        config = settings_for(files[index]).cache_fingerprint(files[index])
-        cache.put(keys.get(index) or cache.key(_cache_digest(outcome.digest, outcome.path), config, outcome.path), outcome.diagnostics)
+        key = keys.get(index) or entry_key(outcome.path, outcome.digest, settings_for(files[index]), files[index])
+        cache.put(key, outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
 
@@ -369,14 +377,14 @@ def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
 
 
-def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, str]]:
+def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, EntryKey]]:
     try:
         source = read_source(path)
     except SourceError:
         return None
     shown = display_path(path)
-    key = cache.key(_cache_digest(source.digest, shown), settings.cache_fingerprint(path), shown)
-    diagnostics = cache.get(key, shown)
+    key = entry_key(shown, source.digest, settings, path)
+    diagnostics = cache.get(key)
     if diagnostics is None:
         return None
     text = source.text if diagnostics else None

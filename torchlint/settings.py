@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.catalog import OptionValue, RuleInfo, rule_infos
+from torchlint.sourcefile import ceiling_directories
 from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
 from torchlint.versions import (
     CURRENT_TORCH, DEFAULT_TARGET, FrameworkReleases, PythonVersion, Release, TorchVersion, lowest_python,
@@ -33,6 +34,8 @@ else:  # pragma: no cover - exercised on Python < 3.11
     import tomli as tomllib
 
 CONFIG_FILENAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Configuration and requirements files larger than this are not read."""
 
 DEFAULT_EXCLUDES: Tuple[str, ...] = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
@@ -318,18 +321,23 @@ def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> 
 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
+    from torchlint.sourcefile import SourceError, read_regular
+
     try:
-        with path.open("rb") as handle:
-            data: Dict[str, Any] = tomllib.load(handle)
-            return data
+        raw = read_regular(path, MAX_CONFIG_BYTES)
+    except SourceError as error:
+        raise UnreadableConfig(path, str(error)) from None
+    try:
+        data: Dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        return data
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{path}: invalid TOML: not UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
         ) from None
-    except OSError as error:
-        raise UnreadableConfig(path, error.strerror or str(error)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
@@ -452,6 +460,27 @@ def load_config_file(path: Path) -> Settings:
     return settings_from_table(table or {}, path.resolve())
 
 
+CEILING_VARIABLE = "TORCHLINT_CEILING_DIRECTORIES"
+"""Folders (absolute, separated by ``os.pathsep``) the configuration search
+does not enter, like git's ``GIT_CEILING_DIRECTORIES``: a search starting
+below one stops there, so no configuration file in it or above it is read."""
+
+
+def _outside_project(folder: str, repository: Optional[str]) -> Optional[str]:
+    """Where ``folder`` is, when it is above the project being linted: above
+    the repository the search started in, or (outside a repository) above
+    the working folder; None inside the project."""
+    if repository is not None:
+        return f"above the project's repository {repository}"
+    try:
+        here = os.getcwd()
+    except OSError:
+        return None
+    if here != folder and here.startswith(folder.rstrip(os.sep) + os.sep):
+        return f"above the project, in {folder}, not in the working folder {here} or below it"
+    return None
+
+
 class SettingsResolver:
     """Finds the closest configuration for each directory, memoised."""
 
@@ -461,6 +490,7 @@ class SettingsResolver:
         self._by_dir: Dict[str, Settings] = {}
         self._problems: Dict[Path, str] = {}
         self._fixed: Optional[Settings] = None
+        self._ceilings = ceiling_directories(CEILING_VARIABLE)
         if config_file is not None:
             self._fixed = load_config_file(config_file).with_overrides(overrides)
         elif isolated:
@@ -482,17 +512,22 @@ class SettingsResolver:
         return tuple(self._problems.items())
 
     def _find(self, directory: str) -> Settings:
-        """The closest configuration at or above ``directory`` (absolute); one probe per folder, no recursion."""
+        """The closest configuration at or above ``directory`` (absolute); one
+        probe per folder, no recursion, never into a ceiling folder
+        (:data:`CEILING_VARIABLE`)."""
         pending: List[str] = []
         current = directory
+        repository: Optional[str] = None  # a repository's top folder the search went above
         found = self._by_dir.get(current)
         while found is None:
             pending.append(current)
-            found = self._configured(current)
+            found = self._configured(current, repository)
             if found is not None:
                 break
+            if repository is None and os.path.lexists(os.path.join(current, ".git")):
+                repository = current
             parent = os.path.dirname(current)
-            if parent == current:
+            if parent == current or parent in self._ceilings:
                 found = Settings(root=Path.cwd()).with_overrides(self._overrides)
                 break
             current = parent
@@ -501,8 +536,11 @@ class SettingsResolver:
             self._by_dir[folder] = found
         return found
 
-    def _configured(self, directory: str) -> Optional[Settings]:
-        """The settings of the configuration file in ``directory``, if it has one that can be read."""
+    def _configured(self, directory: str, repository: Optional[str] = None) -> Optional[Settings]:
+        """The settings of the configuration file in ``directory``, if it has
+        one that can be read.  ``repository`` is the top folder of a
+        repository the search came up from: an error in a file above the
+        project says so, and how to do without it."""
         for name in CONFIG_FILENAMES:
             try:
                 is_file = stat.S_ISREG(os.stat(os.path.join(directory, name)).st_mode)
@@ -520,11 +558,17 @@ class SettingsResolver:
             candidate = Path(directory) / name
             try:
                 table = _table(candidate)
+                if table is not None:
+                    return settings_from_table(table, candidate).with_overrides(self._overrides)
             except UnreadableConfig as error:
                 self._unreadable(candidate, error.reason)
                 continue
-            if table is not None:
-                return settings_from_table(table, candidate).with_overrides(self._overrides)
+            except ConfigError as error:
+                outside = _outside_project(directory, repository)
+                if outside is None:
+                    raise
+                raise ConfigError(f"{error} (this configuration file was found {outside}: fix it, or run with "
+                                  "--isolated to use no configuration file, or --config FILE to name one)") from None
         return None
 
     def _unreadable(self, config_file: Path, reason: str) -> None:
@@ -593,7 +637,10 @@ def release_from_requirement(line: str, distributions: Sequence[str]) -> Optiona
 @lru_cache(maxsize=64)
 def _requirement_lines(root: Path) -> Tuple[str, ...]:
     """The project's requirements: ``[project] dependencies`` of the
-    ``pyproject.toml`` at ``root``, then every ``requirements*.txt`` there."""
+    ``pyproject.toml`` at ``root``, then every ``requirements*.txt`` there
+    (regular files only, each with a size bound)."""
+    from torchlint.sourcefile import SourceError, read_regular
+
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
     if os.path.isfile(pyproject):
@@ -611,9 +658,9 @@ def _requirement_lines(root: Path) -> Tuple[str, ...]:
         requirement_files = []
     for requirements in requirement_files:
         try:
-            lines.extend(requirements.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            continue
+            lines.extend(read_regular(requirements, MAX_CONFIG_BYTES).decode("utf-8", "replace").splitlines())
+        except SourceError:
+            continue  # not a regular file, unreadable or too large: as if absent
     return tuple(lines)
 
 

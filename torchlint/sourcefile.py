@@ -29,6 +29,10 @@ class SourceError(Exception):
     """A file that cannot be read or decoded; the message names why."""
 
 
+class MissingFile(SourceError):
+    """There is no file at the path (or a part of it is not a folder)."""
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """A file's decoded text and how to write it back byte-for-byte alike."""
@@ -66,21 +70,113 @@ def decode(data: bytes, name: str = "<stdin>") -> "tuple[str, str, bool]":
     return text, encoding, bom
 
 
-def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
-    """Read and decode one file; raises SourceError with a one-line reason."""
+def _too_large(size: int, max_bytes: int) -> SourceError:
+    return SourceError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; skipped")
+
+
+def _open_regular(path: "Union[str, os.PathLike[str]]", follow: bool) -> "tuple[int, os.stat_result]":
+    """An open descriptor of the regular file at ``path`` and its status;
+    SourceError for anything else.  Nothing but a regular file is opened: a
+    FIFO would block the open or the read forever, and opening some devices
+    has effects of its own.  The kind is checked before opening (``stat``)
+    and again on the open descriptor, so a file swapped in between is caught."""
     try:
-        info = path.stat()
+        info = os.stat(path) if follow else os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise SourceError("a symbolic link, not followed here")
         if not stat.S_ISREG(info.st_mode):
             raise SourceError("not a regular file")
-        if info.st_size > max_bytes:
-            raise SourceError(
-                f"file is {info.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; skipped"
-            )
-        data = path.read_bytes()
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        if not follow:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
+        handle = os.open(path, flags)
     except SourceError:
         raise
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise MissingFile(error.strerror or str(error)) from None
+    except OSError as error:
+        if not follow and error.errno == errno.ELOOP:
+            raise SourceError("a symbolic link, not followed here") from None
+        raise SourceError(error.strerror or str(error)) from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("not a regular file")
+    except BaseException as error:
+        os.close(handle)
+        if isinstance(error, OSError):
+            raise SourceError(error.strerror or str(error)) from None
+        raise
+    return handle, info
+
+
+def read_at_most(handle: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from an open descriptor, to its end."""
+    chunks = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(handle, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_regular(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE_BYTES, *,
+                 follow: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_bytes`` of
+    them; SourceError with a one-line reason for a file that is missing,
+    unreadable, not a regular file (a FIFO, a device, a folder; with
+    ``follow=False`` also a symbolic link) or over the limit.  Every file
+    torchlint reads goes through here (or :func:`read_head`): sources,
+    configuration, ``.gitignore``, requirements, baselines, imported modules."""
+    handle, info = _open_regular(path, follow)
+    try:
+        if info.st_size > max_bytes:
+            raise _too_large(info.st_size, max_bytes)
+        data = read_at_most(handle, max_bytes + 1)
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
+    finally:
+        os.close(handle)
+    if len(data) > max_bytes:  # it grew after the check
+        raise _too_large(len(data), max_bytes)
+    return data
+
+
+def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
+    """The first ``size`` bytes of the regular file at ``path`` (a file's
+    kind is decided from them); SourceError as for :func:`read_regular`."""
+    handle, _ = _open_regular(path, True)
+    try:
+        return read_at_most(handle, size)
+    except OSError as error:
+        raise SourceError(error.strerror or str(error)) from None
+    finally:
+        os.close(handle)
+
+
+def ceiling_directories(variable: str) -> "frozenset[str]":
+    """The absolute folders an environment variable lists (separated by
+    ``os.pathsep``, as git's ``GIT_CEILING_DIRECTORIES``), each as written and
+    resolved: searches upwards for configuration or a repository stop below them."""
+    folders = [entry for entry in os.environ.get(variable, "").split(os.pathsep) if os.path.isabs(entry)]
+    return frozenset({*map(os.path.abspath, folders), *map(os.path.realpath, folders)})
+
+
+def is_regular_file(path: Path) -> bool:
+    """``path.is_file()``, but False (not an exception) for a name the
+    system refuses: a part over its length limit, a whole path over it, a NUL."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
+    """Read and decode one file; raises SourceError with a one-line reason."""
+    data = read_regular(path, max_bytes)
     text, encoding, bom = decode(data, str(path))
     return SourceFile(path, text, encoding, bom, hashlib.sha256(data).hexdigest())
 

@@ -6,7 +6,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, Optional, Sequence, Tuple
 
 from torchlint.registry import by_alias
 
@@ -74,7 +74,7 @@ def _matches(codes: FrozenSet[str], code: str, name: str) -> bool:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _lines(source: str) -> Tuple[str, ...]:
+def split_lines(source: str) -> Tuple[str, ...]:
     """The file's lines as the tokenizer numbers them: ``str.splitlines``
     would also break at form feeds and other separators."""
     return tuple(_LINE_BREAK.split(source))
@@ -95,13 +95,20 @@ def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[Tuple[int, str, b
                 yield index, line[position:], line[:position].strip() == ""
 
 
-class _NextCodeLine:
-    """The first line below a comment that holds code.  Comments come in
-    increasing line order, so one forward scan answers them all: thousands
-    of own-line comments in a row cost linear time, not quadratic."""
+def _holds_code(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
 
-    def __init__(self, lines: Tuple[str, ...]) -> None:
+
+class NextCodeLine:
+    """The first line below a comment that holds code (``is_code`` says
+    which lines do).  Comments come in increasing line order, so one forward
+    scan answers them all: thousands of own-line comments in a row cost
+    linear time, not quadratic."""
+
+    def __init__(self, lines: Sequence[str], is_code: Callable[[str], bool] = _holds_code) -> None:
         self._lines = lines
+        self._is_code = is_code
         self._from = 0  # no code line in lines[_from:_found]
         self._found = -1  # index of a code line (len(lines): none); -1: not yet scanned
 
@@ -109,10 +116,7 @@ class _NextCodeLine:
         """The 1-based number of the first code line below line ``row``."""
         if not self._from <= row <= self._found:
             index = row
-            while index < len(self._lines):
-                stripped = self._lines[index].strip()
-                if stripped and not stripped.startswith("#"):
-                    break
+            while index < len(self._lines) and not self._is_code(self._lines[index]):
                 index += 1
             self._from, self._found = row, index
         return self._found + 1 if self._found < len(self._lines) else None
@@ -122,8 +126,8 @@ def parse_suppressions(source: str) -> Suppressions:
     """Read every suppression comment of a Python file."""
     if not _QUICK.search(source):
         return Suppressions.none()
-    lines = _lines(source)
-    return suppressions_from(_comments(source, lines), _NextCodeLine(lines).after)
+    lines = split_lines(source)
+    return suppressions_from(_comments(source, lines), NextCodeLine(lines).after)
 
 
 def suppressions_from(

@@ -15,7 +15,6 @@ import bisect
 import hashlib
 import os
 import re
-import stat
 import warnings
 from functools import cached_property
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Union
 
 from torchlint.canonical import canonical
-from torchlint.sourcefile import MAX_FILE_BYTES
+from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
 
 
 @dataclass(frozen=True)
@@ -266,28 +265,59 @@ def _parse_quietly(data: Union[str, bytes]) -> Optional[ast.Module]:
             return None
 
 
-def module_name(path: Path, packages: Optional[Dict[Path, str]] = None) -> str:
+def module_name(path: Path, packages: Optional[Dict[Path, str]] = None,
+                reals: Optional[Dict[str, str]] = None) -> str:
     """The dotted module name of a file: its stem, prefixed by the packages
     (folders with an ``__init__.py``) that contain it.  ``packages`` keeps
-    each folder's package name between calls of one pass over many files."""
+    each folder's package name, and ``reals`` each folder's real path,
+    between calls of one pass over many files."""
     known = {} if packages is None else packages
     package = known.get(path.parent)  # the folder as written: resolving it is the costly part
     if package is None:
-        package = known[path.parent] = _package(path.resolve().parent, known)
+        real = Path(_real_folder(str(path.parent), reals)) if reals is not None else path.resolve().parent
+        package = known[path.parent] = _package(real, known)
     stem = "" if path.stem == "__init__" else path.stem
     return ".".join(p for p in (package, stem) if p) or path.stem
 
 
 def _package(folder: Path, known: Dict[Path, str]) -> str:
-    """The dotted package name of a folder ("" outside any package)."""
-    if folder in known:
-        return known[folder]
-    found = ""
-    if (folder / "__init__.py").is_file() and folder.parent != folder:
-        above = _package(folder.parent, known)
-        found = f"{above}.{folder.name}" if above else folder.name
-    known[folder] = found
-    return found
+    """The dotted package name of a folder ("" outside any package); a loop
+    up the folders, not recursion, so packages of any depth are named."""
+    inside: List[Path] = []  # folders with an __init__.py, innermost first, whose name is not known yet
+    current = folder
+    while current not in known:
+        if current.parent == current or not (current / "__init__.py").is_file():
+            known[current] = ""
+            break
+        inside.append(current)
+        current = current.parent
+    above = known[current]
+    for package in reversed(inside):
+        above = known[package] = f"{above}.{package.name}" if above else package.name
+    return known[folder]
+
+
+def _real_folder(folder: str, reals: Dict[str, str]) -> str:
+    """``os.path.realpath(folder)``, each folder of a pass resolved once: a
+    folder's real path is its real parent's plus its name, unless that name
+    is a symbolic link.  (``realpath`` itself checks every folder above: a
+    tree of nested packages cost the cube of its depth.)"""
+    if ".." in folder.split(os.sep):  # ".." after a symbolic link is not lexical
+        return os.path.realpath(folder)
+    folder = os.path.abspath(folder)
+    pending: List[str] = []
+    current = folder
+    while current not in reals:
+        parent = os.path.dirname(current)
+        if parent == current:
+            reals[current] = os.path.realpath(current)
+            break
+        pending.append(current)
+        current = parent
+    for item in reversed(pending):
+        candidate = os.path.join(reals[os.path.dirname(item)], os.path.basename(item))
+        reals[item] = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+    return reals[folder]
 
 
 class _ModuleNames:
@@ -296,13 +326,14 @@ class _ModuleNames:
 
     def __init__(self) -> None:
         self._packages: Dict[Path, str] = {}
+        self._reals: Dict[str, str] = {}
         self._names: Dict[str, str] = {}
 
     def __call__(self, path: Path) -> str:
         key = str(path)
         found = self._names.get(key)
         if found is None:
-            found = self._names[key] = module_name(path, self._packages)
+            found = self._names[key] = module_name(path, self._packages, self._reals)
         return found
 
 
@@ -382,8 +413,35 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str
     return table
 
 
-# An import statement, with the parentheses of a multi-line one.
-_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(?:from|import)[ \t][^\n]*)")
+# A line that starts an import statement, and one that opens a parenthesised name list.
+_IMPORT_LINE = re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*")
+_OPENS_NAMES = re.compile(rb"[ \t]*from[ \t][^\n(]*import[ \t]*\(")
+
+
+def _import_statements(text: bytes) -> List[bytes]:
+    """The import statements of a file's text, a multi-line one with its
+    parentheses; a ``(`` that is never closed leaves just its line.  One pass:
+    where the next ``)`` is, is looked up at most once per ``)`` (a regular
+    expression searching for it from every unclosed line was quadratic)."""
+    found: List[bytes] = []
+    position = 0
+    close = -2  # the first ")" after an earlier statement (-1: there is none after it)
+    while True:
+        line = _IMPORT_LINE.search(text, position)
+        if line is None:
+            return found
+        opened = _OPENS_NAMES.match(text, line.start())
+        if opened is not None:
+            if close != -1 and close < opened.end():
+                close = text.find(b")", opened.end())
+            if close != -1:
+                found.append(text[line.start():close + 1])
+                position = close + 1
+                continue
+        found.append(line.group())
+        position = line.end()
+
+
 class _ImportLines:
     """The import statements of each text of one index build, found once
     (several facts read them)."""
@@ -395,7 +453,7 @@ class _ImportLines:
         held = self._found.get(id(text))
         if held is not None and held[0] is text:
             return held[1]
-        statements = _IMPORT.findall(text)
+        statements = _import_statements(text)
         self._found[id(text)] = (text, statements)
         return statements
 
@@ -787,12 +845,8 @@ def _read(files: Iterable[Path]) -> Iterator[Tuple[Path, bytes]]:
         if path.suffix != ".py":
             continue
         try:
-            status = os.stat(path)
-            if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_FILE_BYTES:
-                continue
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError:
+            data = read_regular(path, MAX_FILE_BYTES)
+        except SourceError:
             continue
         yield path, data
 
@@ -819,9 +873,11 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
     done: Set[int] = set()
     found: Dict[str, ClassInfo] = {}
     while True:
-        # A class header naming a wanted base between its parentheses.
+        # A class header naming a wanted base between its parentheses (the
+        # search stops at any parenthesis: one that never closes costs its
+        # own text, not the rest of the file's).
         header = re.compile(
-            rb"class\s+\w+\s*\([^)]*\b(?:" + b"|".join(re.escape(w) for w in sorted(wanted)) + rb")\b"
+            rb"class\s+\w+\s*\([^()]*\b(?:" + b"|".join(re.escape(w) for w in sorted(wanted)) + rb")\b"
         )
         batch = [i for i, (_, text) in enumerate(texts) if i not in done and header.search(text)]
         if not batch:
@@ -840,7 +896,7 @@ def _hierarchy(texts: Sequence[Tuple[Path, bytes]], bases: Sequence[str],
 
 
 def _reexports(texts: Sequence[Tuple[Path, bytes]], defined: Iterable[str], store: Optional[Store],
-               statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+               statements: Callable[[bytes], List[bytes]] = _import_statements,
                module_of: Callable[[Path], str] = module_name) -> Dict[str, str]:
     """The other dotted names under which packages of the project make the
     ``defined`` classes available by importing them in their ``__init__.py``
@@ -916,7 +972,7 @@ def _top_names(root: Path) -> FrozenSet[str]:
 
 
 def _with_imported(texts: Sequence[Tuple[Path, bytes]],
-                   statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+                   statements: Callable[[bytes], List[bytes]] = _import_statements,
                    module_of: Optional[_ModuleNames] = None) -> List[Tuple[Path, bytes]]:
     """``texts`` plus the project modules they import that are not among
     them, read from disk where Python would find them for the importing
@@ -930,10 +986,9 @@ def _with_imported(texts: Sequence[Tuple[Path, bytes]],
     package_modules = {module for where, module in names.items() if os.path.basename(where) == "__init__.py"}
     folders: Set[str] = set()
     for where, module in names.items():
-        folder = os.path.dirname(where)
-        for _ in range(module.count(".") + (os.path.basename(where) == "__init__.py")):
-            folder = os.path.dirname(folder)  # up to the folder above the top package
-        folders.add(folder)
+        # Up to the folder above the top package (one split, not a dirname per package level).
+        ups = 1 + module.count(".") + (os.path.basename(where) == "__init__.py")
+        folders.add(where.rsplit(os.sep, ups)[0] or os.sep)
     roots: Set[Path] = {Path.cwd(), *map(Path, folders)}
     tops = {root: _top_names(root) for root in roots}
     pending = [(path, text, 0) for path, text in texts]
@@ -1078,7 +1133,7 @@ def _callee_functions(text: bytes, query: CallerQuery, module_words: Optional["r
 
 
 def _callers(texts: Sequence[Tuple[Path, bytes]], query: CallerQuery, store: Optional[Store],
-             statements: Callable[[bytes], List[bytes]] = _IMPORT.findall,
+             statements: Callable[[bytes], List[bytes]] = _import_statements,
              module_of: Callable[[Path], str] = module_name,
              ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
     """Calls from other modules of the functions ``query`` asks about.  Only

@@ -6,19 +6,19 @@ from __future__ import annotations
 import bisect
 import re
 from pathlib import Path
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from torchlint.engine import LintConfig
 from torchlint.fixer import FixResult, MAX_PASSES, apply_edits, select_fixes
 from torchlint.jobscript.model import JobScript
-from torchlint.jobscript.parse import has_directives, parse_job_script
+from torchlint.jobscript.parse import SUFFIXES, has_directives, parse_job_script
 from torchlint.jobscript.rule import JobFinding, JobScriptRule
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.names import ImportTable
 from torchlint.rule import FileContext
-from torchlint.suppress import Suppressions, suppressions_from
+from torchlint.suppress import NextCodeLine, Suppressions, split_lines, suppressions_from
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -29,10 +29,27 @@ def is_job_script(path: Path, text: str) -> bool:
     return not path.name.endswith(PYTHON_SUFFIXES) and has_directives(text)
 
 
-def _comments(text: str) -> Iterator[Tuple[int, str, bool]]:
+SHELL_SUFFIXES = (*SUFFIXES, ".bash")
+_SHELL_LINE = re.compile(r"#![ \t]*\S*/(?:env[ \t]+)?(?:ba|da|k|z)?sh(?:[ \t]|$)", re.MULTILINE)
+NOT_A_JOB_SCRIPT = ("skipped: a shell script without #SBATCH lines is not a Slurm job script "
+                    "(torchlint lints Python files, notebooks and job scripts)")
+
+
+def is_shell_script(path: Path, text: str) -> bool:
+    """Whether a file that is not a job script is a shell script all the
+    same (by its suffix, or a ``#!`` line naming a shell): it is skipped with
+    a note, not linted as Python."""
+    if path.name.endswith(PYTHON_SUFFIXES):
+        return False
+    return path.name.endswith(SHELL_SUFFIXES) or _SHELL_LINE.match(text) is not None
+
+
+def _comments(lines: Sequence[str]) -> Iterator[Tuple[int, str, bool]]:
     """(line, comment, alone on its line) for the shell's comments; the text
     after ``#SBATCH`` options counts as a trailing comment of that line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
+        if "#" not in line:
+            continue
         stripped = line.lstrip()
         if line.startswith("#SBATCH"):
             match = re.search(r"\s#", line)
@@ -41,28 +58,45 @@ def _comments(text: str) -> Iterator[Tuple[int, str, bool]]:
         elif stripped.startswith("#"):
             yield number, stripped, True
         else:
-            match = re.search(r"(?:^|\s)#", _unquoted(line))
-            if match:
-                start = line.index("#", match.start())
+            start = _comment_start(line)
+            if start >= 0:
                 yield number, line[start:], False
 
 
-def _unquoted(line: str) -> str:
-    """The line with quoted text blanked out, so a ``#`` in quotes is no comment."""
-    return re.sub(r"'[^']*'|\"(?:\\.|[^\"\\])*\"", lambda m: "_" * len(m.group()), line)
+def _comment_start(line: str) -> int:
+    """Where the line's comment starts: a ``#`` that begins a word outside
+    quotes; -1 when it has none.  One pass over the line (a regular
+    expression blanking quoted text was quadratic on unclosed quotes)."""
+    quote = ""
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif quote:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                quote = ""
+        elif char == "\\":
+            index += 1
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return index
+        index += 1
+    return -1
+
+
+def _is_code(line: str) -> bool:
+    """Whether a line of a job script is one an own-line comment above covers."""
+    stripped = line.strip()
+    return bool(stripped) and (not stripped.startswith("#") or line.startswith("#SBATCH"))
 
 
 def _suppressions(text: str) -> Suppressions:
-    lines = text.splitlines()
-
-    def next_line(row: int) -> Optional[int]:
-        for index in range(row, len(lines)):
-            stripped = lines[index].strip()
-            if stripped and (not stripped.startswith("#") or lines[index].startswith("#SBATCH")):
-                return index + 1
-        return None
-
-    return suppressions_from(_comments(text), next_line)
+    lines = split_lines(text)  # numbered as the findings' positions are
+    return suppressions_from(_comments(lines), NextCodeLine(lines, _is_code).after)
 
 
 class _Positions:
@@ -142,4 +176,4 @@ def fix_job_script(text: str, path: str, config: LintConfig, *, unsafe: bool = F
     return FixResult(text, tuple(applied), tuple(diagnostics), (), converged)
 
 
-__all__ = ["JobScript", "fix_job_script", "is_job_script", "lint_job_script"]
+__all__ = ["JobScript", "fix_job_script", "is_job_script", "is_shell_script", "lint_job_script"]

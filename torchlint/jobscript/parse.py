@@ -7,7 +7,8 @@ command), ``$NAME``/``${NAME}``/``${NAME:-default}`` of variables set earlier
 in the script plus ``$SLURM_SUBMIT_DIR``, and ``cd DIR``.  Relative paths are
 resolved from the script's own folder (sbatch runs the job in the folder it
 was submitted from, which is assumed to be the script's).  Anything else
-(functions, loops, ``$(...)``, here-documents) is skipped, and a launch
+(functions, loops, ``$(...)``) is skipped, the bodies of here-documents
+and quoted strings that span lines are text, not commands, and a launch
 whose file cannot be known is kept with ``target=None``.
 """
 
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.jobscript.model import Directive, JobScript, Launch, Launcher, Resources, Span, Word
+from torchlint.sourcefile import SourceError, is_regular_file, read_head
 
 SUFFIXES = (".sh", ".slurm", ".sbatch", ".job")
-_DIRECTIVE_LINE = re.compile(r"^#SBATCH(?=\s)", re.MULTILINE)
+# A line starting with ``#SBATCH``; lines end at "\n", "\r\n" or a lone "\r" (old Mac endings).
+_DIRECTIVE_LINE = re.compile(r"(?:^|(?<=\r))#SBATCH(?=\s)", re.MULTILINE)
 _HEAD_BYTES = 64 * 1024
 
 # #SBATCH short options and the long ones they stand for.
@@ -42,9 +45,8 @@ def is_job_script_file(path: Path) -> bool:
     if not path.name.endswith(SUFFIXES):
         return False
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-    except OSError:
+        head = read_head(path, _HEAD_BYTES)
+    except SourceError:
         return False
     return has_directives(head.decode("utf-8", "replace"))
 
@@ -70,35 +72,122 @@ class _Line:
 
 
 def _logical_lines(text: str) -> Iterator[_Line]:
+    """The script's commands, one logical line each: ``\\`` continuations
+    joined, a quoted string that spans lines kept in one line, and the bodies
+    of here-documents (``<<EOF`` ... ``EOF``) left out, since their lines are
+    text, not commands."""
     chars: List[str] = []
     offsets: List[int] = []
-    start_line = 1
-    line = 1
-    index = 0
-    while index < len(text):
+    start_line = line = 1
+    index, size = 0, len(text)
+    quote = ""  # the open quote mark, "" outside quotes
+    comment = False
+    arithmetic = 0  # open $(( ... )): a << in there shifts bits
+    heredocs: List[Tuple[str, bool]] = []
+
+    def take(position: int) -> None:
+        chars.append(text[position])
+        offsets.append(position)
+
+    while index < size:
         char = text[index]
-        if char == "\\" and text[index + 1:index + 2] == "\n":
+        if char == "\\" and quote != "'" and not comment:
+            if text.startswith("\r\n", index + 1):
+                index += 3
+                line += 1
+                continue
+            if index + 1 < size and text[index + 1] in "\r\n":
+                index += 2
+                line += 1
+                continue
+            take(index)
+            if index + 1 < size:
+                take(index + 1)
             index += 2
-            line += 1
-            continue
-        if char == "\\" and text[index + 1:index + 3] == "\r\n":
-            index += 3
-            line += 1
             continue
         if char in "\r\n":
-            if char == "\r" and text[index + 1:index + 2] == "\n":
-                index += 1
+            end = index + 2 if text.startswith("\r\n", index) else index + 1
+            if quote:  # a quoted string going on below: one word, one line
+                for position in range(index, end):
+                    take(position)
+                index, line = end, line + 1
+                continue
             yield _Line("".join(chars), offsets + [index], start_line)
             chars, offsets = [], []
-            index += 1
-            line += 1
+            comment, arithmetic = False, 0
+            index, line = end, line + 1
+            if heredocs:
+                index, line = _after_heredocs(text, index, line, heredocs)
+                heredocs = []
             start_line = line
             continue
-        chars.append(char)
-        offsets.append(index)
+        if comment:
+            pass
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (not chars or chars[-1] in " \t;&|()<>"):
+            comment = True
+        elif text.startswith("$((", index):
+            arithmetic += 1
+        elif arithmetic and text.startswith("))", index):
+            arithmetic -= 1
+        elif not arithmetic and text.startswith("<<", index) and not text.startswith("<<<", index) and \
+                (index == 0 or text[index - 1] != "<"):
+            found = _heredoc_delimiter(text, index + 2)
+            if found is not None:
+                heredocs.append(found)
+        take(index)
         index += 1
     if chars:
         yield _Line("".join(chars), offsets + [len(text)], start_line)
+
+
+def _heredoc_delimiter(text: str, index: int) -> Optional[Tuple[str, bool]]:
+    """The word ending the here-document whose ``<<`` ends at ``index``, with
+    quotes removed, and whether its body's leading tabs are stripped (``<<-``)."""
+    strip = text.startswith("-", index)
+    index += strip
+    while index < len(text) and text[index] in " \t":
+        index += 1
+    word: List[str] = []
+    quote = ""
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = ""
+            else:
+                word.append(char)
+        elif char in "'\"":
+            quote = char
+        elif char == "\\" and index + 1 < len(text):
+            index += 1
+            word.append(text[index])
+        elif char in " \t\r\n;&|<>()":
+            break
+        else:
+            word.append(char)
+        index += 1
+    return ("".join(word), strip) if word else None
+
+
+def _after_heredocs(text: str, index: int, line: int, heredocs: List[Tuple[str, bool]]) -> Tuple[int, int]:
+    """Where the script goes on after the bodies of ``heredocs`` that start
+    at ``index`` (on line ``line``): each body ends at a line that is its
+    word alone."""
+    for word, strip in heredocs:
+        while index < len(text):
+            end = index
+            while end < len(text) and text[end] not in "\r\n":
+                end += 1
+            body = text[index:end]
+            index = end + 2 if text.startswith("\r\n", end) else min(end + 1, len(text))
+            line += 1
+            if (body.lstrip("\t") if strip else body) == word:
+                break
+    return index, line
 
 
 _RawWord = Tuple[str, bool, int, int]  # text with quote marks removed, whether any part was quoted, start, end
@@ -149,28 +238,41 @@ def _split_commands(line: _Line) -> List[List[_RawWord]]:
     return [command for command in commands if command]
 
 
+MAX_WORD = 4096
+"""A word that expands to more characters than this is unknown (``None``):
+no path or option is that long, and a script doubling a variable forty times
+(``A=$A$A``) would otherwise grow without bound."""
+
+
 def _expand(raw: str, variables: Dict[str, Optional[str]]) -> Optional[str]:
-    """Expand ``$NAME`` outside single quotes; None when a value is unknown."""
+    """Expand ``$NAME`` outside single quotes; None when a value is unknown
+    or the word grows past :data:`MAX_WORD` characters."""
     out: List[str] = []
+    size = 0
     for number, part in enumerate(raw.split("\x00")):
         if number % 2 == 1 and part.startswith("'"):
             out.append(part[1:])
+            size += len(part) - 1
             continue
         if "$(" in part or "`" in part:
             return None
         position = 0
         for match in _VARIABLE.finditer(part):
-            out.append(part[position:match.start()])
             name = match.group("braced") or match.group("plain")
             value = variables.get(name)
             if value is None and match.group("default") is not None and name not in variables:
                 value = match.group("default")
             if value is None:
                 return None
+            out.append(part[position:match.start()])
             out.append(value)
+            size += match.start() - position + len(value)
+            if size > MAX_WORD:
+                return None
             position = match.end()
         out.append(part[position:])
-    return "".join(out)
+        size += len(part) - position
+    return "".join(out) if size <= MAX_WORD else None
 
 
 # -- #SBATCH directives ------------------------------------------------------
@@ -222,10 +324,16 @@ def _directives(text: str) -> Tuple[Directive, ...]:
     return tuple(found)
 
 
+def _is_number(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also takes ``²`` and ``٣``, which
+    Slurm does not read as counts (and ``int`` refuses the first)."""
+    return text.isascii() and text.isdigit()
+
+
 def _count(value: str) -> Optional[int]:
     """``4`` or ``a100:4`` (the count after an optional type); None otherwise."""
     last = value.rsplit(":", 1)[-1] if ":" in value else value
-    return int(last) if last.isdigit() else None
+    return int(last) if _is_number(last) else None
 
 
 def _gres_gpus(value: str) -> Optional[int]:
@@ -235,7 +343,7 @@ def _gres_gpus(value: str) -> Optional[int]:
         parts = item.split("(")[0].split(":")
         if parts[0] != "gpu":
             continue
-        count = int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else (1 if len(parts) <= 2 else None)
+        count = int(parts[-1]) if len(parts) > 1 and _is_number(parts[-1]) else (1 if len(parts) <= 2 else None)
         if count is None:
             return None
         total = (total or 0) + count
@@ -243,7 +351,7 @@ def _gres_gpus(value: str) -> Optional[int]:
 
 
 def _int(value: Optional[str]) -> Optional[int]:
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and _is_number(value) else None
 
 
 def _resources(directives: Tuple[Directive, ...]) -> Resources:
@@ -315,6 +423,9 @@ def _options(words: Sequence[Word], flags: frozenset[str], start: int) -> Tuple[
 
 
 def _srun_tasks(options: Dict[str, str], resources: Resources) -> Optional[int]:
+    given = [options[key] for key in ("ntasks-per-node", "nodes", "N", "ntasks", "n") if key in options]
+    if not all(_is_number(value) for value in given):
+        return None  # a count that is not a number (`-n ²`, `-n $TASKS`): unknown
     per_node = _int(options.get("ntasks-per-node"))
     nodes = _int(options.get("nodes") or options.get("N")) or resources.nodes
     total = _int(options.get("ntasks") or options.get("n"))
@@ -326,17 +437,17 @@ def _srun_tasks(options: Dict[str, str], resources: Resources) -> Optional[int]:
 
 
 def _resolve(text: Optional[str], cwd: Optional[Path], module: bool) -> Optional[Path]:
-    if text is None or cwd is None:
+    if text is None or cwd is None or not text:
         return None
     if module:
         base = cwd.joinpath(*text.split("."))
         for candidate in (base.with_name(base.name + ".py"), base / "__main__.py"):
-            if candidate.is_file():
+            if is_regular_file(candidate):
                 return candidate
         return None
     path = Path(text)
     path = path if path.is_absolute() else cwd / path
-    return path if path.suffix == ".py" and path.is_file() else None
+    return path if path.suffix == ".py" and is_regular_file(path) else None
 
 
 def _launch(words: List[Word], cwd: Optional[Path], resources: Resources) -> Optional[Launch]:
