@@ -44,6 +44,7 @@ class _RemovedBias:
         """Does ``key`` belong to this parameter (its state, gradient or optimizer state)?"""
         return (
             key == self.key
+            or key == self.key + ".grad"
             or key.endswith("." + self.name)
             or f"[{self.key}]" in key
             or f"[{self.name}]" in key
@@ -101,10 +102,11 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
                                   PASSED if outcome.ok else FAIL, outcome.difference, outcome.allowed,
                                   outcome.measure, outcome.detail))
     for key in order:
-        is_gradient = any(r.covers(key) and key != r.key and key.endswith(r.name) for r in removed)
+        is_gradient = any(r.covers(key) and key != r.key and (key.endswith(r.name) or key == r.key + ".grad")
+                          for r in removed)
         if not is_gradient or key in fixed.values:
             continue
-        weight = key[: -len("bias")] + "weight"
+        weight = key[: -len("bias.grad")] + "weight.grad" if key.endswith(".grad") else key[: -len("bias")] + "weight"
         if weight in original.values:
             outcome = _cancelled(original.values[key], original.values[weight])
             found.keyed(NOTE if outcome.ok else FAIL, "gradient of the removed bias" +
