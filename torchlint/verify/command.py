@@ -27,6 +27,26 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _memory_option(context: click.Context, parameter: click.Parameter, value: Optional[str]) -> int:
+    """``8G``, ``512M``, a number of bytes, or ``0`` (no bound); -1 when not given (the default)."""
+    del context, parameter
+    if value is None:
+        return -1
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    number = text[: len(text) - len(unit)]
+    try:
+        size = float(number)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a size such as 8G, 512M or 0") from None
+    if size < 0 or not size == size:
+        raise click.BadParameter(f"{value!r} is not a size such as 8G, 512M or 0")
+    return int(size * _UNITS[unit])
+
+
 def _device_option(context: click.Context, parameter: click.Parameter, value: str) -> str:
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
     del context, parameter
@@ -51,6 +71,10 @@ def _device_option(context: click.Context, parameter: click.Parameter, value: st
               help="Also write the report as Markdown (for a pull-request comment) to FILE.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
               help="Seconds each child run may take before its process group is killed.")
+@click.option("--memory-limit", "memory_limit", callback=_memory_option, metavar="SIZE",
+              help="How much each process of a run may grow beyond its size at start, e.g. 8G or 512M; "
+                   "0 for no bound (default: half the machine's memory).  A run past it fails with "
+                   "'ran out of memory'.")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="torch intra-op threads in every run (timings are per thread count).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The seed both versions start from.")
@@ -77,7 +101,7 @@ def _device_option(context: click.Context, parameter: click.Parameter, value: st
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
            no_timing: bool, fail_on_slower: bool, record: bool, against: Optional[Path], slurm: bool,
-           sbatch_args: Tuple[str, ...], slurm_setup: Optional[str]) -> None:
+           sbatch_args: Tuple[str, ...], slurm_setup: Optional[str], memory_limit: int = -1) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -144,6 +168,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         record=record,
         against=against,
         fail_on_slower=fail_on_slower,
+        memory_limit=memory_limit,
     )
     sys.exit(code)
 

@@ -655,8 +655,8 @@ def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
         return RunData("timeout", f"{message}\n{tail(stderr)}", left=ended.left)
     if not out.is_file():
         if ended.code == 0:
-            return RunData("ended", "it exited with status 0 before returning to verify (`os._exit(0)`?), so "
-                                    f"there were no outputs to compare\n{tail(stderr)}", left=ended.left)
+            return RunData("ended", "it ended (status 0) without returning to verify, e.g. through `os._exit(0)`, "
+                                    f"so there were no outputs to compare\n{tail(stderr)}", left=ended.left)
         return RunData("crashed", f"{ended.describe()}\n{tail(stderr)}", left=ended.left)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
