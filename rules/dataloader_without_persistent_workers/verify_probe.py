@@ -39,6 +39,7 @@ class Probe:
         self.passes: List[Dict[str, Any]] = []
         self._numbers: Dict[int, int] = {}
         self._seeds: Dict[int, int] = {}  # a loader's number -> its first iterator's worker seed
+        self._pending: Optional[int] = None  # the pass an iterator being built belongs to
         self._undo: List[Callable[[], None]] = []
 
     def __enter__(self) -> "Probe":
@@ -48,6 +49,7 @@ class Probe:
         probe = self
         original_init, original_iter = DataLoader.__init__, DataLoader.__iter__
         original_next_index = dataloader._BaseDataLoaderIter._next_index
+        original_base_init = dataloader._BaseDataLoaderIter.__init__
 
         @functools.wraps(original_init)
         def numbered_init(loader: Any, *args: Any, **kwargs: Any) -> None:
@@ -65,23 +67,38 @@ class Probe:
         @functools.wraps(original_iter)
         def recorded_iter(loader: Any) -> Any:
             number = probe._numbers.get(id(loader), -1)
+            current = len(probe.passes)
+            probe.passes.append({"loader": number, "indices": []})
+            existing = getattr(loader, "_iterator", None)
+            if existing is not None:  # a persistent iterator prefetches the new pass in _reset
+                setattr(existing, "_torchlint_pass", current)
+            probe._pending = current  # a new iterator prefetches in __init__, before it is returned
+            try:
+                iterator = original_iter(loader)
+            finally:
+                probe._pending = None
+            setattr(iterator, "_torchlint_pass", current)
+            return iterator
+
+        @functools.wraps(original_base_init)
+        def seeded_base_init(iterator: Any, loader: Any) -> None:
+            number = probe._numbers.get(id(loader), -1)
             if number in probe._seeds and made_persistent(number, loader):
+                # The draw of the workers' seed is given back (the shuffle drawn next, in the
+                # subclass's __init__, comes from the generator as a long-lived iterator leaves it).
                 generator = loader.generator if loader.generator is not None else torch.default_generator
                 state = generator.get_state()
-                iterator = original_iter(loader)
+                original_base_init(iterator, loader)
                 generator.set_state(state)
                 iterator._base_seed = probe._seeds[number]
             else:
-                iterator = original_iter(loader)
+                original_base_init(iterator, loader)
             probe._seeds.setdefault(number, int(getattr(iterator, "_base_seed", 0)))
-            setattr(iterator, "_torchlint_pass", len(probe.passes))
-            probe.passes.append({"loader": number, "indices": []})
-            return iterator
 
         @functools.wraps(original_next_index)
         def recorded_next_index(iterator: Any) -> Any:
             index = original_next_index(iterator)  # type: ignore[no-untyped-call]
-            number = getattr(iterator, "_torchlint_pass", None)
+            number = getattr(iterator, "_torchlint_pass", probe._pending)
             if number is not None and number < len(probe.passes):
                 probe.passes[number]["indices"].extend(_flat(index))
             return index
@@ -89,7 +106,9 @@ class Probe:
         setattr(DataLoader, "__init__", numbered_init)
         setattr(DataLoader, "__iter__", recorded_iter)
         setattr(dataloader._BaseDataLoaderIter, "_next_index", recorded_next_index)
-        self._undo += [functools.partial(setattr, DataLoader, "__init__", original_init),
+        setattr(dataloader._BaseDataLoaderIter, "__init__", seeded_base_init)
+        self._undo += [functools.partial(setattr, dataloader._BaseDataLoaderIter, "__init__", original_base_init),
+                       functools.partial(setattr, DataLoader, "__init__", original_init),
                        functools.partial(setattr, DataLoader, "__iter__", original_iter),
                        functools.partial(setattr, dataloader._BaseDataLoaderIter, "_next_index",
                                          original_next_index)]

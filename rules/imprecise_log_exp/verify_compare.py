@@ -43,7 +43,8 @@ def as_accurate(original: Any, fixed: Any, reference: Any, budget: float) -> Opt
         original, fixed, reference = (torch.tensor(v, dtype=torch.float64) for v in (original, fixed, reference))
     if not all(isinstance(v, torch.Tensor) for v in (original, fixed, reference)):
         return None
-    if reference.shape != original.shape or not reference.is_floating_point() or reference.dtype != torch.float64:
+    if reference.shape != original.shape or fixed.shape != original.shape or not reference.is_floating_point() \
+            or reference.dtype != torch.float64:
         return None
     o, f, r = float64(original), float64(fixed), float64(reference)
     finite = torch.isfinite(r)

@@ -63,6 +63,12 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
             problems += 1
             found.add(FAIL, f"parser {number}: `{UNDERSCORE}=N` sets `{b.get(UNDERSCORE)}` after the change, "
                             f"`{meant}` before: the old launcher's spelling broke")
+        how = a.get(UNDERSCORE + " how")
+        for spelling in (DASHED, UNDERSCORE):
+            if b.get(spelling) is not None and how is not None and b.get(spelling + " how") != how:
+                problems += 1
+                found.add(FAIL, f"parser {number}: `{spelling}=N` is read as {b.get(spelling + ' how')} after the "
+                                f"change; `{UNDERSCORE}` was read as {how}")
         if b.get(DASHED) is None:
             problems += 1
             found.add(FAIL, f"parser {number}: `{DASHED}=N` is still rejected after the change")

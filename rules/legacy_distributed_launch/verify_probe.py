@@ -68,5 +68,13 @@ class Probe:
             table = getattr(parser, "_option_string_actions", None)
             if not isinstance(table, dict) or not any(name in table for name in SPELLINGS):
                 continue
-            parsers.append({name: getattr(table.get(name), "dest", None) for name in SPELLINGS})
+            entry: Dict[str, Optional[str]] = {}
+            for name in SPELLINGS:
+                action = table.get(name)
+                entry[name] = getattr(action, "dest", None)
+                if action is not None:  # what `--option=3` becomes: the action's kind, type and default
+                    entry[name + " how"] = (f"{type(action).__name__}, type "
+                                            f"{getattr(getattr(action, 'type', None), '__name__', None)}, "
+                                            f"default {getattr(action, 'default', None)!r}")
+            parsers.append(entry)
         return {"parses": self.parses, "parsers": parsers}

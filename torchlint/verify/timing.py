@@ -307,9 +307,11 @@ def analyse(
     ``threshold`` is the larger of 3% and twice the original-vs-original
     spread.  A noisy measurement (an IQR or a between-process spread of 25% or
     more) decides only what lies far beyond its noise: slower when the
-    interval's lower end is above ``1 + margin``, faster when its upper end is
-    below ``1 / (1 + margin)``, ``margin`` the larger of the threshold and the
-    largest relative spread measured; anything else is TOO_NOISY, so the
+    interval lies above the original-vs-original interval and its lower end
+    above ``1 + margin``, faster when it lies below that interval and its
+    upper end below ``1 / (1 + margin)``, ``margin`` the larger of 3% and the
+    largest relative spread measured (an IQR, a between-process spread);
+    anything else is TOO_NOISY, so the
     report's Timing column never reads "no measurable difference" beside an
     interval far from 1.
     """
@@ -333,13 +335,15 @@ def analyse(
     described = (f"fixed/original {ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}], "
                  f"original/original {noise.value:.3f} [{noise.low:.3f}, {noise.high:.3f}], "
                  f"threshold {threshold:.1%}")
-    margin = max(threshold, _noise_level(groups))
-    if noisy and ratio.low > 1.0 + margin:
-        verdict, reason = SLOWER, (f"{described}; noisy ({'; '.join(noisy)}), but the whole interval lies beyond "
-                                   f"1 + {margin:.0%}, the largest spread measured")
-    elif noisy and ratio.high < 1.0 / (1.0 + margin):
+    margin = max(PRACTICAL, _noise_level(groups))
+    if noisy and ratio.low > max(noise.high, 1.0 + margin):
+        verdict, reason = SLOWER, (f"{described}; noisy ({'; '.join(noisy)}), but the whole interval lies above "
+                                   f"the original-vs-original one and beyond 1 + {margin:.0%}, the largest spread "
+                                   "measured")
+    elif noisy and ratio.high < min(noise.low, 1.0 / (1.0 + margin)):
         verdict, reason = FASTER, (f"{described}; noisy ({'; '.join(noisy)}), but the whole interval lies below "
-                                   f"1 / (1 + {margin:.0%}), the largest spread measured")
+                                   f"the original-vs-original one and beyond 1 / (1 + {margin:.0%}), the largest "
+                                   "spread measured")
     elif noisy:
         verdict, reason = TOO_NOISY, f"{described}; too noisy: " + "; ".join(noisy)
     elif ratio.high < 1.0 - threshold:
