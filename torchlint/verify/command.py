@@ -112,26 +112,24 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     orders) with a 95% interval and an original-vs-original comparison,
     so that noise is not reported as a speedup.  With PATHS, the same
     happens for your own self-contained scripts, one case per rule whose
-    fix changes the script; each run works in a scratch copy of the
-    script's folder, so your files are not touched.  With --against
+    fix changes the script; each run works in a copy of the script's
+    folder, and nothing of yours is writable from a run.  With --against
     CHANGED, one PATH (the original) is run against CHANGED (a change made
     by hand or by another tool) and judged by the --rules' contracts, or
     without --rules by the strict "same outputs" contract.
 
     \b
-    What a script exposes (see torchlint/verify/README.md):
-      torchlint_outputs()  optional: a dict of what to compare: tensors,
-                           modules (their state_dict), optimizers (their
-                           state), numbers, strings, nested lists/dicts.
-                           Without it, the tensors, modules, optimizers,
-                           numbers, strings and NumPy arrays left in the
-                           script's globals are compared.  What it
-                           prints is always compared.
-      torchlint_step()     optional: what to time (one training step, one
+    What is compared (see torchlint/verify/README.md): the script's
+    globals and its functions' locals as they return (main(), a
+    trainer's methods), followed into its own objects: models (weights,
+    gradients, settings), optimizers, tensors, numbers, strings; and what
+    it prints.  Nothing need be added to a script.  Optionally:
+      torchlint_outputs()  a dict of what to compare instead.
+      torchlint_step()     what to time (one training step, one
                            evaluation pass).  Without it the whole script
                            is re-run as the timed unit.
-    A rule's own comparison may read more: its `torchlint explain` page
-    says what (e.g. outputs named "eval..." treated as eval-mode results).
+    A rule's probe observes what its contract needs in the run; its
+    `torchlint explain` page says what.
     The script runs as __main__ in a copy of its directory with random,
     NumPy and torch seeded, deterministic algorithms on (comparison runs
     only), TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu" and
@@ -139,11 +137,12 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     the code too if it takes a parameter.
 
     \b
-    Exit status: 0 every fix verified equivalent (or inconclusive: outputs
-    that could not be aligned, with the cause reported); 1 some fix is not
-    equivalent (or, with --fail-on-slower, significantly slower); 2 errors
-    (a run crashed, timed out or failed to start, bad options, torch not
-    installed).
+    Exit status: 0 every fix verified equivalent, an intended change, or
+    inconclusive (the cause reported); 1 some fix is not equivalent (or
+    changes the random stream where its contract does not expect it, or,
+    with --fail-on-slower, is significantly slower); 2 errors (a run
+    crashed, ran out of memory, timed out, tried to write your files or
+    failed to start, bad options, torch not installed).
     """
     if slurm:
         from torchlint.jobscript.slurm_command import verify_on_slurm

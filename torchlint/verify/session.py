@@ -623,7 +623,8 @@ def _run_notes(original: RunData, fixed: RunData) -> List[Finding]:
     notes = []
     left = max(original.left, fixed.left)
     if left:
-        notes.append(Finding(WARN, f"a run left {left} process(es) running after it ended; verify ended them"))
+        notes.append(Finding(NOTE, f"a run left {left} process(es) running when it ended (loader workers it had "
+                                   "not shut down, or processes it started); verify ended them"))
     return notes
 
 
