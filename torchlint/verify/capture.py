@@ -331,6 +331,37 @@ def collect(namespace: Mapping[str, Any], captured: Mapping[str, Mapping[str, An
                 yield f"{function}.{name}", value
 
 
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".tar")
+MAX_CHECKPOINTS, MAX_CHECKPOINT_BYTES = 16, 256 * 2**20
+
+
+def written_checkpoints(root: str, since: float) -> Iterator[Tuple[str, Any]]:
+    """(``file:<path>``, what it holds) for each checkpoint the run wrote in its copy of the
+    script's folder (a file with a checkpoint's suffix, modified since ``since``), loaded with
+    ``weights_only=True``: a checkpoint is an output of a training script like any other."""
+    import torch
+
+    found: List[Tuple[str, str]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if not name.endswith(CHECKPOINT_SUFFIXES) or os.path.islink(path):
+                continue
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if info.st_mtime >= since and info.st_size <= MAX_CHECKPOINT_BYTES:
+                found.append((os.path.relpath(path, root), path))
+    for relative, path in found[:MAX_CHECKPOINTS]:
+        try:
+            loaded = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - not a checkpoint torch can read safely: not compared
+            continue
+        yield f"file:{relative}", loaded
+
+
 def parameter_names(items: List[Tuple[str, Any]]) -> Dict[int, str]:
     """``id(parameter) -> "model.layer.weight"`` over every module in sight."""
     import torch

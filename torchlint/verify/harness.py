@@ -710,6 +710,7 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
     seed = int(spec["seed"])
     result: Dict[str, Any] = {"status": "ok", "error": "", "env": environment(spec["device"])}
     started = time.perf_counter()
+    began = time.time() - 1.0  # file times have a coarse clock
     baseline = _peak_rss()
     autocast: List[Dict[str, Any]] = []
     try:
@@ -727,6 +728,8 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
                 if callable(finished):
                     finished()
             outputs, origin = outputs_of(module, captured)
+            if spec.get("roots"):  # a user's script: the checkpoints it wrote are outputs too
+                outputs += list(_capture_module().written_checkpoints(spec["cwd"], began))
             first = flatten(outputs, tuple(spec.get("roots", ())))
         result["math"] = observed.math()
         result["printed"] = observed.printed

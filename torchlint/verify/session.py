@@ -465,7 +465,7 @@ class Session:
             "cwd": str(cwd),
             "path0": str(path0),
             "tmp": str(directory / "tmp"),
-            "roots": [str(cwd)],
+            "roots": [str(cwd)] if case.script is not None else [],
             "protect": protect,
             "memory": self.options.memory_bytes,
             "device": self.options.device_type,
