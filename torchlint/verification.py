@@ -89,6 +89,7 @@ class Probe:
     in ``RunData.probes[name]``; an optional ``finished()`` is called when the
     program has ended, before its outputs are read.  ``tools`` offers
     ``seed_everything(seed)``, ``flatten(value) -> {key: value}``,
+    ``tensors(value)`` (the tensors in a value and its containers),
     ``difference(a, b) -> float``, ``program`` (the file name the program's
     frames carry) and ``replay``: None, or, in a replay run (see
     ``VerificationSpec.replay``), what this probe recorded in the fixed run.

@@ -15,40 +15,24 @@ from __future__ import annotations
 
 from typing import List
 
-from torchlint.verify.compare import (
-    CLOSE,
-    IDENTICAL,
-    Context,
-    Findings,
-    common_checks,
-    metadata_checks,
-    replay_checks,
-    summary,
-    value_checks,
-)
-from torchlint.verify.results import FAIL, INTENDED, NOTE, UNALIGNED, Finding, RunData
+from torchlint.verify.compare import Context, Findings, device_level, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
 PROBE = "clipping"
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
-    level = IDENTICAL if context.device == "cpu" else CLOSE
+    level = device_level(context)
     before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
     if not isinstance(before, dict) or not isinstance(after, dict):
         found.add(UNALIGNED, "the gradient clipping was not observed")
         return found.result()
     scaled_before, scaled_after = int(before.get("scaled", 0)), int(after.get("scaled", 0))
     if not scaled_before:
-        keys = common_checks(original, fixed, found, printed=level)
-        metadata_checks(original, fixed, keys, found)
-        passed = value_checks(original, fixed, keys, lambda key: level, found)
         why = ("it clipped no gradients" if not before.get("clips") else
                "no enabled gradient scaler had scaled them (a CUDA scaler disables itself on the CPU)")
-        found.add(NOTE, f"the original never clipped scaled gradients ({why}): there was nothing for the fix "
-                        "to change, so the two programs were held to the same outputs")
-        found.add(NOTE, summary(passed))
-        return found.result()
+        return nothing_to_change(original, fixed, found, level, f"the original never clipped scaled gradients ({why})")
     found.expect(original, fixed)
     if scaled_after:
         found.add(FAIL, f"after the change {scaled_after} of {after.get('clips')} clip(s) still saw gradients "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, List, Mapping, Sequence
 
-from torchlint.verify.compare import CLOSE, IDENTICAL, Context, Findings, replay_checks
+from torchlint.verify.compare import Context, Findings, device_level, replay_checks
 from torchlint.verify.results import FAIL, NOTE, UNALIGNED, WARN, Finding, RunData
 
 PROBE = "loader-epochs"
@@ -33,7 +33,7 @@ def _passes(run: RunData) -> Dict[int, List[List[int]]]:
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
     found.expect(original, fixed)
-    level = IDENTICAL if context.device == "cpu" else CLOSE
+    level = device_level(context)
     if not isinstance(original.probes.get(PROBE), dict) or not isinstance(fixed.probes.get(PROBE), dict):
         found.add(UNALIGNED, "the loaders' passes were not observed")
         return found.result()

@@ -13,23 +13,11 @@ import functools
 from typing import Any, Callable, Dict, List
 
 
-def _tensors(value: Any, depth: int = 0) -> List[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if depth < 3 and isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item, depth + 1)]
-    if depth < 3 and isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors(item, depth + 1)]
-    return []
-
-
 class Probe:
     """Whether each pass over a loader asked for, and got, pinned batches."""
 
     def __init__(self, tools: Any) -> None:
-        del tools
+        self.tensors = tools.tensors
         self.passes: List[Dict[str, bool]] = []
         self._undo: List[Callable[[], None]] = []
 
@@ -43,7 +31,7 @@ class Probe:
         def recorded_next(iterator: Any) -> Any:
             batch = original_next(iterator)
             if getattr(iterator, "_num_yielded", 0) == 1:  # the first batch of a pass
-                tensors = _tensors(batch)
+                tensors = probe.tensors(batch)
                 probe.passes.append({
                     "pin_memory": bool(getattr(iterator, "_pin_memory", False)),
                     "pinned": bool(tensors) and all(t.is_pinned() for t in tensors),

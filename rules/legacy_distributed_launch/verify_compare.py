@@ -14,17 +14,8 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Sequence
 
-from torchlint.verify.compare import (
-    IDENTICAL,
-    Context,
-    Findings,
-    common_checks,
-    metadata_checks,
-    replay_checks,
-    summary,
-    value_checks,
-)
-from torchlint.verify.results import FAIL, INTENDED, NOTE, UNALIGNED, Finding, RunData
+from torchlint.verify.compare import IDENTICAL, Context, Findings, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
 PROBE = "argument-parsers"
 DASHED, UNDERSCORE = "--local-rank", "--local_rank"
@@ -39,19 +30,12 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
     before, after = _parsers(original), _parsers(fixed)
     rejected = [p for p in before if p.get(DASHED) is None]
+    if not before:
+        found.add(UNALIGNED, "no argument parser with a local-rank option parsed a command line while the "
+                             "program ran: whether the launcher's `--local-rank=N` is accepted could not be observed")
     if not before or not rejected:
-        keys = common_checks(original, fixed, found)
-        metadata_checks(original, fixed, keys, found)
-        passed = value_checks(original, fixed, keys, lambda key: IDENTICAL, found)
-        if not before:
-            found.add(UNALIGNED, "no argument parser with a local-rank option parsed a command line while the "
-                                 "program ran: whether the launcher's `--local-rank=N` is accepted could not be "
-                                 "observed")
-        else:
-            found.add(NOTE, "the original already accepted `--local-rank`: the two programs were held to the same "
-                            "outputs")
-        found.add(NOTE, summary(passed))
-        return found.result()
+        return nothing_to_change(original, fixed, found, IDENTICAL,
+                                 "the original accepted `--local-rank` already" if before else "no parser was seen")
     found.expect(original, fixed)
     problems = 0
     if len(after) != len(before):

@@ -16,10 +16,10 @@ import torch
 
 from torchlint.verify.compare import (
     CLOSE,
-    IDENTICAL,
     Context,
     Findings,
     common_checks,
+    device_level,
     error_model,
     metadata_checks,
     summary,
@@ -80,7 +80,7 @@ def _number_or_scalar(a: Any, b: Any) -> bool:
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
-    level = IDENTICAL if context.device == "cpu" else CLOSE
+    level = device_level(context)
     before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
     observed = isinstance(before, dict) and isinstance(after, dict)
     leak_before = growing(before.get("steps", ())) if isinstance(before, dict) else {}

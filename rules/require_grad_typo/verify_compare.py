@@ -14,38 +14,23 @@ from __future__ import annotations
 
 from typing import List
 
-from torchlint.verify.compare import (
-    CLOSE,
-    IDENTICAL,
-    Context,
-    Findings,
-    common_checks,
-    metadata_checks,
-    replay_checks,
-    summary,
-    value_checks,
-)
-from torchlint.verify.results import FAIL, INTENDED, NOTE, UNALIGNED, Finding, RunData
+from torchlint.verify.compare import Context, Findings, device_level, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
 PROBE = "require-grad"
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
-    level = IDENTICAL if context.device == "cpu" else CLOSE
+    level = device_level(context)
     before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
     if not isinstance(before, dict) or not isinstance(after, dict):
         found.add(UNALIGNED, "the assignments to `require_grad` were not observed")
         return found.result()
     assigned, left = int(before.get("assigned", 0)), int(after.get("assigned", 0))
     if not assigned:
-        keys = common_checks(original, fixed, found, printed=level)
-        metadata_checks(original, fixed, keys, found)
-        passed = value_checks(original, fixed, keys, lambda key: level, found)
-        found.add(NOTE, "the original never assigned `require_grad` while it ran: there was nothing for the fix "
-                        "to change, so the two programs were held to the same outputs")
-        found.add(NOTE, summary(passed))
-        return found.result()
+        return nothing_to_change(original, fixed, found, level,
+                                 "the original never assigned `require_grad` while it ran")
     found.expect(original, fixed)
     if left:
         found.add(FAIL, f"the changed program still assigns `require_grad` {left} time(s)")

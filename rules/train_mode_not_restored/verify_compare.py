@@ -23,18 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Sequence
 
-from torchlint.verify.compare import (
-    CLOSE,
-    IDENTICAL,
-    Context,
-    Findings,
-    common_checks,
-    metadata_checks,
-    replay_checks,
-    summary,
-    value_checks,
-)
-from torchlint.verify.results import FAIL, INTENDED, NOTE, UNALIGNED, Finding, RunData
+from torchlint.verify.compare import Context, Findings, device_level, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
 PROBE = "training-modes"
 
@@ -62,23 +52,18 @@ def eval_mode_training(record: Mapping[str, Any]) -> List[int]:
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     found = Findings()
-    level = IDENTICAL if context.device == "cpu" else CLOSE
+    level = device_level(context)
     before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
     if not isinstance(before, dict) or not isinstance(after, dict):
         found.add(UNALIGNED, "the modules' training modes were not observed")
         return found.result()
     bugged_before, bugged_after = eval_mode_training(before), eval_mode_training(after)
     if not bugged_before:
-        keys = common_checks(original, fixed, found, printed=level)
-        metadata_checks(original, fixed, keys, found)
-        passed = value_checks(original, fixed, keys, lambda key: level, found)
         if bugged_after:
             found.add(FAIL, f"after the change {len(bugged_after)} training forward(s) ran with modules in eval "
                             "mode; the original had none")
-        found.add(NOTE, "the original never trained with a module left in eval mode: there was nothing for the "
-                        "fix to change, so the two programs were held to the same outputs")
-        found.add(NOTE, summary(passed))
-        return found.result()
+        return nothing_to_change(original, fixed, found, level,
+                                 "the original never trained with a module left in eval mode")
     found.expect(original, fixed)
     problems = 0
     if bugged_after:

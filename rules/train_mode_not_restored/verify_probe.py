@@ -22,23 +22,12 @@ from typing import Any, Callable, Dict, List, Optional
 MAX_CALLS = 20000  # top-level calls recorded; later ones are counted only
 
 
-def _tensors(value: Any, depth: int = 0) -> List[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if depth < 2 and isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item, depth + 1)]
-    if depth < 2 and isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors(item, depth + 1)]
-    return []
-
-
 class Probe:
     """Records modules' training flags at each top-level call (and replays them)."""
 
     def __init__(self, tools: Any) -> None:
         self.replay: Optional[Dict[str, Any]] = tools.replay
+        self.tensors = tools.tensors
         self.modules: List[Any] = []  # weak references, in creation order
         self.index: Dict[int, int] = {}  # id(module) -> creation index
         self.calls: List[Dict[str, Any]] = []
@@ -108,7 +97,7 @@ class Probe:
         def mark(*_: Any) -> None:
             call["trained"] = True
 
-        for tensor in _tensors(output):
+        for tensor in self.tensors(output):
             node = tensor.grad_fn
             if node is not None:
                 node.register_prehook(mark)

@@ -747,6 +747,24 @@ def standard_checks(
     return value_checks(original, fixed, keys, level_of, found)
 
 
+def device_level(context: Context) -> str:
+    """What a change that picks no other kernel promises: identical on the CPU, close on CUDA
+    (another kernel, or another algorithm, may round differently)."""
+    return IDENTICAL if context.device == "cpu" else CLOSE
+
+
+def nothing_to_change(original: RunData, fixed: RunData, found: Findings, level: str, why: str) -> CheckResult:
+    """An original that never did what a fix changes on purpose (its probe saw none): the two
+    programs must then be equivalent, outputs and printed text at ``level``."""
+    keys = common_checks(original, fixed, found, printed=level)
+    metadata_checks(original, fixed, keys, found)
+    passed = value_checks(original, fixed, keys, lambda key: level, found)
+    found.add(NOTE, f"{why}: there was nothing for the fix to change, so the two programs were held to the "
+                    "same outputs")
+    found.add(NOTE, summary(passed))
+    return found.result()
+
+
 def replay_checks(
     original: RunData, replay: Optional[RunData], fixed: RunData, found: Findings, level: str,
     autograd: bool = True,

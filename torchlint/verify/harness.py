@@ -22,7 +22,6 @@ import gc
 import importlib.util
 import json
 import linecache
-import math
 import os
 import platform
 import random
@@ -434,6 +433,19 @@ class ProbeTools:
     @staticmethod
     def difference(a: Any, b: Any) -> float:
         return difference(a, b)
+
+    @staticmethod
+    def tensors(value: Any, depth: int = 0) -> List[Any]:
+        """The tensors in ``value`` and its lists, tuples and dicts (three levels deep)."""
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            return [value]
+        if depth < 3 and isinstance(value, (list, tuple)):
+            return [t for item in value for t in ProbeTools.tensors(item, depth + 1)]
+        if depth < 3 and isinstance(value, dict):
+            return [t for item in value.values() for t in ProbeTools.tensors(item, depth + 1)]
+        return []
 
 
 def load_probes(entries: List[Mapping[str, Any]], program: str = "") -> List[Tuple[str, Any]]:
