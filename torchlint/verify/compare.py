@@ -264,7 +264,7 @@ def close(
     a: Any, b: Any, noise: float = 0.0, rounding_eps: float = ROUNDING_EPS, model: Optional[ErrorModel] = None
 ) -> Tuple[bool, str]:
     """Equal up to rounding: relative L2 error within the error model's budget
-    (``max(4 * noise, rounding_eps * eps)`` without one) and every element
+    (``rounding_eps * eps`` without one; ``noise`` widens nothing) and every element
     within the larger of that budget and ``assert_close``'s rtol, plus an atol
     of that tolerance times the largest magnitude (so large values' rounding
     does not fail an absolute tolerance meant for values near 1)."""
@@ -773,7 +773,8 @@ def replay_checks(
     do (a rule's probe forces it: see ``VerificationSpec.replay``) must equal the fixed run,
     outputs and printed text, at ``level``.  Then nothing but the replayed difference
     separates the two programs.  Each difference is a failure "beyond the promised
-    change"; a replay that could not run makes the case inconclusive.  True when equal."""
+    change"; a replay that could not run makes the case inconclusive.  The outputs' results
+    (the JSON's) become the replay's against the fixed run.  True when equal."""
     if replay is None:
         found.add(UNALIGNED, "the original could not replay the change (no record of it from the fixed run)")
         return False
@@ -787,11 +788,16 @@ def replay_checks(
     metadata_checks(replayed, fixed, keys, own, autograd=autograd)
     value_checks(replayed, fixed, keys, lambda key: level, own)
     equal = True
-    for finding in own.result():
+    judged = own.result()
+    for finding in judged:
         if finding.severity in (FAIL, UNALIGNED):
             equal = False
             found.add(finding.severity, "beyond the promised change (the original replaying it differs from the "
                                         "fixed run): " + finding.message)
+    # Each output's result is the replay's against the fixed run: the promised difference is no failure.
+    found.expect(replayed, fixed)
+    for result in judged.outputs:
+        found.output(result)
     return equal
 
 

@@ -351,7 +351,10 @@ class Session:
                 status, findings = explained
                 expected = bool(spec is not None and spec.changes_random_draws)
         findings.extend(_run_notes(original, fixed))
-        if any(run.refused for run in (original, fixed)):
+        refused = sorted({path for run in (original, fixed) for path in run.refused})
+        if refused:  # the script caught the refusal and went on: still an error, the file named
+            findings.insert(0, Finding(FAIL, "a run tried to write " + ", ".join(refused[:3]) + ": a run works in a "
+                                             "copy of the script's folder and may not write your files"))
             status = ERROR
         result = replace(base, status=status, findings=tuple(findings), memory=memory, outputs=outputs,
                          compared=sum(1 for key in original.values if key in fixed.values), expected=expected)
