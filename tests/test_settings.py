@@ -254,3 +254,19 @@ def test_config_that_is_a_symlink_loop_is_skipped_with_a_problem(tmp_path: Path)
     assert codes(resolver.for_path(tmp_path / "sub" / "a.py")) == ("TL501",)
     [(where, why)] = resolver.problems
     assert where == loop and why.startswith("cannot read configuration file: Too many levels of symbolic links")
+
+
+def test_config_files_may_only_ask_sbatch_for_resources(tmp_path: Path) -> None:
+    # Issue 25 item 4: a cloned project's pyproject.toml must not choose sbatch's output file,
+    # environment or script; resource options pass, in every spelling sbatch reads.
+    config = tmp_path / "pyproject.toml"
+    allowed = ["--partition=gpu", "--gres=gpu:1", "--time", "00:30:00", "-p", "debug", "-c4", "--mem=8G",
+               "--account=proj", "--qos=high", "--constraint=a100", "-G", "2"]
+    config.write_text("[tool.torchlint.verify]\nsbatch-args = [" + ", ".join(f'"{a}"' for a in allowed) + "]\n")
+    assert load_config_file(config).sbatch_args == tuple(allowed)
+    for hostile in ("--output=/home/victim/.bashrc", "--export=ALL,LD_PRELOAD=/tmp/evil.so", "--chdir=/",
+                    "-o", "--wrap=rm -rf ~", "-e/tmp/x", "--get-user-env", "payload"):
+        config.write_text(f'[tool.torchlint.verify]\nsbatch-args = ["--partition=gpu", "{hostile}"]\n')
+        with pytest.raises(ConfigError, match="is not a resource option") as raised:
+            load_config_file(config)
+        assert hostile in str(raised.value) and "--sbatch-arg" in str(raised.value)

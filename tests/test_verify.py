@@ -246,10 +246,11 @@ def test_an_original_that_raises_is_an_error_with_its_traceback(session):
     assert "program.py [original]" in _messages(result, FAIL)
 
 
-def test_a_crash_of_the_fixed_version_is_reported(session):
+def test_a_crash_of_the_fixed_version_is_an_error(session):
+    # A crash is an error (exit 2), as the README says, not "not equivalent" (issue 24, item 10).
     source = "import os\nimport torch\nx = torch.zeros(2)\n"
     result = session.compare_sources("TL101", source, source + "os._exit(3)\n")
-    assert result.status == NOT_EQUIVALENT
+    assert result.status == ERROR
     assert "exited with status 3" in _messages(result, FAIL)
 
 

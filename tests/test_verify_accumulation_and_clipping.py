@@ -15,7 +15,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 from torchlint.registry import by_code_or_name  # noqa: E402
 from torchlint.settings import Settings  # noqa: E402
 from torchlint.verification import program_paths  # noqa: E402
-from torchlint.verify.results import EQUIVALENT, NOT_EQUIVALENT  # noqa: E402
+from torchlint.verify.results import EQUIVALENT, INTENDED_CHANGE, NOT_EQUIVALENT  # noqa: E402
 from torchlint.verify.session import Session, VerifyOptions, plan_programs  # noqa: E402
 
 ACCUMULATE = "        total_loss += loss\n"
@@ -41,10 +41,13 @@ def test_the_shipped_programs_pass_after_torchlints_fix(session):
     for case in cases:
         assert not case.error and case.fixes > 0 and case.fixed != case.original, case.rule
     results = {result.rule: result for result in session.run_cases(cases)}
+    # Observed, not asked: the programs expose nothing for their rule (issue 24).
     assert results["TL305"].status == EQUIVALENT, _messages(results["TL305"])
-    assert "after the fix the total holds no graph" in _messages(results["TL305"])
-    assert results["TL601"].status == EQUIVALENT, _messages(results["TL601"])
-    assert "the loss scale" in _messages(results["TL601"])
+    assert "kept a growing autograd graph" in _messages(results["TL305"])
+    assert "after it nothing grows" in _messages(results["TL305"])
+    # The CPU scaler is enabled: the fix changes training, on purpose and only as promised.
+    assert results["TL601"].status == INTENDED_CHANGE, _messages(results["TL601"])
+    assert "still multiplied by the loss scale before the change" in _messages(results["TL601"])
 
 
 def test_a_total_that_still_holds_the_graph_is_caught(session):
@@ -53,7 +56,7 @@ def test_a_total_that_still_holds_the_graph_is_caught(session):
     broken = original.replace(ACCUMULATE, "        total_loss += loss * 1\n", 1)  # a new node, graph kept
     result = session.compare_sources("TL305", original, broken)
     assert result.status == NOT_EQUIVALENT, _messages(result)
-    assert "still holds a graph" in _messages(result)
+    assert "still keeps a graph that grows every step" in _messages(result)
 
 
 def test_a_total_that_changes_value_is_caught(session):
@@ -69,4 +72,4 @@ def test_unscaling_after_the_clip_is_caught(session):
     broken = original.replace(CLIP, CLIP + "    scaler.unscale_(optimizer)\n", 1)  # too late: clipped while scaled
     result = session.compare_sources("TL601", original, broken)
     assert result.status == NOT_EQUIVALENT, _messages(result)
-    assert "expected the scale" in _messages(result)
+    assert "still saw gradients multiplied by the loss scale" in _messages(result)

@@ -189,7 +189,10 @@ def _agree(timing):
     verdict = cells[6]
     ratio, threshold = timing.ratio, timing.threshold  # fixed / original: the speedup interval inverted
     assert timing.speedup_interval == pytest.approx((1 / ratio.high, 1 / ratio.low))
-    if verdict == FASTER:
+    if verdict in (FASTER, SLOWER) and "noisy" in timing.reason:  # decided beyond the noise (issue 24, item 11)
+        beyond = ratio.high < timing.noise.low if verdict == FASTER else ratio.low > timing.noise.high
+        assert beyond and (low > 1.0 if verdict == FASTER else high < 1.0)
+    elif verdict == FASTER:
         assert ratio.high < 1 - threshold and low > 1.0
     elif verdict == SLOWER:
         assert ratio.low > 1 + threshold and high < 1.0
@@ -214,11 +217,17 @@ def test_the_tables_cells_agree_with_each_other_and_the_raw_timings(base, factor
     _agree(_timing(blocks, rounds=2))
 
 
-def test_a_noisy_measurement_is_too_noisy_not_no_difference_beside_a_clear_interval():
+def test_a_noisy_measurement_decides_a_clear_interval_and_never_says_no_difference():
+    # Issue 24 item 11: an interval far beyond the noise decides even when the blocks are noisy;
+    # one within reach of the noise stays "too noisy", never "no measurable difference".
     noisy = [1.0, 1.6, 1.0, 1.6, 1.0, 1.6, 1.0, 1.6]
     blocks = {"original": [noisy, noisy], "original again": [noisy, noisy], "fixed": [[0.5] * 8, [0.5] * 8]}
     timing = _timing(blocks, rounds=2)
-    assert timing.verdict == TOO_NOISY and timing.speedup_interval[0] > 1.5
+    assert timing.verdict == FASTER and timing.speedup_interval[0] > 1.5, timing.reason
+    _agree(timing)
+    near = {**blocks, "fixed": [[1.05] * 8, [1.05] * 8]}
+    timing = _timing(near, rounds=2)
+    assert timing.verdict == TOO_NOISY
     _agree(timing)
 
 

@@ -175,12 +175,28 @@ def test_slow_steps_with_one_block_each_are_judged_by_the_spread_between_process
     processes = [
         ProcessTiming("original", 0, 0, 1, (1.0,)), ProcessTiming("original", 1, 1, 1, (1.6,)),
         ProcessTiming("original again", 0, 1, 1, (1.3,)), ProcessTiming("original again", 1, 0, 1, (1.0,)),
-        ProcessTiming("fixed", 0, 2, 1, (0.5,)), ProcessTiming("fixed", 1, 2, 1, (0.52,)),
+        ProcessTiming("fixed", 0, 2, 1, (0.9,)), ProcessTiming("fixed", 1, 2, 1, (0.95,)),
     ]
     assert all(process.iqr == 0 for process in processes)
     summary = analyse(processes, threads=1)
     assert summary.verdict == "too noisy to decide"
     assert "spread over" in summary.reason and summary.between_process["original"] > 0.25
+
+
+def test_a_noisy_measurement_still_decides_a_difference_far_beyond_its_noise():
+    # Issue 24 item 11: TL201's fix made a small script 19x slower, and one round's IQR over
+    # 25% made it "too noisy to decide".  An interval far beyond every spread measured decides.
+    noisy = [1.0, 1.4, 0.9, 1.5, 1.0, 1.3, 0.95, 1.45]
+    slower = [value * 19 for value in noisy]
+    summary = analyse(_processes(noisy * 2, noisy[::-1] * 2, slower * 2), threads=1)
+    assert summary.verdict == "slower" and "noisy" in summary.reason, summary.reason
+    low, high = summary.speedup_interval
+    assert high < 0.1  # the interval is reported with the verdict
+    faster = analyse(_processes(noisy * 2, noisy[::-1] * 2, [value / 19 for value in noisy] * 2), threads=1)
+    assert faster.verdict == "faster", faster.reason
+    # Beyond the threshold but within the noise: still undecided.
+    near = analyse(_processes(noisy * 2, noisy[::-1] * 2, [value * 1.3 for value in noisy] * 2), threads=1)
+    assert near.verdict == "too noisy to decide", near.reason
 
 
 def test_slot_orders_are_seeded_and_use_every_arrangement():

@@ -83,17 +83,29 @@ def test_verify_leaves_the_users_folder_byte_identical(session, tmp_path):
     assert _snapshot(project) == before
 
 
-def test_big_files_are_linked_not_copied_and_named(tmp_path, monkeypatch):
+def test_beyond_the_copy_budget_files_are_linked_and_named_and_run_copies_restore(tmp_path, monkeypatch):
     from torchlint.verify import scratch
 
-    monkeypatch.setattr(scratch, "LINK_FILE_BYTES", 10)
-    (tmp_path / "small.txt").write_text("tiny")
-    (tmp_path / "big.bin").write_bytes(b"x" * 100)
-    linked = scratch.scratch_copy(tmp_path, tmp_path.parent / "copy")
-    copy = tmp_path.parent / "copy"
-    assert linked == ["big.bin"]
-    assert (copy / "big.bin").is_symlink() and not (copy / "small.txt").is_symlink()
-    assert (copy / "small.txt").read_text() == "tiny"
+    monkeypatch.setattr(scratch, "COPY_BYTES", 10)
+    monkeypatch.setattr(scratch, "REFLINK_BYTES", 10)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "small.txt").write_text("tiny")
+    (folder / "big.bin").write_bytes(b"x" * 100)
+    (folder / "__pycache__").mkdir()
+    mirror = scratch.Mirror.build(folder, tmp_path / "mirror")
+    assert mirror.linked == ["big.bin"]
+    assert str(folder.resolve()) in mirror.protected and str((folder / "big.bin").resolve()) in mirror.protected
+    run = tmp_path / "run"
+    mirror.materialize(run)
+    assert (run / "big.bin").is_symlink() and not (run / "small.txt").is_symlink()
+    assert not (run / "__pycache__").exists()
+    # A run that changes a copied file in place reaches only the mirror, which is restored.
+    (run / "small.txt").write_text("changed by a run")
+    assert mirror.restore() == ["small.txt"]
+    again = tmp_path / "again"
+    mirror.materialize(again)
+    assert (again / "small.txt").read_text() == "tiny" == (folder / "small.txt").read_text()
 
 
 SLEEPER = """

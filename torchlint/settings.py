@@ -444,14 +444,53 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
     return Settings(**values)
 
 
+# sbatch options a configuration file may give: what resources the job asks for.  Options that
+# choose files, the environment or the script (--output, --export, --chdir, --wrap ...) come
+# from the command line only: a cloned repository's pyproject.toml is not trusted with them.
+SBATCH_RESOURCE_OPTIONS = frozenset({
+    "--partition", "--gres", "--gpus", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket", "--time",
+    "--time-min", "--account", "--qos", "--constraint", "--cpus-per-task", "--cpus-per-gpu", "--mem",
+    "--mem-per-cpu", "--mem-per-gpu", "--nodes", "--ntasks", "--ntasks-per-node",
+})
+SBATCH_RESOURCE_SHORT = {"-p": "--partition", "-G": "--gpus", "-t": "--time", "-A": "--account", "-q": "--qos",
+                         "-C": "--constraint", "-c": "--cpus-per-task", "-N": "--nodes", "-n": "--ntasks"}
+
+
+def _resource_options(args: Tuple[str, ...], path: Path) -> Tuple[str, ...]:
+    """``args`` when every option in it asks for resources; else a ConfigError naming the first
+    that does not.  ``--opt=value``, ``--opt value``, ``-p value`` and ``-pvalue`` are read."""
+    expecting_value = False
+    for arg in args:
+        if expecting_value:
+            expecting_value = False
+            continue
+        if arg.startswith("--"):
+            name = arg.split("=", 1)[0]
+            allowed = name in SBATCH_RESOURCE_OPTIONS
+            expecting_value = allowed and "=" not in arg
+        elif arg.startswith("-") and len(arg) >= 2:
+            name = arg[:2]
+            allowed = name in SBATCH_RESOURCE_SHORT
+            expecting_value = allowed and len(arg) == 2
+        else:
+            name, allowed = arg, False
+        if not allowed:
+            raise ConfigError(
+                f"{path}: `verify.sbatch-args`: `{arg}` is not a resource option; a configuration file may only "
+                "ask for resources (partition, GPUs, time, account, QoS, constraint, CPUs, memory, nodes, "
+                "tasks); options that choose files, the environment or the script are taken from the command "
+                "line only (--sbatch-arg)")
+    return args
+
+
 def _verify_table(value: Any, path: Path) -> Tuple[str, ...]:
-    """``[tool.torchlint.verify]``: only ``sbatch-args`` (a list of strings)."""
+    """``[tool.torchlint.verify]``: only ``sbatch-args`` (a list of strings, resource options only)."""
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: `verify` must be a table")
     for key in value:
         if key != "sbatch-args":
             raise ConfigError(f"{path}: unknown setting `verify.{key}`")
-    return _string_list(value.get("sbatch-args", []), "verify.sbatch-args", path)
+    return _resource_options(_string_list(value.get("sbatch-args", []), "verify.sbatch-args", path), path)
 
 
 def load_config_file(path: Path) -> Settings:

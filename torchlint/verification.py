@@ -86,8 +86,13 @@ class Probe:
     ``file`` (in the rule's package) defines ``Probe(tools)``: a context
     manager whose ``result()``, called after the program ran, returns plain
     data (numbers, strings, lists, dicts, tensors) that the comparison finds
-    in ``RunData.probes[name]``.  ``tools`` offers ``seed_everything(seed)``,
-    ``flatten(value) -> {key: value}`` and ``difference(a, b) -> float``.
+    in ``RunData.probes[name]``; an optional ``finished()`` is called when the
+    program has ended, before its outputs are read.  ``tools`` offers
+    ``seed_everything(seed)``, ``flatten(value) -> {key: value}``,
+    ``tensors(value)`` (the tensors in a value and its containers),
+    ``difference(a, b) -> float``, ``program`` (the file name the program's
+    frames carry) and ``replay``: None, or, in a replay run (see
+    ``VerificationSpec.replay``), what this probe recorded in the fixed run.
     """
 
     name: str
@@ -110,6 +115,20 @@ class VerificationSpec:
     program_torch_version: str = ""
     """The target torch version a shipped program is linted and fixed for,
     when the rule fires only for older targets; "" keeps the configured one."""
+    replay: str = ""
+    """For a fix that changes behaviour on purpose: the name of one of the
+    rule's probes that records, in the fixed run, what the fix changed (the
+    modes modules ran in, a sampler's epochs) and, given that record as
+    ``tools.replay``, makes a run of the *original* do the same.  The
+    comparison gets that replay (``Context.replay``): when only the promised
+    difference separates the two programs, the replay equals the fixed run."""
+    reference: str = ""
+    """``"float64"``: the contract is judged by accuracy; the comparison gets a
+    run of the original with float64 as the default dtype (``Context.reference``)."""
+    changes_random_draws: bool = False
+    """The fix may change how many random numbers the program draws (a removed
+    bias draws none): a difference that aligned random streams explain is
+    expected, and exits 0."""
 
 
 def rule_directory(rule: "RuleClass") -> Path:

@@ -12,7 +12,7 @@ from torchlint.fixes import insert_statements, keyword_argument, parse_statement
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
 from torchlint.tree import children, walk_body
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _CLIPS: FrozenSet[str] = frozenset({
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
@@ -158,17 +158,23 @@ class ClipBeforeUnscale(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("clipping", "verify_probe.py"),),
+        replay="clipping",
         contract=Contract(
             level="intended change",
             promise=(
                 "After the fix the clip sees the true gradients: the norm it measures is the "
                 "scaled norm divided by the scale, and the step applies gradients clipped to "
-                "the threshold instead of gradients shrunk by up to the scale factor."
+                "the threshold instead of gradients shrunk by up to the scale factor.  Nothing "
+                "else changes."
             ),
             checks=(
-                "the norm `clip_grad_norm_` returns before the fix is `scale` times the one after it",
-                "the fixed run's clipped gradient norm is at most the threshold",
-                "the original run's applied update is smaller than the fixed run's",
+                "observed (a probe): at each `clip_grad_norm_`/`clip_grad_value_`, whether an enabled "
+                "scaler had scaled the loss and not yet unscaled the optimizer owning the clipped parameters",
+                "before the fix some clip sees scaled gradients; after it none does, with as many clips",
+                "the original, calling `scaler.unscale_(optimizer)` before each such clip as the fix does, "
+                "gives the fixed run's outputs and printed text (identical on the CPU, close on CUDA)",
+                "an original that never clips scaled gradients (a disabled scaler) must be equivalent",
             ),
             differences=(
                 "Parameters and losses differ after the first step: training changes, as intended.",

@@ -10,10 +10,11 @@ Loaded by path in verify's child process (see ``Probe`` in
   removed (the ``amplification`` of the error model);
 - each top-level eval-mode call of a model holding a pair is replayed on a
   copy whose paired biases are scaled by the share of them the running means
-  have absorbed so far, ``1 - (1 - momentum) ** steps``.  That copy computes
-  what the fixed model (no bias, running means without it) must return for
-  the same input, so the comparison can check the fixed run's eval output
-  against it instead of only reporting that it differs.
+  have absorbed so far, ``1 - (1 - momentum) ** steps``: with all of them
+  scaled, and with each one alone (a fix, or a user, may remove only some).
+  That copy computes what the fixed model (no bias, running means without
+  it) must return for the same input, so the comparison can check the fixed
+  run's eval output against it instead of only reporting that it differs.
 """
 
 from __future__ import annotations
@@ -98,28 +99,37 @@ class Probe:
         return any(id(conv) in inside and id(norm) in inside for conv, norm in self.pairs)
 
     def _predict(self, model: Any, inputs: Tuple[Any, ...], output: Any) -> None:
-        """What the fixed model returns for this call: the original with each paired
-        bias scaled to the part of it the running means absorbed."""
+        """What the fixed model returns for this call: the original with each removed paired
+        bias scaled to the part of it the running means absorbed.  Which biases a fix removes
+        is not known here, so the call is replayed for all of them and for each one alone
+        (keyed by the biases' names in the model, comma-joined)."""
         import torch
 
         names = {id(sub): name for name, sub in model.named_modules()}
+        present = [(conv, norm) for conv, norm in self.pairs if id(conv) in names and id(norm) in names]
+        subsets = [present] + ([[pair] for pair in present] if len(present) > 1 else [])
+        predictions: Dict[str, Any] = {}
         self._replaying = True
         try:
-            replica = copy.deepcopy(model)
-            replicas = dict(replica.named_modules())
-            with torch.no_grad():
-                for conv, norm in self.pairs:
-                    if id(conv) not in names or id(norm) not in names:
-                        continue
-                    steps = int(norm.num_batches_tracked) if norm.num_batches_tracked is not None else 0
-                    momentum = norm.momentum
-                    share = (1.0 - (1.0 - float(momentum)) ** steps) if momentum is not None else float(steps > 0)
-                    replicas[names[id(conv)]].bias.mul_(share)
-                predicted = replica(*inputs)
+            for subset in subsets:
+                replica = copy.deepcopy(model)
+                replicas = dict(replica.named_modules())
+                with torch.no_grad():
+                    for conv, norm in subset:
+                        steps = int(norm.num_batches_tracked) if norm.num_batches_tracked is not None else 0
+                        momentum = norm.momentum
+                        share = ((1.0 - (1.0 - float(momentum)) ** steps) if momentum is not None
+                                 else float(steps > 0))
+                        replicas[names[id(conv)]].bias.mul_(share)
+                    predicted = replica(*inputs)
+                key = ",".join(sorted(f"{names[id(conv)]}.bias" if names[id(conv)] else "bias"
+                                      for conv, _ in subset))
+                predictions[key] = predicted.detach().to("cpu", copy=True)
         finally:
             self._replaying = False
+        everything = ",".join(sorted(f"{names[id(conv)]}.bias" if names[id(conv)] else "bias" for conv, _ in present))
         self.eval_calls.append({"output": output.detach().to("cpu", copy=True),
-                                "predicted": predicted.detach().to("cpu", copy=True)})
+                                "predicted": predictions.get(everything), "predictions": predictions})
 
     def result(self) -> Dict[str, Any]:
         return {"amplification": self.amplification, "pairs": len(self.pairs), "eval_calls": self.eval_calls}

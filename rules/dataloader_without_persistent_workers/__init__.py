@@ -15,7 +15,7 @@ from torchlint.precheck import PrecheckFacts
 from torchlint.rule import (
     Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion, innermost_statement,
 )
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _SETTING = "persistent_workers"
 
@@ -174,15 +174,20 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("loader-epochs", "verify_probe.py"),),
+        replay="loader-epochs",
         contract=Contract(
             level="identical",
             promise=(
                 "The first epoch yields identical batches; every later epoch yields the same samples, "
-                "each exactly once, possibly in another order."
+                "each exactly once, possibly in another order.  Nothing else changes."
             ),
             checks=(
-                "the first epoch's batches are identical",
-                "every later epoch holds the same samples as the original's same epoch (compared sorted by index)",
+                "observed (a probe): the sample indices of every pass over every loader",
+                "the first pass over each loader gives the same indices in the same order",
+                "every later pass holds the same samples as the original's (compared as sets)",
+                "the original, with each extra worker-seed draw given back (one long-lived iterator draws "
+                "once), gives the fixed run's outputs and printed text (identical on the CPU)",
                 "a change in the order of a later epoch is reported as the documented difference",
             ),
             differences=(

@@ -1,73 +1,67 @@
 """The comparison of dataloader-without-persistent-workers's fix (imported only by `torchlint verify`).
 
-The first epoch must be identical.  From the second epoch on the shuffle
-order may change (the documented difference), so each later epoch is
-compared sorted by sample index: the same samples, each exactly once, with
-the same values.
+The rule's probe records the sample indices of every pass over every loader.
+The first pass over each loader must give the same indices in the same
+order; each later pass the same samples, in any order: with persistent
+workers the loader draws its workers' seed once, not every epoch, so the
+generator it shuffles with moves differently from the second epoch on (the
+documented difference).  That difference, and nothing else: the original,
+replaying the fixed program's single seed draw (the probe gives back each
+extra draw), must give the changed program's outputs and printed text.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Dict, List, Optional, Tuple
+from collections import Counter
+from typing import Any, Dict, List, Mapping, Sequence
 
-import torch
+from torchlint.verify.compare import Context, Findings, device_level, replay_checks
+from torchlint.verify.results import FAIL, NOTE, UNALIGNED, WARN, Finding, RunData
 
-from torchlint.verify.compare import IDENTICAL, Context, Findings, common_checks, metadata_checks, summary, value_checks
-from torchlint.verify.results import FAIL, NOTE, WARN, Finding, RunData
+PROBE = "loader-epochs"
 
-_KEY = re.compile(r"^epoch(?P<epoch>\d+)\W+(?P<part>samples|indices)$")
+
+def _passes(run: RunData) -> Dict[int, List[List[int]]]:
+    record = run.probes.get(PROBE)
+    found: Dict[int, List[List[int]]] = {}
+    passes: Sequence[Mapping[str, Any]] = record.get("passes", []) if isinstance(record, dict) else []
+    for item in passes:
+        found.setdefault(int(item["loader"]), []).append([int(i) for i in item["indices"]])
+    return found
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
-    del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    metadata_checks(original, fixed, keys, found)
-    epochs: Dict[int, Dict[str, str]] = {}
-    for key in keys:
-        match = _KEY.match(key)
-        if match is not None:
-            epochs.setdefault(int(match.group("epoch")), {})[match.group("part")] = key
-    first = [key for key in keys if key not in {k for parts in epochs.values() for k in parts.values()}
-             or _epoch_of(key) == 0]
-    passed = value_checks(original, fixed, first, lambda key: IDENTICAL, found)
-    reordered: List[int] = []
-    for epoch in sorted(e for e in epochs if e > 0):
-        parts = epochs[epoch]
-        if set(parts) != {"samples", "indices"}:
-            found.add(FAIL, f"epoch {epoch}: the program must expose `samples` and `indices`")
+    found.expect(original, fixed)
+    level = device_level(context)
+    if not isinstance(original.probes.get(PROBE), dict) or not isinstance(fixed.probes.get(PROBE), dict):
+        found.add(UNALIGNED, "the loaders' passes were not observed")
+        return found.result()
+    before, after = _passes(original), _passes(fixed)
+    reordered: List[str] = []
+    for loader, passes in sorted(before.items()):
+        changed = after.get(loader, [])
+        if len(changed) != len(passes):
+            found.add(FAIL, f"loader {loader + 1} is iterated {len(changed)} time(s) after the change, "
+                            f"{len(passes)} before")
             continue
-        before = _sorted(original, parts)
-        after = _sorted(fixed, parts)
-        if before is None or after is None:
-            found.add(FAIL, f"epoch {epoch}: samples and indices must be tensors of the same length")
-            continue
-        if not (torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])):
-            found.add(FAIL, f"epoch {epoch}: not the same samples (compared sorted by index)")
-            continue
-        passed["same samples, any order"] = passed.get("same samples, any order", 0) + 1
-        if not torch.equal(original.values[parts["indices"]], fixed.values[parts["indices"]]):
-            reordered.append(epoch)
+        for epoch, (a, b) in enumerate(zip(passes, changed)):
+            if a == b:
+                continue
+            if epoch == 0:
+                found.add(FAIL, f"the first pass over loader {loader + 1} gives other samples, or another order")
+            elif Counter(a) != Counter(b):
+                found.add(FAIL, f"pass {epoch + 1} over loader {loader + 1} gives other samples (compared as sets)")
+            else:
+                reordered.append(f"loader {loader + 1}, pass {epoch + 1}")
+    replay_checks(original, context.replay, fixed, found, level)
     if reordered:
-        found.add(WARN, "known difference: the shuffle order changed in epoch(s) "
-                        + ", ".join(str(e + 1) for e in reordered)
-                        + " (counting from 1): the loader no longer draws a worker seed from its generator "
-                          "every epoch")
-    found.add(NOTE, summary(passed))
+        found.add(WARN, "known difference: the shuffle order changed in " + ", ".join(reordered[:6])
+                        + (" and more" if len(reordered) > 6 else "") + ": the loader no longer draws a worker "
+                        "seed from its generator every epoch; with that draw given back, the original gives the "
+                        "changed program's outputs")
+    elif not before:
+        found.add(NOTE, "no pass over a DataLoader was seen")
+    elif not found.failed:
+        found.add(NOTE, "every pass over every loader gave the same samples in the same order")
     return found.result()
-
-
-def _epoch_of(key: str) -> Optional[int]:
-    match = _KEY.match(key)
-    return int(match.group("epoch")) if match is not None else None
-
-
-def _sorted(run: RunData, parts: Dict[str, str]) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
-    samples, indices = run.values.get(parts["samples"]), run.values.get(parts["indices"])
-    if not isinstance(samples, torch.Tensor) or not isinstance(indices, torch.Tensor):
-        return None
-    if samples.shape[:1] != indices.shape[:1]:
-        return None
-    order = indices.argsort(stable=True)
-    return samples[order], indices[order]

@@ -15,7 +15,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, innermost_statement
 from torchlint.tree import children, walk
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 _SAVE = "torch.save"
@@ -163,17 +163,21 @@ class DdpCheckpointIo(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("checkpoint-loads", "verify_probe.py"),),
+        replay="checkpoint-loads",
         contract=Contract(
             level="intended change",
             promise=(
                 "A checkpoint saved on a GPU this machine does not have loads with `map_location=\"cpu\"`, "
-                "with exactly the values that were saved; without it, loading fails."
+                "with exactly the values that were saved; without it, loading fails.  Nothing else changes."
             ),
             checks=(
-                "the fixed run loaded the checkpoint, and every loaded tensor equals the saved one",
-                "the loaded tensors are on the CPU",
-                "the original run could not load it (the saving device is absent), or, where that device "
-                "exists, loaded the same values onto it",
+                "observed (a probe): each `torch.load` of a file is tried again, with the same arguments, on "
+                "a copy of what it loaded that says it was saved on an absent GPU",
+                "after the fix every such copy loads onto the CPU with the saved values",
+                "outputs and printed text are identical, or, where the program's own loads changed, the "
+                "original with `map_location=\"cpu\"` added to its loads gives the fixed run's",
+                "a program that loads no checkpoint while it runs is inconclusive",
             ),
             differences=("Loaded tensors are on the CPU instead of the device they were saved from.",),
         ),

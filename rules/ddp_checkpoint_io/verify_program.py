@@ -10,6 +10,7 @@ was saved.
 """
 
 import os
+import shutil
 import struct
 import tempfile
 import zipfile
@@ -62,6 +63,7 @@ except (RuntimeError, AssertionError) as raised:  # no such CUDA device
     state = None
     error = type(raised).__name__
 dist.destroy_process_group()
+shutil.rmtree(FOLDER, ignore_errors=True)  # the checkpoint and the store: nothing is left behind
 
 loaded = state is not None
 matches = loaded and all(torch.equal(state[name].cpu(), value) for name, value in saved.items())

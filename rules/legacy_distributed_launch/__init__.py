@@ -11,7 +11,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.tree import walk_body
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _LAUNCH = "torch.distributed.launch"
 _PARSER = "argparse.ArgumentParser"
@@ -180,16 +180,22 @@ class LegacyDistributedLaunch(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("argument-parsers", "verify_probe.py"),),
+        replay="argument-parsers",
         contract=Contract(
             level="intended change",
             promise=(
                 "The script accepts the dashed `--local-rank=N` that torch ≥ 2.0's launcher passes, "
-                "into the same `args.local_rank`, and still accepts `--local_rank=N`."
+                "into the same `args.local_rank`, and still accepts `--local_rank=N`; nothing else changes."
             ),
             checks=(
-                "before the fix `--local-rank=0` stops argument parsing; after it, it parses",
-                "`--local_rank=N` gives the same namespace before and after the fix",
-                "the parsed destination is `local_rank` in both runs",
+                "observed (a probe): the parsers the program parses with, and where each spelling of the "
+                "local-rank option leads",
+                "before the fix `--local-rank` is rejected; after it, it sets the destination `--local_rank` "
+                "set, which it still sets",
+                "the original, with the dashed spelling added to its option as the fix adds it, gives the "
+                "fixed run's outputs and printed text (identical)",
+                "an original that already accepts `--local-rank` must be equivalent to the fixed program",
             ),
         ),
     )

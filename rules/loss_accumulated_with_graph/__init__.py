@@ -11,7 +11,7 @@ from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
 from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
 from torchlint.tree import walk_body
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOSS_FUNCTIONS: FrozenSet[str] = frozenset({
@@ -151,6 +151,7 @@ class LossAccumulatedWithGraph(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("kept-graphs", "verify_probe.py"),),
         contract=Contract(
             level="identical",
             promise=(
@@ -159,8 +160,11 @@ class LossAccumulatedWithGraph(Rule):
                 "number of steps."
             ),
             checks=(
-                "every output (the accumulated totals, the parameters) is identical",
-                "the total's autograd graph: how many nodes it reaches before and after the fix",
+                "every output (the accumulated totals, the parameters, gradients, optimizer state) and "
+                "printed number is identical; tensors may stop requiring grad (printed `grad_fn=...` "
+                "annotations are ignored)",
+                "observed (a probe): after every optimizer step, how many autograd nodes each tensor in "
+                "the program's frames keeps alive; after the fix none may grow step after step",
             ),
             differences=("The total no longer requires grad: backward through it raises.",),
         ),

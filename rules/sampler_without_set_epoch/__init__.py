@@ -14,7 +14,7 @@ from torchlint.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _DISTRIBUTED = frozenset({
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
@@ -159,16 +159,22 @@ class SamplerWithoutSetEpoch(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("sampler-epochs", "verify_probe.py"),),
+        replay="sampler-epochs",
         contract=Contract(
             level="intended change",
             promise=(
                 "After the fix each epoch visits the data in a different order, on every rank; "
-                "the first epoch's order is unchanged."
+                "the first epoch's order is unchanged.  Nothing else changes."
             ),
             checks=(
-                "before the fix every epoch's order is the same",
-                "after the fix the epochs' orders differ, and epoch 0's order is the original one",
-                "each epoch still visits every sample of the rank's shard exactly once",
+                "observed (a probe): each DistributedSampler's epoch at every start of an iteration over it",
+                "before the fix a sampler is iterated more than once at the same epoch (the same order)",
+                "after the fix each iteration has an epoch of its own, the first one unchanged",
+                "the original, with the probe setting each iteration's epoch to the fixed run's, gives the "
+                "fixed run's outputs and printed text (identical on the CPU, close on CUDA): nothing but the "
+                "order changed",
+                "an original that never repeats an epoch must be equivalent to the fixed program",
             ),
             differences=("Losses and weights differ from the second epoch on, as intended.",),
         ),

@@ -1,53 +1,67 @@
 """The comparison of sampler-without-set-epoch's fix (imported only by `torchlint verify`).
 
-The fix changes training on purpose, so the measure is the data order:
-every epoch's order is the same before the fix; after it the epochs'
-orders differ, epoch 0 keeps the original order (`set_epoch(0)` is the
-sampler's default), and each epoch still yields the rank's share of the
-data, every sample at most once.
+The fix changes training on purpose: each epoch draws a new order.  The
+rule's probe records each `DistributedSampler`'s epoch at every start of an
+iteration over it.  The verdict is "intended change" when the original
+iterated a sampler more than once at one epoch (the same order every epoch),
+the changed program sets a different epoch for each iteration and keeps the
+first one (so the first epoch's order is unchanged), and the original,
+replaying those epochs, gives the changed program's outputs and printed text.
+An original that never repeats an order must be equivalent.
 """
 
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List, Sequence
 
-import torch
+from torchlint.verify.compare import Context, Findings, device_level, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
-from torchlint.verify.compare import Context, Findings, common_checks
-from torchlint.verify.results import FAIL, NOTE, Finding, RunData
+PROBE = "sampler-epochs"
+
+
+def _epochs(iterations: Sequence[Sequence[int]]) -> Dict[int, List[int]]:
+    """Each sampler's epochs, in the order its iterations started."""
+    found: Dict[int, List[int]] = {}
+    for sampler, epoch in iterations:
+        found.setdefault(int(sampler), []).append(int(epoch))
+    return found
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
-    del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    if "orders" not in keys:
-        found.add(FAIL, "the program must expose `orders`, one row of sample indices per epoch")
+    level = device_level(context)
+    before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
+    if not isinstance(before, dict) or not isinstance(after, dict) or not before.get("samplers"):
+        found.add(UNALIGNED, "no DistributedSampler was iterated over: the change could not be observed")
         return found.result()
-    before, after = original.values["orders"], fixed.values["orders"]
-    if not (isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor) and before.dim() == 2
-            and before.shape == after.shape and before.shape[0] > 1):
-        found.add(FAIL, "`orders` must be an epochs x samples tensor of the same shape in both runs")
-        return found.result()
-    epochs = before.shape[0]
-    same_before = sum(bool(torch.equal(before[0], before[e])) for e in range(1, epochs))
-    same_after = sum(bool(torch.equal(after[0], after[e])) for e in range(1, epochs))
-    if same_before != epochs - 1:
-        found.add(FAIL, f"before the fix only {same_before} of {epochs - 1} later epochs repeat epoch 0's order: "
-                        "the program no longer shows the bug")
-    else:
-        found.add(NOTE, f"before the fix all {epochs} epochs visit the samples in the same order")
-    if same_after:
-        found.add(FAIL, f"after the fix {same_after} of {epochs - 1} later epochs still repeat epoch 0's order")
-    else:
-        moved = [float((after[e] != after[0]).float().mean()) for e in range(1, epochs)]
-        found.add(NOTE, "after the fix every epoch's order differs from epoch 0's (positions changed: "
-                        + ", ".join(f"{100 * m:.0f}%" for m in moved) + ")")
-    if not torch.equal(before[0], after[0]):
-        found.add(FAIL, "epoch 0's order changed: `set_epoch(0)` should keep the sampler's default order")
-    for e in range(epochs):
-        if len(set(after[e].tolist())) != after.shape[1]:
-            found.add(FAIL, f"after the fix epoch {e} visits some sample twice")
-            break
-    found.add(NOTE, "known difference: losses and weights differ from the second epoch on, as intended")
+    epochs_before, epochs_after = _epochs(before["iterations"]), _epochs(after["iterations"])
+    repeated = {s: e for s, e in epochs_before.items() if len(e) > len(set(e))}
+    if not repeated:
+        return nothing_to_change(original, fixed, found, level,
+                                 "the original never iterated a sampler twice at one epoch")
+    found.expect(original, fixed)
+    problems = 0
+    for sampler, epochs in sorted(epochs_before.items()):
+        changed = epochs_after.get(sampler, [])
+        if len(changed) != len(epochs):
+            problems += 1
+            found.add(FAIL, f"sampler {sampler + 1} is iterated {len(changed)} time(s) after the change, "
+                            f"{len(epochs)} before")
+            continue
+        if len(set(changed)) != len(changed):
+            problems += 1
+            found.add(FAIL, f"after the change sampler {sampler + 1} still repeats an epoch (epochs "
+                            f"{changed[:8]}): some epochs still repeat an earlier order")
+        if changed and changed[0] != epochs[0]:
+            problems += 1
+            found.add(FAIL, f"the first iteration over sampler {sampler + 1} runs at epoch {changed[0]} after "
+                            f"the change, {epochs[0]} before: the first epoch's order changed")
+    equal = replay_checks(original, context.replay, fixed, found, level)
+    if not problems and equal:
+        count = sum(len(e) for e in repeated.values())
+        found.add(INTENDED, f"intended change: the original drew the same order in each of {count} iterations "
+                            "over its sampler(s); after the change each iteration has an epoch of its own (the "
+                            "first unchanged), and the original, replaying those epochs, gives the changed "
+                            f"program's outputs and printed text ({level})")
     return found.result()

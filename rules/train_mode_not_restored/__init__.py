@@ -16,7 +16,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.tree import walk_body
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _MAX_DEPTH = 4
 _LEAVES = (cst.Return, cst.Break, cst.Continue, cst.Raise)
@@ -164,18 +164,26 @@ class TrainModeNotRestored(Rule):
     verification = VerificationSpec(
         programs=("verify_program.py",),
         comparison=".verify_compare:check",
+        probes=(Probe("training-modes", "verify_probe.py"),),
+        replay="training-modes",
         contract=Contract(
             level="intended change",
             promise=(
                 "After the fix every training step after an evaluation runs in training mode: "
                 "dropout drops activations and BatchNorm updates its running statistics, as in "
-                "the steps before the first evaluation."
+                "the steps before the first evaluation.  Nothing else changes."
             ),
             checks=(
-                "the model's mode at each backward: eval after the first evaluation before the fix, train after it",
-                "the fraction of activations dropout zeroes during training steps after an evaluation",
-                "how far BatchNorm's running mean moves during those steps",
-                "the steps before the first evaluation, and the first evaluation's result, are identical",
+                "observed (a probe, no outputs asked of the script): every module's training flag at "
+                "each top-level module call, and which calls a backward pass went through",
+                "before the fix some training forward runs with a module in eval mode that was in train "
+                "mode at its first training forward; after it none does",
+                "the flags differ only at training forwards, only from eval to train: evaluations keep "
+                "their mode",
+                "the original, with the probe setting every module's flag before each call to what the "
+                "fixed run had, gives the fixed run's outputs and printed text (identical on the CPU, "
+                "close on CUDA): nothing but the mode changed",
+                "an original that never trains in eval mode must be equivalent to the fixed program",
             ),
             differences=("Losses and weights differ after the first evaluation, as intended.",),
         ),

@@ -1,74 +1,98 @@
 """The comparison of train-mode-not-restored's fix (imported only by `torchlint verify`).
 
-The fix changes training on purpose from the first evaluation on, so the
-first epoch (before any evaluation) must be identical, and the later steps
-are judged by what training mode does: before the fix they run in eval mode
-(dropout zeroes nothing, BatchNorm's running mean stands still); after it
-they run in train mode (dropout zeroes about its rate, the running mean
-moves).
+The fix changes training on purpose: after an evaluation the model trains in
+train mode again (dropout drops, batch norm updates its statistics).  The
+rule's probe records the training flag of every module at each top-level
+module call, and which calls a backward pass went through (training
+forwards).  The verdict is "intended change" when
+
+- the original ran a training forward with modules in eval mode that were in
+  train mode at that module's first training forward (the bug), and the
+  changed program never does;
+- the flags differ only at training forwards, and only from eval to train
+  (an evaluation still runs in eval mode);
+- the original, replaying exactly those flags (the probe sets them before
+  each call), gives the changed program's outputs and printed text: nothing
+  else changed.
+
+When the original never trains in eval mode, the two programs must simply
+be equivalent.
 """
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, Dict, List, Mapping, Sequence
 
-import torch
+from torchlint.verify.compare import Context, Findings, device_level, nothing_to_change, replay_checks
+from torchlint.verify.results import FAIL, INTENDED, UNALIGNED, Finding, RunData
 
-from torchlint.verify.compare import Context, Findings, common_checks
-from torchlint.verify.results import FAIL, NOTE, Finding, RunData
+PROBE = "training-modes"
 
-_NEEDED = ("modes", "dropped", "bn_moves", "losses", "scores", "steps_per_epoch", "dropout")
+
+def eval_mode_training(record: Mapping[str, Any]) -> List[int]:
+    """The calls that trained with some module of the called one in eval mode, though it
+    was in train mode at that module's first training forward."""
+    calls: Sequence[Mapping[str, Any]] = record.get("calls", ())
+    subtrees: Mapping[str, Sequence[int]] = record.get("subtrees", {})
+    first: Dict[int, str] = {}
+    found = []
+    for number, call in enumerate(calls):
+        if not call.get("trained"):
+            continue
+        module, modes = int(call["module"]), str(call["modes"])
+        members = [i for i in subtrees.get(str(module), [module]) if 0 <= i < len(modes)]
+        if module not in first:
+            first[module] = modes
+            continue
+        reference = first[module]
+        if any(reference[i] == "1" and modes[i] == "0" for i in members if i < len(reference)):
+            found.append(number)
+    return found
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
-    del context
     found = Findings()
-    keys = common_checks(original, fixed, found)
-    if any(key not in keys for key in _NEEDED):
-        found.add(FAIL, "the program must expose " + ", ".join(f"`{key}`" for key in _NEEDED))
+    level = device_level(context)
+    before, after = original.probes.get(PROBE), fixed.probes.get(PROBE)
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        found.add(UNALIGNED, "the modules' training modes were not observed")
         return found.result()
-    first = int(original.values["steps_per_epoch"])
-    rate = float(original.values["dropout"])
-    before = {key: _tensor(original, key) for key in ("modes", "dropped", "bn_moves", "losses")}
-    after = {key: _tensor(fixed, key) for key in ("modes", "dropped", "bn_moves", "losses")}
-    if before["modes"].numel() <= first:
-        found.add(FAIL, "the program must train for more than one epoch")
-        return found.result()
-    if not torch.equal(before["losses"][:first], after["losses"][:first]):
-        found.add(FAIL, "the first epoch (before any evaluation) differs between the runs")
+    bugged_before, bugged_after = eval_mode_training(before), eval_mode_training(after)
+    if not bugged_before:
+        if bugged_after:
+            found.add(FAIL, f"after the change {len(bugged_after)} training forward(s) ran with modules in eval "
+                            "mode; the original had none")
+        return nothing_to_change(original, fixed, found, level,
+                                 "the original never trained with a module left in eval mode")
+    found.expect(original, fixed)
+    problems = 0
+    if bugged_after:
+        problems += 1
+        found.add(FAIL, f"after the change {len(bugged_after)} of the training forwards that ran in eval mode "
+                        f"before ({len(bugged_before)}) still do: train mode was not restored where it is needed")
+    calls_before, calls_after = before.get("calls", []), after.get("calls", [])
+    if len(calls_before) != len(calls_after):
+        problems += 1
+        found.add(FAIL, f"the changed program calls its modules {len(calls_after)} times, the original "
+                        f"{len(calls_before)}: more than the training mode changed")
     else:
-        found.add(NOTE, f"the first epoch's {first} steps (before any evaluation) are identical")
-    if not torch.equal(_tensor(original, "scores")[:1], _tensor(fixed, "scores")[:1]):
-        found.add(FAIL, "the first evaluation's result differs: the evaluation no longer runs in eval mode "
-                        "(train mode restored too early?)")
-    else:
-        found.add(NOTE, "the first evaluation (after identical training) gives the same result in both runs")
-    late_before = {key: value[first:] for key, value in before.items()}
-    late_after = {key: value[first:] for key, value in after.items()}
-    steps = late_before["modes"].numel()
-    if float(late_before["modes"].max()) != 0.0:
-        found.add(FAIL, "before the fix some step after the first evaluation ran in train mode: "
-                        "the program no longer shows the bug")
-    if float(late_after["modes"].min()) != 1.0:
-        found.add(FAIL, "after the fix some step after an evaluation still ran in eval mode")
-    drop_before, drop_after = float(late_before["dropped"].mean()), float(late_after["dropped"].mean())
-    if drop_before != 0.0 or abs(drop_after - rate) > 0.15:
-        found.add(FAIL, f"dropout zeroed {drop_before:.3f} of the activations before the fix and "
-                        f"{drop_after:.3f} after (expected 0 and about {rate})")
-    else:
-        found.add(NOTE, f"over the {steps} steps after the first evaluation dropout zeroed {drop_before:.3f} "
-                        f"of the activations before the fix and {drop_after:.3f} after (rate {rate})")
-    move_before, move_after = float(late_before["bn_moves"].max()), float(late_after["bn_moves"].min())
-    if move_before != 0.0 or not move_after > 0.0:
-        found.add(FAIL, f"BatchNorm's running mean moved by up to {move_before:.3g} per step before the fix "
-                        f"and by at least {move_after:.3g} after (expected 0 and more than 0)")
-    else:
-        found.add(NOTE, f"BatchNorm's running mean stood still in those steps before the fix and moved by "
-                        f"{float(late_after['bn_moves'].mean()):.3g} per step after it")
-    found.add(NOTE, "known difference: losses and weights differ after the first evaluation, as intended")
+        for number, (a, b) in enumerate(zip(calls_before, calls_after)):
+            if a["modes"] == b["modes"]:
+                continue
+            if not b.get("trained"):
+                problems += 1
+                found.add(FAIL, f"a module call that no backward pass went through (an evaluation) ran in "
+                                f"another mode after the change (call {number + 1})")
+                break
+            if any(x == "1" and y == "0" for x, y in zip(a["modes"], b["modes"])):
+                problems += 1
+                found.add(FAIL, f"after the change a module trained in eval mode that was in train mode "
+                                f"before (call {number + 1})")
+                break
+    equal = replay_checks(original, context.replay, fixed, found, level)
+    if not problems and equal:
+        found.add(INTENDED, f"intended change: {len(bugged_before)} training forward(s) ran with modules in eval "
+                            "mode before the change and in train mode after it; evaluations kept their mode, "
+                            "and the original, replaying exactly that change of modes, gives the changed "
+                            f"program's outputs and printed text ({level})")
     return found.result()
-
-
-def _tensor(run: RunData, key: str) -> torch.Tensor:
-    value = run.values[key]
-    return value if isinstance(value, torch.Tensor) else torch.tensor(value)

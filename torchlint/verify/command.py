@@ -27,6 +27,26 @@ def _rule_names(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _memory_option(context: click.Context, parameter: click.Parameter, value: Optional[str]) -> int:
+    """``8G``, ``512M``, a number of bytes, or ``0`` (no bound); -1 when not given (the default)."""
+    del context, parameter
+    if value is None:
+        return -1
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    number = text[: len(text) - len(unit)]
+    try:
+        size = float(number)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a size such as 8G, 512M or 0") from None
+    if size < 0 or not size == size:
+        raise click.BadParameter(f"{value!r} is not a size such as 8G, 512M or 0")
+    return int(size * _UNITS[unit])
+
+
 def _device_option(context: click.Context, parameter: click.Parameter, value: str) -> str:
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
     del context, parameter
@@ -51,6 +71,10 @@ def _device_option(context: click.Context, parameter: click.Parameter, value: st
               help="Also write the report as Markdown (for a pull-request comment) to FILE.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
               help="Seconds each child run may take before its process group is killed.")
+@click.option("--memory-limit", "memory_limit", callback=_memory_option, metavar="SIZE",
+              help="How much each process of a run may grow beyond its size at start, e.g. 8G or 512M; "
+                   "0 for no bound (default: half the machine's memory).  A run past it fails with "
+                   "'ran out of memory'.")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="torch intra-op threads in every run (timings are per thread count).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The seed both versions start from.")
@@ -77,7 +101,7 @@ def _device_option(context: click.Context, parameter: click.Parameter, value: st
 def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, json_file: Optional[Path],
            markdown_file: Optional[Path], timeout: float, threads: int, seed: int, quick: bool,
            no_timing: bool, fail_on_slower: bool, record: bool, against: Optional[Path], slurm: bool,
-           sbatch_args: Tuple[str, ...], slurm_setup: Optional[str]) -> None:
+           sbatch_args: Tuple[str, ...], slurm_setup: Optional[str], memory_limit: int = -1) -> None:
     """Run original and auto-fixed code; check that each fix keeps its meaning, and time it.
 
     With no PATHS, each selected rule's verification program (shipped with
@@ -88,26 +112,24 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     orders) with a 95% interval and an original-vs-original comparison,
     so that noise is not reported as a speedup.  With PATHS, the same
     happens for your own self-contained scripts, one case per rule whose
-    fix changes the script; each run works in a scratch copy of the
-    script's folder, so your files are not touched.  With --against
+    fix changes the script; each run works in a copy of the script's
+    folder, and nothing of yours is writable from a run.  With --against
     CHANGED, one PATH (the original) is run against CHANGED (a change made
     by hand or by another tool) and judged by the --rules' contracts, or
     without --rules by the strict "same outputs" contract.
 
     \b
-    What a script exposes (see torchlint/verify/README.md):
-      torchlint_outputs()  optional: a dict of what to compare: tensors,
-                           modules (their state_dict), optimizers (their
-                           state), numbers, strings, nested lists/dicts.
-                           Without it, the tensors, modules, optimizers,
-                           numbers, strings and NumPy arrays left in the
-                           script's globals are compared.  What it
-                           prints is always compared.
-      torchlint_step()     optional: what to time (one training step, one
+    What is compared (see torchlint/verify/README.md): the script's
+    globals and its functions' locals as they return (main(), a
+    trainer's methods), followed into its own objects: models (weights,
+    gradients, settings), optimizers, tensors, numbers, strings; and what
+    it prints.  Nothing need be added to a script.  Optionally:
+      torchlint_outputs()  a dict of what to compare instead.
+      torchlint_step()     what to time (one training step, one
                            evaluation pass).  Without it the whole script
                            is re-run as the timed unit.
-    A rule's own comparison may read more: its `torchlint explain` page
-    says what (e.g. outputs named "eval..." treated as eval-mode results).
+    A rule's probe observes what its contract needs in the run; its
+    `torchlint explain` page says what.
     The script runs as __main__ in a copy of its directory with random,
     NumPy and torch seeded, deterministic algorithms on (comparison runs
     only), TORCHLINT_VERIFY_DEVICE set to "cuda" or "cpu" and
@@ -115,11 +137,12 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     the code too if it takes a parameter.
 
     \b
-    Exit status: 0 every fix verified equivalent (or inconclusive: outputs
-    that could not be aligned, with the cause reported); 1 some fix is not
-    equivalent (or, with --fail-on-slower, significantly slower); 2 errors
-    (a run crashed, timed out or failed to start, bad options, torch not
-    installed).
+    Exit status: 0 every fix verified equivalent, an intended change, or
+    inconclusive (the cause reported); 1 some fix is not equivalent (or
+    changes the random stream where its contract does not expect it, or,
+    with --fail-on-slower, is significantly slower); 2 errors (a run
+    crashed, ran out of memory, timed out, tried to write your files or
+    failed to start, bad options, torch not installed).
     """
     if slurm:
         from torchlint.jobscript.slurm_command import verify_on_slurm
@@ -144,6 +167,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
         record=record,
         against=against,
         fail_on_slower=fail_on_slower,
+        memory_limit=memory_limit,
     )
     sys.exit(code)
 

@@ -22,7 +22,6 @@ import gc
 import importlib.util
 import json
 import linecache
-import math
 import os
 import platform
 import random
@@ -152,17 +151,23 @@ def _module_classes() -> List[type]:
 
 
 class Observed:
-    """What a compare run did besides its outputs, and the random streams it was given.
+    """What a compare run did besides its outputs, and, when asked, aligned random streams.
 
-    Parameter initialisation (``reset_parameters`` of torch's modules) draws from a
-    generator seeded by the run's seed, the module's class and how many modules of
-    that class came before, and leaves the global stream alone; a ``DataLoader``
-    without a generator gets one seeded the same way.  A fix that changes how many
-    numbers one module's init draws (a removed bias) then changes no other draw.
+    By default the program runs as its user runs it: one global random stream.
+    With ``aligned`` (used only to explain a difference between two runs),
+    parameter initialisation (``reset_parameters`` of torch's modules) draws
+    from a generator seeded by the run's seed, the seed the program itself last
+    gave ``torch.manual_seed``, the module's class and how many modules of that
+    class came before, and leaves the global stream alone; a ``DataLoader``
+    without a generator gets one seeded the same way.  A fix that changes how
+    many numbers one module's init draws (a removed bias) then changes no other
+    draw, while a changed seed still changes every one.
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, aligned: bool = False) -> None:
         self.seed = seed
+        self.aligned = aligned
+        self.user_seed: Optional[int] = None  # what the program last gave torch.manual_seed
         self.counts: Dict[str, int] = {}
         self.steps = 0
         self.autocast: List[str] = []
@@ -173,11 +178,62 @@ class Observed:
     def _stream_seed(self, kind: str) -> int:
         index = self.counts.get(kind, 0)
         self.counts[kind] = index + 1
-        return zlib.crc32(f"{self.seed}:{kind}:{index}".encode())
+        return zlib.crc32(f"{self.seed}:{self.user_seed}:{kind}:{index}".encode())
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        original = getattr(owner, name)
+        setattr(owner, name, replacement)
+        self._undo.append(functools.partial(setattr, owner, name, original))
 
     def __enter__(self) -> "Observed":
         import torch
         import torch.optim.optimizer as optimizer_module
+
+        if self.aligned:
+            self._align()
+        observed = self
+        manual_seed: Any = torch.manual_seed
+
+        @functools.wraps(manual_seed)
+        def recording_seed(seed: Any) -> Any:
+            with contextlib.suppress(TypeError, ValueError):
+                observed.user_seed = int(seed)
+            return manual_seed(seed)
+
+        for owner in (torch, torch.random):
+            if getattr(owner, "manual_seed", None) is manual_seed:
+                self._patch(owner, "manual_seed", recording_seed)
+
+        def count_step(*_: Any) -> None:
+            observed.steps += 1
+
+        handle = optimizer_module.register_optimizer_step_post_hook(count_step)
+        self._undo.append(handle.remove)
+
+        autocast_enter: Any = torch.autocast.__enter__
+
+        @functools.wraps(autocast_enter)
+        def recording_enter(context: Any) -> Any:
+            if getattr(context, "_enabled", False):
+                name = str(getattr(context, "fast_dtype", ""))
+                if name and name not in observed.autocast:
+                    observed.autocast.append(name)
+            return autocast_enter(context)
+
+        self._patch(torch.autocast, "__enter__", recording_enter)
+        tee = Tee(sys.stdout)
+        saved_stdout = sys.stdout
+        sys.stdout = tee
+
+        def restore_stdout() -> None:
+            self.printed = tee.text()
+            sys.stdout = saved_stdout
+
+        self._undo.append(restore_stdout)
+        return self
+
+    def _align(self) -> None:
+        import torch
         from torch.utils.data import DataLoader
 
         observed = self
@@ -198,8 +254,7 @@ class Observed:
                 finally:
                     observed._inside = False
 
-            setattr(cls, "reset_parameters", functools.wraps(original_reset)(seeded_reset))
-            self._undo.append(functools.partial(setattr, cls, "reset_parameters", original_reset))
+            self._patch(cls, "reset_parameters", functools.wraps(original_reset)(seeded_reset))
 
         loader_init: Any = DataLoader.__init__
 
@@ -209,37 +264,7 @@ class Observed:
                 kwargs["generator"] = torch.Generator().manual_seed(observed._stream_seed("DataLoader"))
             loader_init(loader, *args, **kwargs)
 
-        setattr(DataLoader, "__init__", seeded_loader)
-        self._undo.append(functools.partial(setattr, DataLoader, "__init__", loader_init))
-
-        def count_step(*_: Any) -> None:
-            observed.steps += 1
-
-        handle = optimizer_module.register_optimizer_step_post_hook(count_step)
-        self._undo.append(handle.remove)
-
-        autocast_enter: Any = torch.autocast.__enter__
-
-        @functools.wraps(autocast_enter)
-        def recording_enter(context: Any) -> Any:
-            if getattr(context, "_enabled", False):
-                name = str(getattr(context, "fast_dtype", ""))
-                if name and name not in observed.autocast:
-                    observed.autocast.append(name)
-            return autocast_enter(context)
-
-        setattr(torch.autocast, "__enter__", recording_enter)
-        self._undo.append(functools.partial(setattr, torch.autocast, "__enter__", autocast_enter))
-        tee = Tee(sys.stdout)
-        saved_stdout = sys.stdout
-        sys.stdout = tee
-
-        def restore_stdout() -> None:
-            self.printed = tee.text()
-            sys.stdout = saved_stdout
-
-        self._undo.append(restore_stdout)
-        return self
+        self._patch(DataLoader, "__init__", seeded_loader)
 
     def __exit__(self, *exc: object) -> None:
         while self._undo:
@@ -271,16 +296,86 @@ def warnings_suppressed() -> Iterator[None]:
         yield
 
 
-def observed_execute(program: "Program", seed: int) -> Tuple[types.ModuleType, Observed]:
-    """Run the program with its random streams controlled and its side channels recorded."""
-    with Observed(seed) as observed:
+def _map_tensors(function: Callable[[Any], Any], value: Any) -> Any:
+    """``value`` with ``function`` applied to every tensor in its lists, tuples and dicts."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_map_tensors(function, item) for item in value)
+    if isinstance(value, dict):
+        return {key: _map_tensors(function, item) for key, item in value.items()}
+    return function(value)
+
+
+def float64_reference() -> Any:
+    """A torch function mode that runs the program in float64 with the float32 program's values.
+
+    Every float32 tensor an operation takes or returns becomes float64, so the
+    arithmetic is float64 throughout.  Random numbers are still drawn as float32
+    (a fill of a float64 tensor draws into a float32 one and copies it; ``*_like``
+    draws and dropout masks likewise), so the generator moves as in the float32
+    run and the inputs are the same numbers: what comes out is the original's
+    computation with float64 rounding, the reference an accuracy contract needs.
+    """
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    functional = torch.nn.functional
+    fills = {torch.Tensor.uniform_, torch.Tensor.normal_, torch.Tensor.bernoulli_, torch.Tensor.random_,
+             torch.Tensor.exponential_, torch.Tensor.cauchy_, torch.Tensor.log_normal_, torch.Tensor.geometric_}
+    likes = {torch.rand_like, torch.randn_like, torch.randint_like, torch.bernoulli}
+    dropouts = {getattr(functional, name) for name in ("dropout", "dropout1d", "dropout2d", "dropout3d",
+                                                       "alpha_dropout", "feature_alpha_dropout")
+                if hasattr(functional, name)}
+
+    def up(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
+            with torch._C.DisableTorchFunction():
+                widened = value.double()
+                if value.requires_grad and value.is_leaf:
+                    widened = widened.detach().requires_grad_()
+            return widened
+        return value
+
+    def fills_in_place(func: Any) -> bool:
+        return func in fills or (getattr(func, "__module__", "") == "torch.nn.init"
+                                 and str(getattr(func, "__name__", "")).endswith("_"))
+
+    class Float64(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            first = args[0] if args else kwargs.get("tensor", kwargs.get("input"))
+            if isinstance(first, torch.Tensor) and first.dtype == torch.float64:
+                if fills_in_place(func):
+                    scratch = torch.empty(first.shape, dtype=torch.float32, device=first.device)
+                    if args:
+                        func(scratch, *args[1:], **kwargs)
+                    else:
+                        func(**{**kwargs, "tensor": scratch})
+                    with torch.no_grad():
+                        first.copy_(scratch)
+                    return first
+                if func in likes and "dtype" not in kwargs:
+                    return up(func(first.float(), *args[1:], **kwargs))
+                if func in dropouts:
+                    kept = func(torch.ones(first.shape, dtype=torch.float32, device=first.device), *args[1:],
+                                **kwargs)
+                    return first * kept.double()
+            return _map_tensors(up, func(*_map_tensors(up, tuple(args)), **_map_tensors(up, dict(kwargs))))
+
+    return Float64()
+
+
+def observed_execute(program: "Program", seed: int, aligned: bool = False) -> Tuple[types.ModuleType, Observed, Any]:
+    """Run the program with its side channels recorded (and its random streams aligned
+    when asked); returns the module, what was observed and the captured locals."""
+    capture = _capture_module()
+    with Observed(seed, aligned) as observed, capture.Locals(program.display) as captured:
         module = program.execute(seed)
-    return module, observed
+    return module, observed, captured
 
 
-def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
-    """What the program exposes for comparison, and where it came from."""
-
+def outputs_of(module: types.ModuleType, captured: Any) -> Tuple[List[Tuple[str, Any]], str]:
+    """What the program exposes for comparison, and where it came from: the dict its
+    ``torchlint_outputs()`` returns, else its globals and its functions' locals."""
     namespace = module.__dict__
     hook = namespace.get("torchlint_outputs")
     if callable(hook):
@@ -288,184 +383,30 @@ def outputs_of(module: types.ModuleType) -> Tuple[Dict[str, Any], str]:
             produced = hook()
         if not isinstance(produced, dict):
             raise TypeError(f"torchlint_outputs() must return a dict, not {type(produced).__name__}")
-        return {str(key): value for key, value in produced.items()}, "torchlint_outputs()"
-    return {
-        name: value for name, value in namespace.items() if not name.startswith("_") and _comparable(value)
-    }, "globals"
+        return [(str(key), value) for key, value in produced.items()], "torchlint_outputs()"
+    found = list(_capture_module().collect(namespace, captured.captured))
+    return found, "globals and locals" if captured.captured else "globals"
 
 
-def _comparable(value: Any, depth: int = 0) -> bool:
-    """Is ``value`` something the script computed that can be compared: a tensor, module,
-    optimizer, Python number or string, NumPy array, or a container of only these?"""
-    import torch
-
-    if isinstance(value, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer, bool, int, float, str)):
-        return True
-    if type(value).__module__ == "numpy" and hasattr(value, "__array__"):
-        return True
-    if depth < 4 and isinstance(value, (list, tuple)):
-        return all(_comparable(item, depth + 1) for item in value)
-    if depth < 4 and isinstance(value, dict):
-        return all(isinstance(key, (str, int)) and _comparable(item, depth + 1) for key, item in value.items())
-    return False
+def _capture_module() -> Any:
+    """``capture.py``, loaded by path under a private name."""
+    return _load_file("_torchlint_verify_capture", _HERE / "capture.py")
 
 
-# -- flattening outputs into named tensors and plain values -------------------
+def _sandbox_module() -> Any:
+    """``sandbox.py``, loaded by path under a private name."""
+    return _load_file("_torchlint_verify_sandbox", _HERE / "sandbox.py")
 
 
-class Flattener:
-    """Turns outputs into ``{dotted.key: tensor or plain value}`` plus metadata."""
-
-    def __init__(self, parameter_names: Mapping[int, str]) -> None:
-        self.values: Flat = {}
-        self.meta: Dict[str, Dict[str, Any]] = {}
-        self.batchnorms: Dict[str, Dict[str, Any]] = {}
-        self.skipped: List[str] = []
-        self._names = parameter_names
-
-    def add(self, key: str, value: Any, source: str = "value", owner: str = "", name: str = "") -> None:
-        import torch
-
-        if isinstance(value, torch.Tensor):
-            self._tensor(key, value, source, owner, name)
-        elif isinstance(value, torch.nn.Module):
-            self._module(key, value)
-        elif isinstance(value, torch.optim.Optimizer):
-            self._optimizer(key, value)
-        elif isinstance(value, Mapping):
-            for inner, item in value.items():
-                self.add(f"{key}.{inner}", item, source, owner, name)
-        elif isinstance(value, (list, tuple)):
-            for index, item in enumerate(value):
-                self.add(f"{key}[{index}]", item, source, owner, name)
-        elif value is None or isinstance(value, (bool, int, float, str)):
-            self.values[key] = value
-        elif type(value).__module__ == "numpy" and hasattr(value, "item") and not hasattr(value, "shape"):
-            self.values[key] = value.item()
-        elif type(value).__module__ == "numpy" and hasattr(value, "__array__"):
-            self._tensor(key, torch.as_tensor(value), source, owner, name)
-        else:
-            self.skipped.append(f"{key} ({type(value).__name__})")
-
-    def _tensor(self, key: str, tensor: Any, source: str, owner: str, name: str) -> None:
-        import torch
-
-        self.meta[key] = {
-            "shape": list(tensor.shape),
-            "dtype": str(tensor.dtype),
-            "device": tensor.device.type,
-            "layout": str(tensor.layout),
-            "requires_grad": bool(tensor.requires_grad),
-            "is_leaf": bool(tensor.is_leaf),
-            "grad_fn": type(tensor.grad_fn).__name__ if tensor.grad_fn is not None else None,
-            "source": source,
-            "owner": owner,
-            "name": name,
-        }
-        if tensor.device.type == "meta":
-            self.skipped.append(f"{key} (meta tensor, no values)")
-            return
-        value = tensor.detach()
-        if value.layout != torch.strided:
-            value = value.to_dense()
-        if value.is_quantized:
-            value = value.dequantize()
-        self.values[key] = value.to("cpu", copy=True)
-
-    def _module(self, key: str, module: Any) -> None:
-        import torch
-
-        for name, tensor in module.state_dict().items():
-            if isinstance(tensor, torch.Tensor):
-                self._tensor(f"{key}.{name}", tensor, "module", key, name)
-        for name, sub in module.named_modules():
-            if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm) and sub.running_mean is not None:
-                prefix = f"{key}.{name}." if name else f"{key}."
-                self.batchnorms[prefix + "running_mean"] = {
-                    "momentum": sub.momentum,
-                    "eps": float(sub.eps),
-                    "weight": prefix + "weight" if sub.affine else None,
-                    "running_var": prefix + "running_var",
-                    "count": prefix + "num_batches_tracked",
-                }
-
-    def _optimizer(self, key: str, optimizer: Any) -> None:
-        for group_index, group in enumerate(optimizer.param_groups):
-            for option, setting in group.items():
-                if option != "params":
-                    self.add(f"{key}.param_groups[{group_index}].{option}", setting, "optimizer")
-            for index, parameter in enumerate(group["params"]):
-                name = self._names.get(id(parameter), f"group{group_index}.param{index}")
-                for entry, value in optimizer.state.get(parameter, {}).items():
-                    self.add(f"{key}.state[{name}].{entry}", value, "optimizer")
-
-
-def parameter_names(outputs: Mapping[str, Any], namespace: Mapping[str, Any]) -> Dict[int, str]:
-    """``id(parameter) -> "model.layer.weight"`` over every module in sight."""
-    import torch
-
-    names: Dict[int, str] = {}
-    modules: List[Tuple[str, Any]] = []
-
-    def collect(prefix: str, value: Any, depth: int) -> None:
-        if isinstance(value, torch.nn.Module):
-            modules.append((prefix, value))
-        elif depth < 4 and isinstance(value, Mapping):
-            for inner, item in value.items():
-                collect(f"{prefix}.{inner}", item, depth + 1)
-        elif depth < 4 and isinstance(value, (list, tuple)):
-            for index, item in enumerate(value):
-                collect(f"{prefix}[{index}]", item, depth + 1)
-
-    for key, value in outputs.items():
-        collect(key, value, 0)
-    for key, value in namespace.items():
-        if not key.startswith("_") and isinstance(value, torch.nn.Module):
-            modules.append((key, value))
-    for prefix, module in modules:
-        for name, parameter in module.named_parameters():
-            names.setdefault(id(parameter), f"{prefix}.{name}")
-    return names
-
-
-def flatten(outputs: Mapping[str, Any], namespace: Mapping[str, Any]) -> Flattener:
-    flat = Flattener(parameter_names(outputs, namespace))
-    for key, value in outputs.items():
-        flat.add(key, value)
-    return flat
+def flatten(items: List[Tuple[str, Any]], roots: Tuple[str, ...] = ()) -> Any:
+    flattened: Any = _capture_module().flatten(items, roots)
+    return flattened
 
 
 def difference(a: Any, b: Any) -> float:
     """0 when equal, the relative L2 error for floating tensors, inf otherwise."""
-    import torch
-
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return math.inf
-        if torch.equal(a, b):
-            return 0.0
-        if not (a.is_floating_point() or a.is_complex()):
-            return math.inf
-        a64 = torch.view_as_real(a).double() if a.is_complex() else a.double()
-        b64 = torch.view_as_real(b).double() if b.is_complex() else b.double()
-        if not torch.equal(torch.isnan(a64), torch.isnan(b64)):
-            return math.inf
-        a64, b64 = torch.nan_to_num(a64, nan=0.0), torch.nan_to_num(b64, nan=0.0)
-        if not torch.equal(torch.isinf(a64), torch.isinf(b64)):
-            return math.inf
-        finite = torch.isfinite(a64)
-        if not torch.equal(a64[~finite], b64[~finite]):
-            return math.inf
-        error = float(torch.linalg.vector_norm(a64[finite] - b64[finite]))
-        scale = float(torch.linalg.vector_norm(a64[finite]))
-        return error / scale if scale > 0 else error
-    if isinstance(a, float) and isinstance(b, float):
-        if a == b or (math.isnan(a) and math.isnan(b)):
-            return 0.0
-        if a == 0.0 or not (math.isfinite(a) and math.isfinite(b)):
-            return math.inf
-        return abs(a - b) / abs(a)
-    return 0.0 if type(a) is type(b) and a == b else math.inf
+    measured: float = _capture_module().difference(a, b)
+    return measured
 
 
 # -- what the program did besides its outputs ---------------------------------
@@ -478,24 +419,49 @@ class ProbeTools:
     def seed_everything(seed: int) -> None:
         seed_everything(seed)
 
+    replay: Any = None  # what the same probe recorded in the run this one replays, if any
+    program: str = ""  # the file name the program's code objects carry (its frames' co_filename)
+
     @staticmethod
     def flatten(value: Any) -> Flat:
         """``{key: tensor or plain value}`` for any output-like value."""
-        flat = Flattener({})
+        flat = _capture_module().Flattener({})
         flat.add("value", value)
-        return flat.values
+        values: Flat = flat.values
+        return values
 
     @staticmethod
     def difference(a: Any, b: Any) -> float:
         return difference(a, b)
 
+    @staticmethod
+    def tensors(value: Any, depth: int = 0) -> List[Any]:
+        """The tensors in ``value`` and its lists, tuples and dicts (three levels deep)."""
+        import torch
 
-def load_probes(entries: List[Mapping[str, str]]) -> List[Tuple[str, Any]]:
-    """(name, probe) for each probe file the spec names, loaded by path."""
+        if isinstance(value, torch.Tensor):
+            return [value]
+        if depth < 3 and isinstance(value, (list, tuple)):
+            return [t for item in value for t in ProbeTools.tensors(item, depth + 1)]
+        if depth < 3 and isinstance(value, dict):
+            return [t for item in value.values() for t in ProbeTools.tensors(item, depth + 1)]
+        return []
+
+
+def load_probes(entries: List[Mapping[str, Any]], program: str = "") -> List[Tuple[str, Any]]:
+    """(name, probe) for each probe file the spec names, loaded by path; a probe whose
+    entry names a ``replay`` file gets what that file holds as ``tools.replay``."""
+    import torch
+
     probes = []
     for index, entry in enumerate(entries):
         module = _load_file(f"_torchlint_verify_probe_{index}", Path(entry["path"]))
-        probes.append((entry["name"], module.Probe(ProbeTools())))
+        tools = ProbeTools()
+        tools.program = program
+        if entry.get("replay"):
+            with warnings_suppressed():
+                tools.replay = torch.load(entry["replay"], map_location="cpu", weights_only=True)
+        probes.append((entry["name"], module.Probe(tools)))
     return probes
 
 
@@ -731,7 +697,12 @@ def _failure(error: BaseException) -> Tuple[str, str]:
         trace = trace.tb_next
     text = "".join(traceback.format_exception(type(error), error, trace))
     out_of_memory = getattr(torch.cuda, "OutOfMemoryError", ())
-    if (out_of_memory and isinstance(error, out_of_memory)) or "out of memory" in str(error).lower():
+    words = str(error).lower()
+    if (out_of_memory and isinstance(error, out_of_memory)) or isinstance(error, MemoryError) \
+            or "out of memory" in words or "can't allocate memory" in words or "cannot allocate memory" in words:
+        limit = os.environ.get("TORCHLINT_VERIFY_MEMORY_LIMIT_TEXT")
+        if limit:
+            text += f"\n(each process of a run may grow by {limit} at most: --memory-limit)\n"
         return "oom", text
     return "raised", text
 
@@ -740,24 +711,38 @@ def _failure(error: BaseException) -> Tuple[str, str]:
 
 
 def compare_run(spec: Spec) -> Dict[str, Any]:
-    """Run the program once and collect (repeats are separate runs: see session.py)."""
+    """Run the program once and collect (repeats are separate runs: see session.py).
+
+    ``spec["aligned"]`` aligns the random streams (see ``Observed``);
+    ``spec["float64"]`` runs the program in float64 with the float32 run's
+    values (a reference for contracts judged by accuracy: ``float64_reference``).
+    """
     import torch
 
     seed = int(spec["seed"])
     result: Dict[str, Any] = {"status": "ok", "error": "", "env": environment(spec["device"])}
     started = time.perf_counter()
+    began = time.time() - 1.0  # file times have a coarse clock
     baseline = _peak_rss()
     autocast: List[Dict[str, Any]] = []
     try:
         program = Program(spec["program"])
-        probes = load_probes(spec.get("probes", []))
+        probes = load_probes(spec.get("probes", []), program.display)
         with contextlib.ExitStack() as stack:
+            if spec.get("float64"):
+                stack.enter_context(float64_reference())
             stack.enter_context(autocast_recorder(autocast))
             for _, probe in probes:
                 stack.enter_context(probe)
-            module, observed = observed_execute(program, seed)
-            outputs, origin = outputs_of(module)
-            first = flatten(outputs, module.__dict__)
+            module, observed, captured = observed_execute(program, seed, bool(spec.get("aligned")))
+            for _, probe in probes:  # before the outputs are read (a replay sets its final state)
+                finished = getattr(probe, "finished", None)
+                if callable(finished):
+                    finished()
+            outputs, origin = outputs_of(module, captured)
+            if spec.get("roots"):  # a user's script: the checkpoints it wrote are outputs too
+                outputs += list(_capture_module().written_checkpoints(spec["cwd"], began))
+            first = flatten(outputs, tuple(spec.get("roots", ())))
         result["math"] = observed.math()
         result["printed"] = observed.printed
         result["env"]["flags"] = run_flags(autocast)
@@ -772,16 +757,22 @@ def compare_run(spec: Spec) -> Dict[str, Any]:
             meta=first.meta,
             batchnorms=first.batchnorms,
             skipped=first.skipped,
+            aliases=first.aliases,
             probes={name: probe.result() for name, probe in probes},
         )
-        del module, outputs
-        gc.collect()
+        del module, outputs, captured, first
     except BaseException as error:  # the program's failure is a result, not a crash
         if isinstance(error, KeyboardInterrupt):
             raise
         result["status"], result["error"] = _failure(error)
         result.setdefault("seconds", time.perf_counter() - started)
+    result["refused"] = list(_GUARD.refused) if _GUARD is not None else []
+    result["protection"] = dict(_PROTECTION)
     return result
+
+
+_GUARD: Any = None  # the sandbox's guard of the user's files in this run, if any
+_PROTECTION: Dict[str, Any] = {}  # how the user's files and memory were protected in this run
 
 
 def _memory_record(baseline: Optional[int]) -> Dict[str, Any]:
@@ -864,20 +855,42 @@ def _load_file(name: str, path: Path) -> Any:
 
 
 def prepare(spec: Spec) -> None:
-    """Directory, import path, environment, threads and determinism for a run.
+    """Directory, import path, environment, bounds, threads and determinism for a run.
 
+    The run works in its scratch copy (``PWD`` and ``TMPDIR`` point into it),
+    writes no bytecode, may grow by ``spec["memory"]`` bytes per process, and
+    cannot write the folders ``spec["protect"]`` names (see sandbox.py).
     Comparison runs get the determinism settings (``CUBLAS_WORKSPACE_CONFIG``
     among them, set before CUDA starts); timing runs get none of them, so
     they time what the program does on its own.
     """
+    global _GUARD
     import torch
 
     os.chdir(spec["cwd"])
     sys.path.insert(0, spec["path0"])
     os.environ.update(spec["env"])
+    os.environ["PWD"] = spec["cwd"]
+    if spec.get("tmp"):
+        os.makedirs(spec["tmp"], exist_ok=True)
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[name] = spec["tmp"]
+        import tempfile
+
+        tempfile.tempdir = None  # read TMPDIR again
+    sys.dont_write_bytecode = True
     shim = os.environ.get("TORCHLINT_VERIFY_TEST_SHIM")
     if shim:  # tests only: a fake device layer (fake torch.cuda, fake pynvml)
         _load_file("_torchlint_verify_test_shim", Path(shim))
+    sandbox = _sandbox_module()
+    memory = int(spec.get("memory") or 0)
+    _PROTECTION["memory"] = sandbox.limit_memory(memory, spec.get("device") == "cuda")
+    if _PROTECTION["memory"]:
+        os.environ["TORCHLINT_VERIFY_MEMORY_LIMIT_TEXT"] = f"{memory / 2**30:.3g} GiB"
+    if spec.get("protect"):
+        done = sandbox.protect(list(spec["protect"]))
+        _GUARD = done.pop("_guard", None)
+        _PROTECTION.update(done)
     torch.set_num_threads(int(spec["threads"]))
     if spec["mode"] == "compare":
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -893,14 +906,16 @@ def run_spec(spec_path: str, redirect: bool) -> int:
     if redirect:
         _redirect(spec)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     prepare(spec)
     if spec["mode"] == "compare":
         import torch
 
         torch.save(compare_run(spec), spec["out"])
     else:
+        measured = time_run(spec)
         with open(spec["out"], "w", encoding="utf-8") as handle:
-            json.dump(time_run(spec), handle)
+            json.dump(measured, handle)
     return EXIT_OK
 
 
@@ -917,15 +932,26 @@ def _redirect(spec: Spec) -> None:
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the run
 
 
+def _end_all(signum: int, frame: Any) -> None:
+    """SIGTERM to the helper (or its parent died): end every run and what it started."""
+    del frame
+    _sandbox_module().end_descendants()
+    os._exit(128 + signum)
+
+
 def serve() -> int:
     """Import torch once, then fork a fresh process for each spec path on stdin.
 
     Protocol (one JSON object per line on stdout): ``{"ready": true}`` once;
     then for each request ``{"pid": N}`` as soon as the run starts (it leads
     its own process group, so the parent can kill it and its workers) and
-    ``{"pid": N, "exit": code}`` when it ends (a negative code is a signal).
-    No torch operation may run here before forking: thread pools do not
-    survive ``fork``.
+    ``{"pid": N, "exit": code, "left": M}`` when it ends (a negative code is a
+    signal; ``left``: processes the run left running, which the helper ended).
+    The helper adopts every orphan of a run (a subreaper, on Linux), so a
+    process that left the run's group (``os.fork()``, ``start_new_session``)
+    is ended too; SIGTERM, or its parent's death, ends the helper, its runs
+    and everything they started.  No torch operation may run here before
+    forking: thread pools do not survive ``fork``.
     """
     import torch  # noqa: F401 - shared by every forked run
     import torch.utils.benchmark  # noqa: F401
@@ -934,7 +960,15 @@ def serve() -> int:
         importlib.import_module("torch._inductor.config")  # use_deterministic_algorithms imports it: seconds
 
     _timing_module()
+    _capture_module()
+    sandbox = _sandbox_module()
+    sandbox.become_subreaper()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when runs stop
+    signal.signal(signal.SIGTERM, _end_all)
+    sandbox.end_with_parent(signal.SIGTERM)
+    # torch's objects live as long as the helper: a collection in a forked run would walk
+    # (and copy, page by page) all of them for nothing.
+    gc.freeze()
     channel = sys.stdout
     channel.write(json.dumps({"ready": True}) + "\n")
     channel.flush()
@@ -957,17 +991,52 @@ def serve() -> int:
         channel.write(json.dumps({"pid": pid}) + "\n")
         channel.flush()
         _, status = os.waitpid(pid, 0)
-        channel.write(json.dumps({"pid": pid, "exit": os.waitstatus_to_exitcode(status)}) + "\n")
+        left = sandbox.end_descendants()
+        channel.write(json.dumps({"pid": pid, "exit": os.waitstatus_to_exitcode(status), "left": left}) + "\n")
         channel.flush()
+    sandbox.end_descendants()
     return EXIT_OK
+
+
+def supervise(spec_path: str) -> int:
+    """``--run``: do the run in a child and, when it ends, end whatever it left running.
+
+    This process adopts the run's orphans (a subreaper, on Linux); SIGTERM (a
+    timeout) ends the run and all of them before it exits.
+    """
+    sandbox = _sandbox_module()
+    if not (hasattr(os, "fork") and sandbox.become_subreaper()):
+        return run_spec(spec_path, redirect=False)
+    pid = os.fork()
+    if pid == 0:
+        code = EXIT_INTERNAL
+        try:
+            code = run_spec(spec_path, redirect=False)
+        except BaseException:  # noqa: BLE001 - reported through stderr and the exit code
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    signal.signal(signal.SIGTERM, _end_all)
+    signal.signal(signal.SIGINT, _end_all)
+    _, status = os.waitpid(pid, 0)
+    sandbox.end_descendants()
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # end the way the run ended, so the parent sees the signal
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code if code >= 0 else 128 - code
 
 
 def main(argv: List[str]) -> int:
     if argv[1:2] == ["--serve"]:
-        return serve()
+        code = serve()
+        sys.stdout.flush()
+        os._exit(code)  # no need to wait for the interpreter to tear torch down
     if argv[1:2] == ["--run"] and len(argv) == 3:
         try:
-            return run_spec(argv[2], redirect=False)
+            return supervise(argv[2])
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
             return EXIT_INTERNAL

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import warnings
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence
 
 import click
 
@@ -19,6 +21,8 @@ from torchlint.verification import Measured, program_paths, write_measured
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text
 from torchlint.verify.results import EXIT_ERROR, VerifyReport
+
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 from torchlint.verify.runner import RunnerError
 from torchlint.verify.session import (
     Case,
@@ -33,6 +37,29 @@ from torchlint.verify.session import (
 
 class _Usage(Exception):
     """A problem with the command line; exit 2."""
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: end every run and clean up, then exit 143."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """SIGTERM raises ``_Terminated`` (SIGINT already raises KeyboardInterrupt), so the
+    session ends its runs, its helper and what they started, and deletes its scratch
+    copies, before verify exits."""
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _select(names: Sequence[str]) -> List[RuleClass]:
@@ -100,10 +127,11 @@ def run_verify(
     record: bool = False,
     against: Optional[Path] = None,
     fail_on_slower: bool = False,
+    memory_limit: int = -1,
 ) -> int:
     """Plan, run, report; returns the exit status."""
     try:
-        options = VerifyOptions(_device(device), threads, seed, timeout, quick, timing)
+        options = VerifyOptions(_device(device), threads, seed, timeout, quick, timing, memory_limit)
         resolver = SettingsResolver()
         cases: List[Case] = []
         notes: List[str] = []
@@ -137,13 +165,21 @@ def run_verify(
             click.echo(note)
         return 0
     progress = Progress(Session.steps(cases, timing))
-    with Session(options, progress) as session:
+    with _terminate_cleanly(), Session(options, progress) as session:
         try:
             results = session.run_cases(cases)
         except RunnerError as error:
             progress.finish()
             click.echo(f"torchlint verify: error: {error}", err=True)
             return EXIT_ERROR
+        except KeyboardInterrupt:
+            progress.finish()
+            click.echo("torchlint verify: interrupted; every run and what it started was ended", err=True)
+            return EXIT_INTERRUPTED
+        except _Terminated:
+            progress.finish()
+            click.echo("torchlint verify: terminated; every run and what it started was ended", err=True)
+            return EXIT_TERMINATED
         progress.finish()
         environment = session.environment or session.fallback_environment()
         notes.extend(linked_note(sorted(session.linked)))
@@ -164,8 +200,8 @@ def linked_note(linked: Sequence[str]) -> List[str]:
     if not linked:
         return []
     shown = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
-    return [f"Too big to copy into the runs' scratch folders, so linked (a write through them reaches "
-            f"your files): {shown}."]
+    return [f"Beyond the copy budget (or tool folders), so linked into the runs' scratch folders read-only "
+            f"(a run that writes one is an error naming it): {shown}."]
 
 
 def _record(report: VerifyReport, cases: Sequence[Case]) -> List[Path]:

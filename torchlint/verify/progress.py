@@ -38,6 +38,11 @@ class Progress:
             self._stream.write(f"torchlint verify {position} {text}\n")
         self._stream.flush()
 
+    def extra(self, text: str) -> None:
+        """A step nobody counted in advance (a replay, a run with aligned streams) starts."""
+        self.total += 1
+        self.step(text)
+
     def skip(self, steps: int) -> None:
         """Steps that will not run (a case stopped early)."""
         self.total -= steps

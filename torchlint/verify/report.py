@@ -13,8 +13,11 @@ from torchlint.verify.results import (
     ERROR,
     FAIL,
     INCONCLUSIVE,
+    INTENDED_CHANGE,
     NOT_EQUIVALENT,
+    RANDOM_STREAM,
     NOTE,
+    INTENDED,
     UNALIGNED,
     WARN,
     CaseResult,
@@ -72,9 +75,10 @@ def measured_cells(case: CaseResult) -> List[str]:
 
 def _summary_line(report: VerifyReport) -> str:
     counts = report.counts()
-    inconclusive = f"{counts[INCONCLUSIVE]} inconclusive, " if counts[INCONCLUSIVE] else ""
+    optional = "".join(f"{counts[status]} {status}, " for status in (INTENDED_CHANGE, RANDOM_STREAM, INCONCLUSIVE)
+                       if counts[status])
     return (
-        f"{counts[EQUIVALENT]} equivalent, {counts[NOT_EQUIVALENT]} not equivalent, {inconclusive}"
+        f"{counts[EQUIVALENT]} equivalent, {counts[NOT_EQUIVALENT]} not equivalent, {optional}"
         f"{counts[ERROR]} error(s)."
     )
 
@@ -243,8 +247,10 @@ def to_json(report: VerifyReport) -> Dict[str, Any]:
     }
 
 
-_MARK = {EQUIVALENT: "✅", NOT_EQUIVALENT: "❌", INCONCLUSIVE: "❔", ERROR: "⚠️"}
-_SEVERITY = {FAIL: "❌ **fail**", UNALIGNED: "❔ inconclusive", WARN: "⚠️ warn", NOTE: "note"}
+_MARK = {EQUIVALENT: "✅", INTENDED_CHANGE: "✅", RANDOM_STREAM: "🎲", NOT_EQUIVALENT: "❌", INCONCLUSIVE: "❔",
+         ERROR: "⚠️"}
+_SEVERITY = {FAIL: "❌ **fail**", UNALIGNED: "❔ inconclusive", INTENDED: "✅ intended", WARN: "⚠️ warn",
+             NOTE: "note"}
 
 
 def _md_cell(text: str) -> str:

@@ -11,12 +11,16 @@ from torchlint.verify.timing import SLOWER, TimingSummary
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
 INCONCLUSIVE = "inconclusive"  # the outputs could not be aligned; the finding names why
+INTENDED_CHANGE = "intended change"  # the rule's fix changes behaviour on purpose, and only as promised
+RANDOM_STREAM = "random stream changed"  # equivalent only once the random streams are aligned
 ERROR = "error"
+STATUSES = (EQUIVALENT, INTENDED_CHANGE, RANDOM_STREAM, NOT_EQUIVALENT, INCONCLUSIVE, ERROR)
 
 FAIL = "fail"  # breaks the contract
 WARN = "warn"  # a difference the contract allows but the user should know
 NOTE = "note"  # context: what was checked, known differences
 UNALIGNED = "inconclusive"  # outputs differ for a reason the contract cannot judge (named in the message)
+INTENDED = "intended"  # the difference the rule's fix promises, checked and found
 
 EXIT_OK, EXIT_NOT_EQUIVALENT, EXIT_ERROR = 0, 1, 2
 
@@ -61,7 +65,7 @@ class OutputResult:
 class RunData:
     """What one run of one program left behind (loaded from the child's file)."""
 
-    status: str  # "ok", "raised", "oom", "timeout", "crashed"
+    status: str  # "ok", "raised", "oom", "timeout", "crashed", "ended"
     error: str = ""
     values: Mapping[str, Any] = field(default_factory=dict)
     meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -78,7 +82,12 @@ class RunData:
     math: Mapping[str, Any] = field(default_factory=dict)  # float32 precision, TF32, autocast, optimizer steps
     printed: str = ""  # what the program wrote to stdout
     printed_repeat: Optional[str] = None  # the same, in the original's second run
+    printed_repeats: Tuple[str, ...] = ()  # the same, in its further runs
     printed_other_seed: Optional[str] = None  # the same, in the run with another seed
+    aliases: Mapping[str, str] = field(default_factory=dict)  # a name -> the output its object was compared as
+    refused: Tuple[str, ...] = ()  # the user's files the run tried to write (and was refused)
+    left: int = 0  # processes the run left running, ended after it
+    protection: Mapping[str, Any] = field(default_factory=dict)  # how the run was bounded (memory, files)
 
     @property
     def ok(self) -> bool:
@@ -91,6 +100,7 @@ class RunData:
             "oom": "ran out of memory",
             "timeout": "did not finish in time",
             "crashed": "crashed",
+            "ended": "ended before its outputs could be collected",
         }
         text = kinds.get(self.status, self.status)
         if self.error:
@@ -134,7 +144,7 @@ class CaseResult:
     rule: str
     name: str  # the rule's name
     target: str  # the program or script
-    status: str  # EQUIVALENT, NOT_EQUIVALENT or ERROR
+    status: str  # one of STATUSES
     level: str  # the contract's level of equivalence
     findings: Tuple[Finding, ...] = ()
     fixes: int = 0  # fixes the fixer applied
@@ -145,10 +155,12 @@ class CaseResult:
     timing: Optional[TimingSummary] = None
     timing_error: str = ""
     outputs: Tuple[OutputResult, ...] = ()  # per compared output, as the rule's comparison recorded it
+    expected: bool = False  # RANDOM_STREAM only: the rule's contract says its fix changes the random draws
 
     @property
     def failed(self) -> bool:
-        return self.status == NOT_EQUIVALENT
+        """Not equivalent, or a random stream the contract does not expect to change."""
+        return self.status == NOT_EQUIVALENT or (self.status == RANDOM_STREAM and not self.expected)
 
     @property
     def slower(self) -> bool:
@@ -240,7 +252,7 @@ class VerifyReport:
         return EXIT_OK
 
     def counts(self) -> Dict[str, int]:
-        counts = {EQUIVALENT: 0, NOT_EQUIVALENT: 0, INCONCLUSIVE: 0, ERROR: 0}
+        counts = {status: 0 for status in STATUSES}
         for case in self.cases:
             counts[case.status] = counts.get(case.status, 0) + 1
         return counts

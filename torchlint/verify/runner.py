@@ -9,7 +9,9 @@ Two ways to get a fresh process per run:
 
 Either way each run leads its own process group, so on timeout the whole
 group (the run and any DataLoader workers it started) gets SIGTERM, then
-SIGKILL.
+SIGKILL; and a subreaper (the helper, or the ``--run`` process) adopts what
+left the group (``os.fork()``, ``start_new_session``) and ends every
+descendant when the run ends, however it ended (see sandbox.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import IO, Callable, Dict, Mapping, Optional, Protocol
 
 HARNESS = Path(__file__).resolve().with_name("harness.py")
 GRACE_SECONDS = 2.0
+CLOSE_SECONDS = 3.0  # what a helper gets to end its runs' leftovers before it is killed
 SERVER_START_SECONDS = 300.0
 
 
@@ -42,6 +45,7 @@ class Exit:
     timed_out: bool
     code: Optional[int]  # exit status; negative: killed by that signal
     seconds: float
+    left: int = 0  # processes the run left running, which the helper ended
 
     def describe(self) -> str:
         if self.timed_out:
@@ -205,7 +209,8 @@ class ForkServer:
                 finished = waiter.line or lines.readline(SERVER_START_SECONDS)
             if finished is None:
                 raise self._died()
-            return Exit(timed_out, int(json.loads(finished)["exit"]), time.monotonic() - started)
+            ended = json.loads(finished)
+            return Exit(timed_out, int(ended["exit"]), time.monotonic() - started, int(ended.get("left", 0)))
         except BaseException:  # Ctrl-C: the run leads its own group, so it must be ended here
             kill_group(pid, _EndLine(lines))
             raise
@@ -226,9 +231,17 @@ class ForkServer:
                 process.stdin.close()
             except OSError:
                 pass
-        # No run is in flight (interrupt() ended it) and the helper keeps no
-        # state: no need to wait for its interpreter to tear torch down.
-        process.kill()
+        # No run is in flight (interrupt() ended it).  At the end of its input the helper
+        # ends whatever a run left behind and exits; SIGTERM asks the same of a helper
+        # that does not (it ends its runs' processes first); SIGKILL is the last resort.
+        for ask in (None, signal.SIGTERM, signal.SIGKILL):
+            if ask is not None:
+                try:
+                    process.send_signal(ask)
+                except ProcessLookupError:
+                    break
+            if _wait_popen(process, CLOSE_SECONDS):
+                break
         process.wait()
         if process.stdout is not None:
             process.stdout.close()

@@ -26,9 +26,9 @@ import torchlint
 from torchlint.registry import all_rules, by_code_or_name
 from torchlint.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
-from torchlint.verification import program_paths, rule_directory, usable_cpus
-from torchlint.verify.compare import CheckResult, Context, check_for
-from torchlint.verify.harness import difference
+from torchlint.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
+from torchlint.verify.compare import Checker, CheckResult, Context, check_for, rng_shift
+from torchlint.verify.capture import difference
 from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
@@ -36,8 +36,13 @@ from torchlint.verify.results import (
     ERROR,
     FAIL,
     INCONCLUSIVE,
+    INTENDED,
+    INTENDED_CHANGE,
     NOT_EQUIVALENT,
+    NOTE,
+    RANDOM_STREAM,
     UNALIGNED,
+    WARN,
     CaseResult,
     Environment,
     Finding,
@@ -45,7 +50,7 @@ from torchlint.verify.results import (
     RunData,
 )
 from torchlint.verify.runner import Exit, Runner, child_environment, make_runner, tail
-from torchlint.verify.scratch import scratch_copy
+from torchlint.verify.scratch import Mirror
 from torchlint.verify.timing import FIXED, Budget, ProcessTiming, TimingSummary, analyse, slot_orders
 
 @dataclass(frozen=True)
@@ -58,11 +63,25 @@ class VerifyOptions:
     timeout: float = 120.0
     quick: bool = False
     timing: bool = True
+    memory_limit: int = -1  # bytes each process of a run may grow by; 0: no bound; -1: the default
+
+    @property
+    def memory_bytes(self) -> int:
+        """The bound each process of a run gets (``default_memory_limit`` unless given)."""
+        return default_memory_limit() if self.memory_limit < 0 else self.memory_limit
 
     @property
     def device_type(self) -> str:
         """``cpu`` or ``cuda`` (what scripts and comparisons are told)."""
         return self.device.partition(":")[0]
+
+
+def default_memory_limit() -> int:
+    """Half of the machine's physical memory (8 GiB where it cannot be read)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) // 2
+    except (AttributeError, ValueError, OSError):
+        return 8 * 2**30
 
 
 def device_environment(device: str, inherited: Mapping[str, str]) -> Dict[str, str]:
@@ -195,13 +214,16 @@ def unified_diff(before: str, after: str, name: str) -> str:
 # -- running ---------------------------------------------------------------------------------
 
 
+ORIGINAL_RUNS = 3  # the original runs this often with the same seed: how far it differs from itself
+
+
 class Session:
     """Owns the temporary directory and the child processes of one invocation."""
 
     def __init__(self, options: VerifyOptions, progress: Optional[Progress] = None) -> None:
         self.options = options
         self.progress = progress or Progress(0, enabled=False)
-        self.workdir = Path(tempfile.mkdtemp(prefix="torchlint-verify-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="torchlint-verify-")).resolve()
         self._env = {
             "TORCHLINT_VERIFY_QUICK": "1" if options.quick else "0",
             **device_environment(options.device, os.environ),
@@ -209,7 +231,10 @@ class Session:
         self.runner: Runner = make_runner(child_environment(self._env), self.workdir / "helper.log")
         self._runs = 0
         self.environment: Optional[Environment] = None
-        self.linked: Set[str] = set()  # users' files and folders too big to copy, linked instead
+        self.linked: Set[str] = set()  # users' files and folders too big to copy, linked read-only instead
+        self._mirrors: Dict[Path, Mirror] = {}
+        self._aligned: Dict[Tuple[str, str], RunData] = {}  # an original's run with aligned streams
+        self._references: Dict[Tuple[str, str], RunData] = {}  # an original's float64 run
 
     def __enter__(self) -> "Session":
         return self
@@ -223,7 +248,7 @@ class Session:
 
     @staticmethod
     def steps(cases: Sequence[Case], timing: bool) -> int:
-        """Progress steps for ``cases``: one per run."""
+        """Progress steps for ``cases``: one per planned run (replays and reruns add their own)."""
         originals = {(case.target, case.original) for case in cases if not case.error}
         per_case = 2 if timing else 1
         return len(originals) + per_case * sum(1 for case in cases if not case.error)
@@ -255,17 +280,21 @@ class Session:
         case = Case(rule.upper(), name, target, original, fixed, fixes=0)
         return self.run_cases([case])[0]
 
-    def _run_original(self, case: Case, seed_probe: bool, probes: Sequence[Dict[str, str]] = ()) -> RunData:
-        """The original, then the original again in a separate process (its run-to-run
+    def _run_original(self, case: Case, seed_probe: bool, probes: Sequence[Dict[str, Any]] = ()) -> RunData:
+        """The original ``ORIGINAL_RUNS`` times, each in a separate process (its run-to-run
         noise, as a real rerun sees it: a fresh CUDA context, fresh kernel choices) and,
         for a seed probe, once more with another seed (which outputs depend on the seed)."""
         first = self._run(case, case.original, "original", probes=probes)
         if not first.ok:
             return first
-        again = self._run(case, case.original, "original again")
-        if not again.ok:
-            return replace(again, error="(its second run) " + again.error)
-        noise = {key: difference(value, again.values.get(key)) for key, value in first.values.items()}
+        repeats: List[RunData] = []
+        for index in range(1, ORIGINAL_RUNS):
+            again = self._run(case, case.original, "original again" if index == 1 else f"original run {index + 1}")
+            if not again.ok:
+                return replace(again, error=f"(its run {index + 1}) " + again.error)
+            repeats.append(again)
+        noise = {key: max((difference(value, again.values.get(key)) for again in repeats), default=0.0)
+                 for key, value in first.values.items()}
         seed_dependent: FrozenSet[str] = frozenset()
         printed_other_seed: Optional[str] = None
         if seed_probe:
@@ -277,7 +306,10 @@ class Session:
             )
             printed_other_seed = other.printed
         return replace(first, noise=noise, seed_dependent=seed_dependent,
-                       printed_repeat=again.printed, printed_other_seed=printed_other_seed)
+                       printed_repeat=repeats[0].printed if repeats else None,
+                       printed_repeats=tuple(again.printed for again in repeats[1:]),
+                       printed_other_seed=printed_other_seed,
+                       left=max([first.left, *(again.left for again in repeats)]))
 
     def _finish(self, case: Case, original: RunData) -> CaseResult:
         base = CaseResult(
@@ -292,41 +324,141 @@ class Session:
         )
         if not original.ok:
             self.progress.skip(2 if self.options.timing else 1)
-            return replace(base, findings=(Finding(FAIL, "the original " + original.describe_failure()),))
+            return replace(base, findings=(Finding(FAIL, "the original " + _failure_text(original)),))
         self.progress.step(f"{case.rule} {case.target}: running the fixed version")
         fixed = self._run(case, case.fixed, "fixed", probes=_probes([case.rule]))
         memory = _memory(original, fixed)
         if not fixed.ok:
             self.progress.skip(1 if self.options.timing else 0)
-            message = f"the fixed version {fixed.describe_failure()}\n(the original ran without error)"
-            return replace(base, status=NOT_EQUIVALENT, findings=(Finding(FAIL, message),), memory=memory)
-        check = check_for(by_code_or_name(case.rule))
-        checked = check.run(original, fixed, Context(self.options.device_type))
-        findings = tuple(checked)
+            message = f"the fixed version {_failure_text(fixed)}\n(the original ran without error)"
+            # A change that makes the program raise changes what it does; a crash, a timeout, a
+            # refused write or running out of memory is an error (exit 2), as for the original.
+            status = NOT_EQUIVALENT if fixed.status == "raised" and not fixed.refused else ERROR
+            return replace(base, status=status, findings=(Finding(FAIL, message),), memory=memory)
+        rule = by_code_or_name(case.rule)
+        spec = rule.verification if rule is not None else None
+        check = check_for(rule)
+        context = Context(self.options.device_type, replay=self._replay(case, fixed, spec),
+                          reference=self._reference(case, spec))
+        checked = check.run(original, fixed, context)
+        findings = list(checked)
         outputs = checked.outputs if isinstance(checked, CheckResult) else ()
         status = verdict(findings)
-        result = replace(base, status=status, findings=findings, memory=memory, outputs=outputs,
-                         compared=sum(1 for key in original.values if key in fixed.values))
+        expected = False
+        if status == NOT_EQUIVALENT and not (spec is not None and spec.replay) and rng_shift(original, fixed):
+            explained = self._explain_by_streams(case, original, fixed, check.run, findings, context)
+            if explained is not None:
+                status, findings = explained
+                expected = bool(spec is not None and spec.changes_random_draws)
+        findings.extend(_run_notes(original, fixed))
+        refused = sorted({path for run in (original, fixed) for path in run.refused})
+        if refused:  # the script caught the refusal and went on: still an error, the file named
+            findings.insert(0, Finding(FAIL, "a run tried to write " + ", ".join(refused[:3]) + ": a run works in a "
+                                             "copy of the script's folder and may not write your files"))
+            status = ERROR
+        result = replace(base, status=status, findings=tuple(findings), memory=memory, outputs=outputs,
+                         compared=sum(1 for key in original.values if key in fixed.values), expected=expected)
         if not self.options.timing:
             return result
-        if status != EQUIVALENT:
+        if status not in (EQUIVALENT, INTENDED_CHANGE) and not (status == RANDOM_STREAM and expected):
             self.progress.skip(1)
             return result
         self.progress.step(f"{case.rule} {case.target}: timing")
         timing, error = self._time(case)
         return replace(result, timing=timing, timing_error=error)
 
+    # -- runs that explain a difference -----------------------------------------------------
+
+    def _replay(self, case: Case, fixed: RunData, spec: Optional[VerificationSpec]) -> Optional[RunData]:
+        """For a fix that changes behaviour on purpose: the original, with the rule's probe
+        making it do what the fixed run was seen to do (see ``VerificationSpec.replay``)."""
+        if spec is None or not spec.replay or spec.replay not in fixed.probes:
+            return None
+        self._runs += 1
+        data = self.workdir / f"replay-{self._runs:03d}.pt"
+        torch.save(fixed.probes[spec.replay], data)
+        probes = [dict(entry, replay=str(data)) if entry["name"] == spec.replay else entry
+                  for entry in _probes([case.rule])]
+        self.progress.extra(f"{case.rule} {case.target}: replaying the fix in the original")
+        try:
+            return self._run(case, case.original, "original replaying the fix", probes=probes)
+        finally:
+            data.unlink(missing_ok=True)
+
+    def _reference(self, case: Case, spec: Optional[VerificationSpec]) -> Optional[RunData]:
+        """For a contract judged by accuracy: the original with float64 as its default dtype."""
+        if spec is None or spec.reference != "float64":
+            return None
+        key = (case.target, case.original)
+        if key not in self._references:
+            self.progress.extra(f"{case.target}: the original in float64 (the reference)")
+            self._references[key] = self._run(case, case.original, "original float64", float64=True)
+        return self._references[key]
+
+    def _explain_by_streams(
+        self, case: Case, original: RunData, fixed: RunData, check: Checker, plain: Sequence[Finding],
+        context: Context,
+    ) -> Optional[Tuple[str, List[Finding]]]:
+        """Run both versions again with aligned random streams; when the contract then holds
+        (or cannot be judged), the difference is the random stream's: (status, findings)
+        saying so; None when the aligned runs differ too.  Asked only when the two runs
+        left a random generator in different states."""
+        key = (case.target, case.original)
+        if key not in self._aligned:
+            self.progress.extra(f"{case.target}: the original with aligned random streams")
+            self._aligned[key] = self._run(case, case.original, "original aligned", aligned=True,
+                                           probes=_probes([case.rule]))
+        aligned_original = self._aligned[key]
+        self.progress.extra(f"{case.rule} {case.target}: the fixed version with aligned random streams")
+        aligned_fixed = self._run(case, case.fixed, "fixed aligned", aligned=True, probes=_probes([case.rule]))
+        if not (aligned_original.ok and aligned_fixed.ok):
+            return None
+        aligned_original = replace(aligned_original, noise=original.noise,
+                                   printed_repeat=aligned_original.printed, printed_repeats=())
+        again = check(aligned_original, aligned_fixed, context)
+        status = verdict(again)
+        if status not in (EQUIVALENT, INTENDED_CHANGE, INCONCLUSIVE):
+            return None
+        first = next((f.message for f in plain if f.severity == FAIL), "")
+        holds = "the contract holds" if status != INCONCLUSIVE else "the outputs cannot all be judged"
+        lead = Finding(WARN, "the change alters the random stream: with the program's own random stream the "
+                             f"outputs differ ({_short_text(first)}); with each layer's initialisation and each "
+                             "loader's shuffling drawn from a stream of its own (seeded by the program's seed), "
+                             f"{holds}.  Random numbers drawn after the change come out different from those "
+                             "of the original")
+        findings = ([lead]
+                    + [Finding(NOTE, "with the program's own random stream: " + f.message) for f in plain
+                       if f.severity == FAIL]
+                    + [Finding(f.severity, "with aligned streams: " + f.message) for f in again
+                       if f.severity in (NOTE, WARN, INTENDED, UNALIGNED)])
+        return (INCONCLUSIVE if status == INCONCLUSIVE else RANDOM_STREAM), findings
+
     # -- one child process ------------------------------------------------------------
+
+    def _mirror(self, folder: Path) -> Mirror:
+        """The session's copy of a user's folder (made on first use)."""
+        folder = folder.resolve()
+        mirror = self._mirrors.get(folder)
+        if mirror is None:
+            mirror = Mirror.build(folder, self.workdir / f"mirror-{len(self._mirrors)}")
+            self._mirrors[folder] = mirror
+            self.linked.update(str(folder / name) for name in mirror.linked)
+        return mirror
 
     def _spec(self, case: Case, label: str) -> Tuple[Path, Dict[str, Any]]:
         self._runs += 1
         directory = self.workdir / f"{self._runs:03d}-{case.rule.lower()}-{label.replace(' ', '_')}"
         directory.mkdir()
+        protect: List[str] = []
         if case.script is not None:
-            # The user's folder is copied, not used: whatever the run writes stays in the copy.
+            # The user's folder is copied, not used: whatever the run writes stays in the copy,
+            # and the folder itself (with what is linked from it) cannot be written.
+            mirror = self._mirror(case.script.parent)
             cwd = path0 = directory / "folder"
-            linked = scratch_copy(case.script.parent, cwd)
-            self.linked.update(f"{case.script.parent / name}" for name in linked)
+            mirror.materialize(cwd)
+            workdir = str(self.workdir)
+            protect = [path for path in mirror.protected
+                       if not (workdir + os.sep).startswith(path.rstrip(os.sep) + os.sep)]
         else:
             cwd = path0 = directory
         spec: Dict[str, Any] = {
@@ -335,6 +467,10 @@ class Session:
             "stderr": str(directory / "stderr.txt"),
             "cwd": str(cwd),
             "path0": str(path0),
+            "tmp": str(directory / "tmp"),
+            "roots": [str(cwd)] if case.script is not None else [],
+            "protect": protect,
+            "memory": self.options.memory_bytes,
             "device": self.options.device_type,
             "threads": self.options.threads,
             "seed": self.options.seed,
@@ -342,6 +478,12 @@ class Session:
             "env": {**self._env, "TORCHLINT_VERIFY_RULE": case.rule},
         }
         return directory, spec
+
+    def _done(self, case: Case, directory: Path) -> None:
+        """A run ended: undo what it did to the mirror, delete its scratch folder."""
+        if case.script is not None:
+            self._mirror(case.script.parent).restore()
+        shutil.rmtree(directory, ignore_errors=True)
 
     def _program_entry(self, case: Case, spec: Dict[str, Any], label: str, source: str) -> Dict[str, str]:
         name = Path(case.target).name
@@ -357,8 +499,8 @@ class Session:
         return self.runner.run(spec_path, Path(spec["stdout"]), Path(spec["stderr"]), self.options.timeout)
 
     def _run(
-        self, case: Case, source: str, label: str, *, probes: Sequence[Dict[str, str]] = (),
-        seed: Optional[int] = None,
+        self, case: Case, source: str, label: str, *, probes: Sequence[Dict[str, Any]] = (),
+        seed: Optional[int] = None, aligned: bool = False, float64: bool = False,
     ) -> RunData:
         """One comparison run in a fresh process."""
         directory, spec = self._spec(case, label)
@@ -366,11 +508,16 @@ class Session:
             mode="compare",
             program=self._program_entry(case, spec, label, source),
             probes=list(probes),
+            aligned=aligned,
+            float64=float64,
         )
         if seed is not None:
             spec["seed"] = seed
-        ended = self._launch(directory, spec)
-        run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
+        try:
+            ended = self._launch(directory, spec)
+            run = _load_run(Path(spec["out"]), ended, Path(spec["stderr"]), self.options.timeout)
+        finally:
+            self._done(case, directory)
         if run.env and self.environment is None:
             self.environment = Environment.from_child(run.env)
         return run
@@ -401,16 +548,19 @@ class Session:
     ) -> Tuple[Optional[Dict[str, Any]], str]:
         """One timing process: one program, warmed up and timed in blocks."""
         directory, spec = self._spec(case, f"timing-{label}")
-        source = case.fixed if label == FIXED else case.original
-        spec.update(mode="time", variant=self._program_entry(case, spec, label, source), number=number,
-                    timing=budget.child())
-        ended = self._launch(directory, spec)
-        out = Path(spec["out"])
-        if ended.timed_out:
-            return None, f"timing ({label}) {ended.describe()}"
-        if not out.is_file():
-            return None, f"timing ({label}) {ended.describe()}\n{tail(Path(spec['stderr']))}"
-        raw: Dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        try:
+            source = case.fixed if label == FIXED else case.original
+            spec.update(mode="time", variant=self._program_entry(case, spec, label, source), number=number,
+                        timing=budget.child())
+            ended = self._launch(directory, spec)
+            out = Path(spec["out"])
+            if ended.timed_out:
+                return None, f"timing ({label}) {ended.describe()}"
+            if not out.is_file():
+                return None, f"timing ({label}) {ended.describe()}\n{tail(Path(spec['stderr']))}"
+            raw: Dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        finally:
+            self._done(case, directory)
         if raw.get("status") != "ok":
             return None, f"timing ({label}) failed: {raw.get('error', '').rstrip()}"
         return raw, ""
@@ -431,17 +581,59 @@ class Session:
 
 
 def verdict(findings: Sequence[Finding]) -> str:
-    """Not equivalent on any failure; inconclusive when outputs could not be aligned; else equivalent."""
-    if any(finding.severity == FAIL for finding in findings):
+    """Not equivalent on any failure; inconclusive when outputs could not be judged; an
+    intended change when the difference the rule promises was checked and found; else
+    equivalent."""
+    severities = {finding.severity for finding in findings}
+    if FAIL in severities:
         return NOT_EQUIVALENT
-    if any(finding.severity == UNALIGNED for finding in findings):
+    if UNALIGNED in severities:
         return INCONCLUSIVE
+    if INTENDED in severities:
+        return INTENDED_CHANGE
     return EQUIVALENT
 
 
-def _probes(codes: Sequence[str]) -> List[Dict[str, str]]:
+def _short_text(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+SELF_CONTAINED = (
+    "verify runs a script by itself, as `python script.py` from a copy of its folder: a self-contained "
+    "script imports only installed packages (and modules beside it), creates or loads its own data and "
+    "finishes in reasonable time.  To check a change to code that needs more, write a small script that "
+    "imports and exercises it, and compare two versions with `torchlint verify SCRIPT --against CHANGED`"
+)
+
+
+def _failure_text(run: RunData) -> str:
+    """Why a run did not finish, with advice where there is some."""
+    text = run.describe_failure()
+    if run.refused:
+        text += ("\nit tried to write " + ", ".join(run.refused[:3]) + ": a run works in a scratch copy of the "
+                 "script's folder and may not write your files (a path that leads out of the copy: an absolute "
+                 "path, $PWD, a symbolic link, a file too big to copy); write relative to the script's folder")
+    if run.status == "raised" and ("ModuleNotFoundError" in run.error or "No module named" in run.error):
+        text += "\n" + SELF_CONTAINED
+    if run.status == "oom" and run.protection.get("memory"):
+        text += "\n(raise the bound with --memory-limit)"
+    return text
+
+
+def _run_notes(original: RunData, fixed: RunData) -> List[Finding]:
+    """What the runs did outside their outputs that the user should hear about."""
+    notes = []
+    left = max(original.left, fixed.left)
+    if left:
+        notes.append(Finding(NOTE, f"a run left {left} process(es) running when it ended (loader workers it had "
+                                   "not shut down, or processes it started); verify ended them"))
+    return notes
+
+
+def _probes(codes: Sequence[str]) -> List[Dict[str, Any]]:
     """The probes the rules' verification specs register, each once, for the harness."""
-    entries: List[Dict[str, str]] = []
+    entries: List[Dict[str, Any]] = []
     for code in codes:
         rule = by_code_or_name(code)
         if rule is None or rule.verification is None:
@@ -464,9 +656,12 @@ def _error_case(case: Case, message: str) -> CaseResult:
 def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
     if ended.timed_out:
         message = f"killed after {timeout:.0f} s (raise --timeout if it needs longer)"
-        return RunData("timeout", f"{message}\n{tail(stderr)}")
+        return RunData("timeout", f"{message}\n{tail(stderr)}", left=ended.left)
     if not out.is_file():
-        return RunData("crashed", f"{ended.describe()}\n{tail(stderr)}")
+        if ended.code == 0:
+            return RunData("ended", "it ended (status 0) without returning to verify, e.g. through `os._exit(0)`, "
+                                    f"so there were no outputs to compare\n{tail(stderr)}", left=ended.left)
+        return RunData("crashed", f"{ended.describe()}\n{tail(stderr)}", left=ended.left)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         data: Dict[str, Any] = torch.load(out, map_location="cpu", weights_only=True)
@@ -487,8 +682,10 @@ def _load_run(out: Path, ended: Exit, stderr: Path, timeout: float) -> RunData:
         seconds=float(data.get("seconds", 0.0)),
         math=data.get("math", {}),
         printed=str(data.get("printed", "")),
-        printed_repeat=data.get("printed_repeat"),
-        printed_other_seed=data.get("printed_other_seed"),
+        aliases=data.get("aliases", {}),
+        refused=tuple(data.get("refused", ())),
+        left=ended.left,
+        protection=data.get("protection", {}),
     )
 
 

@@ -261,6 +261,18 @@ def _position_effect(processes: Sequence[ProcessTiming], by_label: Mapping[str, 
     return tuple(effect)
 
 
+def _noise_level(groups: Mapping[str, Sequence[ProcessTiming]]) -> float:
+    """The largest relative spread seen: any process's IQR / median (with enough blocks),
+    any label's between-process spread (the original pooled with its second copy)."""
+    shares = [p.iqr / p.median for group in groups.values() for p in group
+              if len(p.blocks) >= MIN_IQR_BLOCKS and p.median > 0]
+    pooled = list(groups[ORIGINAL]) + list(groups[AGAIN])
+    for pool in (pooled, list(groups[FIXED])):
+        if len(pool) >= 2:
+            shares.append(_spread(pool))
+    return max(shares, default=0.0)
+
+
 def _noisy(groups: Mapping[str, Sequence[ProcessTiming]]) -> List[str]:
     """Why the measurement is too noisy to decide, if it is.
 
@@ -293,9 +305,15 @@ def analyse(
     Faster means the interval's upper end of fixed/original lies below
     ``1 - threshold``; slower, its lower end above ``1 + threshold``;
     ``threshold`` is the larger of 3% and twice the original-vs-original
-    spread.  A noisy measurement decides nothing: TOO_NOISY, whatever the
-    interval says, so the report's Timing column never reads "no measurable
-    difference" beside an interval far from 1.
+    spread.  A noisy measurement (an IQR or a between-process spread of 25% or
+    more) decides only what lies far beyond its noise: slower when the
+    interval lies above the original-vs-original interval and its lower end
+    above ``1 + margin``, faster when it lies below that interval and its
+    upper end below ``1 / (1 + margin)``, ``margin`` the larger of 3% and the
+    largest relative spread measured (an IQR, a between-process spread);
+    anything else is TOO_NOISY, so the
+    report's Timing column never reads "no measurable difference" beside an
+    interval far from 1.
     """
     groups = {label: [p for p in processes if p.label == label] for label in LABELS}
     missing = [label for label, group in groups.items() if not group]
@@ -317,7 +335,16 @@ def analyse(
     described = (f"fixed/original {ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}], "
                  f"original/original {noise.value:.3f} [{noise.low:.3f}, {noise.high:.3f}], "
                  f"threshold {threshold:.1%}")
-    if noisy:
+    margin = max(PRACTICAL, _noise_level(groups))
+    if noisy and ratio.low > max(noise.high, 1.0 + margin):
+        verdict, reason = SLOWER, (f"{described}; noisy ({'; '.join(noisy)}), but the whole interval lies above "
+                                   f"the original-vs-original one and beyond 1 + {margin:.0%}, the largest spread "
+                                   "measured")
+    elif noisy and ratio.high < min(noise.low, 1.0 / (1.0 + margin)):
+        verdict, reason = FASTER, (f"{described}; noisy ({'; '.join(noisy)}), but the whole interval lies below "
+                                   f"the original-vs-original one and beyond 1 / (1 + {margin:.0%}), the largest "
+                                   "spread measured")
+    elif noisy:
         verdict, reason = TOO_NOISY, f"{described}; too noisy: " + "; ".join(noisy)
     elif ratio.high < 1.0 - threshold:
         verdict, reason = FASTER, described

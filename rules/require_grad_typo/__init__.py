@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.model import Applicability
 from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.verification import Contract, Probe, VerificationSpec
 
 _TYPO = "require_grad"
 _RIGHT = "requires_grad"
@@ -85,11 +85,22 @@ class RequireGradTypo(Rule):
         ),
     )
     verification = VerificationSpec(
+        programs=("verify_program.py",),
+        comparison=".verify_compare:check",
+        probes=(Probe("require-grad", "verify_probe.py"),),
+        replay="require-grad",
         contract=Contract(
-            level="behaviour change (intended)",
-            promise="Nothing is promised equal: the fix makes the assignment set the autograd flag, "
-                    "so gradients start or stop flowing where the code said they should.",
-            checks=("no program: the fix is meant to change what is trained",),
+            level="intended change",
+            promise="The fix makes each assignment set the autograd flag, so gradients start or stop "
+                    "flowing where the code said they should; nothing else changes.",
+            checks=(
+                "observed (a probe): the assignments to `require_grad` the program makes as it runs",
+                "the original makes some; the changed program makes none",
+                "the original, with each such assignment setting the autograd flag instead (the probe "
+                "redirects it), gives the changed program's outputs and printed text (identical on the "
+                "CPU, close on CUDA): nothing but the flag changed",
+                "an original that never makes the assignment must be equivalent to the fixed program",
+            ),
             differences=("parameters the code meant to freeze stop receiving gradients and updates",),
         ),
     )
