@@ -239,6 +239,8 @@ def test_the_json_keeps_each_rounds_order_and_process_medians():
     env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
     data = json.loads(json.dumps(to_json(VerifyReport(env, (case,), quick=True, seed=0, timeout=1.0))))
     rounds = data["cases"][0]["timing"]["rounds"]
+    # The count has its own key: a second "rounds" key once overwrote the per-round list.
+    assert data["cases"][0]["timing"]["round_count"] == 3 == len(rounds)
     assert [r["order"] for r in rounds] == [["original", "original again", "fixed"],
                                             ["fixed", "original", "original again"],
                                             ["original again", "fixed", "original"]]

@@ -163,7 +163,7 @@ def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
         "between_process_spread": dict(timing.between_process),
         "position_effect": list(timing.position_effect),
         "slot_order_seed": timing.slot_seed,
-        "rounds": timing.rounds,
+        "round_count": timing.rounds,
         "calls_per_block": timing.number,
         "threads": timing.threads,
         "unit": "whole script" if timing.whole_script else "torchlint_step()",
