@@ -210,8 +210,8 @@ class HostSyncInStep(Rule):
             where = "once per parameter on every step" if per_parameter else "on every step"
             self.report(
                 site.call,
-                f"suggestion: {site.what} waits for the GPU {where} of the training loop on line "
-                f"{lines[loop.node].start.line}; keep values on the GPU and read them under a logging cadence",
+                f"suggestion: {site.what} waits for the GPU {where} of the training loop on "
+                f"{self.cite_line(lines[loop.node].start.line)}; keep values on the GPU and read them under a logging cadence",
                 statement=site.statement,
             )
 

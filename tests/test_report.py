@@ -274,7 +274,7 @@ def test_concise_exact() -> None:
 
 def test_concise_names_a_notebook_cell() -> None:
     cell = Diagnostic("nb.ipynb", Position(2, 8), Position(2, 10), "TL999", "demo", "in a cell", cell=3)
-    assert render("concise", [cell], context(show_summary=False)) == "nb.ipynb:cell 3:2:8: TL999 in a cell\n"
+    assert render("concise", [cell], context(show_summary=False)) == "nb.ipynb:cell 3, line 2, column 8: TL999 in a cell\n"
 
 
 @pytest.mark.parametrize(

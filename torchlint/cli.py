@@ -133,7 +133,14 @@ def _use_color() -> bool:
 def _echo_drops(path: str, result: "FixResult") -> None:
     """One stderr line per fix that was left out, saying why."""
     for drop in result.drops:
-        click.echo(f"torchlint: {path}:{drop.diagnostic.start.line}: {drop.note}", err=True)
+        click.echo(f"torchlint: {path}:{_line_of(drop.diagnostic)}: {drop.note}", err=True)
+
+
+def _line_of(diagnostic: Diagnostic) -> str:
+    """The line a person looks for: ``12``, or ``cell 3, line 2`` in a notebook."""
+    if diagnostic.cell is None:
+        return str(diagnostic.start.line)
+    return f"cell {diagnostic.cell}, line {diagnostic.start.line}"
 
 
 def _write_stdout_bytes(data: bytes) -> None:
@@ -470,7 +477,7 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         if not apply_fixes:
             click.echo(unified_diff(outcome.source, result.source, outcome.path), nl=False)
     for problem in problems:
-        click.echo(f"{problem.path}:{problem.start.line}:{problem.start.column}: {problem.code} {problem.message}", err=True)
+        click.echo(f"{problem.path}:{_line_of(problem)}:{problem.start.column}: {problem.code} {problem.message}", err=True)
     hidden = 0 if unsafe else sum(
         1 for o in outcomes for d in o.diagnostics if d.fix is not None and not d.fixable(False)
     )

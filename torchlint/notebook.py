@@ -103,6 +103,11 @@ class Layout:
             line += count_lines(part.body)
         return Layout(tuple(parts), "".join(p.body for p in parts), tuple(offsets), tuple(lines))
 
+    def config(self, config: LintConfig) -> LintConfig:
+        """``config`` with this layout's cells, so that messages name a line
+        of another cell as ``cell N, line L``."""
+        return replace(config, cell_starts=tuple((line, part.cell.number) for line, part in zip(self.lines, self.parts)))
+
     def part_at(self, line: int) -> int:
         """The index of the part that holds a line of the module."""
         return max(0, bisect.bisect_right(self.lines, line) - 1)
@@ -269,12 +274,12 @@ def lint_notebook(text: str, path: str, config: LintConfig) -> Tuple[List[Diagno
     except NotebookError as error:
         return [parse_error(path, str(error))], None
     layout = notebook.layout()
-    diagnostics = lint_source(layout.text, path, config)
+    diagnostics = lint_source(layout.text, path, layout.config(config))
     broken: List[Diagnostic] = []
     if any(_is_parse_error(d) for d in diagnostics):
         layout, broken = _without_broken(notebook, path)
         if broken:
-            diagnostics = lint_source(layout.text, path, config)
+            diagnostics = lint_source(layout.text, path, layout.config(config))
     found = broken + [layout.localise(d) for d in diagnostics]
     return sorted(found, key=lambda d: d.sort_key), notebook
 
@@ -297,7 +302,7 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
     remaining: Optional[Tuple[Diagnostic, ...]] = None
     converged = False
     for _ in range(MAX_PASSES):
-        result = fix_text(layout.text, path, config, unsafe=unsafe, max_passes=1)
+        result = fix_text(layout.text, path, layout.config(config), unsafe=unsafe, max_passes=1)
         for diagnostic in result.dropped:
             shown = layout.localise(diagnostic)
             key = (shown.cell, shown.code, shown.message, tuple(e.text for e in _edits_of([diagnostic])))
@@ -308,7 +313,7 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
         moved = layout.after(_edits_of(result.applied), result.source)
         if moved is None:
             if remaining is None:
-                remaining = tuple(lint_source(layout.text, path, config))
+                remaining = tuple(lint_source(layout.text, path, layout.config(config)))
             converged = False
             break
         applied.extend(layout.localise(d) for d in result.applied)

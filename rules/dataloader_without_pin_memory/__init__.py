@@ -218,7 +218,7 @@ class DataLoaderWithoutPinMemory(Rule):
                 what = "with `pin_memory=False`"
             self.report(
                 call,
-                f"`DataLoader` {what} whose batches are copied to the GPU on line {line}: every copy "
+                f"`DataLoader` {what} whose batches are copied to the GPU on {self.cite_line(line)}: every copy "
                 "goes through a staging buffer; set `pin_memory=True`",
                 fix=fix,
                 statement=self._statements.get(call),

@@ -6,7 +6,7 @@ import bisect
 import re
 import unicodedata
 from functools import lru_cache
-from typing import List, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from torchlint.model import Diagnostic, Edit, Position
 
@@ -79,10 +79,36 @@ def edit_range(source: Optional[str], edit: Edit) -> Optional[Tuple[Position, Po
     return index.position(edit.start), index.position(edit.end)
 
 
+def file_range(diagnostic: Diagnostic, sources: Mapping[str, str]) -> Tuple[Position, Position]:
+    """Where a finding is in its file.  A notebook finding's positions count
+    lines in its cell; here they become the lines (and columns) of the
+    ``.ipynb`` JSON text that hold those characters of the cell's
+    ``source``, which is what GitHub and code scanning show."""
+    if diagnostic.cell is None:
+        return diagnostic.start, diagnostic.end
+    from torchlint.notebook_json import cell_text
+
+    text = sources.get(diagnostic.path)
+    located = cell_text(text, diagnostic.cell) if text is not None else None
+    if located is None:
+        return diagnostic.start, diagnostic.end
+    start = Position(*located.position(diagnostic.start.line, diagnostic.start.column))
+    end = Position(*located.position(diagnostic.end.line, diagnostic.end.column))
+    return start, max(start, end)
+
+
 def location_label(diagnostic: Diagnostic) -> str:
-    """``path:line:col`` (``path:cell N:line:col`` for a notebook cell)."""
-    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
-    return f"{printable(diagnostic.path)}:{cell}{diagnostic.start.line}:{diagnostic.start.column}"
+    """``path:line:col``; in a notebook ``path:cell N, line L, column C``
+    (the line counted in the cell, as the notebook shows it)."""
+    if diagnostic.cell is not None:
+        return f"{printable(diagnostic.path)}:{cell_position(diagnostic)}"
+    return f"{printable(diagnostic.path)}:{diagnostic.start.line}:{diagnostic.start.column}"
+
+
+def cell_position(diagnostic: Diagnostic, column: bool = True) -> str:
+    """``cell N, line L, column C`` of a notebook finding (without the column: ``cell N, line L``)."""
+    where = f"cell {diagnostic.cell}, line {diagnostic.start.line}"
+    return f"{where}, column {diagnostic.start.column}" if column else where
 
 
 def printable(text: str) -> str:
