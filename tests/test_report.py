@@ -590,3 +590,54 @@ def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
     loaded = set(done.stdout.splitlines()[-1].split())
     assert "torchlint.report.concise" in loaded
     assert not loaded & {"torchlint.report.sarif", "torchlint.report.github"}
+
+
+TORCHVISION = "import torchvision\nm = torchvision.models.resnet18(pretrained=False)\n"
+
+
+def test_json_and_sarif_fix_edits_are_whole_tokens() -> None:
+    # The engine's edit is the smallest one (`pretrained=Fals` -> `weights=Non`,
+    # the shared final `e` left out); reports show whole tokens, as Ruff does.
+    [found] = torchlint.check_source(TORCHVISION, "m.py")
+    assert found.fix is not None and [e.text for e in found.fix.edits] == ["weights=Non"]
+    shown = ReportContext({"m.py": TORCHVISION}, False, False)
+    [item] = json.loads(render("json", [found], shown))
+    assert [(e["content"], e["location"], e["end_location"]) for e in item["fix"]["edits"]] == [
+        ("weights=None", {"row": 2, "column": 33}, {"row": 2, "column": 49})
+    ]
+    assert TORCHVISION.splitlines()[1][32:48] == "pretrained=False"
+    [result] = json.loads(render("sarif", [found], shown))["runs"][0]["results"]
+    [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement["insertedContent"]["text"] == "weights=None"
+    assert replacement["deletedRegion"] == {"startLine": 2, "startColumn": 33, "endLine": 2, "endColumn": 49}
+
+
+@pytest.mark.parametrize("fixture", sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("TL*/*.py")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_whole_token_edits_make_the_same_fix_and_cut_no_token(fixture: Path) -> None:
+    from torchlint.model import apply_edits
+    from torchlint.report.source import token_edits
+
+    source = fixture.read_text(encoding="utf-8")
+    found = [d for d in torchlint.check_source(source, fixture.name, torchlint.Settings(select=("ALL",)))
+             if d.fix is not None]
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", source)]
+    for diagnostic in found:
+        assert diagnostic.fix is not None
+        widened = token_edits(source, diagnostic.fix.edits)
+        assert apply_edits(source, widened) == apply_edits(source, diagnostic.fix.edits)
+        inside = [e for e in widened
+                  if any(low < e.start < high or low < e.end < high for low, high in _tokens(source, starts))]
+        assert inside == [], diagnostic
+
+
+def _tokens(source: str, starts: List[int]) -> List[Tuple[int, int]]:
+    import io
+    import tokenize
+
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+            continue
+        found.append((starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1]))
+    return found

@@ -12,7 +12,7 @@ from torchlint.model import Diagnostic, Fix, Position
 from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.json import dumps
-from torchlint.report.source import cell_position, edit_range, file_range
+from torchlint.report.source import cell_position, edit_range, file_range, token_edits
 from torchlint.rule import FixAvailability, RuleClass
 
 JsonObject = Dict[str, Any]
@@ -168,7 +168,7 @@ def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[
 def sarif_fix(path: str, fix: Fix, source: Optional[str]) -> Optional[JsonObject]:
     """A SARIF ``fix`` (one artifact change, one replacement per edit); None without the source."""
     replacements: List[JsonObject] = []
-    for edit in sorted(fix.edits):
+    for edit in token_edits(source, fix.edits):
         where = edit_range(source, edit)
         if where is None:
             return None
