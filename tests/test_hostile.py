@@ -216,7 +216,7 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    assert "Fixed 5 errors in 5 files." in result.stderr
+    assert "Fixed 5 findings in 5 files." in result.stderr
     assert "deep.py:1:" in result.stderr and "TL000" in result.stderr
     assert (tmp_path / "deep.py").read_text() == DEEP
     assert all("zero_grad(set_to_none=True)" in (tmp_path / f"good{n}.py").read_text() for n in range(5))

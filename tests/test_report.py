@@ -126,7 +126,7 @@ def test_full_exact() -> None:
         *FULL_DP,
         *full_dl(""),
         *FULL_ZG,
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 1 fixable with `torchlint check --fix` "
         "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -137,7 +137,7 @@ def test_full_with_unsafe_fixes_marks_every_fix_and_names_the_unsafe_command() -
         *FULL_DP,
         *full_dl("[*] "),
         *FULL_ZG,
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 2 fixable with `torchlint check --fix --unsafe-fixes`.",
     )
 
@@ -266,7 +266,7 @@ def test_concise_exact() -> None:
         "train.py:5:13: TL501 `nn.DataParallel` is used; prefer `DistributedDataParallel`",
         "train.py:6:14: TL201 `DataLoader` loads batches in the main process",
         "train.py:7:5: TL302 [*] `zero_grad()` fills gradients with zeros",
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 1 fixable with `torchlint check --fix` "
         "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -280,24 +280,26 @@ def test_concise_names_a_notebook_cell() -> None:
 @pytest.mark.parametrize(
     ("diagnostics", "kwargs", "expected"),
     [
-        ([DP], {}, ["Found 1 error."]),
-        ([ZG, ZG], {}, ["Found 2 errors.", "[*] 2 fixable with `torchlint check --fix`."]),
+        ([DP], {}, ["Found 1 warning."]),
+        ([ZG, ZG], {}, ["Found 2 warnings.", "[*] 2 fixable with `torchlint check --fix`."]),
         (
             [DL, DP],
             {},
-            ["Found 2 errors.", "No safe fixes available "
+            ["Found 2 warnings.", "No safe fixes available "
              "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`)."],
         ),
         (
             [DL, DL, ZG],
             {"fix_command": "torchlint fix --apply"},
-            ["Found 3 errors.", "[*] 1 fixable with `torchlint fix --apply` "
+            ["Found 3 warnings.", "[*] 1 fixable with `torchlint fix --apply` "
              "(2 unsafe fixes available with `torchlint fix --apply --unsafe-fixes`)."],
         ),
-        ([DL], {"unsafe": True}, ["Found 1 error.", "[*] 1 fixable with `torchlint check --fix --unsafe-fixes`."]),
-        ([ZG], {"unsafe": True}, ["Found 1 error.", "[*] 1 fixable with `torchlint check --fix`."]),
-        ([DP], {"fixed": 2}, ["Found 3 errors (2 fixed, 1 remaining)."]),
-        ([], {"fixed": 1}, ["Found 1 error (1 fixed, 0 remaining)."]),
+        ([DL], {"unsafe": True}, ["Found 1 warning.", "[*] 1 fixable with `torchlint check --fix --unsafe-fixes`."]),
+        ([ZG], {"unsafe": True}, ["Found 1 warning.", "[*] 1 fixable with `torchlint check --fix`."]),
+        ([DP], {"fixed": 2}, ["Found 3 findings (2 fixed, 1 warning remaining)."]),
+        ([], {"fixed": 1}, ["Found 1 finding (1 fixed, 0 remaining)."]),
+        ([DP, Diagnostic(PATH, Position(1, 1), Position(1, 1), "TL000", "parse-error", "x")], {},
+         ["Found 1 error and 1 warning."]),
         ([DP, ZG], {"show_summary": False}, []),
     ],
 )
@@ -524,11 +526,11 @@ def test_sarif_is_deterministic() -> None:
 def test_statistics_exact() -> None:
     many = [DL] * 10 + [ZG, ZG, DP, DP, Diagnostic(PATH, Position(1, 1), Position(1, 1), "TL000", "parse-error", "x")]
     assert render_statistics(many, context()) == lines(
-        "10\tTL201\t[ ] dataloader-without-workers",
+        "10\tTL201\t[ ] dataloader-without-workers (10 with `--unsafe-fixes`)",
         " 2\tTL302\t[*] zero-grad-not-set-to-none",
         " 2\tTL501\t[ ] data-parallel",
         " 1\tTL000\t[ ] parse-error",
-        "Found 15 errors.",
+        "Found 1 error and 14 warnings.",
         "[*] 2 fixable with `torchlint check --fix` "
         "(10 unsafe fixes available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -544,8 +546,10 @@ def test_statistics_marks_a_code_fixable_only_when_every_finding_is() -> None:
 
 def test_statistics_json_and_empty() -> None:
     assert json.loads(render_statistics([ZG, DP, ZG], context(), fmt="json")) == [
-        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True, "fixable_count": 2},
-        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False, "fixable_count": 0},
+        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True, "fixable_count": 2,
+         "unsafe_fix_count": 0},
+        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False, "fixable_count": 0,
+         "unsafe_fix_count": 0},
     ]
     assert render_statistics([], context()) == ""
     assert render_statistics([], context(), fmt="json") == "[]\n"

@@ -10,7 +10,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 import libcst as cst
 
 from torchlint.edits import Located
-from torchlint.model import Diagnostic, Fix
+from torchlint.model import Applicability, Diagnostic, Fix
 from torchlint.names import ImportTable
 # parse_module and parse_error moved to torchlint.parsing; re-exported here.
 from torchlint.parsing import cpython_syntax_error, on_deep_stack
@@ -49,6 +49,9 @@ class LintConfig:
     # A notebook's cells in the joined module: (first line, cell number), so
     # that messages cite other lines as "cell N, line L".
     cell_starts: Tuple[Tuple[int, int], ...] = ()
+    # (code, "none" | "safe" | "unsafe"): fixes dropped or re-rated by the
+    # `unfixable` / `extend-safe-fixes` / `extend-unsafe-fixes` settings.
+    fix_policy: Tuple[Tuple[str, str], ...] = ()
 
 
 _HANDLERS: Dict[RuleClass, Tuple[Tuple[str, str], ...]] = {}
@@ -230,7 +233,25 @@ def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
         for rule in suppression_readers:
             rule.after_suppressions(use)
         diagnostics += _to_diagnostics(context.reports, context.facts.located, path, Use(use.suppressions.naming()))
+    if config.fix_policy:
+        diagnostics = _with_fix_policy(diagnostics, dict(config.fix_policy))
     return sorted(diagnostics, key=lambda d: d.sort_key)
+
+
+def _with_fix_policy(diagnostics: Sequence[Diagnostic], policy: Mapping[str, str]) -> List[Diagnostic]:
+    """The findings with the fixes of unfixable rules removed (the finding
+    stays) and the configured safety applied to the others."""
+    changed: List[Diagnostic] = []
+    for diagnostic in diagnostics:
+        wanted = policy.get(diagnostic.code)
+        fix = diagnostic.fix
+        if wanted is None or fix is None:
+            changed.append(diagnostic)
+        elif wanted == "none":
+            changed.append(replace(diagnostic, fix=None))
+        else:
+            changed.append(replace(diagnostic, fix=replace(fix, applicability=Applicability(wanted))))
+    return changed
 
 
 def _to_diagnostics(

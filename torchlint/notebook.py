@@ -301,8 +301,11 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
     dropped: Dict[Tuple[Optional[int], str, str, Tuple[str, ...]], Diagnostic] = {}
     remaining: Optional[Tuple[Diagnostic, ...]] = None
     converged = False
+    first_fixable: Optional[int] = None
     for _ in range(MAX_PASSES):
         result = fix_text(layout.text, path, layout.config(config), unsafe=unsafe, max_passes=1)
+        if first_fixable is None:
+            first_fixable = result.first_fixable
         for diagnostic in result.dropped:
             shown = layout.localise(diagnostic)
             key = (shown.cell, shown.code, shown.message, tuple(e.text for e in _edits_of([diagnostic])))
@@ -320,7 +323,8 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
         layout, remaining, converged = moved, result.remaining, result.converged
     assert remaining is not None
     local = tuple(layout.localise(d) for d in remaining)
-    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged)
+    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged,
+                             first_fixable=first_fixable or 0)
 
 
 def fix_notebook(

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from torchlint.model import Diagnostic, Fix, Position
 from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
+from torchlint.report.fingerprint import fingerprints
 from torchlint.report.json import dumps
 from torchlint.report.source import cell_position, edit_range, file_range, token_edits
 from torchlint.rule import FixAvailability, RuleClass
@@ -32,6 +33,9 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     rules = rule_descriptors()
     indices = {rule["id"]: number for number, rule in enumerate(rules)}
     results = [result(d, indices, context.source_for(d), context) for d in diagnostics]
+    for item, fingerprint in zip(results, fingerprints(diagnostics, context.source_for)):
+        # Code scanning tracks a finding across commits by this key.
+        item["partialFingerprints"] = {"torchlint/v1": fingerprint}
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",
