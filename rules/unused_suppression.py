@@ -10,6 +10,7 @@ from torchlint.precheck import PrecheckFacts
 from torchlint.registry import expand_selector
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity
 from torchlint.suppress import Directive, Use, entry_forms
+from torchlint.verification import Contract, VerificationSpec
 
 _QUICK = re.compile(r"noqa|torchlint:", re.IGNORECASE)
 
@@ -49,7 +50,9 @@ class UnusedSuppression(Rule):
     None.
 
     ## Source
-    Ruff's `RUF100` (unused-noqa), which reports the same for Ruff's codes.
+    Not from the GPU guides or PyTorch's documentation: a rule about
+    torchlint's own comments, after Ruff's `RUF100` (unused-noqa), which
+    reports the same for Ruff's codes.
     """
 
     code = "TL001"
@@ -75,6 +78,14 @@ class UnusedSuppression(Rule):
         Example("x = 1  # noqa: TL501\n", fixed="x = 1\n"),
         Example("x = 1  # noqa: E501, TL2O1\n", fixed="x = 1  # noqa: E501\n"),
         Example("# torchlint: ignore[TL501]\nx = 1\n", fixed="x = 1\n"),
+    )
+
+    verification = VerificationSpec(
+        contract=Contract(
+            level="identical",
+            promise="Only comments change; the code that runs is the same.",
+            checks=("no program: the fix removes text from comments only",),
+        ),
     )
 
     def after_suppressions(self, use: Use) -> None:
@@ -133,7 +144,11 @@ class UnusedSuppression(Rule):
             return (Edit(start, end, text),)
         comment_start = start - directive.column + directive.comment_column
         comment_end = comment_start + directive.comment_length
-        if end < comment_end and source[end:comment_end].strip(" \t#"):
+        rest = source[end:comment_end]
+        following = rest.lstrip(" \t")
+        if following.startswith("#"):  # another comment follows (`# noqa: X  # why`): it stays
+            return (Edit(start, end + len(rest) - len(following), ""),)
+        if following:
             return (Edit(start, end, "#"),)  # other words follow: keep them a comment
         cut = start
         while cut > 0 and source[cut - 1] in " \t":
