@@ -17,8 +17,10 @@ from click.testing import CliRunner
 from torchlint.cli import main
 
 DP_SOURCE = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
-DL_SOURCE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
-DL_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"
+# A script with a main guard, so that TL201's fix is offered (workers can start under spawn).
+MAIN = 'if __name__ == "__main__":\n    train(loader)\n'
+DL_SOURCE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n" + MAIN
+DL_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n" + MAIN
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 

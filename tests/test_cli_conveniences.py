@@ -16,7 +16,8 @@ import pytest
 
 from conftest import run_in_process
 
-DL = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
+DL = ("from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
+      'if __name__ == "__main__":\n    train(loader)\n')
 DP = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 ZERO_GRAD = "def step(optimizer):\n    optimizer.zero_grad()\n"
 TORCHVISION = "import torchvision\nm = torchvision.models.resnet18(pretrained=False)\n"
@@ -147,7 +148,8 @@ def test_extend_inherits_another_file_and_overrides_it(tmp_path: Path) -> None:
         "base.toml": 'torch-version = "1.13"\nignore = ["TL501"]\n[dataloader-without-workers]\nnum-workers = 6\nmin-workers = 2\n',
         "proj/pyproject.toml": '[tool.torchlint]\nextend = "../base.toml"\nignore = []\n'
                                '[tool.torchlint.dataloader-without-workers]\nnum-workers = 8\n',
-        "proj/a.py": DP + ZERO_GRAD + "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=1)\n",
+        "proj/a.py": DP + ZERO_GRAD + "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=1)\n"
+                     'if __name__ == "__main__":\n    train(l)\n',
     })
     result = run(["check", "proj/a.py", "--output-format", "json"], tmp_path)
     found = {item["code"]: item for item in json.loads(result.stdout)}

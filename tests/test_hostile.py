@@ -125,7 +125,7 @@ def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fr
 
 
 def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
-    source = b"from torch.utils.data import DataLoader\r\nif True:\n\tloader = DataLoader(ds)\r\n"
+    source = b'from torch.utils.data import DataLoader\r\nif __name__ == "__main__":\n\tloader = DataLoader(ds)\r\n'
     (tmp_path / "a.py").write_bytes(source)
     subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
                    cwd=tmp_path, check=True, capture_output=True)

@@ -28,6 +28,8 @@ SOURCE = (
     "\n"
     f'label = "{FIRE}"; x = torch.zeros(3).cuda()\n'
     "loader = DataLoader(ds)\n"
+    'if __name__ == "__main__":\n'  # a main guard: TL201's fix is offered
+    "    train(loader)\n"
 )
 SAFE_FIXED = SOURCE.replace("torch.zeros(3).cuda()", 'torch.zeros(3, device="cuda")')
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
