@@ -8,6 +8,7 @@ from typing import List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
@@ -200,11 +201,15 @@ class HostSyncInStep(Rule):
         parents = self.facts.parents
         lines = self.facts.positions
         placement = StepPlacement(parents, self.facts.training, conditional=BRANCHES, data_loops=False)
+        # In a notebook, a loop in a cell before the first CUDA use runs on the CPU.
+        order = CellOrder(self.facts)
         for site in self._sites:
             if not self._syncs(site.call):
                 continue
             loop = placement.step_loop(site.call, set())
             if loop is None or not self._updates(loop, set()):
+                continue
+            if not order.ran_before(self.facts.loaders.cuda_sign, loop.node):
                 continue
             per_parameter = self._in_parameter_loop(site.call, parents, loop.node)
             where = "once per parameter on every step" if per_parameter else "on every step"

@@ -403,3 +403,39 @@ def test_a_message_citing_another_line_names_its_cell_and_line(tmp_path: Path) -
     assert item["cell"] == 2 and item["location"]["row"] == 2
     # The copy is on line 4 of the joined cells; the person reads cell 3, line 3.
     assert "copied to the GPU on cell 3, line 3:" in item["message"], item["message"]
+
+
+CPU_THEN_CUDA = [
+    "import torch\nfrom torch import nn\nmodel = nn.Linear(8, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+    # A CPU training loop...
+    "for x, y in loader:\n    loss = nn.functional.mse_loss(model(x), y)\n    loss.backward()\n"
+    "    optimizer.step()\n    total = loss.item()",
+    # ...and, in a later cell, the same loop on the GPU.
+    "model = model.cuda()\nfor x, y in loader:\n    loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())\n"
+    "    loss.backward()\n    optimizer.step()\n    total = loss.item()",
+]
+
+
+def test_device_facts_follow_the_order_cells_run_in(tmp_path: Path) -> None:
+    (tmp_path / "nb.ipynb").write_text(notebook(*CPU_THEN_CUDA), encoding="utf-8")
+    found = json.loads(cli(["check", "nb.ipynb", "--output-format", "json", "--select", "TL103,TL602"],
+                           tmp_path).stdout)
+    # The loop of cell 2 runs before anything uses CUDA: no host sync waits
+    # for a GPU there, and the suggestion is about cell 3's loop.
+    assert sorted((item["code"], item["cell"], item["location"]["row"]) for item in found) == [
+        ("TL103", 3, 6), ("TL602", 3, 2),
+    ]
+    # The same code as one script is one program: both loops are CUDA loops.
+    (tmp_path / "script.py").write_text("\n".join(CPU_THEN_CUDA) + "\n", encoding="utf-8")
+    script = json.loads(cli(["check", "script.py", "--output-format", "json", "--select", "TL103,TL602"],
+                            tmp_path).stdout)
+    assert sorted((item["code"], item["location"]["row"]) for item in script) == [
+        ("TL103", 9), ("TL103", 15), ("TL602", 5),
+    ]
+    # A cell that only defines the training function, called after the move: a CUDA loop.
+    defined_first = [CPU_THEN_CUDA[0], "def train():\n" + "\n".join("    " + line for line in
+                                                                     CPU_THEN_CUDA[1].splitlines()),
+                     "model = model.cuda()\ntrain()"]
+    (tmp_path / "nb.ipynb").write_text(notebook(*defined_first), encoding="utf-8")
+    found = json.loads(cli(["check", "nb.ipynb", "--output-format", "json", "--select", "TL103"], tmp_path).stdout)
+    assert [(item["code"], item["cell"]) for item in found] == [("TL103", 2)]
