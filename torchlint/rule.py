@@ -242,6 +242,9 @@ class Rule:
     """With ``PROJECT``: method names (``half``) whose call on any value in
     any of the project's files the rule asks about
     (``self.facts.project.calls_method(name)``)."""
+    project_saves: ClassVar[bool] = False
+    """With ``PROJECT``: whether the rule asks where the project's files
+    ``torch.save`` whole objects (``self.facts.project.whole_saves``)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

@@ -199,6 +199,9 @@ class Settings:
         fixes ``fixable``/``unfixable``/``extend-safe-fixes``/
         ``extend-unsafe-fixes`` change; Ruff's rule: the most specific
         selector wins (ties: unfixable, and unsafe)."""
+        if self.fixable is None and not (self.extend_fixable or self.unfixable or self.extend_safe_fixes
+                                         or self.extend_unsafe_fixes):
+            return ()  # the defaults: every fix as its rule rates it
         return _fix_policy(infos, self.fixable, self.extend_fixable, self.unfixable,
                            self.extend_safe_fixes, self.extend_unsafe_fixes)
 
@@ -314,6 +317,7 @@ def _specificity(selector: str) -> int:
     return len(selector)
 
 
+@lru_cache(maxsize=256)
 def _fix_policy(infos: Tuple[RuleInfo, ...], fixable: Optional[Tuple[str, ...]], extend_fixable: Tuple[str, ...],
                 unfixable: Tuple[str, ...], safe: Tuple[str, ...], unsafe: Tuple[str, ...]
                 ) -> Tuple[Tuple[str, str], ...]:
