@@ -279,3 +279,18 @@ def test_watch_lints_again_when_a_file_changes(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+def test_add_noqa_in_a_job_script_goes_at_the_end_of_the_line(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "job.sh": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n#SBATCH --cpus-per-task=8\n"
+                  "python \\\n  train.py\n",
+        "train.py": "import torch\nprint(torch.cuda.device_count())\n",
+    })
+    before = run(["check", "job.sh", "--output-format", "concise"], tmp_path)
+    assert before.returncode == 1 and codes(before), before.stdout
+    added = run(["check", "job.sh", "--add-noqa"], tmp_path)
+    assert added.returncode == 0, added.stderr
+    text = (tmp_path / "job.sh").read_text(encoding="utf-8")
+    assert "# noqa: TL9" in text and "python \\\n" in text  # a continued line takes no comment
+    assert run(["check", "job.sh"], tmp_path).returncode == 0

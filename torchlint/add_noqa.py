@@ -32,10 +32,8 @@ def target_line(diagnostic: Diagnostic, allowed: Optional[FrozenSet[int]]) -> Op
     return None
 
 
-def python_edits(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[List[Edit], int]:
-    """The edits that suppress ``diagnostics`` in Python text, and how many
-    findings could not be suppressed in place."""
-    allowed = comment_lines(text)
+def _wanted(diagnostics: Sequence[Diagnostic], allowed: Optional[FrozenSet[int]]) -> Tuple[Dict[int, Set[str]], int]:
+    """line -> the codes to suppress there, and how many findings have no such line."""
     wanted: Dict[int, Set[str]] = {}
     skipped = 0
     for diagnostic in diagnostics:
@@ -44,6 +42,13 @@ def python_edits(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[List[Edi
             skipped += 1
         else:
             wanted.setdefault(line, set()).add(diagnostic.code)
+    return wanted, skipped
+
+
+def python_edits(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[List[Edit], int]:
+    """The edits that suppress ``diagnostics`` in Python text, and how many
+    findings could not be suppressed in place."""
+    wanted, skipped = _wanted(diagnostics, comment_lines(text))
     return noqa_edits(text, wanted), skipped
 
 
@@ -52,14 +57,7 @@ def _script_edits(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[List[Ed
     unless that line continues on the next one."""
     lines = text.splitlines()
     allowed = frozenset(number for number, line in enumerate(lines, start=1) if not line.rstrip().endswith("\\"))
-    wanted: Dict[int, Set[str]] = {}
-    skipped = 0
-    for diagnostic in diagnostics:
-        line = target_line(diagnostic, allowed)
-        if line is None:
-            skipped += 1
-        else:
-            wanted.setdefault(line, set()).add(diagnostic.code)
+    wanted, skipped = _wanted(diagnostics, allowed)
     # Lines of a shell script are not Python: no existing comment is merged.
     starts = [0]
     for line_text in text.splitlines(keepends=True):
@@ -91,14 +89,8 @@ def _notebook_text(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, i
             continue
         # The cell as the parser saw it (IPython lines masked), to find where
         # comments may go; the edits are made to its real text.
-        allowed = comment_lines(cell.masked)
-        wanted: Dict[int, Set[str]] = {}
-        for diagnostic in found:
-            line = target_line(diagnostic, allowed)
-            if line is None:
-                skipped += 1
-            else:
-                wanted.setdefault(line, set()).add(diagnostic.code)
+        wanted, missed = _wanted(found, comment_lines(cell.masked))
+        skipped += missed
         edits = noqa_edits(cell.source, wanted)
         added += len(edits)
         if edits:

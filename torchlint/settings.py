@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.catalog import OptionValue, RuleInfo, rule_infos
 from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
@@ -109,18 +109,8 @@ class Settings:
         for _, codes in self.per_file_ignores:
             for selector in codes:
                 _check_selector(selector, "per-file-ignores", self.config_file)
-        if self.torch_version is not None:
-            try:
-                TorchVersion.parse(self.torch_version)
-            except ValueError as error:
-                raise ConfigError(_where(self.origins.get("torch-version", self.config_file),
-                                         f"torch-version: {error}")) from None
-        if self.target_version is not None:
-            try:
-                PythonVersion.parse(self.target_version)
-            except ValueError as error:
-                raise ConfigError(_where(self.origins.get("target-version", self.config_file),
-                                         f"target-version: {error}")) from None
+        _check_versions(self.torch_version, self.target_version,
+                        lambda key: _where(self.origins.get(key, self.config_file), key))
 
     # -- derived values ---------------------------------------------------
 
@@ -275,16 +265,19 @@ class Overrides:
                                 ("--extend-fixable", self.extend_fixable), ("--unfixable", self.unfixable)):
             for selector in selectors:
                 _check_selector(selector, flag, None)
-        if self.torch_version is not None:
+        _check_versions(self.torch_version, self.target_version, lambda key: f"--{key}")
+
+
+def _check_versions(torch: Optional[str], target: Optional[str], where: "Callable[[str], str]") -> None:
+    """Refuse a torch or Python version that does not parse; ``where(key)``
+    names the setting as the user gave it (a file's key, or a flag)."""
+    for key, value, parse in (("torch-version", torch, TorchVersion.parse),
+                              ("target-version", target, PythonVersion.parse)):
+        if value is not None:
             try:
-                TorchVersion.parse(self.torch_version)
+                parse(value)
             except ValueError as error:
-                raise ConfigError(f"--torch-version: {error}") from None
-        if self.target_version is not None:
-            try:
-                PythonVersion.parse(self.target_version)
-            except ValueError as error:
-                raise ConfigError(f"--target-version: {error}") from None
+                raise ConfigError(f"{where(key)}: {error}") from None
 
 
 def _where(config_file: "Optional[Path | str]", message: str) -> str:

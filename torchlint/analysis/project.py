@@ -553,6 +553,11 @@ def _closure(name: str, parts: Mapping[str, Optional[_Exports]], depth: int, see
     return {k: v for k, v in bound.items() if not k.startswith("_")}
 
 
+def resolve_imported(expr: ast.expr, imports: Mapping[str, str]) -> Optional[str]:
+    """The dotted name a (dotted) expression names through a module's imports."""
+    return _resolve(expr, imports, {})
+
+
 def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str]) -> Optional[str]:
     name = _dotted(expr)
     if name is None:

@@ -66,17 +66,6 @@ def _saved(call: ast.Call) -> Optional[ast.expr]:
     return next((k.value for k in call.keywords if k.arg == "obj"), None)
 
 
-def _dotted(expr: ast.expr) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
-
-
 class _Saves:
     def __init__(self, tree: ast.AST, imports: Mapping[str, str]) -> None:
         self._imports = imports
@@ -106,14 +95,9 @@ class _Saves:
             self._attributes.setdefault(target.attr, []).append(value)
 
     def _qualified(self, func: ast.expr) -> Optional[str]:
-        name = _dotted(func)
-        if name is None:
-            return None
-        root, _, rest = name.partition(".")
-        base = self._imports.get(root)
-        if base is None:
-            return None
-        return f"{base}.{rest}" if rest else base
+        from torchlint.analysis.project import resolve_imported
+
+        return resolve_imported(func, self._imports)
 
     def whole(self, expr: Optional[ast.expr], depth: int) -> Optional[FrozenSet[str]]:
         """Whether ``expr`` holds a whole object (or a container with one):
