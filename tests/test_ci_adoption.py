@@ -70,7 +70,12 @@ def _run_action(cwd: Path, given: Dict[str, str]) -> "List[subprocess.CompletedP
     action = _action()
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update(given)
-    bin_dir = str(Path(sys.executable).parent)
+    # `torchlint` on the PATH runs this environment's torchlint (installed or not).
+    bin_dir = cwd.parent / f"{cwd.name}-bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "torchlint"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m torchlint "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
     results = []
     for step in action["runs"]["steps"]:
         if "run" not in step or step.get("name") == "Install torchlint":
@@ -81,7 +86,8 @@ def _run_action(cwd: Path, given: Dict[str, str]) -> "List[subprocess.CompletedP
             assert match is not None, condition
             if inputs[match.group(1)] != match.group(2):
                 continue
-        env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"], "GITHUB_ACTION_PATH": str(ROOT)}
+        env = {**os.environ, "PATH": str(bin_dir) + os.pathsep + os.environ["PATH"], "GITHUB_ACTION_PATH": str(ROOT),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         env.pop("TORCHLINT_OUTPUT_FORMAT", None)
         env.update({key: _expand(str(value), inputs) for key, value in step.get("env", {}).items()})
         results.append(subprocess.run(["bash", "-e", "-c", _expand(step["run"], inputs)], cwd=cwd, env=env,
