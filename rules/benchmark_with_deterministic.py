@@ -224,8 +224,8 @@ class BenchmarkWithDeterministic(Rule):
         second_words = "deterministic = True" if first.flag == _BENCHMARK else "benchmark = True"
         self.report(
             second.target,
-            f"`cudnn.{second_words}` contradicts `cudnn.{first_words}` on line "
-            f"{lines[first.target].start.line}: benchmarking picks algorithms by timing, "
+            f"`cudnn.{second_words}` contradicts `cudnn.{first_words}` on "
+            f"{self.cite_line(lines[first.target].start.line)}: benchmarking picks algorithms by timing, "
             "determinism asks for repeatable ones; keep one",
             statement=second.statement,
         )

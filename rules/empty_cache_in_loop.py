@@ -206,8 +206,8 @@ class EmptyCacheInLoop(Rule):
             what = "loop over a DataLoader" if loop.over_dataloader else "training loop"
             self.report(
                 site.call,
-                f"`torch.cuda.empty_cache()` runs on every iteration of the {what} on line "
-                f"{located.line(loop.node)}; it slows every step and frees nothing training can use: "
+                f"`torch.cuda.empty_cache()` runs on every iteration of the {what} on "
+                f"{self.cite_line(located.line(loop.node))}; it slows every step and frees nothing training can use: "
                 "call it once after the loop",
                 statement=site.statement,
             )

@@ -8,6 +8,7 @@ from typing import List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
@@ -200,18 +201,22 @@ class HostSyncInStep(Rule):
         parents = self.facts.parents
         lines = self.facts.positions
         placement = StepPlacement(parents, self.facts.training, conditional=BRANCHES, data_loops=False)
+        # In a notebook, a loop in a cell before the first CUDA use runs on the CPU.
+        order = CellOrder(self.facts)
         for site in self._sites:
             if not self._syncs(site.call):
                 continue
             loop = placement.step_loop(site.call, set())
             if loop is None or not self._updates(loop, set()):
                 continue
+            if not order.ran_before(self.facts.loaders.cuda_sign, loop.node):
+                continue
             per_parameter = self._in_parameter_loop(site.call, parents, loop.node)
             where = "once per parameter on every step" if per_parameter else "on every step"
             self.report(
                 site.call,
-                f"suggestion: {site.what} waits for the GPU {where} of the training loop on line "
-                f"{lines[loop.node].start.line}; keep values on the GPU and read them under a logging cadence",
+                f"suggestion: {site.what} waits for the GPU {where} of the training loop on "
+                f"{self.cite_line(lines[loop.node].start.line)}; keep values on the GPU and read them under a logging cadence",
                 statement=site.statement,
             )
 

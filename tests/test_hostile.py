@@ -125,7 +125,7 @@ def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fr
 
 
 def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
-    source = b"from torch.utils.data import DataLoader\r\nif True:\n\tloader = DataLoader(ds)\r\n"
+    source = b'from torch.utils.data import DataLoader\r\nif __name__ == "__main__":\n\tloader = DataLoader(ds)\r\n'
     (tmp_path / "a.py").write_bytes(source)
     subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
                    cwd=tmp_path, check=True, capture_output=True)
@@ -216,7 +216,7 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    assert "Fixed 5 errors in 5 files." in result.stderr
+    assert "Fixed 5 findings in 5 files." in result.stderr
     assert "deep.py:1:" in result.stderr and "TL000" in result.stderr
     assert (tmp_path / "deep.py").read_text() == DEEP
     assert all("zero_grad(set_to_none=True)" in (tmp_path / f"good{n}.py").read_text() for n in range(5))

@@ -321,14 +321,16 @@ def test_tl103_needs_cuda_use_and_an_optimizer_step() -> None:
 
 
 def test_tl201_min_workers_reports_small_literal_counts_only() -> None:
-    source = "from torch.utils.data import DataLoader\na = DataLoader(d, num_workers=2)\nb = DataLoader(d, num_workers=n)\n"
+    source = ("from torch.utils.data import DataLoader\na = DataLoader(d, num_workers=2)\nb = DataLoader(d, num_workers=n)\n"
+              'if __name__ == "__main__":\n    main()\n')  # a guarded script: TL201's fix is offered
     assert lines("TL201", source) == []
     assert lines("TL201", source, **{"min-workers": 4}) == [2]
     assert "num_workers=4)" in fixed("TL201", source, **{"min-workers": 4})
 
 
 def test_tl201_slurm_worker_count_reads_the_environment_with_one_import() -> None:
-    source = "from torch.utils.data import DataLoader\na = DataLoader(d)\nb = DataLoader(e, num_workers=0)\n"
+    source = ("from torch.utils.data import DataLoader\na = DataLoader(d)\nb = DataLoader(e, num_workers=0)\n"
+              'if __name__ == "__main__":\n    main()\n')
     result = fixed("TL201", source, **{"num-workers": "slurm"})
     assert result.count("import os\n") == 1
     assert result.count('num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4))') == 2

@@ -88,7 +88,8 @@ from torchlint.cli import main  # noqa: E402
 from torchlint.sourcefile import SourceError, read_source, write_source  # noqa: E402
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
-FIXABLE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
+FIXABLE = ("from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
+           'if __name__ == "__main__":\n    train(loader)\n')  # guarded: TL201's fix is offered
 
 
 def full_disk_after(calls_ok: int) -> Callable[[int, bytes], None]:

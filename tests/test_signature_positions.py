@@ -62,7 +62,7 @@ def test_explicit_bias_next_to_kwargs_is_reported() -> None:
 
 
 def test_dataloader_num_workers_by_position_and_hidden_by_unpacking() -> None:
-    positional = "from torch.utils.data import DataLoader\nDataLoader(ds, 32, True, None, None, 0)\n"
+    positional = "from torch.utils.data import DataLoader\ndef f(ds):\n    DataLoader(ds, 32, True, None, None, 0)\n"
     assert _fixed(positional, "2.4", "TL201").endswith("DataLoader(ds, 32, True, None, None, 4)\n")
     assert _codes("from torch.utils.data import DataLoader\nDataLoader(ds, 32, *rest)\n", "2.4", "TL201") == []
 

@@ -226,8 +226,9 @@ def test_workers_change_a_random_getitem_and_the_report_says_why(session, tmp_pa
                 return torch.full((2,), float(i)) + 0.1 * torch.randn(2)
 
 
-        loader = DataLoader(Noisy(), batch_size=4, generator=torch.Generator().manual_seed(0))
-        batches = torch.cat(list(loader))
+        if __name__ == "__main__":
+            loader = DataLoader(Noisy(), batch_size=4, generator=torch.Generator().manual_seed(0))
+            batches = torch.cat(list(loader))
     """)
     (case,) = plan_script(script, [by_code_or_name("TL201")], Settings())
     (result,) = session.run_cases([case])

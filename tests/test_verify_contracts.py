@@ -164,9 +164,10 @@ def test_workers_that_leave_a_dataset_counter_at_zero_are_not_equivalent(session
                 return torch.full((2,), float(index))
 
 
-        dataset = Counted()
-        batches = torch.cat(list(DataLoader(dataset, batch_size=16)))
-        reads = dataset.reads
+        if __name__ == "__main__":
+            dataset = Counted()
+            batches = torch.cat(list(DataLoader(dataset, batch_size=16)))
+            reads = dataset.reads
     """)
     (case,) = plan_script(script, [by_code_or_name("TL201")], Settings())
     assert "num_workers=" in case.fixed

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from torchlint.model import Diagnostic
 from torchlint.notebook import cell_key
+from torchlint.report.fingerprint import normalised_line
 from torchlint.sourcefile import SourceError, read_regular, write_atomically
 
 Fingerprint = Tuple[str, str, str]
@@ -25,12 +26,6 @@ MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
 class BaselineError(Exception):
     """A baseline file that cannot be read or written; the message names it."""
-
-
-def _line(source: str, line: int) -> str:
-    lines = source.splitlines()
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return " ".join(text.split())
 
 
 def _relative(path: str, base: Path) -> str:
@@ -44,7 +39,7 @@ def fingerprint(diagnostic: Diagnostic, sources: Mapping[str, str], base: Path) 
     file's JSON, so that re-indenting or re-wrapping the JSON (or moving the
     cell) keeps the finding known."""
     key = diagnostic.path if diagnostic.cell is None else cell_key(diagnostic.path, diagnostic.cell)
-    text = _line(sources.get(key, ""), diagnostic.start.line)
+    text = normalised_line(sources.get(key), diagnostic.start.line)
     return (_relative(diagnostic.path, base), diagnostic.code, text)
 
 

@@ -67,7 +67,8 @@ class ProjectNeeds:
     :mod:`torchlint.analysis.project`): subclasses of ``bases``, the callers
     of functions marked by ``caller_modules``/``caller_functions``, where
     ``names`` are used and ``keywords`` passed, how project classes
-    define ``methods``, and whether ``method_calls`` are made anywhere."""
+    define ``methods``, whether ``method_calls`` are made anywhere, and (``saves``)
+    where the project saves whole objects with ``torch.save``."""
 
     bases: Tuple[str, ...] = ()
     caller_modules: Tuple[str, ...] = ()
@@ -76,6 +77,8 @@ class ProjectNeeds:
     keywords: Tuple[str, ...] = ()
     methods: Tuple[str, ...] = ()
     method_calls: Tuple[str, ...] = ()
+    saves: Tuple[str, ...] = ()
+    """``("torch.save",)`` when the rule asks where whole objects are saved."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def info_of(rule: "RuleClass") -> RuleInfo:
             keywords=tuple(rule.project_keywords),
             methods=tuple(rule.project_methods),
             method_calls=tuple(rule.project_method_calls),
+            saves=("torch.save",) if rule.project_saves else (),
         )
     return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
                     dict(rule.options), project)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import click
 
@@ -47,6 +47,9 @@ def _selection_options(function: F) -> F:
         click.option("--select", multiple=True, help="Rules to enable (codes, prefixes, names or ALL), replacing the configured ones."),
         click.option("--extend-select", multiple=True, help="Rules to enable in addition to the configured ones."),
         click.option("--ignore", multiple=True, help="Rules to disable."),
+        click.option("--fixable", multiple=True, help="Rules whose fixes may be applied (default: ALL), replacing the configured ones."),
+        click.option("--extend-fixable", multiple=True, help="Rules whose fixes may be applied, in addition."),
+        click.option("--unfixable", multiple=True, help="Rules whose findings are reported but never fixed."),
         click.option("--exclude", multiple=True, help="Path patterns to exclude, replacing the defaults."),
         click.option("--extend-exclude", multiple=True, help="Path patterns to exclude in addition."),
         click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too (for pre-commit)."),
@@ -83,6 +86,9 @@ def _resolver(kwargs: Any) -> SettingsResolver:
         torch_version=kwargs["torch_version"],
         respect_gitignore=kwargs["respect_gitignore"],
         target_version=kwargs["target_version"],
+        fixable=_split(kwargs["fixable"]) or None,
+        extend_fixable=_split(kwargs["extend_fixable"]),
+        unfixable=_split(kwargs["unfixable"]),
     )
     if kwargs["config_file"] is not None and not kwargs["config_file"].exists():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")
@@ -138,7 +144,14 @@ def _use_color() -> bool:
 def _echo_drops(path: str, result: "FixResult") -> None:
     """One stderr line per fix that was left out, saying why."""
     for drop in result.drops:
-        click.echo(f"torchlint: {path}:{drop.diagnostic.start.line}: {drop.note}", err=True)
+        click.echo(f"torchlint: {path}:{_line_of(drop.diagnostic)}: {drop.note}", err=True)
+
+
+def _line_of(diagnostic: Diagnostic) -> str:
+    """The line a person looks for: ``12``, or ``cell 3, line 2`` in a notebook."""
+    if diagnostic.cell is None:
+        return str(diagnostic.start.line)
+    return f"cell {diagnostic.cell}, line {diagnostic.start.line}"
 
 
 def _write_stdout_bytes(data: bytes) -> None:
@@ -263,28 +276,53 @@ def main() -> None:
 @click.argument("paths", nargs=-1)
 @_selection_options
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply fixes (safe ones; unsafe too with --unsafe-fixes).")
-@click.option("--output-format", type=click.Choice(["full", "concise", "json", "github", "sarif"]),
+@click.option("--output-format", type=click.Choice(["full", "concise", "json", "github", "gitlab", "sarif"]),
               default=lambda: os.environ.get("TORCHLINT_OUTPUT_FORMAT", "full"), show_default="full")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to a file.")
-@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (JSON with --output-format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
 @click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings that apply to the first path (and which file each came from), and exit.")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed, per file.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding, and exit.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Report only findings that are not recorded in this baseline file.")
+@click.option("--baseline-create", is_flag=True,
+              help="With --baseline: when the file does not exist yet, record the current findings in it and exit 0.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record the current findings in this file and exit 0.")
-def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_file: Optional[Path],
-          statistics: bool, exit_zero: bool, exit_non_zero_on_fix: bool, show_files: bool,
-          baseline: Optional[Path], write_baseline: Optional[Path], **kwargs: Any) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings, nothing else (no summary, no notes).")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code still tells.")
+@click.option("-w", "--watch", is_flag=True, help="Lint again whenever a linted file or a configuration file changes.")
+def check(paths: Tuple[str, ...], watch: bool, **options: Any) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
+    if watch:
+        sys.exit(_watch(paths, options))
+    sys.exit(_check(paths, **options))
+
+
+def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_file: Optional[Path],
+           statistics: bool, exit_zero: bool, exit_non_zero_on_fix: bool, show_files: bool, show_settings: bool,
+           show_fixes: bool, add_noqa: bool, baseline: Optional[Path], baseline_create: bool,
+           write_baseline: Optional[Path], quiet: bool, silent: bool, **kwargs: Any) -> int:
+    """One ``check`` run; returns the exit code."""
     from torchlint.report import ReportContext, render, render_statistics
 
+    quiet = quiet or silent
+    if baseline_create and baseline is None:
+        raise click.UsageError("--baseline-create needs --baseline FILE (the file to create when it is missing)")
     try:
         resolver = _resolver(kwargs)
+        if show_settings:
+            click.echo(_settings_text(resolver, paths), nl=False)
+            return EXIT_CLEAN
         unsafe = bool(kwargs["unsafe_fixes"])
         fixing_stdin = apply_fix and _reads_stdin(paths, kwargs["stdin_filename"])
         if _reads_stdin(paths, kwargs["stdin_filename"]):
+            if add_noqa:
+                raise ConfigError("--add-noqa writes files; it cannot read standard input")
             errors: List[Diagnostic] = []
             outcomes = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])]
         else:
@@ -292,8 +330,8 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
             if show_files:
                 for path in files:
                     click.echo(path.as_posix())
-                sys.exit(EXIT_CLEAN)
-            if apply_fix:
+                return EXIT_CLEAN
+            if apply_fix and not add_noqa:
                 work: Callable[[Path, Settings], FileOutcome] = partial(fix_file, unsafe=unsafe, write=True)
             else:
                 work = lint_file
@@ -301,7 +339,9 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
                                   jobs=_jobs(kwargs), reusable=partial(_nothing_to_fix, unsafe, apply_fix))
     except ConfigError as error:
         _fail(str(error))
-        return
+        return EXIT_ERROR
+    if add_noqa:
+        return _add_noqa(outcomes, errors, quiet)
     outcomes = [_unwritten(o, resolver) if o.write_error else o for o in outcomes]
     diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
     fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
@@ -318,43 +358,145 @@ def check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_fi
             sources[outcome.path] = outcome.fixed.source
     if write_baseline is not None or baseline is not None:
         from torchlint import baseline as baseline_module
+    if baseline is not None and baseline_create and not baseline.exists():
+        write_baseline = baseline
     if write_baseline is not None:
         try:
             count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
         except baseline_module.BaselineError as error:
             _fail(str(error))
-            return
-        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
-        sys.exit(EXIT_CLEAN)
+            return EXIT_ERROR
+        if not silent:
+            click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}"
+                       f"{'; commit it, and later runs fail only on new findings' if baseline_create else ''}",
+                       err=True)
+        return EXIT_CLEAN
     if baseline is not None:
         try:
             fresh = baseline_module.new_findings(diagnostics, sources, baseline)
         except baseline_module.BaselineError as error:
-            _fail(str(error))
-            return
+            hint = " (pass --baseline-create to record it on the first run)" if not baseline.exists() else ""
+            _fail(f"{error}{hint}")
+            return EXIT_ERROR
         known = len(diagnostics) - len(fresh)
-        if known:
+        if known and not quiet:
             click.echo(f"{known} finding{'s' if known != 1 else ''} in the baseline {baseline} not shown.", err=True)
         diagnostics = fresh
     context = ReportContext(sources=sources, unsafe_fixes=unsafe, color=_use_color() and output_file is None,
-                            fixed=fixed_count)
-    text = render_statistics(diagnostics, context) if statistics else render(output_format, diagnostics, context)
+                            fixed=fixed_count, show_summary=not quiet)
+    if statistics:
+        text = render_statistics(diagnostics, context, "json" if output_format == "json" else "full")
+    else:
+        text = render(output_format, diagnostics, context)
+    if show_fixes and not silent:
+        text = _fixes_text(outcomes) + text
     if output_file is not None:
         try:  # all or nothing: a failed write keeps the previous report
             # A file name that is not UTF-8 keeps its own bytes, as on standard output.
             write_atomically(output_file, text.encode("utf-8", "surrogateescape"))
         except SourceError as error:
             _fail(f"{output_file}: {error}")
-            return
-    elif text:
+            return EXIT_ERROR
+    elif text and not silent:
         # Fixing standard input: standard output carries the code alone.
         click.echo(text, nl=False, err=fixing_stdin)
     write_failed = any(o.write_error for o in outcomes)
     if exit_zero and not write_failed:
-        sys.exit(EXIT_CLEAN)
+        return EXIT_CLEAN
     if diagnostics or write_failed or (exit_non_zero_on_fix and fixed_count):
-        sys.exit(EXIT_FINDINGS)
-    sys.exit(EXIT_CLEAN)
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _fixes_text(outcomes: Sequence[FileOutcome]) -> str:
+    """``--show-fixes``: what was fixed, per file and rule (as Ruff lists it)."""
+    fixed = [(o.path, o.fixed.applied) for o in outcomes if o.fixed is not None and o.fixed.applied and not o.write_error]
+    total = sum(len(applied) for _, applied in fixed)
+    if not total:
+        return "No findings were fixed.\n\n"
+    lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
+    for path, applied in fixed:
+        lines.append(f"- {path}:")
+        counts: Dict[Tuple[str, str], int] = {}
+        for diagnostic in applied:
+            counts[(diagnostic.code, diagnostic.name)] = counts.get((diagnostic.code, diagnostic.name), 0) + 1
+        lines += [f"    {count} \u00d7 {code} ({name})" for (code, name), count in sorted(counts.items())]
+    return "\n".join(lines) + "\n\n"
+
+
+def _settings_text(resolver: SettingsResolver, paths: Sequence[str]) -> str:
+    """``--show-settings``: the resolved settings for one path, each with where it came from."""
+    from torchlint.settings import show_settings
+
+    target = Path(paths[0]) if paths and paths[0] != "-" else Path(".")
+    return show_settings(resolver.for_path(target), target)
+
+
+def _add_noqa(outcomes: Sequence[FileOutcome], errors: Sequence[Diagnostic], quiet: bool) -> int:
+    """``--add-noqa``: write a suppression for every finding, in place."""
+    from torchlint.add_noqa import add_noqa
+
+    added, notes, problems = add_noqa(outcomes)
+    for message in [*(f"{d.path}:{_line_of(d)}:{d.start.column}: {d.code} {d.message}" for d in errors),
+                    *notes, *problems]:
+        click.echo(f"torchlint: {message}", err=True)
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+    return EXIT_ERROR if problems else EXIT_CLEAN
+
+
+def _watch(paths: Tuple[str, ...], options: Dict[str, Any]) -> int:
+    """``--watch``: lint, then poll the linted files' and the configuration
+    files' modification times and lint again after a change, until Ctrl-C
+    (or ``TORCHLINT_WATCH_TIMEOUT`` seconds, for scripts and tests)."""
+    import time
+
+    interval = float(os.environ.get("TORCHLINT_WATCH_INTERVAL", "0.5"))
+    timeout = os.environ.get("TORCHLINT_WATCH_TIMEOUT")
+    deadline = time.monotonic() + float(timeout) if timeout else None
+    click.echo(f"[{time.strftime('%H:%M:%S')}] Starting linter in watch mode...", err=True)
+    code = _check(paths, **options)
+    seen = _watched(paths, options)
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(interval)
+            now = _watched(paths, options)
+            if now == seen:
+                continue
+            seen = now
+            click.echo(f"[{time.strftime('%H:%M:%S')}] File change detected...", err=True)
+            code = _check(paths, **options)
+            seen = _watched(paths, options)
+    except KeyboardInterrupt:
+        return code
+    return code
+
+
+def _watched(paths: Sequence[str], options: Mapping[str, Any]) -> Dict[str, Tuple[int, int]]:
+    """(modification time, size) of every file a run would lint and of the
+    configuration files that apply to them (``extend`` chains included)."""
+    try:
+        resolver = _resolver(options)
+        files, _ = _collect(paths, resolver, options["force_exclude"])
+    except (ConfigError, click.ClickException):
+        files, resolver = [], None
+    watched = {str(path) for path in files}
+    if resolver is not None:
+        for path in files:
+            settings = resolver.for_path(path)
+            if settings.config_file is not None:
+                watched.add(str(settings.config_file))
+            watched.update(origin for origin in settings.origins.values() if origin != "command line")
+    for name in ("pyproject.toml", "torchlint.toml", ".torchlint.toml"):
+        watched.add(os.path.abspath(name))
+    state: Dict[str, Tuple[int, int]] = {}
+    for name in sorted(watched):
+        try:
+            found = os.stat(name)
+        except OSError:
+            continue
+        state[name] = (found.st_mtime_ns, found.st_size)
+    return state
 
 
 def _unwritten(outcome: FileOutcome, resolver: SettingsResolver) -> FileOutcome:
@@ -451,8 +593,13 @@ def _stdin_notebook(text: str, name: str, config: "LintConfig", apply_fix: bool,
 @_selection_options
 @click.option("--apply", "apply_fixes", is_flag=True, help="Write the fixes instead of printing the diff.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="With --apply: exit 1 when a file was changed.")
-def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, **kwargs: Any) -> None:
+@click.option("--show-fixes", is_flag=True, help="List the findings that were (or would be) fixed, per file.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the diff (or nothing, with --apply), no summary.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code still tells.")
+def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, show_fixes: bool,
+        quiet: bool, silent: bool, **kwargs: Any) -> None:
     """Show the fixes for PATHS as a diff, or write them with --apply."""
+    quiet = quiet or silent
     unsafe = bool(kwargs["unsafe_fixes"])
     try:
         resolver = _resolver(kwargs)
@@ -475,7 +622,7 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         _fail(str(error))
         return
     problems = list(errors)
-    fixed_files = fixed_total = 0
+    fixed_files = fixed_total = follow_ups = 0
     for outcome in outcomes:
         if outcome.note:
             click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
@@ -491,16 +638,24 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
             continue
         fixed_files += 1
         fixed_total += len(result.applied)
-        if not apply_fixes:
+        follow_ups += max(0, len(result.applied) - result.first_fixable)
+        if not apply_fixes and not silent:
             click.echo(unified_diff(outcome.source, result.source, outcome.path), nl=False)
+    if show_fixes and not silent:
+        click.echo(_fixes_text(outcomes), nl=False, err=True)
     for problem in problems:
-        click.echo(f"{problem.path}:{problem.start.line}:{problem.start.column}: {problem.code} {problem.message}", err=True)
+        click.echo(f"{problem.path}:{_line_of(problem)}:{problem.start.column}: {problem.code} {problem.message}", err=True)
     hidden = 0 if unsafe else sum(
         1 for o in outcomes for d in o.diagnostics if d.fix is not None and not d.fixable(False)
     )
     verb = "Fixed" if apply_fixes else "Would fix"
     plural = "s" if fixed_total != 1 else ""
-    summary = f"{verb} {fixed_total} error{plural} in {fixed_files} file{'s' if fixed_files != 1 else ''}."
+    summary = f"{verb} {fixed_total} finding{plural} in {fixed_files} file{'s' if fixed_files != 1 else ''}"
+    if follow_ups:
+        # `check` counted what was fixable before any fix; fixes can bring about new findings.
+        summary += (f" ({follow_ups} of them found after earlier fixes: "
+                    f"{'they' if follow_ups != 1 else 'it'} did not exist before the fixes were applied)")
+    summary += "."
     unwritten = sum(1 for o in outcomes if o.write_error)
     if not fixed_total:
         summary = "No fixes applied." if unwritten else "No fixes available."
@@ -508,7 +663,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, *
         summary += f" Could not write {unwritten} file{'s' if unwritten != 1 else ''} (see above)."
     if hidden:
         summary += f" ({hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.)"
-    click.echo(summary, err=True)
+    if not quiet:
+        click.echo(summary, err=True)
     if problems:
         sys.exit(EXIT_FINDINGS)
     if not apply_fixes and fixed_total:
@@ -588,7 +744,11 @@ def explain(rule: str, page_format: str) -> None:
     """Print the documentation page of RULE (a code or a name)."""
     found = by_code_or_name(rule)
     if found is None:
-        _fail(f"unknown rule `{rule}`; `torchlint rules` lists them")
+        from torchlint.registry import suggest
+
+        close = suggest(rule)
+        hint = f" (did you mean `{close}`?)" if close else ""
+        _fail(f"unknown rule `{rule}`{hint}; `torchlint rules` lists them")
         return
     page = found.documentation()
     if page_format == "terminal":

@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.edits import Located
-from torchlint.model import Diagnostic, Fix
+from torchlint.model import Applicability, Diagnostic, Fix
 from torchlint.names import ImportTable
 # parse_module and parse_error moved to torchlint.parsing; re-exported here.
 from torchlint.parsing import cpython_syntax_error, on_deep_stack
@@ -25,7 +25,7 @@ from torchlint.rule import (
     RuleClass,
     TorchVersion,
 )
-from torchlint.suppress import Suppressions, parse_suppressions
+from torchlint.suppress import Suppressions, Use, parse_suppressions
 from torchlint.target import DEFAULT_TARGET, PythonVersion
 from torchlint.tree import children
 from torchlint.versions import FrameworkReleases
@@ -49,6 +49,12 @@ class LintConfig:
     target_version: PythonVersion = DEFAULT_TARGET
     # The framework releases the code targets (none pinned: the newest).
     frameworks: FrameworkReleases = FrameworkReleases()
+    # A notebook's cells in the joined module: (first line, cell number), so
+    # that messages cite other lines as "cell N, line L".
+    cell_starts: Tuple[Tuple[int, int], ...] = ()
+    # (code, "none" | "safe" | "unsafe"): fixes dropped or re-rated by the
+    # `unfixable` / `extend-safe-fixes` / `extend-unsafe-fixes` settings.
+    fix_policy: Tuple[Tuple[str, str], ...] = ()
 
 
 _HANDLERS: Dict[RuleClass, Tuple[Tuple[str, str], ...]] = {}
@@ -140,6 +146,7 @@ def could_match(
 
 
 def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
+    enabled = frozenset(rule.code for rule in config.rules)
     can_match = True
     facts: Optional[PrecheckFacts] = None
     if config.precheck:
@@ -162,7 +169,7 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             return [newer]
     if not can_match:
         return []
-    return _run_rules(parsed, source, path, config, facts.tree if facts is not None else None)
+    return _run_rules(parsed, source, path, config, facts.tree if facts is not None else None, enabled)
 
 
 def _kept(facts: PrecheckFacts, config: LintConfig) -> LintConfig:
@@ -187,18 +194,20 @@ def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optiona
 def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """Run the rules over an already parsed module (the fixer's later passes):
     with the pre-check on, it still picks which rules run."""
+    enabled = frozenset(rule.code for rule in config.rules)
     python_tree: Optional[ast.AST] = None
     if config.precheck:
         facts = facts_of(source)
         if facts is not None:
             config, python_tree = _kept(facts, config), facts.tree
-    return _run_rules(module, source, path, config, python_tree) if config.rules else []
+    return _run_rules(module, source, path, config, python_tree, enabled) if config.rules else []
 
 
 def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
-               python_tree: Optional[ast.AST]) -> List[Diagnostic]:
+               python_tree: Optional[ast.AST], enabled: FrozenSet[str] = frozenset()) -> List[Diagnostic]:
     """The rules of ``config`` over a parsed module (``python_tree``: CPython's
-    tree of the same text, when one was made)."""
+    tree of the same text, when one was made; ``enabled``: the codes selected
+    for the file, before the pre-check left some out)."""
     context = FileContext(
         path=path,
         source=source,
@@ -208,36 +217,69 @@ def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
         options=config.options,
         python_tree=python_tree,
         frameworks=config.frameworks,
+        enabled_codes=enabled or frozenset(rule.code for rule in config.rules),
+        cell_starts=config.cell_starts,
     )
     rules = [rule(context) for rule in config.rules if rule.torch_range.contains(config.torch_version)]
     try:
         _Dispatcher(rules, context).walk(module)
     except RecursionError:
         return [parse_error(path, "the file is nested too deeply to lint")]
-    if not context.reports:
+    suppression_readers = [rule for rule in rules if type(rule).reads_suppressions]
+    if not context.reports and not suppression_readers:
         return []
-    suppressions = parse_suppressions(source)
-    return sorted(
-        _to_diagnostics(context.reports, context.facts.located, path, suppressions),
-        key=lambda d: d.sort_key,
-    )
+    use = Use(parse_suppressions(source))
+    diagnostics = _to_diagnostics(context.reports, context.facts.located, path, use)
+    if suppression_readers:
+        # Rules about the suppression comments themselves run once every
+        # other finding has been matched against them.
+        context.reports.clear()
+        for rule in suppression_readers:
+            rule.after_suppressions(use)
+        diagnostics += _to_diagnostics(context.reports, context.facts.located, path, Use(use.suppressions.naming()))
+    if config.fix_policy:
+        diagnostics = _with_fix_policy(diagnostics, dict(config.fix_policy))
+    return sorted(diagnostics, key=lambda d: d.sort_key)
+
+
+def _with_fix_policy(diagnostics: Sequence[Diagnostic], policy: Mapping[str, str]) -> List[Diagnostic]:
+    """The findings with the fixes of unfixable rules removed (the finding
+    stays) and the configured safety applied to the others."""
+    changed: List[Diagnostic] = []
+    for diagnostic in diagnostics:
+        wanted = policy.get(diagnostic.code)
+        fix = diagnostic.fix
+        if wanted is None or fix is None:
+            changed.append(diagnostic)
+        elif wanted == "none":
+            changed.append(replace(diagnostic, fix=None))
+        else:
+            changed.append(replace(diagnostic, fix=replace(fix, applicability=Applicability(wanted))))
+    return changed
 
 
 def _to_diagnostics(
     reports: Sequence[Report],
     located: Located,
     path: str,
-    suppressions: Suppressions,
+    use: Use,
 ) -> List[Diagnostic]:
     diagnostics: List[Diagnostic] = []
     seen = set()
+    suppressions: Suppressions = use.suppressions
     for report in reports:
-        start, end = located.range(report.node)
+        if report.node is not None:
+            start, end = located.range(report.node)
+        else:
+            assert report.span is not None
+            start, end = located.index.position(report.span[0]), located.index.position(report.span[1])
         statement_line = located.line(report.statement) if report.statement else None
         lines = (start.line,) if start.line == end.line else (start.line, end.line)
-        if suppressions.silences(report.code, report.name, lines, statement_line):
+        silenced = suppressions.match(report.code, report.name, lines, statement_line)
+        if silenced is not None:
+            use.record(silenced)
             continue
-        fix: Optional[Fix] = None
+        fix: Optional[Fix] = report.text_fix
         if report.fix is not None:
             edits = located.edits(report.fix.replacements, report.fix.imports)
             if edits:

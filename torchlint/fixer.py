@@ -58,6 +58,9 @@ class FixResult:
     dropped: Tuple[Diagnostic, ...]
     converged: bool
     drops: Tuple[DroppedFix, ...] = ()
+    first_fixable: int = 0
+    """How many findings were fixable before any fix was applied; fixes
+    beyond that are for findings that earlier fixes brought about."""
 
     @property
     def changed(self) -> bool:
@@ -236,10 +239,11 @@ def fix_text(
     checker = _Checker(source, path, config.target_version)
     text = source
     diagnostics = lint_source(text, path, config)
+    first_fixable = sum(1 for d in diagnostics if d.fixable(unsafe))
 
     def result(converged: bool) -> FixResult:
         dropped = tuple(drop.diagnostic for drop in drops)
-        return FixResult(text, tuple(applied), tuple(diagnostics), dropped, converged, tuple(drops))
+        return FixResult(text, tuple(applied), tuple(diagnostics), dropped, converged, tuple(drops), first_fixable)
 
     for _ in range(max_passes):
         candidates = [

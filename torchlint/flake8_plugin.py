@@ -11,10 +11,15 @@ only on files that the same ``ast`` pre-check as ``torchlint check`` (each
 rule's ``could_match``, under the file's rule options) lets through: flake8's
 own ``ast`` tree is summarised, so nothing is parsed twice.
 
-flake8 does the selection (``--select``, ``--ignore``, ``per-file-ignores``)
-and ``# noqa``; the closest ``[tool.torchlint]`` table supplies only the
-target torch version and the rules' options.  torchlint's own suppression
-comments keep working too.
+flake8 does the selection (``--select``, ``--ignore``, ``per-file-ignores``),
+with one difference: a rule torchlint keeps off by default (a suggestion)
+runs only when its full code is selected, so ``--select TL`` means what
+``torchlint check`` reports by default.  Suppression comments are read by
+the one implementation both front ends share (:mod:`torchlint.suppress`),
+which reads ``# noqa`` the way flake8 does (code prefixes, a comment ending
+a multi-line statement), so flake8's own ``# noqa`` handling removes nothing
+more.  The closest ``[tool.torchlint]`` table supplies only the target torch
+version and the rules' options.
 """
 
 from __future__ import annotations
@@ -101,6 +106,12 @@ class _Selection:
         except Exception:  # an older or newer flake8: report everything
             self._guides = None
         self._by_file: Dict[str, Tuple[Tuple[RuleClass, ...], bool]] = {}
+        self._named = frozenset(
+            str(entry).strip().upper()
+            for name in ("select", "extend_select")
+            for entry in (getattr(options, name, None) or ())
+        )
+        """Codes named in full by ``--select``/``--extend-select``."""
 
     def for_file(self, filename: str) -> Tuple[Tuple[RuleClass, ...], bool]:
         """The rules to run on ``filename`` and whether TL000 is reported."""
@@ -120,15 +131,15 @@ class _Selection:
 
     def _decide(self, filename: str) -> Tuple[Tuple[RuleClass, ...], bool]:
         decision = self._style_guide.Decision
-        selected = self._style_guide.Selected
         guide = self._guides.style_guide_for(filename)
         chosen: List[RuleClass] = []
         for rule in self._rules:
             if guide.should_report_error(rule.code) is not decision.Selected:
                 continue
-            # A rule that torchlint keeps off by default runs only when the
-            # user names it, not through flake8's default "TL" selection.
-            if not rule.default_enabled and guide.decider.was_selected(rule.code) is not selected.Explicitly:
+            # A rule that torchlint keeps off by default (the suggestions)
+            # runs only when its own code is selected: `--select TL` (or
+            # `TL1`) means torchlint's defaults, as `torchlint check` does.
+            if not rule.default_enabled and rule.code not in self._named:
                 continue
             chosen.append(rule)
         parse_errors = guide.should_report_error(self._codes[0]) is decision.Selected

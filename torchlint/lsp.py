@@ -6,7 +6,10 @@ of its path (the closest ``[tool.torchlint]``; excluded files are skipped, as
 with ``--force-exclude``), and with the cross-file facts a run over that file
 gathers (the project modules it imports, read from disk), when it is opened or saved, and once typing pauses
 (``DEBOUNCE_SECONDS`` after the last change); closing it clears its findings.  Every fix is offered as a quick fix, and all safe fixes
-together as the source action ``source.fixAll.torchlint``.  A configuration
+together as the source action ``source.fixAll.torchlint``; every finding
+also gets a quick fix that suppresses it on its line (``# noqa: CODE``),
+a hover with its rule's summary, and a ``codeDescription`` link to the
+rule's page.  A configuration
 error is shown as a message; the server keeps running.
 """
 
@@ -17,6 +20,7 @@ import bisect
 import importlib
 from concurrent.futures import Future, ThreadPoolExecutor
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -136,16 +140,45 @@ def _trimmed(old: str, new: str) -> Edit:
 
 
 def to_lsp_diagnostic(diagnostic: Diagnostic, positions: Positions) -> lsp.Diagnostic:
-    """A torchlint finding as an LSP diagnostic (0-based range, a warning)."""
+    """A torchlint finding as an LSP diagnostic (0-based range, a warning),
+    its code linked to the rule's page."""
     start = positions.from_engine(diagnostic.start.line, diagnostic.start.column)
     end = positions.from_engine(diagnostic.end.line, diagnostic.end.column)
+    page = rule_page_uri(diagnostic.code)
     return lsp.Diagnostic(
         range=positions.range(start, max(start, end)),
         severity=lsp.DiagnosticSeverity.Warning,
         code=diagnostic.code,
+        code_description=lsp.CodeDescription(href=page) if page is not None else None,
         source=SOURCE,
         message=diagnostic.message,
     )
+
+
+def rule_page_uri(code: str) -> Optional[str]:
+    """Where a rule's page is: the ``file:`` URI of the rule's own module,
+    whose docstring is the page ``torchlint explain`` prints (torchlint
+    ships no web pages); None for a code that is no rule (``TL000``)."""
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name(code) if code.startswith("TL") else None
+    module = sys.modules.get(rule.__module__) if rule is not None else None
+    source = getattr(module, "__file__", None)
+    return Path(source).resolve().as_uri() if source else None
+
+
+def hover_text(diagnostic: Diagnostic) -> Optional[str]:
+    """Markdown for a hover over a finding: the rule, its summary, how to read more."""
+    from torchlint.registry import by_code_or_name
+
+    rule = by_code_or_name(diagnostic.code) if diagnostic.code.startswith("TL") else None
+    if rule is None:
+        return None
+    fix = {"always": "Fix is always available.", "sometimes": "Fix is sometimes available.",
+           "none": "Fix is not available."}[rule.fix_availability.value]
+    page = rule_page_uri(rule.code)
+    more = f"[the rule's page]({page}), or `torchlint explain {rule.code}`" if page else f"`torchlint explain {rule.code}`"
+    return f"**{rule.code} {rule.name}**: {rule.summary}\n\n{fix} More: {more}."
 
 
 def _text_edits(edits: Sequence[Edit], positions: Positions) -> List[lsp.TextEdit]:
@@ -208,6 +241,7 @@ class TorchlintServer:
         self._register(lsp.TEXT_DOCUMENT_DID_SAVE, self.did_save)
         self._register(lsp.TEXT_DOCUMENT_DID_CLOSE, self.did_close)
         self._register(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files)
+        self._register(lsp.TEXT_DOCUMENT_HOVER, self.hover)
         self._register(
             lsp.TEXT_DOCUMENT_CODE_ACTION,
             self.code_action,
@@ -423,14 +457,18 @@ class TorchlintServer:
         if want_quick:
             first = positions.offset(params.range.start)
             last = positions.offset(params.range.end)
+            suppressions: List[lsp.CodeAction] = []
             for diagnostic in linted.diagnostics:
-                if diagnostic.fix is None:
-                    continue
                 start = positions.from_engine(diagnostic.start.line, diagnostic.start.column)
                 end = positions.from_engine(diagnostic.end.line, diagnostic.end.column)
                 if start > last or end < first:
                     continue
-                actions.append(self._quick_fix(linted, diagnostic, positions))
+                if diagnostic.fix is not None:
+                    actions.append(self._quick_fix(linted, diagnostic, positions))
+                suppression = self._suppression(linted, diagnostic, positions)
+                if suppression is not None:
+                    suppressions.append(suppression)
+            actions.extend(suppressions)  # after the fixes: a fix is the better answer
         if want_all:
             fix_all = self._fix_all(linted, positions)
             if fix_all is not None:
@@ -457,6 +495,50 @@ class TorchlintServer:
             diagnostics=[to_lsp_diagnostic(diagnostic, positions)],
             is_preferred=safe,
             edit=self._workspace_edit(linted, _text_edits(diagnostic.fix.edits, positions)),
+        )
+
+    def _suppression(self, linted: _Linted, diagnostic: Diagnostic, positions: Positions) -> Optional[lsp.CodeAction]:
+        """"Suppress CODE on this line": the ``# noqa: CODE`` that
+        ``torchlint check --add-noqa`` would write for this finding."""
+        from torchlint.add_noqa import python_edits
+        from torchlint.registry import PARSE_ERROR_CODE
+
+        if diagnostic.code == PARSE_ERROR_CODE:
+            return None
+        edits, skipped = python_edits(linted.text, [diagnostic])
+        if skipped or not edits:
+            return None
+        return lsp.CodeAction(
+            title=f"torchlint ({diagnostic.code}): Suppress on this line (# noqa: {diagnostic.code})",
+            kind=lsp.CodeActionKind.QuickFix,
+            diagnostics=[to_lsp_diagnostic(diagnostic, positions)],
+            is_preferred=False,
+            edit=self._workspace_edit(linted, _text_edits(edits, positions)),
+        )
+
+    def hover(self, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+        """The summary of the rule of each finding under the cursor."""
+        uri = params.text_document.uri
+        linted = self.lint(uri)
+        if linted is None:
+            return None
+        positions = Positions(linted.text, self._encoding())
+        at = positions.offset(params.position)
+        texts: List[str] = []
+        covered: List[Tuple[int, int]] = []
+        for diagnostic in linted.diagnostics:
+            start = positions.from_engine(diagnostic.start.line, diagnostic.start.column)
+            end = positions.from_engine(diagnostic.end.line, diagnostic.end.column)
+            text = hover_text(diagnostic) if start <= at <= max(start, end) else None
+            if text is not None and text not in texts:
+                texts.append(text)
+                covered.append((start, max(start, end)))
+        if not texts:
+            return None
+        low, high = min(c[0] for c in covered), max(c[1] for c in covered)
+        return lsp.Hover(
+            contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)),
+            range=positions.range(low, high),
         )
 
     def _fix_all(self, linted: _Linted, positions: Positions) -> Optional[lsp.CodeAction]:

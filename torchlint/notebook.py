@@ -106,6 +106,11 @@ class Layout:
             line += count_lines(part.body)
         return Layout(tuple(parts), "".join(p.body for p in parts), tuple(offsets), tuple(lines))
 
+    def config(self, config: LintConfig) -> LintConfig:
+        """``config`` with this layout's cells, so that messages name a line
+        of another cell as ``cell N, line L``."""
+        return replace(config, cell_starts=tuple((line, part.cell.number) for line, part in zip(self.lines, self.parts)))
+
     def part_at(self, line: int) -> int:
         """The index of the part that holds a line of the module."""
         return max(0, bisect.bisect_right(self.lines, line) - 1)
@@ -308,12 +313,12 @@ def lint_notebook(text: str, path: str, config: LintConfig) -> Tuple[List[Diagno
     except NotebookError as error:
         return [parse_error(path, str(error))], None
     layout = notebook.layout()
-    diagnostics = lint_source(layout.text, path, config)
+    diagnostics = lint_source(layout.text, path, layout.config(config))
     broken: List[Diagnostic] = []
     if any(_is_parse_error(d) for d in diagnostics):
         layout, broken = _without_broken(notebook, path)
         if broken:
-            diagnostics = lint_source(layout.text, path, config)
+            diagnostics = lint_source(layout.text, path, layout.config(config))
     found = broken + [layout.localise(d) for d in diagnostics]
     return sorted(found, key=lambda d: d.sort_key), notebook
 
@@ -335,10 +340,13 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
     dropped: Dict[Tuple[Optional[int], str, str, Tuple[str, ...]], Diagnostic] = {}
     remaining: Optional[Tuple[Diagnostic, ...]] = None
     converged = False
+    first_fixable: Optional[int] = None
     for _ in range(MAX_PASSES):
         current = layout
-        result = fix_text(layout.text, path, config, unsafe=unsafe, max_passes=1,
+        result = fix_text(layout.text, path, layout.config(config), unsafe=unsafe, max_passes=1,
                           accept=lambda fixed, chosen: cell_refusal(current, fixed, chosen, path))
+        if first_fixable is None:
+            first_fixable = result.first_fixable
         for diagnostic in result.dropped:
             shown = layout.localise(diagnostic)
             key = (shown.cell, shown.code, shown.message, tuple(e.text for e in _edits_of([diagnostic])))
@@ -349,14 +357,15 @@ def _fix_layout(layout: Layout, path: str, config: LintConfig, unsafe: bool) -> 
         moved = layout.after(_edits_of(result.applied), result.source, edit_owners(layout, result.applied))
         if moved is None:
             if remaining is None:
-                remaining = tuple(lint_source(layout.text, path, config))
+                remaining = tuple(lint_source(layout.text, path, layout.config(config)))
             converged = False
             break
         applied.extend(layout.localise(d) for d in result.applied)
         layout, remaining, converged = moved, result.remaining, result.converged
     assert remaining is not None
     local = tuple(layout.localise(d) for d in remaining)
-    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged)
+    return layout, FixResult(layout.text, tuple(applied), local, tuple(dropped.values()), converged,
+                             first_fixable=first_fixable or 0)
 
 
 def fix_notebook(

@@ -11,10 +11,12 @@ re-serialised, so it stays byte for byte as it was.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping, Tuple
+from functools import lru_cache
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 from torchlint.notebook_magics import split_lines
 
@@ -144,3 +146,72 @@ def splice(text: str, replacements: Mapping[Span, str]) -> str:
         cursor = span.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+# -- where a cell's text is in the file ------------------------------------------
+
+_ESCAPES = {'"': 1, "\\": 1, "/": 1, "b": 1, "f": 1, "n": 1, "r": 1, "t": 1}
+
+
+def _raw_offsets(literal: str) -> List[int]:
+    """For the JSON string ``literal`` (quotes included): the offset in it
+    of each character of its decoded value, plus one for the closing quote."""
+    offsets: List[int] = []
+    index = 1
+    end = len(literal) - 1
+    while index < end:
+        offsets.append(index)
+        if literal[index] != "\\":
+            index += 1
+        elif literal[index + 1] in _ESCAPES:
+            index += 2
+        else:  # \uXXXX, and a surrogate pair decodes to one character
+            high = int(literal[index + 2 : index + 6], 16)
+            index += 6
+            if 0xD800 <= high < 0xDC00 and literal[index : index + 2] == "\\u":
+                low = int(literal[index + 2 : index + 6], 16)
+                if 0xDC00 <= low < 0xE000:
+                    index += 6
+    offsets.append(end)
+    return offsets
+
+
+class CellText:
+    """Where each character of one cell's ``source`` is in the notebook's JSON
+    text: a finding in the cell is annotated at that line of the file."""
+
+    def __init__(self, text: str, span: Span) -> None:
+        items = list(_items(text, span.start)) if text[span.start] == "[" else [span]
+        self._offsets: List[int] = []  # decoded offset -> offset in the file
+        for item in items:
+            literal = text[item.start : item.end]
+            self._offsets.extend(item.start + offset for offset in _raw_offsets(literal)[:-1])
+        self._end = items[-1].end - 1 if items else span.start + 1
+        self._decoded = "".join(str(json.loads(text[item.start : item.end])) for item in items)
+        self._starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self._decoded)]
+        self._file_lines = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def offset(self, line: int, column: int) -> int:
+        """The file offset of a 1-based line and column of the cell's text."""
+        line = min(max(line, 1), len(self._starts))
+        decoded = min(self._starts[line - 1] + max(column, 1) - 1, len(self._decoded))
+        return self._offsets[decoded] if decoded < len(self._offsets) else self._end
+
+    def position(self, line: int, column: int) -> Tuple[int, int]:
+        """The file's 1-based (line, column) of a cell line and column."""
+        offset = self.offset(line, column)
+        file_line = bisect.bisect_right(self._file_lines, offset)
+        return file_line, offset - self._file_lines[file_line - 1] + 1
+
+
+@lru_cache(maxsize=64)
+def cell_text(text: str, cell_number: int) -> "Optional[CellText]":
+    """The map of cell ``cell_number`` (1-based, among all cells) of the
+    notebook ``text``, or None when that cell's ``source`` is not found."""
+    try:
+        span = source_spans(text).get(cell_number - 1)
+    except (ValueError, IndexError, RecursionError):
+        return None
+    if span is None or text[span.start] not in "[\"":
+        return None
+    return CellText(text, span)

@@ -9,6 +9,7 @@ traversal; a rule calls :meth:`Rule.report` and never prints or touches files.
 from __future__ import annotations
 
 import ast
+import bisect
 import inspect
 import re
 import textwrap
@@ -35,7 +36,8 @@ from torchlint.analysis import Analysis, Facts
 
 if TYPE_CHECKING:
     from torchlint.analysis.project import CallerQuery
-from torchlint.model import Applicability
+    from torchlint.suppress import Use
+from torchlint.model import Applicability, Edit, Fix
 from torchlint.names import ImportTable
 from torchlint.precheck import PrecheckFacts
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
@@ -93,11 +95,15 @@ class Report:
 
     code: str
     name: str
-    node: cst.CSTNode
+    node: Optional[cst.CSTNode]
     message: str
     statement: Optional[cst.CSTNode]
     fix: Optional[FixRequest]
     hint: Optional[str]
+    span: Optional[Tuple[int, int]] = None
+    """Character offsets, for a finding on text that is no node (a comment)."""
+    text_fix: Optional[Fix] = None
+    """A fix given as text edits (for a finding with a ``span``)."""
 
 
 _TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
@@ -119,12 +125,27 @@ class FileContext:
     """CPython's tree of ``source``, when the pre-check parsed it."""
     frameworks: FrameworkReleases = field(default_factory=FrameworkReleases)
     """The framework releases the project pins (the rest: their newest)."""
+    enabled_codes: FrozenSet[str] = frozenset()
+    """The codes selected for this file (what a suppression comment may name)."""
+    cell_starts: Tuple[Tuple[int, int], ...] = ()
+    """For a notebook: (first line in the joined text, cell number) per cell."""
     facts: Facts = field(init=False)
     """The file's shared analyses, each built on first use."""
 
     def __post_init__(self) -> None:
         self.facts = Facts(self.module, self.names, path=self.path, source=self.source,
                            python_tree=self.python_tree)
+
+    def line_label(self, line: int) -> str:
+        """How a message names a line of this file: ``line 12``, or in a
+        notebook ``cell 3, line 2`` (the cell's own numbering)."""
+        if not self.cell_starts:
+            return f"line {line}"
+        index = bisect.bisect_right([first for first, _ in self.cell_starts], line) - 1
+        if index < 0:
+            return f"line {line}"
+        first, cell = self.cell_starts[index]
+        return f"cell {cell}, line {line - first + 1}"
 
     @property
     def is_test_file(self) -> bool:
@@ -227,9 +248,15 @@ class Rule:
     """With ``PROJECT``: method names (``half``) whose call on any value in
     any of the project's files the rule asks about
     (``self.facts.project.calls_method(name)``)."""
+    project_saves: ClassVar[bool] = False
+    """With ``PROJECT``: whether the rule asks where the project's files
+    ``torch.save`` whole objects (``self.facts.project.whole_saves``)."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""
+    reads_suppressions: ClassVar[bool] = False
+    """The rule judges the suppression comments themselves: the engine calls
+    :meth:`after_suppressions` once the other findings were matched to them."""
     trigger_words: ClassVar[Tuple[str, ...]] = ()
     """Substrings of which a file must contain one for the rule to fire.
 
@@ -320,6 +347,25 @@ class Rule:
                     break
         self.context.reports.append(
             Report(self.code, self.name, node, message, statement, fix, hint)
+        )
+
+    def cite_line(self, line: int) -> str:
+        """``line 12`` for a message that points at another line (``cell 3,
+        line 2`` in a notebook, counted in that cell)."""
+        return self.context.line_label(line)
+
+    def after_suppressions(self, use: "Use") -> None:
+        """For a rule with ``reads_suppressions``: report on the comments."""
+
+    def report_text(
+        self, start: int, end: int, message: str, *, edits: Tuple[Edit, ...] = (),
+        applicability: Applicability = Applicability.SAFE, description: str = "",
+    ) -> None:
+        """Record a finding on ``source[start:end]`` (text that is no node, such
+        as a comment), optionally fixed by text edits."""
+        fix = Fix(edits, applicability, description) if edits else None
+        self.context.reports.append(
+            Report(self.code, self.name, None, message, None, None, None, (start, end), fix)
         )
 
     def replace(

@@ -263,7 +263,8 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     keywords = {keyword for need in needs for keyword in need.keywords}
     methods = {method for need in needs for method in need.methods}
     method_calls = {method for need in needs for method in need.method_calls}
-    project.prepare(files, bases, callers, cache, names, keywords, methods, method_calls)
+    project.prepare(files, bases, callers, cache, names, keywords, methods, method_calls,
+                    saves=any(need.saves for need in needs))
 
 
 def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> None:

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.catalog import OptionValue, RuleInfo, rule_infos
 from torchlint.sourcefile import ceiling_directories
@@ -45,15 +45,20 @@ DEFAULT_EXCLUDES: Tuple[str, ...] = (
     "node_modules", "site-packages", "venv",
 )
 
-_TOP_LEVEL_KEYS = {
-    "select", "extend-select", "ignore", "per-file-ignores", "exclude",
+_TOP_LEVEL_KEYS = (
+    "extend", "select", "extend-select", "ignore", "per-file-ignores", "exclude",
     "extend-exclude", "torch-version", "respect-gitignore", "target-version",
     "lightning-version", "transformers-version", "accelerate-version",
-}
+    "fixable", "extend-fixable", "unfixable", "extend-safe-fixes", "extend-unsafe-fixes", "verify",
+)
+"""Every key a configuration table may hold besides per-rule tables."""
 FRAMEWORK_OPTIONS: Tuple[Tuple[str, str], ...] = (
     ("lightning", "lightning-version"), ("transformers", "transformers-version"), ("accelerate", "accelerate-version"),
 )
 """Each framework whose arguments rules read, and the setting that pins its release."""
+_SELECTOR_LISTS = ("select", "extend-select", "ignore", "fixable", "extend-fixable", "unfixable",
+                   "extend-safe-fixes", "extend-unsafe-fixes")
+_MAX_EXTEND_DEPTH = 16
 
 
 class ConfigError(Exception):
@@ -92,30 +97,38 @@ class Settings:
     """``[tool.torchlint.verify] sbatch-args``: directives for `verify --slurm`."""
     framework_versions: Tuple[Tuple[str, str], ...] = ()
     """``lightning-version`` and the like, by framework name (``("lightning", "1.9")``)."""
+    fixable: Optional[Tuple[str, ...]] = None
+    """Rules whose fixes may be applied (None: all), as in Ruff's ``lint.fixable``."""
+    extend_fixable: Tuple[str, ...] = ()
+    unfixable: Tuple[str, ...] = ()
+    """Rules whose findings are kept but never fixed (``--fix``, the fix hook, the editor)."""
+    extend_safe_fixes: Tuple[str, ...] = ()
+    """Rules whose unsafe fixes are applied as safe ones."""
+    extend_unsafe_fixes: Tuple[str, ...] = ()
+    """Rules whose safe fixes are applied only with ``--unsafe-fixes``."""
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Where each setting that is not a default came from (a file, or the
+    command line), for ``--show-settings``."""
 
     def __post_init__(self) -> None:
         for key, selectors in (("select", self.select or ()), ("extend-select", self.extend_select),
-                               ("ignore", self.ignore)):
+                               ("ignore", self.ignore), ("fixable", self.fixable or ()),
+                               ("extend-fixable", self.extend_fixable), ("unfixable", self.unfixable),
+                               ("extend-safe-fixes", self.extend_safe_fixes),
+                               ("extend-unsafe-fixes", self.extend_unsafe_fixes)):
             for selector in selectors:
-                _check_selector(selector, key, self.config_file)
+                _check_selector(selector, key, self.origins.get(key, self.config_file))
         for _, codes in self.per_file_ignores:
             for selector in codes:
                 _check_selector(selector, "per-file-ignores", self.config_file)
-        if self.torch_version is not None:
-            try:
-                TorchVersion.parse(self.torch_version)
-            except ValueError as error:
-                raise ConfigError(_where(self.config_file, f"torch-version: {error}")) from None
-        if self.target_version is not None:
-            try:
-                PythonVersion.parse(self.target_version)
-            except ValueError as error:
-                raise ConfigError(_where(self.config_file, f"target-version: {error}")) from None
+        _check_versions(self.torch_version, self.target_version,
+                        lambda key: _where(self.origins.get(key, self.config_file), key))
         for framework, text in self.framework_versions:
+            key = f"{framework}-version"
             try:
                 Release.parse(text)
             except ValueError as error:
-                raise ConfigError(_where(self.config_file, f"{framework}-version: {error}")) from None
+                raise ConfigError(f"{_where(self.origins.get(key, self.config_file), key)}: {error}") from None
 
     # -- derived values ---------------------------------------------------
 
@@ -191,21 +204,37 @@ class Settings:
         (what :meth:`lint_config` holds, without importing a rule)."""
         from torchlint.cache import config_fingerprint
 
-        codes = [info.code for info in self.enabled_infos(path)]
-        return config_fingerprint(codes, self.target_torch(), self.rule_options,
-                                  frameworks=self.target_frameworks())
+        infos = self.enabled_infos(path)
+        codes = [info.code for info in infos]
+        policy = self.fix_policy(tuple(infos))
+        fingerprint = config_fingerprint(codes, self.target_torch(), self.rule_options,
+                                         frameworks=self.target_frameworks())
+        return f"{fingerprint}|fixes={policy}" if policy else fingerprint
+
+    def fix_policy(self, infos: Tuple[RuleInfo, ...]) -> Tuple[Tuple[str, str], ...]:
+        """(code, ``none``/``safe``/``unsafe``) for each of these rules whose
+        fixes ``fixable``/``unfixable``/``extend-safe-fixes``/
+        ``extend-unsafe-fixes`` change; Ruff's rule: the most specific
+        selector wins (ties: unfixable, and unsafe)."""
+        if self.fixable is None and not (self.extend_fixable or self.unfixable or self.extend_safe_fixes
+                                         or self.extend_unsafe_fixes):
+            return ()  # the defaults: every fix as its rule rates it
+        return _fix_policy(infos, self.fixable, self.extend_fixable, self.unfixable,
+                           self.extend_safe_fixes, self.extend_unsafe_fixes)
 
     def lint_config(self, path: Optional[Path] = None, *, precheck: bool = True) -> "LintConfig":
         """What the engine needs to lint one file."""
         from torchlint.engine import LintConfig
 
+        infos = self.enabled_infos(path)
         return LintConfig(
-            rules=self.enabled_rules(path),
+            rules=tuple(rule_class(info.code) for info in infos),
             torch_version=self.target_torch(),
             options=self.rule_options,
             precheck=precheck,
             frameworks=self.target_frameworks(),
             target_version=self.target_python(),
+            fix_policy=self.fix_policy(infos),
         )
 
     def with_overrides(self, overrides: "Overrides") -> "Settings":
@@ -227,7 +256,18 @@ class Settings:
             changes["respect_gitignore"] = overrides.respect_gitignore
         if overrides.target_version is not None:
             changes["target_version"] = overrides.target_version
-        return replace(self, **changes) if changes else self
+        if overrides.fixable is not None:
+            changes["fixable"] = overrides.fixable
+        if overrides.extend_fixable:
+            changes["extend_fixable"] = self.extend_fixable + overrides.extend_fixable
+        if overrides.unfixable:
+            changes["unfixable"] = self.unfixable + overrides.unfixable
+        if not changes:
+            return self
+        origins = dict(self.origins)
+        for name in changes:
+            origins[name.replace("_", "-")] = "command line"
+        return replace(self, **changes, origins=origins)
 
 
 @dataclass(frozen=True)
@@ -242,20 +282,47 @@ class Overrides:
     torch_version: Optional[str] = None
     respect_gitignore: Optional[bool] = None
     target_version: Optional[str] = None
+    fixable: Optional[Tuple[str, ...]] = None
+    extend_fixable: Tuple[str, ...] = ()
+    unfixable: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Checked here so that an error names the flag, not a config file.
         for flag, selectors in (("--select", self.select or ()), ("--extend-select", self.extend_select),
-                                ("--ignore", self.ignore)):
+                                ("--ignore", self.ignore), ("--fixable", self.fixable or ()),
+                                ("--extend-fixable", self.extend_fixable), ("--unfixable", self.unfixable)):
             for selector in selectors:
                 _check_selector(selector, flag, None)
+        _check_versions(self.torch_version, self.target_version, lambda key: f"--{key}")
 
 
-def _where(config_file: Optional[Path], message: str) -> str:
+def _check_versions(torch: Optional[str], target: Optional[str], where: "Callable[[str], str]") -> None:
+    """Refuse a torch or Python version that does not parse; ``where(key)``
+    names the setting as the user gave it (a file's key, or a flag)."""
+    for key, value, parse in (("torch-version", torch, TorchVersion.parse),
+                              ("target-version", target, PythonVersion.parse)):
+        if value is not None:
+            try:
+                parse(value)
+            except ValueError as error:
+                raise ConfigError(f"{where(key)}: {error}") from None
+
+
+def _where(config_file: "Optional[Path | str]", message: str) -> str:
+    if config_file == "command line":
+        return message
     return f"{config_file}: {message}" if config_file else message
 
 
-def _check_selector(selector: str, key: str, config_file: Optional[Path]) -> None:
+def _did_you_mean(key: str, known: Sequence[str]) -> str:
+    """`` (did you mean `x`?)`` for the closest known key, or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _check_selector(selector: str, key: str, config_file: "Optional[Path | str]") -> None:
     """Refuse a selector that matches no rule, naming the option and the nearest rule."""
     if expand_selector(selector) is None:
         close = suggest(selector)
@@ -269,6 +336,27 @@ def _specificity(selector: str) -> int:
     if info_by_code_or_name(selector) is not None:
         return 100
     return len(selector)
+
+
+@lru_cache(maxsize=256)
+def _fix_policy(infos: Tuple[RuleInfo, ...], fixable: Optional[Tuple[str, ...]], extend_fixable: Tuple[str, ...],
+                unfixable: Tuple[str, ...], safe: Tuple[str, ...], unsafe: Tuple[str, ...]
+                ) -> Tuple[Tuple[str, str], ...]:
+    def best(selectors: Sequence[str], rule: RuleInfo) -> int:
+        return max((_specificity(s) for s in selectors if rule in (expand_selector(s) or ())), default=-1)
+
+    policy: List[Tuple[str, str]] = []
+    for rule in infos:
+        on = max(best((*(fixable if fixable is not None else ("ALL",)), *extend_fixable), rule), -1)
+        if best(unfixable, rule) >= on:
+            policy.append((rule.code, "none"))
+            continue
+        to_safe, to_unsafe = best(safe, rule), best(unsafe, rule)
+        if to_unsafe >= 0 and to_unsafe >= to_safe:
+            policy.append((rule.code, "unsafe"))
+        elif to_safe >= 0:
+            policy.append((rule.code, "safe"))
+    return tuple(policy)
 
 
 @lru_cache(maxsize=256)
@@ -360,10 +448,27 @@ def _string_list(value: Any, key: str, path: Path) -> Tuple[str, ...]:
     return tuple(value)
 
 
+def _unknown_setting(key: str, path: Path, table: bool) -> ConfigError:
+    """The error for a key that is neither a setting nor a rule's table,
+    with the closest name and, for a ``[tool]`` table in a file that takes
+    top-level keys, what that file wants instead."""
+    if key == "tool" and path.name != "pyproject.toml":
+        return ConfigError(f"{path}: unknown setting `tool`: {path.name} takes the settings as top-level keys "
+                           "(`select = [...]`, `[dataloader-without-workers]`); "
+                           "a `[tool.torchlint]` table belongs in pyproject.toml")
+    names = [*_TOP_LEVEL_KEYS, *(info.name for info in rule_infos()), *(info.code for info in rule_infos())]
+    hint = _did_you_mean(key, names)
+    if not hint and table:
+        close = suggest(key)
+        hint = f" (did you mean `{close}`?)" if close else ""
+    kind = "rule table" if table else "setting"
+    return ConfigError(f"{path}: unknown {kind} `{key}`{hint}")
+
+
 def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, OptionValue]]:
     rule = info_by_code_or_name(key)
     if rule is None:
-        raise ConfigError(f"{path}: unknown setting `{key}`")
+        raise _unknown_setting(key, path, table=True)
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: `{key}` must be a table of options")
     options: Dict[str, OptionValue] = {}
@@ -372,7 +477,8 @@ def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, Opti
         if option is None:
             known = ", ".join(sorted(rule.options)) or "none"
             raise ConfigError(
-                f"{path}: unknown option `{option_key}` for {rule.code} ({rule.name}); known: {known}"
+                f"{path}: unknown option `{option_key}` for {rule.code} ({rule.name})"
+                f"{_did_you_mean(option_key, sorted(rule.options))}; known: {known}"
             )
         if option.words and isinstance(option_value, str):
             if option_value not in option.words:
@@ -401,12 +507,27 @@ def _rule_options(key: str, value: Any, path: Path) -> Tuple[str, Dict[str, Opti
     return rule.code, options
 
 
-def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
-    """Validate one ``[tool.torchlint]`` table."""
+def settings_from_table(table: Mapping[str, Any], path: Path, _seen: Tuple[Path, ...] = ()) -> Settings:
+    """Validate one ``[tool.torchlint]`` table; with ``extend = "other.toml"``,
+    on top of the settings of that file (a path relative to this one), as
+    in Ruff: this table's keys replace the other's, and rule tables merge
+    option by option."""
+    base: Optional[Settings] = None
+    if "extend" in table:
+        base = _extended(table["extend"], path, _seen)
     values: Dict[str, Any] = {"root": path.parent, "config_file": path}
+    origins: Dict[str, str] = {}
     rule_options: Dict[str, Dict[str, OptionValue]] = {}
+    if base is not None:
+        origins.update(base.origins)
+        values.update({name: getattr(base, name) for name in _INHERITED})
+        rule_options = {code: dict(options) for code, options in base.rule_options.items()}
     for key, value in table.items():
-        if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
+        if key == "extend":
+            continue
+        origins[key] = str(path)
+        if key in ("select", "extend-select", "ignore", "exclude", "extend-exclude", "fixable",
+                   "extend-fixable", "unfixable", "extend-safe-fixes", "extend-unsafe-fixes"):
             values[key.replace("-", "_")] = _string_list(value, key, path)
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
@@ -437,10 +558,14 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             values["sbatch_args"] = _verify_table(value, path)
         elif isinstance(value, dict):
             code, options = _rule_options(key, value, path)
-            rule_options[code] = options
+            rule_options[code] = {**rule_options.get(code, {}), **options}
+            origins.pop(key)
+            for option in options:
+                origins[f"{code}.{option}"] = str(path)
         else:
-            raise ConfigError(f"{path}: unknown setting `{key}`")
+            raise _unknown_setting(key, path, table=False)
     values["rule_options"] = rule_options
+    values["origins"] = origins
     return Settings(**values)
 
 
@@ -481,6 +606,31 @@ def _resource_options(args: Tuple[str, ...], path: Path) -> Tuple[str, ...]:
                 "tasks); options that choose files, the environment or the script are taken from the command "
                 "line only (--sbatch-arg)")
     return args
+
+
+_INHERITED = ("select", "extend_select", "ignore", "per_file_ignores", "exclude", "extend_exclude",
+              "torch_version", "respect_gitignore", "target_version", "sbatch_args", "fixable",
+              "extend_fixable", "unfixable", "extend_safe_fixes", "extend_unsafe_fixes", "framework_versions")
+"""What ``extend`` carries over from the other file (not its folder: paths
+and globs stay relative to the file that extends)."""
+
+
+def _extended(value: Any, path: Path, seen: Tuple[Path, ...]) -> Settings:
+    """The settings of the file an ``extend`` key names."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: `extend` must be the path of another configuration file")
+    target = Path(os.path.expandvars(os.path.expanduser(value)))
+    target = (path.parent / target) if not target.is_absolute() else target
+    resolved = Path(os.path.abspath(target))
+    chain = (*seen, Path(os.path.abspath(path)))
+    if resolved in chain:
+        raise ConfigError(f"{path}: `extend` makes a cycle: {' -> '.join(map(str, (*chain, resolved)))}")
+    if len(chain) > _MAX_EXTEND_DEPTH:
+        raise ConfigError(f"{path}: `extend` chains more than {_MAX_EXTEND_DEPTH} files")
+    if not resolved.is_file():
+        raise ConfigError(f"{path}: `extend`: no such configuration file {value!r} ({resolved})")
+    table = _table(resolved)
+    return settings_from_table(table or {}, resolved, chain)
 
 
 def _verify_table(value: Any, path: Path) -> Tuple[str, ...]:
@@ -751,3 +901,52 @@ def detect_python_version(root: Path) -> Optional[PythonVersion]:
 def rule_codes(rules: "Sequence[RuleClass]") -> Tuple[str, ...]:
     """The codes of a rule list."""
     return tuple(rule.code for rule in rules)
+
+
+def show_settings(settings: Settings, path: Path) -> str:
+    """The resolved settings for ``path`` as TOML-like lines, each with
+    where it came from (a configuration file, the command line, or the
+    default), then the rules that run on it: ``--show-settings``."""
+    def shown(value: Any) -> str:
+        if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # per-file-ignores
+            return "{ " + ", ".join(f"{glob!r} = {list(codes)!r}" for glob, codes in value) + " }"
+        if isinstance(value, (tuple, list)):
+            return "[" + ", ".join(f'"{item}"' for item in value) + "]"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if value is None:
+            return "(not set)"
+        return f'"{value}"' if isinstance(value, str) else str(value)
+
+    origins = settings.origins
+    lines = [f"Settings for: {path}",
+             f"Configuration file: {settings.config_file if settings.config_file is not None else '(none)'}",
+             f"Project root: {settings.root}", ""]
+    for key in ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
+                "respect-gitignore", "torch-version", "target-version", "fixable", "extend-fixable",
+                "unfixable", "extend-safe-fixes", "extend-unsafe-fixes"):
+        value = getattr(settings, key.replace("-", "_"))
+        if key == "select" and value is None:
+            text = "(the rules that are on by default)"
+        elif key == "fixable" and value is None:
+            text = '["ALL"]'
+        else:
+            text = shown(value)
+        lines.append(f"{key} = {text}  # {origins.get(key, 'default')}")
+    torch = settings.target_torch()
+    torch_origin = origins.get("torch-version") or ("the project's requirements" if settings.torch_version is None
+                                                     and detect_torch_version(settings.root) else "default")
+    lines.append(f"# target torch: {torch} ({torch_origin}); target Python: {settings.target_python().dotted}")
+    for code in sorted(settings.rule_options):
+        for option, value in sorted(settings.rule_options[code].items()):
+            lines.append(f"{code}.{option} = {shown(value)}  # {origins.get(f'{code}.{option}', 'default')}")
+    if settings.sbatch_args:
+        lines.append(f"verify.sbatch-args = {shown(settings.sbatch_args)}  # {origins.get('verify', 'default')}")
+    infos = settings.enabled_infos(path)
+    policy = dict(settings.fix_policy(infos))
+    lines += ["", f"Rules that run on {path} ({len(infos)}):"]
+    for info in infos:
+        note = {"none": " (fixes not applied: unfixable)", "safe": " (fixes applied as safe)",
+                "unsafe": " (fixes applied only with --unsafe-fixes)"}.get(policy.get(info.code, ""), "")
+        lines.append(f"  {info.code} {info.name}{note}")
+    return "\n".join(lines) + "\n"

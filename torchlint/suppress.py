@@ -1,13 +1,24 @@
-"""Suppression comments: ``# noqa``, ``# torchlint: ignore[...]``, file-level forms."""
+"""Suppression comments: ``# noqa``, ``# torchlint: ignore[...]``, file-level forms.
+
+One implementation serves ``torchlint check``, the editor and the flake8
+plugin, and it follows flake8's reading of ``# noqa`` wherever flake8 would
+also apply it, so that the two front ends agree: a listed code may be a
+prefix (``# noqa: TL2`` silences every ``TL2xx``), and a trailing comment
+covers every physical line of the logical line it ends (a call spread over
+several lines).  Every directive is kept with where it is, so that the
+unused ones can be reported (:class:`Use`), and :func:`noqa_edits` writes
+new ones (``--add-noqa``, the editor's "suppress" action).
+"""
 
 from __future__ import annotations
 
 import io
 import re
 import tokenize
-from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
+from torchlint.model import Edit
 from torchlint.registry import by_alias
 
 _QUICK = re.compile(r"noqa|torchlint", re.IGNORECASE)
@@ -17,58 +28,154 @@ _DIRECTIVE = re.compile(
     r"(?:\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE,
 )
+_CODE_LIKE = re.compile(r"^[A-Z]+[0-9]+$")
+"""A listed entry that flake8 would read as a code (or a prefix of codes)."""
 
 ALL: FrozenSet[str] = frozenset({"*"})
 
 
-def _codes(text: Optional[str]) -> FrozenSet[str]:
+def _entries(text: Optional[str]) -> Tuple[str, ...]:
+    """The codes or names a directive lists, as written (empty: every rule)."""
     if not text:
+        return ()
+    return tuple(dict.fromkeys(part.strip() for part in re.split(r"[,\s]+", text) if part.strip()))
+
+
+def entry_forms(entry: str) -> FrozenSet[str]:
+    """What one written entry of a directive matches (see :func:`matching_entry`)."""
+    return _codes((entry,))
+
+
+def _codes(entries: Tuple[str, ...]) -> FrozenSet[str]:
+    """What a directive's entries match: upper-cased codes and prefixes,
+    names, and the rule codes another tool's code stands for."""
+    if not entries:
         return ALL
-    codes = frozenset(part.strip() for part in re.split(r"[,\s]+", text) if part.strip())
-    return frozenset(_with_aliases(codes)) or ALL
+    found: Set[str] = set()
+    for entry in entries:
+        found.add(entry.upper() if _CODE_LIKE.match(entry.upper()) else entry.lower())
+        for rule in by_alias(entry):
+            found.add(rule.code)
+    return frozenset(found) or ALL
 
 
-def _with_aliases(codes: FrozenSet[str]) -> Iterator[str]:
-    """The codes, plus the rule codes that another tool's code (an alias
-    such as a TorchFix code) stands for."""
-    for code in codes:
-        yield code
-        for rule in by_alias(code):
-            yield rule.code
+@dataclass(frozen=True)
+class Directive:
+    """One suppression comment: where it is and what it lists."""
+
+    line: int
+    """The line the comment is on."""
+    column: int
+    """0-based column of the directive's ``#`` on that line (-1: unknown)."""
+    text: str
+    """The directive as written (``# noqa: CODE``, ``# torchlint: ignore[CODE]``)."""
+    entries: Tuple[str, ...]
+    """The codes, prefixes or names it lists, as written; empty: every rule."""
+    torchlint: bool
+    """Written in torchlint's own syntax (every entry is meant for torchlint)."""
+    scope: str
+    """``line`` (a trailing comment), ``next`` (an own-line comment: the
+    statement below) or ``file``."""
+    comment_alone: bool = False
+    """The comment is alone on its line."""
+    comment_length: int = 0
+    """Length of the whole comment the directive is part of."""
+    comment_column: int = -1
+    """0-based column where that comment starts."""
+    codes: FrozenSet[str] = field(default=frozenset(), compare=False)
+
+    def matching(self, code: str, name: str) -> Optional[str]:
+        """The entry that silences ``code`` (``*`` for a blanket one), or None."""
+        return matching_entry(self.codes, code, name)
+
+
+def matching_entry(codes: FrozenSet[str], code: str, name: str) -> Optional[str]:
+    """Which of ``codes`` silences the rule ``code``/``name``: the code, a
+    prefix of it (as flake8 reads ``# noqa: TL2``), its name, or ``*``."""
+    if not codes:
+        return None
+    if "*" in codes:
+        return "*"
+    if code in codes:
+        return code
+    if name in codes:
+        return name
+    for entry in codes:
+        if _CODE_LIKE.match(entry) and code.startswith(entry):
+            return entry
+    return None
 
 
 @dataclass(frozen=True)
 class Suppressions:
-    """Which codes are silenced on which lines, and for the whole file."""
+    """Which directives cover which lines, and for the whole file."""
 
-    trailing: Dict[int, FrozenSet[str]]
-    own_line: Dict[int, FrozenSet[str]]
-    file_level: FrozenSet[str]
+    trailing: Mapping[int, Tuple[Directive, ...]]
+    own_line: Mapping[int, Tuple[Directive, ...]]
+    file_level: Tuple[Directive, ...]
 
     @classmethod
     def none(cls) -> "Suppressions":
         """No suppression comments at all."""
-        return cls({}, {}, frozenset())
+        return cls({}, {}, ())
+
+    @property
+    def directives(self) -> Tuple[Directive, ...]:
+        """Every directive once, in file order."""
+        seen: Dict[Directive, None] = {}
+        for group in (*self.trailing.values(), *self.own_line.values(), self.file_level):
+            for directive in group:
+                seen.setdefault(directive)
+        return tuple(sorted(seen, key=lambda d: (d.line, d.column)))
+
+    def naming(self) -> "Suppressions":
+        """These suppressions without the line-level blanket ones: what may
+        silence a finding about a suppression comment itself."""
+        def named(group: Tuple[Directive, ...]) -> Tuple[Directive, ...]:
+            return tuple(d for d in group if d.entries)
+
+        return Suppressions({row: named(group) for row, group in self.trailing.items()},
+                            {row: named(group) for row, group in self.own_line.items()}, self.file_level)
+
+    def match(
+        self, code: str, name: str, lines: Tuple[int, ...], statement_line: Optional[int]
+    ) -> Optional[Tuple[Directive, str]]:
+        """The directive (and its entry) that silences a finding on
+        ``lines`` (in a statement starting at ``statement_line``), or None."""
+        candidates: List[Directive] = list(self.file_level)
+        for line in lines:
+            candidates.extend(self.trailing.get(line, ()))
+        if statement_line is not None:
+            candidates.extend(self.own_line.get(statement_line, ()))
+        for directive in candidates:
+            entry = directive.matching(code, name)
+            if entry is not None:
+                return directive, entry
+        return None
 
     def silences(
         self, code: str, name: str, lines: Tuple[int, ...], statement_line: Optional[int]
     ) -> bool:
         """Whether a finding on ``lines`` (in a statement starting at
         ``statement_line``) is suppressed."""
-        if _matches(self.file_level, code, name):
-            return True
-        for line in lines:
-            if _matches(self.trailing.get(line, frozenset()), code, name):
-                return True
-        if statement_line is not None:
-            return _matches(self.own_line.get(statement_line, frozenset()), code, name)
-        return False
+        return self.match(code, name, lines, statement_line) is not None
 
 
-def _matches(codes: FrozenSet[str], code: str, name: str) -> bool:
-    if not codes:
-        return False
-    return "*" in codes or code in codes or name in codes or code.lower() in codes
+@dataclass
+class Use:
+    """Which directives (and which of their entries) silenced a finding in
+    one lint: what the unused-suppression rule reads."""
+
+    suppressions: Suppressions
+    used: Set[Tuple[Directive, str]] = field(default_factory=set)
+
+    def record(self, found: Tuple[Directive, str]) -> None:
+        """A finding was silenced by this directive's entry."""
+        self.used.add(found)
+
+    def used_entries(self, directive: Directive) -> FrozenSet[str]:
+        """The entries of ``directive`` that silenced something (``*``: blanket)."""
+        return frozenset(entry for found, entry in self.used if found == directive)
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -80,19 +187,51 @@ def split_lines(source: str) -> Tuple[str, ...]:
     return tuple(_LINE_BREAK.split(source))
 
 
-def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[Tuple[int, str, bool]]:
-    """(line, comment text, whether the comment is alone on its line)."""
+@dataclass(frozen=True)
+class _Comment:
+    row: int
+    column: int
+    text: str
+    alone: bool
+    logical: Tuple[int, int]
+    """The physical lines of the logical line the comment ends (flake8's
+    noqa mapping); ``(row, row)`` when not known."""
+
+
+def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[_Comment]:
+    """Every comment, with the logical line it belongs to."""
+    pending: List[Tuple[int, int, str, bool]] = []
+    first: Optional[int] = None
+    last = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            last = token.end[0]
             if token.type == tokenize.COMMENT:
                 row, col = token.start
-                alone = token.line[:col].strip() == ""
-                yield row, token.string, alone
+                pending.append((row, col, token.string, token.line[:col].strip() == ""))
+                continue
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                if token.type == tokenize.NEWLINE or first is None:
+                    start = first if first is not None else token.start[0]
+                    for row, col, text, alone in pending:
+                        span = (start, token.start[0]) if not alone else (row, row)
+                        yield _Comment(row, col, text, alone, span)
+                    pending.clear()
+                    first = None
+                continue
+            if token.type not in (tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER) and first is None:
+                first = token.start[0]
+        for row, col, text, alone in pending:
+            yield _Comment(row, col, text, alone, (row, row))
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        for index, line in enumerate(lines, start=1):
+        # Text that does not tokenize: what was read keeps its comments, the
+        # rest is scanned line by line.
+        for row, col, text, alone in pending:
+            yield _Comment(row, col, text, alone, (row, row))
+        for index, line in enumerate(lines[last:], start=last + 1):
             position = line.find("#")
             if position >= 0:
-                yield index, line[position:], line[:position].strip() == ""
+                yield _Comment(index, position, line[position:], line[:position].strip() == "", (index, index))
 
 
 def _holds_code(line: str) -> bool:
@@ -127,7 +266,7 @@ def parse_suppressions(source: str) -> Suppressions:
     if not _QUICK.search(source):
         return Suppressions.none()
     lines = split_lines(source)
-    return suppressions_from(_comments(source, lines), NextCodeLine(lines).after)
+    return _build(_comments(source, lines), NextCodeLine(lines).after)
 
 
 def suppressions_from(
@@ -136,29 +275,97 @@ def suppressions_from(
     """Suppressions from (line, comment text, alone on its line) triples;
     ``next_code_line(row)`` is the line an own-line comment on ``row`` covers.
     Other file kinds (job scripts) find their comments their own way."""
-    trailing: Dict[int, FrozenSet[str]] = {}
-    own_line: Dict[int, FrozenSet[str]] = {}
-    file_level: FrozenSet[str] = frozenset()
-    for row, text, alone in comments:
-        codes: FrozenSet[str] = frozenset()
-        for match in _DIRECTIVE.finditer(text):
+    return _build((_Comment(row, -1, text, alone, (row, row)) for row, text, alone in comments), next_code_line)
+
+
+def _build(comments: Iterable[_Comment], next_code_line: Callable[[int], Optional[int]]) -> Suppressions:
+    trailing: Dict[int, List[Directive]] = {}
+    own_line: Dict[int, List[Directive]] = {}
+    file_level: List[Directive] = []
+    for comment in comments:
+        found: List[Directive] = []
+
+        def directive(start: int, end: int, entries: Tuple[str, ...], ours: bool, scope: str) -> Directive:
+            column = comment.column + start if comment.column >= 0 else -1
+            return Directive(comment.row, column, comment.text[start:end], entries, ours, scope, comment.alone,
+                             len(comment.text), comment.column, _codes(entries))
+
+        for match in _DIRECTIVE.finditer(comment.text):
             kind = match.group("kind").lower()
+            entries = _entries(match.group("codes"))
             if kind == "skip-file":
-                file_level = ALL
-            elif kind == "file-ignore" or (kind == "noqa" and alone):
-                file_level = file_level | _codes(match.group("codes"))
+                file_level.append(directive(match.start(), match.end(), (), True, "file"))
+            elif kind == "file-ignore" or (kind == "noqa" and comment.alone):
+                file_level.append(directive(match.start(), match.end(), entries, True, "file"))
             else:
-                codes = codes | _codes(match.group("codes"))
-        noqa = _NOQA.search(text)
-        if noqa and not alone:
-            codes = codes | _codes(noqa.group("codes"))
-        if not codes:
+                found.append(directive(match.start(), match.end(), entries, True,
+                                       "next" if comment.alone else "line"))
+        noqa = _NOQA.search(comment.text)
+        if noqa and not comment.alone:
+            end = noqa.end("codes") if noqa.group("codes") else noqa.start() + len(noqa.group().rstrip("# \t"))
+            found.append(directive(noqa.start(), end, _entries(noqa.group("codes")), False, "line"))
+        for item in found:
+            if comment.alone:
+                # An own-line ``# torchlint: ignore[...]`` covers the next statement.
+                target = next_code_line(comment.row)
+                if target is not None:
+                    own_line.setdefault(target, []).append(item)
+            else:
+                first, last = comment.logical
+                for row in range(min(first, comment.row), max(last, comment.row) + 1):
+                    trailing.setdefault(row, []).append(item)
+    return Suppressions(
+        {row: tuple(items) for row, items in trailing.items()},
+        {row: tuple(items) for row, items in own_line.items()},
+        tuple(file_level),
+    )
+
+
+# -- writing new suppressions ------------------------------------------------------
+
+
+def comment_lines(source: str) -> Optional[FrozenSet[int]]:
+    """The lines at whose end a comment may be added: their end is not inside
+    a string and not a backslash continuation.  None when the text does not
+    tokenize (then every line is taken to allow one)."""
+    allowed: Set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+                allowed.add(token.start[0])
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return frozenset(allowed)
+
+
+def noqa_edits(source: str, wanted: Mapping[int, Iterable[str]], *, reason: str = "") -> List[Edit]:
+    """Edits that add ``# noqa: CODES`` to the end of each line in ``wanted``
+    (line -> codes), merging with a ``# noqa: ...`` already there; a line
+    whose blanket ``# noqa`` already covers everything is left alone."""
+    lines = split_lines(source)
+    starts = [0]
+    for match in _LINE_BREAK.finditer(source):
+        starts.append(match.end())
+    existing = {directive.line: directive for directive in parse_suppressions(source).directives
+                if not directive.torchlint and directive.scope == "line" and directive.column >= 0}
+    edits: List[Edit] = []
+    for line in sorted(wanted):
+        if not 1 <= line <= len(lines):
             continue
-        if alone:
-            # An own-line ``# torchlint: ignore[...]`` covers the next statement.
-            target = next_code_line(row)
-            if target is not None:
-                own_line[target] = own_line.get(target, frozenset()) | codes
-        else:
-            trailing[row] = trailing.get(row, frozenset()) | codes
-    return Suppressions(trailing, own_line, file_level)
+        codes = sorted(set(wanted[line]))
+        text = lines[line - 1]
+        end = starts[line - 1] + len(text)
+        present = existing.get(line)
+        if present is not None:
+            if not present.entries:
+                continue  # a blanket `# noqa` already silences the line
+            missing = [code for code in codes if matching_entry(present.codes, code, "") is None]
+            if not missing:
+                continue
+            at = starts[line - 1] + present.column + len(present.text)
+            edits.append(Edit(at, at, ", " + ", ".join(missing)))
+            continue
+        body = text.rstrip()
+        trail = f" {reason}" if reason else ""
+        edits.append(Edit(starts[line - 1] + len(body), end, f"  # noqa: {', '.join(codes)}{trail}"))
+    return edits

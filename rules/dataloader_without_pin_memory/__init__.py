@@ -268,11 +268,11 @@ class DataLoaderWithoutPinMemory(Rule):
             if lines is None:
                 lines = self.facts.positions
             if moved is None and by_framework is not None:
-                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on line "
-                         f"{lines[by_framework].start.line} moves to the device")
+                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
+                         f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
             else:
                 assert moved is not None
-                where = f"whose batches are copied to the GPU on line {lines[moved.call].start.line}"
+                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved.call].start.line)}"
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),
                                    Applicability.SAFE, "Set `pin_memory=True`")

@@ -216,7 +216,7 @@ class SamplerWithoutSetEpoch(Rule):
             )
             if use is None:
                 continue
-            where = f" on line {self._line(use.loop)}"
+            where = f" on {self.cite_line(self._line(use.loop))}"
             self.report(
                 sampler,
                 f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "

@@ -100,6 +100,8 @@ class Loaders:
         self.uses_cuda = False
         """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
         or writes a ``"cuda..."`` device."""
+        self.cuda_sign: Optional[cst.CSTNode] = None
+        """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
         self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
@@ -131,14 +133,17 @@ class Loaders:
                 if loops:
                     self._in_loop.add(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
+                self.cuda_sign = self.cuda_sign or node
                 self.uses_cuda = True
         elif (kind is cst.Attribute or kind is cst.Name) and not self.uses_cuda:
             qualified = self._names.qualified_name(cast(Union[cst.Attribute, cst.Name], node))
             if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
+                self.cuda_sign = node
                 self.uses_cuda = True
         elif kind is cst.SimpleString and not self.uses_cuda:
             text = _string(cast(cst.SimpleString, node))
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
+                self.cuda_sign = node
                 self.uses_cuda = True
         is_loop = kind is cst.For or kind is cst.While
         if kind is cst.For:

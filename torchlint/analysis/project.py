@@ -142,6 +142,10 @@ class ProjectIndex:
     reexports: Mapping[str, str] = field(default_factory=dict)
     """Other dotted names of the classes above: ``pkg.Wrap`` -> ``pkg.parallel.Wrap``
     where ``pkg/__init__.py`` does ``from .parallel import Wrap`` (chains followed)."""
+    whole_saves: Tuple[Tuple[str, int], ...] = ()
+    """(path, line) of each ``torch.save`` of a whole object (a module, an
+    optimizer, an instance of a project class) in the project's files, when
+    a rule asked (``Rule.project_saves``; :mod:`torchlint.analysis.saves`)."""
 
     def defined_as(self, qualified: str) -> str:
         """The name a class is defined under, for a name a package re-exports it as."""
@@ -216,6 +220,8 @@ class ProjectIndex:
             digest.update(f"called\0{method}\n".encode())
         for alias in sorted(self.reexports):
             digest.update(f"reexport\0{alias}\0{self.reexports[alias]}\n".encode())
+        for path, line in self.whole_saves:
+            digest.update(f"save\0{path}\0{line}\n".encode("utf-8", "surrogateescape"))
         for qualified in sorted(self.methods):
             shapes = self.methods[qualified]
             digest.update(f"methods\0{qualified}\0{[(n, shapes[n]) for n in sorted(shapes)]!r}\n".encode())
@@ -400,6 +406,11 @@ def _module_level(tree: ast.Module) -> Iterator[ast.stmt]:
                 pending.extend(handler.body)
         else:
             yield statement
+
+
+def module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
+    """:func:`_module_imports`, for the facts built on this index's reading of imports."""
+    return _module_imports(tree, module, is_package)
 
 
 def _module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
@@ -598,6 +609,11 @@ def _closure(name: str, parts: Mapping[str, Optional[_Exports]], depth: int, see
     if exports.public is not None:
         return {k: v for k, v in bound.items() if k in exports.public}
     return {k: v for k, v in bound.items() if not k.startswith("_")}
+
+
+def resolve_imported(expr: ast.expr, imports: Mapping[str, str]) -> Optional[str]:
+    """The dotted name a (dotted) expression names through a module's imports."""
+    return _resolve(expr, imports, {})
 
 
 def _resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str]) -> Optional[str]:
@@ -1249,7 +1265,7 @@ def current() -> ProjectIndex:
 def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[CallerQuery] = None,
             store: Optional[Store] = None, names: Iterable[str] = (),
             keywords: Iterable[str] = (), methods: Iterable[str] = (),
-            method_calls: Iterable[str] = ()) -> ProjectIndex:
+            method_calls: Iterable[str] = (), saves: bool = False) -> ProjectIndex:
     """The runner's hook: build and install the index once, before linting,
     for the class hierarchies, the callers, the names, the keyword
     arguments, the methods and the method calls enabled rules ask about, and for what star imports of project
@@ -1263,7 +1279,7 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
     asks_callers = callers is not None and bool(callers.module_words or callers.function_words)
     texts = list(_read(files))
     stars = _star_exports(texts, store)
-    if not (wanted or asks_callers or asked or asked_keywords or asked_methods or asked_calls):
+    if not (wanted or asks_callers or asked or asked_keywords or asked_methods or asked_calls or saves):
         # No rule asks about the project; star imports of its modules still resolve.
         index = ProjectIndex(star_exports=stars) if stars else EMPTY
         install(index)
@@ -1283,6 +1299,47 @@ def prepare(files: Sequence[Path], bases: Iterable[str], callers: Optional[Calle
     passed, called = used_in_calls(texts, asked_keywords, asked_calls)
     shapes = _methods(indexed, asked_methods, store, module_of)
     reexports = _reexports(indexed, {*classes, *shapes}, store, statements, module_of)
-    index = ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, reexports)
+    whole_saves = _whole_saves(texts, store, module_of) if saves else ()
+    index = ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, reexports, whole_saves)
     install(index)
     return index
+
+
+_SAVES_FORMAT = b"whole-saves-1"
+
+
+def _whole_saves(texts: Sequence[Tuple[Path, bytes]], store: Optional[Store],
+                 module_of: Callable[[Path], str]) -> Tuple[Tuple[str, int], ...]:
+    """:attr:`ProjectIndex.whole_saves` of the run's files.  A save of what
+    an imported callable returns counts when that callable is a module-level
+    class of one of the run's files.  Each file's saves are kept in
+    ``store``; a file without the word ``save`` is not parsed."""
+    from torchlint.analysis.saves import CLASS_HEADER, may_save, saves_of_module
+
+    modules: Dict[str, bytes] = {}
+    candidates: List[Tuple[str, int, Tuple[str, ...]]] = []
+    for path, data in texts:
+        module = module_of(path)
+        modules.setdefault(module, data)
+        if not may_save(data):
+            continue
+        key = _store_key(path, data, module, None, _SAVES_FORMAT)
+        stored = store.get_facts(key) if store is not None else None
+        found: List[Tuple[int, Tuple[str, ...]]]
+        if isinstance(stored, list) and all(
+                isinstance(item, list) and len(item) == 2 and _count(item[0]) and isinstance(item[1], list)
+                and _all_of(str, *item[1]) for item in stored):
+            found = [(item[0], tuple(item[1])) for item in stored]
+        else:
+            tree = _parse_quietly(data)
+            found = [] if tree is None else saves_of_module(tree, module, path.stem == "__init__")
+            if store is not None:
+                store.put_facts(key, [[line, list(names)] for line, names in found])
+        candidates.extend((str(path), line, names) for line, names in found)
+    classes: Set[str] = set()
+    for module in {name.rpartition(".")[0] for _, _, names in candidates for name in names}:
+        text = modules.get(module)
+        if text is not None:  # only the modules a save's condition names are read for classes
+            classes.update(f"{module}.{name.decode('utf-8', 'replace')}" for name in CLASS_HEADER.findall(text))
+    return tuple(sorted((path, line) for path, line, names in candidates
+                        if not names or any(name in classes for name in names)))
