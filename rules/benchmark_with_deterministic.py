@@ -283,7 +283,7 @@ class BenchmarkWithDeterministic(Rule):
                 self.report(
                     benchmark,
                     "`Trainer(benchmark=True)` turns cuDNN benchmarking on, contradicting "
-                    f"`cudnn.deterministic = True` on line {self._line(file_deterministic)}; keep one",
+                    f"`cudnn.deterministic = True` on {self.cite_line(self._line(file_deterministic))}; keep one",
                 )
             return
         if file_deterministic is None or trainer.may_be_present("benchmark"):
