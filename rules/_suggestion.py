@@ -14,7 +14,7 @@ anywhere in the project (any file of the run refers to one of the names in
 
 from __future__ import annotations
 
-from typing import ClassVar, FrozenSet, Mapping, Optional, Tuple
+from typing import ClassVar, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -99,10 +99,4 @@ def insert_after_imports(rule: Rule, work: Workload, code: str, qualified: str,
                         imports=spelling.imports)
 
 
-def project_names(*groups: Tuple[str, ...]) -> Tuple[str, ...]:
-    """The sorted union of name groups (for ``project_names``)."""
-    merged: FrozenSet[str] = frozenset().union(*groups)
-    return tuple(sorted(merged))
-
-
-__all__ = ["Suggestion", "insert_after_imports", "project_names"]
+__all__ = ["Suggestion", "insert_after_imports"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.queries import method_called, name_used
 from torchlint.analysis.workload import Workload
 from torchlint.rule import Example, TorchRange, TorchVersion
 
@@ -75,8 +76,7 @@ class AmpSuggestion(Suggestion):
         "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.float16", "torch.half", "torch.bfloat16",
         "apex.amp", "accelerate.Accelerator", "deepspeed.initialize",
     )
-    project_names = settings
-    project_method_calls = _LOW_PRECISION_CASTS
+    project_queries = (name_used(*settings), method_called(*_LOW_PRECISION_CASTS))
     valid = (
         """
         import torch

@@ -6,7 +6,8 @@ from typing import List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis import Analysis, project
+from torchlint.analysis import Analysis
+from torchlint.analysis.queries import subclasses_of
 from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.names import canonical
 from torchlint.precheck import PrecheckFacts
@@ -93,9 +94,10 @@ class DataParallel(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """The torch targets resolve only through a torch import; any other
-        trigger word (a project's class deriving from them) need only be named."""
-        others = [word for word in cls.triggers(options) if word not in cls.trigger_words]
+        """The torch targets resolve only through a torch import; a project's
+        class deriving from them need only be named."""
+        project = facts.project
+        others = sorted({name.rsplit(".", 1)[-1] for name in project.subclasses_of(_DATA_PARALLEL)}) if project else []
         return facts.mentions(others) or (facts.imports_torch and facts.mentions(cls.trigger_words))
     valid = (
         """
@@ -118,13 +120,7 @@ class DataParallel(Rule):
         ),
     )
     requires = frozenset({Analysis.PROJECT})
-    project_bases = (_DATA_PARALLEL,)
-
-    @classmethod
-    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
-        """Also the names of the project's subclasses of `DataParallel`."""
-        subclasses = sorted({name.rsplit(".", 1)[-1] for name in project.current().subclasses_of(_DATA_PARALLEL)})
-        return cls.trigger_words + tuple(subclasses)
+    project_queries = (subclasses_of(_DATA_PARALLEL),)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.names.call_name(node)

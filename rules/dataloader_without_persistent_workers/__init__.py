@@ -6,6 +6,7 @@ from typing import Dict, List, Mapping, Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis.queries import keyword_passed
 from torchlint import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.loaders import DATALOADER
@@ -102,7 +103,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     default_enabled = False
     torch_range = TorchRange(min=TorchVersion(1, 7), note="`persistent_workers` exists since 1.7")
     requires = frozenset({Analysis.PROJECT})
-    project_keywords = (_SETTING,)
+    project_queries = (keyword_passed(_SETTING),)
     trigger_words = ("DataLoader",)
 
     @classmethod

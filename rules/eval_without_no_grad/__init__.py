@@ -8,8 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.queries import callers_of
 from torchlint.analysis import Analysis
-from torchlint.analysis.project import CallerQuery, CallSite
+from torchlint.analysis.index import CallSite
 from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
@@ -252,10 +253,10 @@ class EvalWithoutNoGrad(Rule):
     # no_grad, or in a training step) are indexed.  Every function of a file
     # that calls .eval() (evaluation helpers sit beside it); only the
     # functions that load weights themselves otherwise.
-    project_callers = CallerQuery(
+    project_queries = (callers_of(
         module_words=(".eval(", ".train(False", ".train(mode=False"),
         function_words=("load_state_dict(", "torch.load("),
-    )
+    ),)
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:

@@ -6,6 +6,7 @@ from typing import Mapping
 
 import libcst as cst
 
+from torchlint.analysis.queries import method_shapes
 from torchlint import apidata
 from torchlint.analysis import Analysis
 from torchlint.fixes import add_keyword, bind, replace_argument
@@ -101,7 +102,7 @@ class ZeroGradNotSetToNone(Rule):
     )
     trigger_words = ("zero_grad",)
     requires = frozenset({Analysis.PROJECT})
-    project_methods = ("zero_grad",)
+    project_queries = (method_shapes("zero_grad"),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:

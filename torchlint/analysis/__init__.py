@@ -3,13 +3,14 @@
 A rule reads ``self.context.facts.values`` (or ``.scopes``, ``.training``,
 ``.loaders``, ``.project``); each analysis is built on first access and kept for the rest
 of the file, so a file whose rules ask nothing pays nothing.  A rule declares
-in ``requires`` what it uses, so that the runner builds the cross-file
-:class:`~torchlint.analysis.project.ProjectIndex` only when a selected rule
-needs it.
+in ``project_queries`` what it asks across files, so that the runner builds
+the cross-file :class:`~torchlint.analysis.index.ProjectIndex` only for
+what selected rules ask; the index is passed in, never looked up.
 
 This package's ``__init__`` imports its submodules lazily: ``torchlint.names``
-is built on :mod:`torchlint.analysis.scopes`, and ``values``/``project`` use
-``torchlint.names``.
+is built on :mod:`torchlint.analysis.scopes` and :mod:`torchlint.analysis.imports`,
+and the per-file analyses use ``torchlint.names``.  Within the package the
+imports go one way (``tests/test_architecture.py`` checks there is no circle).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.instances import Instances
     from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
-    from torchlint.analysis.project import ProjectIndex
+    from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.scopes import Scopes
     from torchlint.analysis.training import Training
     from torchlint.analysis.values import Values
@@ -74,7 +75,8 @@ class Facts:
         """Facts of a module with its own import table (for tests and tools)."""
         from torchlint.names import ImportTable
 
-        return cls(module, ImportTable.from_module(module), project, path, source)
+        return cls(module, ImportTable.from_module(module, path, project) if project is not None
+                   else ImportTable.from_module(module), project, path, source)
 
     @cached_property
     def located(self) -> "Located":
@@ -180,9 +182,9 @@ class Facts:
     def project(self) -> "ProjectIndex":
         """The run's cross-file index (empty when linting a text on its own)."""
         if self._project is None:
-            from torchlint.analysis import project
+            from torchlint.analysis.index import EMPTY
 
-            self._project = project.current()
+            self._project = EMPTY
         return self._project
 
 

@@ -11,14 +11,14 @@ in a grad-disabled region, and whether it reaches ``backward()``.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
+from torchlint.analysis.gradmode import GRAD_CONTEXTS, GradMode, grad_mode_of
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.analysis.values import Value, ValueKind, Values
+from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
 from torchlint.names import ImportTable
 from torchlint.tree import children
 
@@ -45,48 +45,16 @@ FunctionNode = Union[cst.FunctionDef, cst.Module]
 LoopNode = Union[cst.For, cst.While]
 
 
-class GradMode(enum.Enum):
-    """What a region does to autograd."""
-
-    DISABLED = "disabled"  # no_grad, inference_mode, set_grad_enabled(False)
-    ENABLED = "enabled"  # enable_grad, set_grad_enabled(True), inference_mode(False)
-
-
-GRAD_CONTEXTS: Dict[str, GradMode] = {
-    "torch.no_grad": GradMode.DISABLED,
-    "torch.inference_mode": GradMode.DISABLED,
-    "torch.autograd.no_grad": GradMode.DISABLED,
-    "torch.autograd.grad_mode.no_grad": GradMode.DISABLED,
-    "torch.autograd.inference_mode": GradMode.DISABLED,
-    "torch.autograd.grad_mode.inference_mode": GradMode.DISABLED,
-    "torch.enable_grad": GradMode.ENABLED,
-    "torch.autograd.enable_grad": GradMode.ENABLED,
-    "torch.autograd.grad_mode.enable_grad": GradMode.ENABLED,
-    "torch.set_grad_enabled": GradMode.ENABLED,
-    "torch.autograd.set_grad_enabled": GradMode.ENABLED,
-    "torch.autograd.grad_mode.set_grad_enabled": GradMode.ENABLED,
-}
-
-
 def grad_mode(expr: cst.BaseExpression, names: ImportTable) -> Optional[GradMode]:
     """The grad mode a context manager or decorator expression sets
     (``torch.no_grad()``, ``@torch.inference_mode``, ``set_grad_enabled(False)``),
     or None (not one, or it depends on a run-time value)."""
+    called = isinstance(expr, cst.Call)
     target = expr.func if isinstance(expr, cst.Call) else expr
-    qualified = names.qualified_name(target)
-    mode = GRAD_CONTEXTS.get(qualified or "")
-    if mode is None or qualified is None:
-        return None
-    if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
-        first = expr.args[0].value if expr.args else None
-        is_false = isinstance(first, cst.Name) and first.value == "False"
-        if qualified.endswith("set_grad_enabled"):
-            if not (isinstance(first, cst.Name) and first.value in ("True", "False")):
-                return None
-            return GradMode.DISABLED if is_false else GradMode.ENABLED
-        if is_false:
-            return GradMode.ENABLED
-    return mode
+    first = literal_bool(expr.args[0].value) if isinstance(expr, cst.Call) and expr.args else None
+    return grad_mode_of(names.qualified_name(target), called, first)
+
+
 _AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
 _AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
 
@@ -540,10 +508,7 @@ def argument_for(call: cst.Call, name: str, index: Optional[int], method: bool) 
 
 def _false_argument(call: cst.Call) -> bool:
     """``train(False)`` or ``train(mode=False)``."""
-    for arg in call.args:
-        if isinstance(arg.value, cst.Name) and arg.value.value == "False":
-            return True
-    return False
+    return any(literal_bool(arg.value) is False for arg in call.args)
 
 
 __all__: Sequence[str] = (

@@ -198,6 +198,15 @@ def _string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     return None
 
 
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
+    name bound to something else), else None: the one test of a literal
+    truth value that rules and facts share."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
