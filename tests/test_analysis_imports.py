@@ -99,13 +99,13 @@ def _star_lattice(width: int, depth: int) -> Dict[str, str]:
 
 
 def test_star_import_resolution_is_linear_in_the_star_imports(tmp_path: Path) -> None:
-    """70 tiny modules that star-import each other by layers: every name is
-    resolved with one walk of the modules, not one per path (there are 3 ** 23)."""
-    files = _write(tmp_path, _star_lattice(3, 23))
+    """68 tiny modules that star-import each other by layers: every name is
+    resolved with one walk of the modules, not one per path (there are 4 ** 17)."""
+    files = _write(tmp_path, _star_lattice(4, 17))
     with _deadline(20):
         index = build(files, [])
-        elapsed = _timed(lambda: [index.star_export(f"m0_{i}", f"name{d}_{i}") for d in range(23) for i in range(3)])
-    assert index.star_export("m0_0", "name22_2") == "os"  # found through 22 layers
+        elapsed = _timed(lambda: [index.star_export(f"m0_{i}", f"name{d}_{i}") for d in range(17) for i in range(4)])
+    assert index.star_export("m0_0", "name16_3") == "os"  # found through 16 layers
     assert index.star_export("m0_0", "missing") is None
     assert elapsed < 5, elapsed  # milliseconds; a walk per path took minutes
 
@@ -161,16 +161,16 @@ def test_subclasses_are_answered_once_per_base() -> None:
     classes = {f"m.C{i}": ClassInfo(f"m.C{i}", "m.py", i, (f"m.C{i - 1}" if i else "torch.nn.DataParallel",))
                for i in range(count)}
     index = ProjectIndex(classes)
-    with _deadline(20):
+    with _deadline(5):  # milliseconds; one walk up the chain per question took 15 s
         assert all(index.derives_from(name, "torch.nn.DataParallel") for name in classes)  # 3,000 questions
     assert len(index.subclasses_of("torch.nn.DataParallel")) == count
 
 
 def test_star_parts_read_each_module_once(tmp_path: Path) -> None:
-    files = _write(tmp_path, _star_lattice(3, 23))
+    files = _write(tmp_path, _star_lattice(4, 17))
     texts = [(path, path.read_bytes()) for path in files]
     parts = star_parts(texts)
-    assert len(parts) == 69 and parts["m0_0"].stars == ("m1_0", "m1_1", "m1_2")
+    assert len(parts) == 68 and parts["m0_0"].stars == ("m1_0", "m1_1", "m1_2", "m1_3")
 
 
 # -- 25.9: no global index: each lint sees the index it was given --------------------------
