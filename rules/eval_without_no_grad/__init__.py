@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.queries import callers_of
+from torchlint.analysis.queries import callers_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.index import CallSite
 from torchlint.fixes import add_decorator, spell
@@ -256,7 +256,7 @@ class EvalWithoutNoGrad(Rule):
     project_queries = (callers_of(
         module_words=(".eval(", ".train(False", ".train(mode=False"),
         function_words=("load_state_dict(", "torch.load("),
-    ),)
+    ), summaries())
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:

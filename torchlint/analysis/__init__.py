@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
+    from torchlint.analysis.callees import Callees
     from torchlint.analysis.instances import Instances
     from torchlint.edits import Located
     from torchlint.analysis.loaders import Loaders
@@ -127,6 +128,14 @@ class Facts:
         return Callables(self.names, self.parents, self.nodes_of(libcst.Assign))
 
     @cached_property
+    def callees(self) -> "Callees":
+        """What the file's calls run: the project's functions and methods
+        (their summaries across files) and known library wrappers."""
+        from torchlint.analysis.callees import Callees
+
+        return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path)
+
+    @cached_property
     def instances(self) -> "Instances":
         """Which classes built a value (through assignments, ``self``
         attributes and the file's calls of its functions), and what their
@@ -155,14 +164,15 @@ class Facts:
         """What expressions hold."""
         from torchlint.analysis.values import Values
 
-        return Values(self.module, self.scopes, self.names)
+        builds = (lambda call: self.callees.builds(call)) if self.project.summaries is not None else None
+        return Values(self.module, self.scopes, self.names, builds)
 
     @cached_property
     def training(self) -> "Training":
         """Grad-mode regions, eval/train, backward/step calls, loops, call graph."""
         from torchlint.analysis.training import Training
 
-        return Training(self.module, self.scopes, self.names, self.values)
+        return Training(self.module, self.scopes, self.names, self.values, lambda: self.callees)
 
     @cached_property
     def workload(self) -> "Workload":
@@ -176,7 +186,7 @@ class Facts:
         """Which loader values come from, the loops over them, the copies of their batches."""
         from torchlint.analysis.loaders import Loaders
 
-        return Loaders(self.module, self.scopes, self.names, self.values, self.training)
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees)
 
     @property
     def project(self) -> "ProjectIndex":

@@ -4,7 +4,7 @@ Built once per run, before linting, by :func:`torchlint.analysis.queries.build`
 from the questions the enabled rules declare, and handed to every file's
 lint explicitly (``LintConfig.project``, ``Facts.project``): there is no
 index of "the current run" anywhere else.  It holds plain facts (class
-headers, call sites, method shapes, star-import parts),
+headers, call sites, method shapes, star-import parts, callable summaries),
 each a function of some files' bytes; its answers are computed from them
 on demand, each at most once per index.
 """
@@ -16,9 +16,12 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.imports import Exports, star_lookup
+
+if TYPE_CHECKING:
+    from torchlint.analysis.summaries import Summaries
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class CallSite:
 
 @dataclass(frozen=True)
 class ProjectIndex:
-    """Classes, cross-module calls and star imports of
+    """Classes, cross-module calls, star imports and callable summaries of
     the files of one run (and of the project modules they import).
 
     ``modules`` maps the absolute path of each file whose functions' callers
@@ -118,6 +121,9 @@ class ProjectIndex:
     reexports: Mapping[str, str] = field(default_factory=dict)
     """Other dotted names of the classes above: ``pkg.Wrap`` -> ``pkg.parallel.Wrap``
     where ``pkg/__init__.py`` does ``from .parallel import Wrap`` (chains followed)."""
+    summaries: "Optional[Summaries]" = None
+    """What the project's functions and methods do to their arguments
+    (:mod:`torchlint.analysis.summaries`); None when no rule asked."""
     _memo: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def defined_as(self, qualified: str) -> str:
@@ -227,6 +233,8 @@ class ProjectIndex:
         for qualified in sorted(self.methods):
             shapes = self.methods[qualified]
             digest.update(f"methods\0{qualified}\0{[(n, shapes[n]) for n in sorted(shapes)]!r}\n".encode())
+        if self.summaries is not None:
+            digest.update(f"summaries\0{self.summaries.fingerprint}\n".encode())
         return digest.hexdigest()
 
     @cached_property

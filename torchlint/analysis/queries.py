@@ -3,7 +3,7 @@
 A rule declares what it asks in ``Rule.project_queries``, a tuple of
 :class:`Query` values made by the functions below (``subclasses_of``,
 ``callers_of``, ``name_used``, ``keyword_passed``, ``method_shapes``,
-``method_called``).  Before linting, the runner merges the
+``method_called``, ``summaries``).  Before linting, the runner merges the
 enabled rules' queries and calls :func:`build` once; each kind of query has
 one builder here that reads only the files it needs (narrow words keep a
 cold run cheap) and stores each file's part in the run's cache.  A new
@@ -50,7 +50,8 @@ NAMES = "names"
 KEYWORDS = "keywords"
 METHODS = "methods"
 METHOD_CALLS = "method-calls"
-KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS)
+SUMMARIES = "summaries"
+KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS, SUMMARIES)
 
 
 def subclasses_of(*bases: str) -> Query:
@@ -88,6 +89,12 @@ def method_called(*methods: str) -> Query:
     """Whether some call in the project makes these method calls on any
     value (``x.half()``; ``facts.project.calls_method(name)``)."""
     return Query(METHOD_CALLS, tuple(methods))
+
+
+def summaries() -> Query:
+    """What the project's functions and methods do to their arguments
+    (:mod:`torchlint.analysis.summaries`; ``facts.project.summaries``)."""
+    return Query(SUMMARIES)
 
 
 @dataclass(frozen=True)
@@ -129,12 +136,13 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
     names = frozenset(asked.of_kind(NAMES))
     keywords, methods, method_calls = asked.of_kind(KEYWORDS), asked.of_kind(METHODS), asked.of_kind(METHOD_CALLS)
-    if not (bases or callers[0] or callers[1] or names or keywords or methods or method_calls):
+    wants_summaries = SUMMARIES in asked
+    if not (bases or callers[0] or callers[1] or names or keywords or methods or method_calls or wants_summaries):
         # No rule asks about the project; star imports of its modules still resolve.
         return ProjectIndex(star_parts=stars) if stars else EMPTY
     statements = ImportLines()
     module_of = ModuleNames()
-    indexed = with_imported(texts, statements, module_of) if bases or methods else texts
+    indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
     used: FrozenSet[str] = frozenset()
@@ -145,13 +153,18 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
     passed, called = used_in_calls(texts, keywords, method_calls)
     shapes = _methods(indexed, methods, store, module_of)
     aliases = reexports(indexed, {*classes, *shapes}, store, statements, module_of)
-    return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases)
+    found_summaries = None
+    if wants_summaries:
+        from torchlint.analysis.summaries import summarize_project
+
+        found_summaries = summarize_project(indexed, store, module_of, statements)
+    return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries)
 
 
-def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
+def index_of_sources(sources: Mapping[str, str], queries: Iterable[Query] = ()) -> ProjectIndex:
     """The index of in-memory files (relative path -> text), for tests and
     editors: every folder of a path counts as a package; classes and calls
-    of every file are indexed."""
+    of every file are indexed (and summaries when ``queries`` ask)."""
     classes: Dict[str, ClassInfo] = {}
     calls: Dict[str, List[CallSite]] = {}
     modules: Dict[str, str] = {}
@@ -163,7 +176,13 @@ def index_of_sources(sources: Mapping[str, str]) -> ProjectIndex:
             classes.setdefault(info.qualified, info)
         for target, site in found.calls:
             calls.setdefault(target, []).append(site)
-    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()}, modules)
+    found_summaries = None
+    if SUMMARIES in Asked.of(queries):
+        from torchlint.analysis.summaries import summarize_sources
+
+        found_summaries = summarize_sources([(module, text, path.stem == "__init__") for path, text, module in named])
+    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()}, modules,
+                        summaries=found_summaries)
 
 
 def _dotted_path(path: Path) -> str:

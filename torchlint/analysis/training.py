@@ -12,15 +12,19 @@ in a grad-disabled region, and whether it reaches ``backward()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
 from torchlint.analysis.gradmode import GRAD_CONTEXTS, GradMode, grad_mode_of
+from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
 from torchlint.names import ImportTable
 from torchlint.tree import children
+
+if TYPE_CHECKING:
+    from torchlint.analysis.callees import Callees
 
 LOADER_SUBCLASSES = frozenset({
     "dgl.dataloading.DataLoader", "dgl.dataloading.GraphDataLoader",
@@ -108,6 +112,8 @@ class LoopFacts:
     backward: List[CallFact] = field(default_factory=list)
     local_calls: List[LocalCall] = field(default_factory=list)
     children: List["LoopFacts"] = field(default_factory=list)
+    training_calls: List[CallFact] = field(default_factory=list)
+    """Calls of another module's function that runs a training loop itself."""
 
 
 @dataclass
@@ -129,6 +135,9 @@ class FunctionFacts:
     loops: List[LoopFacts] = field(default_factory=list)
     local_calls: List[LocalCall] = field(default_factory=list)
     calls: List[CallFact] = field(default_factory=list)
+    training_calls: List[CallFact] = field(default_factory=list)
+    """Calls of another module's function (or a library's) that runs a whole
+    training loop (``train_one_epoch(model, loader, optimizer)``)."""
 
     @property
     def computes_gradients(self) -> bool:
@@ -139,10 +148,14 @@ class FunctionFacts:
 class Training:
     """Training facts of one module."""
 
-    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values) -> None:
+    def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
+                 callees: "Optional[Callable[[], Callees]]" = None) -> None:
         self._scopes = scopes
         self._names = names
         self._values = values
+        self._callees = callees
+        """What calls of library wrappers and of the project's other modules
+        run (``loss_scaler(loss, optimizer)`` calls backward)."""
         self.functions: Dict[FunctionNode, FunctionFacts] = {}
         self._disabled: Set[cst.Call] = set()
         self._walker_function: List[FunctionFacts] = []
@@ -218,15 +231,16 @@ class Training:
         seen.add(function)
         facts = self.functions.get(function)
         found = facts is not None and (
-            bool(facts.backward or facts.autograd_grad)
+            bool(facts.backward or facts.autograd_grad or facts.training_calls)
             or any(self._reaches(edge.callee, seen) for edge in facts.local_calls)
         )
         self._reach[function] = found
         return found
 
     def is_training_loop(self, loop: LoopFacts) -> bool:
-        """A loop that calls backward, directly or via the file's functions."""
-        if loop.backward:
+        """A loop that calls backward, directly or via the file's functions
+        (or another module's function that trains)."""
+        if loop.backward or loop.training_calls:
             return True
         if any(self.reaches_backward(edge.callee) for edge in loop.local_calls):
             return True
@@ -234,7 +248,7 @@ class Training:
 
     def is_epoch_loop(self, loop: LoopFacts) -> bool:
         """A loop that contains a training loop (or calls a function with one)."""
-        if any(self.is_training_loop(child) for child in loop.children):
+        if loop.training_calls or any(self.is_training_loop(child) for child in loop.children):
             return True
         for edge in loop.local_calls:
             callee = self.functions.get(edge.callee)
@@ -424,6 +438,16 @@ class Training:
             elif receiver is ValueKind.GRAD_SCALER:
                 current.scaler_steps.append(fact)
             self._built_here(current, func.value)
+        elif self._callees is not None:
+            runs, loop_runs = self._callees().runs(call)
+            if BACKWARD in runs:  # a wrapper's or another module's step: backward in this step
+                current.backward.append(fact)
+                for loop in self._loops:
+                    loop.backward.append(fact)
+            elif BACKWARD in loop_runs:  # a whole training loop, in another module
+                current.training_calls.append(fact)
+                for loop in self._loops:
+                    loop.training_calls.append(fact)
         if qualified is not None and (
             qualified in _PARALLEL_WRAPPERS
             or (qualified.startswith("torch.optim.") and self._values.kind(call) is ValueKind.OPTIMIZER)

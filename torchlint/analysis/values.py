@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -184,6 +184,10 @@ _SAME_KIND_METHODS: FrozenSet[str] = frozenset({
     "contiguous", "detach", "clone",
 })
 _MAX_DEPTH = 6
+_BUILT_KINDS = frozenset({ValueKind.SAMPLER, ValueKind.DATALOADER, ValueKind.DATASET, ValueKind.GRAD_SCALER,
+                          ValueKind.OPTIMIZER, ValueKind.MODEL})
+"""What a project function's result may be known as from what it builds
+(kinds that read nothing from the call's own arguments)."""
 
 
 def _decorator_name(decorator: cst.Decorator) -> Optional[str]:
@@ -225,10 +229,14 @@ DeviceFact = Union[Device, _NotDevice, None]
 class Values:
     """Value inference for one module; answers are cached per node."""
 
-    def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable") -> None:
+    def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable",
+                 builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None) -> None:
         self._module = module
         self._scopes = scopes
         self._names = names
+        self._builds = builds
+        """What a call of a project function returns a new instance of (the
+        project's summaries: ``make_sampler(ds, distributed=True)``)."""
         self._cache: Dict[cst.CSTNode, Optional[Value]] = {}
         self._classes: Optional[Dict[str, cst.ClassDef]] = None
         self._kinds: Dict[str, Optional[ValueKind]] = {}
@@ -348,7 +356,13 @@ class Values:
     def _of_call(self, call: cst.Call, depth: int) -> Optional[Value]:
         qualified = self._names.call_name(call)
         if qualified is not None:
-            return self._of_constructor(call, qualified)
+            found = self._of_constructor(call, qualified)
+            if found is None and self._builds is not None:
+                built = self._builds(call)
+                made = self._of_constructor(call, built) if built is not None else None
+                if made is not None and made.kind in _BUILT_KINDS:
+                    return Value(made.kind, built)
+            return found
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self._scopes.resolve(func)
