@@ -133,7 +133,8 @@ class Facts:
         (their summaries across files) and known library wrappers."""
         from torchlint.analysis.callees import Callees
 
-        return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path)
+        return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path,
+                       self.source if self.source is not None else self.module.code)
 
     @cached_property
     def instances(self) -> "Instances":

@@ -57,11 +57,21 @@ def arguments(call: cst.Call) -> List[Tuple[Optional[int], Optional[str], cst.Ba
     return found
 
 
+@dataclass(frozen=True)
+class _Spelled:
+    """The last parts of the names of callables with some fact, and the
+    last parts of the classes whose instances' calls have it."""
+
+    names: FrozenSet[str]
+    classes: FrozenSet[str]
+
+
 class Callees:
     """Calls of one file matched to what they run (answers cached per call)."""
 
     def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
-                 summaries: Optional[Summaries], path: str) -> None:
+                 summaries: Optional[Summaries], path: str, source: str = "") -> None:
+        self._source = source
         self._scopes = scopes
         self._names = names
         self._instances = instances
@@ -69,35 +79,61 @@ class Callees:
         self._path = path
         self._cache: Dict[cst.Call, Optional[Target]] = {}
 
-    def _spelled(self, has: Callable[[Summary], bool]) -> FrozenSet[str]:
-        """The last part of every name of a callable with the fact ``has``
-        (``__call__`` for an instance's call): a call spelled with none of
-        them cannot have it and needs no resolving."""
+    def _spelled(self, has: Callable[[Summary], bool]) -> "_Spelled":
+        """How a call of a callable with the fact ``has`` can be spelled: the
+        last part of its name, or (an instance's call) a name bound to an
+        instance of one of some classes, which the file must then mention.
+        A call spelled otherwise cannot have the fact and is not resolved."""
         from torchlint.analysis.summaries import _wrapper_summary
 
-        known: Set[str] = {name.rsplit(".", 1)[-1] for name, w in wrappers().items() if has(_wrapper_summary(w))}
-        known |= {name.rsplit(".", 1)[-1] for name, f in self._summaries.functions.items() if has(f)}
-        if "__call__" in known:
-            known |= {"__call__", *(name.rsplit(".", 1)[-1] for name in known)}
-        if self._summaries.parameter_makers:
-            known.add("__call__")
-        return frozenset(known)
+        names: Set[str] = set()
+        classes: Set[str] = set()
+        every = [(name, _wrapper_summary(w)) for name, w in wrappers().items()]
+        every += list(self._summaries.functions.items())
+        for name, summary in every:
+            if not has(summary):
+                continue
+            owner, _, last = name.rpartition(".")
+            if last == "__call__":
+                classes.add(owner.rsplit(".", 1)[-1])
+            else:
+                names.add(last)
+        return _Spelled(frozenset(names), frozenset(classes))
 
     @cached_property
-    def _running(self) -> FrozenSet[str]:
+    def _running(self) -> "_Spelled":
         return self._spelled(lambda summary: bool(summary.runs or summary.loop_runs))
 
     @cached_property
-    def _yielding(self) -> FrozenSet[str]:
+    def _yielding(self) -> "_Spelled":
         return self._spelled(lambda summary: bool(summary.yields_from))
 
     @cached_property
-    def _iterating(self) -> FrozenSet[str]:
+    def _iterating(self) -> "_Spelled":
         return self._spelled(lambda summary: bool(summary.iterates))
 
     @cached_property
-    def _building(self) -> FrozenSet[str]:
+    def _building(self) -> "_Spelled":
         return self._spelled(lambda summary: any(r.builds is not None for r in summary.returns))
+
+    def _worth(self, call: cst.Call, spelled: "_Spelled") -> bool:
+        """Whether ``call`` may be spelled as ``spelled`` says."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in spelled.names
+        if not isinstance(func, cst.Name):
+            return False
+        if func.value in spelled.names:
+            return True
+        mentioned = bool(spelled.classes) and any(word in self._source for word in spelled.classes)
+        return mentioned or self._calls_parameters
+
+    @cached_property
+    def _calls_parameters(self) -> bool:
+        """Some function of this file calls a parameter whose class the
+        project's calls of it agree on."""
+        makers = self._summaries.parameter_makers
+        return bool(makers) and any(name.startswith(self._module + ".") for name in makers)
 
     @cached_property
     def _module(self) -> str:
@@ -105,16 +141,13 @@ class Callees:
 
         return module_name(Path(self._path))
 
-    def target(self, call: cst.Call, spelled: Optional[FrozenSet[str]] = None) -> Optional[Target]:
+    def target(self, call: cst.Call, spelled: "Optional[_Spelled]" = None) -> Optional[Target]:
         """What ``call`` runs, when the wrapper table or the project's
-        summaries know it (``spelled``: the only last names worth resolving)."""
+        summaries know it (``spelled``: how a call worth resolving looks)."""
         if call in self._cache:
             return self._cache[call]
-        if spelled is not None:
-            func = call.func
-            last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            if last not in spelled and not (isinstance(func, cst.Name) and "__call__" in spelled):
-                return None
+        if spelled is not None and not self._worth(call, spelled):
+            return None
         found = self._resolve(call)
         self._cache[call] = found
         return found
@@ -155,7 +188,7 @@ class Callees:
                     truths[parameter] = value.value == "True"
         return target.summary.builds(truths)
 
-    def _arguments_in(self, call: cst.Call, spelled: FrozenSet[str],
+    def _arguments_in(self, call: cst.Call, spelled: "_Spelled",
                       chosen: Callable[[Target], FrozenSet[str]]) -> List[cst.BaseExpression]:
         target = self.target(call, spelled)
         if target is None:
