@@ -11,6 +11,7 @@ from torchlint.analysis import Analysis
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
 from torchlint.rule import Example, FileContext, Option, OptionValue, Rule
 from torchlint.tree import children
+from torchlint.analysis.values import literal_bool
 
 _SET_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
 _DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
@@ -31,10 +32,6 @@ class _Site:
     what: str
     profiler: bool
     statement: Optional[cst.CSTNode]
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _enabled_argument(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
@@ -276,7 +273,7 @@ class DebugModeLeftOn(Rule):
         qualified = self.names.call_name(node)
         if qualified in _SET_ANOMALY:
             mode = _enabled_argument(node, "mode")
-            if mode is not None and _is_true(mode):
+            if mode is not None and literal_bool(mode) is True:
                 self._add(node, "`set_detect_anomaly(True)`", profiler=False)
 
     def visit_With(self, node: cst.With) -> None:

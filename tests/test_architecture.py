@@ -100,3 +100,20 @@ def test_no_module_keeps_an_index_of_the_current_run() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef):
                 assert node.name not in ("install", "current"), f"{path.name}: def {node.name}"
+
+
+def test_one_helper_reads_literal_truth_values() -> None:
+    """``values.literal_bool`` is the only code that compares a name's text
+    with "True" or "False" (seven rules had a copy each)."""
+    found = []
+    for root in (PACKAGE, PACKAGE.parent / "rules"):
+        for path in root.rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Compare):
+                    continue
+                parts = [node.left, *node.comparators]
+                parts += [e for p in parts if isinstance(p, (ast.Tuple, ast.List, ast.Set)) for e in p.elts]
+                if any(isinstance(part, ast.Constant) and part.value in ("True", "False") for part in parts):
+                    found.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    assert found and all(place.startswith("torchlint/analysis/values.py:") for place in found), found

@@ -13,6 +13,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 def _root(expr: cst.BaseExpression) -> Optional[str]:
@@ -240,7 +241,7 @@ class BlockingHostToDeviceCopy(Rule):
 
     def _pins(self, loader: cst.Call) -> bool:
         given = bind(loader, apidata.signature(DATALOADER), self.context.torch_version).argument("pin_memory")
-        return given is not None and isinstance(given.value, cst.Name) and given.value.value == "True"
+        return given is not None and literal_bool(given.value) is True
 
     def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
         name = _root(move.receiver)

@@ -17,6 +17,7 @@ from torchlint.tree import walk
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,6 @@ _BENIGN_ATTRIBUTES = {"weight", "in_channels", "out_channels", "in_features", "o
 _Bias = str  # "default" (no bias argument), "keyword" or "positional" (literal True)
 
 
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
 def _argument(call: cst.Call, signature: Signature, name: str) -> Optional[cst.BaseExpression]:
     arg = bound_argument(call, signature, name)
     return arg.value if arg is not None else None
@@ -95,7 +92,7 @@ def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
     arguments = bind(call, producer.signature)
     bias = arguments.argument("bias")
     if bias is not None:
-        if not _is_true(bias.value):
+        if literal_bool(bias.value) is not True:
             return None
         return "positional" if arguments.positional("bias") else "keyword"
     if arguments.may_be_present("bias") or not call.args:

@@ -14,6 +14,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 class DataLoaderWithoutPinMemory(Rule):
@@ -204,7 +205,7 @@ class DataLoaderWithoutPinMemory(Rule):
             given = arguments.argument("pin_memory")
             if given is None and arguments.may_be_present("pin_memory"):
                 continue
-            if given is not None and not (isinstance(given.value, cst.Name) and given.value.value == "False"):
+            if given is not None and literal_bool(given.value) is not False:
                 continue
             if lines is None:
                 lines = self.facts.positions

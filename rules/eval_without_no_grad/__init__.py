@@ -15,7 +15,7 @@ from torchlint.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
-from torchlint.analysis.values import ValueKind
+from torchlint.analysis.values import literal_bool, ValueKind
 from torchlint.names import dotted
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
@@ -80,10 +80,6 @@ def _last_name(func: cst.BaseExpression) -> Optional[str]:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return None
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 @dataclass
@@ -762,7 +758,7 @@ class EvalWithoutNoGrad(Rule):
     def visit_Arg(self, node: cst.Arg) -> None:
         frame = self._frame
         if node.keyword is not None and node.keyword.value == "requires_grad":
-            if not _is_false(node.value):
+            if literal_bool(node.value) is not False:
                 frame.needs_grad.append(self._tick())
         if isinstance(node.value, cst.Name):
             self._reference(node.value.value)
@@ -1002,7 +998,7 @@ def _is_eval_call(node: cst.Call) -> bool:
         return not node.args
     if method == "train" and len(node.args) == 1:
         arg = node.args[0]
-        return (arg.keyword is None or arg.keyword.value == "mode") and _is_false(arg.value)
+        return (arg.keyword is None or arg.keyword.value == "mode") and literal_bool(arg.value) is False
     return False
 
 

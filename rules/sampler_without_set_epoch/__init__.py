@@ -17,6 +17,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _DISTRIBUTED = frozenset({
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
@@ -422,7 +423,7 @@ def _method(call: cst.Call) -> Optional[str]:
 def _shuffle_off(call: cst.Call) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "shuffle":
-            return isinstance(arg.value, cst.Name) and arg.value.value == "False"
+            return literal_bool(arg.value) is False
     return False
 
 

@@ -23,6 +23,7 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 # -- what counts as a factory ------------------------------------------------
 
@@ -243,10 +244,6 @@ def _adds_axes(node: cst.Subscript) -> bool:
         ):
             return False
     return True
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _string_value(expr: cst.BaseExpression) -> Optional[str]:
@@ -606,7 +603,7 @@ class TensorCreatedThenMoved(Rule):
         for arg in call.args[1:]:
             if arg.star or arg.keyword is None or arg.keyword.value not in ("requires_grad", "volatile"):
                 return None
-            if arg.keyword.value == "requires_grad" and not _is_false(arg.value):
+            if arg.keyword.value == "requires_grad" and literal_bool(arg.value) is not False:
                 makes_leaf = True
         return _Step(call, "wrap", makes_leaf=makes_leaf)
 
@@ -837,7 +834,7 @@ class TensorCreatedThenMoved(Rule):
             )
         move_text = f"`.{_method(final.call)}(...)`"
         pin = arguments.argument("pin_memory")
-        if pin is not None and not _is_false(pin.value):
+        if pin is not None and literal_bool(pin.value) is not False:
             self.report(
                 top,
                 message,
@@ -925,7 +922,7 @@ class TensorCreatedThenMoved(Rule):
                 behaviour = _ROUNDING
         safe = behaviour in (_EXACT, _VALUE)
         requires_grad = keyword_argument(base, "requires_grad")
-        if requires_grad is not None and not _is_false(requires_grad.value):
+        if requires_grad is not None and literal_bool(requires_grad.value) is not False:
             safe = False
         if not all(step.device_safe for step in chain.steps if step.kind == "move"):
             safe = False

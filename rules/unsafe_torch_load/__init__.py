@@ -12,14 +12,11 @@ from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _LOAD = "torch.load"
 _WEIGHTS_ONLY_ADDED = TorchVersion(1, 13)
 _SAFE_BY_DEFAULT = TorchVersion(2, 6)
-
-
-def _is_false(arg: cst.Arg) -> bool:
-    return isinstance(arg.value, cst.Name) and arg.value.value == "False"
 
 
 class UnsafeTorchLoad(Rule):
@@ -134,7 +131,7 @@ class UnsafeTorchLoad(Rule):
         weights_only = bound.argument("weights_only")
         audit = bool(self.option("audit"))
         if weights_only is not None:
-            if audit and _is_false(weights_only):
+            if audit and literal_bool(weights_only.value) is False:
                 self.report(node, "`torch.load(..., weights_only=False)` unpickles arbitrary objects, "
                                   "which can run code; load only files you trust")
             return

@@ -22,6 +22,7 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary, find
+from torchlint.analysis.values import literal_bool
 from torchlint.apidata import wrappers
 
 if TYPE_CHECKING:
@@ -182,10 +183,10 @@ class Callees:
             return None
         truths: Dict[str, bool] = {}
         for position, keyword, value in arguments(call):
-            if isinstance(value, cst.Name) and value.value in ("True", "False") and not self._scopes.resolve(value):
-                parameter = target.parameter(position, keyword)
-                if parameter is not None:
-                    truths[parameter] = value.value == "True"
+            truth = literal_bool(value)
+            parameter = target.parameter(position, keyword)
+            if truth is not None and parameter is not None:
+                truths[parameter] = truth
         return target.summary.builds(truths)
 
     def _arguments_in(self, call: cst.Call, spelled: "_Spelled",
