@@ -118,3 +118,17 @@ def test_one_helper_reads_literal_truth_values() -> None:
                 if texts & {"True", "False"} and "None" not in texts:  # ("None", "True", "False"): a constant
                     found.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
     assert found and all(place.startswith("torchlint/analysis/values.py:") for place in found), found
+
+
+def test_architecture_names_every_package() -> None:
+    """ARCHITECTURE.md names every package under torchlint/ (and the README
+    points to it): a new room is described where the others are."""
+    root = PACKAGE.parent
+    text = (root / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    packages = sorted(
+        path.parent.relative_to(root).as_posix() for path in PACKAGE.rglob("__init__.py")
+    )
+    packages += sorted(p.relative_to(root).as_posix() for p in PACKAGE.iterdir() if p.is_dir() and p.name == "data")
+    missing = [package for package in packages if f"`{package}/`" not in text]
+    assert missing == [], f"ARCHITECTURE.md does not describe: {missing}"
+    assert "ARCHITECTURE.md" in (root / "README.md").read_text(encoding="utf-8")
