@@ -232,7 +232,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         for call in loaders.constructors:
             if call not in repeated or loaders.rebuilt(call):
                 continue  # iterated once, or built anew for every pass
-            arguments = bind(call, signature, self.context.torch_version)
+            arguments = bind(call, signature, self.context.torch_version, self.facts.values.splatted)
             if arguments.may_be_present(_SETTING):
                 continue
             workers = arguments.argument("num_workers")

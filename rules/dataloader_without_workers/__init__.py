@@ -34,7 +34,12 @@ class DataLoaderWithoutWorkers(Rule):
     sixth positional argument) and calls that leave `num_workers` out, since
     its default is 0.  Calls whose `num_workers` is a variable or any other
     expression, and calls with a `**kwargs` argument that may carry it, are
-    left alone.
+    left alone.  A `**` of a dictionary whose keys are known counts as its
+    keywords (`kw = dict(batch_size=32); DataLoader(ds, **kw)`, the dict
+    assigned once and used only in `**` unpackings): without a
+    `num_workers` key the call is reported, with a fix that adds
+    `num_workers=`; a `num_workers=0` inside such a dict is reported
+    without a fix (the dict may serve other calls).
 
     ## Why is this bad?
     With no workers the training loop itself reads files, decodes images,
@@ -244,7 +249,8 @@ class DataLoaderWithoutWorkers(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.names.call_name(node) != _DATALOADER:
             return
-        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
+        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version,
+                         self.facts.values.splatted)
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
@@ -269,8 +275,8 @@ class DataLoaderWithoutWorkers(Rule):
                 f"minimum ({minimum}); loading may not keep up with training"
             )
         fix = None
-        workers = self._workers(minimum)
-        if workers is not None:
+        workers = self._workers(minimum) if "num_workers" not in arguments.splatted else None
+        if workers is not None:  # (a count in a dict others may share is not the fix's to change)
             expression, text, imports = workers
             description = f"Set `num_workers={text}`"
             target, new = (node, add_keyword(node, "num_workers", expression)) if value is None else (value, expression)

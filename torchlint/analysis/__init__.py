@@ -166,7 +166,7 @@ class Facts:
         from torchlint.analysis.values import Values
 
         builds = (lambda call: self.callees.builds(call)) if self.project.summaries is not None else None
-        return Values(self.module, self.scopes, self.names, builds)
+        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents)
 
     @cached_property
     def training(self) -> "Training":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -230,7 +230,9 @@ class Values:
     """Value inference for one module; answers are cached per node."""
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable",
-                 builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None) -> None:
+                 builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None,
+                 parents: "Optional[Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]]" = None) -> None:
+        self._parents = parents
         self._module = module
         self._scopes = scopes
         self._names = names
@@ -583,6 +585,46 @@ class Values:
                     if receiver:
                         collect_self_assignments(method.body, receiver[0].name.value, cached)
         return cached
+
+    # -- dictionaries unpacked into calls ------------------------------------------
+
+    def splatted(self, expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+        """The keywords ``**expr`` passes, when certain: a dict display with
+        string keys, ``dict(key=value, ...)``, or a name assigned one of those
+        once and used nowhere but in ``**`` unpackings (anything else might
+        change it); None otherwise."""
+        return self._splatted(expr, 0)
+
+    def _splatted(self, expr: cst.BaseExpression, depth: int) -> Optional[Dict[str, cst.BaseExpression]]:
+        if isinstance(expr, cst.Dict):
+            found: Dict[str, cst.BaseExpression] = {}
+            for element in expr.elements:
+                key = _string_value(element.key) if isinstance(element, cst.DictElement) else None
+                if key is None or not isinstance(element, cst.DictElement):
+                    return None
+                found[key] = element.value
+            return found
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            if self._scopes.resolve(expr.func) or any(arg.keyword is None for arg in expr.args):
+                return None
+            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
+        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH and self._parents is not None:
+            bindings = self._scopes.resolve(expr)
+            if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN or bindings[0].value is None:
+                return None
+            binding = bindings[0]
+            value = binding.value
+            statement = binding.node
+            if (binding.scope is None or value is None or not isinstance(statement, cst.Assign)
+                    or len(statement.targets) != 1 or not isinstance(statement.targets[0].target, cst.Name)):
+                return None  # `a = b = {...}` or an unpacking: another name may change it
+            parents = self._parents()
+            for reference in self._scopes.references(binding.scope, binding.name):
+                argument = parents.get(reference)
+                if not (isinstance(argument, cst.Arg) and argument.star == "**" and argument.value is reference):
+                    return None  # read as a whole: passed on, updated, printed...
+            return self._splatted(value, depth + 1)
+        return None
 
     # -- devices and dtypes -------------------------------------------------------
 
