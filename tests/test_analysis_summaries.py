@@ -277,3 +277,55 @@ def test_the_wrapper_table_is_validated(tmp_path: Path) -> None:
     path.write_text('[[callable]]\nname = "a.b"\nnote = "n"\n[[callable]]\nname = "c.d"\naliases = ["a.b"]\nnote = "n"\n')
     with pytest.raises(DataError, match="listed twice"):
         read_wrappers(path)
+
+
+def test_a_module_class_that_wraps_one_layer() -> None:
+    import ast
+
+    source = '''
+import torch
+from torch import nn
+
+class ConvNorm(nn.Module):
+    def __init__(self, cin, cout, kernel_size=1, bias=True, *, gain="linear"):
+        super().__init__()
+        self.conv = nn.Conv1d(cin, cout, kernel_size=kernel_size, bias=bias)
+        nn.init.xavier_uniform_(self.conv.weight)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y
+
+class Two(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+class Touched(nn.Module):
+    def __init__(self, c, bias=True):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3, bias=bias)
+
+    def forward(self, x):
+        return self.conv(x) + self.conv.bias
+
+class Rebound(nn.Module):
+    def __init__(self, c, bias=True):
+        super().__init__()
+        bias = bias and c > 1
+        self.conv = nn.Conv1d(c, c, 3, bias=bias)
+
+    def forward(self, x):
+        return self.conv(x)
+'''
+    layers = {w.qualified: w for w in summarize_tree(ast.parse(source), "nets", False).layers}
+    wrapped = layers["nets.ConvNorm"]
+    assert wrapped.layer == "torch.nn.Conv1d" and wrapped.parameters == ("cin", "cout", "kernel_size", "bias")
+    assert dict(wrapped.arguments)["bias"] == "param:bias" and dict(wrapped.defaults) == {"bias": "True"}
+    assert wrapped.positional == ("param:cin", "param:cout") and wrapped.keyword_only == ("gain",)
+    assert "nets.Two" not in layers and "nets.Touched" not in layers  # two layers; its bias read
+    assert dict(layers["nets.Rebound"].arguments)["bias"] == "?"  # the parameter is rebound first

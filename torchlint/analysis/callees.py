@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
-from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary, find
+from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary
 from torchlint.analysis.values import literal_bool
 from torchlint.apidata import wrappers
 
@@ -224,7 +224,7 @@ class Callees:
         return through if through is not None else self._called_parameter(func)
 
     def _named(self, qualified: str, bound: bool) -> Optional[Target]:
-        summary = find(qualified, self._summaries.functions, self._summaries.bases)
+        summary = self._summaries.of(qualified)
         return Target(summary, bound) if summary is not None else None
 
     def _through_makers(self, receiver: cst.BaseExpression, method: str) -> Optional[Target]:

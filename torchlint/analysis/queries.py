@@ -152,12 +152,22 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
         used = used_anywhere(texts, names)
     passed, called = used_in_calls(texts, keywords, method_calls)
     shapes = _methods(indexed, methods, store, module_of)
-    aliases = reexports(indexed, {*classes, *shapes}, store, statements, module_of)
-    found_summaries = None
+    summarized = []
     if wants_summaries:
         from torchlint.analysis.summaries import summarize_project
 
-        found_summaries = summarize_project(indexed, store, module_of, statements)
+        summarized = summarize_project(indexed, store, module_of, statements)
+    targets = {*classes, *shapes}
+    if summarized:
+        from torchlint.analysis.summaries import defined
+
+        targets |= defined(summarized)
+    aliases = reexports(indexed, targets, store, statements, module_of)
+    found_summaries = None
+    if wants_summaries:
+        from torchlint.analysis.summaries import link
+
+        found_summaries = link(summarized, aliases)
     return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries)
 
 

@@ -105,12 +105,39 @@ class Function:
 
 
 @dataclass(frozen=True)
+class WrappedLayer:
+    """A module class whose ``forward`` returns what one layer it builds
+    returns (``return self.conv(x)``, ``self.conv = nn.Conv1d(...)`` in
+    ``__init__``): to what follows it, an instance is that layer."""
+
+    qualified: str
+    """The class."""
+    layer: str
+    """What builds the layer (``torch.nn.Conv1d``)."""
+    parameters: Tuple[str, ...]
+    """``__init__``'s parameters after the instance, in order."""
+    keyword_only: Tuple[str, ...] = ()
+    arguments: Tuple[Tuple[str, str], ...] = ()
+    """How the layer is built: its keyword -> ``param:<name>`` (one of
+    ``__init__``'s parameters, passed on), ``True``/``False`` (a literal), or
+    ``?`` (anything else)."""
+    positional: Tuple[str, ...] = ()
+    """The layer's positional arguments, the same way."""
+    defaults: Tuple[Tuple[str, str], ...] = ()
+    """``__init__``'s parameters whose default is a literal ``True``/``False``."""
+    open_keywords: bool = False
+    """The layer also gets ``**kwargs``, or ``__init__`` takes them."""
+
+
+@dataclass(frozen=True)
 class FileSummary:
-    """The facts of one file: its functions and its classes' bases."""
+    """The facts of one file: its functions, its classes' bases, and the
+    module classes that wrap one layer."""
 
     module: str
     functions: Tuple[Function, ...] = ()
     bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    layers: Tuple[WrappedLayer, ...] = ()
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -184,12 +211,21 @@ class Summaries:
     parameter_makers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """``module.function`` -> parameter -> the class every call of it from
     the project builds that argument with."""
+    layers: Mapping[str, WrappedLayer] = field(default_factory=dict)
+    """The project's module classes that wrap one layer, by qualified name."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Other dotted names of the project's functions and classes: where a
+    package re-exports them (``pkg.train`` -> ``pkg.engine.train``)."""
+
+    def canonical(self, name: str) -> str:
+        """The name a function, class or method is defined under."""
+        return canonical_name(name, self.aliases)
 
     def of(self, qualified: str) -> Optional[Summary]:
         """The summary of a function or method (a method found through the
         project class's bases, as Python finds it), or of a library wrapper;
         None when nothing is known."""
-        return find(qualified, self.functions, self.bases)
+        return find(self.canonical(qualified), self.functions, self.bases)
 
     def maker_of(self, function: str, parameter: str) -> Optional[str]:
         """The class that built what every project call of ``function``
@@ -204,7 +240,22 @@ class Summaries:
             digest.update(f"{self.functions[name]!r}\n".encode())
         for name in sorted(self.parameter_makers):
             digest.update(f"{name}\0{sorted(self.parameter_makers[name].items())!r}\n".encode())
+        for name in sorted(self.layers):
+            digest.update(f"{self.layers[name]!r}\n".encode())
         return digest.hexdigest()
+
+    def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
+        """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
+        return self.layers.get(self.canonical(qualified))
+
+
+def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
+    """``name`` as defined: through a re-export of itself or of its class."""
+    found = aliases.get(name)
+    if found is not None:
+        return found
+    owner, _, last = name.rpartition(".")
+    return f"{aliases[owner]}.{last}" if owner in aliases else name
 
 
 def find(qualified: str, functions: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]]) -> Optional[Summary]:
@@ -625,6 +676,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     reader = _FileReader(tree, module, is_package)
     functions: List[Function] = []
     bases: List[Tuple[str, Tuple[str, ...]]] = []
+    layers: List[WrappedLayer] = []
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
@@ -636,12 +688,101 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
             for member in statement.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append(_scan(reader, member, f"{qualified}.{member.name}", statement.name))
+            wrapped = _wrapped_layer(statement, qualified, reader)
+            if wrapped is not None:
+                layers.append(wrapped)
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
-    return FileSummary(module, tuple(by_name.values()), tuple(bases))
+    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers))
+
+
+def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") -> Optional[WrappedLayer]:
+    """The one layer a module class's ``forward`` returns the output of, as
+    ``__init__`` builds it; None for anything else (several layers on the
+    way, the layer's ``bias`` read or changed, a layer rebuilt elsewhere)."""
+    methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    init, forward = methods.get("__init__"), methods.get("forward")
+    if init is None or forward is None or init.decorator_list or forward.decorator_list:
+        return None
+    if not init.args.args or not forward.args.args or init.args.posonlyargs:
+        return None
+    attribute = _returned_attribute(forward)
+    if attribute is None:
+        return None
+    instance = init.args.args[0].arg
+    built: List[ast.Call] = []
+    for method in methods.values():
+        receiver = method.args.args[0].arg if method.args.args else None
+        for child in _own_nodes(method.body):
+            if (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Attribute)
+                    and isinstance(child.value.value, ast.Name) and child.value.value.id == receiver
+                    and child.value.attr == attribute and child.attr == "bias"):
+                return None  # the class reads or sets the layer's bias itself
+            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == receiver and target.attr == attribute):
+                        if method is not init or not isinstance(child, ast.Assign) or not isinstance(child.value, ast.Call):
+                            return None
+                        built.append(child.value)
+    if len(built) != 1:
+        return None
+    call = built[0]
+    layer = resolve(call.func, reader.imports, reader.local)
+    if layer is None:
+        return None
+    parameters = tuple(a.arg for a in init.args.args[1:])
+    keyword_only = tuple(a.arg for a in init.args.kwonlyargs)
+    every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body))  # not rebound
+
+    def how(value: ast.expr) -> str:
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return str(value.value)
+        if isinstance(value, ast.Name) and value.id in every and value.id != instance:
+            return f"param:{value.id}"
+        return "?"
+
+    positional = tuple(how(a) for a in call.args if not isinstance(a, ast.Starred))
+    arguments = tuple((k.arg, how(k.value)) for k in call.keywords if k.arg is not None)
+    open_keywords = (any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+                     or init.args.kwarg is not None)
+    defaults: List[Tuple[str, str]] = []
+    positional_defaults = init.args.defaults
+    for argument, default in zip(init.args.args[len(init.args.args) - len(positional_defaults):], positional_defaults):
+        if isinstance(default, ast.Constant) and isinstance(default.value, bool):
+            defaults.append((argument.arg, str(default.value)))
+    for argument, keyword_default in zip(init.args.kwonlyargs, init.args.kw_defaults):
+        if isinstance(keyword_default, ast.Constant) and isinstance(keyword_default.value, bool):
+            defaults.append((argument.arg, str(keyword_default.value)))
+    return WrappedLayer(qualified, layer, parameters, keyword_only, arguments, positional, tuple(defaults),
+                        open_keywords)
+
+
+def _returned_attribute(forward: FunctionNode) -> Optional[str]:
+    """``X`` when ``forward`` is ``return self.X(...)``, or ``y = self.X(...)``
+    then ``return y`` (nothing else but docstrings in between)."""
+    if not forward.args.args:
+        return None
+    instance = forward.args.args[0].arg
+    body = [s for s in forward.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+
+    def called(value: Optional[ast.expr]) -> Optional[str]:
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == instance):
+            return value.func.attr
+        return None
+
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        return called(body[0].value)
+    if (len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+            and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return)
+            and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id):
+        return called(body[0].value)
+    return None
 
 
 def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Optional[str]) -> Function:
@@ -658,6 +799,8 @@ def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Option
 def _to_json(summary: FileSummary) -> Any:
     return {
         "module": summary.module,
+        "layers": [[w.qualified, w.layer, list(w.parameters), list(w.keyword_only), [list(a) for a in w.arguments],
+                    list(w.positional), [list(d) for d in w.defaults], w.open_keywords] for w in summary.layers],
         "bases": [[name, list(bases)] for name, bases in summary.bases],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
@@ -716,7 +859,14 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats)))
-        return FileSummary(module, tuple(functions), bases)
+        layers = []
+        for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
+            if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
+                    and isinstance(open_keywords, bool)):
+                return None
+            layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
+                                       tuple(positional), _pairs(defaults), open_keywords))
+        return FileSummary(module, tuple(functions), bases, tuple(layers))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -745,25 +895,29 @@ def summarize_file(path: Path, data: bytes, module: str, store: Optional[Store])
 # -- linking ----------------------------------------------------------------------------------
 
 
-def link(files: Iterable[FileSummary]) -> Summaries:
-    """Propagate the files' facts through their calls to a fixed point."""
+def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = None) -> Summaries:
+    """Propagate the files' facts through their calls to a fixed point
+    (``aliases``: the names packages re-export definitions under)."""
+    aliases = aliases or {}
     written: Dict[str, Function] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
+    layers: Dict[str, WrappedLayer] = {}
     for summary in files:
         for function in summary.functions:
             written[function.qualified] = function
         bases.update(summary.bases)
+        layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats)
         for name, f in written.items()
     }
-    makers = _parameter_makers(written, state, bases)
+    makers = _parameter_makers(written, state, bases, aliases)
     callers: Dict[str, Set[str]] = {}
     targets: Dict[Tuple[str, int], Optional[str]] = {}
     for name, function in written.items():
         for index, call in enumerate(function.calls):
-            target = find(call.callee, state, bases)
+            target = find(canonical_name(call.callee, aliases), state, bases)
             targets[(name, index)] = target.qualified if target is not None else None
             if target is not None and not target.wrapper:
                 callers.setdefault(target.qualified, set()).add(name)
@@ -772,18 +926,18 @@ def link(files: Iterable[FileSummary]) -> Summaries:
     while pending:
         name = pending.pop()
         queued.discard(name)
-        grown = _apply(written[name], state, bases, makers)
+        grown = _apply(written[name], state, bases, makers, aliases)
         if grown != state[name]:
             state[name] = grown
             for caller in callers.get(name, ()):
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers)
+    return Summaries(state, bases, makers, layers, dict(aliases))
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
-           makers: Mapping[str, Mapping[str, str]]) -> Summary:
+           makers: Mapping[str, Mapping[str, str]], aliases: Mapping[str, str]) -> Summary:
     """The function's facts with its callees' current facts added."""
     current = state[function.qualified]
     runs, iterates, yields = set(current.runs), set(current.iterates), set(current.yields_from)
@@ -791,12 +945,12 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     returns = list(current.returns)
     for called, in_loop in function.called_parameters:
         built = makers.get(function.qualified, {}).get(called)
-        target = find(f"{built}.__call__", state, bases) if built is not None else None
+        target = find(canonical_name(f"{built}.__call__", aliases), state, bases) if built is not None else None
         if target is not None:
             (loop_runs if in_loop else runs).update(target.runs)
             loop_runs |= target.loop_runs
     for index, call in enumerate(function.calls):
-        target = find(call.callee, state, bases)
+        target = find(canonical_name(call.callee, aliases), state, bases)
         if target is None:
             for ret in function.returns:  # not a function of the project: a new instance of what it names
                 if ret.call == index and not call.bound:
@@ -847,7 +1001,7 @@ def _slot_of(target: Summary, parameter: str, bound: bool) -> Optional[str]:
 
 
 def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summary],
-                      bases: Mapping[str, Tuple[str, ...]]) -> Dict[str, Dict[str, str]]:
+                      bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Dict[str, Dict[str, str]]:
     """For each function whose parameter it calls, the class every call of
     it builds that argument with (all calls the project makes must agree,
     and some must be known)."""
@@ -857,7 +1011,7 @@ def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summa
     seen: Dict[Tuple[str, str], Set[Optional[str]]] = {}
     for function in written.values():
         for call in function.calls:
-            target = find(call.callee, state, bases)
+            target = find(canonical_name(call.callee, aliases), state, bases)
             if target is None or target.qualified not in wanted:
                 continue
             known = dict(call.makers)
@@ -877,13 +1031,25 @@ def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summa
 # -- which files ------------------------------------------------------------------------------
 
 
+def defined(files: Iterable[FileSummary]) -> Set[str]:
+    """The module-level functions and classes the files define (what a
+    package may re-export)."""
+    found: Set[str] = set()
+    for summary in files:
+        depth = summary.module.count(".") + 1
+        found.update(f.qualified for f in summary.functions if f.qualified.count(".") == depth
+                     and not f.qualified.endswith(MODULE_BODY))
+        found.update(name for name, _ in summary.bases)
+    return found
+
+
 def summarize_project(texts: Sequence[Text], store: Optional[Store],
                       module_of: Callable[[Path], str] = module_name,
-                      statements: Optional[Callable[[bytes], List[bytes]]] = None) -> Summaries:
-    """The linked summaries of the files that matter: the project modules
-    some file imports, and the files that import one (their calls say what
-    they pass).  torch's own modules are left out; so is a file that neither
-    imports a project module nor is imported (a script on its own)."""
+                      statements: Optional[Callable[[bytes], List[bytes]]] = None) -> List[FileSummary]:
+    """The summaries of the files that matter (to :func:`link`): the project
+    modules some file imports, and the files that import one (their calls
+    say what they pass).  torch's own modules are left out; so is a file
+    that neither imports a project module nor is imported (a script on its own)."""
     from torchlint.analysis.imports import IMPORT
 
     lines = statements or IMPORT.findall
@@ -906,7 +1072,7 @@ def summarize_project(texts: Sequence[Text], store: Optional[Store],
         summary = summarize_file(path, text, module, store)
         if summary is not None:
             summaries.append(summary)
-    return link(summaries)
+    return summaries
 
 
 def summarize_sources(sources: Sequence[Tuple[str, Union[str, bytes], bool]]) -> Summaries:
