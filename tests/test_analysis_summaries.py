@@ -327,5 +327,6 @@ class Rebound(nn.Module):
     assert wrapped.layer == "torch.nn.Conv1d" and wrapped.parameters == ("cin", "cout", "kernel_size", "bias")
     assert dict(wrapped.arguments)["bias"] == "param:bias" and dict(wrapped.defaults) == {"bias": "True"}
     assert wrapped.positional == ("param:cin", "param:cout") and wrapped.keyword_only == ("gain",)
-    assert "nets.Two" not in layers and "nets.Touched" not in layers  # two layers; its bias read
+    assert layers["nets.Two"].layer == "torch.nn.ReLU"  # its output is the activation's
+    assert "nets.Touched" not in layers  # it reads the layer's bias itself
     assert dict(layers["nets.Rebound"].arguments)["bias"] == "?"  # the parameter is rebound first
