@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import STEP, training_words
+from torchlint.analysis.summaries import STEP, may_train
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
@@ -34,13 +34,6 @@ class _Site:
     call: cst.Call
     what: str
     statement: Optional[cst.CSTNode]
-
-
-def _may_call_training(facts: PrecheckFacts) -> bool:
-    """The file names, or defines, something that runs backward elsewhere
-    (a wrapper, another module's function)."""
-    words = training_words(facts.project.summaries if facts.project is not None else None)
-    return facts.mentions(words) or not facts.functions.isdisjoint(words)
 
 
 class HostSyncInStep(Rule):
@@ -122,7 +115,7 @@ class HostSyncInStep(Rule):
         """A backward pass and one of the synchronising calls must appear."""
         return (
             facts.imports_torch
-            and (facts.mentions(("backward",)) or _may_call_training(facts))
+            and may_train(facts)
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )
