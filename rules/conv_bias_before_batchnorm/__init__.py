@@ -44,18 +44,12 @@ def _wrapper_producer(wrapped: WrappedLayer, layer: _Producer) -> Optional[_Prod
     """A module class wrapping ``layer`` seen as that layer, when its bias is
     its own ``bias`` parameter, on by default, passed on as is (then
     ``Wrapper(..., bias=False)`` turns the layer's bias off)."""
-    arguments = dict(wrapped.arguments)
     signature = layer.signature
     position = next((i for i, p in enumerate(signature.parameters) if p.name == "bias"), None)
-    passed = arguments.get("bias")
-    if passed is None and position is not None and position < len(wrapped.positional):
-        passed = wrapped.positional[position]
-    if passed != "param:bias" or dict(wrapped.defaults).get("bias") != "True":
+    if wrapped.passes("bias", position) != "param:bias" or wrapped.default_of("bias") is not True:
         return None
     out_position = next(i for i, p in enumerate(signature.parameters) if p.name == layer.out_keyword)
-    out = arguments.get(layer.out_keyword)
-    if out is None and out_position < len(wrapped.positional):
-        out = wrapped.positional[out_position]
+    out = wrapped.passes(layer.out_keyword, out_position)
     parameters = tuple(Parameter(name, True) for name in wrapped.parameters)
     parameters += tuple(Parameter(name, False) for name in wrapped.keyword_only)
     wrapper = Signature(wrapped.qualified, parameters, None, "kwargs" if wrapped.open_keywords else None, None,

@@ -131,6 +131,17 @@ class WrappedLayer:
     open_keywords: bool = False
     """The layer also gets ``**kwargs``, or ``__init__`` takes them."""
 
+    def default_of(self, parameter: str) -> Optional[bool]:
+        """The literal truth value ``__init__`` gives ``parameter`` by default, if any."""
+        return {str(True): True, str(False): False}.get(dict(self.defaults).get(parameter, ""))
+
+    def passes(self, keyword: str, position: Optional[int]) -> Optional[str]:
+        """What the layer gets as ``keyword`` (or at ``position``): see :attr:`arguments`."""
+        found = dict(self.arguments).get(keyword)
+        if found is None and position is not None and position < len(self.positional):
+            found = self.positional[position]
+        return found
+
 
 @dataclass(frozen=True)
 class FileSummary:
