@@ -328,6 +328,33 @@ def with_imported(texts: Sequence[Text], statements: Callable[[bytes], List[byte
     return [*texts, *added]
 
 
+def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name,
+              statements: Callable[[bytes], List[bytes]] = IMPORT.findall) -> List[Tuple[Path, bytes, str]]:
+    """The files whose functions the project's other files can call, and
+    those that call them: every project module some file imports, and every
+    file that imports one (path, bytes, module name).  torch's own modules
+    are left out, and so is a file that neither imports a project module
+    nor is imported (a script on its own)."""
+    names = [(path, text, module_of(path)) for path, text in texts]
+    modules = {module for _, _, module in names if not is_torch_module(module)}
+    if not modules:
+        return []
+    imported: Dict[int, Set[str]] = {}
+    targets: Set[str] = set()
+    for i, (path, text, module) in enumerate(names):
+        if module not in modules:
+            continue
+        found: Set[str] = set()
+        for source, taken in imported_modules(statements(text), module, path.stem == "__init__"):
+            for candidate in (source, *(f"{source}.{name}" for name in taken)):
+                if candidate in modules and candidate != module:
+                    found.add(candidate)
+        imported[i] = found
+        targets |= found
+    return [(path, text, module) for i, (path, text, module) in enumerate(names)
+            if module in modules and (module in targets or imported[i])]
+
+
 # -- star imports -----------------------------------------------------------------
 
 _STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 
 from torchlint.analysis.gradmode import GradMode, grad_mode_of
 from torchlint.analysis.imports import (
-    IMPORT, ImportLines, ModuleNames, Text, add_import, module_imports, module_level, module_name,
+    IMPORT, ImportLines, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
     parse_quietly, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
@@ -153,10 +153,11 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
     passed, called = used_in_calls(texts, keywords, method_calls)
     shapes = _methods(indexed, methods, store, module_of)
     summarized = []
-    if wants_summaries:
+    chosen = connected(indexed, module_of, statements) if wants_summaries else []
+    if chosen:
         from torchlint.analysis.summaries import summarize_project
 
-        summarized = summarize_project(indexed, store, module_of, statements)
+        summarized = summarize_project(chosen, store)
     targets = {*classes, *shapes}
     if summarized:
         from torchlint.analysis.summaries import defined
@@ -164,7 +165,7 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
         targets |= defined(summarized)
     aliases = reexports(indexed, targets, store, statements, module_of)
     found_summaries = None
-    if wants_summaries:
+    if summarized:  # (nothing to summarise, as in torch's own tree: no summaries module to import)
         from torchlint.analysis.summaries import link
 
         found_summaries = link(summarized, aliases)

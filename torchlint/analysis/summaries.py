@@ -1067,32 +1067,11 @@ def defined(files: Iterable[FileSummary]) -> Set[str]:
     return found
 
 
-def summarize_project(texts: Sequence[Text], store: Optional[Store],
-                      module_of: Callable[[Path], str] = module_name,
-                      statements: Optional[Callable[[bytes], List[bytes]]] = None) -> List[FileSummary]:
-    """The summaries of the files that matter (to :func:`link`): the project
-    modules some file imports, and the files that import one (their calls
-    say what they pass).  torch's own modules are left out; so is a file
-    that neither imports a project module nor is imported (a script on its own)."""
-    from torchlint.analysis.imports import IMPORT
-
-    lines = statements or IMPORT.findall
-    names = [(path, text, module_of(path)) for path, text in texts]
-    modules = {module for _, _, module in names if not is_torch_module(module)}
-    imported: Dict[int, Set[str]] = {}
-    targets: Set[str] = set()
-    for i, (path, text, module) in enumerate(names):
-        found: Set[str] = set()
-        for source, taken in imported_modules(lines(text), module, path.stem == "__init__"):
-            for candidate in (source, *(f"{source}.{name}" for name in taken)):
-                if candidate in modules and candidate != module:
-                    found.add(candidate)
-        imported[i] = found
-        targets |= found
+def summarize_project(chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store]) -> List[FileSummary]:
+    """The summaries of the files :func:`~torchlint.analysis.imports.connected`
+    chose (path, bytes, module), from ``store`` where it holds them."""
     summaries: List[FileSummary] = []
-    for i, (path, text, module) in enumerate(names):
-        if module not in modules or not (module in targets or imported[i]):
-            continue
+    for path, text, module in chosen:
         summary = summarize_file(path, text, module, store)
         if summary is not None:
             summaries.append(summary)
