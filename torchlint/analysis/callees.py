@@ -13,6 +13,7 @@ is unknown, and unknown calls change no fact.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +24,6 @@ import libcst as cst
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary
 from torchlint.analysis.values import literal_bool
-from torchlint.apidata import wrappers
 
 if TYPE_CHECKING:
     from torchlint.analysis.instances import Instances
@@ -79,43 +79,28 @@ class Callees:
         self._summaries = summaries if summaries is not None else EMPTY_SUMMARIES
         self._path = path
         self._cache: Dict[cst.Call, Optional[Target]] = {}
+        self._mentioned: Dict[FrozenSet[str], bool] = {}
+        """Whether the file's text names one of some classes (asked once per set)."""
 
-    def _spelled(self, has: Callable[[Summary], bool]) -> "_Spelled":
-        """How a call of a callable with the fact ``has`` can be spelled: the
-        last part of its name, or (an instance's call) a name bound to an
-        instance of one of some classes, which the file must then mention.
-        A call spelled otherwise cannot have the fact and is not resolved."""
-        from torchlint.analysis.summaries import _wrapper_summary
-
-        names: Set[str] = set()
-        classes: Set[str] = set()
-        every = [(name, _wrapper_summary(w)) for name, w in wrappers().items()]
-        every += list(self._summaries.functions.items())
-        for name, summary in every:
-            if not has(summary):
-                continue
-            owner, _, last = name.rpartition(".")
-            if last == "__call__":
-                classes.add(owner.rsplit(".", 1)[-1])
-            else:
-                names.add(last)
-        return _Spelled(frozenset(names), frozenset(classes))
+    def _spelled(self, fact: str) -> "_Spelled":
+        names, classes = self._summaries.spelled(fact)
+        return _Spelled(names, classes)
 
     @cached_property
     def _running(self) -> "_Spelled":
-        return self._spelled(lambda summary: bool(summary.runs or summary.loop_runs))
+        return self._spelled("runs")
 
     @cached_property
     def _yielding(self) -> "_Spelled":
-        return self._spelled(lambda summary: bool(summary.yields_from))
+        return self._spelled("yields")
 
     @cached_property
     def _iterating(self) -> "_Spelled":
-        return self._spelled(lambda summary: bool(summary.iterates))
+        return self._spelled("iterates")
 
     @cached_property
     def _building(self) -> "_Spelled":
-        return self._spelled(lambda summary: any(r.builds is not None for r in summary.returns))
+        return self._spelled("builds")
 
     def _worth(self, call: cst.Call, spelled: "_Spelled") -> bool:
         """Whether ``call`` may be spelled as ``spelled`` says."""
@@ -126,7 +111,9 @@ class Callees:
             return False
         if func.value in spelled.names:
             return True
-        mentioned = bool(spelled.classes) and any(word in self._source for word in spelled.classes)
+        mentioned = self._mentioned.get(spelled.classes)
+        if mentioned is None:
+            mentioned = self._mentioned[spelled.classes] = any(word in self._source for word in spelled.classes)
         return mentioned or self._calls_parameters
 
     @cached_property
@@ -138,6 +125,9 @@ class Callees:
 
     @cached_property
     def _module(self) -> str:
+        known = self._summaries.paths.get(os.path.abspath(self._path))
+        if known is not None:
+            return known
         from torchlint.analysis.imports import module_name
 
         return module_name(Path(self._path))

@@ -168,7 +168,7 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
     if summarized:  # (nothing to summarise, as in torch's own tree: no summaries module to import)
         from torchlint.analysis.summaries import link
 
-        found_summaries = link(summarized, aliases)
+        found_summaries = link(summarized, aliases, {os.path.abspath(path): module for path, _, module in chosen})
     return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries)
 
 

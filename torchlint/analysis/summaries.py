@@ -23,6 +23,7 @@ known when every call agrees.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,6 +209,7 @@ class Summary:
         return found.pop() if len(found) == 1 else None
 
 
+@functools.lru_cache(maxsize=None)
 def _wrapper_summary(wrapper: Wrapper) -> Summary:
     yields = frozenset({wrapper.yields}) if wrapper.yields is not None else frozenset()
     returns = (Return(parameter=wrapper.returns),) if wrapper.returns is not None else ()
@@ -230,6 +232,33 @@ class Summaries:
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Other dotted names of the project's functions and classes: where a
     package re-exports them (``pkg.train`` -> ``pkg.engine.train``)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """The module name of each summarised file, by absolute path."""
+    _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Answers that depend on the summaries alone, computed once per index."""
+
+    def spelled(self, fact: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """How a call of a callable with ``fact`` (``runs``, ``yields``,
+        ``iterates``, ``builds``) can be spelled: the last parts of such
+        functions' and methods' names, and of the classes whose instances'
+        call has it (library wrappers included)."""
+        key = ("spelled", fact)
+        if key not in self._memo:
+            has = _FACTS[fact]
+            names: Set[str] = set()
+            classes: Set[str] = set()
+            every = [(name, _wrapper_summary(w)) for name, w in wrappers().items()]
+            every += list(self.functions.items())
+            for name, summary in every:
+                if has(summary):
+                    owner, _, last = name.rpartition(".")
+                    if last == "__call__":
+                        classes.add(owner.rsplit(".", 1)[-1])
+                    else:
+                        names.add(last)
+            self._memo[key] = (frozenset(names), frozenset(classes))
+        found: Tuple[FrozenSet[str], FrozenSet[str]] = self._memo[key]
+        return found
 
     def canonical(self, name: str) -> str:
         """The name a function, class or method is defined under."""
@@ -301,15 +330,27 @@ def find(qualified: str, functions: Mapping[str, Summary], bases: Mapping[str, T
 EMPTY_SUMMARIES = Summaries()
 
 
+_FACTS: Dict[str, Callable[[Summary], bool]] = {
+    "runs": lambda summary: bool(summary.runs or summary.loop_runs),
+    "yields": lambda summary: bool(summary.yields_from),
+    "iterates": lambda summary: bool(summary.iterates),
+    "builds": lambda summary: any(r.builds is not None for r in summary.returns),
+}
+
+
 def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> FrozenSet[str]:
     """The names of the project's functions some ``return`` of which builds
     one of ``classes`` (a pre-check's test for ``make_sampler(...)``)."""
     if summaries is None:
         return frozenset()
-    return frozenset(
-        name.rsplit(".", 1)[-1] for name, summary in summaries.functions.items()
-        if any(r.builds in classes for r in summary.returns)
-    )
+    key = ("building", classes)
+    if key not in summaries._memo:
+        summaries._memo[key] = frozenset(
+            name.rsplit(".", 1)[-1] for name, summary in summaries.functions.items()
+            if any(r.builds in classes for r in summary.returns)
+        )
+    found: FrozenSet[str] = summaries._memo[key]
+    return found
 
 
 def may_train(facts: "PrecheckFacts") -> bool:
@@ -328,13 +369,26 @@ def training_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     project's functions and methods that do, themselves or through their
     callees (a pre-check's test: a file mentioning none of them, nor
     ``backward``, trains nothing)."""
+    if summaries is None:
+        return _wrapper_training_words()
+    if "training" not in summaries._memo:
+        found = set(_wrapper_training_words())
+        for name, summary in summaries.functions.items():
+            if BACKWARD in summary.runs or BACKWARD in summary.loop_runs:
+                found.add(name.rsplit(".", 1)[-1])
+        found.discard("__call__")
+        summaries._memo["training"] = frozenset(found)
+    words: FrozenSet[str] = summaries._memo["training"]
+    return words
+
+
+@functools.lru_cache(maxsize=1)
+def _wrapper_training_words() -> FrozenSet[str]:
+    """The names of the library wrappers that run backward (the table's classes and functions)."""
     found: Set[str] = set()
     for name, wrapper in wrappers().items():
         if Effect.BACKWARD in wrapper.runs:
             found.update(part for part in name.split(".") if part[:1].isupper() or part == name.rsplit(".", 1)[-1])
-    for name, summary in (summaries.functions.items() if summaries is not None else ()):
-        if BACKWARD in summary.runs or BACKWARD in summary.loop_runs:
-            found.add(name.rsplit(".", 1)[-1])
     found.discard("__call__")
     return frozenset(found)
 
@@ -368,9 +422,8 @@ class _FunctionScan:
         self.returns: List[Return] = []
         self.calls: List[Call] = []
         self.called: Dict[str, bool] = {}
-        self.locals = _single_assignments(node.body)
+        self.locals, self.generator = _single_assignments(node.body)
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
-        self.generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body))
 
     def function(self) -> Function:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
@@ -565,22 +618,35 @@ def _wrapper_slot(wrapper: Wrapper, position: Optional[int], keyword: Optional[s
     return wrapper.slot(position, keyword)
 
 
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
 def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of a body, nested functions, classes and lambdas left out."""
     pending: List[ast.AST] = list(statements)
+    node_type = ast.AST
     while pending:
         node = pending.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                pending.append(child)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                if not isinstance(value, _NESTED):
+                    pending.append(value)
+            elif type(value) is list:
+                pending.extend(item for item in value if isinstance(item, node_type) and not isinstance(item, _NESTED))
 
 
-def _single_assignments(body: Sequence[ast.stmt]) -> Dict[str, Optional[ast.expr]]:
+def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[ast.expr]], bool]:
     """Names a function body binds: to the value of their one plain
-    assignment, or None when bound otherwise or more than once."""
+    assignment, or None when bound otherwise or more than once; and whether
+    the body yields (one walk for both)."""
     found: Dict[str, Optional[ast.expr]] = {}
+    yields = False
     for child in _own_nodes(body):
+        if isinstance(child, (ast.Yield, ast.YieldFrom)):
+            yields = True
+            continue
         targets: List[ast.expr] = []
         value: Optional[ast.expr] = None
         if isinstance(child, ast.Assign):
@@ -599,7 +665,7 @@ def _single_assignments(body: Sequence[ast.stmt]) -> Dict[str, Optional[ast.expr
                 if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
                     known = leaf.id in found
                     found[leaf.id] = value if simple and not known else None
-    return found
+    return found, yields
 
 
 def _grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
@@ -761,7 +827,7 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
         return None
     parameters = tuple(a.arg for a in init.args.args[1:])
     keyword_only = tuple(a.arg for a in init.args.kwonlyargs)
-    every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body))  # not rebound
+    every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body)[0])  # not rebound
 
     def how(value: ast.expr) -> str:
         if isinstance(value, ast.Constant) and isinstance(value.value, bool):
@@ -919,9 +985,11 @@ def summarize_file(path: Path, data: bytes, module: str, store: Optional[Store])
 # -- linking ----------------------------------------------------------------------------------
 
 
-def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = None) -> Summaries:
+def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = None,
+         paths: Optional[Mapping[str, str]] = None) -> Summaries:
     """Propagate the files' facts through their calls to a fixed point
-    (``aliases``: the names packages re-export definitions under)."""
+    (``aliases``: the names packages re-export definitions under; ``paths``:
+    each file's module name by absolute path)."""
     aliases = aliases or {}
     written: Dict[str, Function] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
@@ -957,7 +1025,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers, layers, dict(aliases))
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}))
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
