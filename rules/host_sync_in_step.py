@@ -249,7 +249,7 @@ class HostSyncInStep(Rule):
     def _is_step(self, call: cst.Call) -> bool:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "step") or self.names.call_name(call):
-            runs, _ = self.facts.callees.runs(call)  # a wrapper that steps: `loss_scaler(loss, optimizer)`
+            runs = self.facts.callees.runs(call)[0]  # a wrapper that steps: `loss_scaler(loss, optimizer)`
             return STEP in runs
         return self.facts.values.kind(func.value) in (None, ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER)
 

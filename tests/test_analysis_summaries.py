@@ -167,7 +167,7 @@ def run(model, loader, opt, flag):
     assert callees.builds(calls[12]) == "torch.utils.data.DistributedSampler"
     assert callees.builds(calls[13]) is None
     assert facts.values.kind(calls[12]).value == "sampler"  # type: ignore[union-attr]
-    assert callees.runs(calls[15]) == (frozenset({"backward", "step"}), frozenset())  # a training step
+    assert callees.runs(calls[15]) == (frozenset({"backward", "step"}), frozenset(), True)  # a library step
     assert callees.runs(calls[16])[1] == {"backward", "step"}  # a whole training loop
     assert [module.code_for_node(v) for v in callees.iterated(calls[16])] == ["loader"]
     loops = facts.training.function(next(iter(f for f in facts.training.functions if isinstance(f, cst.FunctionDef))))

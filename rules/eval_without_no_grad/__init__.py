@@ -436,7 +436,9 @@ class EvalWithoutNoGrad(Rule):
             if edge.grad_disabled:
                 continue  # covered by the caller already; it neither helps nor hurts
             caller = training.function(edge.caller)
-            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller):
+            # (Another module's function that runs backward does not count: it may be
+            # gradient attribution beside the evaluation, and this file's facts are what speak.)
+            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller, False):
                 return set()
             order = {id(fact.call): i for i, fact in enumerate(caller.calls)}
             at = order.get(id(edge.call), -1)

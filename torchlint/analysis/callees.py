@@ -143,13 +143,14 @@ class Callees:
         self._cache[call] = found
         return found
 
-    def runs(self, call: cst.Call) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    def runs(self, call: cst.Call) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
         """What ``call`` does (``backward``, ``step``): once, as a training
-        step does, and in loops, as a training loop does."""
+        step does, and in loops, as a training loop does; and whether a
+        library wrapper does it (not another module of the project)."""
         target = self.target(call, self._running)
         if target is None:
-            return frozenset(), frozenset()
-        return target.summary.runs, target.summary.loop_runs
+            return frozenset(), frozenset(), False
+        return target.summary.runs, target.summary.loop_runs, target.summary.wrapper
 
     def yielded(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments whose items a loop over ``call`` draws

@@ -89,6 +89,9 @@ class CallFact:
     call: cst.Call
     grad_disabled: bool
     loops: Tuple[LoopNode, ...]
+    elsewhere: bool = False
+    """A backward that another module's function runs (known from the
+    project's summaries, not written here or in a library wrapper)."""
 
 
 @dataclass(frozen=True)
@@ -141,8 +144,9 @@ class FunctionFacts:
 
     @property
     def computes_gradients(self) -> bool:
-        """Calls backward or autograd.grad, or reads ``.grad`` itself."""
-        return bool(self.backward or self.autograd_grad or self.grad_reads)
+        """Calls backward (itself, or through a library wrapper) or
+        autograd.grad, or reads ``.grad`` itself."""
+        return any(not fact.elsewhere for fact in self.backward) or bool(self.autograd_grad or self.grad_reads)
 
 
 class Training:
@@ -169,6 +173,7 @@ class Training:
             for edge in facts.local_calls:
                 self._callers.setdefault(edge.callee, []).append(edge)
         self._reach: Dict[FunctionNode, bool] = {}
+        self._reach_here: Dict[FunctionNode, bool] = {}
         for facts in list(self.functions.values()):
             for loop in facts.loops:
                 if not loop.over_dataloader and isinstance(loop.node, cst.For):
@@ -218,23 +223,26 @@ class Training:
         """Whether ``call`` runs in a grad-disabled ``with`` block or function."""
         return call in self._disabled
 
-    def reaches_backward(self, function: FunctionNode) -> bool:
+    def reaches_backward(self, function: FunctionNode, elsewhere: bool = True) -> bool:
         """Whether ``function`` calls backward/autograd.grad, directly or
-        through the file's functions it calls."""
-        return self._reaches(function, set())
+        through the file's functions it calls (and, with ``elsewhere``,
+        through other modules' functions whose summaries say they do)."""
+        return self._reaches(function, set(), elsewhere)
 
-    def _reaches(self, function: FunctionNode, seen: Set[FunctionNode]) -> bool:
-        if function in self._reach:
-            return self._reach[function]
+    def _reaches(self, function: FunctionNode, seen: Set[FunctionNode], elsewhere: bool) -> bool:
+        memo = self._reach if elsewhere else self._reach_here
+        if function in memo:
+            return memo[function]
         if function in seen:
             return False
         seen.add(function)
         facts = self.functions.get(function)
         found = facts is not None and (
-            bool(facts.backward or facts.autograd_grad or facts.training_calls)
-            or any(self._reaches(edge.callee, seen) for edge in facts.local_calls)
+            any(elsewhere or not fact.elsewhere for fact in facts.backward)
+            or bool(facts.autograd_grad or (elsewhere and facts.training_calls))
+            or any(self._reaches(edge.callee, seen, elsewhere) for edge in facts.local_calls)
         )
-        self._reach[function] = found
+        memo[function] = found
         return found
 
     def is_training_loop(self, loop: LoopFacts) -> bool:
@@ -439,11 +447,12 @@ class Training:
                 current.scaler_steps.append(fact)
             self._built_here(current, func.value)
         elif self._callees is not None:
-            runs, loop_runs = self._callees().runs(call)
+            runs, loop_runs, library = self._callees().runs(call)
             if BACKWARD in runs:  # a wrapper's or another module's step: backward in this step
-                current.backward.append(fact)
+                elsewhere = CallFact(call, disabled, fact.loops, elsewhere=not library)
+                current.backward.append(elsewhere)
                 for loop in self._loops:
-                    loop.backward.append(fact)
+                    loop.backward.append(elsewhere)
             elif BACKWARD in loop_runs:  # a whole training loop, in another module
                 current.training_calls.append(fact)
                 for loop in self._loops:
