@@ -142,10 +142,4 @@ def insert_after_imports(rule: Rule, work: Workload, code: str, qualified: str,
                         imports=spelling.imports)
 
 
-def project_names(*groups: Tuple[str, ...]) -> Tuple[str, ...]:
-    """The sorted union of name groups (for ``project_names``)."""
-    merged: FrozenSet[str] = frozenset().union(*groups)
-    return tuple(sorted(merged))
-
-
-__all__ = ["Suggestion", "insert_after_imports", "project_names"]
+__all__ = ["Suggestion", "insert_after_imports"]

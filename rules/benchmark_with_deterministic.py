@@ -12,6 +12,7 @@ from torchlint.apidata import Framework, frameworks
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, OptionValue, FileContext, Rule
 from torchlint.versions import Release
+from torchlint.analysis.values import literal_bool
 
 _BENCHMARK = "torch.backends.cudnn.benchmark"
 _DETERMINISTIC = "torch.backends.cudnn.deterministic"
@@ -44,7 +45,7 @@ def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[Tu
             for inner in elements:
                 yield inner, False
         return
-    yield target, isinstance(value, cst.Name) and value.value == "True"
+    yield target, literal_bool(value) is True
 
 
 class BenchmarkWithDeterministic(Rule):

@@ -9,6 +9,8 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.cells import CellOrder
+from torchlint.analysis.queries import summaries
+from torchlint.analysis.summaries import STEP, may_train
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
@@ -39,7 +41,9 @@ class HostSyncInStep(Rule):
     """## What it does
     A suggestion, off by default.  Reports calls that make the host wait
     for the GPU on every iteration of a training loop (a loop whose own
-    iterations run `backward()`, directly or through the file's functions):
+    iterations run `backward()`, directly or through the file's functions,
+    another module's or a library wrapper that runs it: `accelerator.backward`,
+    timm's `loss_scaler(loss, optimizer)`):
     `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor,
     `torch.cuda.synchronize()`, and `print(...)` of a tensor.  A call inside
     a loop over `model.parameters()` within the step is called out: it
@@ -51,7 +55,8 @@ class HostSyncInStep(Rule):
     methods, indexing or arithmetic.  Not reported: a call under an `if`
     (a logging cadence such as `if step % 100 == 0:`), in an `except`
     handler, in a loop's `else` or after the loop; loops that only evaluate
-    (no `backward()`) or that never step an optimizer (gradient checks);
+    (no `backward()`) or that never step an optimizer, themselves or through a
+    wrapper (gradient checks);
     files with no CUDA use (no `torch.cuda`, `.cuda()` or `"cuda"` device),
     where nothing waits for a GPU; and test files (`test_*.py`,
     `*_test.py`, `conftest.py`).
@@ -102,14 +107,16 @@ class HostSyncInStep(Rule):
     summary = "suggestion: `.item()`, `.cpu()`, printing a tensor... make the host wait for the GPU on every step"
     fix_summary = "none: log under a cadence, or keep the values on the GPU"
     default_enabled = False
-    requires = frozenset({Analysis.TRAINING})
+    requires = frozenset({Analysis.TRAINING, Analysis.PROJECT})
+    project_queries = (summaries(),)
     trigger_words = ("backward",)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A backward pass and one of the synchronising calls must appear."""
         return (
-            facts.imports_torch and facts.mentions(("backward",))
+            facts.imports_torch
+            and may_train(facts)
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )
@@ -247,7 +254,8 @@ class HostSyncInStep(Rule):
     def _is_step(self, call: cst.Call) -> bool:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "step") or self.names.call_name(call):
-            return False
+            runs = self.facts.callees.runs(call)[0]  # a wrapper that steps: `loss_scaler(loss, optimizer)`
+            return STEP in runs
         return self.facts.values.kind(func.value) in (None, ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER)
 
     def _syncs(self, call: cst.Call) -> bool:

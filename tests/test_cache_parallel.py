@@ -11,6 +11,7 @@ from typing import Sequence
 from conftest import run_in_process
 
 from torchlint.cache import Cache
+from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.runner import cached_run, lint_file, run_files
 from torchlint.settings import Settings
 
@@ -102,9 +103,9 @@ def test_cached_run_skips_work_on_hits(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     calls = []
 
-    def counting(path: Path, s: Settings):  # type: ignore[no-untyped-def]
+    def counting(path: Path, s: Settings, project: ProjectIndex = EMPTY):  # type: ignore[no-untyped-def]
         calls.append(path)
-        return lint_file(path, s)
+        return lint_file(path, s, project)
 
     first = cached_run(files, lambda _: settings, counting, cache=cache)
     assert len(calls) == len(files)

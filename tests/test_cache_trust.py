@@ -16,7 +16,7 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
 from hostile_support import cli_in_child
@@ -204,9 +204,9 @@ def test_a_committed_or_copied_cache_is_not_trusted(tmp_path: Path) -> None:
 
 
 def _counting(calls: List[Path]):  # type: ignore[no-untyped-def]
-    def work(path: Path, settings: Settings) -> FileOutcome:
+    def work(path: Path, settings: Settings, project: Any = None) -> FileOutcome:
         calls.append(path)
-        return lint_file(path, settings)
+        return lint_file(path, settings) if project is None else lint_file(path, settings, project=project)
     return work
 
 

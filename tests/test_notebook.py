@@ -40,16 +40,17 @@ def test_findings_name_cell_and_line(tmp_path: Path) -> None:
     result = cli(["check", "nb.ipynb", "--output-format", "concise"], tmp_path)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    located = [line.split(": ")[0] + ": " + line.split(": ")[1].split()[0] for line in lines[:5]]
+    located = [line.split(": ")[0] + ": " + line.split(": ")[1].split()[0] for line in lines[:6]]
     assert located == [
         "nb.ipynb:cell 3, line 2, column 5: TL101",
         "nb.ipynb:cell 3, line 3, column 5: TL101",
         "nb.ipynb:cell 3, line 4, column 10: TL201",
+        "nb.ipynb:cell 5, line 1, column 9: TL101",  # an nn.Sequential of layers moved (TL101's scope since issue 26)
         "nb.ipynb:cell 5, line 2, column 9: TL501",
         "nb.ipynb:cell 6, line 1, column 5: TL301",
     ]
     data = json.loads(cli(["check", "nb.ipynb", "--output-format", "json"], tmp_path).stdout)
-    assert [item["cell"] for item in data] == [3, 3, 3, 5, 6]
+    assert [item["cell"] for item in data] == [3, 3, 3, 5, 5, 6]
 
 
 def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
@@ -66,7 +67,9 @@ def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
     # Magic and shell lines, and the %%bash cell, are untouched.
     assert after.cells[1].source == before.cells[1].source
     assert after.cells[3].source == before.cells[3].source
-    assert after.cells[4].source == before.cells[4].source  # only TL501, which has no fix
+    assert after.cells[4].source == before.cells[4].source.replace(  # TL101's fix; TL501 has none
+        "nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)",
+        "nn.Sequential(nn.Linear(16, 32, device=device), nn.ReLU(), nn.Linear(32, 2, device=device))")
     assert after.cells[2].source == (
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "x = torch.randn(512, 16, device=device)\n"
@@ -78,7 +81,7 @@ def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
     old_lines = NOTEBOOK.read_text().splitlines()
     new_lines = target.read_text().splitlines()
     assert len(new_lines) == len(old_lines) + 1
-    assert sum(1 for line in new_lines if line not in old_lines) == 4
+    assert sum(1 for line in new_lines if line not in old_lines) == 5  # 4 lines, and the layers of cell 5
     again = cli(["fix", "nb.ipynb", "--unsafe-fixes"], tmp_path)
     assert again.returncode == 0 and again.stdout == ""
 

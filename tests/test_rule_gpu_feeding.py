@@ -11,7 +11,8 @@ import libcst as cst
 import pytest
 
 import torchlint
-from torchlint.analysis import Facts, project
+from torchlint.analysis import Facts
+from torchlint.analysis.queries import build, index_of_sources, keyword_passed
 from torchlint.settings import ConfigError, Settings, load_config_file
 
 
@@ -195,18 +196,15 @@ def test_tl203_is_quiet_when_another_file_of_the_project_sets_persistent_workers
     source = textwrap.dedent(EPOCHS.format(workers=4))
     elsewhere = "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, persistent_workers=False)\n"
     settings = Settings(select=("TL203",))
-    try:
-        project.install(project.index_of_sources({"other.py": "x = 1\n"}))
-        assert [d.code for d in torchlint.check_source(source, "train.py", settings)] == ["TL203"]
-        files = [tmp_path / "train.py", tmp_path / "data.py"]
-        files[0].write_text(source)
-        files[1].write_text(elsewhere)
-        built = project.prepare(files, [], keywords=["persistent_workers"])
-        assert built.passes_keyword("persistent_workers")
-        assert torchlint.check_source(source, "train.py", settings) == []
-        assert not project.prepare(files[:1], [], keywords=["persistent_workers"]).passes_keyword("persistent_workers")
-    finally:
-        project.install(project.EMPTY)
+    unrelated = index_of_sources({"other.py": "x = 1\n"})
+    assert [d.code for d in torchlint.check_source(source, "train.py", settings, unrelated)] == ["TL203"]
+    files = [tmp_path / "train.py", tmp_path / "data.py"]
+    files[0].write_text(source)
+    files[1].write_text(elsewhere)
+    built = build(files, [keyword_passed("persistent_workers")])
+    assert built.passes_keyword("persistent_workers")
+    assert torchlint.check_source(source, "train.py", settings, built) == []
+    assert not build(files[:1], [keyword_passed("persistent_workers")]).passes_keyword("persistent_workers")
 
 
 def test_tl203_a_loader_built_inside_the_epoch_loop_is_not_reported() -> None:

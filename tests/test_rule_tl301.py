@@ -342,7 +342,6 @@ def _run(files: "List[Path]", cache: "Cache") -> "List[Tuple[str, int, bool]]":
 
 
 def test_callers_in_other_modules_decide_and_their_edits_reach_the_cache(tmp_path: Path) -> None:
-    from torchlint.analysis import project
     from torchlint.cache import Cache
 
     engine = tmp_path / "engine.py"
@@ -352,16 +351,13 @@ def test_callers_in_other_modules_decide_and_their_edits_reach_the_cache(tmp_pat
     main.write_text("import torch\nfrom engine import score\n\ndef run(m, l):\n    return score(m, l)\n")
     files = [engine, main]
     cache = Cache(tmp_path / "cache")
-    try:
-        assert _run(files, cache) == [("engine.py", 3, False)]
-        assert _run(files, cache) == [("engine.py", 3, True)]
-        # Only the caller changes: the callee's cached findings must not be reused.
-        main.write_text("import torch\nfrom engine import score\n\ndef run(m, l):\n"
-                        "    with torch.no_grad():\n        return score(m, l)\n")
-        assert _run(files, cache) == []
-        # A caller in a training step: it cannot be known, quiet.
-        main.write_text("from engine import score\n\ndef run(m, loader, loss):\n    for x in loader:\n"
-                        "        score(m, [x])\n        loss.backward()\n")
-        assert _run(files, cache) == []
-    finally:
-        project.install(project.EMPTY)
+    assert _run(files, cache) == [("engine.py", 3, False)]
+    assert _run(files, cache) == [("engine.py", 3, True)]
+    # Only the caller changes: the callee's cached findings must not be reused.
+    main.write_text("import torch\nfrom engine import score\n\ndef run(m, l):\n"
+                    "    with torch.no_grad():\n        return score(m, l)\n")
+    assert _run(files, cache) == []
+    # A caller in a training step: it cannot be known, quiet.
+    main.write_text("from engine import score\n\ndef run(m, loader, loss):\n    for x in loader:\n"
+                    "        score(m, [x])\n        loss.backward()\n")
+    assert _run(files, cache) == []

@@ -1,6 +1,6 @@
-"""API facts as data: torch signatures and deprecations, and the framework
-arguments (Lightning, Transformers, Accelerate) rules read, from
-``torchlint/data/*.toml``.
+"""API facts as data: torch signatures and deprecations, the framework
+arguments (Lightning, Transformers, Accelerate) rules read, and what library
+wrappers do in a training step, from ``torchlint/data/*.toml``.
 
 Rules need to know where ``device`` sits in ``nn.Conv2d(...)`` or since which
 release ``torch.amp.GradScaler`` exists; writing those facts into each rule
@@ -34,6 +34,7 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 SIGNATURES_FILE = DATA_DIR / "signatures.toml"
 DEPRECATIONS_FILE = DATA_DIR / "deprecations.toml"
 FRAMEWORKS_FILE = DATA_DIR / "frameworks.toml"
+WRAPPERS_FILE = DATA_DIR / "wrappers.toml"
 
 
 class DataError(ValueError):
@@ -292,6 +293,30 @@ def _signature(entry: _Entry) -> Signature:
     return signature
 
 
+def _wrapper(entry: _Entry) -> Wrapper:
+    parameters = entry.names("parameters")
+    if len(set(parameters)) != len(parameters):
+        entry.fail("a parameter is listed twice")
+    runs: List[Effect] = []
+    for text in entry.names("runs"):
+        try:
+            runs.append(Effect(text))
+        except ValueError:
+            entry.fail(f"`runs` has an unknown effect {text!r}")
+    yields = entry.text("yields") or None
+    returns = entry.text("returns") or None
+    for key, value in (("yields", yields), ("returns", returns)):
+        if value is not None and value not in parameters and not (key == "yields" and value == EVERY_POSITIONAL):
+            entry.fail(f"`{key}` names {value!r}, which is not a parameter")
+    name = entry.text("name", required=True)
+    if "." not in name:
+        entry.fail("`name` must be dotted (`builtins.zip`, `tqdm.std.tqdm`, `<class>.<method>`)")
+    wrapper = Wrapper(name, tuple(entry.names("aliases")), tuple(parameters), yields, returns, frozenset(runs),
+                      entry.text("note", required=True))
+    entry.finish()
+    return wrapper
+
+
 def _deprecation(entry: _Entry) -> Deprecation:
     deprecation = Deprecation(
         symbol=entry.text("symbol", required=True),
@@ -315,6 +340,42 @@ def _deprecation(entry: _Entry) -> Deprecation:
     return deprecation
 
 
+class Effect(str, enum.Enum):
+    """What a call does in a training step."""
+
+    BACKWARD = "backward"
+    STEP = "step"
+    ZERO_GRAD = "zero-grad"
+
+
+EVERY_POSITIONAL = "*"
+"""``yields = "*"``: every positional argument (``zip``)."""
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """What calling a library callable does, as the training facts ask it
+    (``torchlint/data/wrappers.toml``)."""
+
+    name: str
+    aliases: Tuple[str, ...]
+    parameters: Tuple[str, ...]
+    yields: Optional[str]
+    """The parameter whose items a loop over the call draws (``*``: every positional one)."""
+    returns: Optional[str]
+    """The parameter the call's value stands for."""
+    runs: FrozenSet[Effect]
+    note: str
+
+    def slot(self, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
+        """The parameter an argument at ``position`` (or passed as ``keyword``) fills."""
+        if keyword is not None:
+            return keyword if keyword in self.parameters else None
+        if position is not None and self.yields == EVERY_POSITIONAL:
+            return EVERY_POSITIONAL
+        return self.parameters[position] if position is not None and position < len(self.parameters) else None
+
+
 def _unique(path: Path, items: List[_T], key: Callable[[_T], str]) -> Dict[str, _T]:
     table: Dict[str, _T] = {}
     for item in items:
@@ -333,6 +394,23 @@ def read_signatures(path: Path) -> Mapping[str, Signature]:
 def read_deprecations(path: Path) -> Mapping[str, Deprecation]:
     """Every deprecation in one file, by symbol; raises DataError."""
     return _unique(path, [_deprecation(e) for e in _entries(path, "deprecation")], lambda d: d.symbol)
+
+
+def read_wrappers(path: Path) -> Mapping[str, Wrapper]:
+    """Every wrapper in one file, by each of its names; raises DataError."""
+    table: Dict[str, Wrapper] = {}
+    for wrapper in (_wrapper(e) for e in _entries(path, "callable")):
+        for name in (wrapper.name, *wrapper.aliases):
+            if name in table:
+                raise DataError(f"{path.name}: {name}: listed twice")
+            table[name] = wrapper
+    return table
+
+
+@functools.lru_cache(maxsize=None)
+def wrappers() -> Mapping[str, Wrapper]:
+    """The shipped wrapper table, by every name of each callable (read once)."""
+    return read_wrappers(WRAPPERS_FILE)
 
 
 @functools.lru_cache(maxsize=None)

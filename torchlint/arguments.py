@@ -9,7 +9,7 @@ from the function's ``def``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Set
+from typing import Callable, Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -26,6 +26,10 @@ class BoundArguments:
     arguments: Dict[str, cst.Arg] = field(default_factory=dict)
     by_position: FrozenSet[str] = frozenset()
     unknown: FrozenSet[str] = frozenset()
+    splatted: FrozenSet[str] = frozenset()
+    """Parameters passed through a ``**`` of a dict whose keys are known
+    (``**dict(num_workers=8)``): their ``Arg`` is made up (the value is the
+    dict's own node), so a fix must not edit the call's argument list for them."""
 
     def argument(self, name: str) -> Optional[cst.Arg]:
         """The argument certainly passed for ``name``, if any."""
@@ -40,18 +44,28 @@ class BoundArguments:
         return name in self.by_position
 
 
-def bind_positions(call: cst.Call, orders: Sequence[Sequence[str]], parameters: Iterable[str]) -> BoundArguments:
+def bind_positions(call: cst.Call, orders: Sequence[Sequence[str]], parameters: Iterable[str],
+                   splats: "Optional[Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]]" = None,
+                   ) -> BoundArguments:
     """Match ``call``'s arguments to parameters: ``orders`` are the names the
     positions fill, one order per signature considered (a position counts
     as certain only when every order gives it the same name); ``parameters``
-    are all the names a ``**kwargs`` unpacking may supply."""
+    are all the names a ``**kwargs`` unpacking may supply, unless ``splats``
+    knows the keys of what is unpacked (``Values.splatted``)."""
     arguments: Dict[str, cst.Arg] = {}
     by_position: Set[str] = set()
     unknown: Set[str] = set()
+    splatted: Set[str] = set()
     index = 0
     unpacked = False  # a `*args` came before: positions are unknown from here
     for arg in call.args:
-        if arg.star == "**":
+        known = splats(arg.value) if arg.star == "**" and splats is not None else None
+        if known is not None:
+            for name, value in known.items():
+                if name not in arguments:
+                    arguments[name] = cst.Arg(value=value, keyword=cst.Name(name))
+                    splatted.add(name)
+        elif arg.star == "**":
             unknown.update(parameters)
         elif arg.star == "*" or (unpacked and arg.keyword is None):
             unpacked = True
@@ -68,7 +82,7 @@ def bind_positions(call: cst.Call, orders: Sequence[Sequence[str]], parameters: 
             else:
                 unknown.update(names)
             index += 1
-    return BoundArguments(arguments, frozenset(by_position), frozenset(unknown - set(arguments)))
+    return BoundArguments(arguments, frozenset(by_position), frozenset(unknown - set(arguments)), frozenset(splatted))
 
 
 __all__ = ["BoundArguments", "bind_positions"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:
+    from torchlint.analysis.queries import Query
     from torchlint.rule import RuleClass
 
 OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
@@ -62,26 +63,6 @@ class Option:
 
 
 @dataclass(frozen=True)
-class ProjectNeeds:
-    """What a rule asks of the cross-file project index (see
-    :mod:`torchlint.analysis.project`): subclasses of ``bases``, the callers
-    of functions marked by ``caller_modules``/``caller_functions``, where
-    ``names`` are used and ``keywords`` passed, how project classes
-    define ``methods``, whether ``method_calls`` are made anywhere, and (``saves``)
-    where the project saves whole objects with ``torch.save``."""
-
-    bases: Tuple[str, ...] = ()
-    caller_modules: Tuple[str, ...] = ()
-    caller_functions: Tuple[str, ...] = ()
-    names: Tuple[str, ...] = ()
-    keywords: Tuple[str, ...] = ()
-    methods: Tuple[str, ...] = ()
-    method_calls: Tuple[str, ...] = ()
-    saves: Tuple[str, ...] = ()
-    """``("torch.save",)`` when the rule asks where whole objects are saved."""
-
-
-@dataclass(frozen=True)
 class RuleInfo:
     """A rule's metadata, as the steps before parsing need it."""
 
@@ -91,29 +72,14 @@ class RuleInfo:
     default_enabled: bool = True
     severity: Severity = Severity.ERROR
     options: Mapping[str, Option] = field(default_factory=dict, compare=False)
-    project: Optional[ProjectNeeds] = None
-    """None when the rule does not use the project index."""
+    queries: "Tuple[Query, ...]" = ()
+    """What the rule asks across files (``Rule.project_queries``)."""
 
 
 def info_of(rule: "RuleClass") -> RuleInfo:
     """The metadata of one rule class."""
-    from torchlint.analysis import Analysis
-
-    project = None
-    if Analysis.PROJECT in rule.requires:
-        callers = rule.project_callers
-        project = ProjectNeeds(
-            bases=tuple(rule.project_bases),
-            caller_modules=tuple(callers.module_words) if callers is not None else (),
-            caller_functions=tuple(callers.function_words) if callers is not None else (),
-            names=tuple(rule.project_names),
-            keywords=tuple(rule.project_keywords),
-            methods=tuple(rule.project_methods),
-            method_calls=tuple(rule.project_method_calls),
-            saves=("torch.save",) if rule.project_saves else (),
-        )
     return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
-                    dict(rule.options), project)
+                    dict(rule.options), tuple(rule.project_queries))
 
 
 @lru_cache(maxsize=1)
@@ -174,14 +140,12 @@ def _option_from_json(data: Any) -> Option:
 def _to_json(infos: Tuple[RuleInfo, ...], fingerprint: str) -> str:
     rules = []
     for info in infos:
-        project = None
-        if info.project is not None:
-            project = {key: list(getattr(info.project, key)) for key in ProjectNeeds.__dataclass_fields__}
+        queries = [[query.kind, list(query.words), list(query.more)] for query in info.queries]
         rules.append({
             "code": info.code, "name": info.name, "aliases": list(info.aliases),
             "default_enabled": info.default_enabled, "severity": info.severity.value,
             "options": {key: _option_to_json(option) for key, option in info.options.items()},
-            "project": project,
+            "queries": queries,
         })
     return json.dumps({"fingerprint": fingerprint, "rules": rules}, sort_keys=True)
 
@@ -199,14 +163,19 @@ def _from_json(text: str, fingerprint: str) -> Tuple[RuleInfo, ...]:
     if data["fingerprint"] != fingerprint:
         raise ValueError("stale")
     infos = []
+    from torchlint.analysis.queries import KINDS, Query
+
     for rule in data["rules"]:
-        project = rule["project"]
+        queries = []
+        for kind, words, more in rule["queries"]:
+            if kind not in KINDS:
+                raise ValueError("query kind")
+            queries.append(Query(kind, _strings(words), _strings(more)))
         infos.append(RuleInfo(
             code=str(rule["code"]), name=str(rule["name"]), aliases=_strings(rule["aliases"]),
             default_enabled=bool(rule["default_enabled"]), severity=Severity(rule["severity"]),
             options={str(key): _option_from_json(value) for key, value in rule["options"].items()},
-            project=None if project is None else ProjectNeeds(
-                **{key: _strings(project[key]) for key in ProjectNeeds.__dataclass_fields__}),
+            queries=tuple(queries),
         ))
     return tuple(infos)
 

@@ -9,6 +9,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
+from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.edits import Located
 from torchlint.model import Applicability, Diagnostic, Fix
 from torchlint.names import ImportTable
@@ -55,6 +56,8 @@ class LintConfig:
     # (code, "none" | "safe" | "unsafe"): fixes dropped or re-rated by the
     # `unfixable` / `extend-safe-fixes` / `extend-unsafe-fixes` settings.
     fix_policy: Tuple[Tuple[str, str], ...] = ()
+    project: ProjectIndex = EMPTY
+    """The run's cross-file index (the empty one for a text on its own)."""
 
 
 _HANDLERS: Dict[RuleClass, Tuple[Tuple[str, str], ...]] = {}
@@ -159,7 +162,8 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             if not config.rules:
                 return []
         else:  # a syntax error, or syntax newer than this Python: libcst has the last word
-            can_match = might_match(source, config.rules, config.options)
+            # (the project's classes can widen what a rule matches: it may report)
+            can_match = might_match(source, config.rules, config.options) or bool(config.project.classes)
     parsed = parse_module(source, path)
     if isinstance(parsed, Diagnostic):
         return [parsed]
@@ -175,6 +179,8 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
 def _kept(facts: PrecheckFacts, config: LintConfig) -> LintConfig:
     """``config`` with only the rules that might report on a file with these
     pre-check facts."""
+    if config.project is not EMPTY:
+        facts = replace(facts, project=config.project)
     rules = tuple(rule for rule in config.rules if rule.could_match(facts, config.options.get(rule.code, {})))
     return replace(config, rules=rules)
 
@@ -212,13 +218,14 @@ def _run_rules(module: cst.Module, source: str, path: str, config: LintConfig,
         path=path,
         source=source,
         module=module,
-        names=ImportTable.from_module(module, path),
+        names=ImportTable.from_module(module, path, config.project),
         torch_version=config.torch_version,
         options=config.options,
         python_tree=python_tree,
         frameworks=config.frameworks,
         enabled_codes=enabled or frozenset(rule.code for rule in config.rules),
         cell_starts=config.cell_starts,
+        project=config.project,
     )
     rules = [rule(context) for rule in config.rules if rule.torch_range.contains(config.torch_version)]
     try:

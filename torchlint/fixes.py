@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple, Union
+from typing import Callable, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -56,18 +56,22 @@ _EXTRA_INDENT = "    "
 # -- reading arguments -----------------------------------------------------------
 
 
-def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = None) -> BoundArguments:
+def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = None,
+         splats: "Optional[Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]]" = None,
+         ) -> BoundArguments:
     """Match ``call``'s arguments to ``signature``'s parameters.
 
     With ``oldest``, a positional argument counts as certain only when it
     means the same parameter in every release from ``oldest`` on (the data
     records when parameters appeared); without, the newest signature is used.
+    With ``splats`` (``facts.values.splatted``), a ``**`` of a dict whose keys
+    are known passes those keys (``BoundArguments.splatted``).
     """
     versions: Sequence[Optional[TorchVersion]] = (
         signature.versions_from(oldest) if oldest is not None else (None,)
     )
     orders = [_positional_names(signature, version) for version in versions]
-    return bind_positions(call, orders, [p.name for p in signature.parameters])
+    return bind_positions(call, orders, [p.name for p in signature.parameters], splats)
 
 
 def _positional_names(signature: Signature, version: Optional[TorchVersion]) -> Tuple[str, ...]:

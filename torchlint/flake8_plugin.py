@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+from dataclasses import replace
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -220,10 +221,11 @@ class TorchlintChecker:
         # none); first, since they widen what some rules match (a rule's
         # trigger words may include the project's subclasses of a class).
         resolver = TorchlintChecker._resolver
-        prepare_one_file(None if self.filename in ("-", "stdin") else Path(self.filename), resolver.for_path)
+        project = prepare_one_file(None if self.filename in ("-", "stdin") else Path(self.filename), resolver.for_path)
+        config = replace(config, project=project)
         # The rules' options can widen what they match, so the pre-check
         # runs under the file's settings, as in `torchlint check`.
-        if not could_match(summarize(self.tree, source), rules, config.options):
+        if not could_match(replace(summarize(self.tree, source), project=project), rules, config.options):
             return  # flake8 has parsed the file already: no syntax check needed
         for diagnostic in lint_source(source, self.filename, config):
             if diagnostic.code == PARSE_ERROR_CODE and not parse_errors:

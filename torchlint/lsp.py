@@ -21,7 +21,7 @@ import importlib
 from concurrent.futures import Future, ThreadPoolExecutor
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -341,7 +341,9 @@ class TorchlintServer:
             # The cross-file facts the command line sees for this file (the
             # modules it imports, read from disk): the editor agrees with
             # `torchlint check` and pre-commit.  An unsaved document has none.
-            prepare_one_file(config_path, resolver.for_path)
+            # Passed to this lint alone: a lint on the event loop and one on
+            # the worker thread each see their own document's index.
+            config = replace(config, project=prepare_one_file(config_path, resolver.for_path))
             diagnostics = (too_large,) if too_large else tuple(lint_source(text, name, config))
         except ConfigError as error:
             return f"torchlint: {error}"

@@ -13,7 +13,8 @@ from typing import Callable, Iterable, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis import project
+from torchlint.analysis.imports import absolute_import
+from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
 from torchlint.tree import dotted
 from torchlint.canonical import canonical as canonical
@@ -37,18 +38,23 @@ class ImportTable:
     traversal is in.
     """
 
-    def __init__(self, scopes: "Callable[[], Scopes]", path: Optional[str] = None) -> None:
+    def __init__(self, scopes: "Callable[[], Scopes]", path: Optional[str] = None,
+                 project: ProjectIndex = EMPTY) -> None:
         self._make_scopes = scopes
         self._path = path
         """The file's path: which package a relative star import (``from .utils import *``) is in."""
+        self._project = project
+        """The run's index: what a star import of a project module binds."""
         self._scopes: Optional[Scopes] = None
         self._stack: List[Scope] = []
         self._open: List[cst.CSTNode] = []
 
     @classmethod
-    def from_module(cls, module: cst.Module, path: Optional[str] = None) -> "ImportTable":
-        """The table of one module; its scopes are built on first use."""
-        return cls(lambda: Scopes(module), path)
+    def from_module(cls, module: cst.Module, path: Optional[str] = None,
+                    project: ProjectIndex = EMPTY) -> "ImportTable":
+        """The table of one module (in the run whose index is ``project``);
+        its scopes are built on first use."""
+        return cls(lambda: Scopes(module), path, project)
 
     @property
     def scopes(self) -> Scopes:
@@ -139,7 +145,7 @@ class ImportTable:
         if stars:
             return None
         # A project module's star import: what the project index says it binds by import.
-        index = project.current()
+        index = self._project
         found = {index.star_export(module, local) for module in map(self._absolute, others) if module} - {None}
         return found.pop() if len(found) == 1 else None
 
@@ -151,7 +157,7 @@ class ImportTable:
         if self._path is None:
             return None
         level = len(star) - len(star.lstrip("."))
-        return project.absolute_import(self._path, level, star[level:] or None)
+        return absolute_import(self._path, level, star[level:] or None)
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         """The public dotted name that ``expr`` refers to, or None if unknown."""

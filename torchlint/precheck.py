@@ -16,7 +16,10 @@ from __future__ import annotations
 import ast
 import warnings
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional, Set
+
+if TYPE_CHECKING:
+    from torchlint.analysis.index import ProjectIndex
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ class PrecheckFacts:
     tree: Optional[ast.AST] = field(default=None, compare=False, repr=False)
     """CPython's tree of the file, kept so that the analyses that read the
     file with ``ast`` (names mentioned) need not parse it again."""
+    project: "Optional[ProjectIndex]" = field(default=None, compare=False, repr=False)
+    """The run's cross-file index, when there is one (a rule's pre-check may
+    widen what it matches with it: the project's subclasses of a class)."""
 
     @property
     def imports_torch(self) -> bool:

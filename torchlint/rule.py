@@ -33,9 +33,10 @@ from typing import (
 import libcst as cst
 
 from torchlint.analysis import Analysis, Facts
+from torchlint.analysis.index import EMPTY, ProjectIndex
 
 if TYPE_CHECKING:
-    from torchlint.analysis.project import CallerQuery
+    from torchlint.analysis.queries import Query
     from torchlint.suppress import Use
 from torchlint.model import Applicability, Edit, Fix
 from torchlint.names import ImportTable
@@ -129,11 +130,13 @@ class FileContext:
     """The codes selected for this file (what a suppression comment may name)."""
     cell_starts: Tuple[Tuple[int, int], ...] = ()
     """For a notebook: (first line in the joined text, cell number) per cell."""
+    project: ProjectIndex = EMPTY
+    """The run's cross-file index (empty for a text linted on its own)."""
     facts: Facts = field(init=False)
     """The file's shared analyses, each built on first use."""
 
     def __post_init__(self) -> None:
-        self.facts = Facts(self.module, self.names, path=self.path, source=self.source,
+        self.facts = Facts(self.module, self.names, self.project, path=self.path, source=self.source,
                            python_tree=self.python_tree)
 
     def line_label(self, line: int) -> str:
@@ -224,33 +227,15 @@ class Rule:
     verification: ClassVar[Optional[VerificationSpec]] = None
     """For a rule with a fix: how `torchlint verify` checks it."""
     requires: ClassVar[FrozenSet[Analysis]] = frozenset()
-    """The shared analyses the rule reads (``self.facts.values``...); the
-    runner builds the cross-file index only when a rule lists ``PROJECT``.
-    File analyses are built on first use whatever this says."""
-    project_bases: ClassVar[Tuple[str, ...]] = ()
-    """With ``PROJECT``: the classes (dotted names) whose subclasses across
-    the project's files the rule asks about; only those are indexed."""
-    project_names: ClassVar[Tuple[str, ...]] = ()
-    """With ``PROJECT``: dotted names (``torch.compile``) the rule asks
-    whether any file of the run refers to (``self.facts.project.uses(name)``)."""
-    project_callers: ClassVar[Optional["CallerQuery"]] = None
-    """With ``PROJECT``: the module-level functions whose calls from other
-    modules the rule asks about (words that mark them); None: no calls indexed."""
-    project_keywords: ClassVar[Tuple[str, ...]] = ()
-    """With ``PROJECT``: keyword arguments (``persistent_workers``) whose use
-    by any call in the project's files the rule asks about (a suggestion
-    stays quiet where the project already makes its setting)."""
-    project_methods: ClassVar[Tuple[str, ...]] = ()
-    """With ``PROJECT``: method names (``zero_grad``) whose definitions in the
-    project's classes the rule asks about (``self.facts.project.method(...)``):
-    what a call of an imported class's method accepts."""
-    project_method_calls: ClassVar[Tuple[str, ...]] = ()
-    """With ``PROJECT``: method names (``half``) whose call on any value in
-    any of the project's files the rule asks about
-    (``self.facts.project.calls_method(name)``)."""
-    project_saves: ClassVar[bool] = False
-    """With ``PROJECT``: whether the rule asks where the project's files
-    ``torch.save`` whole objects (``self.facts.project.whole_saves``)."""
+    """The shared analyses the rule reads (``self.facts.values``...), for
+    the docs: file analyses are built on first use whatever this says, and
+    the cross-file index for what ``project_queries`` ask."""
+    project_queries: ClassVar[Tuple["Query", ...]] = ()
+    """What the rule asks across the run's files (:mod:`torchlint.analysis.queries`:
+    ``subclasses_of(...)``, ``callers_of(...)``, ``name_used(...)``,
+    ``keyword_passed(...)``, ``method_shapes(...)``, ``method_called(...)``,
+    ``summaries()``, ``whole_saves()``); the runner builds the index for what enabled rules ask,
+    and the rule reads the answers from ``self.facts.project``."""
     aliases: ClassVar[Tuple[str, ...]] = ()
     """Other tools' codes for what this rule reports (another linter's code
     may map to several rules); accepted wherever codes are."""

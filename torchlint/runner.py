@@ -7,12 +7,12 @@ import signal
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from torchlint.analysis import project
-from torchlint.analysis.project import CallerQuery
+from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.cache import Cache, EntryKey
 from torchlint.model import Diagnostic, parse_error
 from torchlint.settings import Settings
@@ -79,8 +79,9 @@ def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
         return shown, FileOutcome(shown, (parse_error(shown, str(error)),))
 
 
-def lint_file(path: Path, settings: Settings) -> FileOutcome:
-    """Read and lint one file; every failure becomes a TL000 diagnostic."""
+def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
+    """Read and lint one file (in the run whose index is ``project``); every
+    failure becomes a TL000 diagnostic."""
     from torchlint.engine import lint_source
     from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
     from torchlint.notebook import cell_sources, lint_notebook
@@ -92,13 +93,14 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
         return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
+        config = replace(settings.lint_config(path), project=project)
         if is_notebook(path):
-            diagnostics, notebook = lint_notebook(source.text, shown, settings.lint_config(path))
+            diagnostics, notebook = lint_notebook(source.text, shown, config)
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
         elif is_job_script(path, source.text):
-            diagnostics = lint_job_script(source.text, shown, settings.lint_config(path), path)
+            diagnostics = lint_job_script(source.text, shown, config, path)
         else:
-            diagnostics = lint_source(source.text, shown, settings.lint_config(path))
+            diagnostics = lint_source(source.text, shown, config)
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
@@ -108,8 +110,10 @@ def lint_file(path: Path, settings: Settings) -> FileOutcome:
     return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells)
 
 
-def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> FileOutcome:
-    """Fix one file in memory, and write it when ``write`` is set."""
+def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
+             write: bool) -> FileOutcome:
+    """Fix one file in memory (in the run whose index is ``project``), and
+    write it when ``write`` is set."""
     from torchlint.fixer import fix_text
     from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
     from torchlint.notebook import cell_sources, fix_notebook
@@ -121,14 +125,15 @@ def fix_file(path: Path, settings: Settings, *, unsafe: bool, write: bool) -> Fi
         return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
     cells: Optional[Dict[str, str]] = None
     try:
+        config = replace(settings.lint_config(path), project=project)
         if is_notebook(path):
-            _, result, notebook = fix_notebook(source.text, shown, settings.lint_config(path), unsafe=unsafe)
+            _, result, notebook = fix_notebook(source.text, shown, config, unsafe=unsafe)
             if notebook is not None and result.remaining:
                 cells = cell_sources(notebook, shown)
         elif is_job_script(path, source.text):
-            result = fix_job_script(source.text, shown, settings.lint_config(path), unsafe=unsafe, file=path)
+            result = fix_job_script(source.text, shown, config, unsafe=unsafe, file=path)
         else:
-            result = fix_text(source.text, shown, settings.lint_config(path), unsafe=unsafe)
+            result = fix_text(source.text, shown, config, unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
     # A job script's findings also depend on the code it launches: never cached.
@@ -148,17 +153,6 @@ def _defer_writes() -> None:
     """In a worker started without fork: leave writing to the parent."""
     global _deferred_writes
     _deferred_writes = True
-
-
-def _worker_setup(index: "project.ProjectIndex") -> Callable[[], None]:
-    """What each worker does first: leave writing to the parent and use the
-    run's project index (a spawned worker does not inherit either)."""
-
-    def setup() -> None:
-        _defer_writes()
-        project.install(index)
-
-    return setup
 
 
 def commit(outcome: FileOutcome) -> FileOutcome:
@@ -245,55 +239,49 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
-                    cache: Optional[Cache] = None) -> None:
-    """Build the cross-file index once, before linting, if an enabled rule
-    asks for it (:attr:`Analysis.PROJECT`); ``cache`` keeps each file's part."""
+                    cache: Optional[Cache] = None) -> ProjectIndex:
+    """The cross-file index of a run, built once before linting for what the
+    enabled rules ask (their ``project_queries``); ``cache`` keeps each
+    file's part.  The caller passes it to every file's lint."""
+    from torchlint.analysis.queries import build
+
     distinct = {id(settings): settings for settings in map(settings_for, files)}
-    needs = [
-        info.project
+    queries = [
+        query
         for settings in distinct.values()
         for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
-        if info.project is not None
+        for query in info.queries
     ]
-    bases = {base for need in needs for base in need.bases}
-    callers = CallerQuery()
-    for need in needs:
-        callers = callers.merged(CallerQuery(need.caller_modules, need.caller_functions))
-    names = {name for need in needs for name in need.names}
-    keywords = {keyword for need in needs for keyword in need.keywords}
-    methods = {method for need in needs for method in need.methods}
-    method_calls = {method for need in needs for method in need.method_calls}
-    project.prepare(files, bases, callers, cache, names, keywords, methods, method_calls,
-                    saves=any(need.saves for need in needs))
+    return build(files, queries, cache)
 
 
-def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> None:
+def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
     """The index a run over just this file builds (the project modules it
     imports are read from disk): for the editor and flake8, which lint one
     file at a time and should agree with ``torchlint check``.  Text with no
     file behind it gets the empty index."""
     if path is None or not is_regular_file(path):  # an editor's buffer may have any name
-        project.install(project.EMPTY)
-    else:
-        prepare_project([path], settings_for)
+        return EMPTY
+    return prepare_project([path], settings_for)
 
 
-def entry_key(shown: str, digest: str, settings: Settings, path: Path) -> EntryKey:
+def entry_key(shown: str, digest: str, settings: Settings, path: Path, project: ProjectIndex) -> EntryKey:
     """The cache key of one file's findings: its bytes, its configuration,
     and the facts of the project index that concern it, when there is one."""
-    index = project.current()
-    facts = "" if index is project.EMPTY else index.fingerprint_for(shown)
+    facts = "" if project is EMPTY else project.fingerprint_for(shown)
     return EntryKey(shown, digest, facts, settings.cache_fingerprint(path))
 
 
 def run_files(
     files: Sequence[Path],
     settings_for: Callable[[Path], Settings],
-    work: Callable[[Path, Settings], FileOutcome],
+    work: Callable[..., FileOutcome],
     *,
     jobs: int = 1,
+    project: ProjectIndex = EMPTY,
 ) -> List[FileOutcome]:
-    """Apply ``work`` to each file; in ``jobs`` processes when that pays off.
+    """Apply ``work`` to each file (``work(path, settings, project)``); in
+    ``jobs`` processes when that pays off.
 
     The result is in the order of ``files`` whatever the job count.  A worker
     that dies costs a TL000 for the file it was on; the other files are
@@ -304,6 +292,8 @@ def run_files(
         return []
     tasks = [(path, settings_for(path)) for path in files]
     results: Dict[int, FileOutcome] = {}
+    # The index travels with the work (pickled once per worker), not through module state.
+    bound = partial(work, project=project) if project is not EMPTY else work
 
     from torchlint.pool import Died, run_pool  # only runs that lint files need workers
 
@@ -318,15 +308,14 @@ def run_files(
         with _writes_deferred():
             if jobs <= 1 or len(tasks) < 2 * jobs:
                 for index, (path, settings) in enumerate(tasks):
-                    done(index, work(path, settings))
+                    done(index, bound(path, settings))
             else:
                 big = [i for i, (path, _) in enumerate(tasks) if _size(path) >= BIG_FILE_BYTES]
                 small = sorted(set(range(len(tasks))) - set(big))
-                setup = _worker_setup(project.current())
-                run_pool(work, [tasks[i] for i in small], jobs, lambda i, r: done(small[i], r), setup)
+                run_pool(bound, [tasks[i] for i in small], jobs, lambda i, r: done(small[i], r), _defer_writes)
                 # The pool has exited (and freed what it held) before the big
                 # trees are built, one at a time in a fresh process.
-                run_pool(work, [tasks[i] for i in big], 1, lambda i, r: done(big[i], r), setup)
+                run_pool(bound, [tasks[i] for i in big], 1, lambda i, r: done(big[i], r), _defer_writes)
     except KeyboardInterrupt as interrupt:
         number = signal.SIGTERM if isinstance(interrupt, _Terminated) else signal.SIGINT
         written = tuple(results[i].path for i in sorted(results) if results[i].written)
@@ -337,7 +326,7 @@ def run_files(
 def cached_run(
     files: Sequence[Path],
     settings_for: Callable[[Path], Settings],
-    work: Callable[[Path, Settings], FileOutcome],
+    work: Callable[..., FileOutcome],
     *,
     cache: Optional[Cache],
     jobs: int = 1,
@@ -348,28 +337,29 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
     """
-    prepare_project(files, settings_for, cache)
+    project = prepare_project(files, settings_for, cache)
     if cache is None:
-        return run_files(files, settings_for, work, jobs=jobs)
+        return run_files(files, settings_for, work, jobs=jobs, project=project)
     results: Dict[int, FileOutcome] = {}
     keys: Dict[int, EntryKey] = {}
     misses: List[int] = []
     for index, path in enumerate(files):
-        hit = _from_cache(path, settings_for(path), cache)
+        hit = _from_cache(path, settings_for(path), cache, project)
         if hit is not None and reusable(hit[0].diagnostics):
             results[index] = hit[0]
             continue
         if hit is not None:
             keys[index] = hit[1]
         misses.append(index)
-    computed = run_files([files[i] for i in misses], settings_for, work, jobs=jobs)
+    computed = run_files([files[i] for i in misses], settings_for, work, jobs=jobs, project=project)
     for index, outcome in zip(misses, computed):
         results[index] = outcome
         if outcome.digest is None or any(_is_internal(d) for d in outcome.diagnostics):
             continue
         if outcome.fixed is not None and outcome.fixed.changed:
             continue  # the findings belong to text that is no longer on disk
-        key = keys.get(index) or entry_key(outcome.path, outcome.digest, settings_for(files[index]), files[index])
+        key = keys.get(index) or entry_key(outcome.path, outcome.digest, settings_for(files[index]), files[index],
+                                           project)
         cache.put(key, outcome.diagnostics)
     return [results[index] for index in range(len(files))]
 
@@ -378,13 +368,14 @@ def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
 
 
-def _from_cache(path: Path, settings: Settings, cache: Cache) -> Optional[Tuple[FileOutcome, EntryKey]]:
+def _from_cache(path: Path, settings: Settings, cache: Cache,
+                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey]]:
     try:
         source = read_source(path)
     except SourceError:
         return None
     shown = display_path(path)
-    key = entry_key(shown, source.digest, settings, path)
+    key = entry_key(shown, source.digest, settings, path, project)
     diagnostics = cache.get(key)
     if diagnostics is None:
         return None

@@ -43,7 +43,12 @@ class DataLoaderWithoutWorkers(Rule):
     sixth positional argument) and calls that leave `num_workers` out, since
     its default is 0.  Calls whose `num_workers` is a variable or any other
     expression, and calls with a `**kwargs` argument that may carry it, are
-    left alone.
+    left alone.  A `**` of a dictionary whose keys are known counts as its
+    keywords (`kw = dict(batch_size=32); DataLoader(ds, **kw)`, the dict
+    assigned once and used only in `**` unpackings): without a
+    `num_workers` key the call is reported, with a fix that adds
+    `num_workers=`; a `num_workers=0` inside such a dict is reported
+    without a fix (the dict may serve other calls).
 
     ## Why is this bad?
     With no workers the training loop itself reads files, decodes images,
@@ -326,13 +331,14 @@ class DataLoaderWithoutWorkers(Rule):
             if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
                 self._training_arguments(fact)
             return
-        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
+        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version,
+                         self.facts.values.splatted)
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
         self._check(node, "num_workers", given.value if given is not None else None,
                     ("`DataLoader`", "the main process", ""), lambda: self._hint(node),
-                    lambda: self._spawn_problem(node, arguments))
+                    lambda: self._spawn_problem(node, arguments), "num_workers" in arguments.splatted)
 
     def _training_arguments(self, fact: FrameworkCall) -> None:
         """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
@@ -346,10 +352,11 @@ class DataLoaderWithoutWorkers(Rule):
 
     def _check(self, call: cst.Call, keyword: str, value: Optional[cst.BaseExpression],
                words: Tuple[str, str, str], hint: Callable[[], str],
-               withheld: Callable[[], Optional[str]] = lambda: None) -> None:
+               withheld: Callable[[], Optional[str]] = lambda: None, splatted: bool = False) -> None:
         """Report ``call`` when ``keyword`` is missing, 0 or below ``min-workers``; ``words``
         are the subject, the process that loads and a note on a missing value; ``withheld``
-        says why no fix may be offered (None: a fix may be)."""
+        says why no fix may be offered (None: a fix may be); ``splatted``: the value
+        comes from a ``**`` dict, which the fix leaves alone."""
         subject, process, default = words
         minimum = self.option("min-workers")
         count = _literal_int(value) if value is not None else None
@@ -369,7 +376,7 @@ class DataLoaderWithoutWorkers(Rule):
                 f"minimum ({minimum}); loading may not keep up with training"
             )
         fix = None
-        workers = self._workers(minimum)
+        workers = self._workers(minimum) if not splatted else None  # (a count in a dict others may share is not the fix's to change)
         reason = withheld()
         if reason is not None:
             message += f"; no fix is offered: {reason}"

@@ -10,12 +10,14 @@ import libcst as cst
 
 from torchlint import apidata
 from torchlint.analysis import Analysis
+from torchlint.analysis.queries import whole_saves
 from torchlint.analysis.saves import saves_of_module
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
 from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _LOAD = "torch.load"
 _WEIGHTS_ONLY_ADDED = TorchVersion(1, 13)
@@ -26,10 +28,6 @@ def _shown(path: str) -> str:
     """A path as a person reads it: relative to the working folder when under it."""
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     return relative if not relative.startswith("..") else path
-
-
-def _is_false(arg: cst.Arg) -> bool:
-    return isinstance(arg.value, cst.Name) and arg.value.value == "False"
 
 
 class UnsafeTorchLoad(Rule):
@@ -101,7 +99,7 @@ class UnsafeTorchLoad(Rule):
     options = {"audit": Option(False, "Also report explicit `weights_only=False` (every load that can run code).")}
     trigger_words = ("load",)
     requires = frozenset({Analysis.PROJECT})
-    project_saves = True
+    project_queries = (whole_saves(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -155,7 +153,7 @@ class UnsafeTorchLoad(Rule):
         weights_only = bound.argument("weights_only")
         audit = bool(self.option("audit"))
         if weights_only is not None:
-            if audit and _is_false(weights_only):
+            if audit and literal_bool(weights_only.value) is False:
                 self.report(node, "`torch.load(..., weights_only=False)` unpickles arbitrary objects, "
                                   "which can run code; load only files you trust")
             return

@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Mapping, Opti
 
 import libcst as cst
 
-from torchlint.analysis.project import MethodShape, absolute_import
+from torchlint.analysis.imports import absolute_import
+from torchlint.analysis.index import MethodShape
 from torchlint.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
 from torchlint.names import dotted
 
 if TYPE_CHECKING:
-    from torchlint.analysis.project import ProjectIndex
+    from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.values import Values
     from torchlint.names import ImportTable
 

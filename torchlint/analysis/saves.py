@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from torchlint.analysis.imports import Text, module_imports, parse_quietly, resolve
+from torchlint.analysis.store import Store, all_of, count, store_key
 
 _MODULE_NAMESPACES = ("torch.nn.", "torch.optim.", "torchvision.models.")
 _FUNCTIONS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torchvision.models.get_")
@@ -95,9 +99,7 @@ class _Saves:
             self._attributes.setdefault(target.attr, []).append(value)
 
     def _qualified(self, func: ast.expr) -> Optional[str]:
-        from torchlint.analysis.project import resolve_imported
-
-        return resolve_imported(func, self._imports)
+        return resolve(func, self._imports, {})
 
     def whole(self, expr: Optional[ast.expr], depth: int) -> Optional[FrozenSet[str]]:
         """Whether ``expr`` holds a whole object (or a container with one):
@@ -149,8 +151,6 @@ def _either(found: Iterable[Optional[FrozenSet[str]]]) -> Optional[FrozenSet[str
 def saves_of_module(tree: ast.Module, module: str = "__main__",
                     is_package: bool = False) -> List[Tuple[int, Tuple[str, ...]]]:
     """:func:`conditional_saves` of a module, its imports read as the project index reads them."""
-    from torchlint.analysis.project import module_imports
-
     return conditional_saves(tree, module_imports(tree, module, is_package))
 
 
@@ -158,4 +158,42 @@ CLASS_HEADER = re.compile(rb"(?m)^class[ \t]+(\w+)")
 """A module-level class statement: how the project's classes are found without parsing."""
 
 
-__all__ = ["CLASS_HEADER", "conditional_saves", "may_save", "saves_of_module", "whole_object_saves"]
+_SAVES_FORMAT = b"whole-saves-1"
+
+
+def project_saves(texts: Sequence[Text], store: Optional[Store],
+                  module_of: Callable[[Path], str]) -> Tuple[Tuple[str, int], ...]:
+    """:attr:`ProjectIndex.whole_saves` of the run's files.  A save of what
+    an imported callable returns counts when that callable is a module-level
+    class of one of the run's files.  Each file's saves are kept in
+    ``store``; a file without the word ``save`` is not parsed."""
+    modules: Dict[str, bytes] = {}
+    candidates: List[Tuple[str, int, Tuple[str, ...]]] = []
+    for path, data in texts:
+        module = module_of(path)
+        modules.setdefault(module, data)
+        if not may_save(data):
+            continue
+        key = store_key(path, data, module, None, _SAVES_FORMAT)
+        stored = store.get_facts(key) if store is not None else None
+        found: List[Tuple[int, Tuple[str, ...]]]
+        if isinstance(stored, list) and all(
+                isinstance(item, list) and len(item) == 2 and count(item[0]) and isinstance(item[1], list)
+                and all_of(str, *item[1]) for item in stored):
+            found = [(item[0], tuple(item[1])) for item in stored]
+        else:
+            tree = parse_quietly(data)
+            found = [] if tree is None else saves_of_module(tree, module, path.stem == "__init__")
+            if store is not None:
+                store.put_facts(key, [[line, list(names)] for line, names in found])
+        candidates.extend((str(path), line, names) for line, names in found)
+    classes: Set[str] = set()
+    for module in {name.rpartition(".")[0] for _, _, names in candidates for name in names}:
+        text = modules.get(module)
+        if text is not None:  # only the modules a save's condition names are read for classes
+            classes.update(f"{module}.{name.decode('utf-8', 'replace')}" for name in CLASS_HEADER.findall(text))
+    return tuple(sorted((path, line) for path, line, names in candidates
+                        if not names or any(name in classes for name in names)))
+
+
+__all__ = ["CLASS_HEADER", "conditional_saves", "may_save", "project_saves", "saves_of_module", "whole_object_saves"]
