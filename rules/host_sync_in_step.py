@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis import Analysis
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import STEP, may_train
+from torchlint.analysis.summaries import STEP
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
@@ -116,7 +116,7 @@ class HostSyncInStep(Rule):
         """A backward pass and one of the synchronising calls must appear."""
         return (
             facts.imports_torch
-            and may_train(facts)
+            and facts.may_train()
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )

@@ -9,7 +9,8 @@ from torchlint.model import Applicability, Edit
 from torchlint.precheck import PrecheckFacts
 from torchlint.registry import expand_selector
 from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity
-from torchlint.suppress import Directive, Use, entry_forms
+from torchlint.directives import Directive, Use
+from torchlint.suppress import entry_forms
 from torchlint.verification import Contract, VerificationSpec
 
 _QUICK = re.compile(r"noqa|torchlint:", re.IGNORECASE)

@@ -15,7 +15,8 @@ from typing import Iterator
 import pytest
 
 from torchlint import catalog
-from torchlint.catalog import RuleInfo, info_of, rule_infos, tool_fingerprint
+from torchlint.meta import RuleInfo
+from torchlint.catalog import info_of, rule_infos, tool_fingerprint
 from torchlint.registry import all_rules
 
 

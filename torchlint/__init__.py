@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional
 
-__version__ = "0.1.0"
+from torchlint.version import __version__ as __version__
 
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 

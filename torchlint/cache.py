@@ -53,7 +53,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
 
-from torchlint.catalog import OptionValue, tool_fingerprint as tool_fingerprint
+from torchlint.meta import OptionValue
+from torchlint.catalog import tool_fingerprint as tool_fingerprint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.sourcefile import read_at_most
 from torchlint.versions import FrameworkReleases, TorchVersion

@@ -10,70 +10,20 @@ files change.
 
 from __future__ import annotations
 
-import enum
 import hashlib
+import importlib
 import json
 import os
+import pkgutil
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
+from torchlint.meta import Option, RuleInfo, Severity
+
 if TYPE_CHECKING:
-    from torchlint.analysis.queries import Query
     from torchlint.rule import RuleClass
-
-OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
-
-
-class FixAvailability(str, enum.Enum):
-    """Whether a rule's findings come with a fix (per rule, like Ruff)."""
-
-    ALWAYS = "always"
-    SOMETIMES = "sometimes"
-    NONE = "none"
-
-
-class Severity(str, enum.Enum):
-    """How a finding is shown where tools grade them (GitHub annotations, SARIF).
-
-    ``ERROR`` for a defect; ``WARNING`` for advice whose right answer
-    depends on the machine or the project (a suggestion, not a bug).
-    """
-
-    ERROR = "error"
-    WARNING = "warning"
-
-
-@dataclass(frozen=True)
-class Option:
-    """A per-rule setting with its type, default and one-line description."""
-
-    default: OptionValue
-    description: str
-    minimum: Optional[int] = None
-    """The smallest value a numeric option accepts (checked when settings load)."""
-    words: Tuple[str, ...] = ()
-    """Strings a non-string option also accepts (``num-workers = "slurm"``)."""
-
-    @property
-    def kind(self) -> type:
-        """The Python type a configured value must have."""
-        return tuple if isinstance(self.default, tuple) else type(self.default)
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    """A rule's metadata, as the steps before parsing need it."""
-
-    code: str
-    name: str
-    aliases: Tuple[str, ...] = ()
-    default_enabled: bool = True
-    severity: Severity = Severity.ERROR
-    options: Mapping[str, Option] = field(default_factory=dict, compare=False)
-    queries: "Tuple[Query, ...]" = ()
-    """What the rule asks across files (``Rule.project_queries``)."""
 
 
 def info_of(rule: "RuleClass") -> RuleInfo:
@@ -82,22 +32,50 @@ def info_of(rule: "RuleClass") -> RuleInfo:
                     dict(rule.options), tuple(rule.project_queries))
 
 
+_PACKAGE_FOLDER = Path(__file__).resolve().parent
+"""torchlint's own folder: its modules, sub-packages and data."""
+
+
 @lru_cache(maxsize=1)
 def tool_fingerprint() -> str:
     """torchlint's version plus the size and mtime of its source files and data,
     sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
     so an edited rule invalidates the cache even without a version bump."""
-    import torchlint
-    import torchlint.rules
+    from torchlint.version import __version__
 
-    digest = hashlib.sha256(torchlint.__version__.encode())
-    for package in (torchlint, torchlint.rules):
-        folder = Path(package.__file__ or "").parent
+    digest = hashlib.sha256(__version__.encode())
+    rules = importlib.import_module("torchlint.rules")
+    for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
         for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
             info = path.stat()
             name = path.relative_to(folder).as_posix()
             digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> Tuple[RuleClass, ...]:
+    """Every rule, sorted by code."""
+    import torchlint.rules as package
+    from torchlint.rule import Rule
+
+    found: Dict[str, RuleClass] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value is not Rule
+                and value.__module__ == module.__name__
+                and hasattr(value, "code")
+            ):
+                if value.code in found and found[value.code] is not value:
+                    raise RuntimeError(f"two rules share the code {value.code}")
+                found[value.code] = value
+    return tuple(found[code] for code in sorted(found))
 
 
 _STORE_ENV = "TORCHLINT_CATALOG_DIR"
@@ -196,8 +174,6 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
             return _from_json(read_regular(entry, _MAX_STORE_BYTES).decode("utf-8"), fingerprint)
         except (SourceError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             pass
-    from torchlint.registry import all_rules
-
     infos = tuple(info_of(rule) for rule in all_rules())
     if entry is not None:
         _store(entry, _to_json(infos, fingerprint))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 import click
 
-from torchlint import __version__
+from torchlint.version import __version__
 from torchlint.discovery import discover
 from torchlint.model import Diagnostic, parse_error
 from torchlint.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name

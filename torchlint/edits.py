@@ -23,8 +23,17 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
 from torchlint.model import Edit, Position
-from torchlint.rule import Replacement
 from torchlint.target import requote_inserted_strings
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Swap one node of the parsed module for another node (what a rule's
+    fix request holds; turned into text edits here)."""
+
+    node: cst.CSTNode
+    new_node: cst.CSTNode
+
 
 # Characters libcst may leave out of its rendering; anything else missing
 # means the map cannot be trusted for edits.

@@ -26,7 +26,8 @@ from torchlint.rule import (
     RuleClass,
     TorchVersion,
 )
-from torchlint.suppress import Suppressions, Use, parse_suppressions
+from torchlint.directives import Suppressions, Use
+from torchlint.suppress import parse_suppressions
 from torchlint.target import DEFAULT_TARGET, PythonVersion
 from torchlint.tree import children
 from torchlint.versions import FrameworkReleases

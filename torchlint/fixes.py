@@ -43,7 +43,8 @@ import libcst as cst
 from torchlint.apidata import Signature
 from torchlint.arguments import BoundArguments, bind_positions
 from torchlint.names import ImportTable
-from torchlint.rule import Replacement, TorchVersion
+from torchlint.edits import Replacement
+from torchlint.rule import TorchVersion
 
 Gap = cst.BaseParenthesizableWhitespace
 Block = Union[cst.Module, cst.IndentedBlock]

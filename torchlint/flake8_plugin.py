@@ -42,7 +42,7 @@ from typing import (
     Type,
 )
 
-from torchlint import __version__
+from torchlint.version import __version__
 
 if TYPE_CHECKING:  # heavy imports stay out of flake8's start-up
     from torchlint.rule import RuleClass

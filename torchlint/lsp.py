@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from lsprotocol import types as lsp
 
-from torchlint import __version__
+from torchlint.version import __version__
 from torchlint.model import Applicability, Diagnostic, Edit
 
 if TYPE_CHECKING:

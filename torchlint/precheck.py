@@ -62,6 +62,17 @@ class PrecheckFacts:
         roots = set(packages)
         return any(name.split(".", 1)[0] in roots for name in self.imports)
 
+    def may_train(self) -> bool:
+        """Whether the file may run a training step: it mentions ``backward``,
+        or names or defines something that runs it elsewhere (a library
+        wrapper, another module's function, from the project's summaries)."""
+        if self.mentions(("backward",)):
+            return True
+        from torchlint.analysis.summaries import training_words
+
+        words = training_words(self.project.summaries if self.project is not None else None)
+        return self.mentions(words) or not self.functions.isdisjoint(words)
+
     def mentions(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is used as a name, an attribute or an imported name."""
         return not self.identifiers.isdisjoint(names)

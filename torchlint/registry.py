@@ -9,42 +9,16 @@ Lookups by selector, name or alias answer from the rules' metadata
 from __future__ import annotations
 
 import difflib
-import importlib
-import pkgutil
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.catalog import RuleInfo, Severity, rule_infos
+from torchlint.meta import RuleInfo, Severity
+from torchlint.catalog import all_rules as all_rules, rule_infos
 from torchlint.model import PARSE_ERROR_CODE as PARSE_ERROR_CODE, PARSE_ERROR_NAME as PARSE_ERROR_NAME
 
 if TYPE_CHECKING:
     from torchlint.rule import RuleClass
-
-
-@lru_cache(maxsize=1)
-def all_rules() -> Tuple[RuleClass, ...]:
-    """Every rule, sorted by code."""
-    import torchlint.rules as package
-    from torchlint.rule import Rule
-
-    found: Dict[str, RuleClass] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, Rule)
-                and value is not Rule
-                and value.__module__ == module.__name__
-                and hasattr(value, "code")
-            ):
-                if value.code in found and found[value.code] is not value:
-                    raise RuntimeError(f"two rules share the code {value.code}")
-                found[value.code] = value
-    return tuple(found[code] for code in sorted(found))
 
 
 def _as_name(key: str) -> str:

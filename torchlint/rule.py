@@ -37,12 +37,13 @@ from torchlint.analysis.index import EMPTY, ProjectIndex
 
 if TYPE_CHECKING:
     from torchlint.analysis.queries import Query
-    from torchlint.suppress import Use
+    from torchlint.directives import Use
+from torchlint.edits import Replacement as Replacement
 from torchlint.model import Applicability, Edit, Fix
 from torchlint.names import ImportTable
 from torchlint.precheck import PrecheckFacts
 from torchlint.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
-from torchlint.catalog import FixAvailability as FixAvailability, Option as Option, OptionValue as OptionValue, Severity as Severity
+from torchlint.meta import FixAvailability as FixAvailability, Option as Option, OptionValue as OptionValue, Severity as Severity
 from torchlint.versions import CURRENT_TORCH as CURRENT_TORCH, TorchRange as TorchRange, TorchVersion as TorchVersion
 from torchlint.versions import FrameworkReleases, Release
 
@@ -70,14 +71,6 @@ class Example:
     frameworks: Mapping[str, str] = field(default_factory=dict)
     """Framework releases the example targets, by framework (``{"lightning": "1.9"}``;
     others: their newest)."""
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """Swap one node of the parsed module for another node."""
-
-    node: cst.CSTNode
-    new_node: cst.CSTNode
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from torchlint.catalog import OptionValue, RuleInfo, rule_infos
+from torchlint.meta import OptionValue, RuleInfo
+from torchlint.catalog import rule_infos
 from torchlint.sourcefile import ceiling_directories
 from torchlint.registry import expand_selector, info_by_code_or_name, rule_class, suggest
 from torchlint.versions import (

@@ -37,10 +37,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
-
-if TYPE_CHECKING:
-    from torchlint.rule import RuleClass
+from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
 
 MEASURED_FILE = "measured.json"
 """A rule package's last recorded `torchlint verify` row (``torchlint verify --record``)."""
@@ -131,13 +128,24 @@ class VerificationSpec:
     expected, and exits 0."""
 
 
-def rule_directory(rule: "RuleClass") -> Path:
+class Verifiable(Protocol):
+    """What these functions read of a rule class: its module (where its
+    files live) and its spec.  A protocol, so that specs know nothing of the
+    rule base that holds them."""
+
+    __module__: str
+
+    @property
+    def verification(self) -> Optional[VerificationSpec]: ...
+
+
+def rule_directory(rule: "Verifiable") -> Path:
     """The folder of the rule's module: its package, where its files live."""
     module = sys.modules[rule.__module__]
     return Path(str(module.__file__)).resolve().parent
 
 
-def program_paths(rule: "RuleClass") -> Tuple[Path, ...]:
+def program_paths(rule: "Verifiable") -> Tuple[Path, ...]:
     """The rule's verification programs that exist, in the order declared."""
     spec = rule.verification
     if spec is None:
@@ -154,7 +162,7 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def contract_of(rule: Optional["RuleClass"]) -> Contract:
+def contract_of(rule: Optional["Verifiable"]) -> Contract:
     """The rule's contract, or the generic "close" contract."""
     if rule is None or rule.verification is None:
         return GENERIC_CONTRACT
@@ -187,11 +195,11 @@ class Measured:
                    str(data.get("target", "")))
 
 
-def measured_path(rule: "RuleClass") -> Path:
+def measured_path(rule: "Verifiable") -> Path:
     return rule_directory(rule) / MEASURED_FILE
 
 
-def read_measured(rule: "RuleClass") -> Optional[Measured]:
+def read_measured(rule: "Verifiable") -> Optional[Measured]:
     """The rule's recorded row, or None when there is none (or it is unreadable)."""
     if rule.verification is None:
         return None
@@ -202,7 +210,7 @@ def read_measured(rule: "RuleClass") -> Optional[Measured]:
         return None
 
 
-def write_measured(rule: "RuleClass", measured: Measured) -> Path:
+def write_measured(rule: "Verifiable", measured: Measured) -> Path:
     """Record a row in the rule's package; returns the file written."""
     path = measured_path(rule)
     path.write_text(json.dumps(measured.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

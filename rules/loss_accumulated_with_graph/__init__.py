@@ -7,7 +7,6 @@ from typing import FrozenSet, Iterator, Mapping, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import may_train
 from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
@@ -123,7 +122,7 @@ class LossAccumulatedWithGraph(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A backward pass in the file, or a call of something that runs one
         (a library wrapper such as timm's loss scaler, another module's step)."""
-        return may_train(facts)
+        return facts.may_train()
 
     valid = (
         (

@@ -18,7 +18,8 @@ from torchlint.jobscript.rule import JobFinding, JobScriptRule
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.names import ImportTable
 from torchlint.rule import FileContext
-from torchlint.suppress import NextCodeLine, Suppressions, split_lines, suppressions_from
+from torchlint.directives import Suppressions
+from torchlint.suppress import NextCodeLine, split_lines, suppressions_from
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 

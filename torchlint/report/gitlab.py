@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from torchlint.catalog import Severity
+from torchlint.meta import Severity
 from torchlint.model import Diagnostic
 from torchlint.registry import severity_of
 from torchlint.report.context import ReportContext

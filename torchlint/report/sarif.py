@@ -48,13 +48,13 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 
 def driver(rules: List[JsonObject]) -> JsonObject:
     """``tool.driver``: name, version, home page (when packaged with one) and rules."""
-    import torchlint
+    from torchlint.version import __version__
 
     described: JsonObject = {"name": "torchlint"}
     uri = _information_uri()
     if uri:
         described["informationUri"] = uri
-    described.update({"version": torchlint.__version__, "rules": rules})
+    described.update({"version": __version__, "rules": rules})
     return described
 
 

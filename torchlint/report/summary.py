@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence
 
-from torchlint.catalog import Severity
+from torchlint.meta import Severity
 from torchlint.model import Applicability, Diagnostic
 from torchlint.report.context import ReportContext
 from torchlint.report.style import BOLD, GREEN, Style
