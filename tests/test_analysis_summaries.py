@@ -15,7 +15,7 @@ from torchlint.analysis.queries import build, index_of_sources, summaries
 from torchlint.analysis.summaries import (
     _from_json, _to_json, link, summarize_file, summarize_sources, summarize_tree,
 )
-from torchlint.apidata import DataError, read_wrappers, wrappers
+from torchlint.ruleapi.apidata import DataError, read_wrappers, wrappers
 
 PROJECT = {
     "utils": '''

@@ -1,5 +1,7 @@
-"""The layout's promises that code can check: the analysis package imports
-one way, and there is no index of "the current run" kept in a module."""
+"""The layout's promises that code can check: the core imports one way (no
+circle, counting imports inside functions and under ``TYPE_CHECKING``), the
+top level holds few modules, and there is no index of "the current run" kept
+in a module."""
 
 from __future__ import annotations
 
@@ -19,14 +21,15 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imported(tree: ast.Module, module: str, is_package: bool) -> Set[str]:
+def _imported(tree: ast.Module, module: str, is_package: bool, typing_too: bool = False) -> Set[str]:
     """Every torchlint module a module imports, at any depth (inside
-    functions too), but not under ``if TYPE_CHECKING:``."""
+    functions too); under ``if TYPE_CHECKING:`` only with ``typing_too``."""
     found: Set[str] = set()
     pending: List[ast.AST] = [tree]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        if (not typing_too and isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
             pending.extend(node.orelse)
             continue
         if isinstance(node, ast.Import):
@@ -43,13 +46,13 @@ def _imported(tree: ast.Module, module: str, is_package: bool) -> Set[str]:
     return {name for name in found if name.startswith("torchlint")}
 
 
-def _graph(modules: Set[str]) -> Dict[str, Set[str]]:
+def _graph(modules: Set[str], typing_too: bool = False) -> Dict[str, Set[str]]:
     graph: Dict[str, Set[str]] = {}
     for path in PACKAGE.rglob("*.py"):
         module = _module(path)
         if module in modules:
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            graph[module] = _imported(tree, module, path.name == "__init__.py") & modules - {module}
+            graph[module] = _imported(tree, module, path.name == "__init__.py", typing_too) & modules - {module}
     return graph
 
 
@@ -81,11 +84,28 @@ def _cycle(graph: Dict[str, Set[str]]) -> List[str]:
 
 
 def test_the_analysis_package_and_the_import_table_import_one_way() -> None:
-    """No circle among torchlint.analysis.* and torchlint.names (names.py and
+    """No circle among torchlint.analysis.* and torchlint.analysis.names (names.py and
     analysis/project.py imported each other before)."""
-    modules = {_module(p) for p in (PACKAGE / "analysis").rglob("*.py")} | {"torchlint.names"}
+    modules = {_module(p) for p in (PACKAGE / "analysis").rglob("*.py")} | {"torchlint.analysis.names"}
     modules.discard("torchlint.analysis")  # the package's lazy facade, imported by what it re-exports
     assert _cycle(_graph(modules)) == []
+
+
+def test_the_core_has_no_import_circle() -> None:
+    """No circle among all of torchlint's modules, counting imports inside
+    functions and under ``TYPE_CHECKING`` (the rule base, the catalog, the
+    registry, the specs and the edits imported each other before, and so did
+    the settings, the cache and the engine).  The rules (``torchlint.rules``,
+    loaded as plugins by the catalog) are outside the core."""
+    modules = {_module(p) for p in PACKAGE.rglob("*.py")}
+    assert _cycle(_graph(modules, typing_too=True)) == []
+
+
+def test_the_top_level_holds_few_modules() -> None:
+    """The top level is the public API and what every room shares; the rest
+    lives in folders named for what they do."""
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(modules) <= 12, modules
 
 
 def test_the_cycle_finder_finds_a_circle() -> None:

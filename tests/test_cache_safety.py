@@ -14,8 +14,8 @@ import pytest
 
 from conftest import run_in_process
 
-from torchlint.cache import Cache, EntryKey
-from torchlint.runner import cached_run, lint_file
+from torchlint.lint.cache import Cache, EntryKey
+from torchlint.lint.runner import cached_run, lint_file
 from torchlint.settings import Settings
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"

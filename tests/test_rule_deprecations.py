@@ -7,13 +7,13 @@ from typing import Dict, List
 
 import pytest
 
-from torchlint import apidata
-from torchlint.apidata import Deprecation, FixKind
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.ruleapi import apidata
+from torchlint.ruleapi.apidata import Deprecation, FixKind
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
-from torchlint.rule import TorchVersion
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.rule import TorchVersion
 from torchlint.rules._deprecated_api import is_amp, replacement_since
 from torchlint.rules.deprecated_torch_api.replacers import REPLACERS
 

@@ -8,7 +8,7 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
+from torchlint.ruleapi.registry import by_code_or_name
 from torchlint.settings import Settings
 
 CURRENT = Settings(select=("TL302",))

@@ -6,7 +6,7 @@ import textwrap
 from typing import List
 
 import torchlint
-from torchlint.registry import by_code_or_name
+from torchlint.ruleapi.registry import by_code_or_name
 from torchlint.settings import Settings
 
 SETTINGS = Settings(select=("TL401",))

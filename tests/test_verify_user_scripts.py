@@ -26,7 +26,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     torch = pytest.importorskip("torch")
 
-from torchlint.registry import by_code_or_name  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import sandbox, scratch  # noqa: E402
 from torchlint.verify.results import (  # noqa: E402
     EQUIVALENT,

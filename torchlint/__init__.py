@@ -19,7 +19,7 @@ from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 
 if TYPE_CHECKING:
     from torchlint.analysis.index import ProjectIndex
-    from torchlint.fixer import FixResult
+    from torchlint.lint.fixer import FixResult
     from torchlint.settings import Settings
 
 
@@ -32,7 +32,7 @@ def check_source(
     (``torchlint.analysis.queries.build``), none by default."""
     from dataclasses import replace
 
-    from torchlint.engine import lint_source
+    from torchlint.lint.engine import lint_source
     from torchlint.settings import Settings
 
     settings = settings or Settings()
@@ -51,7 +51,7 @@ def fix_source(
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
     from dataclasses import replace
 
-    from torchlint.fixer import fix_text
+    from torchlint.lint.fixer import fix_text
     from torchlint.settings import Settings
 
     settings = settings or Settings()
@@ -63,7 +63,7 @@ def __getattr__(name: str) -> Any:
     """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
     which plugins loaded by other tools (flake8) should not pay for."""
     if name == "FixResult":
-        from torchlint.fixer import FixResult
+        from torchlint.lint.fixer import FixResult
 
         return FixResult
     if name == "Settings":

@@ -10,10 +10,10 @@ from torchlint.analysis.queries import summaries
 from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOSS_FUNCTIONS: FrozenSet[str] = frozenset({

@@ -10,16 +10,16 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.engine import LintConfig
-from torchlint.fixer import FixResult, MAX_PASSES, apply_edits, select_fixes
+from torchlint.lint.engine import LintConfig
+from torchlint.lint.fixer import FixResult, MAX_PASSES, apply_edits, select_fixes
 from torchlint.jobscript.model import JobScript
 from torchlint.jobscript.parse import SUFFIXES, has_directives, parse_job_script
 from torchlint.jobscript.rule import JobFinding, JobScriptRule
 from torchlint.model import Diagnostic, Edit, Fix, Position
-from torchlint.names import ImportTable
-from torchlint.rule import FileContext
-from torchlint.directives import Suppressions
-from torchlint.suppress import NextCodeLine, split_lines, suppressions_from
+from torchlint.analysis.names import ImportTable
+from torchlint.ruleapi.rule import FileContext
+from torchlint.ruleapi.directives import Suppressions
+from torchlint.lint.suppress import NextCodeLine, split_lines, suppressions_from
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 

@@ -32,7 +32,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     folder, verify_args = Path(args[0]), args[1:]
     where = {"slurm_job_id": os.environ.get("SLURM_JOB_ID", ""), "node": socket.gethostname(), "gpu": _gpus()}
     (folder / "slurm.json").write_text(json.dumps(where) + "\n", encoding="utf-8")
-    from torchlint.cli import main as torchlint_main
+    from torchlint.interfaces.cli import main as torchlint_main
 
     try:
         torchlint_main(["verify", *verify_args, "--json", str(folder / "report.json"),

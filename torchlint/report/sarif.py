@@ -9,12 +9,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from torchlint.model import Diagnostic, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
+from torchlint.ruleapi.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.fingerprint import fingerprints
 from torchlint.report.json import dumps
 from torchlint.report.source import cell_position, edit_range, file_range, token_edits
-from torchlint.rule import FixAvailability, RuleClass
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
 
 JsonObject = Dict[str, Any]
 

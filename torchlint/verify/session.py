@@ -23,10 +23,10 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set,
 import torch
 
 import torchlint
-from torchlint.registry import all_rules, by_code_or_name
-from torchlint.rule import FixAvailability, RuleClass
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
 from torchlint.settings import Settings
-from torchlint.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
+from torchlint.ruleapi.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Checker, CheckResult, Context, check_for, rng_shift
 from torchlint.verify.capture import difference
 from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
