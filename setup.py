@@ -6,7 +6,7 @@ from pathlib import Path
 
 from setuptools import setup
 
-_CORE = ["torchlint", "torchlint.analysis", "torchlint.data", "torchlint.files", "torchlint.interfaces",
+_CORE = ["torchlint", "torchlint.analysis", "torchlint.data", "torchlint.source", "torchlint.interfaces",
          "torchlint.jobscript", "torchlint.lint", "torchlint.report", "torchlint.ruleapi", "torchlint.verify",
          "torchlint.rules"]
 

@@ -32,7 +32,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torchlint
 from torchlint.ruleapi.registry import all_rules, by_alias
-from torchlint.settings import Settings, settings_from_table
+from torchlint.lint.settings import Settings, settings_from_table
 
 _EXPECTED = re.compile(r"^(?P<line>\d+):(?P<col>\d+) (?P<code>TOR\d{3}) (?P<message>.*)$")
 

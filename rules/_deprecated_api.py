@@ -14,8 +14,8 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
-from torchlint.ruleapi.apidata import Deprecation
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation
 from torchlint.ruleapi.fixes import dotted_expression, spell
 from torchlint.analysis.names import ImportTable, dotted
 from torchlint.ruleapi.rule import TorchVersion

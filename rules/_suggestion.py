@@ -23,10 +23,10 @@ from torchlint.analysis.frameworks import FrameworkCall, packages
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
-from torchlint.ruleapi.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import FileContext, FixRequest, OptionValue, Rule, Severity
 
 

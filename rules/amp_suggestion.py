@@ -7,7 +7,7 @@ from typing import List
 from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
 from torchlint.analysis.queries import method_called, name_used
 from torchlint.analysis.workload import Workload
-from torchlint.ruleapi.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 import libcst as cst

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.ruleapi.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion

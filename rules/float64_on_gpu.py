@@ -12,7 +12,7 @@ from torchlint.analysis.cells import CellOrder
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.values import ValueKind
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, OptionValue, Rule, Severity
 
 _FLOAT64 = "float64"

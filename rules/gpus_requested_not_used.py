@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchlint.ruleapi.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.jobscript.model import JobScript
 from torchlint.jobscript.rule import JobScriptRule
 from torchlint.ruleapi.rule import Example, TorchRange

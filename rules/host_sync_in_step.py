@@ -15,7 +15,7 @@ from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
 from torchlint.analysis.values import ValueKind
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, innermost_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})

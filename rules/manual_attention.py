@@ -8,9 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
-from torchlint.ruleapi.tree import children
+from torchlint.source.tree import children
 
 _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
     "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",

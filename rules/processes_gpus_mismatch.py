@@ -8,7 +8,7 @@ from torchlint.jobscript.facts import CodeFacts
 from torchlint.jobscript.model import JobScript, Launch, Launcher
 from torchlint.jobscript.rule import JobScriptRule
 from torchlint.ruleapi.rule import Example, TorchRange
-from torchlint.ruleapi.versions import Release
+from torchlint.data.versions import Release
 
 _DDP = """\
 import os

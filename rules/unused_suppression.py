@@ -6,7 +6,7 @@ import re
 from typing import List, Mapping, Optional, Tuple
 
 from torchlint.model import Applicability, Edit
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.registry import expand_selector
 from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, Severity
 from torchlint.ruleapi.directives import Directive, Use

@@ -24,7 +24,7 @@ def run_in_process(
     """
     from click.testing import CliRunner
 
-    from torchlint import settings
+    from torchlint.lint import settings
     from torchlint.interfaces import cli
 
     settings.clear_detection_caches()

@@ -6,7 +6,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Facts
 from torchlint.ruleapi.fixes import bind
 

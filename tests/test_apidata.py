@@ -11,8 +11,8 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import pytest
 
-from torchlint.ruleapi import apidata
-from torchlint.ruleapi.apidata import CheckMethod, DataError, FixKind, Signature
+from torchlint.data import apidata
+from torchlint.data.apidata import CheckMethod, DataError, FixKind, Signature
 from torchlint.model import Applicability
 from torchlint.ruleapi.rule import TorchVersion
 

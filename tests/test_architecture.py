@@ -101,6 +101,52 @@ def test_the_core_has_no_import_circle() -> None:
     assert _cycle(_graph(modules, typing_too=True)) == []
 
 
+# The rooms from the bottom up: a module may import its own room and the rooms below it.
+ROOMS = ["model", "version", "data", "source", "analysis", "ruleapi", "jobscript", "report", "lint",
+         "interfaces", "verify"]
+LEVEL = {"model": 0, "version": 0, "data": 1, "source": 2, "analysis": 3, "ruleapi": 4, "jobscript": 5,
+         "report": 5, "lint": 6, "interfaces": 7, "verify": 8}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _upward_imports(graph: Dict[str, Set[str]]) -> List[str]:
+    """Each import from a room to one above it (the package's own ``__init__``, the
+    public API over everything, is left out)."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        if module == "torchlint" or module == "torchlint.__main__":
+            continue
+        for other in sorted(imported):
+            if other == "torchlint":
+                found.append(f"{module} -> {other}")
+            elif LEVEL.get(_room(other), -1) > LEVEL.get(_room(module), 99):
+                found.append(f"{module} -> {other}")
+    return found
+
+
+def test_every_module_lives_in_a_room_of_the_order() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        room = _room(_module(path))
+        assert room in LEVEL or room in ("", "__main__"), f"{path}: room {room!r} has no place in ROOMS"
+    assert set(ROOMS) == set(LEVEL)
+
+
+def test_rooms_import_only_rooms_below_them() -> None:
+    """data < source < analysis < ruleapi < jobscript, report < lint < interfaces < verify
+    (ARCHITECTURE.md, "Rooms"); only the package's ``__init__`` (the public API) stands above them all."""
+    modules = {_module(p) for p in PACKAGE.rglob("*.py")}
+    assert _upward_imports(_graph(modules, typing_too=True)) == []
+
+
+def test_the_room_order_check_finds_an_upward_import() -> None:
+    graph = {"torchlint.source.edits": {"torchlint.lint.engine"}, "torchlint.lint.engine": {"torchlint.source.edits"}}
+    assert _upward_imports(graph) == ["torchlint.source.edits -> torchlint.lint.engine"]
+
+
 def test_the_top_level_holds_few_modules() -> None:
     """The top level is the public API and what every room shares; the rest
     lives in folders named for what they do."""

@@ -13,7 +13,7 @@ from conftest import run_in_process
 from torchlint.lint.cache import Cache
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.lint.runner import cached_run, lint_file, run_files
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

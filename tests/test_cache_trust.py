@@ -23,7 +23,7 @@ from hostile_support import cli_in_child
 
 from torchlint.lint.cache import Cache, EntryKey
 from torchlint.lint.runner import FileOutcome, cached_run, lint_file
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SECRET = b"the victim's private notes\n"

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from torchlint.ruleapi import fixes
-from torchlint.ruleapi.apidata import CheckMethod, Parameter, Signature
+from torchlint.data.apidata import CheckMethod, Parameter, Signature
 from torchlint.lint.engine import LintConfig
 from torchlint.lint.fixer import fix_text
 from torchlint.model import Applicability

@@ -226,7 +226,7 @@ WORKER_DEATH = """
 import os, signal, sys
 from pathlib import Path
 from torchlint.lint.runner import lint_file, run_files
-from torchlint.settings import SettingsResolver
+from torchlint.lint.settings import SettingsResolver
 
 def work(path, settings):
     if path.name == "bad.py":

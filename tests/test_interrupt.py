@@ -104,7 +104,7 @@ def test_a_signal_during_a_write_still_reports_the_file(
     noted it.  The file is on disk, so the report must name it, and the run
     must still stop there."""
     from torchlint.lint import runner
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
 
     files = [tmp_path / f"f{number}.py" for number in range(3)]
     for path in files:

@@ -15,7 +15,7 @@ from conftest import run_in_process
 
 from torchlint.lint.engine import LintConfig
 from torchlint.jobscript import parse_job_script
-from torchlint.jobscript.lint import fix_job_script, lint_job_script
+from torchlint.lint.jobscripts import fix_job_script, lint_job_script
 from torchlint.ruleapi.registry import by_code_or_name
 
 

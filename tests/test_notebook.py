@@ -23,7 +23,7 @@ from torchlint.lint.engine import LintConfig, lint_source
 from torchlint.lint.fixer import fix_text
 from torchlint.model import Edit
 from torchlint.lint.notebook import fix_notebook, lint_notebook, load
-from torchlint.files.notebook_magics import apply_masks, mask_magics
+from torchlint.source.notebook_magics import apply_masks, mask_magics
 from torchlint.ruleapi.registry import all_rules
 
 hypothesmith = pytest.importorskip("hypothesmith")

@@ -15,7 +15,7 @@ from typing import Any, Dict, List
 import pytest
 
 from torchlint.model import Diagnostic
-from torchlint.files.parsing import LIMITS, measure, parse_module
+from torchlint.source.parsing import LIMITS, measure, parse_module
 
 FINDING = "import torch.nn as nn\nm = nn.DataParallel(n)\n"  # TL501, so linting really runs
 

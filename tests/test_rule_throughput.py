@@ -15,7 +15,7 @@ from torchlint.analysis.queries import build, name_used
 from torchlint.analysis.mentions import names_used, used_anywhere
 from torchlint.interfaces.cli import main
 from torchlint.lint.engine import lint_source
-from torchlint.settings import settings_from_table
+from torchlint.lint.settings import settings_from_table
 
 TRAIN = textwrap.dedent(
     """

@@ -10,7 +10,7 @@ import pytest
 import torchlint
 from torchlint.model import Applicability, Diagnostic
 from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.settings import Settings, settings_from_table
+from torchlint.lint.settings import Settings, settings_from_table
 
 ONLY = Settings(select=("TL101",))
 

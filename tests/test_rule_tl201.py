@@ -9,7 +9,7 @@ import pytest
 import torchlint
 from torchlint.model import Applicability
 from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 SETTINGS = Settings(select=("TL201",))
 GUARD = 'if __name__ == "__main__":\n    main()\n'

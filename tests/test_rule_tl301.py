@@ -11,7 +11,7 @@ import pytest
 
 import torchlint
 from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 if TYPE_CHECKING:
     from torchlint.lint.cache import Cache

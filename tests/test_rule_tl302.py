@@ -9,7 +9,7 @@ import pytest
 import torchlint
 from torchlint.model import Applicability
 from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 CURRENT = Settings(select=("TL302",))
 TORCH_113 = Settings(select=("TL302",), torch_version="1.13")

@@ -7,7 +7,7 @@ from typing import List
 
 import torchlint
 from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 SETTINGS = Settings(select=("TL401",))
 

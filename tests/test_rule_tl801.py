@@ -12,7 +12,7 @@ import pytest
 import torchlint
 from conftest import run_in_process
 from torchlint.analysis.saves import whole_object_saves
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 LOAD = "import torch\nstate = torch.load('checkpoint.pt')\n"
 OLD_TORCH = Settings(select=("TL801",), torch_version="2.5")

@@ -11,7 +11,7 @@ from hostile_support import deep_folders, deny
 
 from torchlint.ruleapi.registry import all_rules
 from torchlint.ruleapi.rule import CURRENT_TORCH, TorchVersion
-from torchlint.settings import (
+from torchlint.lint.settings import (
     ConfigError,
     Overrides,
     Settings,

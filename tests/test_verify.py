@@ -26,7 +26,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from torchlint.interfaces.cli import main  # noqa: E402
 from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, ERROR, FAIL, NOT_EQUIVALENT, WARN  # noqa: E402
 from torchlint.verify.session import (  # noqa: E402

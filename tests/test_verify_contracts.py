@@ -22,7 +22,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from torchlint.interfaces.cli import main  # noqa: E402
 from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.compare import (  # noqa: E402
     CLOSE,

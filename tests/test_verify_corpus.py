@@ -33,7 +33,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     pytest.importorskip("torch")
 
 from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.verify import sandbox  # noqa: E402
 from torchlint.verify.results import (  # noqa: E402
     EQUIVALENT,

@@ -488,7 +488,7 @@ def test_sigterm_ends_verify_its_helper_and_runs_and_removes_the_scratch_copies(
 
 
 def test_the_tl505_program_leaves_no_temporary_folder(session):
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
     from torchlint.verify.session import plan_programs
 
     import tempfile

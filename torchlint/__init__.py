@@ -20,7 +20,7 @@ from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 if TYPE_CHECKING:
     from torchlint.analysis.index import ProjectIndex
     from torchlint.lint.fixer import FixResult
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
 
 
 def check_source(
@@ -33,7 +33,7 @@ def check_source(
     from dataclasses import replace
 
     from torchlint.lint.engine import lint_source
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
     config = settings.lint_config(Path(path))
@@ -52,7 +52,7 @@ def fix_source(
     from dataclasses import replace
 
     from torchlint.lint.fixer import fix_text
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
     config = settings.lint_config(Path(path))
@@ -67,7 +67,7 @@ def __getattr__(name: str) -> Any:
 
         return FixResult
     if name == "Settings":
-        from torchlint.settings import Settings
+        from torchlint.lint.settings import Settings
 
         return Settings
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

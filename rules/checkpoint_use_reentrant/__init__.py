@@ -6,9 +6,9 @@ from typing import ClassVar, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import imports_framework, literal_value
-from torchlint.ruleapi.apidata import Framework
+from torchlint.data.apidata import Framework
 from torchlint.ruleapi.fixes import add_keyword, bind, set_argument
 from torchlint.model import Applicability
 from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion

@@ -11,7 +11,7 @@ from torchlint.analysis.values import literal_bool, ValueKind
 from torchlint.ruleapi.fixes import insert_statements, keyword_argument, parse_statement, statement_site
 from torchlint.model import Applicability
 from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.ruleapi.tree import children, walk_body
+from torchlint.source.tree import children, walk_body
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _CLIPS: FrozenSet[str] = frozenset({

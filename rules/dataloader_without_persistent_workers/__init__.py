@@ -7,12 +7,12 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.queries import keyword_passed, summaries
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.loaders import DATALOADER
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion, innermost_statement,
 )

@@ -7,15 +7,15 @@ from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, packages
-from torchlint.ruleapi.apidata import Framework
+from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
-from torchlint.ruleapi.arguments import BoundArguments
+from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec, usable_cpus
 

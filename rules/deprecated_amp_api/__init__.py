@@ -6,10 +6,10 @@ from typing import Dict, Mapping, Optional
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
-from torchlint.ruleapi.apidata import Deprecation
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation
 from torchlint.ruleapi.fixes import bind, set_keyword
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, TorchVersion,
 )

@@ -6,10 +6,10 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
-from torchlint.ruleapi.apidata import Deprecation, FixKind
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation, FixKind
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Rule, TorchRange
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 

@@ -15,7 +15,7 @@ from typing import Callable, Dict, Optional
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.ruleapi.fixes import bind, remove_argument, replace_argument, set_keyword, spell
 from torchlint.analysis.names import ImportTable
 from torchlint.ruleapi.rule import TorchVersion

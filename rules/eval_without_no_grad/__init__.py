@@ -18,10 +18,10 @@ from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
 from torchlint.analysis.names import dotted
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
-from torchlint.ruleapi.tree import children, walk_body
+from torchlint.source.tree import children, walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.ruleapi.fixes import keyword_argument, spell
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 

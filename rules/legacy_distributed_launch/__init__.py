@@ -8,9 +8,9 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.ruleapi.tree import walk_body
+from torchlint.source.tree import walk_body
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _LAUNCH = "torch.distributed.launch"

@@ -10,9 +10,9 @@ from torchlint.analysis.queries import summaries
 from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.ruleapi.tree import walk_body
+from torchlint.source.tree import walk_body
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -14,7 +14,7 @@ from torchlint.analysis.summaries import BACKWARD, building_words
 from torchlint.analysis.training import CallFact, FunctionNode, LoopNode
 from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool

@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.ruleapi.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
 from torchlint.analysis.values import (
@@ -21,7 +21,7 @@ from torchlint.analysis.values import (
     ValueKind,
 )
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.analysis.queries import summaries
 from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Replacement, Rule, TorchRange,

@@ -7,7 +7,7 @@ from typing import Optional
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.ruleapi.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.ruleapi.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 

@@ -13,9 +13,9 @@ from torchlint.analysis.training import CallFact, FunctionNode, LoopFacts, ModeC
 from torchlint.analysis.values import ValueKind
 from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.ruleapi.tree import walk_body
+from torchlint.source.tree import walk_body
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _MAX_DEPTH = 4

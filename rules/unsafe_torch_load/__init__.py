@@ -8,13 +8,13 @@ from typing import List, Mapping, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.queries import whole_saves
 from torchlint.analysis.saves import saves_of_module
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool

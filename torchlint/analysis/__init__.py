@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.frameworks import FrameworkFacts
     from torchlint.analysis.callees import Callees
     from torchlint.analysis.instances import Instances
-    from torchlint.ruleapi.edits import Located
+    from torchlint.source.edits import Located
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.scopes import Scopes
@@ -84,7 +84,7 @@ class Facts:
     def located(self) -> "Located":
         """Every node's range in the real text: one code-generation pass over
         the module, shared by the rules that quote a line and the engine."""
-        from torchlint.ruleapi.edits import Located
+        from torchlint.source.edits import Located
 
         return Located(self.module, self.source if self.source is not None else self.module.code)
 
@@ -92,13 +92,13 @@ class Facts:
     def positions(self) -> "Mapping[cst.CSTNode, CodeRange]":
         """libcst-style ranges (1-based lines, 0-based columns) of
         :attr:`located`, for rules that read ``positions[node].start.line``."""
-        from torchlint.ruleapi.edits import CodeRanges
+        from torchlint.source.edits import CodeRanges
 
         return CodeRanges(lambda: self.located)
 
     @cached_property
     def _walked(self) -> "Tuple[Dict[cst.CSTNode, cst.CSTNode], Dict[type, List[cst.CSTNode]]]":
-        from torchlint.ruleapi.tree import walk
+        from torchlint.source.tree import walk
 
         parents: "Dict[cst.CSTNode, cst.CSTNode]" = {}
         by_type: "Dict[type, List[cst.CSTNode]]" = {}
@@ -112,7 +112,7 @@ class Facts:
     def parents(self) -> "Mapping[cst.CSTNode, cst.CSTNode]":
         """The parent of each node of the module that carries code (one walk,
         shared by rules; whitespace and punctuation nodes are left out, as in
-        :func:`torchlint.ruleapi.tree.walk`)."""
+        :func:`torchlint.source.tree.walk`)."""
         return self._walked[0]
 
     def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":

@@ -21,7 +21,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.analysis.canonical import canonical
-from torchlint.files.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
+from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
 
 Text = Tuple[Path, bytes]
 """A file of the run: its path and its bytes."""

@@ -24,7 +24,7 @@ import libcst as cst
 
 from torchlint.analysis.imports import absolute_import
 from torchlint.analysis.index import MethodShape
-from torchlint.ruleapi.arguments import bind_positions
+from torchlint.source.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
 from torchlint.analysis.names import dotted

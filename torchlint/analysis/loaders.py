@@ -24,7 +24,7 @@ from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
 from torchlint.analysis.names import ImportTable
-from torchlint.ruleapi.tree import children
+from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees

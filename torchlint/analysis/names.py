@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.analysis.imports import absolute_import
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
-from torchlint.ruleapi.tree import dotted
+from torchlint.source.tree import dotted
 from torchlint.analysis.canonical import canonical as canonical
 
 __all__ = ["ImportTable", "canonical", "dotted"]

@@ -34,7 +34,7 @@ from torchlint.analysis.imports import (
     Text, imported_modules, is_torch_module, module_imports, module_name, parse_quietly, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
-from torchlint.ruleapi.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
+from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
 
 
 _FORMAT = b"callable-summaries-1"

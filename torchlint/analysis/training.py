@@ -21,7 +21,7 @@ from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
 from torchlint.analysis.names import ImportTable
-from torchlint.ruleapi.tree import children
+from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.analysis.training import LoopFacts, Training
 from torchlint.analysis.names import ImportTable
-from torchlint.ruleapi.tree import walk, walk_body
+from torchlint.source.tree import walk, walk_body
 
 _CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
 

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 import click
 
 from torchlint.version import __version__
-from torchlint.files.discovery import discover
+from torchlint.lint.discovery import discover
 from torchlint.model import Diagnostic, parse_error
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.lint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.lint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
-from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.files.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
+from torchlint.lint.settings import ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
 
 if TYPE_CHECKING:  # linting and fixing (libcst, the rules) are imported where a file is linted
     from torchlint.lint.engine import LintConfig
@@ -426,7 +426,7 @@ def _fixes_text(outcomes: Sequence[FileOutcome]) -> str:
 
 def _settings_text(resolver: SettingsResolver, paths: Sequence[str]) -> str:
     """``--show-settings``: the resolved settings for one path, each with where it came from."""
-    from torchlint.settings import show_settings
+    from torchlint.lint.settings import show_settings
 
     target = Path(paths[0]) if paths and paths[0] != "-" else Path(".")
     return show_settings(resolver.for_path(target), target)
@@ -543,7 +543,7 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
         return FileOutcome(name, ())
     from torchlint.lint.engine import lint_source
     from torchlint.lint.fixer import fix_text
-    from torchlint.jobscript.lint import (
+    from torchlint.lint.jobscripts import (
         NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script, lint_job_script,
     )
 

@@ -46,7 +46,7 @@ from torchlint.version import __version__
 
 if TYPE_CHECKING:  # heavy imports stay out of flake8's start-up
     from torchlint.ruleapi.rule import RuleClass
-    from torchlint.settings import SettingsResolver
+    from torchlint.lint.settings import SettingsResolver
 
 PREFIX = "TL"
 """The entry-point name: flake8 selects the plugin's codes by this prefix."""
@@ -197,10 +197,10 @@ class TorchlintChecker:
 
     def _lint(self, rules: Tuple[RuleClass, ...], parse_errors: bool) -> Iterator[Finding]:
         from torchlint.lint.engine import LintConfig, could_match, lint_source
-        from torchlint.files.precheck import summarize
+        from torchlint.ruleapi.precheck import summarize
         from torchlint.ruleapi.registry import PARSE_ERROR_CODE
         from torchlint.lint.runner import prepare_one_file
-        from torchlint.settings import ConfigError, SettingsResolver
+        from torchlint.lint.settings import ConfigError, SettingsResolver
 
         source = "".join(self.lines)
         try:

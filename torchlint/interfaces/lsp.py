@@ -320,9 +320,9 @@ class TorchlintServer:
         Touches no protocol state, so it may run on the worker thread.
         """
         from torchlint.lint.engine import lint_source
-        from torchlint.files.parsing import size_error
+        from torchlint.source.parsing import size_error
         from torchlint.lint.runner import prepare_one_file
-        from torchlint.settings import ConfigError, SettingsResolver, clear_detection_caches
+        from torchlint.lint.settings import ConfigError, SettingsResolver, clear_detection_caches
 
         fs_path = _fs_path(uri)
         name = fs_path or uri

@@ -1,2 +1,4 @@
-"""Linting: one file through the engine (parse once, every rule in one traversal), many files through the
-runner (worker pool, cache), suppression comments, baselines, fix passes and notebooks' cells."""
+"""Linting: the resolved configuration (``settings``), which files a run lints (``discovery``),
+one file through the engine (parse once, every rule in one traversal), many files through the
+runner (worker pool, cache), job scripts, suppression comments, baselines, fix passes and
+notebooks' cells."""

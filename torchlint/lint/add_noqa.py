@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set
 
 from torchlint.model import Diagnostic, Edit, apply_edits
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE
-from torchlint.files.sourcefile import SourceError, read_source, write_source
+from torchlint.source.sourcefile import SourceError, read_source, write_source
 from torchlint.lint.suppress import comment_lines, noqa_edits
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _notebook_text(text: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, i
     """The notebook JSON with comments added to the cells' sources; how many
     lines got one, and how many findings could not be suppressed."""
     from torchlint.lint.notebook import load
-    from torchlint.files.notebook_json import encode_source, splice
+    from torchlint.source.notebook_json import encode_source, splice
 
     notebook = load(text)
     by_cell: Dict[int, List[Diagnostic]] = {}
@@ -102,7 +102,7 @@ def add_noqa(outcomes: "Sequence[FileOutcome]") -> Tuple[int, List[str], List[st
     """Suppress every finding of ``outcomes`` in its file: (comments added
     or extended, notes on findings that could not be suppressed in place,
     files that could not be read or written)."""
-    from torchlint.jobscript.lint import is_job_script
+    from torchlint.lint.jobscripts import is_job_script
 
     added = 0
     notes: List[str] = []

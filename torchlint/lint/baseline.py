@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 from torchlint.model import Diagnostic
 from torchlint.lint.notebook import cell_key
 from torchlint.report.fingerprint import normalised_line
-from torchlint.files.sourcefile import SourceError, read_regular, write_atomically
+from torchlint.source.sourcefile import SourceError, read_regular, write_atomically
 
 Fingerprint = Tuple[str, str, str]
 _VERSION = 1

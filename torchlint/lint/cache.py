@@ -56,8 +56,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Ty
 from torchlint.ruleapi.meta import OptionValue
 from torchlint.ruleapi.catalog import tool_fingerprint as tool_fingerprint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.files.sourcefile import read_at_most
-from torchlint.ruleapi.versions import FrameworkReleases, TorchVersion
+from torchlint.source.sourcefile import read_at_most
+from torchlint.data.versions import FrameworkReleases, TorchVersion
 
 CACHE_DIR_NAME = ".torchlint_cache"
 SHARED_VARIABLE = "TORCHLINT_CACHE_SHARED"

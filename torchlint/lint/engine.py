@@ -10,13 +10,13 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 import libcst as cst
 
 from torchlint.analysis.index import EMPTY, ProjectIndex
-from torchlint.ruleapi.edits import Located
+from torchlint.source.edits import Located
 from torchlint.model import Applicability, Diagnostic, Fix
 from torchlint.analysis.names import ImportTable
-# parse_module and parse_error moved to torchlint.files.parsing; re-exported here.
-from torchlint.files.parsing import cpython_syntax_error, on_deep_stack
-from torchlint.files.precheck import PrecheckFacts, facts_of
-from torchlint.files.parsing import parse_error as parse_error, parse_module as parse_module
+# parse_module and parse_error moved to torchlint.source.parsing; re-exported here.
+from torchlint.source.parsing import cpython_syntax_error, on_deep_stack
+from torchlint.ruleapi.precheck import PrecheckFacts, facts_of
+from torchlint.source.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.ruleapi.rule import (
     CURRENT_TORCH,
     FileContext,
@@ -28,9 +28,9 @@ from torchlint.ruleapi.rule import (
 )
 from torchlint.ruleapi.directives import Suppressions, Use
 from torchlint.lint.suppress import parse_suppressions
-from torchlint.ruleapi.target import DEFAULT_TARGET, PythonVersion
-from torchlint.ruleapi.tree import children
-from torchlint.ruleapi.versions import FrameworkReleases
+from torchlint.source.target import DEFAULT_TARGET, PythonVersion
+from torchlint.source.tree import children
+from torchlint.data.versions import FrameworkReleases
 
 Handler = Callable[[cst.CSTNode], None]
 # Nodes that open a scope (exact types: isinstance on libcst's ABCs is slow).

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.lint.engine import LintConfig, lint_module, lint_source, parse_module
 from torchlint.model import Diagnostic, Edit, apply_edits as apply_edits
-from torchlint.ruleapi.target import PythonVersion, Violation, fstring_violations, new_violations
+from torchlint.source.target import PythonVersion, Violation, fstring_violations, new_violations
 
 MAX_PASSES = 10
 

@@ -6,13 +6,13 @@ module is kept as a table built from the notebook's structure (never found
 again from the text, which user code could imitate), and every fix's edits
 move the table's entries along; the fixed module is cut back into cells at
 those places.  IPython lines (``%time``, ``!pip``, ``x = !ls``, ``obj?``) are
-masked by :mod:`torchlint.files.notebook_magics` with texts of the same length, and
+masked by :mod:`torchlint.source.notebook_magics` with texts of the same length, and
 put back at the places the edits moved them to.  Cells that start with a cell
 magic (``%%bash``) are left out, and so is a cell that does not parse on its
 own (IPython compiles each cell alone): it gets its own syntax error.
 
 Only the fixed cells' ``source`` values are written back, spliced into the
-original JSON text by :mod:`torchlint.files.notebook_json`: every other byte of the
+original JSON text by :mod:`torchlint.source.notebook_json`: every other byte of the
 file stays as it was.  Reporters are given each cell's real text.
 """
 
@@ -26,8 +26,8 @@ from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Se
 from torchlint.lint.engine import LintConfig, lint_source, parse_error, parse_module
 from torchlint.lint.fixer import MAX_PASSES, FixResult, apply_edits, fix_text
 from torchlint.model import Diagnostic, Edit, Fix, Position
-from torchlint.files.notebook_json import Span, encode_source, source_spans, splice
-from torchlint.files.notebook_magics import Mask, apply_masks, count_lines, mask_magics
+from torchlint.source.notebook_json import Span, encode_source, source_spans, splice
+from torchlint.source.notebook_magics import Mask, apply_masks, count_lines, mask_magics
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE
 
 

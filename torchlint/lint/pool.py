@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Deque, Generic, List, Optional, Sequence, Tuple, TypeVar, Union
 
-from torchlint.files.parsing import run_as_sacrificial_process
+from torchlint.source.parsing import run_as_sacrificial_process
 
 R = TypeVar("R")
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.lint.cache import Cache, EntryKey
 from torchlint.model import Diagnostic, parse_error
-from torchlint.settings import Settings
-from torchlint.files.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
+from torchlint.lint.settings import Settings
+from torchlint.source.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
@@ -83,7 +83,7 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
     """Read and lint one file (in the run whose index is ``project``); every
     failure becomes a TL000 diagnostic."""
     from torchlint.lint.engine import lint_source
-    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
     from torchlint.lint.notebook import cell_sources, lint_notebook
 
     shown, source = _read(path)
@@ -115,7 +115,7 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     """Fix one file in memory (in the run whose index is ``project``), and
     write it when ``write`` is set."""
     from torchlint.lint.fixer import fix_text
-    from torchlint.jobscript.lint import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
     from torchlint.lint.notebook import cell_sources, fix_notebook
 
     shown, source = _read(path)

@@ -164,7 +164,7 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
     written by these very files (:func:`tool_fingerprint`), else taken from
     the rule classes (importing them) and stored for the next run.  A store
     that cannot be read or written is only a slower start."""
-    from torchlint.files.sourcefile import SourceError, read_regular
+    from torchlint.source.sourcefile import SourceError, read_regular
 
     fingerprint = tool_fingerprint()
     folder = store_directory()
@@ -191,7 +191,7 @@ def _store(entry: Path, text: str) -> None:
     """Write the metadata atomically and drop what old builds left."""
     import time
 
-    from torchlint.files.sourcefile import SourceError, write_atomically
+    from torchlint.source.sourcefile import SourceError, write_atomically
 
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

@@ -40,10 +40,10 @@ from typing import Callable, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from torchlint.ruleapi.apidata import Signature
-from torchlint.ruleapi.arguments import BoundArguments, bind_positions
+from torchlint.data.apidata import Signature
+from torchlint.source.arguments import BoundArguments, bind_positions
 from torchlint.analysis.names import ImportTable
-from torchlint.ruleapi.edits import Replacement
+from torchlint.source.edits import Replacement
 from torchlint.ruleapi.rule import TorchVersion
 
 Gap = cst.BaseParenthesizableWhitespace

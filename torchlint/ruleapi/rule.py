@@ -38,14 +38,14 @@ from torchlint.analysis.index import EMPTY, ProjectIndex
 if TYPE_CHECKING:
     from torchlint.analysis.queries import Query
     from torchlint.ruleapi.directives import Use
-from torchlint.ruleapi.edits import Replacement as Replacement
+from torchlint.source.edits import Replacement as Replacement
 from torchlint.model import Applicability, Edit, Fix
 from torchlint.analysis.names import ImportTable
-from torchlint.files.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.verification import MEASURED_COLUMNS, VerificationSpec, contract_of, read_measured
 from torchlint.ruleapi.meta import FixAvailability as FixAvailability, Option as Option, OptionValue as OptionValue, Severity as Severity
-from torchlint.ruleapi.versions import CURRENT_TORCH as CURRENT_TORCH, TorchRange as TorchRange, TorchVersion as TorchVersion
-from torchlint.ruleapi.versions import FrameworkReleases, Release
+from torchlint.data.versions import CURRENT_TORCH as CURRENT_TORCH, TorchRange as TorchRange, TorchVersion as TorchVersion
+from torchlint.data.versions import FrameworkReleases, Release
 
 
 
@@ -292,7 +292,7 @@ class Rule:
         pinned = self.context.frameworks.get(framework)
         if pinned is not None:
             return pinned
-        from torchlint.ruleapi.apidata import Framework, frameworks
+        from torchlint.data.apidata import Framework, frameworks
 
         return frameworks().frameworks[Framework(framework)].newest
 

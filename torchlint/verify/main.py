@@ -16,7 +16,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from torchlint.ruleapi.registry import all_rules, by_code_or_name
 from torchlint.ruleapi.rule import RuleClass
-from torchlint.settings import ConfigError, SettingsResolver
+from torchlint.lint.settings import ConfigError, SettingsResolver
 from torchlint.ruleapi.verification import Measured, program_paths, write_measured
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text

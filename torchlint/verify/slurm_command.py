@@ -1,5 +1,5 @@
 """The ``--slurm`` branch of `torchlint verify`: the same command line, run
-on a compute node (see :mod:`torchlint.jobscript.submit`)."""
+on a compute node (see :mod:`torchlint.verify.slurm_submit`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import List, Optional, Sequence
 
 import click
 
-from torchlint.jobscript.submit import EXIT_ERROR, SlurmRequest, run_on_slurm
-from torchlint.settings import ConfigError, SettingsResolver
+from torchlint.verify.slurm_submit import EXIT_ERROR, SlurmRequest, run_on_slurm
+from torchlint.lint.settings import ConfigError, SettingsResolver
 
 _LOCAL_ONLY = frozenset({"slurm", "sbatch_args", "slurm_setup", "json_file", "markdown_file", "record"})
 

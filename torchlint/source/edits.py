@@ -23,7 +23,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
 from torchlint.model import Edit, Position
-from torchlint.ruleapi.target import requote_inserted_strings
+from torchlint.source.target import requote_inserted_strings
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, NoReturn, Optional, Set, Tuple, TypeVar
 
 from torchlint.model import Applicability
-from torchlint.ruleapi.versions import TorchVersion
-from torchlint.ruleapi.versions import Release, ReleaseRange
+from torchlint.data.versions import TorchVersion
+from torchlint.data.versions import Release, ReleaseRange
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.9/3.10
     import tomli as tomllib
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_DIR = Path(__file__).resolve().parent
 SIGNATURES_FILE = DATA_DIR / "signatures.toml"
 DEPRECATIONS_FILE = DATA_DIR / "deprecations.toml"
 FRAMEWORKS_FILE = DATA_DIR / "frameworks.toml"

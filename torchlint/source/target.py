@@ -16,8 +16,8 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.ruleapi.tree import children, walk
-from torchlint.ruleapi.versions import DEFAULT_TARGET as DEFAULT_TARGET, NEWEST_TARGET as NEWEST_TARGET, OLDEST_TARGET as OLDEST_TARGET, PythonVersion as PythonVersion, lowest_python as lowest_python
+from torchlint.source.tree import children, walk
+from torchlint.data.versions import DEFAULT_TARGET as DEFAULT_TARGET, NEWEST_TARGET as NEWEST_TARGET, OLDEST_TARGET as OLDEST_TARGET, PythonVersion as PythonVersion, lowest_python as lowest_python
 
 
 # PEP 701: from 3.12 an f-string's expressions may reuse its quotes, hold

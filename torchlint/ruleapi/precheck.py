@@ -18,6 +18,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional, Set
 
+from torchlint.source.tree import python_nodes
+
 if TYPE_CHECKING:
     from torchlint.analysis.index import ProjectIndex
 
@@ -96,27 +98,6 @@ def facts_of(source: str) -> Optional[PrecheckFacts]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return summarize(tree, source)
-
-
-def python_nodes(tree: ast.AST) -> List[ast.AST]:
-    """Every node of a CPython tree, in ``ast.walk``'s order (breadth first),
-    as a list: the same nodes without a generator per node, which is most of
-    what ``ast.walk`` costs."""
-    nodes: List[ast.AST] = [tree]
-    node_type = ast.AST
-    index = 0
-    while index < len(nodes):
-        node = nodes[index]
-        index += 1
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                nodes.append(value)
-            elif type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        nodes.append(item)
-    return nodes
 
 
 def summarize(tree: ast.AST, source: str) -> PrecheckFacts:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from torchlint.files.sourcefile import MAX_FILE_BYTES, MissingFile, SourceError, ceiling_directories, read_regular
+from torchlint.source.sourcefile import MAX_FILE_BYTES, MissingFile, SourceError, ceiling_directories, read_regular
 
 _NEVER = re.compile(b"(?!)")
 _WILDCARDS = b"*?[\\"

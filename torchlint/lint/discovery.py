@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from torchlint.files.gitignore import GitIgnore
+from torchlint.source.gitignore import GitIgnore
 from torchlint.jobscript.parse import is_job_script_file
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 

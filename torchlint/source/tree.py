@@ -7,6 +7,7 @@ whitespace, comments and punctuation, which no rule looks inside.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -94,3 +95,24 @@ def walk_body(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(child for child in reversed(children(node)) if not isinstance(child, _NESTED_SCOPES))
+
+
+def python_nodes(tree: ast.AST) -> List[ast.AST]:
+    """Every node of a CPython tree, in ``ast.walk``'s order (breadth first),
+    as a list: the same nodes without a generator per node, which is most of
+    what ``ast.walk`` costs."""
+    nodes: List[ast.AST] = [tree]
+    node_type = ast.AST
+    index = 0
+    while index < len(nodes):
+        node = nodes[index]
+        index += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                nodes.append(value)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        nodes.append(item)
+    return nodes

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from torchlint.ruleapi.meta import OptionValue, RuleInfo
 from torchlint.ruleapi.catalog import rule_infos
-from torchlint.files.sourcefile import ceiling_directories
+from torchlint.source.sourcefile import ceiling_directories
 from torchlint.ruleapi.registry import expand_selector, info_by_code_or_name, rule_class, suggest
-from torchlint.ruleapi.versions import (
+from torchlint.data.versions import (
     CURRENT_TORCH, DEFAULT_TARGET, FrameworkReleases, PythonVersion, Release, TorchVersion, lowest_python,
 )
 
@@ -410,7 +410,7 @@ def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> 
 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
-    from torchlint.files.sourcefile import SourceError, read_regular
+    from torchlint.source.sourcefile import SourceError, read_regular
 
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES)
@@ -802,7 +802,7 @@ def release_from_requirement(line: str, distributions: Sequence[str]) -> Optiona
     """The oldest release a requirement line admits, if it names one of
     ``distributions`` (PEP 503 normalised: ``PyTorch_Lightning`` is
     ``pytorch-lightning``) and bounds it; ``<2.0`` admits the 1.x line."""
-    from torchlint.ruleapi.apidata import normalized_distribution
+    from torchlint.data.apidata import normalized_distribution
 
     match = _NAMED_REQUIREMENT.match(line)
     if not match or not match.group("spec") or normalized_distribution(match.group("name")) not in distributions:
@@ -829,7 +829,7 @@ def _requirement_lines(root: Path) -> Tuple[str, ...]:
     """The project's requirements: ``[project] dependencies`` of the
     ``pyproject.toml`` at ``root``, then every ``requirements*.txt`` there
     (regular files only, each with a size bound)."""
-    from torchlint.files.sourcefile import SourceError, read_regular
+    from torchlint.source.sourcefile import SourceError, read_regular
 
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
@@ -869,7 +869,7 @@ def detect_framework_versions(root: Path) -> FrameworkReleases:
     lines = _requirement_lines(root)
     if not lines:
         return FrameworkReleases()  # nothing to read: the data file is not needed
-    from torchlint.ruleapi.apidata import frameworks
+    from torchlint.data.apidata import frameworks
 
     found: List[Tuple[str, Release]] = []
     for framework, info in sorted(frameworks().frameworks.items(), key=lambda item: item[0].value):

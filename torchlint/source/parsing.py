@@ -37,7 +37,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 import libcst as cst
 
 from torchlint.model import Diagnostic, parse_error as parse_error
-from torchlint.files.sourcefile import MAX_FILE_BYTES
+from torchlint.source.sourcefile import MAX_FILE_BYTES
 
 T = TypeVar("T")
 

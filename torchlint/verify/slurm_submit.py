@@ -4,7 +4,7 @@ From a login node: write a batch script into a job folder, submit it with
 ``sbatch --parsable``, follow the job (its queue state from ``scontrol show
 job``, then the progress lines the job writes to its error file), and when
 it ends print the report the job wrote.  Ctrl-C cancels the job with
-``scancel``.  The job runs ``python -m torchlint.jobscript.on_node``, which
+``scancel``.  The job runs ``python -m torchlint.verify.slurm_on_node``, which
 records where it ran (``slurm_job_id``, node, GPUs) and runs ``torchlint
 verify``.  No ``sacct`` is needed.
 
@@ -69,7 +69,7 @@ def job_folder() -> Path:
 def batch_script(request: SlurmRequest, folder: Path, python: str, cwd: Path) -> str:
     """The batch script that runs verify on the node."""
     interpreter = "python" if request.setup else python
-    node_args = [interpreter, "-m", "torchlint.jobscript.on_node", str(folder), *request.verify_args]
+    node_args = [interpreter, "-m", "torchlint.verify.slurm_on_node", str(folder), *request.verify_args]
     lines = [
         "#!/bin/bash",
         "#SBATCH --job-name=torchlint-verify",

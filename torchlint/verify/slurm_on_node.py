@@ -1,6 +1,6 @@
 """Run inside a ``torchlint verify --slurm`` job: record where the job runs,
 run ``torchlint verify`` with the given arguments, and leave its exit status
-in the job folder (``python -m torchlint.jobscript.on_node FOLDER ARGS...``)."""
+in the job folder (``python -m torchlint.verify.slurm_on_node FOLDER ARGS...``)."""
 
 from __future__ import annotations
 
