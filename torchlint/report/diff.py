@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from torchlint.model import Edit, Fix, apply_edits
 from torchlint.report.snippet import gutter, numbered
-from torchlint.report.source import line_index, split_lines
+from torchlint.source.lines import line_index, split_lines
 from torchlint.report.style import GREEN, RED, Style
 
 WINDOW_LINES = 3
