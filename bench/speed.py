@@ -264,8 +264,19 @@ def job(name: str, argv: Sequence[str], cwd: Path, files: int, lines: int, runs:
     return Row(name, shown or shorten(argv), files, lines, list(argv), cwd, runs, ok_codes, tuple(change), cache)
 
 
+LOADS: List[float] = []
+"""The 1-minute load average before each measured run (reported as its spread)."""
+
+
+def load_spread() -> str:
+    if not LOADS:
+        return "n/a"
+    return f"{min(LOADS):.1f}-{max(LOADS):.1f} (median {statistics.median(LOADS):.1f}, {len(LOADS)} runs)"
+
+
 def run_once(row: Row) -> None:
     index = len(row.runs)
+    LOADS.append(os.getloadavg()[0])
     roots = cache_roots(row.cache) if row.cache else set()
     originals = {f: (row.cwd / f).read_bytes() for f in row.change}
     for path, data in originals.items():
@@ -399,15 +410,15 @@ def machine(torchlint: Sequence[str]) -> List[str]:
 def cache_roots(cache: Path) -> Set[str]:
     """One folder per torchlint code fingerprint; a new one means torchlint's source
     changed between filling the cache and reading it."""
-    return {p.name for p in (cache / "v1").glob("*")} if (cache / "v1").is_dir() else set()
+    return {p.name for p in (cache / "v2").glob("*") if p.is_dir()} if (cache / "v2").is_dir() else set()
 
 
-def snapshot(into: Path) -> Path:
-    """Copy torchlint's source as it is now, so edits made while the benchmark runs
-    (and they change the cache key) do not reach it."""
+def snapshot(into: Path, root: Path = ROOT) -> Path:
+    """Copy torchlint's source (of the checkout ``root``) as it is now, so edits made
+    while the benchmark runs (and they change the cache key) do not reach it."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "torchlint", into / "torchlint", ignore=ignore)
-    shutil.copytree(ROOT / "rules", into / "torchlint" / "rules", ignore=ignore)
+    shutil.copytree(root / "torchlint", into / "torchlint", ignore=ignore)
+    shutil.copytree(root / "rules", into / "torchlint" / "rules", ignore=ignore)
     return into
 
 
@@ -471,10 +482,13 @@ def training_files(folder: Path, into: Path) -> List[str]:
     return files
 
 
-def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], check: List[str],
-                   common: List[str], work: Path) -> List[str]:
-    """Start-up next to a bare Python, and cold runs next to TorchFix on training code and
-    on a sample of torch's own source, measured in rounds, as one table."""
+def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], ruff: Optional[Path],
+                   check: List[str], common: List[str], work: Path) -> List[str]:
+    """Issue 27's table: start-up next to a bare Python; cold runs next to TorchFix on
+    training code and on a sample of torch's own source; on ``--sample`` torch files
+    (default 400) cold with 1 and 2 jobs, warm, Ruff cold and a bare libcst parse; and a
+    warm run over an unchanged ``--tree`` files (default 2,000).  Everything in rounds,
+    as one table, with the goals."""
     import startup  # bench/startup.py: the one-file sources
 
     folder = work / "versus"
@@ -489,41 +503,135 @@ def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[
     train_lines = sum(len((training / f).read_bytes().splitlines()) for f in train)
     sample = spread(corpus.files, args.torch_sample)
     sample_lines = corpus.count(sample)
+    fast = args.runs
     startup_rows = [
-        job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, args.runs * 3),
-        job("torchlint --version", check[:-1] + ["--version"], folder, 0, 0, args.runs * 3),
-        job("torchlint check one file (cache hit)", hit, folder, 1, 4, args.runs * 3, ok_codes=(1,)),
+        job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, fast * 3),
+        job("torchlint --version", check[:-1] + ["--version"], folder, 0, 0, fast * 3),
+        job("torchlint check one file (cache hit)", hit, folder, 1, 4, fast * 3, ok_codes=(1,)),
         job("torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
-            folder, 1, 5, args.runs * 3),
+            folder, 1, 5, fast * 3),
     ]
     pairs = [
         (job(f"torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
-             training, len(train), train_lines, args.runs),
+             training, len(train), train_lines, fast),
          job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
              training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
         (job(f"torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
-             corpus.base, len(sample), sample_lines, args.runs),
+             corpus.base, len(sample), sample_lines, fast),
          job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
              corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
     ]
-    log("start-up and TorchFix side by side")
-    run_rounds(startup_rows + [row for pair in pairs for row in pair if row is not None])
+    # The same N torch files, cold (1 and 2 jobs), warm, Ruff and the libcst floor.
+    many = spread(corpus.files, args.sample)
+    many_lines = corpus.count(many)
+    size = (len(many), many_lines)
+    listing = work / "many.txt"
+    listing.write_text("\n".join(many) + "\n", encoding="utf-8")
+    many_cache = work / "many-cache"
+    filled = check + many + common + ["--cache-dir", str(many_cache)]
+    log(f"filling the cache of the {len(many)}-file sample")
+    subprocess.run(filled, cwd=corpus.base, capture_output=True, check=False)
+    cold_j = {jobs: job(f"torchlint cold -j {jobs}, {len(many)} files", check + many + ["--no-cache", "-j", str(jobs)]
+                        + common, corpus.base, *size, fast, shown=shorten(check + [f"<{len(many)} files>",
+                                                                                 "--no-cache", "-j", str(jobs)] + common))
+              for jobs in (1, 2)}
+    warm = job(f"torchlint warm, {len(many)} files", filled, corpus.base, *size, fast, cache=many_cache,
+               shown=shorten(check + [f"<{len(many)} files>"] + common + ["--cache-dir", "<filled>"]))
+    many_rows = [cold_j[1], cold_j[2], warm]
+    ruff_row = None
+    if ruff is not None:
+        ruff_row = job(f"ruff --select ALL --no-cache, {len(many)} files",
+                       [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select", "ALL", "--no-cache",
+                        "--exit-zero", "--output-format", "concise"] + many, corpus.base, *size, fast,
+                       shown=f"{ruff} check --isolated --no-respect-gitignore --select ALL --no-cache --exit-zero "
+                             f"--output-format concise <{len(many)} files>")
+        many_rows.append(ruff_row)
+    floor = job(f"libcst parse, 1 process, {len(many)} files", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
+                corpus.base, *size, fast, shown=f"{sys.executable} -c <libcst.parse_module(bytes) of each file>")
+    many_rows.append(floor)
+    tree_rows: List[Row] = []
+    if args.tree:
+        tree = spread(corpus.files, args.tree)
+        tree_cache = work / "tree-cache"
+        tree_command = check + tree + common + ["--cache-dir", str(tree_cache)]
+        log(f"filling the cache of the {len(tree)}-file tree")
+        subprocess.run(tree_command, cwd=corpus.base, capture_output=True, check=False)
+        tree_rows.append(job(f"torchlint warm, unchanged {len(tree)}-file tree", tree_command, corpus.base,
+                             len(tree), corpus.count(tree), fast, cache=tree_cache,
+                             shown=shorten(check + [f"<{len(tree)} files>"] + common + ["--cache-dir", "<filled>"])))
+    log("issue 27's table: everything side by side, in rounds")
+    everything = startup_rows + [row for pair in pairs for row in pair if row is not None] + many_rows + tree_rows
+    run_rounds(everything)
+
     base = startup_rows[0].wall
-    cells = [[row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall * 1000:,.0f} ms", f"{row.cpu:.2f}",
-              f"{row.wall / base:.1f}x python -c pass"] for row in startup_rows]
+    cells = [[row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall * 1000:,.0f} ms", spread_of(row, ms=True),
+              f"{row.cpu:.2f}", f"{row.wall / base:.1f}x python -c pass"] for row in startup_rows]
     for ours, theirs in pairs:
-        cells.append([ours.name, f"{ours.files:,}", f"{ours.lines:,}", f"{ours.wall:.2f} s", f"{ours.cpu:.2f}", ""])
+        cells.append([ours.name, f"{ours.files:,}", f"{ours.lines:,}", f"{ours.wall:.2f} s", spread_of(ours),
+                      f"{ours.cpu:.2f}", ""])
         if theirs is not None:
             cells.append([theirs.name, f"{theirs.files:,}", f"{theirs.lines:,}", f"{theirs.wall:.2f} s",
-                          f"{theirs.cpu:.2f}", f"torchlint {theirs.wall / ours.wall:.1f}x faster "
+                          spread_of(theirs), f"{theirs.cpu:.2f}", f"torchlint {theirs.wall / ours.wall:.1f}x faster "
                           f"(CPU {theirs.cpu / ours.cpu:.1f}x)"])
-    lines = [f"Start-up and TorchFix, side by side in rounds (training code: {args.training}, without *.fixed.py; "
-             f"torch sample: {len(sample)} files spread over the corpus)"]
-    lines += ["  " + line for line in table(["", "files", "lines", "wall", "CPU s", "ratio"], cells)]
-    for row in startup_rows + [r for pair in pairs for r in pair if r is not None]:
+    for row in many_rows + tree_rows:
+        note = ""
+        if row is warm:
+            note = f"{row.wall / cold_j[2].wall:.3f} of cold -j 2"
+        elif row is cold_j[2]:
+            note = f"{cold_j[1].wall / row.wall:.2f}x faster than -j 1 (CPU {row.cpu / cold_j[1].cpu:.2f}x of it)"
+        elif row in tree_rows:
+            note = f"{1000 * (row.wall - startup_rows[2].wall) / row.files:.2f} ms a file over the one-file cache hit"
+        cells.append([row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall:.2f} s", spread_of(row),
+                      f"{row.cpu:.2f}", note])
+    lines = [f"Issue 27: side by side in rounds (training code: {args.training}, without *.fixed.py; "
+             f"torch sample: {len(sample)} files; {len(many)} torch files spread over the corpus; "
+             f"wall = median of the runs, (min-max) beside it)"]
+    lines += ["  " + line for line in table(["", "files", "lines", "wall", "(min-max)", "CPU s", "ratio"], cells)]
+    goals: List[List[str]] = []
+    training_pair, sample_pair = pairs
+    for label, (ours, theirs), goal in (("cold, training code, vs TorchFix", training_pair, 12.0),
+                                        ("cold, torch sample, vs TorchFix", sample_pair, 20.0)):
+        if theirs is not None:
+            ratio = theirs.wall / ours.wall
+            goals.append([label, f">= {goal:g}x", f"{ratio:.1f}x (CPU {theirs.cpu / ours.cpu:.1f}x)",
+                          verdict(ratio >= goal, ratio)])
+    cold = cold_j[2]
+    ratio = cold.wall / floor.wall
+    goals.append([f"cold (-j 2) / bare libcst parse, {len(many)} files", "<= 1.2",
+                  f"{ratio:.2f} (-j 1: {cold_j[1].wall / floor.wall:.2f}; CPU {cold.cpu / floor.cpu:.2f})",
+                  verdict(ratio <= 1.2, ratio)])
+    ratio = warm.wall / cold.wall
+    goals.append([f"warm / cold, {len(many)} files", "<= 0.02", f"{ratio:.3f} (CPU {warm.cpu / cold.cpu:.3f})",
+                  verdict(ratio <= 0.02, ratio)])
+    if ruff_row is not None:
+        ratio = warm.wall / ruff_row.wall
+        goals.append(["warm / Ruff --select ALL --no-cache, same files", "<= 0.3",
+                      f"{ratio:.2f} ({warm.wall:.2f} s vs {ruff_row.wall:.2f} s; CPU {warm.cpu / ruff_row.cpu:.2f})",
+                      verdict(ratio <= 0.3, ratio)])
+    ratio = startup_rows[2].wall / base
+    goals.append(["check one.py, warm / python -c pass", "<= 5", f"{ratio:.1f}", verdict(ratio <= 5, ratio)])
+    ratio = cold_j[1].wall / cold_j[2].wall
+    goals.append([f"-j 2 vs -j 1, {len(many)} files", ">= 1.7x", f"{ratio:.2f}x", verdict(ratio >= 1.7, ratio)])
+    for row in tree_rows:
+        per_file = 1000 * (row.wall - startup_rows[2].wall) / row.files
+        goals.append([f"warm, unchanged {row.files:,}-file tree, a file beyond start-up", "<= 1 ms",
+                      f"{per_file:.2f} ms", verdict(per_file <= 1, per_file)])
+    lines += ["", "  Goals (issue 27)"]
+    lines += ["  " + line for line in table(["", "goal", "measured", ""], goals)]
+    for row in everything:
         if row.note:
             lines.append(f"  ! {row.name}: {row.note}")
     return lines
+
+
+def spread_of(row: Row, ms: bool = False) -> str:
+    """The runs' min-max, in the unit the table shows the median in (ms or s)."""
+    walls = [r.wall for r in row.runs]
+    if not walls:
+        return ""
+    if ms:
+        return f"({min(walls) * 1000:.0f}-{max(walls) * 1000:.0f})"
+    return f"({min(walls):.2f}-{max(walls):.2f})"
 
 
 def verdict(ok: bool, *values: float) -> str:
@@ -554,8 +662,16 @@ def main() -> int:
                         help="files of torch's source, spread over the corpus, to compare with TorchFix on")
     parser.add_argument("--tools-venv", type=Path, default=VENV,
                         help=f"the venv with TorchFix and Ruff (made when missing; default: {VENV})")
-    parser.add_argument("--versus-only", action="store_true",
-                        help="only the start-up and TorchFix table (a few minutes)")
+    parser.add_argument("--versus", "--versus-only", dest="versus_only", action="store_true",
+                        help="only issue 27's table: start-up, TorchFix, Ruff, cold/warm/floor on --sample files, "
+                             "the --tree warm run (about 15 minutes on 2 cores)")
+    parser.add_argument("--sample", type=int, default=400,
+                        help="torch files, spread over the corpus, for the cold/warm/floor/Ruff/-j rows (default 400)")
+    parser.add_argument("--tree", type=int, default=2000,
+                        help="files of the unchanged tree the warm run reads (default 2,000; 0: no such row)")
+    parser.add_argument("--source", type=Path, default=ROOT,
+                        help="benchmark the torchlint/ and rules/ of this checkout (default: this one), e.g. an "
+                             "earlier commit's `git archive`, for a before/after table")
     args = parser.parse_args()
     globals()["VENV"] = args.tools_venv  # ensure_tools() and machine() read the module's VENV
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
@@ -574,9 +690,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="torchlint-speed-"))
     atexit.register(shutil.rmtree, work, True)
     if not args.live:
-        source = snapshot(work / "src")
+        source = snapshot(work / "src", args.source)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
-        info[3] += f"; benchmarked: a copy of torchlint/ and rules/ taken at the start ({source})"
+        info[3] += (f"; benchmarked: a copy of torchlint/ and rules/ of {args.source} taken at the start "
+                    f"({source})")
 
     # Same options everywhere: no configuration files (--isolated) and no .gitignore
     # (bench/_corpus is git-ignored in this repository).
@@ -593,10 +710,11 @@ def main() -> int:
 
     # Warm up: byte-compile torchlint and load the tools from disk once.
     measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
-    versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix, check, common, work)
+    versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix,
+                            None if args.skip_ruff else ruff, check, common, work)
     if args.versus_only:
         print("\n".join(["", *info, f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-                         "", *versus]))
+                         f"  1-minute load average before each run: {load_spread()}", "", *versus]))
         return 0
 
     slow = args.runs if args.quick else args.slow_runs  # what takes minutes on the full corpus

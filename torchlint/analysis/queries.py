@@ -132,14 +132,25 @@ class Asked:
 # -- building the index -------------------------------------------------------------
 
 
-def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None) -> ProjectIndex:
+def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None, *,
+          texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None) -> ProjectIndex:
     """The run's index: built once, before linting, for the questions the
     enabled rules ask, and for what star imports of project modules bind
     (nothing of either: the empty index).  ``store`` keeps each parsed
-    file's part for the next run."""
+    file's part for the next run.  ``texts``: the ``.py`` files' bytes when
+    the caller has read them already; ``module_of``: the module names (and
+    with its ``seen``, what else the build reads from disk)."""
     asked = Asked.of(queries)
-    texts = list(read_sources(files))
-    stars = star_parts(texts, store)
+    texts = list(read_sources(files)) if texts is None else list(texts)
+    module_of = module_of or ModuleNames()
+    try:
+        return _build(texts, asked, store, module_of)
+    finally:
+        module_of.depended()
+
+
+def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames) -> ProjectIndex:
+    stars = star_parts(texts, store, module_of)
     bases = asked.of_kind(SUBCLASSES)
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
     names = frozenset(asked.of_kind(NAMES))
@@ -151,7 +162,6 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
         # No rule asks about the project; star imports of its modules still resolve.
         return ProjectIndex(star_parts=stars) if stars else EMPTY
     statements = ImportLines()
-    module_of = ModuleNames()
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
