@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.store import Store, all_of, store_key
-from torchlint.canonical import canonical
-from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
-from torchlint.stamps import Seen
+from torchlint.analysis.canonical import canonical
+from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
+from torchlint.source.stamps import Seen
 
 Text = Tuple[Path, bytes]
 """A file of the run: its path and its bytes."""

@@ -1,0 +1,593 @@
+"""Lint or fix many files: read, run the engine, write; never raise per file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
+from torchlint.lint.cache import Cache, EntryKey
+from torchlint.lint.settings import Settings
+from torchlint.model import Diagnostic, parse_error
+from torchlint.source.sourcefile import (
+    SourceError, SourceFile, is_regular_file, read_regular_with_status, read_source, write_source,
+)
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, current_stamp, digest_of, run_key, stamp_of
+
+# Linting and fixing need libcst and the rules; they are imported by the
+# functions that lint, so that a run answered from the cache never loads them.
+
+if TYPE_CHECKING:
+    from torchlint.lint.fixer import FixResult
+    from torchlint.lint.pool import Died
+
+
+def display_path(path: Path) -> str:
+    """The path as users should see it: relative to the working directory."""
+    try:
+        return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What happened to one file."""
+
+    path: str
+    diagnostics: Tuple[Diagnostic, ...]
+    source: Optional[str] = None
+    fixed: "Optional[FixResult]" = None
+    original: Optional[SourceFile] = None
+    write_error: Optional[str] = None
+    digest: Optional[str] = None
+    from_cache: bool = False
+    cell_sources: Optional[Dict[str, str]] = None
+    pending_write: bool = False
+    """The fixed text is still to be written (by :func:`commit`)."""
+    note: Optional[str] = None
+    """Why the file was not linted, for a line on standard error (a shell
+    script that is not a job script)."""
+    reads: Optional[Tuple[str, ...]] = None
+    """Which facts of the run's project index the lint read (None: no index,
+    or not recorded); the file's cache entry is keyed by those alone."""
+
+    @property
+    def written(self) -> bool:
+        """Whether the fixed text was written over the file."""
+        return (self.fixed is not None and self.fixed.changed and self.original is not None
+                and not self.pending_write and self.write_error is None)
+
+
+def is_notebook(path: Path) -> bool:
+    """Whether a path is a Jupyter notebook."""
+    return path.suffix == ".ipynb"
+
+
+def _internal_error(path: str, error: BaseException) -> Diagnostic:
+    return parse_error(path, f"internal error while linting: {type(error).__name__}: {error}")
+
+
+def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
+    """The display path and the file's source, or the TL000 outcome of a file
+    that cannot be read."""
+    shown = display_path(path)
+    try:
+        return shown, read_source(path)
+    except SourceError as error:
+        return shown, FileOutcome(shown, (parse_error(shown, str(error)),))
+
+
+def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
+    """Read and lint one file (in the run whose index is ``project``); every
+    failure becomes a TL000 diagnostic."""
+    from torchlint.lint.engine import lint_source
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
+    from torchlint.lint.notebook import cell_sources, lint_notebook
+
+    shown, source = _read(path)
+    if isinstance(source, FileOutcome):
+        return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+    cells: Optional[Dict[str, str]] = None
+    recorder = _recorder(project)
+    try:
+        config = replace(settings.lint_config(path), project=recorder or project)
+        if is_notebook(path):
+            diagnostics, notebook = lint_notebook(source.text, shown, config)
+            cells = cell_sources(notebook, shown) if notebook and diagnostics else None
+        elif is_job_script(path, source.text):
+            diagnostics = lint_job_script(source.text, shown, config, path)
+        else:
+            diagnostics = lint_source(source.text, shown, config)
+    except Exception as error:  # a rule bug must not stop the run
+        diagnostics = [_internal_error(shown, error)]
+    # The text travels back (to the reporters) only when there is something to show.
+    text = source.text if diagnostics else None
+    # A job script's findings also depend on the code it launches: never cached.
+    digest = None if is_job_script(path, source.text) else source.digest
+    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder))
+
+
+def _recorder(project: ProjectIndex) -> "Optional[RecordingIndex]":
+    """A copy of the run's index that records what one file's lint reads
+    (none for a run without an index)."""
+    return None if project is EMPTY else project.recording()
+
+
+def _reads(recorder: "Optional[RecordingIndex]") -> Optional[Tuple[str, ...]]:
+    return None if recorder is None else tuple(sorted(recorder.reads))
+
+
+def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
+             write: bool) -> FileOutcome:
+    """Fix one file in memory (in the run whose index is ``project``), and
+    write it when ``write`` is set."""
+    from torchlint.lint.fixer import fix_text
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
+    from torchlint.lint.notebook import cell_sources, fix_notebook
+
+    shown, source = _read(path)
+    if isinstance(source, FileOutcome):
+        return source
+    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+    cells: Optional[Dict[str, str]] = None
+    recorder = _recorder(project)
+    try:
+        config = replace(settings.lint_config(path), project=recorder or project)
+        if is_notebook(path):
+            _, result, notebook = fix_notebook(source.text, shown, config, unsafe=unsafe)
+            if notebook is not None and result.remaining:
+                cells = cell_sources(notebook, shown)
+        elif is_job_script(path, source.text):
+            result = fix_job_script(source.text, shown, config, unsafe=unsafe, file=path)
+        else:
+            result = fix_text(source.text, shown, config, unsafe=unsafe)
+    except Exception as error:
+        return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
+    # A job script's findings also depend on the code it launches: never cached.
+    digest = None if is_job_script(path, source.text) else source.digest
+    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
+                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder))
+    return outcome if _deferred_writes else commit(outcome)
+
+
+_deferred_writes = False
+"""Set while :func:`run_files` runs (and in its workers): the fixed text is
+written by the parent, one file at a time, so that an interrupted run knows
+exactly what it wrote and never leaves a file half done."""
+
+
+def _defer_writes() -> None:
+    """In a worker started without fork: leave writing to the parent."""
+    global _deferred_writes
+    _deferred_writes = True
+
+
+def commit(outcome: FileOutcome) -> FileOutcome:
+    """Write a fixed file atomically, if its outcome says it is due."""
+    if not outcome.pending_write:
+        return outcome
+    assert outcome.original is not None and outcome.fixed is not None
+    try:
+        write_source(outcome.original, outcome.fixed.source)
+    except (SourceError, OSError) as error:
+        return replace(outcome, pending_write=False, write_error=str(error))
+    return replace(outcome, pending_write=False)
+
+
+BIG_FILE_BYTES = 512 * 1024
+"""Files this large are linted one at a time in a fresh process after the
+other workers have exited, so that a huge syntax tree is never in memory
+beside others, whatever the job count."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by SIGINT or SIGTERM; the workers are gone and
+    ``written`` lists the files fixed on disk before it stopped."""
+
+    def __init__(self, signal_number: int, written: Tuple[str, ...]) -> None:
+        super().__init__(signal_number, written)
+        self.signal_number = signal_number
+        self.written = written
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that the same clean-up runs."""
+
+
+def _raise_terminated(signal_number: int, frame: Optional[FrameType]) -> None:
+    raise _Terminated()
+
+
+@contextmanager
+def _writes_deferred() -> Iterator[None]:
+    """Workers only compute; the parent writes (see ``_deferred_writes``);
+    SIGTERM stops the run the way Ctrl-C does."""
+    global _deferred_writes
+    previous_deferred = _deferred_writes
+    in_main = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
+    _deferred_writes = True
+    try:
+        yield
+    finally:
+        _deferred_writes = previous_deferred
+        if in_main:
+            signal.signal(signal.SIGTERM, previous_handler)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while a file is written and recorded as
+    written, then deliver any that came meanwhile: a signal landing between
+    the rename and the record would make the report miss a file on disk."""
+    held = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or None in map(signal.getsignal, held):
+        yield  # handlers Python cannot put back (set outside it) stay as they are
+        return
+    arrived: List[int] = []
+
+    def hold(signal_number: int, frame: Optional[FrameType]) -> None:
+        arrived.append(signal_number)
+
+    previous = {number: signal.signal(number, hold) for number in held}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    for came in dict.fromkeys(arrived):
+        signal.raise_signal(came)  # the restored handler raises it here
+
+
+def _died(path: Path, died: "Died") -> FileOutcome:
+    shown = display_path(path)
+    return FileOutcome(shown, (parse_error(shown, f"internal error while linting: the worker process "
+                                                  f"{died.reason}; this file was not linted"),))
+
+
+def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
+                    cache: Optional[Cache] = None, *, texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None,
+                    seen: Optional[Seen] = None) -> ProjectIndex:
+    """The cross-file index of a run, built once before linting for what the
+    enabled rules ask (their ``project_queries``); ``cache`` keeps each
+    file's part.  The caller passes it to every file's lint.  ``texts``: the
+    ``.py`` files' bytes, when the caller has read them; ``seen`` collects
+    what else the index depends on (see :mod:`torchlint.source.stamps`)."""
+    from torchlint.analysis.imports import ModuleNames
+    from torchlint.analysis.queries import build
+
+    distinct = {id(settings): settings for settings in map(settings_for, files)}
+    queries = [
+        query
+        for settings in distinct.values()
+        for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
+        for query in info.queries
+    ]
+    return build(files, queries, cache, texts=texts, module_of=ModuleNames(seen))
+
+
+def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
+    """The index a run over just this file builds (the project modules it
+    imports are read from disk): for the editor and flake8, which lint one
+    file at a time and should agree with ``torchlint check``.  Text with no
+    file behind it gets the empty index."""
+    if path is None or not is_regular_file(path):  # an editor's buffer may have any name
+        return EMPTY
+    return prepare_project([path], settings_for)
+
+
+def entry_key(shown: str, digest: str, settings: Settings, path: Path, project: Union[ProjectIndex, str],
+              reads: Optional[Sequence[str]] = None, *, config: Optional[str] = None) -> EntryKey:
+    """The cache key of one file's findings: its bytes, its configuration
+    (``config`` when the caller has it), and the facts of the project index
+    its lint read (``reads``, as recorded; without them every fact that may
+    concern it), when there is an index.  ``project`` may also be the facts'
+    fingerprint itself, as the previous run recorded it for an index
+    nothing has changed since."""
+    if isinstance(project, str):
+        facts = project
+    elif project is EMPTY:
+        facts = ""
+    else:
+        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
+    return EntryKey(shown, digest, facts, settings.cache_fingerprint(path) if config is None else config)
+
+
+def run_files(
+    files: Sequence[Path],
+    settings_for: Callable[[Path], Settings],
+    work: Callable[..., FileOutcome],
+    *,
+    jobs: int = 1,
+    project: ProjectIndex = EMPTY,
+) -> List[FileOutcome]:
+    """Apply ``work`` to each file (``work(path, settings, project)``); in
+    ``jobs`` processes when that pays off.
+
+    The result is in the order of ``files`` whatever the job count.  A worker
+    that dies costs a TL000 for the file it was on; the other files are
+    still linted.  On Ctrl-C or SIGTERM the workers are stopped at once and
+    :class:`Interrupted` says which files were written.
+    """
+    if not files:
+        return []
+    tasks = [(path, settings_for(path)) for path in files]
+    results: Dict[int, FileOutcome] = {}
+    # The index travels with the work (pickled once per worker), not through module state.
+    bound = partial(work, project=project) if project is not EMPTY else work
+
+    from torchlint.lint.pool import Died, run_pool  # only runs that lint files need workers
+
+    def done(index: int, result: "Union[FileOutcome, Died]") -> None:
+        if isinstance(result, Died):
+            results[index] = _died(tasks[index][0], result)
+        else:
+            with _signals_held():
+                results[index] = commit(result)
+
+    try:
+        with _writes_deferred():
+            if jobs <= 1 or len(tasks) < 2 * jobs:
+                for index, (path, settings) in enumerate(tasks):
+                    done(index, bound(path, settings))
+            else:
+                big = [i for i, (path, _) in enumerate(tasks) if _size(path) >= BIG_FILE_BYTES]
+                small = sorted(set(range(len(tasks))) - set(big))
+                run_pool(bound, [tasks[i] for i in small], jobs, lambda i, r: done(small[i], r), _defer_writes)
+                # The pool has exited (and freed what it held) before the big
+                # trees are built, one at a time in a fresh process.
+                run_pool(bound, [tasks[i] for i in big], 1, lambda i, r: done(big[i], r), _defer_writes)
+    except KeyboardInterrupt as interrupt:
+        number = signal.SIGTERM if isinstance(interrupt, _Terminated) else signal.SIGINT
+        written = tuple(results[i].path for i in sorted(results) if results[i].written)
+        raise Interrupted(int(number), written) from None
+    return [results[index] for index in range(len(tasks))]
+
+
+def cached_run(
+    files: Sequence[Path],
+    settings_for: Callable[[Path], Settings],
+    work: Callable[..., FileOutcome],
+    *,
+    cache: Optional[Cache],
+    jobs: int = 1,
+    reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
+) -> List[FileOutcome]:
+    """Like :func:`run_files`, but answer from ``cache`` where it can.
+
+    ``reusable`` says whether cached findings make the work unnecessary (for
+    fixing: only when none of them has an applicable fix).
+
+    A run over the same files and configuration as an earlier one starts
+    from that run's record (:mod:`torchlint.source.stamps`): when no file's stamp
+    changed (or its bytes are the same) and nothing else the index read
+    did, every file's findings are read from the cache by the key recorded
+    for it; no file is read, no index built.  Otherwise the index is built
+    and each file's findings are looked up by the facts its last lint read.
+    """
+    if cache is None:
+        return run_files(files, settings_for, work, jobs=jobs, project=prepare_project(files, settings_for))
+    run = _Run(files, settings_for, cache)
+    results = run.from_record(reusable)
+    if results is None:
+        results = run.with_index(reusable, work, jobs)
+    run.save()
+    return [results[index] for index in range(len(files))]
+
+
+class _Run:
+    """One cached run: its files, their settings, configuration keys and
+    rows of the record the next run will start from."""
+
+    def __init__(self, files: Sequence[Path], settings_for: Callable[[Path], Settings], cache: Cache) -> None:
+        self.files = files
+        self.settings_for = settings_for
+        self.cache = cache
+        self.settings = [settings_for(path) for path in files]
+        self.shown = [display_path(path) for path in files]
+        fingerprints: Dict[Tuple[int, Optional[Path]], str] = {}
+        self.configs = []
+        for path, settings in zip(files, self.settings):
+            # Per-file ignores are the only way a path changes its configuration.
+            scope = (id(settings), path if settings.per_file_ignores else None)
+            known = fingerprints.get(scope)
+            if known is None:
+                known = fingerprints[scope] = settings.cache_fingerprint(path)
+            self.configs.append(known)
+        try:
+            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs)
+        except OSError:  # the working folder is gone: relative paths mean nothing to a later run
+            self.key = None
+        stored = cache.get_record(self.key) if self.key is not None else None
+        self.record = RunRecord.from_json(stored, len(files)) if stored is not None else None
+        self.rows: List[Optional[FileRow]] = [None] * len(files)
+        self.seen: Optional[Seen] = None
+        self._keep_dependencies = False
+
+    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool]) -> Optional[Dict[int, FileOutcome]]:
+        """Every file's outcome from the cache, when the record shows that
+        nothing changed (None otherwise: the index is needed)."""
+        if self.record is None:
+            return None
+        rows = [self._unchanged(index, row) for index, row in enumerate(self.record.files)]
+        if any(row is None for row in rows) or not self.record.index_unchanged():
+            return None
+        results: Dict[int, FileOutcome] = {}
+        for index, row in enumerate(rows):
+            assert row is not None
+            if row.digest is None:
+                return None  # not cached (a job script, an unreadable file): linted with the index
+            key = entry_key(self.shown[index], row.digest, self.settings[index], self.files[index], row.facts,
+                            config=self.configs[index])
+            hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
+            if hit is None or not reusable(hit.diagnostics):
+                return None
+            results[index] = hit
+            self.rows[index] = row
+        self._keep_dependencies = True  # nothing the index read changed: its record stands
+        return results
+
+    def _unchanged(self, index: int, row: FileRow) -> Optional[FileRow]:
+        """The file's row (with a new stamp if only its stamp changed) when its
+        bytes are those the row records, else None."""
+        path = self.files[index]
+        if row.stamp is not None and current_stamp(path) == row.stamp:
+            return row
+        if row.digest is None:
+            return row if path.suffix != ".py" else None  # only .py files are part of the index
+        try:
+            data, info = read_regular_with_status(path)
+        except SourceError:
+            return None
+        return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
+
+    def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
+                   jobs: int) -> Dict[int, FileOutcome]:
+        """Build the index (reading every file), answer what the cache holds
+        for the facts each file's lint read, lint the rest."""
+        self._keep_dependencies = False
+        texts: List[Tuple[Path, bytes]] = []
+        digests: Dict[int, str] = {}
+        stamps: Dict[int, Optional[Stamp]] = {}
+        for index, path in enumerate(self.files):
+            if path.suffix != ".py":
+                continue
+            try:
+                data, info = read_regular_with_status(path)
+            except SourceError:
+                continue
+            texts.append((path, data))
+            digests[index], stamps[index] = digest_of(data), stamp_of(info)
+        self.seen = Seen()
+        project = prepare_project(self.files, self.settings_for, self.cache, texts=texts, seen=self.seen)
+        del texts
+        results: Dict[int, FileOutcome] = {}
+        misses: List[int] = []
+        for index, path in enumerate(self.files):
+            digest = digests.get(index)
+            if digest is None and path.suffix != ".py":
+                try:
+                    source = read_source(path)
+                except SourceError:
+                    source = None
+                if source is not None:
+                    digest = digests[index] = source.digest
+                    stamps[index] = stamp_of(source.status) if source.status is not None else None
+            hit = self._lookup(index, digest, project) if digest is not None else None
+            if hit is not None and reusable(hit[0].diagnostics):
+                results[index] = hit[0]
+                self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
+            else:
+                misses.append(index)
+        computed = run_files([self.files[i] for i in misses], self.settings_for, work, jobs=jobs, project=project)
+        for index, outcome in zip(misses, computed):
+            results[index] = outcome
+            reads = outcome.reads or ()
+            cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
+                         # a fixed file: the findings belong to text that is no longer on disk
+                         and not (outcome.fixed is not None and outcome.fixed.changed))
+            if not cacheable or outcome.digest is None:
+                self.rows[index] = FileRow(None, None, "", reads)
+                continue
+            key = entry_key(outcome.path, outcome.digest, self.settings[index], self.files[index], project, reads,
+                            config=self.configs[index])
+            self.cache.put(key, outcome.diagnostics)
+            if project is not EMPTY:
+                self.cache.put_reads(key, reads)
+            stamp = stamps.get(index) if digests.get(index) == outcome.digest else None
+            self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
+        return results
+
+    def _lookup(self, index: int, digest: str,
+                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
+        """The file's cached outcome for the facts its last lint read from the
+        index (from the record when the file is the same, else from the
+        cache), its key and those reads."""
+        reads: Optional[Tuple[str, ...]] = ()
+        if project is not EMPTY:
+            row = self.record.files[index] if self.record is not None else None
+            if row is not None and row.digest == digest:
+                reads = row.reads
+            else:
+                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
+            if reads is None:
+                return None
+        key = entry_key(self.shown[index], digest, self.settings[index], self.files[index], project, reads,
+                        config=self.configs[index])
+        hit = _from_cache(self.files[index], self.shown[index], key, self.cache, digest)
+        return None if hit is None else (hit, key, reads or ())
+
+    def save(self) -> None:
+        """Store the run's record, when it differs from the one it started from."""
+        if self.key is None or any(row is None for row in self.rows):
+            return
+        rows = [row for row in self.rows if row is not None]
+        if self._keep_dependencies and self.record is not None:
+            record = RunRecord(tuple(rows), self.record.inputs, self.record.probes, self.record.listings)
+        else:
+            record = RunRecord.of(rows, self.seen)
+        if record != self.record:
+            self.cache.put_record(self.key, record.to_json())
+
+
+def _is_internal(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
+
+
+def _from_cache(path: Path, shown: str, key: EntryKey, cache: Cache, digest: str) -> Optional[FileOutcome]:
+    """The file's outcome from its cache entry; its text is read only when
+    there are findings to show (and must still be the bytes of ``digest``)."""
+    diagnostics = cache.get(key)
+    if diagnostics is None:
+        return None
+    if not diagnostics:
+        return FileOutcome(shown, (), None, digest=digest, from_cache=True)
+    try:
+        source = read_source(path)
+    except SourceError:
+        return None
+    if source.digest != digest:
+        return None  # changed since its stamp was taken
+    cells = None
+    if is_notebook(path):
+        from torchlint.lint.notebook import NotebookError, cell_sources, load
+
+        try:
+            cells = cell_sources(load(source.text), shown)
+        except NotebookError:
+            cells = None
+    return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True, cell_sources=cells)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def default_jobs() -> int:
+    """All cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def sources_of(outcomes: Sequence[FileOutcome]) -> Dict[str, str]:
+    """path -> text for reporters' snippets."""
+    sources = {o.path: o.source for o in outcomes if o.source is not None}
+    for outcome in outcomes:
+        sources.update(outcome.cell_sources or {})
+    return sources
