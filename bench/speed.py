@@ -413,6 +413,18 @@ def cache_roots(cache: Path) -> Set[str]:
     return {p.name for p in (cache / "v2").glob("*") if p.is_dir()} if (cache / "v2").is_dir() else set()
 
 
+def launcher(source: Path, folder: Path) -> List[str]:
+    """A ``torchlint`` script like the venv's entry point that imports torchlint from
+    ``source`` first (ahead of PYTHONPATH), with this Python: another build, started
+    the same way."""
+    folder.mkdir(parents=True)
+    script = folder / "torchlint"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(source)!r})\n"
+                      "from torchlint.interfaces.cli import main\nsys.exit(main())\n", encoding="utf-8")
+    script.chmod(0o755)
+    return [str(script)]
+
+
 def snapshot(into: Path, root: Path = ROOT) -> Path:
     """Copy torchlint's source (of the checkout ``root``) as it is now, so edits made
     while the benchmark runs (and they change the cache key) do not reach it."""
@@ -482,142 +494,181 @@ def training_files(folder: Path, into: Path) -> List[str]:
     return files
 
 
+@dataclass
+class BuildRows:
+    """One torchlint build's rows of issue 27's table."""
+
+    label: str
+    version: Row
+    hit: Row
+    ruled_out: Row
+    cold_train: Row
+    cold_sample: Row
+    cold_j: Dict[int, Row]
+    warm: Row
+    tree: Optional[Row]
+
+    @property
+    def rows(self) -> List[Row]:
+        rows = [self.version, self.hit, self.ruled_out, self.cold_train, self.cold_sample, self.cold_j[1],
+                self.cold_j[2], self.warm]
+        return rows + ([self.tree] if self.tree is not None else [])
+
+
 def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], ruff: Optional[Path],
-                   check: List[str], common: List[str], work: Path) -> List[str]:
+                   builds: Sequence[Tuple[str, List[str]]], common: List[str], work: Path) -> List[str]:
     """Issue 27's table: start-up next to a bare Python; cold runs next to TorchFix on
     training code and on a sample of torch's own source; on ``--sample`` torch files
     (default 400) cold with 1 and 2 jobs, warm, Ruff cold and a bare libcst parse; and a
-    warm run over an unchanged ``--tree`` files (default 2,000).  Everything in rounds,
-    as one table, with the goals."""
+    warm run over an unchanged ``--tree`` files (default 2,000).  ``builds``: each
+    torchlint build's label and ``check`` command (the baseline first, when there is
+    one); all of them and the other tools run in the same rounds, as one table, with the
+    goals per build."""
     import startup  # bench/startup.py: the one-file sources
 
     folder = work / "versus"
     folder.mkdir()
     (folder / "train.py").write_text(startup.WITH_FINDING)
     (folder / "clean.py").write_text(startup.RULED_OUT)
-    cache = work / "versus-cache"
-    hit = check + ["train.py", "--cache-dir", str(cache)]
-    subprocess.run(hit, cwd=folder, capture_output=True, check=False)  # fill the cache
     training = work / "training"
     train = training_files(args.training, training)
     train_lines = sum(len((training / f).read_bytes().splitlines()) for f in train)
     sample = spread(corpus.files, args.torch_sample)
     sample_lines = corpus.count(sample)
-    fast = args.runs
-    startup_rows = [
-        job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, fast * 3),
-        job("torchlint --version", check[:-1] + ["--version"], folder, 0, 0, fast * 3),
-        job("torchlint check one file (cache hit)", hit, folder, 1, 4, fast * 3, ok_codes=(1,)),
-        job("torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
-            folder, 1, 5, fast * 3),
-    ]
-    pairs = [
-        (job(f"torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
-             training, len(train), train_lines, fast),
-         job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
-             training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
-        (job(f"torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
-             corpus.base, len(sample), sample_lines, fast),
-         job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
-             corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
-    ]
-    # The same N torch files, cold (1 and 2 jobs), warm, Ruff and the libcst floor.
     many = spread(corpus.files, args.sample)
-    many_lines = corpus.count(many)
-    size = (len(many), many_lines)
+    size = (len(many), corpus.count(many))
+    tree = spread(corpus.files, args.tree) if args.tree else []
     listing = work / "many.txt"
     listing.write_text("\n".join(many) + "\n", encoding="utf-8")
-    many_cache = work / "many-cache"
-    filled = check + many + common + ["--cache-dir", str(many_cache)]
-    log(f"filling the cache of the {len(many)}-file sample")
-    subprocess.run(filled, cwd=corpus.base, capture_output=True, check=False)
-    cold_j = {jobs: job(f"torchlint cold -j {jobs}, {len(many)} files", check + many + ["--no-cache", "-j", str(jobs)]
-                        + common, corpus.base, *size, fast, shown=shorten(check + [f"<{len(many)} files>",
-                                                                                 "--no-cache", "-j", str(jobs)] + common))
-              for jobs in (1, 2)}
-    warm = job(f"torchlint warm, {len(many)} files", filled, corpus.base, *size, fast, cache=many_cache,
-               shown=shorten(check + [f"<{len(many)} files>"] + common + ["--cache-dir", "<filled>"]))
-    many_rows = [cold_j[1], cold_j[2], warm]
-    ruff_row = None
+    fast = args.runs
+
+    def rows_of(label: str, check: List[str]) -> BuildRows:
+        tag = f"[{label}] " if len(builds) > 1 else ""
+        cache = work / f"versus-cache-{label}"
+        hit = check + ["train.py", "--cache-dir", str(cache)]
+        subprocess.run(hit, cwd=folder, capture_output=True, check=False)  # fill the cache
+        many_cache = work / f"many-cache-{label}"
+        filled = check + many + common + ["--cache-dir", str(many_cache)]
+        log(f"{tag}filling the cache of the {len(many)}-file sample")
+        subprocess.run(filled, cwd=corpus.base, capture_output=True, check=False)
+        cold_j = {jobs: job(f"{tag}torchlint cold -j {jobs}, {len(many)} files",
+                            check + many + ["--no-cache", "-j", str(jobs)] + common, corpus.base, *size, fast,
+                            shown=shorten(check + [f"<{len(many)} files>", "--no-cache", "-j", str(jobs)] + common))
+                  for jobs in (1, 2)}
+        warm = job(f"{tag}torchlint warm, {len(many)} files", filled, corpus.base, *size, fast, cache=many_cache,
+                   shown=shorten(check + [f"<{len(many)} files>"] + common + ["--cache-dir", "<filled>"]))
+        tree_row = None
+        if tree:
+            tree_cache = work / f"tree-cache-{label}"
+            tree_command = check + tree + common + ["--cache-dir", str(tree_cache)]
+            log(f"{tag}filling the cache of the {len(tree)}-file tree")
+            subprocess.run(tree_command, cwd=corpus.base, capture_output=True, check=False)
+            tree_row = job(f"{tag}torchlint warm, unchanged {len(tree)}-file tree", tree_command, corpus.base,
+                           len(tree), corpus.count(tree), fast, cache=tree_cache,
+                           shown=shorten(check + [f"<{len(tree)} files>"] + common + ["--cache-dir", "<filled>"]))
+        return BuildRows(
+            label,
+            job(f"{tag}torchlint --version", check[:-1] + ["--version"], folder, 0, 0, fast * 3),
+            job(f"{tag}torchlint check one file (cache hit)", hit, folder, 1, 4, fast * 3, ok_codes=(1,)),
+            job(f"{tag}torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
+                folder, 1, 5, fast * 3),
+            job(f"{tag}torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
+                training, len(train), train_lines, fast),
+            job(f"{tag}torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
+                corpus.base, len(sample), sample_lines, fast),
+            cold_j, warm, tree_row)
+
+    built = [rows_of(label, check) for label, check in builds]
+    python = job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, fast * 3)
+    tf_train = tf_sample = ruff_row = None
+    if torchfix is not None:
+        tf_train = job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
+                       training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1))
+        tf_sample = job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
+                        corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1))
     if ruff is not None:
         ruff_row = job(f"ruff --select ALL --no-cache, {len(many)} files",
                        [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select", "ALL", "--no-cache",
                         "--exit-zero", "--output-format", "concise"] + many, corpus.base, *size, fast,
                        shown=f"{ruff} check --isolated --no-respect-gitignore --select ALL --no-cache --exit-zero "
                              f"--output-format concise <{len(many)} files>")
-        many_rows.append(ruff_row)
     floor = job(f"libcst parse, 1 process, {len(many)} files", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
                 corpus.base, *size, fast, shown=f"{sys.executable} -c <libcst.parse_module(bytes) of each file>")
-    many_rows.append(floor)
-    tree_rows: List[Row] = []
-    if args.tree:
-        tree = spread(corpus.files, args.tree)
-        tree_cache = work / "tree-cache"
-        tree_command = check + tree + common + ["--cache-dir", str(tree_cache)]
-        log(f"filling the cache of the {len(tree)}-file tree")
-        subprocess.run(tree_command, cwd=corpus.base, capture_output=True, check=False)
-        tree_rows.append(job(f"torchlint warm, unchanged {len(tree)}-file tree", tree_command, corpus.base,
-                             len(tree), corpus.count(tree), fast, cache=tree_cache,
-                             shown=shorten(check + [f"<{len(tree)} files>"] + common + ["--cache-dir", "<filled>"])))
+    others = [row for row in (python, tf_train, tf_sample, ruff_row, floor) if row is not None]
+    everything = others + [row for build in built for row in build.rows]
     log("issue 27's table: everything side by side, in rounds")
-    everything = startup_rows + [row for pair in pairs for row in pair if row is not None] + many_rows + tree_rows
     run_rounds(everything)
 
-    base = startup_rows[0].wall
-    cells = [[row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall * 1000:,.0f} ms", spread_of(row, ms=True),
-              f"{row.cpu:.2f}", f"{row.wall / base:.1f}x python -c pass"] for row in startup_rows]
-    for ours, theirs in pairs:
-        cells.append([ours.name, f"{ours.files:,}", f"{ours.lines:,}", f"{ours.wall:.2f} s", spread_of(ours),
-                      f"{ours.cpu:.2f}", ""])
+    base = python.wall
+    cells = []
+
+    def cell(row: Row, note: str = "", ms: bool = False) -> List[str]:
+        wall = f"{row.wall * 1000:,.0f} ms" if ms else f"{row.wall:.2f} s"
+        return [row.name, f"{row.files:,}", f"{row.lines:,}", wall, spread_of(row, ms=ms), f"{row.cpu:.2f}", note]
+
+    cells.append(cell(python, ms=True))
+    for build in built:
+        for row in (build.version, build.hit, build.ruled_out):
+            cells.append(cell(row, f"{row.wall / base:.1f}x python -c pass", ms=True))
+    for theirs, pick in ((tf_train, "cold_train"), (tf_sample, "cold_sample")):
+        for build in built:
+            ours: Row = getattr(build, pick)
+            note = "" if theirs is None else (f"TorchFix {theirs.wall / ours.wall:.1f}x slower "
+                                              f"(CPU {theirs.cpu / ours.cpu:.1f}x)")
+            cells.append(cell(ours, note))
         if theirs is not None:
-            cells.append([theirs.name, f"{theirs.files:,}", f"{theirs.lines:,}", f"{theirs.wall:.2f} s",
-                          spread_of(theirs), f"{theirs.cpu:.2f}", f"torchlint {theirs.wall / ours.wall:.1f}x faster "
-                          f"(CPU {theirs.cpu / ours.cpu:.1f}x)"])
-    for row in many_rows + tree_rows:
-        note = ""
-        if row is warm:
-            note = f"{row.wall / cold_j[2].wall:.3f} of cold -j 2"
-        elif row is cold_j[2]:
-            note = f"{cold_j[1].wall / row.wall:.2f}x faster than -j 1 (CPU {row.cpu / cold_j[1].cpu:.2f}x of it)"
-        elif row in tree_rows:
-            note = f"{1000 * (row.wall - startup_rows[2].wall) / row.files:.2f} ms a file over the one-file cache hit"
-        cells.append([row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall:.2f} s", spread_of(row),
-                      f"{row.cpu:.2f}", note])
+            cells.append(cell(theirs))
+    for build in built:
+        cells.append(cell(build.cold_j[1]))
+        cells.append(cell(build.cold_j[2], f"{build.cold_j[1].wall / build.cold_j[2].wall:.2f}x faster than -j 1"))
+        cells.append(cell(build.warm, f"{build.warm.wall / build.cold_j[2].wall:.3f} of cold -j 2"))
+        if build.tree is not None:
+            per_file = 1000 * (build.tree.wall - build.hit.wall) / build.tree.files
+            cells.append(cell(build.tree, f"{per_file:.2f} ms a file over the one-file cache hit"))
+    for row in (ruff_row, floor):
+        if row is not None:
+            cells.append(cell(row))
     lines = [f"Issue 27: side by side in rounds (training code: {args.training}, without *.fixed.py; "
              f"torch sample: {len(sample)} files; {len(many)} torch files spread over the corpus; "
              f"wall = median of the runs, (min-max) beside it)"]
     lines += ["  " + line for line in table(["", "files", "lines", "wall", "(min-max)", "CPU s", "ratio"], cells)]
-    goals: List[List[str]] = []
-    training_pair, sample_pair = pairs
-    for label, (ours, theirs), goal in (("cold, training code, vs TorchFix", training_pair, 12.0),
-                                        ("cold, torch sample, vs TorchFix", sample_pair, 20.0)):
-        if theirs is not None:
-            ratio = theirs.wall / ours.wall
-            goals.append([label, f">= {goal:g}x", f"{ratio:.1f}x (CPU {theirs.cpu / ours.cpu:.1f}x)",
-                          verdict(ratio >= goal, ratio)])
-    cold = cold_j[2]
-    ratio = cold.wall / floor.wall
-    goals.append([f"cold (-j 2) / bare libcst parse, {len(many)} files", "<= 1.2",
-                  f"{ratio:.2f} (-j 1: {cold_j[1].wall / floor.wall:.2f}; CPU {cold.cpu / floor.cpu:.2f})",
-                  verdict(ratio <= 1.2, ratio)])
-    ratio = warm.wall / cold.wall
-    goals.append([f"warm / cold, {len(many)} files", "<= 0.02", f"{ratio:.3f} (CPU {warm.cpu / cold.cpu:.3f})",
-                  verdict(ratio <= 0.02, ratio)])
-    if ruff_row is not None:
-        ratio = warm.wall / ruff_row.wall
-        goals.append(["warm / Ruff --select ALL --no-cache, same files", "<= 0.3",
-                      f"{ratio:.2f} ({warm.wall:.2f} s vs {ruff_row.wall:.2f} s; CPU {warm.cpu / ruff_row.cpu:.2f})",
-                      verdict(ratio <= 0.3, ratio)])
-    ratio = startup_rows[2].wall / base
-    goals.append(["check one.py, warm / python -c pass", "<= 5", f"{ratio:.1f}", verdict(ratio <= 5, ratio)])
-    ratio = cold_j[1].wall / cold_j[2].wall
-    goals.append([f"-j 2 vs -j 1, {len(many)} files", ">= 1.7x", f"{ratio:.2f}x", verdict(ratio >= 1.7, ratio)])
-    for row in tree_rows:
-        per_file = 1000 * (row.wall - startup_rows[2].wall) / row.files
-        goals.append([f"warm, unchanged {row.files:,}-file tree, a file beyond start-up", "<= 1 ms",
-                      f"{per_file:.2f} ms", verdict(per_file <= 1, per_file)])
+
+    def goals_of(build: BuildRows) -> List[Tuple[str, str, str, bool]]:
+        """(measure, goal, measured, met) of one build."""
+        found: List[Tuple[str, str, str, bool]] = []
+        for label, ours, theirs, goal in (("cold, training code, vs TorchFix", build.cold_train, tf_train, 12.0),
+                                          ("cold, torch sample, vs TorchFix", build.cold_sample, tf_sample, 20.0)):
+            if theirs is not None:
+                ratio = theirs.wall / ours.wall
+                found.append((label, f">= {goal:g}x", f"{ratio:.1f}x (CPU {theirs.cpu / ours.cpu:.1f}x)",
+                              ratio >= goal))
+        cold = build.cold_j[2]
+        ratio = cold.wall / floor.wall
+        found.append((f"cold (-j 2) / bare libcst parse, {len(many)} files", "<= 1.2",
+                      f"{ratio:.2f} (-j 1: {build.cold_j[1].wall / floor.wall:.2f}; CPU {cold.cpu / floor.cpu:.2f})",
+                      ratio <= 1.2))
+        ratio = build.warm.wall / cold.wall
+        found.append((f"warm / cold, {len(many)} files", "<= 0.02",
+                      f"{ratio:.3f} (CPU {build.warm.cpu / cold.cpu:.3f})", ratio <= 0.02))
+        if ruff_row is not None:
+            ratio = build.warm.wall / ruff_row.wall
+            found.append(("warm / Ruff --select ALL --no-cache, same files", "<= 0.3",
+                          f"{ratio:.2f} ({build.warm.wall:.2f} s vs {ruff_row.wall:.2f} s)", ratio <= 0.3))
+        ratio = build.hit.wall / base
+        found.append(("check one.py, warm / python -c pass", "<= 5", f"{ratio:.1f}", ratio <= 5))
+        ratio = build.cold_j[1].wall / build.cold_j[2].wall
+        found.append((f"-j 2 vs -j 1, {len(many)} files", ">= 1.7x", f"{ratio:.2f}x", ratio >= 1.7))
+        if build.tree is not None:
+            per_file = 1000 * (build.tree.wall - build.hit.wall) / build.tree.files
+            found.append((f"warm, unchanged {build.tree.files:,}-file tree, a file beyond start-up", "<= 1 ms",
+                          f"{per_file:.2f} ms", per_file <= 1))
+        return found
+
+    per_build = [goals_of(build) for build in built]
+    goals = [[measure, goal] + [f"{got[i][2]} {'met' if got[i][3] else 'NOT met'}" for got in per_build]
+             for i, (measure, goal, _, _) in enumerate(per_build[0])]
     lines += ["", "  Goals (issue 27)"]
-    lines += ["  " + line for line in table(["", "goal", "measured", ""], goals)]
+    lines += ["  " + line for line in table(["", "goal"] + [build.label for build in built], goals)]
     for row in everything:
         if row.note:
             lines.append(f"  ! {row.name}: {row.note}")
@@ -672,6 +723,9 @@ def main() -> int:
     parser.add_argument("--source", type=Path, default=ROOT,
                         help="benchmark the torchlint/ and rules/ of this checkout (default: this one), e.g. an "
                              "earlier commit's `git archive`, for a before/after table")
+    parser.add_argument("--baseline", type=Path,
+                        help="with --versus: also benchmark the torchlint/ and rules/ of this checkout (e.g. "
+                             "`git archive main` unpacked), row by row in the same rounds, as the baseline")
     args = parser.parse_args()
     globals()["VENV"] = args.tools_venv  # ensure_tools() and machine() read the module's VENV
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
@@ -710,8 +764,14 @@ def main() -> int:
 
     # Warm up: byte-compile torchlint and load the tools from disk once.
     measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
+    builds = [("this build", check)]
+    if args.baseline is not None:
+        base_check = launcher(snapshot(work / "baseline", args.baseline), work / "baseline-bin") + ["check"]
+        measure(base_check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
+        builds.insert(0, ("baseline", base_check))
+        info[3] += f"; baseline: a copy of torchlint/ and rules/ of {args.baseline}"
     versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix,
-                            None if args.skip_ruff else ruff, check, common, work)
+                            None if args.skip_ruff else ruff, builds, common, work)
     if args.versus_only:
         print("\n".join(["", *info, f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
                          f"  1-minute load average before each run: {load_spread()}", "", *versus]))

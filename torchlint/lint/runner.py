@@ -287,21 +287,23 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     return prepare_project([path], settings_for)
 
 
-def entry_key(shown: str, digest: str, settings: Settings, path: Path, project: Union[ProjectIndex, str],
-              reads: Optional[Sequence[str]] = None, *, config: Optional[str] = None) -> EntryKey:
-    """The cache key of one file's findings: its bytes, its configuration
-    (``config`` when the caller has it), and the facts of the project index
-    its lint read (``reads``, as recorded; without them every fact that may
-    concern it), when there is an index.  ``project`` may also be the facts'
-    fingerprint itself, as the previous run recorded it for an index
-    nothing has changed since."""
+def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
+              reads: Optional[Sequence[str]] = None) -> EntryKey:
+    """The cache key of one file's findings, assembled here and nowhere else
+    from what its lint read: the digest of its bytes, the digest of its
+    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
+    once per file by the run) and the digest of the project index's facts
+    the lint read (``reads``, as recorded; None: every fact that may concern
+    the file).  ``project`` may also be that facts digest itself, as the
+    previous run recorded it for an index nothing has changed since; "" and
+    the empty index: no index."""
     if isinstance(project, str):
         facts = project
     elif project is EMPTY:
         facts = ""
     else:
         facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
-    return EntryKey(shown, digest, facts, settings.cache_fingerprint(path) if config is None else config)
+    return EntryKey(shown, digest, facts, config)
 
 
 def run_files(
@@ -392,9 +394,11 @@ class _Run:
 
     def __init__(self, files: Sequence[Path], settings_for: Callable[[Path], Settings], cache: Cache) -> None:
         self.files = files
-        self.settings_for = settings_for
         self.cache = cache
         self.settings = [settings_for(path) for path in files]
+        resolved = dict(zip(files, self.settings))
+        # Resolved once per file; the index build and the lint are passed these.
+        self.settings_for: Callable[[Path], Settings] = lambda path: resolved.get(path) or settings_for(path)
         self.shown = [display_path(path) for path in files]
         fingerprints: Dict[Tuple[int, Optional[Path]], str] = {}
         self.configs = []
@@ -428,8 +432,7 @@ class _Run:
             assert row is not None
             if row.digest is None:
                 return None  # not cached (a job script, an unreadable file): linted with the index
-            key = entry_key(self.shown[index], row.digest, self.settings[index], self.files[index], row.facts,
-                            config=self.configs[index])
+            key = entry_key(self.shown[index], row.digest, self.configs[index], row.facts)
             hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
             if hit is None or not reusable(hit.diagnostics):
                 return None
@@ -500,10 +503,9 @@ class _Run:
             if not cacheable or outcome.digest is None:
                 self.rows[index] = FileRow(None, None, "", reads)
                 continue
-            key = entry_key(outcome.path, outcome.digest, self.settings[index], self.files[index], project, reads,
-                            config=self.configs[index])
+            key = entry_key(outcome.path, outcome.digest, self.configs[index], project, outcome.reads)
             self.cache.put(key, outcome.diagnostics)
-            if project is not EMPTY:
+            if project is not EMPTY and outcome.reads is not None:  # else keyed by every fact that may concern it
                 self.cache.put_reads(key, reads)
             stamp = stamps.get(index) if digests.get(index) == outcome.digest else None
             self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
@@ -520,11 +522,10 @@ class _Run:
             if row is not None and row.digest == digest:
                 reads = row.reads
             else:
-                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
+                reads = self.cache.get_reads(entry_key(self.shown[index], digest, self.configs[index]))
             if reads is None:
                 return None
-        key = entry_key(self.shown[index], digest, self.settings[index], self.files[index], project, reads,
-                        config=self.configs[index])
+        key = entry_key(self.shown[index], digest, self.configs[index], project, reads)
         hit = _from_cache(self.files[index], self.shown[index], key, self.cache, digest)
         return None if hit is None else (hit, key, reads or ())
 
