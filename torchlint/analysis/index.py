@@ -20,9 +20,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.analysis.imports import Exports, star_lookup
-
 if TYPE_CHECKING:
+    from torchlint.analysis.imports import Exports
     from torchlint.analysis.summaries import Summaries
 
 
@@ -152,6 +151,10 @@ class ProjectIndex:
             return None
         key = (module, name)
         if key not in self._memo:
+            # Imported here: a run answered from the cache imports this module for
+            # the empty index alone, never the import readers.
+            from torchlint.analysis.imports import star_lookup
+
             self._memo[key] = star_lookup(self.star_parts, module, name)
         return self._memo[key]
 
