@@ -201,3 +201,30 @@ def test_settings_are_resolved_once_per_file_on_a_warm_run(
     asked.clear()
     cached_run(files, settings_for, lint_file, cache=cache)
     assert asked == {path.name: 1 for path in files}
+
+
+def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """A job script's findings are never cached (they depend on the code it
+    launches), and it reads nothing from the index: an otherwise unchanged
+    run lints it alone, without building the index."""
+    files = project(tmp_path)
+    script = tmp_path / "project" / "job"  # no suffix: what it holds says what it is
+    script.write_text("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=1\npython train.py\n")
+    files.append(script)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 0 and counts.linted == ["job"]
+    assert findings(second) == findings(first)
+    # It stops being a job script and becomes Python (no #SBATCH line, no
+    # shebang): linted as Python, with the index.
+    script.write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    counts.reset()
+    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1
+    assert findings(third) == fresh(files, settings)

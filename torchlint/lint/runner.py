@@ -58,6 +58,10 @@ class FileOutcome:
     reads: Optional[Tuple[str, ...]] = None
     """Which facts of the run's project index the lint read (None: no index,
     or not recorded); the file's cache entry is keyed by those alone."""
+    indexless: bool = False
+    """Its lint reads nothing from the project index, whatever the index
+    holds (a Slurm job script, or a shell script that is not one): a run
+    whose record shows nothing else changed lints it again without one."""
 
     @property
     def written(self) -> bool:
@@ -96,7 +100,7 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
     if isinstance(source, FileOutcome):
         return source
     if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
     cells: Optional[Dict[str, str]] = None
     recorder = _recorder(project)
     try:
@@ -113,8 +117,10 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
     # The text travels back (to the reporters) only when there is something to show.
     text = source.text if diagnostics else None
     # A job script's findings also depend on the code it launches: never cached.
+    job = is_job_script(path, source.text) and not is_notebook(path)
     digest = None if is_job_script(path, source.text) else source.digest
-    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder))
+    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder),
+                       indexless=job)
 
 
 def _recorder(project: ProjectIndex) -> "Optional[RecordingIndex]":
@@ -139,7 +145,7 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     if isinstance(source, FileOutcome):
         return source
     if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
     cells: Optional[Dict[str, str]] = None
     recorder = _recorder(project)
     try:
@@ -157,7 +163,8 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     # A job script's findings also depend on the code it launches: never cached.
     digest = None if is_job_script(path, source.text) else source.digest
     outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
-                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder))
+                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder),
+                          indexless=is_job_script(path, source.text) and not is_notebook(path))
     return outcome if _deferred_writes else commit(outcome)
 
 
@@ -381,7 +388,7 @@ def cached_run(
     if cache is None:
         return run_files(files, settings_for, work, jobs=jobs, project=prepare_project(files, settings_for))
     run = _Run(files, settings_for, cache)
-    results = run.from_record(reusable)
+    results = run.from_record(reusable, work, jobs)
     if results is None:
         results = run.with_index(reusable, work, jobs)
     run.save()
@@ -419,25 +426,49 @@ class _Run:
         self.seen: Optional[Seen] = None
         self._keep_dependencies = False
 
-    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool]) -> Optional[Dict[int, FileOutcome]]:
+    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
+                    jobs: int) -> Optional[Dict[int, FileOutcome]]:
         """Every file's outcome from the cache, when the record shows that
-        nothing changed (None otherwise: the index is needed)."""
+        nothing changed (None otherwise: the index is needed); files that
+        are never cached and read nothing from the index (job scripts) are
+        linted again, without it."""
         if self.record is None:
             return None
         rows = [self._unchanged(index, row) for index, row in enumerate(self.record.files)]
         if any(row is None for row in rows) or not self.record.index_unchanged():
             return None
         results: Dict[int, FileOutcome] = {}
+        again: List[int] = []
         for index, row in enumerate(rows):
             assert row is not None
             if row.digest is None:
-                return None  # not cached (a job script, an unreadable file): linted with the index
+                if not row.indexless:
+                    return None  # not cached (an unreadable file, an internal error): linted with the index
+                again.append(index)
+                continue
             key = entry_key(self.shown[index], row.digest, self.configs[index], row.facts)
             hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
             if hit is None or not reusable(hit.diagnostics):
                 return None
             results[index] = hit
             self.rows[index] = row
+        if again:
+            from torchlint.lint.jobscripts import is_job_script, is_shell_script
+
+            for index in again:  # still a job script (or a shell script that is not one)?
+                try:
+                    text = read_source(self.files[index]).text
+                except SourceError:
+                    return None
+                if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
+                                                          or is_shell_script(self.files[index], text)):
+                    return None
+            linted = run_files([self.files[i] for i in again], self.settings_for, work, jobs=jobs)
+            if not all(outcome.indexless for outcome in linted):
+                return None  # it became a file whose lint may read the index
+            for index, outcome in zip(again, linted):
+                results[index] = outcome
+                self.rows[index] = FileRow(None, None, "", (), True)
         self._keep_dependencies = True  # nothing the index read changed: its record stands
         return results
 
@@ -501,7 +532,7 @@ class _Run:
                          # a fixed file: the findings belong to text that is no longer on disk
                          and not (outcome.fixed is not None and outcome.fixed.changed))
             if not cacheable or outcome.digest is None:
-                self.rows[index] = FileRow(None, None, "", reads)
+                self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
                 continue
             key = entry_key(outcome.path, outcome.digest, self.configs[index], project, outcome.reads)
             self.cache.put(key, outcome.diagnostics)

@@ -36,7 +36,7 @@ Presence = Tuple[int, int]
 RACY_NS = 2_000_000_000
 """A stamp taken less than this after the file's last change is not trusted."""
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -128,6 +128,9 @@ class FileRow:
     digest: Optional[str]
     facts: str = ""
     reads: Tuple[str, ...] = ()
+    indexless: bool = False
+    """Not cached, and its lint reads nothing from the index (a job script):
+    linted again on every run, without building the index."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ class RunRecord:
     def to_json(self) -> Dict[str, Any]:
         return {
             "format": RECORD_FORMAT,
-            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.facts, list(r.reads)]
+            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.facts, list(r.reads), r.indexless]
                       for r in self.files],
             "inputs": [[path, None if s is None else list(s), digest] for path, s, digest in self.inputs],
             "probes": [[path, None if p is None else list(p)] for path, p in self.probes],
@@ -186,8 +189,9 @@ class RunRecord:
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             return None
         try:
-            files = tuple(FileRow(_stamp(s), _text_or_none(d), _text(f), tuple(_text(r) for r in _list(reads)))
-                          for s, d, f, reads in _list(data["files"]))
+            files = tuple(FileRow(_stamp(s), _text_or_none(d), _text(f), tuple(_text(r) for r in _list(reads)),
+                                  _flag(indexless))
+                          for s, d, f, reads, indexless in _list(data["files"]))
             inputs = tuple((_text(p), _stamp(s), _text(d)) for p, s, d in _list(data["inputs"]))
             probes = tuple((_text(p), _presence(v)) for p, v in _list(data["probes"]))
             listings = tuple((_text(p), _text(d)) for p, d in _list(data["listings"]))
@@ -207,6 +211,12 @@ def _list(value: Any) -> List[Any]:
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError("not a string")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("not a flag")
     return value
 
 
