@@ -5,7 +5,8 @@
 
 Lints files in this process under cProfile (one index build, then each
 file) and sums each function's own time (``tottime``: exclusive, so the
-buckets add up) by where the function lives: ``rules/<name>`` (a rule),
+buckets add up; a built-in's time goes to the functions that called it) by
+where the function lives: ``rules/<name>`` (a rule),
 ``torchlint/analysis/<module>`` (a fact of the program model), libcst's
 parser (the floor), the rest of libcst (visitor dispatch, metadata), the
 engine, the project index's builders, and everything else.  The profiler
@@ -49,9 +50,11 @@ def bucket(filename: str) -> str:
         return "libcst other (nodes, visitors, metadata)"
     if "/torchlint/" in path:
         return "torchlint " + path.split("/torchlint/", 1)[1].replace(".py", "")
-    if filename == "~":  # built-ins
-        return "built-ins (called from the above)"
-    return "other (stdlib)"
+    if filename == "~":  # built-ins called from built-ins
+        return "built-ins"
+    if "/lib/python3" in path:
+        return "stdlib " + path.rsplit("/lib/python3", 1)[1].split("/", 1)[-1].replace(".py", "")
+    return "other " + path.rsplit("/", 1)[-1]
 
 
 def files_of(args: argparse.Namespace) -> Tuple[Path, List[Path]]:
@@ -94,8 +97,13 @@ def main() -> int:
     on_deep_stack(run)
     stats = pstats.Stats(profile)
     totals: Dict[str, float] = defaultdict(float)
-    for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
-        totals[bucket(filename)] += tottime
+    for (filename, _, _), (_, _, tottime, _, callers) in stats.stats.items():  # type: ignore[attr-defined]
+        if filename == "~" and callers:
+            # A built-in (isinstance, str.join, ...): its time goes to its callers' buckets.
+            for (caller_file, _, _), (_, _, caller_tottime, _) in callers.items():
+                totals[bucket(caller_file)] += caller_tottime
+        else:
+            totals[bucket(filename)] += tottime
     whole = sum(totals.values())
     print(f"{len(files)} files under {root}, --select {args.select}; profiled time {whole:.2f} s "
           "(own time of each function, summed by where it lives)")
