@@ -303,7 +303,9 @@ def run_rounds(rows: Sequence[Row]) -> None:
     """Round-robin: run 1 of every row, then run 2 of every row, ...  A machine whose
     load changes over time then slows all rows alike, and their ratios hold."""
     for index in range(max(row.want for row in rows)):
-        for row in rows:
+        # Every other round runs backwards: what comes first in a round does not
+        # always meet the same point of a drifting load.
+        for row in (rows if index % 2 == 0 else list(reversed(rows))):
             if index < row.want:
                 run_once(row)
 
@@ -595,7 +597,9 @@ def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[
     floor = job(f"libcst parse, 1 process, {len(many)} files", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
                 corpus.base, *size, fast, shown=f"{sys.executable} -c <libcst.parse_module(bytes) of each file>")
     others = [row for row in (python, tf_train, tf_sample, ruff_row, floor) if row is not None]
-    everything = others + [row for build in built for row in build.rows]
+    # Each build's row next to the same row of the other build (not all of one build,
+    # then all of the other, minutes apart on a machine whose load drifts).
+    everything = others + [row for rows in zip(*(build.rows for build in built)) for row in rows]
     log("issue 27's table: everything side by side, in rounds")
     run_rounds(everything)
 
