@@ -264,8 +264,19 @@ def job(name: str, argv: Sequence[str], cwd: Path, files: int, lines: int, runs:
     return Row(name, shown or shorten(argv), files, lines, list(argv), cwd, runs, ok_codes, tuple(change), cache)
 
 
+LOADS: List[float] = []
+"""The 1-minute load average before each measured run (reported as its spread)."""
+
+
+def load_spread() -> str:
+    if not LOADS:
+        return "n/a"
+    return f"{min(LOADS):.1f}-{max(LOADS):.1f} (median {statistics.median(LOADS):.1f}, {len(LOADS)} runs)"
+
+
 def run_once(row: Row) -> None:
     index = len(row.runs)
+    LOADS.append(os.getloadavg()[0])
     roots = cache_roots(row.cache) if row.cache else set()
     originals = {f: (row.cwd / f).read_bytes() for f in row.change}
     for path, data in originals.items():
@@ -292,7 +303,9 @@ def run_rounds(rows: Sequence[Row]) -> None:
     """Round-robin: run 1 of every row, then run 2 of every row, ...  A machine whose
     load changes over time then slows all rows alike, and their ratios hold."""
     for index in range(max(row.want for row in rows)):
-        for row in rows:
+        # Every other round runs backwards: what comes first in a round does not
+        # always meet the same point of a drifting load.
+        for row in (rows if index % 2 == 0 else list(reversed(rows))):
             if index < row.want:
                 run_once(row)
 
@@ -399,15 +412,27 @@ def machine(torchlint: Sequence[str]) -> List[str]:
 def cache_roots(cache: Path) -> Set[str]:
     """One folder per torchlint code fingerprint; a new one means torchlint's source
     changed between filling the cache and reading it."""
-    return {p.name for p in (cache / "v1").glob("*")} if (cache / "v1").is_dir() else set()
+    return {p.name for p in (cache / "v2").glob("*") if p.is_dir()} if (cache / "v2").is_dir() else set()
 
 
-def snapshot(into: Path) -> Path:
-    """Copy torchlint's source as it is now, so edits made while the benchmark runs
-    (and they change the cache key) do not reach it."""
+def launcher(source: Path, folder: Path) -> List[str]:
+    """A ``torchlint`` script like the venv's entry point that imports torchlint from
+    ``source`` first (ahead of PYTHONPATH), with this Python: another build, started
+    the same way."""
+    folder.mkdir(parents=True)
+    script = folder / "torchlint"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(source)!r})\n"
+                      "from torchlint.interfaces.cli import main\nsys.exit(main())\n", encoding="utf-8")
+    script.chmod(0o755)
+    return [str(script)]
+
+
+def snapshot(into: Path, root: Path = ROOT) -> Path:
+    """Copy torchlint's source (of the checkout ``root``) as it is now, so edits made
+    while the benchmark runs (and they change the cache key) do not reach it."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "torchlint", into / "torchlint", ignore=ignore)
-    shutil.copytree(ROOT / "rules", into / "torchlint" / "rules", ignore=ignore)
+    shutil.copytree(root / "torchlint", into / "torchlint", ignore=ignore)
+    shutil.copytree(root / "rules", into / "torchlint" / "rules", ignore=ignore)
     return into
 
 
@@ -471,59 +496,197 @@ def training_files(folder: Path, into: Path) -> List[str]:
     return files
 
 
-def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], check: List[str],
-                   common: List[str], work: Path) -> List[str]:
-    """Start-up next to a bare Python, and cold runs next to TorchFix on training code and
-    on a sample of torch's own source, measured in rounds, as one table."""
+@dataclass
+class BuildRows:
+    """One torchlint build's rows of issue 27's table."""
+
+    label: str
+    version: Row
+    hit: Row
+    ruled_out: Row
+    cold_train: Row
+    cold_sample: Row
+    cold_j: Dict[int, Row]
+    warm: Row
+    tree: Optional[Row]
+
+    @property
+    def rows(self) -> List[Row]:
+        rows = [self.version, self.hit, self.ruled_out, self.cold_train, self.cold_sample, self.cold_j[1],
+                self.cold_j[2], self.warm]
+        return rows + ([self.tree] if self.tree is not None else [])
+
+
+def versus_section(args: argparse.Namespace, corpus: Corpus, torchfix: Optional[Path], ruff: Optional[Path],
+                   builds: Sequence[Tuple[str, List[str]]], common: List[str], work: Path) -> List[str]:
+    """Issue 27's table: start-up next to a bare Python; cold runs next to TorchFix on
+    training code and on a sample of torch's own source; on ``--sample`` torch files
+    (default 400) cold with 1 and 2 jobs, warm, Ruff cold and a bare libcst parse; and a
+    warm run over an unchanged ``--tree`` files (default 2,000).  ``builds``: each
+    torchlint build's label and ``check`` command (the baseline first, when there is
+    one); all of them and the other tools run in the same rounds, as one table, with the
+    goals per build."""
     import startup  # bench/startup.py: the one-file sources
 
     folder = work / "versus"
     folder.mkdir()
     (folder / "train.py").write_text(startup.WITH_FINDING)
     (folder / "clean.py").write_text(startup.RULED_OUT)
-    cache = work / "versus-cache"
-    hit = check + ["train.py", "--cache-dir", str(cache)]
-    subprocess.run(hit, cwd=folder, capture_output=True, check=False)  # fill the cache
     training = work / "training"
     train = training_files(args.training, training)
     train_lines = sum(len((training / f).read_bytes().splitlines()) for f in train)
     sample = spread(corpus.files, args.torch_sample)
     sample_lines = corpus.count(sample)
-    startup_rows = [
-        job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, args.runs * 3),
-        job("torchlint --version", check[:-1] + ["--version"], folder, 0, 0, args.runs * 3),
-        job("torchlint check one file (cache hit)", hit, folder, 1, 4, args.runs * 3, ok_codes=(1,)),
-        job("torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
-            folder, 1, 5, args.runs * 3),
-    ]
-    pairs = [
-        (job(f"torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
-             training, len(train), train_lines, args.runs),
-         job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
-             training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
-        (job(f"torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
-             corpus.base, len(sample), sample_lines, args.runs),
-         job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
-             corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1)) if torchfix else None),
-    ]
-    log("start-up and TorchFix side by side")
-    run_rounds(startup_rows + [row for pair in pairs for row in pair if row is not None])
-    base = startup_rows[0].wall
-    cells = [[row.name, f"{row.files:,}", f"{row.lines:,}", f"{row.wall * 1000:,.0f} ms", f"{row.cpu:.2f}",
-              f"{row.wall / base:.1f}x python -c pass"] for row in startup_rows]
-    for ours, theirs in pairs:
-        cells.append([ours.name, f"{ours.files:,}", f"{ours.lines:,}", f"{ours.wall:.2f} s", f"{ours.cpu:.2f}", ""])
+    many = spread(corpus.files, args.sample)
+    size = (len(many), corpus.count(many))
+    tree = spread(corpus.files, args.tree) if args.tree else []
+    listing = work / "many.txt"
+    listing.write_text("\n".join(many) + "\n", encoding="utf-8")
+    fast = args.runs
+
+    def rows_of(label: str, check: List[str]) -> BuildRows:
+        tag = f"[{label}] " if len(builds) > 1 else ""
+        cache = work / f"versus-cache-{label}"
+        hit = check + ["train.py", "--cache-dir", str(cache)]
+        subprocess.run(hit, cwd=folder, capture_output=True, check=False)  # fill the cache
+        many_cache = work / f"many-cache-{label}"
+        filled = check + many + common + ["--cache-dir", str(many_cache)]
+        log(f"{tag}filling the cache of the {len(many)}-file sample")
+        subprocess.run(filled, cwd=corpus.base, capture_output=True, check=False)
+        cold_j = {jobs: job(f"{tag}torchlint cold -j {jobs}, {len(many)} files",
+                            check + many + ["--no-cache", "-j", str(jobs)] + common, corpus.base, *size, fast,
+                            shown=shorten(check + [f"<{len(many)} files>", "--no-cache", "-j", str(jobs)] + common))
+                  for jobs in (1, 2)}
+        warm = job(f"{tag}torchlint warm, {len(many)} files", filled, corpus.base, *size, fast, cache=many_cache,
+                   shown=shorten(check + [f"<{len(many)} files>"] + common + ["--cache-dir", "<filled>"]))
+        tree_row = None
+        if tree:
+            tree_cache = work / f"tree-cache-{label}"
+            tree_command = check + tree + common + ["--cache-dir", str(tree_cache)]
+            log(f"{tag}filling the cache of the {len(tree)}-file tree")
+            subprocess.run(tree_command, cwd=corpus.base, capture_output=True, check=False)
+            tree_row = job(f"{tag}torchlint warm, unchanged {len(tree)}-file tree", tree_command, corpus.base,
+                           len(tree), corpus.count(tree), fast, cache=tree_cache,
+                           shown=shorten(check + [f"<{len(tree)} files>"] + common + ["--cache-dir", "<filled>"]))
+        return BuildRows(
+            label,
+            job(f"{tag}torchlint --version", check[:-1] + ["--version"], folder, 0, 0, fast * 3),
+            job(f"{tag}torchlint check one file (cache hit)", hit, folder, 1, 4, fast * 3, ok_codes=(1,)),
+            job(f"{tag}torchlint check one file (ruled out by the pre-check)", check + ["clean.py", "--no-cache"],
+                folder, 1, 5, fast * 3),
+            job(f"{tag}torchlint cold, training code ({len(train)} files)", check + train + ["--no-cache"] + common,
+                training, len(train), train_lines, fast),
+            job(f"{tag}torchlint cold, torch sample ({len(sample)} files)", check + sample + ["--no-cache"] + common,
+                corpus.base, len(sample), sample_lines, fast),
+            cold_j, warm, tree_row)
+
+    built = [rows_of(label, check) for label, check in builds]
+    python = job("python -c pass", [sys.executable, "-c", "pass"], folder, 0, 0, fast * 3)
+    tf_train = tf_sample = ruff_row = None
+    if torchfix is not None:
+        tf_train = job(f"TorchFix, training code ({len(train)} files)", [str(torchfix), "--select", "ALL"] + train,
+                       training, len(train), train_lines, args.slow_runs, ok_codes=(0, 1))
+        tf_sample = job(f"TorchFix, torch sample ({len(sample)} files)", [str(torchfix), "--select", "ALL"] + sample,
+                        corpus.base, len(sample), sample_lines, args.slow_runs, ok_codes=(0, 1))
+    if ruff is not None:
+        ruff_row = job(f"ruff --select ALL --no-cache, {len(many)} files",
+                       [str(ruff), "check", "--isolated", "--no-respect-gitignore", "--select", "ALL", "--no-cache",
+                        "--exit-zero", "--output-format", "concise"] + many, corpus.base, *size, fast,
+                       shown=f"{ruff} check --isolated --no-respect-gitignore --select ALL --no-cache --exit-zero "
+                             f"--output-format concise <{len(many)} files>")
+    floor = job(f"libcst parse, 1 process, {len(many)} files", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)],
+                corpus.base, *size, fast, shown=f"{sys.executable} -c <libcst.parse_module(bytes) of each file>")
+    others = [row for row in (python, tf_train, tf_sample, ruff_row, floor) if row is not None]
+    # Each build's row next to the same row of the other build (not all of one build,
+    # then all of the other, minutes apart on a machine whose load drifts).
+    everything = others + [row for rows in zip(*(build.rows for build in built)) for row in rows]
+    log("issue 27's table: everything side by side, in rounds")
+    run_rounds(everything)
+
+    base = python.wall
+    cells = []
+
+    def cell(row: Row, note: str = "", ms: bool = False) -> List[str]:
+        wall = f"{row.wall * 1000:,.0f} ms" if ms else f"{row.wall:.2f} s"
+        return [row.name, f"{row.files:,}", f"{row.lines:,}", wall, spread_of(row, ms=ms), f"{row.cpu:.2f}", note]
+
+    cells.append(cell(python, ms=True))
+    for build in built:
+        for row in (build.version, build.hit, build.ruled_out):
+            cells.append(cell(row, f"{row.wall / base:.1f}x python -c pass", ms=True))
+    for theirs, pick in ((tf_train, "cold_train"), (tf_sample, "cold_sample")):
+        for build in built:
+            ours: Row = getattr(build, pick)
+            note = "" if theirs is None else (f"TorchFix {theirs.wall / ours.wall:.1f}x slower "
+                                              f"(CPU {theirs.cpu / ours.cpu:.1f}x)")
+            cells.append(cell(ours, note))
         if theirs is not None:
-            cells.append([theirs.name, f"{theirs.files:,}", f"{theirs.lines:,}", f"{theirs.wall:.2f} s",
-                          f"{theirs.cpu:.2f}", f"torchlint {theirs.wall / ours.wall:.1f}x faster "
-                          f"(CPU {theirs.cpu / ours.cpu:.1f}x)"])
-    lines = [f"Start-up and TorchFix, side by side in rounds (training code: {args.training}, without *.fixed.py; "
-             f"torch sample: {len(sample)} files spread over the corpus)"]
-    lines += ["  " + line for line in table(["", "files", "lines", "wall", "CPU s", "ratio"], cells)]
-    for row in startup_rows + [r for pair in pairs for r in pair if r is not None]:
+            cells.append(cell(theirs))
+    for build in built:
+        cells.append(cell(build.cold_j[1]))
+        cells.append(cell(build.cold_j[2], f"{build.cold_j[1].wall / build.cold_j[2].wall:.2f}x faster than -j 1"))
+        cells.append(cell(build.warm, f"{build.warm.wall / build.cold_j[2].wall:.3f} of cold -j 2"))
+        if build.tree is not None:
+            per_file = 1000 * (build.tree.wall - build.hit.wall) / build.tree.files
+            cells.append(cell(build.tree, f"{per_file:.2f} ms a file over the one-file cache hit"))
+    for row in (ruff_row, floor):
+        if row is not None:
+            cells.append(cell(row))
+    lines = [f"Issue 27: side by side in rounds (training code: {args.training}, without *.fixed.py; "
+             f"torch sample: {len(sample)} files; {len(many)} torch files spread over the corpus; "
+             f"wall = median of the runs, (min-max) beside it)"]
+    lines += ["  " + line for line in table(["", "files", "lines", "wall", "(min-max)", "CPU s", "ratio"], cells)]
+
+    def goals_of(build: BuildRows) -> List[Tuple[str, str, str, bool]]:
+        """(measure, goal, measured, met) of one build."""
+        found: List[Tuple[str, str, str, bool]] = []
+        for label, ours, theirs, goal in (("cold, training code, vs TorchFix", build.cold_train, tf_train, 12.0),
+                                          ("cold, torch sample, vs TorchFix", build.cold_sample, tf_sample, 20.0)):
+            if theirs is not None:
+                ratio = theirs.wall / ours.wall
+                found.append((label, f">= {goal:g}x", f"{ratio:.1f}x (CPU {theirs.cpu / ours.cpu:.1f}x)",
+                              ratio >= goal))
+        cold = build.cold_j[2]
+        ratio = cold.wall / floor.wall
+        found.append((f"cold (-j 2) / bare libcst parse, {len(many)} files", "<= 1.2",
+                      f"{ratio:.2f} (-j 1: {build.cold_j[1].wall / floor.wall:.2f}; CPU {cold.cpu / floor.cpu:.2f})",
+                      ratio <= 1.2))
+        ratio = build.warm.wall / cold.wall
+        found.append((f"warm / cold, {len(many)} files", "<= 0.02",
+                      f"{ratio:.3f} (CPU {build.warm.cpu / cold.cpu:.3f})", ratio <= 0.02))
+        if ruff_row is not None:
+            ratio = build.warm.wall / ruff_row.wall
+            found.append(("warm / Ruff --select ALL --no-cache, same files", "<= 0.3",
+                          f"{ratio:.2f} ({build.warm.wall:.2f} s vs {ruff_row.wall:.2f} s)", ratio <= 0.3))
+        ratio = build.hit.wall / base
+        found.append(("check one.py, warm / python -c pass", "<= 5", f"{ratio:.1f}", ratio <= 5))
+        ratio = build.cold_j[1].wall / build.cold_j[2].wall
+        found.append((f"-j 2 vs -j 1, {len(many)} files", ">= 1.7x", f"{ratio:.2f}x", ratio >= 1.7))
+        if build.tree is not None:
+            per_file = 1000 * (build.tree.wall - build.hit.wall) / build.tree.files
+            found.append((f"warm, unchanged {build.tree.files:,}-file tree, a file beyond start-up", "<= 1 ms",
+                          f"{per_file:.2f} ms", per_file <= 1))
+        return found
+
+    per_build = [goals_of(build) for build in built]
+    goals = [[measure, goal] + [f"{got[i][2]} {'met' if got[i][3] else 'NOT met'}" for got in per_build]
+             for i, (measure, goal, _, _) in enumerate(per_build[0])]
+    lines += ["", "  Goals (issue 27)"]
+    lines += ["  " + line for line in table(["", "goal"] + [build.label for build in built], goals)]
+    for row in everything:
         if row.note:
             lines.append(f"  ! {row.name}: {row.note}")
     return lines
+
+
+def spread_of(row: Row, ms: bool = False) -> str:
+    """The runs' min-max, in the unit the table shows the median in (ms or s)."""
+    walls = [r.wall for r in row.runs]
+    if not walls:
+        return ""
+    if ms:
+        return f"({min(walls) * 1000:.0f}-{max(walls) * 1000:.0f})"
+    return f"({min(walls):.2f}-{max(walls):.2f})"
 
 
 def verdict(ok: bool, *values: float) -> str:
@@ -554,8 +717,19 @@ def main() -> int:
                         help="files of torch's source, spread over the corpus, to compare with TorchFix on")
     parser.add_argument("--tools-venv", type=Path, default=VENV,
                         help=f"the venv with TorchFix and Ruff (made when missing; default: {VENV})")
-    parser.add_argument("--versus-only", action="store_true",
-                        help="only the start-up and TorchFix table (a few minutes)")
+    parser.add_argument("--versus", "--versus-only", dest="versus_only", action="store_true",
+                        help="only issue 27's table: start-up, TorchFix, Ruff, cold/warm/floor on --sample files, "
+                             "the --tree warm run (about 15 minutes on 2 cores)")
+    parser.add_argument("--sample", type=int, default=400,
+                        help="torch files, spread over the corpus, for the cold/warm/floor/Ruff/-j rows (default 400)")
+    parser.add_argument("--tree", type=int, default=2000,
+                        help="files of the unchanged tree the warm run reads (default 2,000; 0: no such row)")
+    parser.add_argument("--source", type=Path, default=ROOT,
+                        help="benchmark the torchlint/ and rules/ of this checkout (default: this one), e.g. an "
+                             "earlier commit's `git archive`, for a before/after table")
+    parser.add_argument("--baseline", type=Path,
+                        help="with --versus: also benchmark the torchlint/ and rules/ of this checkout (e.g. "
+                             "`git archive main` unpacked), row by row in the same rounds, as the baseline")
     args = parser.parse_args()
     globals()["VENV"] = args.tools_venv  # ensure_tools() and machine() read the module's VENV
     jobs = [int(j) for j in args.jobs.split(",") if j.strip()]
@@ -574,9 +748,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="torchlint-speed-"))
     atexit.register(shutil.rmtree, work, True)
     if not args.live:
-        source = snapshot(work / "src")
+        source = snapshot(work / "src", args.source)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
-        info[3] += f"; benchmarked: a copy of torchlint/ and rules/ taken at the start ({source})"
+        info[3] += (f"; benchmarked: a copy of torchlint/ and rules/ of {args.source} taken at the start "
+                    f"({source})")
 
     # Same options everywhere: no configuration files (--isolated) and no .gitignore
     # (bench/_corpus is git-ignored in this repository).
@@ -593,10 +768,17 @@ def main() -> int:
 
     # Warm up: byte-compile torchlint and load the tools from disk once.
     measure(check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
-    versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix, check, common, work)
+    builds = [("this build", check)]
+    if args.baseline is not None:
+        base_check = launcher(snapshot(work / "baseline", args.baseline), work / "baseline-bin") + ["check"]
+        measure(base_check + corpus.files[:2] + ["--no-cache"] + common, corpus.base)
+        builds.insert(0, ("baseline", base_check))
+        info[3] += f"; baseline: a copy of torchlint/ and rules/ of {args.baseline}"
+    versus = versus_section(args, corpus, None if args.skip_torchfix else torchfix,
+                            None if args.skip_ruff else ruff, builds, common, work)
     if args.versus_only:
         print("\n".join(["", *info, f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-                         "", *versus]))
+                         f"  1-minute load average before each run: {load_spread()}", "", *versus]))
         return 0
 
     slow = args.runs if args.quick else args.slow_runs  # what takes minutes on the full corpus

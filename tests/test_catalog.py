@@ -106,7 +106,12 @@ _PROBE = textwrap.dedent("""
         code = exit.code
     heavy = sorted(name for name in sys.modules
                    if name == "libcst" or name.startswith(("libcst.", "torchlint.rules.", "rules."))
-                   or name in ("torchlint.lint.engine", "torchlint.ruleapi.rule", "torchlint.lint.fixer", "multiprocessing"))
+                   or name in ("torchlint.lint.engine", "torchlint.ruleapi.rule", "torchlint.lint.fixer", "multiprocessing",
+                               # the index's builders: a run answered from the cache builds no index
+                               "torchlint.analysis.queries", "torchlint.analysis.imports",
+                               "torchlint.analysis.summaries", "torchlint.analysis.gradmode",
+                               # nor what Python files and the default output never need
+                               "torchlint.jobscript.parse", "torchlint.report.statistics"))
     print("HEAVY", ",".join(heavy), file=sys.stderr)
     sys.exit(code)
 """)

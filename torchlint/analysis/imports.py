@@ -22,6 +22,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.analysis.canonical import canonical
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
+from torchlint.source.stamps import Seen
 
 Text = Tuple[Path, bytes]
 """A file of the run: its path and its bytes."""
@@ -38,15 +39,17 @@ def parse_quietly(data: Union[str, bytes]) -> Optional[ast.Module]:
             return None
 
 
-def read_sources(files: Iterable[Path]) -> Iterator[Text]:
+def read_sources(files: Iterable[Path], seen: Optional[Seen] = None) -> Iterator[Text]:
     """The bytes of each regular ``.py`` file; others are skipped (linting
     them reports why).  Bytes, not text: ``ast.parse`` honours the encoding
-    cookie itself, and most files are only searched, never parsed."""
+    cookie itself, and most files are only searched, never parsed.  ``seen``
+    remembers each file read (what the index depends on)."""
     for path in files:
         if path.suffix != ".py":
             continue
         try:
-            data = read_regular(path, MAX_FILE_BYTES)  # regular files only: never a FIFO or a device
+            # regular files only: never a FIFO or a device
+            data = read_regular(path, MAX_FILE_BYTES) if seen is None else seen.read(path, MAX_FILE_BYTES)
         except SourceError:
             continue
         yield path, data
@@ -110,12 +113,28 @@ def _real_folder(folder: str, reals: Dict[str, str]) -> str:
 
 class ModuleNames:
     """:func:`module_name` of many files, each folder's package and real path
-    looked up once (one index build reads every file's name several times)."""
+    looked up once (one index build reads every file's name several times).
+    ``seen``, when given, collects what else the build reads from disk
+    (modules read by :func:`on_disk`, the roots :func:`with_imported` lists);
+    :meth:`depended` adds the paths the module names depend on."""
 
-    def __init__(self) -> None:
+    def __init__(self, seen: Optional[Seen] = None) -> None:
         self._packages: Dict[Path, str] = {}
         self._reals: Dict[str, str] = {}
         self._names: Dict[str, str] = {}
+        self.seen = seen
+
+    def depended(self) -> None:
+        """Tell ``seen`` which paths the names found so far depend on: each
+        folder's ``__init__.py`` (a package or not) and each folder resolved
+        on the way to a real path (a folder that becomes a link moves it)."""
+        if self.seen is None:
+            return
+        for folder in self._packages:
+            if folder.is_absolute():
+                self.seen.probe(folder / "__init__.py")
+        for name in self._reals:
+            self.seen.probe(name)
 
     def __call__(self, path: Path) -> str:
         key = str(path)
@@ -314,11 +333,14 @@ def on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] =
     ``models.py`` or ``models/__init__.py``), whose module name it is."""
     relative = Path(*name.split("."))
     found: List[Text] = []
+    seen = module_of.seen if isinstance(module_of, ModuleNames) else None
     for root in sorted(roots):
         for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
             if any(candidate == path for path, _ in found):
                 continue
-            for path, data in read_sources([candidate]):
+            if seen is not None:
+                seen.probe(candidate)
+            for path, data in read_sources([candidate], seen):
                 if module_of(path) == name:
                     found.append((path, data))
     return found
@@ -343,6 +365,9 @@ def with_imported(texts: Sequence[Text], statements: Callable[[bytes], List[byte
         folders.add(where.rsplit(os.sep, ups)[0] or os.sep)
     roots: Set[Path] = {Path.cwd(), *map(Path, folders)}
     tops = {root: top_names(root) for root in roots}
+    if module_of.seen is not None:
+        for root in roots:
+            module_of.seen.listing(root)
     pending = [(path, text, 0) for path, text in texts]
     added: List[Text] = []
 
@@ -467,7 +492,8 @@ def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store])
     return found
 
 
-def star_parts(texts: Sequence[Text], store: Optional[Store] = None) -> Dict[str, Exports]:
+def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
+               module_of: Optional[ModuleNames] = None) -> Dict[str, Exports]:
     """The :class:`Exports` of the project modules that some file
     star-imports, and of those they star-import in turn: each module read
     and parsed once.  A module name held by two files that disagree is left
@@ -477,7 +503,7 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None) -> Dict[str
     files (as pre-commit does) resolves as a run over the project."""
     wanted: Set[str] = set()
     roots: Set[Path] = {Path.cwd()}
-    module_of = ModuleNames()
+    module_of = module_of or ModuleNames()
     for path, text in texts:
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue

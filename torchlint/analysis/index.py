@@ -12,15 +12,16 @@ on demand, each at most once per index.
 from __future__ import annotations
 
 import ast
+import enum
 import hashlib
+import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
-
-from torchlint.analysis.imports import Exports, star_lookup
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 if TYPE_CHECKING:
+    from torchlint.analysis.imports import Exports
     from torchlint.analysis.summaries import Summaries
 
 
@@ -130,6 +131,7 @@ class ProjectIndex:
     a rule asked (:func:`~torchlint.analysis.queries.whole_saves`;
     :mod:`torchlint.analysis.saves`)."""
     _memo: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, repr=False)
+    _digests: Dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def defined_as(self, qualified: str) -> str:
         """The name a class is defined under, for a name a package re-exports it as."""
@@ -149,6 +151,10 @@ class ProjectIndex:
             return None
         key = (module, name)
         if key not in self._memo:
+            # Imported here: a run answered from the cache imports this module for
+            # the empty index alone, never the import readers.
+            from torchlint.analysis.imports import star_lookup
+
             self._memo[key] = star_lookup(self.star_parts, module, name)
         return self._memo[key]
 
@@ -218,60 +224,101 @@ class ProjectIndex:
         """The module name of a file whose callers were indexed, else None."""
         return self.modules.get(os.path.abspath(path))
 
-    @cached_property
-    def _classes_digest(self) -> str:
-        digest = hashlib.sha256()
-        for name in sorted(self.classes):
-            digest.update(f"{name}\0{','.join(self.classes[name].bases)}\n".encode())
-        digest.update(f"used\0{','.join(sorted(self.used))}\n".encode())
-        for keyword in sorted(self.keywords):
-            digest.update(f"keyword\0{keyword}\n".encode())
-        for module in sorted(self.star_parts):
-            part = self.star_parts[module]
-            names = ",".join(f"{k}={part.imported[k]}" for k in sorted(part.imported))
-            public = "*" if part.public is None else ",".join(sorted(part.public))
-            digest.update(f"star\0{module}\0{names}\0{','.join(part.stars)}\0{public}\n".encode())
-        for method in sorted(self.called):
-            digest.update(f"called\0{method}\n".encode())
-        for alias in sorted(self.reexports):
-            digest.update(f"reexport\0{alias}\0{self.reexports[alias]}\n".encode())
-        for qualified in sorted(self.methods):
-            shapes = self.methods[qualified]
-            digest.update(f"methods\0{qualified}\0{[(n, shapes[n]) for n in sorted(shapes)]!r}\n".encode())
-        if self.summaries is not None:
-            digest.update(f"summaries\0{self.summaries.fingerprint}\n".encode())
-        for path, line in self.whole_saves:
-            digest.update(f"save\0{path}\0{line}\n".encode("utf-8", "surrogateescape"))
+    def digest_of(self, reads: Iterable[str]) -> str:
+        """The fingerprint of the facts a file's lint read (:class:`RecordingIndex`
+        names them: fields, and ``calls:<name>`` for one function's callers):
+        what its cache entry is keyed by, so that a change to a fact it did
+        not read leaves the entry valid.  A lint that read nothing still
+        differs from one with no index at all ("")."""
+        digest = hashlib.sha256(b"project-facts-1")
+        for read in sorted(set(reads)):
+            known = self._digests.get(read)
+            if known is None:
+                known = self._digests[read] = _read_digest(self, read)
+            digest.update(f"{read}\0{known}\n".encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
     @cached_property
     def fingerprint(self) -> str:
         """Changes whenever a fact changes."""
-        digest = hashlib.sha256(self._classes_digest.encode())
-        for name in sorted(self.calls):
-            digest.update(f"{name}\0{_sites_text(self.calls[name])}\n".encode())
-        return digest.hexdigest()
+        return self.digest_of(READ_FIELDS)
 
     def fingerprint_for(self, path: str) -> str:
-        """The facts one file's findings may depend on (for its cache key):
-        the class hierarchy, and the calls of this file's own functions from
-        other modules.  An edit elsewhere that changes neither keeps this
-        file's cache entry valid."""
+        """The facts one file's findings may depend on when nothing recorded
+        what its lint read: every fact, but of the calls only those of this
+        file's own functions from other modules.  An edit elsewhere that
+        changes neither keeps this file's cache entry valid."""
         module = self.module_of(path)
         if module is None or not self.calls:
-            return self._classes_digest
-        digest = hashlib.sha256(self._classes_digest.encode())
+            return self.digest_of([f for f in READ_FIELDS if f != "calls"])
         prefix = module + "."
-        for name in sorted(self.calls):
-            if name.startswith(prefix) and "." not in name[len(prefix):]:
-                digest.update(f"{name}\0{_sites_text(self.calls[name])}\n".encode())
-        return digest.hexdigest()
+        own = [f"calls:{name}" for name in self.calls if name.startswith(prefix) and "." not in name[len(prefix):]]
+        return self.digest_of([*(f for f in READ_FIELDS if f != "calls"), *own])
+
+    def recording(self) -> "RecordingIndex":
+        """A copy of this index that records which facts are read from it."""
+        return RecordingIndex(**{f.name: getattr(self, f.name) for f in fields(self) if f.init})
 
 
-def _sites_text(sites: Sequence[CallSite]) -> str:
-    return ";".join(
-        f"{site.caller_module}:{site.line}:{int(site.grad_disabled)}{int(site.training_step)}" for site in sites
-    )
+READ_FIELDS = ("classes", "calls", "modules", "used", "keywords", "star_parts", "methods", "called", "reexports",
+               "summaries", "whole_saves")
+"""The facts of an index a lint can read (the fields of :class:`ProjectIndex`)."""
+
+
+@dataclass(frozen=True)
+class RecordingIndex(ProjectIndex):
+    """An index that remembers which of its facts are read (``reads``): the
+    dependencies of one file's findings, as a build system records them.
+    Asking for one function's callers depends on those calls alone."""
+
+    reads: Set[str] = field(default_factory=set, compare=False, repr=False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _FIELD_SET:
+            object.__getattribute__(self, "reads").add(name)
+        return object.__getattribute__(self, name)
+
+    def callers_of(self, qualified: str) -> Tuple[CallSite, ...]:
+        object.__getattribute__(self, "reads").add(f"calls:{qualified}")
+        return tuple(object.__getattribute__(self, "calls").get(qualified, ()))
+
+
+_FIELD_SET = frozenset(READ_FIELDS)
+
+
+def _read_digest(index: ProjectIndex, read: str) -> str:
+    field_name, _, detail = read.partition(":")
+    if field_name not in _FIELD_SET:
+        return "unknown"
+    value: Any = getattr(index, field_name)
+    if detail:
+        value = value.get(detail, ()) if isinstance(value, Mapping) else None
+    text = json.dumps(stable(value), separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def stable(value: Any) -> Any:
+    """``value`` as plain JSON data that is the same in every process: sets
+    and mappings sorted, dataclasses as their compared fields (memos left
+    out), enums as their values.  A fact's fingerprint is a digest of it."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return ["enum", type(value).__name__, stable(value.value)]
+    if is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__name__, [[f.name, stable(getattr(value, f.name))] for f in fields(value) if f.compare]]
+    if isinstance(value, Mapping):
+        items = [[stable(k), stable(v)] for k, v in value.items()]
+        return ["map", sorted(items, key=_order)]
+    if isinstance(value, (set, frozenset)):
+        return ["set", sorted((stable(v) for v in value), key=_order)]
+    if isinstance(value, (list, tuple)):
+        return [stable(v) for v in value]
+    return ["repr", type(value).__name__, repr(value)]
+
+
+def _order(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
 EMPTY = ProjectIndex()

@@ -22,6 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+# What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
+# where rules import it from.
+from torchlint.analysis.asks import (
+    CALLERS as CALLERS, KEYWORDS as KEYWORDS, KINDS as KINDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
+    NAMES as NAMES, SUBCLASSES as SUBCLASSES, SUMMARIES as SUMMARIES, WHOLE_SAVES as WHOLE_SAVES, Asked as Asked,
+    Query as Query, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
+    method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
+    whole_saves as whole_saves,
+)
 from torchlint.analysis.gradmode import GradMode, grad_mode_of
 from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
@@ -31,115 +40,28 @@ from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, Pr
 from torchlint.analysis.store import Store, all_of, count, store_key
 
 
-# -- what rules ask ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    """One cross-file question a rule declares: its ``kind`` and the words
-    that say what it is about (plain strings, so the catalog can keep it)."""
-
-    kind: str
-    words: Tuple[str, ...] = ()
-    more: Tuple[str, ...] = ()
-
-
-SUBCLASSES = "subclasses"
-CALLERS = "callers"
-NAMES = "names"
-KEYWORDS = "keywords"
-METHODS = "methods"
-METHOD_CALLS = "method-calls"
-SUMMARIES = "summaries"
-WHOLE_SAVES = "whole-saves"
-KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS, SUMMARIES, WHOLE_SAVES)
-
-
-def subclasses_of(*bases: str) -> Query:
-    """Which project classes derive from these classes (dotted names),
-    through any number of the project's files
-    (``facts.project.derives_from(name, base)``)."""
-    return Query(SUBCLASSES, tuple(bases))
-
-
-def callers_of(module_words: Sequence[str] = (), function_words: Sequence[str] = ()) -> Query:
-    """The calls from other modules of the module-level functions of files
-    containing one of ``module_words``, and of functions whose own text
-    contains one of ``function_words`` (``facts.project.callers_of(name)``)."""
-    return Query(CALLERS, tuple(module_words), tuple(function_words))
-
-
-def name_used(*names: str) -> Query:
-    """Whether some file of the run refers to these dotted names (``torch.compile``;
-    ``facts.project.uses(name)``)."""
-    return Query(NAMES, tuple(names))
-
-
-def keyword_passed(*keywords: str) -> Query:
-    """Whether some call in the project passes these keyword arguments
-    (``facts.project.passes_keyword(name)``)."""
-    return Query(KEYWORDS, tuple(keywords))
-
-
-def method_shapes(*methods: str) -> Query:
-    """How the project's classes define these methods (``facts.project.method(cls, name)``)."""
-    return Query(METHODS, tuple(methods))
-
-
-def method_called(*methods: str) -> Query:
-    """Whether some call in the project makes these method calls on any
-    value (``x.half()``; ``facts.project.calls_method(name)``)."""
-    return Query(METHOD_CALLS, tuple(methods))
-
-
-def summaries() -> Query:
-    """What the project's functions and methods do to their arguments
-    (:mod:`torchlint.analysis.summaries`; ``facts.project.summaries``)."""
-    return Query(SUMMARIES)
-
-
-def whole_saves() -> Query:
-    """Where the project's files ``torch.save`` whole objects (a module, an
-    optimizer, an instance of a project class), which ``weights_only=True``
-    loads refuse (:mod:`torchlint.analysis.saves`; ``facts.project.whole_saves``)."""
-    return Query(WHOLE_SAVES)
-
-
-@dataclass(frozen=True)
-class Asked:
-    """The enabled rules' queries merged: every word of each kind."""
-
-    words: Mapping[str, FrozenSet[str]]
-    more: Mapping[str, FrozenSet[str]]
-
-    @classmethod
-    def of(cls, queries: Iterable[Query]) -> "Asked":
-        words: Dict[str, Set[str]] = {}
-        more: Dict[str, Set[str]] = {}
-        for query in queries:
-            words.setdefault(query.kind, set()).update(query.words)
-            more.setdefault(query.kind, set()).update(query.more)
-        return cls({k: frozenset(v) for k, v in words.items()}, {k: frozenset(v) for k, v in more.items()})
-
-    def __contains__(self, kind: str) -> bool:
-        return kind in self.words
-
-    def of_kind(self, kind: str) -> List[str]:
-        """The words asked under ``kind``, sorted."""
-        return sorted(self.words.get(kind, ()))
-
-
 # -- building the index -------------------------------------------------------------
 
 
-def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None) -> ProjectIndex:
+def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None, *,
+          texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None) -> ProjectIndex:
     """The run's index: built once, before linting, for the questions the
     enabled rules ask, and for what star imports of project modules bind
     (nothing of either: the empty index).  ``store`` keeps each parsed
-    file's part for the next run."""
+    file's part for the next run.  ``texts``: the ``.py`` files' bytes when
+    the caller has read them already; ``module_of``: the module names (and
+    with its ``seen``, what else the build reads from disk)."""
     asked = Asked.of(queries)
-    texts = list(read_sources(files))
-    stars = star_parts(texts, store)
+    texts = list(read_sources(files)) if texts is None else list(texts)
+    module_of = module_of or ModuleNames()
+    try:
+        return _build(texts, asked, store, module_of)
+    finally:
+        module_of.depended()
+
+
+def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames) -> ProjectIndex:
+    stars = star_parts(texts, store, module_of)
     bases = asked.of_kind(SUBCLASSES)
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
     names = frozenset(asked.of_kind(NAMES))
@@ -151,7 +73,6 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
         # No rule asks about the project; star imports of its modules still resolve.
         return ProjectIndex(star_parts=stars) if stars else EMPTY
     statements = ImportLines()
-    module_of = ModuleNames()
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)

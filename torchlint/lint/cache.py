@@ -68,6 +68,9 @@ _FORMAT = _FORMATS[-1]
 ENTRY_FORMAT = 2
 """The version of an entry's contents (see :class:`EntryKey` and :meth:`Cache.get`)."""
 _KEY_NAME = "key"
+_FACTS, _READS, _RUNS = "facts", "reads", "runs"
+"""The folders, beside the lint results, of the project index's per-file
+facts, of what each file's lint read from the index, and of run records."""
 _MAX_ENTRY_BYTES = 16 * 1024 * 1024
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -183,6 +186,13 @@ class EntryKey:
         """The entry's name in the cache."""
         text = json.dumps([ENTRY_FORMAT, self.path, self.source, self.facts, self.config])
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _reads_key(entry: EntryKey) -> str:
+    """The name of the record of what one file's lint read: its path, bytes
+    and configuration, not the facts (those are what it helps to choose)."""
+    text = json.dumps([ENTRY_FORMAT, "reads", entry.path, entry.source, entry.config])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _euid() -> int:
@@ -470,20 +480,48 @@ class Cache:
             "diagnostics": [_diagnostic_to_json(d) for d in diagnostics],
         })
 
-    # -- the project index's facts --------------------------------------------------
+    # -- the project index's facts, what each lint read, and run records -------------
 
     def get_facts(self, key: str) -> Optional[Any]:
         """A file's stored facts (a JSON value) under ``key``, or None on a
         miss or an entry that may not be trusted (the project index's
         contributions; ``key`` covers the file's bytes)."""
-        data = self._get(self._shard("facts", key=key), f"{key}.json")
+        return self._get_value(_FACTS, key)
+
+    def put_facts(self, key: str, facts: Any) -> None:
+        """Store a file's facts atomically; failures to write are ignored."""
+        self._put_value(_FACTS, key, facts)
+
+    def get_reads(self, entry: EntryKey) -> Optional[Tuple[str, ...]]:
+        """Which facts of the project index the last lint of this file (these
+        bytes, this configuration) read (see :meth:`put_reads`); None on a miss."""
+        value = self._get_value(_READS, _reads_key(entry))
+        if not isinstance(value, list) or not all(isinstance(read, str) for read in value):
+            return None
+        return tuple(value)
+
+    def put_reads(self, entry: EntryKey, reads: Sequence[str]) -> None:
+        """Remember which facts a file's lint read, so that a later run can key
+        its findings by those facts alone (``entry.facts`` is not part of it)."""
+        self._put_value(_READS, _reads_key(entry), list(reads))
+
+    def get_record(self, key: str) -> Optional[Any]:
+        """The record of the last run over the same files and configuration
+        (:class:`~torchlint.source.stamps.RunRecord` as JSON), or None."""
+        return self._get_value(_RUNS, key)
+
+    def put_record(self, key: str, record: Any) -> None:
+        """Store a run's record atomically; failures to write are ignored."""
+        self._put_value(_RUNS, key, record)
+
+    def _get_value(self, kind: str, key: str) -> Optional[Any]:
+        data = self._get(self._shard(kind, key=key), f"{key}.json")
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None
         return data.get("facts")
 
-    def put_facts(self, key: str, facts: Any) -> None:
-        """Store a file's facts atomically; failures to write are ignored."""
-        self._put(self._shard("facts", key=key), f"{key}.json", {"format": ENTRY_FORMAT, "key": key, "facts": facts})
+    def _put_value(self, kind: str, key: str, value: Any) -> None:
+        self._put(self._shard(kind, key=key), f"{key}.json", {"format": ENTRY_FORMAT, "key": key, "facts": value})
 
     def _prepare(self) -> None:
         """The cache folder, with its tag and .gitignore (written only where
@@ -577,7 +615,7 @@ def _check_parts(directory: Path, shared: bool) -> None:
         if problem is not None:
             raise CacheDirError(f"holds {'/'.join(parts)}, which {problem}; `torchlint clean` removes "
                                 "torchlint's entries")
-        if len(parts) >= 2 and parts[-1] in (tool_fingerprint(), "facts"):
+        if len(parts) >= 2 and parts[-1] in (tool_fingerprint(), _FACTS, _READS, _RUNS):
             try:
                 children = sorted(entry.name for entry in os.scandir(path) if not entry.name.startswith("."))
             except OSError:

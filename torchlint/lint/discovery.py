@@ -16,10 +16,18 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.source.gitignore import GitIgnore
-from torchlint.jobscript.parse import is_job_script_file
 from torchlint.lint.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+def _is_job_script_file(path: Path) -> bool:
+    """:func:`~torchlint.jobscript.parse.is_job_script_file`, imported on the
+    first file that is not Python (a run over Python files never needs the
+    job-script parser)."""
+    from torchlint.jobscript.parse import is_job_script_file
+
+    return is_job_script_file(path)
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,7 @@ def _walk(
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
-            if not is_dir and not (is_file and (entry.name.endswith(PYTHON_SUFFIXES) or is_job_script_file(path))):
+            if not is_dir and not (is_file and (entry.name.endswith(PYTHON_SUFFIXES) or _is_job_script_file(path))):
                 continue
             if settings.is_excluded(path, parents_checked=incremental):
                 continue

@@ -12,11 +12,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from torchlint.analysis.index import EMPTY, ProjectIndex
+from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
 from torchlint.lint.cache import Cache, EntryKey
-from torchlint.model import Diagnostic, parse_error
 from torchlint.lint.settings import Settings
-from torchlint.source.sourcefile import SourceError, SourceFile, is_regular_file, read_source, write_source
+from torchlint.model import Diagnostic, parse_error
+from torchlint.source.sourcefile import (
+    SourceError, SourceFile, is_regular_file, read_regular_with_status, read_source, write_source,
+)
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, current_stamp, digest_of, run_key, stamp_of
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
@@ -52,6 +55,13 @@ class FileOutcome:
     note: Optional[str] = None
     """Why the file was not linted, for a line on standard error (a shell
     script that is not a job script)."""
+    reads: Optional[Tuple[str, ...]] = None
+    """Which facts of the run's project index the lint read (None: no index,
+    or not recorded); the file's cache entry is keyed by those alone."""
+    indexless: bool = False
+    """Its lint reads nothing from the project index, whatever the index
+    holds (a Slurm job script, or a shell script that is not one): a run
+    whose record shows nothing else changed lints it again without one."""
 
     @property
     def written(self) -> bool:
@@ -90,10 +100,11 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
     if isinstance(source, FileOutcome):
         return source
     if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
     cells: Optional[Dict[str, str]] = None
+    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=project)
+        config = replace(settings.lint_config(path), project=recorder or project)
         if is_notebook(path):
             diagnostics, notebook = lint_notebook(source.text, shown, config)
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
@@ -106,8 +117,20 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
     # The text travels back (to the reporters) only when there is something to show.
     text = source.text if diagnostics else None
     # A job script's findings also depend on the code it launches: never cached.
+    job = is_job_script(path, source.text) and not is_notebook(path)
     digest = None if is_job_script(path, source.text) else source.digest
-    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells)
+    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder),
+                       indexless=job)
+
+
+def _recorder(project: ProjectIndex) -> "Optional[RecordingIndex]":
+    """A copy of the run's index that records what one file's lint reads
+    (none for a run without an index)."""
+    return None if project is EMPTY else project.recording()
+
+
+def _reads(recorder: "Optional[RecordingIndex]") -> Optional[Tuple[str, ...]]:
+    return None if recorder is None else tuple(sorted(recorder.reads))
 
 
 def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
@@ -122,10 +145,11 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     if isinstance(source, FileOutcome):
         return source
     if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT)
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
     cells: Optional[Dict[str, str]] = None
+    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=project)
+        config = replace(settings.lint_config(path), project=recorder or project)
         if is_notebook(path):
             _, result, notebook = fix_notebook(source.text, shown, config, unsafe=unsafe)
             if notebook is not None and result.remaining:
@@ -139,7 +163,8 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     # A job script's findings also depend on the code it launches: never cached.
     digest = None if is_job_script(path, source.text) else source.digest
     outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
-                          cell_sources=cells, pending_write=write and result.changed)
+                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder),
+                          indexless=is_job_script(path, source.text) and not is_notebook(path))
     return outcome if _deferred_writes else commit(outcome)
 
 
@@ -239,10 +264,14 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
-                    cache: Optional[Cache] = None) -> ProjectIndex:
+                    cache: Optional[Cache] = None, *, texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None,
+                    seen: Optional[Seen] = None) -> ProjectIndex:
     """The cross-file index of a run, built once before linting for what the
     enabled rules ask (their ``project_queries``); ``cache`` keeps each
-    file's part.  The caller passes it to every file's lint."""
+    file's part.  The caller passes it to every file's lint.  ``texts``: the
+    ``.py`` files' bytes, when the caller has read them; ``seen`` collects
+    what else the index depends on (see :mod:`torchlint.source.stamps`)."""
+    from torchlint.analysis.imports import ModuleNames
     from torchlint.analysis.queries import build
 
     distinct = {id(settings): settings for settings in map(settings_for, files)}
@@ -252,7 +281,7 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
         for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
         for query in info.queries
     ]
-    return build(files, queries, cache)
+    return build(files, queries, cache, texts=texts, module_of=ModuleNames(seen))
 
 
 def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
@@ -265,11 +294,23 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     return prepare_project([path], settings_for)
 
 
-def entry_key(shown: str, digest: str, settings: Settings, path: Path, project: ProjectIndex) -> EntryKey:
-    """The cache key of one file's findings: its bytes, its configuration,
-    and the facts of the project index that concern it, when there is one."""
-    facts = "" if project is EMPTY else project.fingerprint_for(shown)
-    return EntryKey(shown, digest, facts, settings.cache_fingerprint(path))
+def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
+              reads: Optional[Sequence[str]] = None) -> EntryKey:
+    """The cache key of one file's findings, assembled here and nowhere else
+    from what its lint read: the digest of its bytes, the digest of its
+    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
+    once per file by the run) and the digest of the project index's facts
+    the lint read (``reads``, as recorded; None: every fact that may concern
+    the file).  ``project`` may also be that facts digest itself, as the
+    previous run recorded it for an index nothing has changed since; "" and
+    the empty index: no index."""
+    if isinstance(project, str):
+        facts = project
+    elif project is EMPTY:
+        facts = ""
+    else:
+        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
+    return EntryKey(shown, digest, facts, config)
 
 
 def run_files(
@@ -336,60 +377,229 @@ def cached_run(
 
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
+
+    A run over the same files and configuration as an earlier one starts
+    from that run's record (:mod:`torchlint.source.stamps`): when no file's stamp
+    changed (or its bytes are the same) and nothing else the index read
+    did, every file's findings are read from the cache by the key recorded
+    for it; no file is read, no index built.  Otherwise the index is built
+    and each file's findings are looked up by the facts its last lint read.
     """
-    project = prepare_project(files, settings_for, cache)
     if cache is None:
-        return run_files(files, settings_for, work, jobs=jobs, project=project)
-    results: Dict[int, FileOutcome] = {}
-    keys: Dict[int, EntryKey] = {}
-    misses: List[int] = []
-    for index, path in enumerate(files):
-        hit = _from_cache(path, settings_for(path), cache, project)
-        if hit is not None and reusable(hit[0].diagnostics):
-            results[index] = hit[0]
-            continue
-        if hit is not None:
-            keys[index] = hit[1]
-        misses.append(index)
-    computed = run_files([files[i] for i in misses], settings_for, work, jobs=jobs, project=project)
-    for index, outcome in zip(misses, computed):
-        results[index] = outcome
-        if outcome.digest is None or any(_is_internal(d) for d in outcome.diagnostics):
-            continue
-        if outcome.fixed is not None and outcome.fixed.changed:
-            continue  # the findings belong to text that is no longer on disk
-        key = keys.get(index) or entry_key(outcome.path, outcome.digest, settings_for(files[index]), files[index],
-                                           project)
-        cache.put(key, outcome.diagnostics)
+        return run_files(files, settings_for, work, jobs=jobs, project=prepare_project(files, settings_for))
+    run = _Run(files, settings_for, cache)
+    results = run.from_record(reusable, work, jobs)
+    if results is None:
+        results = run.with_index(reusable, work, jobs)
+    run.save()
     return [results[index] for index in range(len(files))]
+
+
+class _Run:
+    """One cached run: its files, their settings, configuration keys and
+    rows of the record the next run will start from."""
+
+    def __init__(self, files: Sequence[Path], settings_for: Callable[[Path], Settings], cache: Cache) -> None:
+        self.files = files
+        self.cache = cache
+        self.settings = [settings_for(path) for path in files]
+        resolved = dict(zip(files, self.settings))
+        # Resolved once per file; the index build and the lint are passed these.
+        self.settings_for: Callable[[Path], Settings] = lambda path: resolved.get(path) or settings_for(path)
+        self.shown = [display_path(path) for path in files]
+        fingerprints: Dict[Tuple[int, Optional[Path]], str] = {}
+        self.configs = []
+        for path, settings in zip(files, self.settings):
+            # Per-file ignores are the only way a path changes its configuration.
+            scope = (id(settings), path if settings.per_file_ignores else None)
+            known = fingerprints.get(scope)
+            if known is None:
+                known = fingerprints[scope] = settings.cache_fingerprint(path)
+            self.configs.append(known)
+        try:
+            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs)
+        except OSError:  # the working folder is gone: relative paths mean nothing to a later run
+            self.key = None
+        stored = cache.get_record(self.key) if self.key is not None else None
+        self.record = RunRecord.from_json(stored, len(files)) if stored is not None else None
+        self.rows: List[Optional[FileRow]] = [None] * len(files)
+        self.seen: Optional[Seen] = None
+        self._keep_dependencies = False
+
+    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
+                    jobs: int) -> Optional[Dict[int, FileOutcome]]:
+        """Every file's outcome from the cache, when the record shows that
+        nothing changed (None otherwise: the index is needed); files that
+        are never cached and read nothing from the index (job scripts) are
+        linted again, without it."""
+        if self.record is None:
+            return None
+        rows = [self._unchanged(index, row) for index, row in enumerate(self.record.files)]
+        if any(row is None for row in rows) or not self.record.index_unchanged():
+            return None
+        results: Dict[int, FileOutcome] = {}
+        again: List[int] = []
+        for index, row in enumerate(rows):
+            assert row is not None
+            if row.digest is None:
+                if not row.indexless:
+                    return None  # not cached (an unreadable file, an internal error): linted with the index
+                again.append(index)
+                continue
+            key = entry_key(self.shown[index], row.digest, self.configs[index], row.facts)
+            hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
+            if hit is None or not reusable(hit.diagnostics):
+                return None
+            results[index] = hit
+            self.rows[index] = row
+        if again:
+            from torchlint.lint.jobscripts import is_job_script, is_shell_script
+
+            for index in again:  # still a job script (or a shell script that is not one)?
+                try:
+                    text = read_source(self.files[index]).text
+                except SourceError:
+                    return None
+                if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
+                                                          or is_shell_script(self.files[index], text)):
+                    return None
+            linted = run_files([self.files[i] for i in again], self.settings_for, work, jobs=jobs)
+            if not all(outcome.indexless for outcome in linted):
+                return None  # it became a file whose lint may read the index
+            for index, outcome in zip(again, linted):
+                results[index] = outcome
+                self.rows[index] = FileRow(None, None, "", (), True)
+        self._keep_dependencies = True  # nothing the index read changed: its record stands
+        return results
+
+    def _unchanged(self, index: int, row: FileRow) -> Optional[FileRow]:
+        """The file's row (with a new stamp if only its stamp changed) when its
+        bytes are those the row records, else None."""
+        path = self.files[index]
+        if row.stamp is not None and current_stamp(path) == row.stamp:
+            return row
+        if row.digest is None:
+            return row if path.suffix != ".py" else None  # only .py files are part of the index
+        try:
+            data, info = read_regular_with_status(path)
+        except SourceError:
+            return None
+        return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
+
+    def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
+                   jobs: int) -> Dict[int, FileOutcome]:
+        """Build the index (reading every file), answer what the cache holds
+        for the facts each file's lint read, lint the rest."""
+        self._keep_dependencies = False
+        texts: List[Tuple[Path, bytes]] = []
+        digests: Dict[int, str] = {}
+        stamps: Dict[int, Optional[Stamp]] = {}
+        for index, path in enumerate(self.files):
+            if path.suffix != ".py":
+                continue
+            try:
+                data, info = read_regular_with_status(path)
+            except SourceError:
+                continue
+            texts.append((path, data))
+            digests[index], stamps[index] = digest_of(data), stamp_of(info)
+        self.seen = Seen()
+        project = prepare_project(self.files, self.settings_for, self.cache, texts=texts, seen=self.seen)
+        del texts
+        results: Dict[int, FileOutcome] = {}
+        misses: List[int] = []
+        for index, path in enumerate(self.files):
+            digest = digests.get(index)
+            if digest is None and path.suffix != ".py":
+                try:
+                    source = read_source(path)
+                except SourceError:
+                    source = None
+                if source is not None:
+                    digest = digests[index] = source.digest
+                    stamps[index] = stamp_of(source.status) if source.status is not None else None
+            hit = self._lookup(index, digest, project) if digest is not None else None
+            if hit is not None and reusable(hit[0].diagnostics):
+                results[index] = hit[0]
+                self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
+            else:
+                misses.append(index)
+        computed = run_files([self.files[i] for i in misses], self.settings_for, work, jobs=jobs, project=project)
+        for index, outcome in zip(misses, computed):
+            results[index] = outcome
+            reads = outcome.reads or ()
+            cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
+                         # a fixed file: the findings belong to text that is no longer on disk
+                         and not (outcome.fixed is not None and outcome.fixed.changed))
+            if not cacheable or outcome.digest is None:
+                self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
+                continue
+            key = entry_key(outcome.path, outcome.digest, self.configs[index], project, outcome.reads)
+            self.cache.put(key, outcome.diagnostics)
+            if project is not EMPTY and outcome.reads is not None:  # else keyed by every fact that may concern it
+                self.cache.put_reads(key, reads)
+            stamp = stamps.get(index) if digests.get(index) == outcome.digest else None
+            self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
+        return results
+
+    def _lookup(self, index: int, digest: str,
+                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
+        """The file's cached outcome for the facts its last lint read from the
+        index (from the record when the file is the same, else from the
+        cache), its key and those reads."""
+        reads: Optional[Tuple[str, ...]] = ()
+        if project is not EMPTY:
+            row = self.record.files[index] if self.record is not None else None
+            if row is not None and row.digest == digest:
+                reads = row.reads
+            else:
+                reads = self.cache.get_reads(entry_key(self.shown[index], digest, self.configs[index]))
+            if reads is None:
+                return None
+        key = entry_key(self.shown[index], digest, self.configs[index], project, reads)
+        hit = _from_cache(self.files[index], self.shown[index], key, self.cache, digest)
+        return None if hit is None else (hit, key, reads or ())
+
+    def save(self) -> None:
+        """Store the run's record, when it differs from the one it started from."""
+        if self.key is None or any(row is None for row in self.rows):
+            return
+        rows = [row for row in self.rows if row is not None]
+        if self._keep_dependencies and self.record is not None:
+            record = RunRecord(tuple(rows), self.record.inputs, self.record.probes, self.record.listings)
+        else:
+            record = RunRecord.of(rows, self.seen)
+        if record != self.record:
+            self.cache.put_record(self.key, record.to_json())
 
 
 def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
 
 
-def _from_cache(path: Path, settings: Settings, cache: Cache,
-                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey]]:
+def _from_cache(path: Path, shown: str, key: EntryKey, cache: Cache, digest: str) -> Optional[FileOutcome]:
+    """The file's outcome from its cache entry; its text is read only when
+    there are findings to show (and must still be the bytes of ``digest``)."""
+    diagnostics = cache.get(key)
+    if diagnostics is None:
+        return None
+    if not diagnostics:
+        return FileOutcome(shown, (), None, digest=digest, from_cache=True)
     try:
         source = read_source(path)
     except SourceError:
         return None
-    shown = display_path(path)
-    key = entry_key(shown, source.digest, settings, path, project)
-    diagnostics = cache.get(key)
-    if diagnostics is None:
-        return None
-    text = source.text if diagnostics else None
+    if source.digest != digest:
+        return None  # changed since its stamp was taken
     cells = None
-    if diagnostics and is_notebook(path):
+    if is_notebook(path):
         from torchlint.lint.notebook import NotebookError, cell_sources, load
 
         try:
             cells = cell_sources(load(source.text), shown)
         except NotebookError:
             cells = None
-    outcome = FileOutcome(shown, tuple(diagnostics), text, digest=source.digest, from_cache=True, cell_sources=cells)
-    return outcome, key
+    return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True, cell_sources=cells)
 
 
 def _size(path: Path) -> int:

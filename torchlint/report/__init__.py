@@ -12,7 +12,6 @@ from typing import Callable, Sequence
 
 from torchlint.model import Diagnostic
 from torchlint.report.context import ReportContext
-from torchlint.report.statistics import render_statistics
 
 FORMATS = ("full", "concise", "json", "github", "gitlab", "sarif")
 
@@ -32,6 +31,14 @@ def renderer(fmt: str) -> Renderer:
 def render(fmt: str, diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """The whole output of format ``fmt`` (one of FORMATS); ends in a newline when not empty."""
     return renderer(fmt)(diagnostics, context)
+
+
+def render_statistics(diagnostics: Sequence[Diagnostic], context: ReportContext, fmt: str = "full") -> str:
+    """:func:`torchlint.report.statistics.render_statistics`, imported when
+    ``--statistics`` asks for it (like each format's module)."""
+    from torchlint.report.statistics import render_statistics as render_counts
+
+    return render_counts(diagnostics, context, fmt)
 
 
 __all__ = ["FORMATS", "ReportContext", "render", "render_statistics"]

@@ -115,8 +115,14 @@ def cell_position(diagnostic: Diagnostic, column: bool = True) -> str:
     return f"{where}, column {diagnostic.start.column}" if column else where
 
 
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+"""The characters :func:`printable` replaces: controls but the tab, and DEL."""
+
+
 def printable(text: str) -> str:
     """``text`` with control characters (but tabs) shown as symbols, never sent raw."""
+    if _CONTROL.search(text) is None:  # the usual case: one scan in C
+        return text
     return "".join(_printable_char(ch) for ch in text)
 
 

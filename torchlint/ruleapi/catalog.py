@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from torchlint.ruleapi.meta import Option, RuleInfo, Severity
 
@@ -49,10 +49,8 @@ def tool_fingerprint() -> str:
         digest.update(" ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in _replaced).encode())
     rules = importlib.import_module("torchlint.rules")
     for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
-        for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
-            info = path.stat()
-            name = path.relative_to(folder).as_posix()
-            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
+        for parts, info in sorted(_sources(str(folder))):
+            digest.update(f"{'/'.join(parts)}:{info.st_size}:{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -90,6 +88,24 @@ def _forget() -> None:
     """Drop what was computed from the previous rule set."""
     for cached in (all_rules, rule_infos, tool_fingerprint):
         cached.cache_clear()
+
+
+def _sources(folder: str) -> List[Tuple[Tuple[str, ...], os.stat_result]]:
+    """The ``.py`` and ``.toml`` files under ``folder`` (its relative path's
+    parts, the order ``Path`` sorts in) with their status; byte-code folders
+    are not entered.  Run on every start, so one ``scandir`` a folder."""
+    found: List[Tuple[Tuple[str, ...], os.stat_result]] = []
+    pending: List[Tuple[str, Tuple[str, ...]]] = [(folder, ())]
+    while pending:
+        here, parts = pending.pop()
+        with os.scandir(here) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        pending.append((entry.path, (*parts, entry.name)))
+                elif entry.name.endswith((".py", ".toml")) and entry.is_file():
+                    found.append(((*parts, entry.name), entry.stat()))
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -182,7 +198,7 @@ def _from_json(text: str, fingerprint: str) -> Tuple[RuleInfo, ...]:
     if data["fingerprint"] != fingerprint:
         raise ValueError("stale")
     infos = []
-    from torchlint.analysis.queries import KINDS, Query
+    from torchlint.analysis.asks import KINDS, Query
 
     for rule in data["rules"]:
         queries = []

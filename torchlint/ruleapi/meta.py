@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:
-    from torchlint.analysis.queries import Query
+    from torchlint.analysis.asks import Query
 
 OptionValue = Union[str, int, float, bool, Tuple[str, ...]]
 

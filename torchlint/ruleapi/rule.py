@@ -36,7 +36,7 @@ from torchlint.analysis import Analysis, Facts
 from torchlint.analysis.index import EMPTY, ProjectIndex
 
 if TYPE_CHECKING:
-    from torchlint.analysis.queries import Query
+    from torchlint.analysis.asks import Query
     from torchlint.ruleapi.directives import Use
 from torchlint.source.edits import Replacement as Replacement
 from torchlint.model import Applicability, Edit, Fix

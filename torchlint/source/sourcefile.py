@@ -42,6 +42,9 @@ class SourceFile:
     encoding: str
     bom: bool
     digest: str
+    status: Optional[os.stat_result] = None
+    """The file's status when it was opened, before it was read (what the
+    next run compares to tell whether it must read the file again)."""
 
     def encode(self, text: str) -> bytes:
         """Encode ``text`` the way the original was encoded."""
@@ -131,6 +134,14 @@ def read_regular(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE
     ``follow=False`` also a symbolic link) or over the limit.  Every file
     torchlint reads goes through here (or :func:`read_head`): sources,
     configuration, ``.gitignore``, requirements, baselines, imported modules."""
+    return read_regular_with_status(path, max_bytes, follow=follow)[0]
+
+
+def read_regular_with_status(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE_BYTES, *,
+                             follow: bool = True) -> "tuple[bytes, os.stat_result]":
+    """:func:`read_regular`, with the file's status taken on the open
+    descriptor before reading (a change made while it is read shows in the
+    next status, never hides behind this one)."""
     handle, info = _open_regular(path, follow)
     try:
         if info.st_size > max_bytes:
@@ -142,7 +153,7 @@ def read_regular(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE
         os.close(handle)
     if len(data) > max_bytes:  # it grew after the check
         raise _too_large(len(data), max_bytes)
-    return data
+    return data, info
 
 
 def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
@@ -176,9 +187,14 @@ def is_regular_file(path: Path) -> bool:
 
 def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
     """Read and decode one file; raises SourceError with a one-line reason."""
-    data = read_regular(path, max_bytes)
+    data, info = read_regular_with_status(path, max_bytes)
+    return source_of(path, data, info)
+
+
+def source_of(path: Path, data: bytes, status: Optional[os.stat_result] = None) -> SourceFile:
+    """The decoded file whose bytes are ``data``; SourceError as for :func:`read_source`."""
     text, encoding, bom = decode(data, str(path))
-    return SourceFile(path, text, encoding, bom, hashlib.sha256(data).hexdigest())
+    return SourceFile(path, text, encoding, bom, hashlib.sha256(data).hexdigest(), status)
 
 
 class ChangedOnDisk(SourceError):

@@ -1,0 +1,230 @@
+"""Warm runs (issue 27): a run where nothing changed reads the cache and the
+files' stat data, builds no project index and lints nothing; a change
+re-lints the files whose findings depend on it.  Counts, never timings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence
+
+import pytest
+
+from torchlint.analysis.index import EMPTY, ProjectIndex
+from torchlint.lint import runner
+from torchlint.lint.cache import Cache
+from torchlint.lint.runner import FileOutcome, cached_run, lint_file
+from torchlint.lint.settings import Settings
+from torchlint.source import stamps
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+HOUR_NS = 3600 * 10**9
+
+
+class Counts:
+    """What a run did: files linted, index builds, files' bytes read."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.linted: List[str] = []
+        self.builds = 0
+        self.reads: List[str] = []
+        prepare = runner.prepare_project
+        read_status = runner.read_regular_with_status
+        read_source = runner.read_source
+        stamp_read = stamps.read_regular_with_status
+
+        def counted_prepare(*args: Any, **kwargs: Any) -> ProjectIndex:
+            self.builds += 1
+            return prepare(*args, **kwargs)
+
+        def counting(read: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapped(path: Any, *args: Any, **kwargs: Any) -> Any:
+                self.reads.append(Path(path).name)
+                return read(path, *args, **kwargs)
+            return wrapped
+
+        monkeypatch.setattr(runner, "prepare_project", counted_prepare)
+        monkeypatch.setattr(runner, "read_regular_with_status", counting(read_status))
+        monkeypatch.setattr(runner, "read_source", counting(read_source))
+        monkeypatch.setattr(stamps, "read_regular_with_status", counting(stamp_read))
+
+    def lint(self, path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
+        self.linted.append(path.name)
+        return lint_file(path, settings, project)
+
+    def reset(self) -> None:
+        self.linted.clear()
+        self.reads.clear()
+        self.builds = 0
+
+
+def project(tmp_path: Path) -> List[Path]:
+    """TL301's callers project: engine.py's findings depend on how the other
+    modules call its functions."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "TL301" / "callers_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    return sorted(root.rglob("*.py"))
+
+
+def findings(outcomes: Sequence[FileOutcome]) -> List[Any]:
+    return [(o.path, list(o.diagnostics)) for o in outcomes]
+
+
+def fresh(files: Sequence[Path], settings: Settings) -> List[Any]:
+    """The findings of a run without a cache."""
+    return findings(cached_run(files, lambda _: settings, lint_file, cache=None))
+
+
+@pytest.fixture
+def trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stamps taken now are trusted (the files were written long enough ago)."""
+    real = stamps.now_ns
+    monkeypatch.setattr(stamps, "now_ns", lambda: real() + HOUR_NS)
+
+
+def test_an_unchanged_run_builds_no_index_lints_nothing_and_reads_only_files_with_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    files = project(tmp_path)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1 and len(counts.linted) == len(files)
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 0 and counts.linted == []
+    with_findings = sorted(Path(o.path).name for o in first if o.diagnostics)
+    assert with_findings and len(with_findings) < len(files)
+    assert sorted(counts.reads) == with_findings  # their text is shown; nothing else is read
+    assert findings(second) == findings(first) == fresh(files, settings)
+    assert all(o.from_cache for o in second)
+
+
+def test_a_change_to_a_caller_relints_the_callee_and_matches_a_run_without_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    files = project(tmp_path)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    tools = tmp_path / "project" / "tools.py"
+    # predict() gets a caller with gradients on: engine.py's finding changes.
+    tools.write_text(tools.read_text().replace("@torch.no_grad()\n", ""))
+    counts.reset()
+    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1
+    assert "tools.py" in counts.linted and "engine.py" in counts.linted
+    assert "train.py" not in counts.linted  # it read no fact the change touched
+    assert findings(third) == fresh(files, settings)
+    counts.reset()
+    fourth = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 0 and counts.linted == [] and findings(fourth) == findings(third)
+
+
+def test_a_racily_written_file_is_read_again_even_when_its_stamp_looks_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stamp taken in the same moment the file was written is not trusted:
+    a change of the same size with the modification time put back is seen."""
+    files = project(tmp_path)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    tools = tmp_path / "project" / "tools.py"
+    before = tools.stat()
+    text = tools.read_text()
+    tools.write_text(text.replace("@torch.no_grad()\n", "#torch.no_grad()\n"))  # same size
+    os.utime(tools, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert tools.stat().st_size == before.st_size
+    counts.reset()
+    after = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert "engine.py" in counts.linted
+    assert findings(after) == fresh(files, settings)
+
+
+def test_a_change_to_an_imported_module_outside_the_run_rebuilds_the_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """The index also reads modules the run's files import, from disk (here
+    TL501's subclass project, linting train.py alone); changing one is seen."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "TL501" / "subclass_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    monkeypatch.chdir(root)
+    linted = [root / "train.py"]
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    first = cached_run(linted, lambda _: settings, counts.lint, cache=cache)
+    counts.reset()
+    cached_run(linted, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 0 and counts.linted == []
+    parallel = root / "nets" / "parallel.py"
+    # Wrapped becomes a DataParallel: train.py gains a finding.
+    parallel.write_text(parallel.read_text().replace("class Wrapped(DistributedDataParallel)",
+                                                     "class Wrapped(nn.DataParallel)"))
+    counts.reset()
+    after = cached_run(linted, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1 and counts.linted == ["train.py"]
+    assert findings(after) == fresh(linted, settings) != findings(first)
+
+
+def test_a_new_module_in_an_import_root_rebuilds_the_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    files = project(tmp_path)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    (tmp_path / "project" / "newmodule.py").write_text("x = 1\n")
+    counts.reset()
+    cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1
+
+
+def test_settings_are_resolved_once_per_file_on_a_warm_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    files = project(tmp_path)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    asked: Dict[str, int] = {}
+
+    def settings_for(path: Path) -> Settings:
+        asked[path.name] = asked.get(path.name, 0) + 1
+        return settings
+
+    cached_run(files, settings_for, lint_file, cache=cache)
+    asked.clear()
+    cached_run(files, settings_for, lint_file, cache=cache)
+    assert asked == {path.name: 1 for path in files}
+
+
+def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """A job script's findings are never cached (they depend on the code it
+    launches), and it reads nothing from the index: an otherwise unchanged
+    run lints it alone, without building the index."""
+    files = project(tmp_path)
+    script = tmp_path / "project" / "job"  # no suffix: what it holds says what it is
+    script.write_text("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=1\npython train.py\n")
+    files.append(script)
+    monkeypatch.chdir(tmp_path / "project")
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 0 and counts.linted == ["job"]
+    assert findings(second) == findings(first)
+    # It stops being a job script and becomes Python (no #SBATCH line, no
+    # shebang): linted as Python, with the index.
+    script.write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    counts.reset()
+    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert counts.builds == 1
+    assert findings(third) == fresh(files, settings)
