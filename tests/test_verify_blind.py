@@ -4,7 +4,9 @@ seen; README, "On scripts verify did not write"), each fixed and tested here (ne
 - a checkpoint of a model's ``state_dict()`` written beside the script made TL401's correct fix
   "not equivalent": the saved bias was taken for the bias's gradient (matched by its name), and
   the saved running means, which move by the absorbed bias as the model's do, were compared as
-  plain values.
+  plain values;
+- a gradient scaler switched from disabled to enabled passed the strict contract: a disabled
+  scaler's ``state_dict()`` is empty, so nothing said it was disabled.
 
 Every test here fails on the code before the fix.
 """
@@ -24,7 +26,7 @@ from torch import nn  # noqa: E402
 
 from torchlint.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import capture  # noqa: E402
-from torchlint.verify.compare import Context, check_for  # noqa: E402
+from torchlint.verify.compare import Context, check_for, check_strict  # noqa: E402
 from torchlint.verify.results import FAIL, RunData  # noqa: E402
 
 
@@ -131,3 +133,15 @@ def test_another_models_kept_bias_of_the_same_name_excuses_nothing():
     failures = _failures(check(original, _run([("student", broken), ("optimizer", broken_optimizer),
                                                ("teacher", teacher)], steps=2), Context("cpu")))
     assert any("student.2.bias" in message for message in failures), failures
+
+
+def test_a_scaler_switched_from_disabled_to_enabled_is_not_the_same_configuration():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        disabled = torch.amp.GradScaler("cpu", enabled=False)
+        enabled = torch.amp.GradScaler("cpu")
+    flat = capture.flatten([("trainer_scaler", disabled)])
+    assert flat.values["trainer_scaler.enabled"] is False
+    assert flat.meta["trainer_scaler.enabled"]["source"] == "config"
+    findings = check_strict(_run([("scaler", disabled)]), _run([("scaler", enabled)]), Context("cpu"))
+    assert any("scaler.enabled" in message for message in _failures(findings)), findings

@@ -358,7 +358,10 @@ def _state_of(value: Any) -> Optional[Dict[str, Any]]:
             state = value.state_dict()
         except Exception:  # noqa: BLE001 - a scheduler of someone else's making
             return None
-        return {str(k): v for k, v in state.items() if not callable(v) and k not in ("optimizer", "_get_lr_called_within_step")}
+        found = {str(k): v for k, v in state.items() if not callable(v) and k not in ("optimizer", "_get_lr_called_within_step")}
+        if isinstance(value, scalers) and callable(getattr(value, "is_enabled", None)):
+            found["enabled"] = bool(value.is_enabled())  # a disabled scaler's state_dict() is empty
+        return found
     return None
 
 
