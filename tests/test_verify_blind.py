@@ -6,13 +6,20 @@ seen; README, "On scripts verify did not write"), each fixed and tested here (ne
   the saved running means, which move by the absorbed bias as the model's do, were compared as
   plain values;
 - a gradient scaler switched from disabled to enabled passed the strict contract: a disabled
-  scaler's ``state_dict()`` is empty, so nothing said it was disabled.
+  scaler's ``state_dict()`` is empty, so nothing said it was disabled;
+- adding these scripts to the corpus showed a checkpoint the run only *read* counted as one it
+  wrote when its modification time fell within a second of the run's start (a file made just
+  before, as the corpus's fixtures are): a change that could load it (``add_safe_globals``) got
+  outputs the original did not.
 
 Every test here fails on the code before the fix.
 """
 
 from __future__ import annotations
 
+import os
+import textwrap
+import time
 import warnings
 from typing import Any, Dict, List, Tuple
 
@@ -27,7 +34,8 @@ from torch import nn  # noqa: E402
 from torchlint.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import capture  # noqa: E402
 from torchlint.verify.compare import Context, check_for, check_strict  # noqa: E402
-from torchlint.verify.results import FAIL, RunData  # noqa: E402
+from torchlint.verify.results import EQUIVALENT, FAIL, RunData  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions, plan_pair  # noqa: E402
 
 
 def _run(items: List[Tuple[str, Any]], steps: int = 0) -> RunData:
@@ -145,3 +153,58 @@ def test_a_scaler_switched_from_disabled_to_enabled_is_not_the_same_configuratio
     assert flat.meta["trainer_scaler.enabled"]["source"] == "config"
     findings = check_strict(_run([("scaler", disabled)]), _run([("scaler", enabled)]), Context("cpu"))
     assert any("scaler.enabled" in message for message in _failures(findings)), findings
+
+
+def test_only_checkpoints_the_run_writes_are_its_outputs_whatever_their_times(tmp_path):
+    """A checkpoint already there, even one whose modification time lies ahead of the run's start,
+    is not an output; one the run creates, and one it rewrites in place, are."""
+    torch.save({"w": torch.ones(2)}, tmp_path / "read.pt")
+    torch.save({"w": torch.ones(2)}, tmp_path / "rewritten.pt")
+    ahead = time.time() + 60
+    for name in ("read.pt", "rewritten.pt"):
+        os.utime(tmp_path / name, (ahead, ahead))
+    before = capture.checkpoint_states(str(tmp_path))
+    assert dict(capture.written_checkpoints(str(tmp_path), before)) == {}
+    torch.save({"w": torch.zeros(2)}, tmp_path / "rewritten.pt")
+    torch.save({"w": torch.zeros(3)}, tmp_path / "new.ckpt")
+    os.utime(tmp_path / "rewritten.pt", (ahead, ahead))  # same time as before: its size and ctime tell
+    assert sorted(dict(capture.written_checkpoints(str(tmp_path), before))) == ["file:new.ckpt", "file:rewritten.pt"]
+
+
+@pytest.mark.slow  # a verify session in fresh processes
+def test_a_checkpoint_the_script_only_reads_is_not_compared_even_when_only_the_change_can_load_it(tmp_path):
+    folder = tmp_path / "job"
+    folder.mkdir()
+    model = nn.Linear(3, 1)
+    torch.save({"model": model.state_dict(), "args": __import__("argparse").Namespace(lr=0.1)}, folder / "run.pt")
+    ahead = time.time() + 60  # as if made a moment before the run: within the old one-second slack
+    os.utime(folder / "run.pt", (ahead, ahead))
+    source = textwrap.dedent("""\
+        import argparse
+
+        import torch
+        from torch import nn
+
+
+        def main():
+            checkpoint = torch.load("run.pt", weights_only=False)
+            model = nn.Linear(3, 1)
+            model.load_state_dict(checkpoint["model"])
+            print(f"resumed at lr {checkpoint['args'].lr}")
+            return model
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    script = folder / "train.py"
+    script.write_text(source)
+    changed = tmp_path / "changed.py"
+    changed.write_text(source.replace(
+        '    checkpoint = torch.load("run.pt", weights_only=False)\n',
+        '    torch.serialization.add_safe_globals([argparse.Namespace])\n'
+        '    checkpoint = torch.load("run.pt", weights_only=True)\n'))
+    with Session(VerifyOptions(quick=True, timing=False, timeout=60)) as session:
+        (result,) = session.run_cases(plan_pair(script, changed, []))
+    assert result.status == EQUIVALENT, [f.message for f in result.findings]
+    assert not any(output.name.startswith("file:") for output in result.outputs)

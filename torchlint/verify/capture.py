@@ -395,25 +395,50 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".tar")
 MAX_CHECKPOINTS, MAX_CHECKPOINT_BYTES = 16, 256 * 2**20
 
 
-def written_checkpoints(root: str, since: float) -> Iterator[Tuple[str, Any]]:
-    """(``file:<path>``, what it holds) for each checkpoint the run wrote in its copy of the
-    script's folder (a file with a checkpoint's suffix, modified since ``since``), loaded with
-    ``weights_only=True``: a checkpoint is an output of a training script like any other."""
-    import torch
-
-    found: List[Tuple[str, str]] = []
+def _checkpoint_files(root: str) -> Iterator[Tuple[str, str]]:
+    """(relative path, path) of each regular file with a checkpoint's suffix under ``root``."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
         for name in sorted(files):
             path = os.path.join(folder, name)
-            if not name.endswith(CHECKPOINT_SUFFIXES) or os.path.islink(path):
-                continue
-            try:
-                info = os.stat(path)
-            except OSError:
-                continue
-            if info.st_mtime >= since and info.st_size <= MAX_CHECKPOINT_BYTES:
-                found.append((os.path.relpath(path, root), path))
+            if name.endswith(CHECKPOINT_SUFFIXES) and not os.path.islink(path):
+                yield os.path.relpath(path, root), path
+
+
+FileState = Tuple[int, int, int, int]
+
+
+def _file_state(path: str) -> Optional[FileState]:
+    """What a write to ``path`` changes: its inode (a replaced file), size, modification and change
+    times (a file rewritten in place); None if it cannot be read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def checkpoint_states(root: str) -> Dict[str, Optional[FileState]]:
+    """The checkpoint files under ``root`` before a run, with their states (``written_checkpoints``
+    compares against them)."""
+    return {relative: _file_state(path) for relative, path in _checkpoint_files(root)}
+
+
+def written_checkpoints(root: str, before: Mapping[str, Optional[FileState]]) -> Iterator[Tuple[str, Any]]:
+    """(``file:<path>``, what it holds) for each checkpoint the run wrote in its copy of the
+    script's folder (a file with a checkpoint's suffix that was not there before the run, or
+    whose state changed since: ``before`` is ``checkpoint_states`` from the run's start), loaded
+    with ``weights_only=True``: a checkpoint is an output of a training script like any other.
+    A file the run only read is not one of its outputs, however recent its modification time."""
+    import torch
+
+    found: List[Tuple[str, str]] = []
+    for relative, path in _checkpoint_files(root):
+        state = _file_state(path)
+        if state is None or (relative in before and before[relative] == state):
+            continue
+        if state[1] <= MAX_CHECKPOINT_BYTES:
+            found.append((relative, path))
     for relative, path in found[:MAX_CHECKPOINTS]:
         try:
             loaded = torch.load(path, map_location="cpu", weights_only=True)
