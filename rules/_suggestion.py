@@ -20,12 +20,14 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.analysis.cells import CellOrder
+from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import FileContext, FixRequest, OptionValue, Rule, Severity
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import FileContext, FixRequest, OptionValue, Rule, Severity
 
 
 
@@ -74,13 +76,21 @@ class Suggestion(Rule):
 
     def applies(self, work: Workload) -> bool:
         """Whether the file is the training this suggestion is about."""
-        if work.step_loop is None or self.context.is_test_file:
-            return False
-        if self.needs_cuda and work.cuda is None:
+        if self.step_loop(work) is None or self.context.is_test_file:
             return False
         if self.needs_convolution and work.convolution is None:
             return False
         return work.entry_point or not self.needs_entry_point
+
+    def step_loop(self, work: Workload) -> Optional[LoopFacts]:
+        """The loop the suggestion is about: the file's first step loop, or,
+        for a CUDA suggestion, the first one that runs once the program uses
+        CUDA (in a notebook, a loop in a cell before the one that moves the
+        model to the GPU trains on the CPU)."""
+        if not self.needs_cuda:
+            return work.step_loop
+        order = CellOrder(self.facts)
+        return next((loop for loop in work.step_loops if order.ran_before(work.cuda, loop.node)), None)
 
     def setting_present(self) -> bool:
         """The project (or, linting a text alone, this file) already makes the setting."""
@@ -106,8 +116,9 @@ class Suggestion(Rule):
         work = self.facts.workload
         if not self.applies(work) or self.also_declined(work) or self.setting_present():
             return
-        assert work.step_loop is not None
-        loop = work.step_loop.node
+        step_loop = self.step_loop(work)
+        assert step_loop is not None
+        loop = step_loop.node
         head = loop.iter if isinstance(loop, cst.For) else loop.test
         lines = self.facts.positions
         self.report(head, self.message(work, lines[loop].start.line), fix=self.fix(work), statement=loop)
@@ -131,10 +142,4 @@ def insert_after_imports(rule: Rule, work: Workload, code: str, qualified: str,
                         imports=spelling.imports)
 
 
-def project_names(*groups: Tuple[str, ...]) -> Tuple[str, ...]:
-    """The sorted union of name groups (for ``project_names``)."""
-    merged: FrozenSet[str] = frozenset().union(*groups)
-    return tuple(sorted(merged))
-
-
-__all__ = ["Suggestion", "insert_after_imports", "project_names"]
+__all__ = ["Suggestion", "insert_after_imports"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import List
 
 from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
+from torchlint.analysis.queries import method_called, name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 import libcst as cst
 
@@ -115,8 +116,7 @@ class AmpSuggestion(Suggestion):
         "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.float16", "torch.half", "torch.bfloat16",
         "apex.amp", "accelerate.Accelerator", "deepspeed.initialize",
     )
-    project_names = settings
-    project_method_calls = _LOW_PRECISION_CASTS
+    project_queries = (name_used(*settings), method_called(*_LOW_PRECISION_CASTS))
     framework_roles = ((_LIGHTNING, "trainer"), (_TRANSFORMERS, "training-arguments"), (_ACCELERATE, "accelerator"))
     valid = (
         """

@@ -8,10 +8,11 @@ from typing import Iterator, List, Mapping, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, Unknown, packages
-from torchlint.apidata import Framework, frameworks
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, FileContext, Rule
-from torchlint.versions import Release
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, FileContext, Rule
+from torchlint.data.versions import Release
+from torchlint.analysis.values import literal_bool
 
 _BENCHMARK = "torch.backends.cudnn.benchmark"
 _DETERMINISTIC = "torch.backends.cudnn.deterministic"
@@ -44,7 +45,7 @@ def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[Tu
             for inner in elements:
                 yield inner, False
         return
-    yield target, isinstance(value, cst.Name) and value.value == "True"
+    yield target, literal_bool(value) is True
 
 
 class BenchmarkWithDeterministic(Rule):
@@ -224,8 +225,8 @@ class BenchmarkWithDeterministic(Rule):
         second_words = "deterministic = True" if first.flag == _BENCHMARK else "benchmark = True"
         self.report(
             second.target,
-            f"`cudnn.{second_words}` contradicts `cudnn.{first_words}` on line "
-            f"{lines[first.target].start.line}: benchmarking picks algorithms by timing, "
+            f"`cudnn.{second_words}` contradicts `cudnn.{first_words}` on "
+            f"{self.cite_line(lines[first.target].start.line)}: benchmarking picks algorithms by timing, "
             "determinism asks for repeatable ones; keep one",
             statement=second.statement,
         )
@@ -283,7 +284,7 @@ class BenchmarkWithDeterministic(Rule):
                 self.report(
                     benchmark,
                     "`Trainer(benchmark=True)` turns cuDNN benchmarking on, contradicting "
-                    f"`cudnn.deterministic = True` on line {self._line(file_deterministic)}; keep one",
+                    f"`cudnn.deterministic = True` on {self.cite_line(self._line(file_deterministic))}; keep one",
                 )
             return
         if file_deterministic is None or trainer.may_be_present("benchmark"):

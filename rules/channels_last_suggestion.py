@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion
 
@@ -64,7 +65,7 @@ class ChannelsLastSuggestion(Suggestion):
     fix_summary = "none: convert model and inputs"
     torch_range = TorchRange(min=TorchVersion(1, 5), note="`torch.channels_last` exists since 1.5")
     settings = ("torch.channels_last", "torch.channels_last_3d")
-    project_names = settings
+    project_queries = (name_used(*settings),)
     needs_convolution = True
     valid = (
         """

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
+from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion
 
@@ -70,7 +71,7 @@ class CompileSuggestion(Suggestion):
     fix_summary = "none: compile where it fits"
     torch_range = TorchRange(min=TorchVersion(2, 0), note="`torch.compile` exists since 2.0")
     settings = ("torch.compile", "torch._dynamo.optimize")
-    project_names = settings
+    project_queries = (name_used(*settings),)
     framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (
         """

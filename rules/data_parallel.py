@@ -6,14 +6,15 @@ from typing import List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis import Analysis, project
+from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import FrameworkCall, UNKNOWN, literal_value, packages
+from torchlint.analysis.queries import subclasses_of
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.apidata import ArgumentValue, Framework, Literal, frameworks, literal_key
-from torchlint.names import canonical
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
-from torchlint.versions import Release
+from torchlint.data.apidata import ArgumentValue, Framework, Literal, frameworks, literal_key
+from torchlint.analysis.names import canonical
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
+from torchlint.data.versions import Release
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
 _LIGHTNING = Framework.LIGHTNING
@@ -118,12 +119,13 @@ class DataParallel(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        """The torch targets resolve only through a torch import; any other
-        trigger word (a project's class deriving from them) need only be named;
-        Lightning's spellings need a Lightning import."""
-        others = [word for word in cls.triggers(options) if word not in cls.trigger_words]
+        """The torch targets resolve only through a torch import; a project's
+        class deriving from them need only be named; Lightning's spellings
+        need a Lightning import."""
         if facts.imports_from(packages(_LIGHTNING)) and facts.mentions(_LIGHTNING_WORDS):
             return True
+        project = facts.project
+        others = sorted({name.rsplit(".", 1)[-1] for name in project.subclasses_of(_DATA_PARALLEL)}) if project else []
         return facts.mentions(others) or (facts.imports_torch and facts.mentions(cls.trigger_words))
     valid = (
         """
@@ -153,13 +155,7 @@ class DataParallel(Rule):
         ),
     )
     requires = frozenset({Analysis.PROJECT})
-    project_bases = (_DATA_PARALLEL,)
-
-    @classmethod
-    def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
-        """Also the names of the project's subclasses of `DataParallel`."""
-        subclasses = sorted({name.rsplit(".", 1)[-1] for name in project.current().subclasses_of(_DATA_PARALLEL)})
-        return cls.trigger_words + tuple(subclasses)
+    project_queries = (subclasses_of(_DATA_PARALLEL),)
 
     def visit_Call(self, node: cst.Call) -> None:
         lightning = self.facts.frameworks.call(node)

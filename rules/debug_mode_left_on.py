@@ -9,9 +9,10 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
-from torchlint.tree import children
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
+from torchlint.source.tree import children
+from torchlint.analysis.values import literal_bool
 
 _SET_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
 _DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
@@ -34,10 +35,6 @@ class _Site:
     statement: Optional[cst.CSTNode]
     trainer: bool = False
     """A framework Trainer's argument: the Trainer runs the training itself."""
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _enabled_argument(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
@@ -288,14 +285,14 @@ class DebugModeLeftOn(Rule):
             argument = fact.argument("detect_anomaly")
             exists = frameworks().argument(Framework.LIGHTNING, "trainer", "detect_anomaly").exists_in(
                 self.release(Framework.LIGHTNING.value))
-            if argument is not None and exists and _is_true(argument.value):
+            if argument is not None and exists and literal_bool(argument.value) is True:
                 self._sites.append(_Site(argument, "`Trainer(detect_anomaly=True)`", False,
                                          innermost_statement(self.parents), trainer=True))
             return
         qualified = self.names.call_name(node)
         if qualified in _SET_ANOMALY:
             mode = _enabled_argument(node, "mode")
-            if mode is not None and _is_true(mode):
+            if mode is not None and literal_bool(mode) is True:
                 self._add(node, "`set_detect_anomaly(True)`", profiler=False)
 
     def visit_With(self, node: cst.With) -> None:

@@ -8,8 +8,9 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.queries import summaries
 from torchlint.analysis.placement import StepPlacement
-from torchlint.rule import Example, FileContext, Rule
+from torchlint.ruleapi.rule import Example, FileContext, Rule
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 
@@ -29,8 +30,9 @@ class EmptyCacheInLoop(Rule):
     `DataLoader`: in the loop's body, or in a function of the same file that
     such a loop calls on every iteration.
 
-    A loop is over a `DataLoader` when what it iterates (or the first
-    argument of its `enumerate`/`tqdm`/`zip`) is one: built in the file,
+    A loop is over a `DataLoader` when what it iterates (or what
+    `enumerate`/`tqdm`/`zip` or a project generator such as a logger's
+    `log_every(loader, n)` draws from) is one: built in the file,
     returned by one of the file's functions or by a method of the same class
     (`for batch in self.load(files):`), or a parameter that every call of
     its function in the file fills with one.  The graph libraries' loaders
@@ -38,7 +40,12 @@ class EmptyCacheInLoop(Rule):
     `torch_geometric.loader` loaders): each is a `DataLoader` subclass.
 
     A training loop here is one whose own iterations call `backward()` (or
-    `torch.autograd.grad`), directly or through the file's functions.  A loop
+    `torch.autograd.grad`), directly or through the file's functions, a
+    library wrapper that runs it (`accelerator.backward(loss)`, timm's
+    `loss_scaler(loss, optimizer)`), or another module's function whose
+    code runs it (the project index's summaries; a parameter the function
+    calls counts when every call in the project passes it the same class,
+    such as `NativeScaler()`).  A loop
     whose iterations each run a whole training loop is not reported: an
     epoch loop (with the loop over batches written inside it, or a training
     function it calls once per epoch) or a loop over experiments.  That is a
@@ -111,7 +118,8 @@ class EmptyCacheInLoop(Rule):
     summary = "`torch.cuda.empty_cache()` runs on every iteration of a training or data loop"
     fix_summary = "none: move it after the loop or under a cadence"
     trigger_words = ("empty_cache",)
-    requires = frozenset({Analysis.TRAINING})
+    requires = frozenset({Analysis.TRAINING, Analysis.PROJECT})
+    project_queries = (summaries(),)
     valid = (
         """
         import torch
@@ -206,8 +214,8 @@ class EmptyCacheInLoop(Rule):
             what = "loop over a DataLoader" if loop.over_dataloader else "training loop"
             self.report(
                 site.call,
-                f"`torch.cuda.empty_cache()` runs on every iteration of the {what} on line "
-                f"{located.line(loop.node)}; it slows every step and frees nothing training can use: "
+                f"`torch.cuda.empty_cache()` runs on every iteration of the {what} on "
+                f"{self.cite_line(located.line(loop.node))}; it slows every step and frees nothing training can use: "
                 "call it once after the loop",
                 statement=site.statement,
             )

@@ -7,11 +7,13 @@ from typing import FrozenSet, Mapping, Optional, Sequence
 
 import libcst as cst
 
+from torchlint.analysis.cells import CellOrder
+
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.values import ValueKind
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, Rule, Severity
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, Rule, Severity
 
 _FLOAT64 = "float64"
 _DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})
@@ -131,8 +133,10 @@ class Float64OnGpu(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         what = self._float64_use(node)
-        if what is None or self.facts.workload.cuda is None:
+        if what is None:
             return
+        if not CellOrder(self.facts).ran_before(self.facts.workload.cuda, node):
+            return  # no CUDA, or (in a notebook) none until a later cell
         self.report(
             node,
             f"{what} in CUDA code: float64 runs at a fraction of float32's speed on GPUs and doubles "

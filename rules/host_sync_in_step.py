@@ -8,12 +8,15 @@ from typing import List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.cells import CellOrder
+from torchlint.analysis.queries import summaries
+from torchlint.analysis.summaries import STEP
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
 from torchlint.analysis.values import ValueKind
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, OptionValue, Rule, innermost_statement
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, innermost_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
 _SYNCHRONIZE = frozenset({"torch.cuda.synchronize"})
@@ -38,7 +41,9 @@ class HostSyncInStep(Rule):
     """## What it does
     A suggestion, off by default.  Reports calls that make the host wait
     for the GPU on every iteration of a training loop (a loop whose own
-    iterations run `backward()`, directly or through the file's functions):
+    iterations run `backward()`, directly or through the file's functions,
+    another module's or a library wrapper that runs it: `accelerator.backward`,
+    timm's `loss_scaler(loss, optimizer)`):
     `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on a tensor,
     `torch.cuda.synchronize()`, and `print(...)` of a tensor.  A call inside
     a loop over `model.parameters()` within the step is called out: it
@@ -50,7 +55,8 @@ class HostSyncInStep(Rule):
     methods, indexing or arithmetic.  Not reported: a call under an `if`
     (a logging cadence such as `if step % 100 == 0:`), in an `except`
     handler, in a loop's `else` or after the loop; loops that only evaluate
-    (no `backward()`) or that never step an optimizer (gradient checks);
+    (no `backward()`) or that never step an optimizer, themselves or through a
+    wrapper (gradient checks);
     files with no CUDA use (no `torch.cuda`, `.cuda()` or `"cuda"` device),
     where nothing waits for a GPU; and test files (`test_*.py`,
     `*_test.py`, `conftest.py`).
@@ -101,14 +107,16 @@ class HostSyncInStep(Rule):
     summary = "suggestion: `.item()`, `.cpu()`, printing a tensor... make the host wait for the GPU on every step"
     fix_summary = "none: log under a cadence, or keep the values on the GPU"
     default_enabled = False
-    requires = frozenset({Analysis.TRAINING})
+    requires = frozenset({Analysis.TRAINING, Analysis.PROJECT})
+    project_queries = (summaries(),)
     trigger_words = ("backward",)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A backward pass and one of the synchronising calls must appear."""
         return (
-            facts.imports_torch and facts.mentions(("backward",))
+            facts.imports_torch
+            and facts.may_train()
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )
@@ -200,18 +208,22 @@ class HostSyncInStep(Rule):
         parents = self.facts.parents
         lines = self.facts.positions
         placement = StepPlacement(parents, self.facts.training, conditional=BRANCHES, data_loops=False)
+        # In a notebook, a loop in a cell before the first CUDA use runs on the CPU.
+        order = CellOrder(self.facts)
         for site in self._sites:
             if not self._syncs(site.call):
                 continue
             loop = placement.step_loop(site.call, set())
             if loop is None or not self._updates(loop, set()):
                 continue
+            if not order.ran_before(self.facts.loaders.cuda_sign, loop.node):
+                continue
             per_parameter = self._in_parameter_loop(site.call, parents, loop.node)
             where = "once per parameter on every step" if per_parameter else "on every step"
             self.report(
                 site.call,
-                f"suggestion: {site.what} waits for the GPU {where} of the training loop on line "
-                f"{lines[loop.node].start.line}; keep values on the GPU and read them under a logging cadence",
+                f"suggestion: {site.what} waits for the GPU {where} of the training loop on "
+                f"{self.cite_line(lines[loop.node].start.line)}; keep values on the GPU and read them under a logging cadence",
                 statement=site.statement,
             )
 
@@ -242,7 +254,8 @@ class HostSyncInStep(Rule):
     def _is_step(self, call: cst.Call) -> bool:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "step") or self.names.call_name(call):
-            return False
+            runs = self.facts.callees.runs(call)[0]  # a wrapper that steps: `loss_scaler(loss, optimizer)`
+            return STEP in runs
         return self.facts.values.kind(func.value) in (None, ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER)
 
     def _syncs(self, call: cst.Call) -> bool:

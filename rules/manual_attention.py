@@ -8,9 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
-from torchlint.tree import children
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
+from torchlint.source.tree import children
 
 _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
     "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
@@ -341,11 +341,12 @@ class ManualAttention(Rule):
                 if lines is None:
                     lines = self.facts.positions
                 position = lines[product]
-                line = getattr(getattr(position, "start", None), "line", "?")
+                start_line = getattr(getattr(position, "start", None), "line", None)
+                line = self.cite_line(start_line) if isinstance(start_line, int) else "line ?"
                 self.report(
                     node,
                     f"attention written out by hand: softmax of query-key scores, multiplied with the values "
-                    f"on line {line}; `torch.nn.functional.scaled_dot_product_attention` computes it in one "
+                    f"on {line}; `torch.nn.functional.scaled_dot_product_attention` computes it in one "
                     "fused kernel without storing the attention matrix",
                     statement=_statement_of(node, body),
                 )

@@ -10,13 +10,15 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Counter as CounterType, Iterator, List, Optional, Tuple
 
-from torchlint.analysis import project
-from torchlint.engine import lint_source
-from torchlint.fixer import FixResult, fix_text
-from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from dataclasses import replace
+
+from torchlint.analysis.index import EMPTY, ProjectIndex
+from torchlint.lint.engine import lint_source
+from torchlint.lint.fixer import FixResult, fix_text
+from torchlint.lint.jobscripts import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
-from torchlint.runner import prepare_project
-from torchlint.settings import Settings, settings_from_table
+from torchlint.lint.runner import prepare_project
+from torchlint.lint.settings import Settings, settings_from_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,19 +107,13 @@ def all_fixtures() -> List[Fixture]:
     return fixtures
 
 
-@contextmanager
-def _project_index(fixture: Fixture) -> Iterator[None]:
+def _project_index(fixture: Fixture) -> ProjectIndex:
     """The index of the fixture's project (none for a single-file fixture),
-    installed the way a run over that folder installs it."""
+    as a run over that folder builds it."""
     if fixture.project is None:
-        yield
-        return
+        return EMPTY
     files = sorted(p for p in fixture.project.rglob("*.py") if not p.stem.endswith(".fixed"))
-    prepare_project(files, lambda path: Fixture(path, fixture.code, fixture.project).settings())
-    try:
-        yield
-    finally:
-        project.install(project.EMPTY)
+    return prepare_project(files, lambda path: Fixture(path, fixture.code, fixture.project).settings())
 
 
 def lint_fixture(fixture: Fixture, source: str) -> List[Diagnostic]:
@@ -125,8 +121,7 @@ def lint_fixture(fixture: Fixture, source: str) -> List[Diagnostic]:
     config = fixture.settings().lint_config(fixture.path)
     if is_job_script(fixture.path, source):
         return lint_job_script(source, str(fixture.path), config, fixture.path)
-    with _project_index(fixture):
-        return lint_source(source, str(fixture.path), config)
+    return lint_source(source, str(fixture.path), replace(config, project=_project_index(fixture)))
 
 
 def fix_fixture(fixture: Fixture, source: str) -> FixResult:
@@ -134,5 +129,4 @@ def fix_fixture(fixture: Fixture, source: str) -> FixResult:
     config = fixture.settings().lint_config(fixture.path)
     if is_job_script(fixture.path, source):
         return fix_job_script(source, str(fixture.path), config, unsafe=True, file=fixture.path)
-    with _project_index(fixture):
-        return fix_text(source, str(fixture.path), config, unsafe=True)
+    return fix_text(source, str(fixture.path), replace(config, project=_project_index(fixture)), unsafe=True)

@@ -10,7 +10,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import Facts
-from torchlint.analysis.project import MethodShape, ProjectIndex
+from torchlint.analysis.index import MethodShape, ProjectIndex
 
 SOURCE = '''
 import torch

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchlint.analysis import project
-from torchlint.analysis.project import build_index, index_of_sources, module_name
+from torchlint.analysis import imports, queries
+from torchlint.analysis.imports import Exports, absolute_import, module_name, read_sources, star_parts
+from torchlint.analysis.index import EMPTY, MethodShape, ProjectIndex
+from torchlint.analysis.queries import (
+    build, build_hierarchy, build_index, callers_of, index_of_sources, method_called, method_shapes, subclasses_of,
+)
 
 SOURCES = {
     "pkg/parallel.py": (
@@ -68,30 +72,28 @@ def test_relative_imports_resolve() -> None:
     assert "pkg.b.B" in index.subclasses_of("torch.nn.DataParallel")
 
 
-def test_prepare_installs_only_when_needed(tmp_path: Path) -> None:
+def test_build_indexes_only_what_is_asked(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text("import torch\nclass P(torch.nn.DataParallel):\n    pass\n")
-    try:
-        assert project.prepare([path], []) is project.EMPTY
-        assert project.current().classes == {}
-        built = project.prepare([path], ["torch.nn.DataParallel"])
-        assert project.current() is built and "m.P" in built.classes
-        assert built.fingerprint != project.EMPTY.fingerprint
-    finally:
-        project.install(project.EMPTY)
+    assert build([path], []) is EMPTY
+    built = build([path], [subclasses_of("torch.nn.DataParallel")])
+    assert "m.P" in built.classes
+    assert built.fingerprint != EMPTY.fingerprint
 
 
 def test_hierarchy_follows_subclasses_through_files_that_never_name_the_base(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("import torch\nclass Wrap(torch.nn.DataParallel):\n    pass\n")
     (tmp_path / "b.py").write_text("from a import Wrap\nclass Deeper(Wrap):\n    pass\n")
     (tmp_path / "c.py").write_text("class Unrelated:\n    pass\n")
-    index = project.build_hierarchy(sorted(tmp_path.glob("*.py")), ["torch.nn.DataParallel"])
+    index = build_hierarchy(sorted(tmp_path.glob("*.py")), ["torch.nn.DataParallel"])
     assert set(index.classes) == {"a.Wrap", "b.Deeper"}
 
 
 def test_tl501_reports_data_parallel_subclasses_in_the_file_and_across_files() -> None:
-    from torchlint.engine import LintConfig, lint_source
-    from torchlint.registry import by_code_or_name
+    from dataclasses import replace
+
+    from torchlint.lint.engine import LintConfig, lint_source
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL501")
     assert rule is not None
@@ -106,11 +108,8 @@ def test_tl501_reports_data_parallel_subclasses_in_the_file_and_across_files() -
     assert [d.start.column for d in lint_source(local, "x.py", config)] == [11, 20]
     user = "from wraps import Deeper\nm = Deeper(1)\n"
     assert lint_source(user, "use.py", config) == []  # no index: nothing known
-    try:
-        project.install(index_of_sources({"wraps.py": local}))
-        assert [d.start.line for d in lint_source(user, "use.py", config)] == [2]
-    finally:
-        project.install(project.EMPTY)
+    with_index = replace(config, project=index_of_sources({"wraps.py": local}))
+    assert [d.start.line for d in lint_source(user, "use.py", with_index)] == [2]
 
 
 def test_index_skips_fifos_and_missing_files(tmp_path: Path) -> None:
@@ -119,7 +118,7 @@ def test_index_skips_fifos_and_missing_files(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.py")
     (tmp_path / "a.py").write_text("import torch\nclass W(torch.nn.DataParallel):\n    pass\n")
     files = [tmp_path / "pipe.py", tmp_path / "missing.py", tmp_path / "a.py"]
-    assert set(project.build_hierarchy(files, ["torch.nn.DataParallel"]).classes) == {"a.W"}
+    assert set(build_hierarchy(files, ["torch.nn.DataParallel"]).classes) == {"a.W"}
 
 
 def test_imports_inside_functions_do_not_resolve_module_level_bases() -> None:
@@ -182,14 +181,11 @@ def test_callers_are_indexed_only_for_files_with_the_rule_words(tmp_path: Path) 
         "user.py": "from helpers import plain\nplain(1)\n",
         "unrelated.py": "def f():\n    return 1\n",
     })
-    try:
-        index = project.prepare(files, [], project.CallerQuery((".eval(",)))
-        assert set(index.calls) == {"engine.evaluate"}
-        assert index.module_of(str(tmp_path / "engine.py")) == "engine"
-        assert index.module_of(str(tmp_path / "helpers.py")) is None
-        assert project.prepare(files, [], project.CallerQuery()) is project.EMPTY
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [callers_of((".eval(",))])
+    assert set(index.calls) == {"engine.evaluate"}
+    assert index.module_of(str(tmp_path / "engine.py")) == "engine"
+    assert index.module_of(str(tmp_path / "helpers.py")) is None
+    assert build(files, [callers_of()]) is EMPTY
 
 
 class _CountingStore:
@@ -206,41 +202,35 @@ class _CountingStore:
 
 
 def test_a_warm_run_reads_contributions_instead_of_parsing(tmp_path: Path, monkeypatch) -> None:
-    from torchlint.cache import Cache
+    from torchlint.lint.cache import Cache
 
     files = _write(tmp_path / "src", CALLERS)
     cache = Cache(tmp_path / "cache")
     parsed: "list[str]" = []
-    real = project._parse_contribution
+    real = queries._parse_contribution
 
     def counting(path, text, module, focus=None):  # type: ignore[no-untyped-def]
         parsed.append(module)
         return real(path, text, module, focus)
 
-    monkeypatch.setattr(project, "_parse_contribution", counting)
-    try:
-        cold = project.prepare(files, [], project.CallerQuery((".eval(",)), cache)
-        assert parsed == ["main"]  # only the file importing engine is read for calls
-        warm = project.prepare(files, [], project.CallerQuery((".eval(",)), cache)
-        assert parsed == ["main"]  # nothing parsed again
-        assert warm.calls == cold.calls and warm.fingerprint == cold.fingerprint
-    finally:
-        project.install(project.EMPTY)
+    monkeypatch.setattr(queries, "_parse_contribution", counting)
+    cold = build(files, [callers_of((".eval(",))], cache)
+    assert parsed == ["main"]  # only the file importing engine is read for calls
+    warm = build(files, [callers_of((".eval(",))], cache)
+    assert parsed == ["main"]  # nothing parsed again
+    assert warm.calls == cold.calls and warm.fingerprint == cold.fingerprint
 
 
 def test_a_damaged_stored_contribution_is_a_miss(tmp_path: Path) -> None:
     files = _write(tmp_path, CALLERS)
     store = _CountingStore()
-    try:
-        expected = project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls
-        for key in store.entries:
-            store.entries[key] = {"classes": [], "calls": [["engine.evaluate", "main.py", -1, "main", 1, 0]]}
-        assert project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls == expected
-        for key in store.entries:
-            store.entries[key] = {"classes": "nope"}
-        assert project.prepare(files, [], project.CallerQuery((".eval(",)), store).calls == expected
-    finally:
-        project.install(project.EMPTY)
+    expected = build(files, [callers_of((".eval(",))], store).calls
+    for key in store.entries:
+        store.entries[key] = {"classes": [], "calls": [["engine.evaluate", "main.py", -1, "main", 1, 0]]}
+    assert build(files, [callers_of((".eval(",))], store).calls == expected
+    for key in store.entries:
+        store.entries[key] = {"classes": "nope"}
+    assert build(files, [callers_of((".eval(",))], store).calls == expected
 
 
 def test_a_file_cache_fingerprint_changes_only_with_its_own_callers() -> None:
@@ -256,10 +246,10 @@ def test_relative_imports_are_made_absolute(tmp_path: Path) -> None:
     package.mkdir(parents=True)
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
-    assert project.absolute_import(str(package / "m.py"), 1, "parallel") == "pkg.sub.parallel"
-    assert project.absolute_import(str(package / "m.py"), 2, None) == "pkg"
-    assert project.absolute_import(str(package / "__init__.py"), 1, "x") == "pkg.sub.x"
-    assert project.absolute_import(str(package / "m.py"), 4, None) is None
+    assert absolute_import(str(package / "m.py"), 1, "parallel") == "pkg.sub.parallel"
+    assert absolute_import(str(package / "m.py"), 2, None) == "pkg"
+    assert absolute_import(str(package / "__init__.py"), 1, "x") == "pkg.sub.x"
+    assert absolute_import(str(package / "m.py"), 4, None) is None
 
 
 STAR_PROJECT = {
@@ -284,18 +274,15 @@ def _write(root: Path, sources: "dict[str, str]") -> "list[Path]":
 
 def test_star_exports_follow_star_imports_of_the_project(tmp_path: Path) -> None:
     files = _write(tmp_path, STAR_PROJECT)
-    try:
-        index = project.prepare(files, [])  # no rule asks: the star imports still resolve
-        assert index is project.current() and index is not project.EMPTY
-        assert index.star_export("models", "torch") == "torch"
-        assert index.star_export("models", "nn") == "torch.nn"
-        assert index.star_export("models", "F") == "torch.nn.functional"
-        assert index.star_export("models", "np") is None  # psp.py's __all__ leaves it out
-        assert index.star_export("models", "_private") is None  # underscore names are not exported
-        assert index.star_export("utils.tools", "torch") == "torch"  # through models, one more level
-        assert index.star_export("utils.tools", "os") == "os"
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [])  # no rule asks: the star imports still resolve
+    assert index is not EMPTY
+    assert index.star_export("models", "torch") == "torch"
+    assert index.star_export("models", "nn") == "torch.nn"
+    assert index.star_export("models", "F") == "torch.nn.functional"
+    assert index.star_export("models", "np") is None  # psp.py's __all__ leaves it out
+    assert index.star_export("models", "_private") is None  # underscore names are not exported
+    assert index.star_export("utils.tools", "torch") == "torch"  # through models, one more level
+    assert index.star_export("utils.tools", "os") == "os"
 
 
 def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> None:
@@ -306,56 +293,47 @@ def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> 
     clash = tmp_path / "lib" / "models.py"
     clash.parent.mkdir()
     clash.write_text("import tensorflow as torch\n")  # a second top-level `models` module
-    try:
-        assert project.prepare(files, []).star_export("models", "torch") == "torch"
-        assert project.prepare([*files, clash], []).star_export("models", "torch") is None
-    finally:
-        project.install(project.EMPTY)
+    assert build(files, []).star_export("models", "torch") == "torch"
+    assert build([*files, clash], []).star_export("models", "torch") is None
 
 
 def test_star_imports_resolve_in_the_import_table(tmp_path: Path) -> None:
     import libcst as cst
 
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
     source = "from models import *\nimport numpy\ntorch.load(p)\nnn.Linear(1, 1)\nnumpy.zeros(1)\n"
     table = ImportTable.from_module(cst.parse_module(source))
     assert table.qualified_name(cst.parse_expression("torch.load")) is None  # no index: unknown
-    try:
-        project.install(project.ProjectIndex(star_exports={"models": {"torch": "torch", "nn": "torch.nn"}}))
-        table = ImportTable.from_module(cst.parse_module(source))
-        assert table.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
-        assert table.qualified_name(cst.parse_expression("nn.Linear")) == "torch.nn.Linear"
-        assert table.qualified_name(cst.parse_expression("numpy.zeros")) == "numpy.zeros"
-        assert table.qualified_name(cst.parse_expression("np.zeros")) is None
-    finally:
-        project.install(project.EMPTY)
+    index = ProjectIndex(star_parts={"models": Exports({"torch": "torch", "nn": "torch.nn"}, (), None)})
+    table = ImportTable.from_module(cst.parse_module(source), None, index)
+    assert table.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
+    assert table.qualified_name(cst.parse_expression("nn.Linear")) == "torch.nn.Linear"
+    assert table.qualified_name(cst.parse_expression("numpy.zeros")) == "numpy.zeros"
+    assert table.qualified_name(cst.parse_expression("np.zeros")) is None
 
 
 def test_relative_star_imports_resolve_from_the_files_package(tmp_path: Path) -> None:
     import libcst as cst
 
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     source = "from .common import *\ntorch.load(p)\n"
     module = cst.parse_module(source)
-    try:
-        project.install(project.ProjectIndex(star_exports={"pkg.common": {"torch": "torch"}}))
-        inside = ImportTable.from_module(module, str(tmp_path / "pkg" / "train.py"))
-        assert inside.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
-        no_path = ImportTable.from_module(module)
-        assert no_path.qualified_name(cst.parse_expression("torch.load")) is None
-        outside = ImportTable.from_module(module, str(tmp_path / "train.py"))  # no package to be relative to
-        assert outside.qualified_name(cst.parse_expression("torch.load")) is None
-    finally:
-        project.install(project.EMPTY)
+    index = ProjectIndex(star_parts={"pkg.common": Exports({"torch": "torch"}, (), None)})
+    inside = ImportTable.from_module(module, str(tmp_path / "pkg" / "train.py"), index)
+    assert inside.qualified_name(cst.parse_expression("torch.load")) == "torch.load"
+    no_path = ImportTable.from_module(module, None, index)
+    assert no_path.qualified_name(cst.parse_expression("torch.load")) is None
+    outside = ImportTable.from_module(module, str(tmp_path / "train.py"), index)  # no package to be relative to
+    assert outside.qualified_name(cst.parse_expression("torch.load")) is None
 
 
 def test_star_exports_are_read_from_the_store_and_a_damaged_entry_is_a_miss(tmp_path: Path, monkeypatch) -> None:
     files = _write(tmp_path, STAR_PROJECT)
-    texts = list(project._read(files))
+    texts = list(read_sources(files))
 
     class Store(dict):  # type: ignore[type-arg]
         def get_facts(self, key: str) -> object:
@@ -365,15 +343,15 @@ def test_star_exports_are_read_from_the_store_and_a_damaged_entry_is_a_miss(tmp_
             self[key] = value
 
     store = Store()
-    first = project._star_exports(texts, store)
-    assert first["models"]["torch"] == "torch" and store
+    first = star_parts(texts, store)
+    assert first["models.fcn"].imported["torch"] == "torch" and store
     parses = []
-    real_parse = project.ast.parse
-    monkeypatch.setattr(project.ast, "parse", lambda *a, **k: parses.append(1) or real_parse(*a, **k))
-    assert project._star_exports(texts, store) == first and not parses  # a warm run parses nothing
+    real_parse = imports.ast.parse
+    monkeypatch.setattr(imports.ast, "parse", lambda *a, **k: parses.append(1) or real_parse(*a, **k))
+    assert star_parts(texts, store) == first and not parses  # a warm run parses nothing
     for key in store:
         store[key] = {"imported": {"torch": 1}, "stars": [], "public": None}  # not a string: damaged
-    assert project._star_exports(texts, store) == first and parses  # re-parsed, same answer
+    assert star_parts(texts, store) == first and parses  # re-parsed, same answer
 
 
 METHODS = {
@@ -395,19 +373,16 @@ METHODS = {
 
 def test_method_shapes_of_project_classes(tmp_path: Path) -> None:
     files = _write(tmp_path, METHODS)
-    try:
-        index = project.prepare(files, [], methods=["zero_grad"])
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [method_shapes("zero_grad")])
     scheduled = index.method("optim.wrap.Scheduled", "zero_grad")
-    assert scheduled == project.MethodShape((), 0) and not scheduled.accepts_keyword("set_to_none")
+    assert scheduled == MethodShape((), 0) and not scheduled.accepts_keyword("set_to_none")
     flexible = index.method("optim.wrap.Flexible", "zero_grad")
-    assert flexible == project.MethodShape(("set_to_none", "foo"), 1)
+    assert flexible == MethodShape(("set_to_none", "foo"), 1)
     assert flexible.accepts_keyword("set_to_none") and not flexible.accepts_keyword("bar")
     forwarding = index.method("optim.wrap.Forwarding", "zero_grad")
     assert forwarding is not None and forwarding.accepts_keyword("set_to_none")
     assert index.method("optim.wrap.Wrapped", "zero_grad") is None  # a decorator may change it
-    assert index.method("optim.wrap.Twice", "zero_grad") == project.MethodShape((), 0)  # the last def counts
+    assert index.method("optim.wrap.Twice", "zero_grad") == MethodShape((), 0)  # the last def counts
     assert index.method("optim.wrap.Heir", "zero_grad") is None  # inherited: not followed
     assert index.method("optim.wrap.Scheduled", "step") is None  # not asked about
     assert index.method("other.Scheduled", "zero_grad") is None
@@ -416,20 +391,17 @@ def test_method_shapes_of_project_classes(tmp_path: Path) -> None:
 def test_method_shapes_are_cached_and_change_the_fingerprint(tmp_path: Path) -> None:
     files = _write(tmp_path, METHODS)
     store = _CountingStore()
-    try:
-        cold = project.prepare(files, [], store=store, methods=["zero_grad"])
-        assert len(store.entries) == 1  # only the file with a `def zero_grad` was parsed
-        for key in store.entries:  # a damaged entry is parsed again
-            store.entries[key] = [["optim.wrap.Scheduled", "zero_grad", ["x"], -1, False, False]]
-        assert project.prepare(files, [], store=store, methods=["zero_grad"]).methods == cold.methods
-        (tmp_path / "optim" / "wrap.py").write_text(
-            METHODS["optim/wrap.py"].replace("def zero_grad(self):\n        pass\nclass Flexible",
-                                             "def zero_grad(self, set_to_none=False):\n        pass\nclass Flexible"))
-        changed = project.prepare(files, [], store=store, methods=["zero_grad"])
-        assert changed.method("optim.wrap.Scheduled", "zero_grad") == project.MethodShape(("set_to_none",), 1)
-        assert changed.fingerprint_for(str(files[0])) != cold.fingerprint_for(str(files[0]))
-    finally:
-        project.install(project.EMPTY)
+    cold = build(files, [method_shapes("zero_grad")], store)
+    assert len(store.entries) == 1  # only the file with a `def zero_grad` was parsed
+    for key in store.entries:  # a damaged entry is parsed again
+        store.entries[key] = [["optim.wrap.Scheduled", "zero_grad", ["x"], -1, False, False]]
+    assert build(files, [method_shapes("zero_grad")], store).methods == cold.methods
+    (tmp_path / "optim" / "wrap.py").write_text(
+        METHODS["optim/wrap.py"].replace("def zero_grad(self):\n        pass\nclass Flexible",
+                                         "def zero_grad(self, set_to_none=False):\n        pass\nclass Flexible"))
+    changed = build(files, [method_shapes("zero_grad")], store)
+    assert changed.method("optim.wrap.Scheduled", "zero_grad") == MethodShape(("set_to_none",), 1)
+    assert changed.fingerprint_for(str(files[0])) != cold.fingerprint_for(str(files[0]))
 
 
 def test_two_scripts_with_one_module_name_and_different_methods_give_none(tmp_path: Path) -> None:
@@ -437,10 +409,7 @@ def test_two_scripts_with_one_module_name_and_different_methods_give_none(tmp_pa
         "a/train.py": "class Opt:\n    def zero_grad(self):\n        pass\n",
         "b/train.py": "class Opt:\n    def zero_grad(self, set_to_none=True):\n        pass\n",
     })
-    try:
-        index = project.prepare(files, [], methods=["zero_grad"])
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [method_shapes("zero_grad")])
     assert index.method("train.Opt", "zero_grad") is None
 
 
@@ -455,13 +424,10 @@ def test_classes_reexported_by_packages_resolve_to_their_definition(tmp_path: Pa
         ),
         "main.py": "from pkg import Short\nShort(1)\n",
     })
-    try:
-        index = project.prepare(files, ["torch.nn.DataParallel"], methods=["zero_grad"])
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [subclasses_of("torch.nn.DataParallel"), method_shapes("zero_grad")])
     assert index.reexports == {"pkg.Short": "pkg.sub.impl.Wrap", "pkg.sub.Wrap": "pkg.sub.impl.Wrap"}
     assert index.derives_from("pkg.Short", "torch.nn.DataParallel")
-    assert index.method("pkg.sub.Wrap", "zero_grad") == project.MethodShape((), 0)
+    assert index.method("pkg.sub.Wrap", "zero_grad") == MethodShape((), 0)
     assert index.defined_as("pkg.os") == "pkg.os"  # an import of something else is no re-export
 
 
@@ -474,10 +440,7 @@ def test_reexports_are_found_on_disk_when_only_some_files_are_linted(tmp_path: P
         "main.py": "from pkg import Short\nShort(1)\n",
     })
     linted = [f for f in files if f.name != "__init__.py"]
-    try:
-        index = project.prepare(linted, ["torch.nn.DataParallel"])
-    finally:
-        project.install(project.EMPTY)
+    index = build(linted, [subclasses_of("torch.nn.DataParallel")])
     assert index.derives_from("pkg.Short", "torch.nn.DataParallel")
 
 
@@ -496,12 +459,9 @@ def test_classes_of_modules_the_linted_files_import_are_read_from_disk(tmp_path:
         "scripts/train.py": "from lib import Gather, optim\nimport os, numpy\nGather(1)\noptim.Wrapper().zero_grad()\n",
     })
     monkeypatch.chdir(tmp_path)
-    try:
-        index = project.prepare([tmp_path / "scripts" / "train.py"], ["torch.nn.DataParallel"], methods=["zero_grad"])
-    finally:
-        project.install(project.EMPTY)
+    index = build([tmp_path / "scripts" / "train.py"], [subclasses_of("torch.nn.DataParallel"), method_shapes("zero_grad")])
     assert index.derives_from("lib.Gather", "torch.nn.DataParallel")  # impl.py and base.py: two hops
-    assert index.method("lib.optim.Wrapper", "zero_grad") == project.MethodShape((), 0)  # `from . import optim`
+    assert index.method("lib.optim.Wrapper", "zero_grad") == MethodShape((), 0)  # `from . import optim`
     assert index.method("lib.parallel.far.Far", "zero_grad") is None  # three plain-module hops away
 
 
@@ -510,11 +470,8 @@ def test_methods_called_anywhere_in_the_project(tmp_path: Path) -> None:
         "fp16.py": "def convert(m):\n    m.weight.data = m.weight.data.half()\n",
         "train.py": "half = 1\nprint(half)\nmodel.float()\n",
     })
-    try:
-        index = project.prepare(files, [], method_calls=["half", "bfloat16", "float"])
-        without = project.prepare(files[1:], [], method_calls=["half", "bfloat16", "float"])
-    finally:
-        project.install(project.EMPTY)
+    index = build(files, [method_called("half", "bfloat16", "float")])
+    without = build(files[1:], [method_called("half", "bfloat16", "float")])
     assert index.calls_method("half") and index.calls_method("float") and not index.calls_method("bfloat16")
     assert not without.calls_method("half")  # a name `half` is no call of a method
     assert index.fingerprint_for(str(files[1])) != without.fingerprint_for(str(files[1]))

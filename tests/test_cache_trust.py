@@ -16,14 +16,14 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
 from hostile_support import cli_in_child
 
-from torchlint.cache import Cache, EntryKey
-from torchlint.runner import FileOutcome, cached_run, lint_file
-from torchlint.settings import Settings
+from torchlint.lint.cache import Cache, EntryKey
+from torchlint.lint.runner import FileOutcome, cached_run, lint_file
+from torchlint.lint.settings import Settings
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SECRET = b"the victim's private notes\n"
@@ -204,15 +204,15 @@ def test_a_committed_or_copied_cache_is_not_trusted(tmp_path: Path) -> None:
 
 
 def _counting(calls: List[Path]):  # type: ignore[no-untyped-def]
-    def work(path: Path, settings: Settings) -> FileOutcome:
+    def work(path: Path, settings: Settings, project: Any = None) -> FileOutcome:
         calls.append(path)
-        return lint_file(path, settings)
+        return lint_file(path, settings) if project is None else lint_file(path, settings, project=project)
     return work
 
 
 def test_entries_written_by_another_user_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Simulated: the same files, read by a process of another uid."""
-    from torchlint import cache as cache_module
+    from torchlint.lint import cache as cache_module
 
     source = tmp_path / "a.py"
     source.write_text(FINDING)

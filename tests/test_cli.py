@@ -14,11 +14,13 @@ import pytest
 from conftest import run_in_process
 from click.testing import CliRunner
 
-from torchlint.cli import main
+from torchlint.interfaces.cli import main
 
 DP_SOURCE = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
-DL_SOURCE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
-DL_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"
+# A script with a main guard, so that TL201's fix is offered (workers can start under spawn).
+MAIN = 'if __name__ == "__main__":\n    train(loader)\n'
+DL_SOURCE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n" + MAIN
+DL_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n" + MAIN
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 
@@ -43,7 +45,7 @@ def test_findings_exit_1_and_clean_exit_0(tmp_path: Path) -> None:
     bad = run(["check", "src"], tmp_path)
     assert bad.returncode == 1
     assert "TL501" in bad.stdout and "src/train.py:3:9" in bad.stdout
-    assert "Found 1 error" in bad.stdout
+    assert "Found 1 warning" in bad.stdout  # TL501 is advisory: a warning, as in github and SARIF
     good = run(["check", "clean"], tmp_path)
     assert good.returncode == 0 and "All checks passed!" in good.stdout
     assert run(["check", "src", "--exit-zero"], tmp_path).returncode == 0
@@ -125,7 +127,7 @@ def test_fix_prints_diff_then_apply_writes(tmp_path: Path) -> None:
     assert "+loader = DataLoader(ds, batch_size=8, num_workers=4)" in diff.stdout
     assert (tmp_path / "a.py").read_text() == DL_SOURCE
     applied = run(["fix", "a.py", "--unsafe-fixes", "--apply"], tmp_path)
-    assert applied.returncode == 0 and "Fixed 1 error in 1 file" in applied.stderr
+    assert applied.returncode == 0 and "Fixed 1 finding in 1 file" in applied.stderr
     assert (tmp_path / "a.py").read_text() == DL_FIXED
     again = run(["fix", "a.py", "--unsafe-fixes"], tmp_path)
     assert again.returncode == 0 and again.stdout == ""
@@ -189,7 +191,7 @@ def test_explain_renders_the_page_for_a_terminal(tmp_path: Path) -> None:
 
 
 def test_terminal_markdown_colours_only_when_asked() -> None:
-    from torchlint.terminal_markdown import render_markdown
+    from torchlint.interfaces.terminal_markdown import render_markdown
 
     text = "# Title\n\n## Part\n\n```python\nx = 1\n```\n- item\n"
     assert render_markdown(text, color=False) == "Title\n=====\n\nPart\n----\n\n    x = 1\n- item\n"
@@ -268,12 +270,12 @@ def test_broken_pipe_is_a_quiet_exit(tmp_path: Path, extra: Sequence[str]) -> No
 
 
 def test_check_fix_says_when_the_write_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import torchlint.runner
+    import torchlint.lint.runner
 
     def refuse(*_: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(torchlint.runner, "write_source", refuse)
+    monkeypatch.setattr(torchlint.lint.runner, "write_source", refuse)
     target = project(tmp_path, {"a.py": DL_SOURCE}) / "a.py"
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--no-cache", "-j", "1",
@@ -283,7 +285,7 @@ def test_check_fix_says_when_the_write_failed(tmp_path: Path, monkeypatch: pytes
     assert "All checks passed" not in result.output
     assert "a.py:1:1: TL000 fixes not written: [Errno 30] Read-only file system\n" in result.output
     assert "a.py:3:10: TL201" in result.output  # still in the file, so still reported
-    assert "Found 2 errors.\n" in result.output
+    assert "Found 1 error and 1 warning.\n" in result.output
     # `fix --apply` says the same in its summary.
     fixed = CliRunner().invoke(main, ["fix", "--apply", "--unsafe-fixes", "--no-cache", "-j", "1", "a.py"])
     assert fixed.exit_code == 1 and "No fixes available" not in fixed.output
@@ -323,7 +325,7 @@ def test_report_file_with_a_name_that_is_not_utf8(tmp_path: Path, fmt: str) -> N
 
 def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     """A BrokenPipeError from elsewhere (a child process) must stay an internal error."""
-    from torchlint import cli
+    from torchlint.interfaces import cli
 
     reader, writer = os.pipe()
     with open(writer, "w") as stream:

@@ -17,7 +17,7 @@ pytest.importorskip("flake8")
 from flake8.main.application import Application  # noqa: E402
 from flake8.options.parse_args import parse_args  # noqa: E402
 
-from torchlint.flake8_plugin import TorchlintChecker  # noqa: E402
+from torchlint.interfaces.flake8_plugin import TorchlintChecker  # noqa: E402
 
 TRAIN = textwrap.dedent(
     """\
@@ -42,7 +42,7 @@ def _entry_point_installed() -> bool:
         if hasattr(found, "select")
         else found.get("flake8.extension", [])  # type: ignore[attr-defined]  # Python 3.9
     )
-    return any(ep.name == "TL" and ep.value.startswith("torchlint.flake8_plugin") for ep in group)
+    return any(ep.name == "TL" and ep.value.startswith("torchlint.interfaces.flake8_plugin") for ep in group)
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (tmp_path / ".flake8").write_text(
             "[flake8:local-plugins]\n"
             "extension =\n"
-            "    TL = torchlint.flake8_plugin:TorchlintChecker\n",
+            "    TL = torchlint.interfaces.flake8_plugin:TorchlintChecker\n",
             encoding="utf-8",
         )
     monkeypatch.chdir(tmp_path)
@@ -220,7 +220,7 @@ def test_libcst_is_not_imported_when_tl_is_not_selected(project: Path) -> None:
 def test_rules_off_by_default_need_an_explicit_selection(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from torchlint.registry import by_code_or_name
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL501")
     assert rule is not None
@@ -285,3 +285,85 @@ def test_cross_file_facts_match_the_command_line(project: Path) -> None:
     (project / "train.py").write_text("import torch\nfrom nets import Balanced\n\nmodel = Balanced(torch.nn.Linear(2, 2))\n",
                                       encoding="utf-8")
     assert codes(flake8(project, "--select", "TL5", "train.py").stdout) == ["train.py:4:9: TL501"]
+
+
+HOST_SYNC = textwrap.dedent(
+    """\
+    import torch
+
+    def train(model, loader, optimizer):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+            total = loss.item()
+    """
+)
+
+
+def test_select_tl_means_torchlints_defaults_and_suggestions_need_their_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # TL103 is a suggestion (off by default): a prefix does not turn it on,
+    # in flake8 as in `torchlint check`; its own code does.
+    (project / "train.py").write_text(HOST_SYNC, encoding="utf-8")
+    for selection in (["--select", "TL"], ["--select", "TL1"], []):
+        _run_in_process([*selection, "train.py"])
+        assert "TL103" not in capsys.readouterr().out, selection
+    _run_in_process(["--select", "TL103", "train.py"])
+    assert "TL103" in capsys.readouterr().out
+    _run_in_process(["--select", "TL", "--extend-select", "TL103", "train.py"])
+    assert "TL103" in capsys.readouterr().out
+
+
+def _findings(lines: str, root: Path) -> List[str]:
+    """``path:line:col: CODE`` of every TL finding, paths relative to ``root``."""
+    found = []
+    for line in lines.splitlines():
+        if ": TL" not in line:
+            continue
+        location, rest = line.split(": ", 1)
+        path, row, column = location.rsplit(":", 2)
+        relative = Path(path).resolve().relative_to(root.resolve()).as_posix() if Path(path).is_absolute() else path
+        found.append(f"{relative}:{row}:{column}: {rest.split()[0]}")
+    return sorted(found)
+
+
+def test_flake8_and_torchlint_check_report_the_same_on_the_fixtures(project: Path) -> None:
+    # Every Python fixture (not the expected outputs), each project fixture
+    # as its folder, plus suppression comments in the forms flake8 reads.
+    import shutil
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    tree = project / "code"
+    for path in sorted(fixtures.glob("TL*/*.py")):
+        if not path.stem.endswith(".fixed"):
+            target = tree / path.parent.name / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    (tree / "noqa_forms.py").write_text(textwrap.dedent(
+        """\
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader
+
+        a = nn.DataParallel(net)  # noqa: TL5
+        b = DataLoader(ds,
+                       batch_size=4)  # noqa: TL201
+        c = [
+            nn.DataParallel(net),
+        ]  # noqa: TL501
+        d = torch.zeros(3).cuda()  # noqa: TL2
+        """), encoding="utf-8")
+    # One (empty) configuration for both front ends: none above the test's folder applies.
+    (project / "torchlint.toml").write_text("", encoding="utf-8")
+    checked = subprocess.run([sys.executable, "-m", "torchlint", "check", "code", "--output-format", "concise",
+                              "--no-cache"], cwd=project, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert checked.returncode == 1, checked.stderr
+    by_flake8 = flake8(project, "--select", "TL", "code")
+    assert by_flake8.returncode == 1, by_flake8.stderr
+    torchlint_found = _findings(checked.stdout, project)
+    assert len(torchlint_found) > 100
+    assert [f for f in torchlint_found if f.startswith("code/noqa_forms.py")] == ["code/noqa_forms.py:11:5: TL101"]
+    assert _findings(by_flake8.stdout, project) == torchlint_found

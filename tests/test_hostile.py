@@ -125,7 +125,7 @@ def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fr
 
 
 def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
-    source = b"from torch.utils.data import DataLoader\r\nif True:\n\tloader = DataLoader(ds)\r\n"
+    source = b'from torch.utils.data import DataLoader\r\nif __name__ == "__main__":\n\tloader = DataLoader(ds)\r\n'
     (tmp_path / "a.py").write_bytes(source)
     subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
                    cwd=tmp_path, check=True, capture_output=True)
@@ -143,7 +143,7 @@ def _nobody_can_run_torchlint() -> str:
         return "needs root to switch to the unprivileged user"
     if shutil.which("setpriv") is None:
         return "needs setpriv (util-linux)"
-    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import torchlint.cli, libcst"],
+    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import torchlint.interfaces.cli, libcst"],
                            cwd="/", capture_output=True, timeout=120)
     if probe.returncode != 0:
         return "the unprivileged user cannot read this Python environment"
@@ -216,7 +216,7 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    assert "Fixed 5 errors in 5 files." in result.stderr
+    assert "Fixed 5 findings in 5 files." in result.stderr
     assert "deep.py:1:" in result.stderr and "TL000" in result.stderr
     assert (tmp_path / "deep.py").read_text() == DEEP
     assert all("zero_grad(set_to_none=True)" in (tmp_path / f"good{n}.py").read_text() for n in range(5))
@@ -225,8 +225,8 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
 WORKER_DEATH = """
 import os, signal, sys
 from pathlib import Path
-from torchlint.runner import lint_file, run_files
-from torchlint.settings import SettingsResolver
+from torchlint.lint.runner import lint_file, run_files
+from torchlint.lint.settings import SettingsResolver
 
 def work(path, settings):
     if path.name == "bad.py":

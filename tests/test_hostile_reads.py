@@ -123,7 +123,7 @@ def test_imported_modules_that_are_not_regular_files(tmp_path: Path, kind: str) 
 
 
 def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
-    from torchlint.sourcefile import SourceError, read_head, read_regular
+    from torchlint.source.sourcefile import SourceError, read_head, read_regular
 
     os.mkfifo(tmp_path / "pipe")
     os.symlink("/dev/zero", tmp_path / "zero")
@@ -156,7 +156,7 @@ OLD_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t][^\n(]*import[ \t]*\([^)]*\)|(
     b"\tfrom .a import (b as c, d)\r\nfrom . import (\n)\n",
 ])
 def test_import_statements_are_those_the_old_expression_found(text: bytes) -> None:
-    from torchlint.analysis.project import _import_statements
+    from torchlint.analysis.imports import import_statements as _import_statements
 
     assert _import_statements(text) == OLD_IMPORT.findall(text)
 
@@ -164,7 +164,7 @@ def test_import_statements_are_those_the_old_expression_found(text: bytes) -> No
 def test_import_statements_of_unclosed_parentheses_are_found_in_linear_time() -> None:
     """40,000 lines of `from m import (` took 44 s in the import-statement
     regular expression alone (each line searched to the end for a `)`)."""
-    from torchlint.analysis.project import _import_statements
+    from torchlint.analysis.imports import import_statements as _import_statements
 
     text = b"from m import (\n" * 40_000 + b"import torch\n"
     started = time.perf_counter()
@@ -175,7 +175,7 @@ def test_import_statements_of_unclosed_parentheses_are_found_in_linear_time() ->
 
 def test_class_headers_without_a_closing_parenthesis_are_searched_in_linear_time(tmp_path: Path) -> None:
     """20,000 lines of `class A(` took 30 s in the class-header search."""
-    from torchlint.analysis.project import build_hierarchy
+    from torchlint.analysis.queries import build_hierarchy
 
     (tmp_path / "many.py").write_bytes(b"class A(\n" * 20_000)
     (tmp_path / "wrap.py").write_bytes(b"import torch\nclass Wrap(torch.nn.DataParallel):\n    pass\n")
@@ -191,7 +191,7 @@ def test_module_names_of_packages_nested_past_the_recursion_limit(tmp_path: Path
     with the limit lowered (the run below, marked slow, uses 1,100 real levels)."""
     import sys
 
-    from torchlint.analysis.project import _ModuleNames, module_name
+    from torchlint.analysis.imports import ModuleNames as _ModuleNames, module_name
 
     with package_chain(tmp_path, 300) as leaf:
         (leaf / "m.py").write_bytes(b"")
@@ -208,7 +208,7 @@ def test_module_names_of_packages_nested_past_the_recursion_limit(tmp_path: Path
 @pytest.mark.slow
 def test_packages_nested_past_the_recursion_limit(tmp_path: Path) -> None:
     """1,100 nested packages raised RecursionError for the whole run (exit 2)."""
-    from torchlint.analysis.project import _ModuleNames, module_name
+    from torchlint.analysis.imports import ModuleNames as _ModuleNames, module_name
 
     with package_chain(tmp_path, 1_100) as leaf:
         (leaf / "m.py").write_text("from .x import *\n" + GOOD)
@@ -225,7 +225,7 @@ def test_packages_nested_past_the_recursion_limit(tmp_path: Path) -> None:
 
 
 def test_module_names_through_symbolic_links_are_those_of_the_real_folders(tmp_path: Path) -> None:
-    from torchlint.analysis.project import _ModuleNames, module_name
+    from torchlint.analysis.imports import ModuleNames as _ModuleNames, module_name
 
     (tmp_path / "real" / "pkg" / "sub").mkdir(parents=True)
     for folder in ("real/pkg", "real/pkg/sub"):

@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types as lsp  # noqa: E402
 
-from torchlint.lsp import Positions  # noqa: E402
+from torchlint.interfaces.lsp import Positions  # noqa: E402
 
 TIMEOUT = 30.0
 FIRE = "\U0001F525"  # outside the BMP: two UTF-16 code units, four UTF-8 bytes
@@ -28,6 +28,8 @@ SOURCE = (
     "\n"
     f'label = "{FIRE}"; x = torch.zeros(3).cuda()\n'
     "loader = DataLoader(ds)\n"
+    'if __name__ == "__main__":\n'  # a main guard: TL201's fix is offered
+    "    train(loader)\n"
 )
 SAFE_FIXED = SOURCE.replace("torch.zeros(3).cuda()", 'torch.zeros(3, device="cuda")')
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
@@ -39,7 +41,7 @@ class Client:
     def __init__(self, cwd: Path) -> None:
         root = str(Path(__file__).resolve().parents[1])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from torchlint.lsp import main; main()"],
+            [sys.executable, "-c", "from torchlint.interfaces.lsp import main; main()"],
             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": root},
         )
@@ -225,12 +227,15 @@ def test_session_over_stdio(client: Client, tmp_path: Path) -> None:
         "end": {"line": 3, "character": start + 1 + len("torch.zeros(3).cuda()")},
     }
     assert tl101["severity"] == 2 and tl101["source"] == "torchlint"
-    assert "created on the CPU" in tl101["message"] and "codeDescription" not in tl101
+    assert "created on the CPU" in tl101["message"]
+    # The code links to the rule's page: the rule's module, whose docstring it is.
+    page = tl101["codeDescription"]["href"]
+    assert page.startswith("file://") and page.endswith("/tensor_created_then_moved/__init__.py")
     assert tl201["range"]["start"] == {"line": 4, "character": 9}
 
     # Quick fix for the safe finding: a versioned document edit.
     actions = code_actions(client, uri, tl101["range"]["start"], tl101["range"]["start"])
-    quick = [a for a in actions if a["kind"] == "quickfix"]
+    quick = [a for a in actions if a["kind"] == "quickfix" and "Suppress" not in a["title"]]
     assert len(quick) == 1 and "TL101" in quick[0]["title"] and "unsafe" not in quick[0]["title"]
     assert quick[0]["isPreferred"] is True
     assert quick[0]["diagnostics"][0]["code"] == "TL101"
@@ -238,8 +243,24 @@ def test_session_over_stdio(client: Client, tmp_path: Path) -> None:
     assert change["textDocument"] == {"uri": uri, "version": 1}
     assert apply(SOURCE, change["edits"]) == SAFE_FIXED
 
+    # Every finding can be suppressed on its line, after its fix.
+    suppress = [a for a in actions if "Suppress" in a["title"]]
+    assert [a["title"] for a in suppress] == ["torchlint (TL101): Suppress on this line (# noqa: TL101)"]
+    assert actions.index(suppress[0]) > actions.index(quick[0]) and suppress[0]["isPreferred"] is False
+    suppressed = apply(SOURCE, suppress[0]["edit"]["documentChanges"][0]["edits"])
+    assert suppressed.splitlines()[3].endswith("torch.zeros(3).cuda()  # noqa: TL101")
+
+    # Hover on a finding: its rule's summary and where to read more.
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": tl101["range"]["start"]})
+    assert hover["contents"]["kind"] == "markdown"
+    assert hover["contents"]["value"].startswith("**TL101 tensor-created-then-moved**: ")
+    assert "`torchlint explain TL101`" in hover["contents"]["value"] and page in hover["contents"]["value"]
+    assert client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                 "position": {"line": 0, "character": 0}}) is None
+
     # The unsafe one says so.
     actions = code_actions(client, uri, tl201["range"]["start"], tl201["range"]["end"], only=["quickfix"])
+    actions = [a for a in actions if "Suppress" not in a["title"]]
     assert len(actions) == 1 and "TL201" in actions[0]["title"] and "unsafe" in actions[0]["title"]
     assert actions[0]["isPreferred"] is False
     edits = actions[0]["edit"]["documentChanges"][0]["edits"]
@@ -344,8 +365,10 @@ def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
     line = SOURCE.splitlines()[3]
     width = 1 if encoding == "utf-8" else 2
     assert tl101["range"]["start"]["character"] == len(line[: line.index("torch.zeros")].encode(encoding)) // width
-    (action,) = code_actions(client, uri, tl101["range"]["start"], tl101["range"]["end"], only=["quickfix"])
+    action, suppression = code_actions(client, uri, tl101["range"]["start"], tl101["range"]["end"], only=["quickfix"])
     assert apply(SOURCE, action["edit"]["changes"][uri], encoding=encoding) == SAFE_FIXED
+    assert apply(SOURCE, suppression["edit"]["changes"][uri], encoding=encoding).splitlines()[3].endswith(
+        "  # noqa: TL101")  # the suppression's position is in the negotiated encoding too
 
     assert client.diagnostics(open_document(client, tmp_path / "generated" / "model.py", SOURCE)) == []
 

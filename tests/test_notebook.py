@@ -19,12 +19,12 @@ from conftest import run_in_process
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Edit
-from torchlint.notebook import fix_notebook, lint_notebook, load
-from torchlint.notebook_magics import apply_masks, mask_magics
-from torchlint.registry import all_rules
+from torchlint.lint.notebook import fix_notebook, lint_notebook, load
+from torchlint.source.notebook_magics import apply_masks, mask_magics
+from torchlint.ruleapi.registry import all_rules
 
 hypothesmith = pytest.importorskip("hypothesmith")
 
@@ -40,16 +40,17 @@ def test_findings_name_cell_and_line(tmp_path: Path) -> None:
     result = cli(["check", "nb.ipynb", "--output-format", "concise"], tmp_path)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    located = [line.split(": ")[0] + ": " + line.split(": ")[1].split()[0] for line in lines[:5]]
+    located = [line.split(": ")[0] + ": " + line.split(": ")[1].split()[0] for line in lines[:6]]
     assert located == [
-        "nb.ipynb:cell 3:2:5: TL101",
-        "nb.ipynb:cell 3:3:5: TL101",
-        "nb.ipynb:cell 3:4:10: TL201",
-        "nb.ipynb:cell 5:2:9: TL501",
-        "nb.ipynb:cell 6:1:5: TL301",
+        "nb.ipynb:cell 3, line 2, column 5: TL101",
+        "nb.ipynb:cell 3, line 3, column 5: TL101",
+        "nb.ipynb:cell 3, line 4, column 10: TL201",
+        "nb.ipynb:cell 5, line 1, column 9: TL101",  # an nn.Sequential of layers moved (TL101's scope since issue 26)
+        "nb.ipynb:cell 5, line 2, column 9: TL501",
+        "nb.ipynb:cell 6, line 1, column 5: TL301",
     ]
     data = json.loads(cli(["check", "nb.ipynb", "--output-format", "json"], tmp_path).stdout)
-    assert [item["cell"] for item in data] == [3, 3, 3, 5, 6]
+    assert [item["cell"] for item in data] == [3, 3, 3, 5, 5, 6]
 
 
 def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
@@ -66,7 +67,9 @@ def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
     # Magic and shell lines, and the %%bash cell, are untouched.
     assert after.cells[1].source == before.cells[1].source
     assert after.cells[3].source == before.cells[3].source
-    assert after.cells[4].source == before.cells[4].source  # only TL501, which has no fix
+    assert after.cells[4].source == before.cells[4].source.replace(  # TL101's fix; TL501 has none
+        "nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)",
+        "nn.Sequential(nn.Linear(16, 32, device=device), nn.ReLU(), nn.Linear(32, 2, device=device))")
     assert after.cells[2].source == (
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "x = torch.randn(512, 16, device=device)\n"
@@ -78,7 +81,7 @@ def test_fix_rewrites_cells_and_keeps_everything_else(tmp_path: Path) -> None:
     old_lines = NOTEBOOK.read_text().splitlines()
     new_lines = target.read_text().splitlines()
     assert len(new_lines) == len(old_lines) + 1
-    assert sum(1 for line in new_lines if line not in old_lines) == 4
+    assert sum(1 for line in new_lines if line not in old_lines) == 5  # 4 lines, and the layers of cell 5
     again = cli(["fix", "nb.ipynb", "--unsafe-fixes"], tmp_path)
     assert again.returncode == 0 and again.stdout == ""
 
@@ -258,8 +261,9 @@ def test_a_cell_is_linted_and_fixed_like_the_same_python_file(fixture: Path) -> 
     text = notebook((source,))
     found, _ = lint_notebook(text, "nb.ipynb", config)
     expected = lint_source(source, "nb.ipynb", config)
+    # A message that cites another line names it in the cell: "cell 1, line 12".
     assert [(d.code, d.start, d.end, d.message) for d in found] == \
-        [(d.code, d.start, d.end, d.message) for d in expected]
+        [(d.code, d.start, d.end, re.sub(r"\bline (\d+)", r"cell 1, line \1", d.message)) for d in expected]
     assert all(d.cell == 1 for d in found)
     output, result, _ = fix_notebook(text, "nb.ipynb", config, unsafe=True)
     assert json.loads(output)["cells"][0]["source"] == fix_text(source, "nb.ipynb", config, unsafe=True).source
@@ -276,8 +280,8 @@ def test_question_mark_in_a_comment_or_string_is_not_help(tmp_path: Path) -> Non
     text = notebook(IMPORTS, "if ready:  # are we?\n    " + LOADER,
                     'doc = """Is it ready?\n' + LOADER + '\n"""', "model?\n?model\n" + LOADER)
     assert concise(tmp_path, text) == [
-        "nb.ipynb:cell 2:2:14: TL201",
-        "nb.ipynb:cell 4:3:10: TL201",
+        "nb.ipynb:cell 2, line 2, column 14: TL201",
+        "nb.ipynb:cell 4, line 3, column 10: TL201",
     ]
     target = fix_apply(tmp_path, text)
     assert sources_of(target)[2] == 'doc = """Is it ready?\n' + LOADER + '\n"""'
@@ -285,12 +289,12 @@ def test_question_mark_in_a_comment_or_string_is_not_help(tmp_path: Path) -> Non
 
 def test_magic_alone_in_a_block_parses(tmp_path: Path) -> None:
     text = notebook(IMPORTS, "for i in range(3):\n    !echo {i}\nfiles = !ls\n" + LOADER)
-    assert concise(tmp_path, text) == ["nb.ipynb:cell 2:4:10: TL201"]
+    assert concise(tmp_path, text) == ["nb.ipynb:cell 2, line 4, column 10: TL201"]
 
 
 def test_cr_only_cells_get_right_lines(tmp_path: Path) -> None:
     text = notebook((IMPORTS.replace("\n", "\r") + "\r",), ("x = 1\r" + LOADER,), "y = 2\n" + LOADER)
-    assert concise(tmp_path, text) == ["nb.ipynb:cell 2:2:10: TL201", "nb.ipynb:cell 3:2:10: TL201"]
+    assert concise(tmp_path, text) == ["nb.ipynb:cell 2, line 2, column 10: TL201", "nb.ipynb:cell 3, line 2, column 10: TL201"]
     target = fix_apply(tmp_path, text)
     assert sources_of(target) == [IMPORTS.replace("\n", "\r") + "\r", "x = 1\r" + FIXED_LOADER,
                                   "y = 2\n" + FIXED_LOADER]
@@ -306,12 +310,11 @@ def test_syntax_error_names_its_cell_and_the_other_cells_are_linted(tmp_path: Pa
     alone = cli(["check", "cell0.py", "cell1.py", "--output-format", "concise"], tmp_path).stdout.splitlines()
     (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
     found = cli(["check", "nb.ipynb", "--output-format", "concise"], tmp_path).stdout.splitlines()
-    assert found[:3] == [
-        alone[0].replace("cell0.py:", "nb.ipynb:cell 2:"),
-        found[1],
-        alone[1].replace("cell1.py:", "nb.ipynb:cell 4:"),
-    ]
-    assert found[1].startswith("nb.ipynb:cell 3:1:10: TL201") and " TL000 " in found[0]
+    def in_cell(line: str, name: str, cell: int) -> str:
+        return re.sub(rf"^{re.escape(name)}:(\d+):(\d+):", rf"nb.ipynb:cell {cell}, line \1, column \2:", line)
+
+    assert found[:3] == [in_cell(alone[0], "cell0.py", 2), found[1], in_cell(alone[1], "cell1.py", 4)]
+    assert found[1].startswith("nb.ipynb:cell 3, line 1, column 10: TL201") and " TL000 " in found[0]
     # The broken cells are left alone and make `fix` exit 1; the others are fixed.
     result = cli(["fix", "nb.ipynb", "--apply", "--unsafe-fixes"], tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -334,11 +337,40 @@ def test_machine_formats_name_the_cell(tmp_path: Path) -> None:
 
     [item] = json.loads(output("json"))
     assert item["cell"] == 2 and item["location"] == {"row": 2, "column": 10}
-    assert "nb.ipynb:cell 2:2:10: TL201" in output("github")
+    assert "nb.ipynb:cell 2, line 2, column 10: TL201" in output("github")
     [sarif] = json.loads(output("sarif"))["runs"][0]["results"]
-    assert sarif["properties"]["cell"] == 2
-    assert sarif["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    assert sarif["properties"]["cell"] == 2 and sarif["properties"]["cellLine"] == 2
+    assert sarif["message"]["text"].startswith("cell 2, line 2: ")
     assert "fixes" not in sarif  # its edits are cell offsets, not offsets in the .ipynb file
+
+
+@pytest.mark.parametrize("indent", [1, None])
+@pytest.mark.parametrize("stored", ["lines", "one string"])
+def test_sarif_and_github_point_at_the_ipynb_line_that_holds_the_finding(
+        tmp_path: Path, indent: object, stored: str) -> None:
+    # Cells stored as a list of lines (Jupyter's way) or as one string, in an
+    # indented file or all on one line; a non-ASCII character and an escaped
+    # quote before the finding shift the JSON columns.
+    before = 'note = "résumé \\"quoted\\""  # é\n'
+    cells = [IMPORTS, "x = 1\n" + before + "y = 2; " + LOADER]
+    text = notebook(*[(c,) if stored == "one string" else c for c in cells], indent=indent)
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    file_lines = text.splitlines()
+
+    [sarif] = json.loads(cli(["check", "nb.ipynb", "--output-format", "sarif"], tmp_path).stdout)["runs"][0]["results"]
+    region = sarif["locations"][0]["physicalLocation"]["region"]
+    assert sarif["properties"] == {"cell": 2, "cellLine": 3, "cellColumn": 17}
+    json_line = file_lines[region["startLine"] - 1]
+    # The region starts at the call in the JSON text and ends where it does.
+    assert json_line[region["startColumn"] - 1:].startswith("DataLoader(ds, batch_size=4)")
+    assert json_line[region["startColumn"] - 1:region["endColumn"] - 1] == "DataLoader(ds, batch_size=4)"
+    assert region["startLine"] == region["endLine"]
+    if stored == "lines" and indent is not None:
+        assert json_line.strip().startswith('"y = 2; loader = ')
+
+    github = cli(["check", "nb.ipynb", "--output-format", "github"], tmp_path).stdout
+    assert f"line={region['startLine']},col={region['startColumn']}," in github
+    assert "title=torchlint (TL201) at cell 2%2C line 3," in github
 
 
 def test_stdin_notebook_is_linted_and_fixed_as_a_notebook(tmp_path: Path) -> None:
@@ -346,7 +378,7 @@ def test_stdin_notebook_is_linted_and_fixed_as_a_notebook(tmp_path: Path) -> Non
     run = partial(subprocess.run, capture_output=True, text=True, cwd=tmp_path, input=text)
     checked = run([sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "nb.ipynb",
                    "--output-format", "concise"])
-    assert checked.stdout.splitlines()[0].startswith("nb.ipynb:cell 2:2:10: TL201"), checked.stdout
+    assert checked.stdout.splitlines()[0].startswith("nb.ipynb:cell 2, line 2, column 10: TL201"), checked.stdout
     fixed = run([sys.executable, "-m", "torchlint", "fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout == text.replace(LOADER, FIXED_LOADER)
@@ -363,3 +395,50 @@ def test_baseline_survives_reformatted_json(tmp_path: Path) -> None:
     (tmp_path / "nb.ipynb").write_text(notebook(*[(c,) for c in cells], indent=4), encoding="utf-8")
     again = cli(["check", "nb.ipynb", "--baseline", "base.json"], tmp_path)
     assert again.returncode == 0, again.stdout
+
+
+def test_a_message_citing_another_line_names_its_cell_and_line(tmp_path: Path) -> None:
+    loader = "loader = DataLoader(ds, batch_size=4, num_workers=2)"
+    copy = "for x, y in loader:\n    x = x.cuda()\n    loss = model(x)"
+    text = notebook(IMPORTS, "# data\n" + loader, "model = Net()\n" + copy)
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    [item] = json.loads(cli(["check", "nb.ipynb", "--output-format", "json", "--select", "TL202"], tmp_path).stdout)
+    assert item["cell"] == 2 and item["location"]["row"] == 2
+    # The copy is on line 4 of the joined cells; the person reads cell 3, line 3.
+    assert "copied to the GPU on cell 3, line 3:" in item["message"], item["message"]
+
+
+CPU_THEN_CUDA = [
+    "import torch\nfrom torch import nn\nmodel = nn.Linear(8, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+    # A CPU training loop...
+    "for x, y in loader:\n    loss = nn.functional.mse_loss(model(x), y)\n    loss.backward()\n"
+    "    optimizer.step()\n    total = loss.item()",
+    # ...and, in a later cell, the same loop on the GPU.
+    "model = model.cuda()\nfor x, y in loader:\n    loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())\n"
+    "    loss.backward()\n    optimizer.step()\n    total = loss.item()",
+]
+
+
+def test_device_facts_follow_the_order_cells_run_in(tmp_path: Path) -> None:
+    (tmp_path / "nb.ipynb").write_text(notebook(*CPU_THEN_CUDA), encoding="utf-8")
+    found = json.loads(cli(["check", "nb.ipynb", "--output-format", "json", "--select", "TL103,TL602"],
+                           tmp_path).stdout)
+    # The loop of cell 2 runs before anything uses CUDA: no host sync waits
+    # for a GPU there, and the suggestion is about cell 3's loop.
+    assert sorted((item["code"], item["cell"], item["location"]["row"]) for item in found) == [
+        ("TL103", 3, 6), ("TL602", 3, 2),
+    ]
+    # The same code as one script is one program: both loops are CUDA loops.
+    (tmp_path / "script.py").write_text("\n".join(CPU_THEN_CUDA) + "\n", encoding="utf-8")
+    script = json.loads(cli(["check", "script.py", "--output-format", "json", "--select", "TL103,TL602"],
+                            tmp_path).stdout)
+    assert sorted((item["code"], item["location"]["row"]) for item in script) == [
+        ("TL103", 9), ("TL103", 15), ("TL602", 5),
+    ]
+    # A cell that only defines the training function, called after the move: a CUDA loop.
+    defined_first = [CPU_THEN_CUDA[0], "def train():\n" + "\n".join("    " + line for line in
+                                                                     CPU_THEN_CUDA[1].splitlines()),
+                     "model = model.cuda()\ntrain()"]
+    (tmp_path / "nb.ipynb").write_text(notebook(*defined_first), encoding="utf-8")
+    found = json.loads(cli(["check", "nb.ipynb", "--output-format", "json", "--select", "TL103"], tmp_path).stdout)
+    assert [(item["code"], item["cell"]) for item in found] == [("TL103", 2)]

@@ -11,10 +11,10 @@ from typing import List, Sequence
 
 from conftest import run_in_process
 
-from torchlint.engine import LintConfig
+from torchlint.lint.engine import LintConfig
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.notebook import cell_refusal, fix_notebook, load
-from torchlint.registry import by_code_or_name
+from torchlint.lint.notebook import cell_refusal, fix_notebook, load
+from torchlint.ruleapi.registry import by_code_or_name
 
 TRAINING_CELL = (
     "model.train()\n"
@@ -51,7 +51,7 @@ def test_an_insertion_after_a_loop_that_ends_a_cell_stays_in_that_cell(tmp_path:
     (tmp_path / "nb.ipynb").write_text(notebook(TRAINING_CELL, "print('done')"), encoding="utf-8")
     result = run_in_process(["fix", "nb.ipynb", "--apply", "--unsafe-fixes", "--no-cache", "--select", "TL306"],
                             tmp_path)
-    assert result.returncode == 0 and "Fixed 1 error" in result.stderr, result.stderr
+    assert result.returncode == 0 and "Fixed 1 finding" in result.stderr, result.stderr
     first, second = sources((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
     assert first == TRAINING_CELL + "\n    model.train()"
     assert second == "print('done')"

@@ -13,7 +13,7 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, all_rules
+from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules
 from torchlint.report import FORMATS, ReportContext, render, render_statistics
 
 SOURCE = (
@@ -126,7 +126,7 @@ def test_full_exact() -> None:
         *FULL_DP,
         *full_dl(""),
         *FULL_ZG,
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 1 fixable with `torchlint check --fix` "
         "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -137,7 +137,7 @@ def test_full_with_unsafe_fixes_marks_every_fix_and_names_the_unsafe_command() -
         *FULL_DP,
         *full_dl("[*] "),
         *FULL_ZG,
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 2 fixable with `torchlint check --fix --unsafe-fixes`.",
     )
 
@@ -266,7 +266,7 @@ def test_concise_exact() -> None:
         "train.py:5:13: TL501 `nn.DataParallel` is used; prefer `DistributedDataParallel`",
         "train.py:6:14: TL201 `DataLoader` loads batches in the main process",
         "train.py:7:5: TL302 [*] `zero_grad()` fills gradients with zeros",
-        "Found 3 errors.",
+        "Found 3 warnings.",
         "[*] 1 fixable with `torchlint check --fix` "
         "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -274,30 +274,32 @@ def test_concise_exact() -> None:
 
 def test_concise_names_a_notebook_cell() -> None:
     cell = Diagnostic("nb.ipynb", Position(2, 8), Position(2, 10), "TL999", "demo", "in a cell", cell=3)
-    assert render("concise", [cell], context(show_summary=False)) == "nb.ipynb:cell 3:2:8: TL999 in a cell\n"
+    assert render("concise", [cell], context(show_summary=False)) == "nb.ipynb:cell 3, line 2, column 8: TL999 in a cell\n"
 
 
 @pytest.mark.parametrize(
     ("diagnostics", "kwargs", "expected"),
     [
-        ([DP], {}, ["Found 1 error."]),
-        ([ZG, ZG], {}, ["Found 2 errors.", "[*] 2 fixable with `torchlint check --fix`."]),
+        ([DP], {}, ["Found 1 warning."]),
+        ([ZG, ZG], {}, ["Found 2 warnings.", "[*] 2 fixable with `torchlint check --fix`."]),
         (
             [DL, DP],
             {},
-            ["Found 2 errors.", "No safe fixes available "
+            ["Found 2 warnings.", "No safe fixes available "
              "(1 unsafe fix available with `torchlint check --fix --unsafe-fixes`)."],
         ),
         (
             [DL, DL, ZG],
             {"fix_command": "torchlint fix --apply"},
-            ["Found 3 errors.", "[*] 1 fixable with `torchlint fix --apply` "
+            ["Found 3 warnings.", "[*] 1 fixable with `torchlint fix --apply` "
              "(2 unsafe fixes available with `torchlint fix --apply --unsafe-fixes`)."],
         ),
-        ([DL], {"unsafe": True}, ["Found 1 error.", "[*] 1 fixable with `torchlint check --fix --unsafe-fixes`."]),
-        ([ZG], {"unsafe": True}, ["Found 1 error.", "[*] 1 fixable with `torchlint check --fix`."]),
-        ([DP], {"fixed": 2}, ["Found 3 errors (2 fixed, 1 remaining)."]),
-        ([], {"fixed": 1}, ["Found 1 error (1 fixed, 0 remaining)."]),
+        ([DL], {"unsafe": True}, ["Found 1 warning.", "[*] 1 fixable with `torchlint check --fix --unsafe-fixes`."]),
+        ([ZG], {"unsafe": True}, ["Found 1 warning.", "[*] 1 fixable with `torchlint check --fix`."]),
+        ([DP], {"fixed": 2}, ["Found 3 findings (2 fixed, 1 warning remaining)."]),
+        ([], {"fixed": 1}, ["Found 1 finding (1 fixed, 0 remaining)."]),
+        ([DP, Diagnostic(PATH, Position(1, 1), Position(1, 1), "TL000", "parse-error", "x")], {},
+         ["Found 1 error and 1 warning."]),
         ([DP, ZG], {"show_summary": False}, []),
     ],
 )
@@ -419,7 +421,7 @@ def test_severity_grades_github_annotations_and_sarif_levels() -> None:
 
 
 def test_rules_off_by_default_are_warnings_unless_they_say_otherwise() -> None:
-    from torchlint.rule import Rule, Severity
+    from torchlint.ruleapi.rule import Rule, Severity
 
     class Quiet(Rule):
         code = "TL998"
@@ -524,11 +526,11 @@ def test_sarif_is_deterministic() -> None:
 def test_statistics_exact() -> None:
     many = [DL] * 10 + [ZG, ZG, DP, DP, Diagnostic(PATH, Position(1, 1), Position(1, 1), "TL000", "parse-error", "x")]
     assert render_statistics(many, context()) == lines(
-        "10\tTL201\t[ ] dataloader-without-workers",
+        "10\tTL201\t[ ] dataloader-without-workers (10 with `--unsafe-fixes`)",
         " 2\tTL302\t[*] zero-grad-not-set-to-none",
         " 2\tTL501\t[ ] data-parallel",
         " 1\tTL000\t[ ] parse-error",
-        "Found 15 errors.",
+        "Found 1 error and 14 warnings.",
         "[*] 2 fixable with `torchlint check --fix` "
         "(10 unsafe fixes available with `torchlint check --fix --unsafe-fixes`).",
     )
@@ -544,8 +546,10 @@ def test_statistics_marks_a_code_fixable_only_when_every_finding_is() -> None:
 
 def test_statistics_json_and_empty() -> None:
     assert json.loads(render_statistics([ZG, DP, ZG], context(), fmt="json")) == [
-        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True, "fixable_count": 2},
-        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False, "fixable_count": 0},
+        {"code": "TL302", "name": "zero-grad-not-set-to-none", "count": 2, "fixable": True, "fixable_count": 2,
+         "unsafe_fix_count": 0},
+        {"code": "TL501", "name": "data-parallel", "count": 1, "fixable": False, "fixable_count": 0,
+         "unsafe_fix_count": 0},
     ]
     assert render_statistics([], context()) == ""
     assert render_statistics([], context(), fmt="json") == "[]\n"
@@ -581,7 +585,7 @@ def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
     """Reporters load on use: a concise run never imports the SARIF or GitHub ones."""
     (tmp_path / "a.py").write_text("import torch\nfrom torch import nn\nmodel = nn.DataParallel(net)\n")
     script = (
-        "import sys\nfrom torchlint.cli import main\n"
+        "import sys\nfrom torchlint.interfaces.cli import main\n"
         "try:\n    main(['check', 'a.py', '--output-format', 'concise', '--no-cache'])\n"
         "except SystemExit:\n    pass\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('torchlint.report.'))))\n"
@@ -590,3 +594,54 @@ def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
     loaded = set(done.stdout.splitlines()[-1].split())
     assert "torchlint.report.concise" in loaded
     assert not loaded & {"torchlint.report.sarif", "torchlint.report.github"}
+
+
+TORCHVISION = "import torchvision\nm = torchvision.models.resnet18(pretrained=False)\n"
+
+
+def test_json_and_sarif_fix_edits_are_whole_tokens() -> None:
+    # The engine's edit is the smallest one (`pretrained=Fals` -> `weights=Non`,
+    # the shared final `e` left out); reports show whole tokens, as Ruff does.
+    [found] = torchlint.check_source(TORCHVISION, "m.py")
+    assert found.fix is not None and [e.text for e in found.fix.edits] == ["weights=Non"]
+    shown = ReportContext({"m.py": TORCHVISION}, False, False)
+    [item] = json.loads(render("json", [found], shown))
+    assert [(e["content"], e["location"], e["end_location"]) for e in item["fix"]["edits"]] == [
+        ("weights=None", {"row": 2, "column": 33}, {"row": 2, "column": 49})
+    ]
+    assert TORCHVISION.splitlines()[1][32:48] == "pretrained=False"
+    [result] = json.loads(render("sarif", [found], shown))["runs"][0]["results"]
+    [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement["insertedContent"]["text"] == "weights=None"
+    assert replacement["deletedRegion"] == {"startLine": 2, "startColumn": 33, "endLine": 2, "endColumn": 49}
+
+
+@pytest.mark.parametrize("fixture", sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("TL*/*.py")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_whole_token_edits_make_the_same_fix_and_cut_no_token(fixture: Path) -> None:
+    from torchlint.model import apply_edits
+    from torchlint.report.source import token_edits
+
+    source = fixture.read_text(encoding="utf-8")
+    found = [d for d in torchlint.check_source(source, fixture.name, torchlint.Settings(select=("ALL",)))
+             if d.fix is not None]
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", source)]
+    for diagnostic in found:
+        assert diagnostic.fix is not None
+        widened = token_edits(source, diagnostic.fix.edits)
+        assert apply_edits(source, widened) == apply_edits(source, diagnostic.fix.edits)
+        inside = [e for e in widened
+                  if any(low < e.start < high or low < e.end < high for low, high in _tokens(source, starts))]
+        assert inside == [], diagnostic
+
+
+def _tokens(source: str, starts: List[int]) -> List[Tuple[int, int]]:
+    import io
+    import tokenize
+
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+            continue
+        found.append((starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1]))
+    return found

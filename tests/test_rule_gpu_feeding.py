@@ -11,8 +11,9 @@ import libcst as cst
 import pytest
 
 import torchlint
-from torchlint.analysis import Facts, project
-from torchlint.settings import ConfigError, Settings, load_config_file
+from torchlint.analysis import Facts
+from torchlint.analysis.queries import build, index_of_sources, keyword_passed
+from torchlint.lint.settings import ConfigError, Settings, load_config_file
 
 
 def lines(code: str, source: str, **options: object) -> List[int]:
@@ -195,18 +196,15 @@ def test_tl203_is_quiet_when_another_file_of_the_project_sets_persistent_workers
     source = textwrap.dedent(EPOCHS.format(workers=4))
     elsewhere = "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, persistent_workers=False)\n"
     settings = Settings(select=("TL203",))
-    try:
-        project.install(project.index_of_sources({"other.py": "x = 1\n"}))
-        assert [d.code for d in torchlint.check_source(source, "train.py", settings)] == ["TL203"]
-        files = [tmp_path / "train.py", tmp_path / "data.py"]
-        files[0].write_text(source)
-        files[1].write_text(elsewhere)
-        built = project.prepare(files, [], keywords=["persistent_workers"])
-        assert built.passes_keyword("persistent_workers")
-        assert torchlint.check_source(source, "train.py", settings) == []
-        assert not project.prepare(files[:1], [], keywords=["persistent_workers"]).passes_keyword("persistent_workers")
-    finally:
-        project.install(project.EMPTY)
+    unrelated = index_of_sources({"other.py": "x = 1\n"})
+    assert [d.code for d in torchlint.check_source(source, "train.py", settings, unrelated)] == ["TL203"]
+    files = [tmp_path / "train.py", tmp_path / "data.py"]
+    files[0].write_text(source)
+    files[1].write_text(elsewhere)
+    built = build(files, [keyword_passed("persistent_workers")])
+    assert built.passes_keyword("persistent_workers")
+    assert torchlint.check_source(source, "train.py", settings, built) == []
+    assert not build(files[:1], [keyword_passed("persistent_workers")]).passes_keyword("persistent_workers")
 
 
 def test_tl203_a_loader_built_inside_the_epoch_loop_is_not_reported() -> None:
@@ -321,14 +319,16 @@ def test_tl103_needs_cuda_use_and_an_optimizer_step() -> None:
 
 
 def test_tl201_min_workers_reports_small_literal_counts_only() -> None:
-    source = "from torch.utils.data import DataLoader\na = DataLoader(d, num_workers=2)\nb = DataLoader(d, num_workers=n)\n"
+    source = ("from torch.utils.data import DataLoader\na = DataLoader(d, num_workers=2)\nb = DataLoader(d, num_workers=n)\n"
+              'if __name__ == "__main__":\n    main()\n')  # a guarded script: TL201's fix is offered
     assert lines("TL201", source) == []
     assert lines("TL201", source, **{"min-workers": 4}) == [2]
     assert "num_workers=4)" in fixed("TL201", source, **{"min-workers": 4})
 
 
 def test_tl201_slurm_worker_count_reads_the_environment_with_one_import() -> None:
-    source = "from torch.utils.data import DataLoader\na = DataLoader(d)\nb = DataLoader(e, num_workers=0)\n"
+    source = ("from torch.utils.data import DataLoader\na = DataLoader(d)\nb = DataLoader(e, num_workers=0)\n"
+              'if __name__ == "__main__":\n    main()\n')
     result = fixed("TL201", source, **{"num-workers": "slurm"})
     assert result.count("import os\n") == 1
     assert result.count('num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4))') == 2

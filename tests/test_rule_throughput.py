@@ -10,11 +10,12 @@ from pathlib import Path
 import libcst as cst
 from click.testing import CliRunner
 
-from torchlint.analysis import Facts, project
+from torchlint.analysis import Facts
+from torchlint.analysis.queries import build, name_used
 from torchlint.analysis.mentions import names_used, used_anywhere
-from torchlint.cli import main
-from torchlint.engine import lint_source
-from torchlint.settings import settings_from_table
+from torchlint.interfaces.cli import main
+from torchlint.lint.engine import lint_source
+from torchlint.lint.settings import settings_from_table
 
 TRAIN = textwrap.dedent(
     """
@@ -59,13 +60,10 @@ def test_prepare_records_the_names_rules_ask_about(tmp_path: Path) -> None:
     helper.write_text("import torch\ndef fast():\n    torch.backends.cudnn.benchmark = True\n")
     other = tmp_path / "train.py"
     other.write_text(TRAIN)
-    try:
-        index = project.prepare([helper, other], [], names=["torch.backends.cudnn.benchmark", "torch.compile"])
-        assert index.uses("torch.backends.cudnn.benchmark")
-        assert not index.uses("torch.compile")
-        assert index.fingerprint != project.prepare([other], [], names=["torch.backends.cudnn.benchmark"]).fingerprint
-    finally:
-        project.install(project.EMPTY)
+    index = build([helper, other], [name_used("torch.backends.cudnn.benchmark", "torch.compile")])
+    assert index.uses("torch.backends.cudnn.benchmark")
+    assert not index.uses("torch.compile")
+    assert index.fingerprint != build([other], [name_used("torch.backends.cudnn.benchmark")]).fingerprint
 
 
 def test_a_suggestion_is_silent_when_another_file_of_the_project_makes_the_setting(tmp_path: Path) -> None:
@@ -73,10 +71,7 @@ def test_a_suggestion_is_silent_when_another_file_of_the_project_makes_the_setti
     runner = CliRunner()
     args = ["check", "--no-cache", "-j", "1", "--select", "TL604,TL403,TL602,TL404,TL603", "--output-format",
             "concise", str(tmp_path)]
-    try:
-        before = runner.invoke(main, args)
-    finally:
-        project.install(project.EMPTY)  # the run installed its index in this process
+    before = runner.invoke(main, args)
     assert before.exit_code == 1, before.output
     assert {"TL403", "TL404", "TL602", "TL603", "TL604"} <= {c for c in before.output.split() if c.startswith("TL")}
     (tmp_path / "utils.py").write_text(
@@ -85,10 +80,7 @@ def test_a_suggestion_is_silent_when_another_file_of_the_project_makes_the_setti
         "    return torch.compile(model.to(memory_format=torch.channels_last))\n"
         "amp = torch.autocast\n"
     )
-    try:
-        after = runner.invoke(main, args)
-    finally:
-        project.install(project.EMPTY)  # the run installed its index in this process
+    after = runner.invoke(main, args)
     assert after.exit_code == 0, after.output
 
 

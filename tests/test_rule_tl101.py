@@ -9,8 +9,8 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability, Diagnostic
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings, settings_from_table
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings, settings_from_table
 
 ONLY = Settings(select=("TL101",))
 
@@ -56,6 +56,10 @@ def only_fix(source: str) -> Optional[Applicability]:
         "import torch\nx = torch.ones(4, 4).tril().cuda()\n",
         "import torch\nx = torch.empty(4).normal_(0, 0.02).cuda()\n",
         "import torch\nx = torch.ones(3).type(torch.float16).cuda()\n",
+        # Built-in containers of layers, and tensor expressions with numbers (issue 26's scope).
+        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(3, 4)).cuda()\n",
+        "import torch\nx = (torch.ones(3) * 2).cuda()\n",
+        "import torch\nx = (1 - torch.zeros(3)).to('cuda')\n",
     ],
 )
 def test_reported(source: str) -> None:
@@ -81,7 +85,10 @@ def test_reported(source: str) -> None:
         "import torch\nx = torch.stack([a, b]).cuda()\n",
         "import torch\nx = torch.zeros(3)[0].cuda()\n",
         "import torch\nx = torch.from_numpy(a).cuda()\n",
-        "import torch.nn as nn\nm = nn.Sequential(nn.Linear(3, 4)).cuda()\n",
+        "import torch.nn as nn\nm = nn.Sequential(nn.ReLU()).cuda()\n",
+        "import torch.nn as nn\nm = nn.Sequential(Block()).cuda()\n",
+        "import torch\nx = (torch.ones(3) * y).cuda()\n",
+        "import torch\nx = (torch.ones(3) @ w).cuda()\n",
         "import torch.nn as nn\nm = nn.ReLU().cuda()\n",
         # User-defined look-alikes.
         "import torch\ndef randn(*s):\n    return s\nx = randn(3).cuda()\n",

@@ -8,10 +8,14 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings
 
 SETTINGS = Settings(select=("TL201",))
+GUARD = 'if __name__ == "__main__":\n    main()\n'
+"""A script's main guard: with one (and no loop over the loader when the
+file is imported), workers can start under the spawn start method and the
+fix is offered."""
 
 
 def lines(source: str, settings: Settings = SETTINGS) -> List[int]:
@@ -35,9 +39,9 @@ def fixed(source: str, settings: Settings = SETTINGS) -> str:
     ],
 )
 def test_every_import_spelling_is_resolved(imports: str, call: str) -> None:
-    source = f"{imports}\nloader = {call}(ds, batch_size=32)\n"
+    source = f"{imports}\nloader = {call}(ds, batch_size=32)\n{GUARD}"
     assert lines(source) == [2]
-    assert fixed(source).endswith(f"{call}(ds, batch_size=32, num_workers=4)\n")
+    assert f"{call}(ds, batch_size=32, num_workers=4)\n" in fixed(source)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +104,7 @@ def test_a_file_without_torch_imports_is_quiet() -> None:
 
 
 def test_message_names_the_problem() -> None:
-    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n"
+    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n" + GUARD
     first, second = torchlint.check_source(source, "x.py", SETTINGS)
     assert "without `num_workers`" in first.message
     assert "`num_workers=0`" in second.message
@@ -118,12 +122,12 @@ def test_fix_replaces_a_literal_zero_in_place() -> None:
         "from torch.utils.data import DataLoader\n"
         "a = DataLoader(ds, num_workers=0, pin_memory=True)\n"
         "b = DataLoader(ds, 8, True, None, None, 0, collate)\n"
-    )
+    ) + GUARD
     assert fixed(source) == (
         "from torch.utils.data import DataLoader\n"
         "a = DataLoader(ds, num_workers=4, pin_memory=True)\n"
         "b = DataLoader(ds, 8, True, None, None, 4, collate)\n"
-    )
+    ) + GUARD
 
 
 def test_fix_follows_one_argument_per_line_layout() -> None:
@@ -138,7 +142,7 @@ def test_fix_follows_one_argument_per_line_layout() -> None:
         "    ds,\n"
         "    shuffle=True,\n"
         ")\n"
-    )
+    ) + GUARD
     assert fixed(source) == (
         "from torch.utils.data import DataLoader\n"
         "def build(ds):\n"
@@ -152,7 +156,7 @@ def test_fix_follows_one_argument_per_line_layout() -> None:
         "    shuffle=True,\n"
         "    num_workers=4,\n"
         ")\n"
-    )
+    ) + GUARD
 
 
 def test_fix_follows_aligned_and_spaced_layouts() -> None:
@@ -163,7 +167,7 @@ def test_fix_follows_aligned_and_spaced_layouts() -> None:
         "b = DataLoader(\n"
         "    ds\n"
         ")\n"
-    )
+    ) + GUARD
     assert fixed(source) == (
         "from torch.utils.data import DataLoader\n"
         "a = DataLoader(ds,\n"
@@ -173,17 +177,17 @@ def test_fix_follows_aligned_and_spaced_layouts() -> None:
         "    ds,\n"
         "    num_workers=4\n"
         ")\n"
-    )
+    ) + GUARD
 
 
 def test_num_workers_option_sets_the_fixed_value() -> None:
     settings = Settings(select=("TL201",), rule_options={"TL201": {"num-workers": 12}})
-    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n"
+    source = "from torch.utils.data import DataLoader\na = DataLoader(ds)\nb = DataLoader(ds, num_workers=0)\n" + GUARD
     assert fixed(source, settings) == (
         "from torch.utils.data import DataLoader\n"
         "a = DataLoader(ds, num_workers=12)\n"
         "b = DataLoader(ds, num_workers=12)\n"
-    )
+    ) + GUARD
 
 
 def test_a_non_positive_option_reports_without_a_fix() -> None:
@@ -235,3 +239,85 @@ def test_metadata_and_docs() -> None:
                     "## Options", "## Source guide"):
         assert heading in doc
     assert "if __name__ == \"__main__\":" in doc
+
+
+# -- where workers cannot start under the spawn start method: no fix, and why ----------
+
+SPAWN = "spawn start method (macOS, Windows, Python 3.14 on Linux)"
+
+
+def only(source: str, path: str = "x.py", settings: Settings = SETTINGS) -> "torchlint.Diagnostic":
+    [found] = [d for d in torchlint.check_source(source, path, settings) if d.code == "TL201"]
+    return found
+
+
+def test_an_unguarded_script_gets_no_fix_and_the_message_says_why() -> None:
+    source = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    step(x)\n"
+    found = only(source)
+    assert found.fix is None
+    assert "no fix is offered: the loader is built when the file is imported" in found.message
+    assert SPAWN in found.message and 'not under `if __name__ == "__main__":`' in found.message
+    assert fixed(source) == source
+    # The same loop in a function the module calls at import time: no fix either.
+    called = ("from torch.utils.data import DataLoader\ndef main():\n    for x in DataLoader(ds):\n"
+              "        step(x)\nmain()\n")
+    assert only(called).fix is None
+    # Called only from the main guard: the fix is offered.
+    guarded = called.replace("main()\n", 'if __name__ == "__main__":\n    main()\n')
+    assert guarded.count("main()") == 2 and only(guarded).fix is not None
+
+
+def test_a_guarded_script_that_iterates_the_loader_at_import_gets_no_fix() -> None:
+    source = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfirst = [x for x in loader]\n"
+              "for x in loader:\n    step(x)\n" + GUARD)
+    found = only(source)
+    assert found.fix is None and "the loader is iterated when the file is imported" in found.message
+
+
+def test_dataset_class_defined_in_a_notebook_gets_no_fix() -> None:
+    import json
+
+    def notebook(*cells: str) -> str:
+        return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                      "source": cell} for cell in cells], "metadata": {}, "nbformat": 4,
+                           "nbformat_minor": 5})
+
+    from torchlint.lint.engine import LintConfig
+    from torchlint.lint.notebook import lint_notebook
+    from torchlint.ruleapi.registry import all_rules
+
+    config = LintConfig(rules=tuple(r for r in all_rules() if r.code == "TL201"))
+    own = notebook("from torch.utils.data import DataLoader, Dataset\n"
+                   "class Squares(Dataset):\n    def __len__(self):\n        return 8\n"
+                   "    def __getitem__(self, i):\n        return i * i\n",
+                   "loader = DataLoader(Squares(), batch_size=4)\nfor x in loader:\n    print(x)\n")
+    [found], _ = lint_notebook(own, "nb.ipynb", config)
+    assert found.fix is None
+    assert "the dataset class `Squares` is defined in this notebook" in found.message and SPAWN in found.message
+    # A dataset from a library is imported by the workers: the fix is offered,
+    # in a notebook even at the top level (workers do not run the notebook again).
+    library = notebook("from torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n",
+                       "loader = DataLoader(MNIST('.'), batch_size=4)\nfor x in loader:\n    print(x)\n")
+    [found], _ = lint_notebook(library, "nb.ipynb", config)
+    assert found.fix is not None
+
+
+def test_functions_workers_cannot_unpickle_withhold_the_fix() -> None:
+    head = "from torch.utils.data import DataLoader\n"
+    assert "`collate_fn` is a lambda" in only(head + "def f(ds):\n    return DataLoader(ds, collate_fn=lambda b: b)\n").message
+    nested = head + "def f(ds):\n    def init(i):\n        pass\n    return DataLoader(ds, worker_init_fn=init)\n"
+    found = only(nested)
+    assert found.fix is None and "`worker_init_fn` is `init`, defined inside a function" in found.message
+    module_level = head + "def init(i):\n    pass\ndef f(ds):\n    return DataLoader(ds, worker_init_fn=init)\n"
+    assert only(module_level).fix is not None
+
+
+@pytest.mark.parametrize("path", ["test_data.py", "data_test.py", "conftest.py", "tests/helpers.py"])
+def test_explicit_zero_in_test_files_is_a_choice(path: str) -> None:
+    source = "from torch.utils.data import DataLoader\ndef f(ds):\n    return DataLoader(ds, num_workers=0)\n"
+    assert [d for d in torchlint.check_source(source, path, SETTINGS) if d.code == "TL201"] == []
+    assert only(source, "src/data.py").code == "TL201"
+    reporting = Settings(select=("TL201",), rule_options={"TL201": {"test-files": True}})
+    assert only(source, path, reporting).code == "TL201"
+    missing = source.replace(", num_workers=0", "")
+    assert only(missing, path).code == "TL201"  # a missing num_workers is still reported

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List, Tuple
 
 import torchlint
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 HEADER = "import torch.nn as nn\n"
 SELECT = Settings(select=("TL501",))
@@ -64,3 +64,48 @@ def test_file_level_ignores() -> None:
 
 def test_noqa_inside_a_string_is_not_a_comment() -> None:
     assert lines('m = nn.DataParallel("# noqa")\n') == [(2, "TL501")]
+
+
+def test_noqa_code_prefix_silences_the_codes_it_starts_as_in_flake8() -> None:
+    assert lines("m = nn.DataParallel(x)  # noqa: TL5\n") == []
+    assert lines("m = nn.DataParallel(x)  # noqa: TL50\n") == []
+    assert lines("m = nn.DataParallel(x)  # noqa: TL1\n") == [(2, "TL501")]
+
+
+def test_trailing_noqa_covers_its_whole_logical_line_as_in_flake8() -> None:
+    # flake8 maps a noqa at the end of a multi-line statement to every line
+    # of it; a finding on a middle line is silenced by both front ends.
+    source = "models = [\n    nn.DataParallel(x),\n    y,\n]  # noqa: TL501\n"
+    assert lines(source) == []
+    source = "models = [\n    y,  # noqa: TL501\n    nn.DataParallel(x),\n]\n"
+    assert lines(source) == []
+    assert lines("m = [y]  # noqa: TL501\nn = nn.DataParallel(x)\n") == [(3, "TL501")]
+
+
+UNUSED = Settings(select=("TL501", "TL001"))
+
+
+def unused(source: str, settings: Settings = UNUSED) -> List[Tuple[int, int, str]]:
+    return [(d.start.line, d.start.column, d.message) for d in torchlint.check_source(HEADER + source, "s.py", settings)
+            if d.code == "TL001"]
+
+
+def test_unused_unknown_and_unselected_suppressions_are_reported() -> None:
+    assert unused("m = nn.DataParallel(x)  # noqa: TL501\n") == []
+    assert unused("m = 1  # noqa: TL501\n") == [(2, 8, "unused suppression (unused: `TL501`)")]
+    assert unused("m = 1  # noqa: TL2O1\n") == [(2, 8, "unused suppression (unknown: `TL2O1`)")]
+    assert unused("m = 1  # torchlint: ignore[TL101]\n") == [(2, 8, "unused suppression (not selected: `TL101`)")]
+    assert unused("m = 1  # torchlint: ignore\n") == [(2, 8, "unused blanket suppression: it silences nothing here")]
+
+
+def test_other_tools_codes_and_blanket_noqa_are_not_reported() -> None:
+    assert unused("m = 1  # noqa\n") == []
+    assert unused("m = 1  # noqa: E501, F401\n") == []
+    assert unused("m = 1  # noqa: TL501, TL001\n") == []  # the rule's own code keeps it
+
+
+def test_unused_suppression_is_off_by_default_and_fixed_safely() -> None:
+    assert [d.code for d in torchlint.check_source(HEADER + "m = 1  # noqa: TL501\n", "s.py")] == []
+    fixed = torchlint.fix_source(HEADER + "m = nn.DataParallel(x)  # noqa: TL501, TL101, E501\nk = 1  # noqa: TL501\n"
+                                 "# torchlint: ignore[TL501]\nj = 2\n", "s.py", settings=UNUSED)
+    assert fixed.source == HEADER + "m = nn.DataParallel(x)  # noqa: TL501, E501\nk = 1\nj = 2\n"

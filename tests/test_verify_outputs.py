@@ -19,9 +19,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import all_rules, by_code_or_name  # noqa: E402
-from torchlint.verification import program_paths  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import all_rules, by_code_or_name  # noqa: E402
+from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.compare import (  # noqa: E402
     CLOSE,
     PRINTED,
@@ -239,6 +239,8 @@ def test_the_json_keeps_each_rounds_order_and_process_medians():
     env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
     data = json.loads(json.dumps(to_json(VerifyReport(env, (case,), quick=True, seed=0, timeout=1.0))))
     rounds = data["cases"][0]["timing"]["rounds"]
+    # The count has its own key: a second "rounds" key once overwrote the per-round list.
+    assert data["cases"][0]["timing"]["round_count"] == 3 == len(rounds)
     assert [r["order"] for r in rounds] == [["original", "original again", "fixed"],
                                             ["fixed", "original", "original again"],
                                             ["original again", "fixed", "original"]]

@@ -18,9 +18,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, Environment, VerifyReport  # noqa: E402
 from torchlint.verify.session import Case, Session, VerifyOptions, device_environment, plan_script  # noqa: E402
 
@@ -207,7 +207,8 @@ def test_tl201_fix_of_a_users_script_caps_workers_at_the_usable_cpus(tmp_path, m
 
     monkeypatch.setattr(tl201, "usable_cpus", lambda: 2)
     script = tmp_path / "load.py"
-    script.write_text("from torch.utils.data import DataLoader\nloader = DataLoader(range(8), batch_size=2)\n")
+    script.write_text('from torch.utils.data import DataLoader\nif __name__ == "__main__":\n'
+                      "    loader = DataLoader(range(8), batch_size=2)\n")
     (case,) = plan_script(script, [by_code_or_name("TL201")], Settings())
     assert "num_workers=2" in case.fixed
 

@@ -13,24 +13,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional
 
-__version__ = "0.1.0"
+from torchlint.version import __version__ as __version__
 
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 
 if TYPE_CHECKING:
-    from torchlint.fixer import FixResult
-    from torchlint.settings import Settings
+    from torchlint.analysis.index import ProjectIndex
+    from torchlint.lint.fixer import FixResult
+    from torchlint.lint.settings import Settings
 
 
 def check_source(
-    source: str, path: str = "<stdin>", settings: Optional[Settings] = None
+    source: str, path: str = "<stdin>", settings: Optional[Settings] = None,
+    project: "Optional[ProjectIndex]" = None,
 ) -> List[Diagnostic]:
-    """Lint Python source text; returns sorted diagnostics."""
-    from torchlint.engine import lint_source
-    from torchlint.settings import Settings
+    """Lint Python source text; returns sorted diagnostics.  ``project``: the
+    cross-file index of the run the text belongs to
+    (``torchlint.analysis.queries.build``), none by default."""
+    from dataclasses import replace
+
+    from torchlint.lint.engine import lint_source
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
-    return lint_source(source, path, settings.lint_config(Path(path)))
+    config = settings.lint_config(Path(path))
+    return lint_source(source, path, config if project is None else replace(config, project=project))
 
 
 def fix_source(
@@ -39,24 +46,28 @@ def fix_source(
     settings: Optional[Settings] = None,
     *,
     unsafe: bool = False,
+    project: "Optional[ProjectIndex]" = None,
 ) -> FixResult:
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
-    from torchlint.fixer import fix_text
-    from torchlint.settings import Settings
+    from dataclasses import replace
+
+    from torchlint.lint.fixer import fix_text
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
-    return fix_text(source, path, settings.lint_config(Path(path)), unsafe=unsafe)
+    config = settings.lint_config(Path(path))
+    return fix_text(source, path, config if project is None else replace(config, project=project), unsafe=unsafe)
 
 
 def __getattr__(name: str) -> Any:
     """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
     which plugins loaded by other tools (flake8) should not pay for."""
     if name == "FixResult":
-        from torchlint.fixer import FixResult
+        from torchlint.lint.fixer import FixResult
 
         return FixResult
     if name == "Settings":
-        from torchlint.settings import Settings
+        from torchlint.lint.settings import Settings
 
         return Settings
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,13 +6,14 @@ from typing import Dict, List, Mapping, Optional
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.loaders import DATALOADER, BatchMove, Loaders
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 def _root(expr: cst.BaseExpression) -> Optional[str]:
@@ -54,9 +55,13 @@ class BlockingHostToDeviceCopy(Rule):
     """## What it does
     Reports `.cuda()` and `.to(device)` calls without `non_blocking=True`
     that copy a batch (or a part of it) drawn from a `DataLoader` built in
-    the same file with a literal `pin_memory=True`.  The batch is followed
-    from the loader through `for` loops (also through `enumerate`, `tqdm`,
-    `zip`, and a function of the file the loader is passed to), unpacking,
+    the same file with a literal `pin_memory=True` (written in the call, or
+    in a dictionary unpacked into it whose keys are known:
+    `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`).
+    The batch is followed from the loader through `for` loops (also through
+    `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
+    `log_every(loader, n)`, and a function of the file the loader is passed
+    to), unpacking,
     subscripts, `.items()`/`.values()` and `next(iter(loader))`.
 
     Not reported: a loader whose `pin_memory` is a variable, copies to the
@@ -243,8 +248,9 @@ class BlockingHostToDeviceCopy(Rule):
             )
 
     def _pins(self, loader: cst.Call) -> bool:
-        given = bind(loader, apidata.signature(DATALOADER), self.context.torch_version).argument("pin_memory")
-        return given is not None and isinstance(given.value, cst.Name) and given.value.value == "True"
+        given = bind(loader, apidata.signature(DATALOADER), self.context.torch_version,
+                     self.facts.values.splatted).argument("pin_memory")
+        return given is not None and literal_bool(given.value) is True
 
     def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
         name = _root(move.receiver)

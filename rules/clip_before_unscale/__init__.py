@@ -7,12 +7,12 @@ from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
 
 import libcst as cst
 
-from torchlint.analysis.values import ValueKind
-from torchlint.fixes import insert_statements, keyword_argument, parse_statement, statement_site
+from torchlint.analysis.values import literal_bool, ValueKind
+from torchlint.ruleapi.fixes import insert_statements, keyword_argument, parse_statement, statement_site
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.tree import children, walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import children, walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _CLIPS: FrozenSet[str] = frozenset({
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
@@ -194,7 +194,7 @@ class ClipBeforeUnscale(Rule):
             if self.names.call_name(call) is None or self.facts.values.kind(call) is not ValueKind.GRAD_SCALER:
                 continue
             enabled = keyword_argument(call, "enabled")
-            if enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False":
+            if enabled is not None and literal_bool(enabled.value) is False:
                 found.update(self._targets_of(call))
         return frozenset(found)
 

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.apidata import Signature
-from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
+from torchlint.data import apidata
+from torchlint.data.apidata import CheckMethod, Parameter, Signature
+from torchlint.ruleapi.fixes import add_keyword, bind, bound_argument, replace_argument
+from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import Binding, BindingKind
+from torchlint.analysis.summaries import WrappedLayer, summarize_tree
 from torchlint.model import Applicability
-from torchlint.names import dotted
-from torchlint.tree import walk
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.names import dotted
+from torchlint.source.tree import walk
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,32 @@ class _Producer:
     short: str
     dim: int
     out_keyword: str
+    wrapper: Optional[Signature] = None
+    """For a project's module class that wraps such a layer (``ConvNorm``):
+    its ``__init__``'s parameters, whose ``bias`` it passes on."""
 
     @property
     def signature(self) -> Signature:
         """The constructor's parameters (positions of `bias` and the output size)."""
-        return apidata.signature(f"torch.nn.{self.short}")
+        return self.wrapper if self.wrapper is not None else apidata.signature(f"torch.nn.{self.short}")
+
+
+def _wrapper_producer(wrapped: WrappedLayer, layer: _Producer) -> Optional[_Producer]:
+    """A module class wrapping ``layer`` seen as that layer, when its bias is
+    its own ``bias`` parameter, on by default, passed on as is (then
+    ``Wrapper(..., bias=False)`` turns the layer's bias off)."""
+    signature = layer.signature
+    position = next((i for i, p in enumerate(signature.parameters) if p.name == "bias"), None)
+    if wrapped.passes("bias", position) != "param:bias" or wrapped.default_of("bias") is not True:
+        return None
+    out_position = next(i for i, p in enumerate(signature.parameters) if p.name == layer.out_keyword)
+    out = wrapped.passes(layer.out_keyword, out_position)
+    parameters = tuple(Parameter(name, True) for name in wrapped.parameters)
+    parameters += tuple(Parameter(name, False) for name in wrapped.keyword_only)
+    wrapper = Signature(wrapped.qualified, parameters, None, "kwargs" if wrapped.open_keywords else None, None,
+                        CheckMethod.NONE, "", "")
+    out_keyword = out[len("param:"):] if out is not None and out.startswith("param:") else ""
+    return _Producer(wrapped.qualified.rsplit(".", 1)[-1], layer.dim, out_keyword, wrapper)
 
 
 @dataclass(frozen=True)
@@ -81,10 +106,6 @@ _BENIGN_ATTRIBUTES = {"weight", "in_channels", "out_channels", "in_features", "o
 _Bias = str  # "default" (no bias argument), "keyword" or "positional" (literal True)
 
 
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
 def _argument(call: cst.Call, signature: Signature, name: str) -> Optional[cst.BaseExpression]:
     arg = bound_argument(call, signature, name)
     return arg.value if arg is not None else None
@@ -95,7 +116,7 @@ def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
     arguments = bind(call, producer.signature)
     bias = arguments.argument("bias")
     if bias is not None:
-        if not _is_true(bias.value):
+        if literal_bool(bias.value) is not True:
             return None
         return "positional" if arguments.positional("bias") else "keyword"
     if arguments.may_be_present("bias") or not call.args:
@@ -150,6 +171,19 @@ class ConvBiasBeforeBatchNorm(Rule):
     passed in as a parameter (`norm_layer(c)`), a conv built by a helper
     function, or a conv shared with a branch that has no batch norm is not
     followed.
+
+    A project's module class that wraps one such layer counts as that layer
+    (`nn.Sequential(ConvNorm(c, c, 5), nn.BatchNorm1d(c))`, `ConvNorm` in
+    this file or another module): its `forward` returns the layer's output
+    (`return self.conv(x)`), its `__init__` builds the layer once, passing
+    its own `bias` parameter (default `True`) on as the layer's `bias`, and
+    no method touches the layer's `.bias`; the fix passes `bias=False` to
+    the wrapper.  A wrapper whose bias its callers cannot turn off is left
+    alone.  Two layer lists that `__init__` fills (`nn.ModuleList()` then
+    `.append(layer)`, or `nn.ModuleList([layer for ...])`) count when every
+    call of one list's layers goes straight into the other list's layer at
+    the same index (`self.bns[i](self.fcs[i](h))`); a list also iterated or
+    passed on is not followed.
 
     ## Why is this bad?
     In training mode batch norm subtracts the per-channel mean of its input
@@ -220,6 +254,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         "transposed": Option(False, "Also report ConvTranspose layers directly followed by batch norm."),
     }
     trigger_words = ("BatchNorm",)
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -321,6 +356,7 @@ class ConvBiasBeforeBatchNorm(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._reported: Set[int] = set()
+        self._local: Optional[Dict[str, WrappedLayer]] = None
         # Layer variables read more than once: what follows each read.
         self._shared: Dict[Binding, Dict[int, Tuple[cst.Name, _Follower]]] = {}
 
@@ -357,14 +393,16 @@ class ConvBiasBeforeBatchNorm(Rule):
         if isinstance(expr, cst.Call):
             qualified = self.names.call_name(expr) or self._alias(expr.func)
             if qualified is None:
-                return None
+                wrapper = self._wrapper(expr)
+                return ("producer", wrapper, expr, None) if wrapper is not None else None
             producer = self._producer_table().get(qualified)
             if producer is not None:
                 return ("producer", producer, expr, None)
             norm = _NORMS.get(qualified)
             if norm is not None:
                 return ("norm", norm, expr, None)
-            return None
+            wrapper = self._wrapper(expr, qualified)
+            return ("producer", wrapper, expr, None) if wrapper is not None else None
         if isinstance(expr, cst.Name) and follow_names:
             # ``conv = nn.Conv2d(...)`` used exactly once, right here.
             binding = self._single_assignment(expr)
@@ -375,6 +413,40 @@ class ConvBiasBeforeBatchNorm(Rule):
                 if layer is not None:
                     return (layer[0], layer[1], layer[2], binding.statement)
         return None
+
+    def _wrapper(self, call: cst.Call, qualified: Optional[str] = None) -> Optional[_Producer]:
+        """A module class of the project (another module's, through the
+        project's summaries, or this file's) that wraps a producer layer."""
+        wrapped: Optional[WrappedLayer] = None
+        func = call.func
+        if qualified is None and isinstance(func, cst.Name):
+            bindings = self.facts.scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                wrapped = self._local_layers().get(func.value)
+            else:
+                qualified = self.facts.instances.absolute_name(func)
+        elif qualified is None and isinstance(func, cst.Attribute):
+            qualified = self.facts.instances.absolute_name(func)
+        project = self.facts.project.summaries
+        if wrapped is None and qualified is not None and project is not None:
+            wrapped = project.wrapped(self.facts.project.defined_as(qualified))
+        layer = self._producer_table().get(wrapped.layer) if wrapped is not None else None
+        return _wrapper_producer(wrapped, layer) if wrapped is not None and layer is not None else None
+
+    def _local_layers(self) -> Dict[str, WrappedLayer]:
+        """This file's module classes that wrap one layer, by class name."""
+        if self._local is None:
+            import ast
+
+            tree = self.context.python_tree
+            if not isinstance(tree, ast.Module):
+                try:
+                    tree = ast.parse(self.context.source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+            found = summarize_tree(tree, "", False).layers if isinstance(tree, ast.Module) else ()
+            self._local = {wrapped.qualified.rsplit(".", 1)[-1]: wrapped for wrapped in found}
+        return self._local
 
     def _alias(self, func: cst.BaseExpression) -> Optional[str]:
         """``BN = nn.BatchNorm2d`` (assigned once, in this function or the module)."""
@@ -526,7 +598,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         layer's output size (literals, or names bound only to literals)."""
         if norm.dim is not None and norm.dim != producer.dim:
             return False
-        if norm.has_features:
+        if norm.has_features and producer.out_keyword:
             out = _argument(call, producer.signature, producer.out_keyword)
             features = _argument(norm_call, apidata.signature(f"torch.nn.{norm.short}"), "num_features")
             values = self.facts.values
@@ -799,6 +871,83 @@ class ConvBiasBeforeBatchNorm(Rule):
                 norm_kind = norm[1]
             if ok and norm_kind is not None:
                 self._report(producer[1], producer[2], norm_kind, statement)
+        self._paired_lists(assigned, uses)
+
+    def _paired_lists(
+        self,
+        assigned: Mapping[str, List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]],
+        uses: Mapping[str, List[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]],
+    ) -> None:
+        """``self.bns[i](self.fcs[i](h))``: two layer lists that ``__init__``
+        fills (``nn.ModuleList()`` then ``.append(layer)``, or
+        ``nn.ModuleList([layer for ...])``), every call of one's layers going
+        straight into the other's layer at the same index."""
+        code = self.context.module.code_for_node
+        lists: Dict[str, List[_Layer]] = {}
+        indexed: Dict[str, List[Tuple[cst.Call, str, Dict[int, cst.CSTNode], str]]] = {}
+        for attr, entries in assigned.items():
+            layers = self._list_start(entries[0][0]) if len(entries) == 1 else None
+            if layers is None:
+                continue
+            calls: List[Tuple[cst.Call, str, Dict[int, cst.CSTNode], str]] = []
+            for node, method, parent_of in uses.get(attr, []):
+                parent = parent_of.get(id(node))
+                outer = parent_of.get(id(parent)) if parent is not None else None
+                receiver = node.value.value if isinstance(node.value, cst.Name) else ""
+                if (isinstance(parent, cst.Attribute) and parent.attr.value == "append" and method.name.value == "__init__"
+                        and isinstance(outer, cst.Call) and outer.func is parent and len(outer.args) == 1
+                        and not outer.args[0].star and outer.args[0].keyword is None):
+                    layer = self._layer(outer.args[0].value)
+                    if layer is None:
+                        break
+                    layers.append((layer[0], layer[1], layer[2], _statement_of(outer, parent_of)))
+                elif isinstance(parent, cst.Subscript) and isinstance(outer, cst.Call) and outer.func is parent:
+                    calls.append((outer, "".join(code(e) for e in parent.slice), parent_of, receiver))
+                elif not (isinstance(parent, cst.Arg) and isinstance(outer, cst.Call)
+                          and isinstance(outer.func, cst.Name) and outer.func.value == "len"):
+                    break  # iterated, passed on, changed: what its layers meet is not known
+            else:
+                if layers:
+                    lists[attr] = layers
+                    indexed[attr] = calls
+        for attr, layers in lists.items():
+            if not indexed[attr] or any(layer[0] != "producer" for layer in layers):
+                continue
+            targets: Set[Optional[str]] = set()
+            for call, index, parent_of, receiver in indexed[attr]:
+                targets.add(_flow_target(call, receiver, parent_of, self._read_once,
+                                         functools.partial(_subscripted, receiver=receiver, index=index, code=code)))
+            norm_attr = targets.pop() if len(targets) == 1 else None
+            norms = lists.get(norm_attr) if norm_attr is not None else None
+            if not norms or any(norm[0] != "norm" for norm in norms):
+                continue
+            for producer in layers:
+                assert isinstance(producer[1], _Producer)
+                kinds = []
+                for norm in norms:
+                    assert isinstance(norm[1], _Norm)
+                    if self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                        kinds.append(norm[1])
+                if len(kinds) == len(norms):
+                    self._report(producer[1], producer[2], kinds[0], producer[3])
+
+    def _list_start(self, value: Optional[cst.BaseExpression]) -> Optional[List[_Layer]]:
+        """The layers a list attribute starts with: none for ``nn.ModuleList()``
+        (or ``[]``), the element of ``nn.ModuleList([<layer> for ...])``;
+        None for anything else."""
+        if isinstance(value, cst.List) and not value.elements:
+            return []
+        if not isinstance(value, cst.Call) or self.names.call_name(value) != "torch.nn.ModuleList":
+            return None
+        if not value.args:
+            return []
+        only = value.args[0].value if len(value.args) == 1 and not value.args[0].keyword else None
+        if isinstance(only, cst.List) and not only.elements:
+            return []
+        if isinstance(only, cst.ListComp):
+            layer = self._layer(only.elt, follow_names=False)
+            return [layer] if layer is not None else None
+        return None
 
     def _flows(
         self, uses: Sequence[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]
@@ -823,14 +972,19 @@ class ConvBiasBeforeBatchNorm(Rule):
 
 
 def _flow_target(
-    call: cst.Call, receiver: str, parent_of: Dict[int, cst.CSTNode], read_once: Callable[[cst.Name], bool]
+    call: cst.Call, receiver: str, parent_of: Dict[int, cst.CSTNode], read_once: Callable[[cst.Name], bool],
+    target_of: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None,
 ) -> Optional[str]:
-    """The attribute ``B`` when the output of ``call`` goes straight into ``self.B(...)``."""
+    """The attribute ``B`` when the output of ``call`` goes straight into
+    ``self.B(...)`` (``target_of``: what else counts, ``self.B[i]``)."""
+    def target(func: cst.BaseExpression) -> Optional[str]:
+        return target_of(func) if target_of is not None else _self_attribute(func, receiver)
+
     parent = parent_of.get(id(call))
     if isinstance(parent, cst.Arg):
         outer = parent_of.get(id(parent))
         if isinstance(outer, cst.Call) and len(outer.args) == 1 and parent.keyword is None:
-            return _self_attribute(outer.func, receiver)
+            return target(outer.func)
         return None
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and parent.value is call):
         return None
@@ -866,7 +1020,7 @@ def _flow_target(
             and isinstance(node.args[0].value, cst.Name)
             and node.args[0].value.value == variable.value
         ):
-            found = _self_attribute(node.func, receiver) or found
+            found = target(node.func) or found
     if found is None or loads != 1:
         return None
     reassigned = isinstance(small, cst.Assign) and any(
@@ -875,6 +1029,20 @@ def _flow_target(
     if reassigned or read_once(variable):
         return found
     return None
+
+
+def _subscripted(func: cst.BaseExpression, receiver: str, index: str, code: Callable[[cst.CSTNode], str]) -> Optional[str]:
+    """``B`` when ``func`` is ``self.B[<index>]`` with the same index text."""
+    if not isinstance(func, cst.Subscript) or "".join(code(e) for e in func.slice) != index:
+        return None
+    return _self_attribute(func.value, receiver)
+
+
+def _statement_of(node: cst.CSTNode, parent_of: Dict[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, cst.SimpleStatementLine):
+        current = parent_of.get(id(current))
+    return current
 
 
 def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:

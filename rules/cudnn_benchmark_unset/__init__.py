@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.rule import Example, FixAvailability, FixRequest
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, FixRequest
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._suggestion import Suggestion, insert_after_imports
 
@@ -82,7 +83,7 @@ class CudnnBenchmarkUnset(Suggestion):
     fix_availability = FixAvailability.SOMETIMES
     fix_summary = "unsafe: `torch.backends.cudnn.benchmark = True` after the imports"
     settings = ("torch.backends.cudnn.benchmark",)
-    project_names = settings
+    project_queries = (name_used(*settings),)
     needs_convolution = True
     needs_entry_point = True
     valid = (

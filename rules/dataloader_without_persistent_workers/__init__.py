@@ -6,16 +6,17 @@ from typing import Dict, List, Mapping, Optional, Set
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.analysis.queries import keyword_passed, summaries
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.loaders import DATALOADER
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import (
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion, innermost_statement,
 )
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SETTING = "persistent_workers"
 
@@ -34,7 +35,13 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     and no `persistent_workers`, when the file iterates the loader again
     and again: a `for` loop over it that itself runs inside another loop
     (an epoch loop), directly or through a function of the file that an
-    epoch loop calls.
+    epoch loop calls; or a call in an epoch loop that hands the loader to
+    a function of another module that iterates it
+    (`train_one_epoch(model, loader, ...)`, through `enumerate`, `tqdm` or
+    a logger's `log_every(loader)`), or to one that iterates it again and
+    again itself (a generator over `while True: for batch in loader`).
+    What another module's function does comes from its code (the project
+    index's summaries), never from its name.
 
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
@@ -102,7 +109,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     default_enabled = False
     torch_range = TorchRange(min=TorchVersion(1, 7), note="`persistent_workers` exists since 1.7")
     requires = frozenset({Analysis.PROJECT})
-    project_keywords = (_SETTING,)
+    project_queries = (keyword_passed(_SETTING), summaries())
     trigger_words = ("DataLoader",)
 
     @classmethod
@@ -223,11 +230,14 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         for loop in loaders.loops():
             if loop.repeated:
                 repeated |= loop.loaders
+        for handed in loaders.passes():  # iterated by another module's function, once per call
+            if handed.repeated:
+                repeated |= handed.loaders
         signature = apidata.signature(DATALOADER)
         for call in loaders.constructors:
             if call not in repeated or loaders.rebuilt(call):
                 continue  # iterated once, or built anew for every pass
-            arguments = bind(call, signature, self.context.torch_version)
+            arguments = bind(call, signature, self.context.torch_version, self.facts.values.splatted)
             if arguments.may_be_present(_SETTING):
                 continue
             workers = arguments.argument("num_workers")

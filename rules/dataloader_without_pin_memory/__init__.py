@@ -7,15 +7,16 @@ from typing import Dict, List, Mapping, Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, BatchMove
-from torchlint.apidata import Framework
-from torchlint.fixes import add_keyword, bind
+from torchlint.data.apidata import Framework
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, innermost_statement
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 
 _TRANSFORMERS = Framework.TRANSFORMERS
@@ -33,6 +34,11 @@ class DataLoaderWithoutPinMemory(Rule):
     `batch["image"]`, or the batch wrapped in the legacy
     `torch.autograd.Variable`, which returns the tensor itself since torch
     0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.
+
+    A `**` of a dictionary whose keys are known counts as its keywords
+    (`kw = dict(num_workers=8); DataLoader(ds, **kw)`, the dict assigned
+    once and used only in `**` unpackings); `pin_memory=False` inside such
+    a dict is reported without a fix (the dict may serve other calls).
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
@@ -226,7 +232,7 @@ class DataLoaderWithoutPinMemory(Rule):
         given = fact.argument(_HF_PIN)
         if given is None or not field.exists_in(self.release(_TRANSFORMERS.value)):
             return
-        if not (isinstance(given.value, cst.Name) and given.value.value == "False"):
+        if literal_bool(given.value) is not False:
             return
         if keeps_off_cuda(fact):
             return  # the Trainer may not run on CUDA (use_cpu=True forces it off anyway)
@@ -259,26 +265,29 @@ class DataLoaderWithoutPinMemory(Rule):
             by_framework = prepared.get(call)
             if moved is None and by_framework is None:
                 continue
-            arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version)
+            arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version,
+                             self.facts.values.splatted)
             given = arguments.argument("pin_memory")
             if given is None and arguments.may_be_present("pin_memory"):
                 continue
-            if given is not None and not (isinstance(given.value, cst.Name) and given.value.value == "False"):
+            if given is not None and literal_bool(given.value) is not False:
                 continue
             if lines is None:
                 lines = self.facts.positions
             if moved is None and by_framework is not None:
-                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on line "
-                         f"{lines[by_framework].start.line} moves to the device")
+                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
+                         f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
             else:
                 assert moved is not None
-                where = f"whose batches are copied to the GPU on line {lines[moved.call].start.line}"
+                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved.call].start.line)}"
+            fix: Optional[FixRequest]
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),
                                    Applicability.SAFE, "Set `pin_memory=True`")
                 what = "without `pin_memory`"
             else:
-                fix = self.replace(given.value, cst.Name("True"), Applicability.SAFE, "Set `pin_memory=True`")
+                fix = None if "pin_memory" in arguments.splatted else self.replace(
+                    given.value, cst.Name("True"), Applicability.SAFE, "Set `pin_memory=True`")
                 what = "with `pin_memory=False`"
             self.report(
                 call,

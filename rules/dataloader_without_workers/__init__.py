@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, packages
-from torchlint.apidata import Framework
-from torchlint.fixes import add_keyword, bind, spell
+from torchlint.data.apidata import Framework
+from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
+from torchlint.analysis.scopes import BindingKind
+from torchlint.source.arguments import BoundArguments
+from torchlint.ruleapi.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
-from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
 _SLURM_FALLBACK = 4  # workers outside a Slurm job, where SLURM_CPUS_PER_TASK is unset
@@ -39,7 +43,12 @@ class DataLoaderWithoutWorkers(Rule):
     sixth positional argument) and calls that leave `num_workers` out, since
     its default is 0.  Calls whose `num_workers` is a variable or any other
     expression, and calls with a `**kwargs` argument that may carry it, are
-    left alone.
+    left alone.  A `**` of a dictionary whose keys are known counts as its
+    keywords (`kw = dict(batch_size=32); DataLoader(ds, **kw)`, the dict
+    assigned once and used only in `**` unpackings): without a
+    `num_workers` key the call is reported, with a fix that adds
+    `num_workers=`; a `num_workers=0` inside such a dict is reported
+    without a fix (the dict may serve other calls).
 
     ## Why is this bad?
     With no workers the training loop itself reads files, decodes images,
@@ -54,7 +63,10 @@ class DataLoaderWithoutWorkers(Rule):
 
     A loader over a small in-memory `TensorDataset` gains little from
     workers; the finding still appears there, and a `# noqa: TL201` records
-    that the choice was deliberate.
+    that the choice was deliberate.  In test files (`test_*.py`,
+    `*_test.py`, `conftest.py`, or under a `tests/` folder) an explicit
+    `num_workers=0` is such a choice and is not reported (the `test-files`
+    option reports it); a missing `num_workers` still is.
 
     Hugging Face Transformers' `Trainer` builds its loaders from
     `TrainingArguments` (and `Seq2SeqTrainingArguments`, which inherits the
@@ -71,21 +83,23 @@ class DataLoaderWithoutWorkers(Rule):
     ```python
     from torch.utils.data import DataLoader
 
-    train_loader = DataLoader(train_set, batch_size=128, shuffle=True)
+    def make_loader(train_set):
+        return DataLoader(train_set, batch_size=128, shuffle=True)
     ```
 
     Use instead:
     ```python
     from torch.utils.data import DataLoader
 
-    train_loader = DataLoader(
-        train_set,
-        batch_size=128,
-        shuffle=True,
-        num_workers=8,
-        pin_memory=True,
-        persistent_workers=True,
-    )
+    def make_loader(train_set):
+        return DataLoader(
+            train_set,
+            batch_size=128,
+            shuffle=True,
+            num_workers=8,
+            pin_memory=True,
+            persistent_workers=True,
+        )
     ```
 
     ## Fix safety
@@ -94,9 +108,15 @@ class DataLoaderWithoutWorkers(Rule):
     processes change how the program runs:
     - Under the `spawn` and `forkserver` start methods (Windows, macOS, and
       Linux from Python 3.14) the dataset, `collate_fn` and
-      `worker_init_fn` are pickled into every worker: lambdas and classes
-      defined inside functions fail, and the script needs an
-      `if __name__ == "__main__":` guard.
+      `worker_init_fn` are pickled into every worker, and every worker
+      imports the main script again.  So no fix is offered, and the message
+      says why, where workers could not start: the dataset's class, the
+      `collate_fn` or the `worker_init_fn` is defined in a notebook or
+      inside a function, or is a lambda (workers cannot unpickle them); or,
+      in a file that is not a notebook, the loader is built when the file is
+      imported and the file has no `if __name__ == "__main__":` block, or it
+      is iterated when the file is imported (each worker would start the
+      training again).
     - Each worker holds its own copy of the dataset, which costs memory, and
       changes a worker makes to it never reach the main process.
     - Random augmentations draw from per-worker seeds, so their values
@@ -113,6 +133,8 @@ class DataLoaderWithoutWorkers(Rule):
       `num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4))` (adding
       `import os` once when the file lacks it): the CPUs the job was given,
       so one fix is right on every node size, and 4 outside Slurm.
+    - `test-files` (default `false`): also report an explicit literal
+      `num_workers` (0, or below `min-workers`) in test files.
     - `min-workers` (default `1`): also report a literal `num_workers`
       below this count (*Single-GPU Training* moves from 1 to 8 workers);
       the fix then writes the larger of the two options.  The default
@@ -133,9 +155,10 @@ class DataLoaderWithoutWorkers(Rule):
     name = "dataloader-without-workers"
     summary = "`DataLoader` loads batches in the main process (`num_workers` is 0 or missing)"
     aliases = ("TOR401",)
-    fix_availability = FixAvailability.ALWAYS
+    fix_availability = FixAvailability.SOMETIMES
     severity = Severity.WARNING  # advice: the right call depends on the project
-    fix_summary = "unsafe: `num_workers=4` (the `num-workers` option)"
+    fix_summary = ("unsafe: `num_workers=4` (the `num-workers` option); none where workers could not start under "
+                   "the spawn start method (a script with no main guard, a dataset class defined in a notebook)")
     torch_range = TorchRange(note="`num_workers` has always defaulted to 0")
     options = {
         "num-workers": Option(
@@ -149,6 +172,11 @@ class DataLoaderWithoutWorkers(Rule):
             1,
             "Also report a literal `num_workers` below this (the default, 1, reports only 0 or a missing one).",
             minimum=1,
+        ),
+        "test-files": Option(
+            False,
+            "Also report an explicit `num_workers=0` (or below `min-workers`) in test files (`test_*.py`, "
+            "`*_test.py`, `conftest.py`, files under `tests/`); a missing `num_workers` is reported there anyway.",
         ),
     }
     trigger_words = ("DataLoader",)
@@ -169,46 +197,84 @@ class DataLoaderWithoutWorkers(Rule):
         Example(
             """
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32, shuffle=True)
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, shuffle=True)
             """,
             fixed="""
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
             """,
         ),
         Example(
             """
             from torch.utils.data import DataLoader
             loader = DataLoader(dataset, batch_size=32, num_workers=0)
+            if __name__ == "__main__":
+                train(loader)
             """,
             fixed="""
             from torch.utils.data import DataLoader
             loader = DataLoader(dataset, batch_size=32, num_workers=2)
+            if __name__ == "__main__":
+                train(loader)
             """,
             options={"num-workers": 2},
         ),
         Example(
             """
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32, num_workers=2)
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, num_workers=2)
             """,
             fixed="""
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32, num_workers=8)
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, num_workers=8)
             """,
             options={"min-workers": 8},
         ),
         Example(
             """
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32)
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32)
             """,
             fixed="""
             import os
             from torch.utils.data import DataLoader
-            loader = DataLoader(dataset, batch_size=32, num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))
             """,
             options={"num-workers": "slurm"},
+        ),
+        # No fix: workers could not start under the spawn start method.
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=32)
+            for batch in loader:
+                step(batch)
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader, Dataset
+            def main():
+                class Squares(Dataset):
+                    def __getitem__(self, i):
+                        return i * i
+                return DataLoader(Squares(), batch_size=32)
+            if __name__ == "__main__":
+                main()
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=32, collate_fn=lambda batch: batch)
+            """,
         ),
     )
     verification = VerificationSpec(
@@ -265,12 +331,14 @@ class DataLoaderWithoutWorkers(Rule):
             if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
                 self._training_arguments(fact)
             return
-        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version)
+        arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version,
+                         self.facts.values.splatted)
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
         self._check(node, "num_workers", given.value if given is not None else None,
-                    ("`DataLoader`", "the main process", ""), lambda: self._hint(node))
+                    ("`DataLoader`", "the main process", ""), lambda: self._hint(node),
+                    lambda: self._spawn_problem(node, arguments), "num_workers" in arguments.splatted)
 
     def _training_arguments(self, fact: FrameworkCall) -> None:
         """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
@@ -283,14 +351,19 @@ class DataLoaderWithoutWorkers(Rule):
                     lambda: "Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
 
     def _check(self, call: cst.Call, keyword: str, value: Optional[cst.BaseExpression],
-               words: Tuple[str, str, str], hint: Callable[[], str]) -> None:
+               words: Tuple[str, str, str], hint: Callable[[], str],
+               withheld: Callable[[], Optional[str]] = lambda: None, splatted: bool = False) -> None:
         """Report ``call`` when ``keyword`` is missing, 0 or below ``min-workers``; ``words``
-        are the subject, the process that loads and a note on a missing value."""
+        are the subject, the process that loads and a note on a missing value; ``withheld``
+        says why no fix may be offered (None: a fix may be); ``splatted``: the value
+        comes from a ``**`` dict, which the fix leaves alone."""
         subject, process, default = words
         minimum = self.option("min-workers")
         count = _literal_int(value) if value is not None else None
         if value is not None and (count is None or count >= max(1, minimum)):
             return  # enough workers, or an expression the linter cannot know
+        if value is not None and _in_tests(self.context) and not self.option("test-files"):
+            return  # a test that sets its worker count chose it
         if value is None or count == 0:
             written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`"
             message = (
@@ -303,12 +376,68 @@ class DataLoaderWithoutWorkers(Rule):
                 f"minimum ({minimum}); loading may not keep up with training"
             )
         fix = None
-        workers = self._workers(minimum)
+        workers = self._workers(minimum) if not splatted else None  # (a count in a dict others may share is not the fix's to change)
+        reason = withheld()
+        if reason is not None:
+            message += f"; no fix is offered: {reason}"
+            workers = None
         if workers is not None:
             expression, text, imports = workers
             target, new = (call, add_keyword(call, keyword, expression)) if value is None else (value, expression)
             fix = self.replace(target, new, Applicability.UNSAFE, f"Set `{keyword}={text}`", imports=imports)
         self.report(call, message, fix=fix, hint=hint())
+
+    def _spawn_problem(self, node: cst.Call, arguments: BoundArguments) -> Optional[str]:
+        """Why worker processes could not start under the spawn start method
+        (macOS, Windows, Linux from Python 3.14), which pickles the dataset
+        and the loader's functions by reference and imports the main script
+        again in every worker; None when nothing says they could not."""
+        notebook = PurePath(self.context.path).suffix == ".ipynb"
+        parents = self.facts.parents
+        dataset = arguments.argument("dataset")
+        for maker in sorted(self.facts.instances.makers(dataset.value) or (), key=lambda m: m.local_name or "") \
+                if dataset is not None else ():
+            if maker.local is None:
+                continue
+            if notebook:
+                return (f"the dataset class `{maker.local_name}` is defined in this notebook, and workers started "
+                        "with the spawn start method (macOS, Windows, Python 3.14 on Linux) cannot import it")
+            if defined_in_function(maker.local, parents):
+                return (f"the dataset class `{maker.local_name}` is defined inside a function, and workers started "
+                        "with the spawn start method (macOS, Windows, Python 3.14 on Linux) cannot unpickle it")
+        for keyword in ("collate_fn", "worker_init_fn"):
+            given = arguments.argument(keyword)
+            problem = self._unpicklable(given.value, notebook) if given is not None else None
+            if problem is not None:
+                return (f"`{keyword}` {problem}, which workers started with the spawn start method "
+                        "(macOS, Windows, Python 3.14 on Linux) cannot unpickle")
+        if notebook:
+            return None  # a notebook is not imported again by workers
+        at_import = ImportTime(parents, self.facts.training)
+        unguarded = at_import.runs_at_import(node) and not any(is_main_guard(s) for s in self.context.module.body)
+        iterated = any(node in loop.loaders and at_import.runs_at_import(loop.loop) for loop in self.facts.loaders.loops())
+        if unguarded or iterated:
+            where = "built" if unguarded else "iterated"
+            return (f"the loader is {where} when the file is imported, not under `if __name__ == \"__main__\":`, "
+                    "and with the spawn start method (macOS, Windows, Python 3.14 on Linux) every worker imports "
+                    "the file again; put the training under a main guard first")
+        return None
+
+    def _unpicklable(self, value: cst.BaseExpression, notebook: bool) -> Optional[str]:
+        """How a function passed to the loader cannot be pickled by reference."""
+        if isinstance(value, cst.Lambda):
+            return "is a lambda"
+        if not isinstance(value, cst.Name):
+            return None
+        bindings = self.facts.scopes.resolve(value)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.FUNCTION:
+            return None
+        definition = bindings[0].node
+        if notebook:
+            return f"is `{value.value}`, defined in this notebook"
+        if definition is not None and defined_in_function(definition, self.facts.parents):
+            return f"is `{value.value}`, defined inside a function"
+        return None
 
     def _workers(self, minimum: int) -> Optional[Tuple[cst.BaseExpression, str, Tuple[str, ...]]]:
         """What the fix writes: the configured count (at least ``min-workers``),
@@ -348,6 +477,12 @@ class DataLoaderWithoutWorkers(Rule):
 def _called_name(call: cst.Call) -> str:
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
+
+
+def _in_tests(context: FileContext) -> bool:
+    """A test file: pytest's default names (``test_*.py``, ``*_test.py``,
+    ``conftest.py``) or a file under a ``tests`` folder."""
+    return context.is_test_file or "tests" in PurePath(context.path).parts[:-1]
 
 
 def _literal_int(value: cst.BaseExpression) -> Optional[int]:

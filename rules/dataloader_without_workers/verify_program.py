@@ -76,7 +76,9 @@ def run_epoch() -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return torch.stack(checksums), torch.stack(indices), torch.stack(losses)
 
 
-epochs = [run_epoch() for _ in range(2)]
+epochs: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+if __name__ == "__main__":  # verify runs the program as __main__; workers import it again under spawn
+    epochs = [run_epoch() for _ in range(2)]
 
 
 def torchlint_outputs() -> Dict[str, object]:

@@ -15,10 +15,11 @@ from typing import Callable, Dict, Optional
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.fixes import bind, remove_argument, replace_argument, set_keyword, spell
-from torchlint.names import ImportTable
-from torchlint.rule import TorchVersion
+from torchlint.data import apidata
+from torchlint.ruleapi.fixes import bind, remove_argument, replace_argument, set_keyword, spell
+from torchlint.analysis.names import ImportTable
+from torchlint.ruleapi.rule import TorchVersion
+from torchlint.analysis.values import literal_bool
 
 _MH_SINCE = TorchVersion(1, 11)  # Tensor.mH
 
@@ -41,11 +42,7 @@ def _plain(call: cst.Call) -> bool:
 
 
 def _literal_bool(arg: Optional[cst.Arg]) -> Optional[bool]:
-    if arg is None:
-        return None
-    if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
-        return arg.value.value == "True"
-    return None
+    return literal_bool(arg.value) if arg is not None else None
 
 
 def _int_value(expr: cst.BaseExpression) -> Optional[int]:

@@ -8,19 +8,20 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.queries import callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
-from torchlint.analysis.project import CallerQuery, CallSite
-from torchlint.fixes import add_decorator, spell
+from torchlint.analysis.index import CallSite
+from torchlint.ruleapi.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
-from torchlint.analysis.values import ValueKind
-from torchlint.names import dotted
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
-from torchlint.tree import children, walk_body
+from torchlint.analysis.values import literal_bool, ValueKind
+from torchlint.analysis.names import dotted
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.source.tree import children, walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""
@@ -80,10 +81,6 @@ def _last_name(func: cst.BaseExpression) -> Optional[str]:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return None
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 @dataclass
@@ -259,15 +256,14 @@ class EvalWithoutNoGrad(Rule):
     }
     trigger_words = ("eval", "train(False)", "train(mode=False)", "load_state_dict", "load(")
     requires = frozenset({Analysis.PROJECT})
-    project_bases = tuple(sorted(lightning_module_names()))
     # Functions that may be reported: their callers in other modules (under
     # no_grad, or in a training step) are indexed.  Every function of a file
     # that calls .eval() (evaluation helpers sit beside it); only the
     # functions that load weights themselves otherwise.
-    project_callers = CallerQuery(
+    project_queries = (callers_of(
         module_words=(".eval(", ".train(False", ".train(mode=False"),
         function_words=("load_state_dict(", "torch.load("),
-    )
+    ), summaries(), subclasses_of(*sorted(lightning_module_names())))
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
@@ -451,7 +447,9 @@ class EvalWithoutNoGrad(Rule):
             if edge.grad_disabled:
                 continue  # covered by the caller already; it neither helps nor hurts
             caller = training.function(edge.caller)
-            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller):
+            # (Another module's function that runs backward does not count: it may be
+            # gradient attribution beside the evaluation, and this file's facts are what speak.)
+            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller, False):
                 return set()
             order = {id(fact.call): i for i, fact in enumerate(caller.calls)}
             at = order.get(id(edge.call), -1)
@@ -776,7 +774,7 @@ class EvalWithoutNoGrad(Rule):
     def visit_Arg(self, node: cst.Arg) -> None:
         frame = self._frame
         if node.keyword is not None and node.keyword.value == "requires_grad":
-            if not _is_false(node.value):
+            if literal_bool(node.value) is not False:
                 frame.needs_grad.append(self._tick())
         if isinstance(node.value, cst.Name):
             self._reference(node.value.value)
@@ -1016,7 +1014,7 @@ def _is_eval_call(node: cst.Call) -> bool:
         return not node.args
     if method == "train" and len(node.args) == 1:
         arg = node.args[0]
-        return (arg.keyword is None or arg.keyword.value == "mode") and _is_false(arg.value)
+        return (arg.keyword is None or arg.keyword.value == "mode") and literal_bool(arg.value) is False
     return False
 
 

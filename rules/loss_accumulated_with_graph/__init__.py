@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, Optional, Tuple, Union
+from typing import FrozenSet, Iterator, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 
+from torchlint.analysis.queries import summaries
 from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOSS_FUNCTIONS: FrozenSet[str] = frozenset({
@@ -43,7 +45,11 @@ class LossAccumulatedWithGraph(Rule):
     `F.cross_entropy`) made with gradients on, or it is returned by one of
     the file's own functions that backpropagates that very tensor and
     returns it as it is (`loss, acc = step(batch)` where `step` ends with
-    `loss.backward()` ... `return loss, acc`).
+    `loss.backward()` ... `return loss, acc`).  A loop calls backward also
+    through a library wrapper that runs it (`accelerator.backward(loss)`,
+    timm's `loss_scaler(loss, optimizer)`) or another module's function
+    whose code does (the project index's summaries; a scaler passed in as a
+    parameter counts when every call in the project passes the same class).
 
     Not reported: accumulating `loss.item()`, `loss.detach()` or
     `float(loss)`; a `loss` reassigned to one of these in the loop; an
@@ -109,7 +115,15 @@ class LossAccumulatedWithGraph(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `loss.detach()`"
     torch_range = TorchRange(min=TorchVersion(0, 4), note="tensors carry autograd graphs since 0.4")
-    trigger_words = ("backward",)  # every report needs a backward call in the file
+    trigger_words = ("backward",)  # every report needs a backward call (here, or in what the file calls)
+    project_queries = (summaries(),)
+
+    @classmethod
+    def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
+        """A backward pass in the file, or a call of something that runs one
+        (a library wrapper such as timm's loss scaler, another module's step)."""
+        return facts.may_train()
+
     valid = (
         (
             "def step(x):\n    loss = model(x).sum()\n    loss.backward()\n    return loss.detach()\n"

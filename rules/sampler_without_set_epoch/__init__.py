@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import BindingKind
-from torchlint.analysis.training import FunctionNode, LoopNode
-from torchlint.fixes import StatementSite, insert_statements, parse_statement
+from torchlint.analysis.summaries import BACKWARD, building_words
+from torchlint.analysis.training import CallFact, FunctionNode, LoopNode
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _DISTRIBUTED = frozenset({
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
@@ -29,8 +32,9 @@ _Code = Callable[[cst.CSTNode], str]
 class _Use:
     """A training loop iterating the loader, and the loop around it that repeats it (the epoch loop)."""
 
-    loop: LoopNode
-    epoch: LoopNode
+    loop: Union[LoopNode, cst.Call]
+    """The loop, or a call of another module's function that loops over the loader."""
+    epoch: Union[LoopNode, cst.Call]
     epoch_function: FunctionNode
     loader_text: str  # how the epoch loop's function spells the loader
 
@@ -41,17 +45,24 @@ class SamplerWithoutSetEpoch(Rule):
     `shuffle=False`) that a `DataLoader` of the same function draws from,
     when that loader is iterated by a training loop (a loop that calls
     `backward()`) which itself runs inside another loop, the epoch loop
-    (directly, or through a function of the file that gets the loader as
-    an argument), and nothing in the file calls `set_epoch(...)` on the
-    sampler, on `<loader>.sampler`, or on a sampler passed to a function.
+    (directly, through a function of the file that gets the loader as an
+    argument, or through another module's function that runs a training
+    loop over it: `train_one_epoch(model, loader, optimizer)` once per
+    epoch), and nothing in the file calls `set_epoch(...)` on the sampler,
+    on `<loader>.sampler`, or on a sampler passed to a function.  A sampler
+    may also come from a project function whose code returns a
+    `DistributedSampler` for the arguments given
+    (`make_sampler(dataset, distributed=True)`, where `make_sampler`
+    returns one under `if distributed:`): what that function builds comes
+    from its code (the project index's summaries), never from its name.
 
-    Not reported: a sampler or loader built by a helper in another function
-    or module and returned (the helper's owner handles the epoch), a loader
+    Not reported: a loader built by a helper in another function or module
+    and returned (the helper's owner handles the epoch), a sampler from a
+    helper whose choice depends on a run-time value
+    (`make_sampler(dataset, distributed=args.distributed)`), a loader
     iterated once or only for evaluation, and a sampler with
-    `shuffle=False`.  That exemption costs some recall, knowingly: a
-    helper that builds the sampler and never sets its epoch (as in
-    rosinality/stylegan2-pytorch's `data_sampler`) is not followed, nor is
-    a sampler handed to the loader through a `**kwargs` dict.
+    `shuffle=False`; nor a sampler handed to the loader through a `**kwargs`
+    dict.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded from `seed +
@@ -107,7 +118,8 @@ class SamplerWithoutSetEpoch(Rule):
     fix_summary = "unsafe: insert `sampler.set_epoch(epoch)` at the top of the epoch loop"
     torch_range = TorchRange(min=TorchVersion(1, 0), note="`DistributedSampler.set_epoch` as today since 1.0")
     trigger_words = ("DistributedSampler",)
-    requires = frozenset({Analysis.TRAINING, Analysis.VALUES})
+    requires = frozenset({Analysis.TRAINING, Analysis.VALUES, Analysis.PROJECT})
+    project_queries = (summaries(),)
     valid = (
         """
         from torch.utils.data import DataLoader, DistributedSampler
@@ -182,7 +194,11 @@ class SamplerWithoutSetEpoch(Rule):
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
-        return facts.imports_torch and facts.mentions(("DistributedSampler",))
+        """The class is named, or a project function that builds it."""
+        if facts.mentions(("DistributedSampler",)):
+            return facts.imports_torch
+        project = facts.project.summaries if facts.project is not None else None
+        return facts.mentions(building_words(project, _DISTRIBUTED))
 
     # -- the module ------------------------------------------------------------------
 
@@ -192,9 +208,10 @@ class SamplerWithoutSetEpoch(Rule):
         set_epoch = [call for call in calls if _method(call) == "set_epoch"]
         loaders = [call for call in calls if self.names.call_name(call) == _LOADER]
         for call in calls:
-            if self.names.call_name(call) not in _DISTRIBUTED or _shuffle_off(call):
+            if _shuffle_off(call):
                 continue
-            self._check(call, loaders, set_epoch)
+            if self.names.call_name(call) in _DISTRIBUTED or self.facts.callees.builds(call) in _DISTRIBUTED:
+                self._check(call, loaders, set_epoch)
 
     def _check(self, sampler: cst.Call, loaders: List[cst.Call], set_epoch: List[cst.Call]) -> None:
         code = self.context.module.code_for_node
@@ -216,7 +233,7 @@ class SamplerWithoutSetEpoch(Rule):
             )
             if use is None:
                 continue
-            where = f" on line {self._line(use.loop)}"
+            where = f" on {self.cite_line(self._line(use.loop))}"
             self.report(
                 sampler,
                 f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "
@@ -321,6 +338,7 @@ class SamplerWithoutSetEpoch(Rule):
                         yield _Use(loop.node, loop.parent.node, facts.node, text)
                     else:
                         yield from self._repeated(loop.node, facts.node, text)
+            yield from self._handed(facts.node, facts.calls, text)
             for edge in facts.local_calls:
                 method = isinstance(self._parents.get(self._parents.get(edge.callee, edge.callee)), cst.ClassDef)
                 for name in _parameters_given(edge.call, edge.callee, text, code, method):
@@ -331,6 +349,24 @@ class SamplerWithoutSetEpoch(Rule):
                         fact = next((c for c in facts.calls if c.call is edge.call), None)
                         if fact is not None and fact.loops:
                             yield _Use(inner.loop, fact.loops[-1], facts.node, text)
+
+    def _handed(self, function: FunctionNode, calls: List[CallFact], text: str) -> Iterator[_Use]:
+        """Calls that hand the loader spelled ``text`` to another module's
+        function that runs a training loop over it (its summary: it iterates
+        that parameter and calls backward in a loop)."""
+        code = self.context.module.code_for_node
+        callees = self.facts.callees
+        for fact in calls:
+            if self.facts.training.local_function(fact.call) is not None:
+                continue
+            if not any(code(argument) == text for argument in callees.iterated(fact.call)):
+                continue
+            if BACKWARD not in callees.runs(fact.call)[1]:
+                continue  # it iterates the loader without training (an evaluation)
+            if fact.loops:
+                yield _Use(fact.call, fact.loops[-1], function, text)
+            else:
+                yield _Use(fact.call, fact.call, function, text)
 
     def _repeated(self, loop: LoopNode, function: FunctionNode, text: str) -> Iterator[_Use]:
         """A training loop with no loop around it: marked with itself as its epoch
@@ -393,7 +429,7 @@ def _method(call: cst.Call) -> Optional[str]:
 def _shuffle_off(call: cst.Call) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "shuffle":
-            return isinstance(arg.value, cst.Name) and arg.value.value == "False"
+            return literal_bool(arg.value) is False
     return False
 
 

@@ -8,8 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
+from torchlint.data import apidata
+from torchlint.analysis.scopes import Binding, BindingKind
+from torchlint.ruleapi.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
 from torchlint.analysis.values import (
     INDEX_RETURNING,
     LEGACY_CONSTRUCTORS,
@@ -20,9 +21,14 @@ from torchlint.analysis.values import (
     ValueKind,
 )
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.analysis.queries import summaries
+from torchlint.ruleapi.rule import (
+    Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Replacement, Rule, TorchRange,
+    TorchVersion,
+)
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 # -- what counts as a factory ------------------------------------------------
 
@@ -114,6 +120,18 @@ _MODULES: FrozenSet[str] = frozenset(
     }
 )
 
+_SEQUENTIAL = "torch.nn.Sequential"
+# torch.nn layers with no parameters or buffers: nothing of theirs is copied by a move.
+_STATELESS: FrozenSet[str] = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink",
+    "Threshold", "GLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
+    "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d",
+})
 # Modules whose parameters and buffers start as constants (ones, zeros):
 # building them on the device gives bit-identical state.
 _CONSTANT_INIT_MODULES: FrozenSet[str] = frozenset(
@@ -188,6 +206,8 @@ _TENSOR_RETURNING: FrozenSet[str] = frozenset({"cpu", "cuda", "detach", "clone",
 _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
 
 _MAX_CHAIN = 16
+_SCALE_OPERATORS = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
+"""Arithmetic with a number whose result is the same on every device (correctly rounded)."""
 
 
 @dataclass(frozen=True)
@@ -195,8 +215,8 @@ class _Step:
     """One method call, index or ``Variable(...)`` wrapper of the chain, in
     the order they run."""
 
-    call: Union[cst.Call, cst.Subscript]
-    kind: str  # "move", "cast", "view", "fill", "pass", "wrap"
+    call: Union[cst.Call, cst.Subscript, cst.BinaryOperation]
+    kind: str  # "move", "cast", "view", "fill", "pass", "wrap", "scale"
     device: Optional[cst.BaseExpression] = None  # where a move goes
     to_cpu: bool = False  # a move certainly to the CPU
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
@@ -205,6 +225,7 @@ class _Step:
     keeps_dtype: bool = True  # for views: certainly not a `.view(dtype)`
     random: bool = False  # for fills: draws random numbers
     makes_leaf: bool = False  # for wraps: `Variable(..., requires_grad=True)`
+    left: bool = True  # for scales: the tensor is the left operand (`t * 2`, not `2 * t`)
 
 
 @dataclass(frozen=True)
@@ -217,11 +238,17 @@ class _Chain:
 
 
 
+def _loss(qualified: Optional[str]) -> bool:
+    """One of torch's loss classes (their base too)."""
+    return qualified is not None and qualified.startswith("torch.nn.") and (
+        qualified.endswith("Loss") or qualified.endswith("._Loss") or qualified.endswith("._WeightedLoss"))
+
+
 def _positional(call: cst.Call) -> List[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _method(call: Union[cst.Call, cst.Subscript]) -> str:
+def _method(call: Union[cst.Call, cst.Subscript, cst.BinaryOperation]) -> str:
     if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
         return call.func.attr.value
     return ""
@@ -243,10 +270,6 @@ def _adds_axes(node: cst.Subscript) -> bool:
         ):
             return False
     return True
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _string_value(expr: cst.BaseExpression) -> Optional[str]:
@@ -292,6 +315,18 @@ class TensorCreatedThenMoved(Rule):
     Accelerate's way of placing it, not a `.to()`/`.cuda()` of a fresh
     tensor.
 
+    What it covers: tensor expressions, built-in layers and built-in
+    containers of them.  Arithmetic with a Python number between the
+    factory and the move counts (`(torch.ones(n) * i).to(x.device)`, with
+    `i` a literal, a name assigned only integer literals, or the variable
+    of a loop over `range(...)`); so does an `nn.Sequential(...)` of
+    built-in layers (nested `Sequential` ones too), with parameter-free
+    layers (activations, dropout, pooling, `Flatten`, `Identity`) among
+    them, moved as a whole.  A project's own module class built and then
+    moved (`Net(...).to(device)`) is reported only with the `user-modules`
+    option.  Losses without parameters (`nn.CrossEntropyLoss().cuda()`)
+    are never reported: moving them copies nothing.
+
     ## Why is this bad?
     The tensor is first built in host memory (for the random factories and
     for layers with random initial weights, with the CPU random number
@@ -326,8 +361,13 @@ class TensorCreatedThenMoved(Rule):
     factories and for layers.  Other casts (`torch.tensor([1.5]).long()`,
     `torch.rand(3).long()`, `torch.full(..., 0.1).double()`) stay as method
     calls after the factory, which is always equivalent.  Axis-adding
-    indexing, fills and a `Variable(...)` wrapper stay where they are, around
-    the factory that now creates the tensor on the device.
+    indexing, fills, a `Variable(...)` wrapper and arithmetic with a number
+    stay where they are, around the factory that now creates the tensor on
+    the device (the same IEEE-754 operation on the same values gives the
+    same result on every device; a cast after the arithmetic is not folded,
+    since `int * 0.5` changes the dtype).  For an `nn.Sequential(...)` of
+    layers, each layer with parameters gets `device=`; the fix is safe only
+    when all of them are normalization layers, as for a single layer.
 
     A legacy typed constructor becomes a factory call, depending on what it
     is given (the overload torch picks):
@@ -386,6 +426,14 @@ class TensorCreatedThenMoved(Rule):
     tie the result to the CPU or may hide the keywords the fix would add.
 
     ## Options
+    - `user-modules` (default `false`): also report a module class of the
+      project (this file's, or another module's that derives from
+      `nn.Module`, and from no loss class) built and then moved in one
+      expression.  The fix, for `x = Net(...).to(d)` on a line of its own
+      and torch 2.0 or later, builds it under `with torch.device(d):`; it is
+      unsafe: the parameters are initialised by the device's generator, and
+      a tensor the class's `__init__` builds from host data (`torch.load`,
+      `torch.from_numpy`) stays on the CPU where `.to(d)` would have moved it.
     - `device-pattern` (default
       `(?i)^(?:\w*_)?(?:device|dev)$|^(?:local_)?rank$|^gpu(?:_?id)?$|^device_?id$`,
       which matches `device`, `dev`, `torch_device`, `DEVICE`, `rank`,
@@ -422,9 +470,15 @@ class TensorCreatedThenMoved(Rule):
             r"(?i)^(?:\w*_)?(?:device|dev)$|^(?:local_)?rank$|^gpu(?:_?id)?$|^device_?id$",
             "Regex: a `.to(x)` argument that is a name, or an attribute whose last part, "
             "fully matching it is a device",
-        )
+        ),
+        "user-modules": Option(
+            False,
+            "Also report the project's own module classes built and then moved (`Net(...).to(device)`); "
+            "the fix builds them under `with torch.device(...)` (torch >= 2.0)",
+        ),
     }
     trigger_words = (".cuda(", ".to(", ".type_as(")
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -538,6 +592,8 @@ class TensorCreatedThenMoved(Rule):
             return
         chain = self._parse(node)
         if chain is None:
+            if self.option("user-modules"):
+                self._user_module(node)
             return
         for step in chain.steps:
             self._consumed.add(id(step.call))
@@ -547,7 +603,7 @@ class TensorCreatedThenMoved(Rule):
     # -- parsing the chain ----------------------------------------------
 
     def _parse(self, top: cst.Call) -> Optional[_Chain]:
-        calls: List[Tuple[Union[cst.Call, cst.Subscript], str]] = []
+        calls: List[Tuple[Union[cst.Call, cst.Subscript, cst.BinaryOperation], str]] = []
         expr: cst.BaseExpression = top
         base: Optional[cst.Call] = None
         qualified: Optional[str] = None
@@ -558,10 +614,22 @@ class TensorCreatedThenMoved(Rule):
                 calls.append((expr, "[]"))
                 expr = expr.value
                 continue
+            if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SCALE_OPERATORS):
+                # `(torch.ones(n) * k).to(device)`: a number on one side, the chain on the other.
+                if self._number(expr.right):
+                    calls.append((expr, "scale-left"))
+                    expr = expr.left
+                elif self._number(expr.left):
+                    calls.append((expr, "scale-right"))
+                    expr = expr.right
+                else:
+                    return None
+                continue
             if not isinstance(expr, cst.Call):
                 return None
             qualified = self.names.call_name(expr)
-            if qualified is not None and self._is_creator(qualified):
+            if qualified is not None and (self._is_creator(qualified) or (
+                    qualified == _SEQUENTIAL and bool(self._container_layers(expr, 0)))):
                 base = expr
                 break
             if qualified in VARIABLE_WRAPPERS:
@@ -580,8 +648,13 @@ class TensorCreatedThenMoved(Rule):
         is_module = qualified not in _FACTORIES and qualified not in LEGACY_CONSTRUCTORS
         steps: List[_Step] = []
         for call, method in reversed(calls):
-            if isinstance(call, cst.Subscript):
-                step: Optional[_Step] = None if is_module else _Step(call, "view")
+            if isinstance(call, cst.BinaryOperation):
+                # The same operation on the same numbers on any device (IEEE-754 arithmetic);
+                # it may change the dtype (`int * 0.5`), so no later cast folds into `dtype=`.
+                step: Optional[_Step] = None if is_module else _Step(call, "scale", keeps_dtype=False,
+                                                                      left=method == "scale-left")
+            elif isinstance(call, cst.Subscript):
+                step = None if is_module else _Step(call, "view")
             elif method == "Variable":
                 step = None if is_module else self._variable_step(call)
             else:
@@ -592,6 +665,42 @@ class TensorCreatedThenMoved(Rule):
         if not any(step.kind == "move" for step in steps):
             return None
         return _Chain(base, qualified, is_module, tuple(steps))
+
+    def _number(self, expr: cst.BaseExpression) -> bool:
+        """A Python number: a literal (negated too), a name assigned only
+        integer literals, or the variable of a loop over ``range(...)``
+        (``for i in reversed(range(steps))``)."""
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            expr = expr.expression
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        if self.facts.values.int_constant(expr) is not None:
+            return True
+        bindings = self.facts.scopes.resolve(expr)
+        return bool(bindings) and all(
+            binding.kind is BindingKind.FOR and binding.node is not None and self._over_range(binding)
+            for binding in bindings
+        )
+
+    def _over_range(self, binding: Binding) -> bool:
+        """A ``for`` target that is the loop's whole target, over ``range(...)``
+        or ``reversed(range(...))`` (the builtins)."""
+        loop = binding.statement
+        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+            return False
+        source = loop.iter
+        for wrapper in ("reversed", "range"):
+            if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.args
+                    and not self.facts.scopes.resolve(source.func)):
+                return False
+            if source.func.value == "range":
+                return True
+            if source.func.value != wrapper:
+                return False
+            source = source.args[0].value
+        return False
 
     def _is_creator(self, qualified: str) -> bool:
         if qualified in _FACTORIES or qualified in LEGACY_CONSTRUCTORS:
@@ -609,7 +718,7 @@ class TensorCreatedThenMoved(Rule):
         for arg in call.args[1:]:
             if arg.star or arg.keyword is None or arg.keyword.value not in ("requires_grad", "volatile"):
                 return None
-            if arg.keyword.value == "requires_grad" and not _is_false(arg.value):
+            if arg.keyword.value == "requires_grad" and literal_bool(arg.value) is not False:
                 makes_leaf = True
         return _Step(call, "wrap", makes_leaf=makes_leaf)
 
@@ -772,8 +881,169 @@ class TensorCreatedThenMoved(Rule):
 
     # -- judging the chain and building the fix -------------------------
 
+    # -- the project's own modules (the `user-modules` option) ----------------
+
+    def _user_module(self, node: cst.Call) -> None:
+        """``Net(...).to(device)`` or ``.cuda()``, ``Net`` a module class of
+        the project (not a loss): built on the CPU, then copied."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+            return
+        built = func.value
+        if not isinstance(built, cst.Call) or not self._project_module(built):
+            return
+        step = self._cuda_step(node, True) if func.attr.value == "cuda" else self._to_step(node)
+        if step is None or step.kind != "move" or step.to_cpu or step.dtype is not None or step.device is None:
+            return
+        module = self.context.module
+        device_code = module.code_for_node(step.device)
+        class_code = module.code_for_node(built.func)
+        self.report(
+            node,
+            f"`{class_code}(...)` is built on the CPU and then moved to the device; build it there "
+            f"under `with torch.device({device_code}):`",
+            fix=self._under_device(node, built, step.device),
+            hint="Every parameter is initialised on the CPU and then copied; `torch.device` as a context "
+                 "manager (torch >= 2.0) makes the factories inside `__init__` create them on the device",
+        )
+
+    def _project_module(self, call: cst.Call) -> bool:
+        """A class of this file or of the project that derives from
+        ``nn.Module`` and from no loss class (a parameter-free loss costs
+        nothing to move)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self.facts.scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                node = bindings[0].node
+                if not isinstance(node, cst.ClassDef) or not self.facts.values.is_model_class(node):
+                    return False
+                return not any(_loss(self.names.qualified_name(base.value)) for base in node.bases)
+        summaries = self.facts.project.summaries
+        qualified = self.facts.instances.absolute_name(func)
+        if summaries is None or qualified is None:
+            return False
+        seen: Set[str] = set()
+        pending = [summaries.canonical(qualified)]
+        module_base = False
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if _loss(name):
+                return False
+            if name == "torch.nn.Module":
+                module_base = True
+            pending.extend(summaries.bases.get(name, ()))
+        return module_base and summaries.canonical(qualified) in summaries.bases
+
+    def _under_device(self, node: cst.Call, built: cst.Call, device: cst.BaseExpression) -> Optional[FixRequest]:
+        """``x = Net(...).to(d)`` on a line of its own becomes ``with
+        torch.device(d):`` around ``x = Net(...)`` (torch >= 2.0)."""
+        if self.context.torch_version < TorchVersion(2, 0):
+            return None
+        parents = self.facts.parents
+        assign = parents.get(node)
+        line = parents.get(assign) if assign is not None else None
+        if not (isinstance(assign, cst.Assign) and assign.value is node and isinstance(line, cst.SimpleStatementLine)
+                and len(line.body) == 1 and isinstance(parents.get(line), (cst.IndentedBlock, cst.Module))):
+            return None
+        spelling = spell(self.names, "torch.device")
+        if spelling is None:
+            return None
+        inner = line.with_changes(body=[assign.with_changes(value=built)], leading_lines=[])
+        block = cst.With(
+            items=[cst.WithItem(item=cst.Call(func=spelling.expression, args=[cst.Arg(value=device)]))],
+            body=cst.IndentedBlock(body=[inner]),
+            leading_lines=line.leading_lines,
+        )
+        if comments(block) != comments(line):
+            return None
+        return FixRequest((Replacement(line, block),), Applicability.UNSAFE,
+                          "Build it under `with torch.device(...)`", spelling.imports)
+
+    def _container_layers(self, call: cst.Call, depth: int) -> Optional[List[cst.Call]]:
+        """The layers with parameters of ``nn.Sequential(...)``, each one the
+        fix can give ``device=`` (nested ``Sequential`` containers included);
+        None when some element is anything else (a project's module, a
+        variable, an unpacking, a layer given a device or weights already)."""
+        if depth > 4 or not call.args:
+            return None
+        found: List[cst.Call] = []
+        for arg in call.args:
+            layer = arg.value
+            if arg.keyword is not None or arg.star or not isinstance(layer, cst.Call):
+                return None
+            qualified = self.names.call_name(layer)
+            if qualified == _SEQUENTIAL:
+                inner = self._container_layers(layer, depth + 1)
+                if inner is None:
+                    return None
+                found += inner
+                continue
+            if qualified is None or not qualified.startswith("torch.nn."):
+                return None
+            if qualified[len("torch.nn."):] in _STATELESS and not any(a.star for a in layer.args):
+                continue
+            if not self._is_creator(qualified):
+                return None
+            arguments = bind(layer, apidata.signature(qualified), self.context.torch_version)
+            if any(arguments.may_be_present(word) for word in _NO_REPORT_KEYWORDS["module"]):
+                return None
+            if any(arguments.may_be_present(word) for word in ("device", "dtype")):
+                return None
+            found.append(layer)
+        return found
+
+    def _check_container(self, top: cst.Call, chain: _Chain) -> None:
+        """``nn.Sequential(nn.Linear(a, b), nn.Tanh()).to(device)``: each
+        layer's parameters are built on the CPU and copied; ``device=`` on
+        every layer with parameters builds them there."""
+        if any(step.kind not in ("move", "pass") or step.dtype is not None for step in chain.steps):
+            return  # a cast on the way: left to the layers' own reports
+        final = [step for step in chain.steps if step.kind == "move"][-1]
+        if final.to_cpu or final.device is None:
+            return
+        layers = self._container_layers(chain.base, 0) or []
+        module = self.context.module
+        func_code = module.code_for_node(chain.base.func)
+        device_code = module.code_for_node(final.device)
+        message = (
+            f"`{func_code}(...)` of layers is built on the CPU and then moved to the device; "
+            "build its layers there with `device=`"
+        )
+        targets = {id(layer) for layer in layers}
+        device = final.device
+
+        class _AddDevice(cst.CSTTransformer):
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                return set_keyword(updated, "device", device) if id(original) in targets else updated
+
+        visited = chain.base.visit(_AddDevice())
+        if not isinstance(visited, cst.Call):
+            return
+        new: cst.BaseExpression = visited
+        for step in chain.steps:
+            if step.kind == "pass" and isinstance(step.call, cst.Call) and isinstance(step.call.func, cst.Attribute):
+                new = step.call.with_changes(func=step.call.func.with_changes(value=new))
+        if isinstance(new, cst.Call) and top.lpar:
+            new = new.with_changes(lpar=top.lpar, rpar=top.rpar)
+        safe = all(step.device_safe for step in chain.steps if step.kind == "move") and all(
+            (self.names.call_name(layer) or "")[len("torch.nn."):] in _CONSTANT_INIT_MODULES for layer in layers
+        )
+        hint = f"Pass `device={device_code}` to each layer with parameters and drop the move"
+        fix = None
+        if comments(new) == comments(top):
+            fix = self.replace(top, new, Applicability.SAFE if safe else Applicability.UNSAFE,
+                               f"Pass `device={device_code}` to the layers and drop the copy")
+        self.report(top, message, fix=fix, hint=hint)
+
     def _check(self, top: cst.Call, chain: _Chain) -> None:
         base = chain.base
+        if chain.qualified == _SEQUENTIAL:
+            self._check_container(top, chain)
+            return
         if chain.qualified in LEGACY_CONSTRUCTORS:
             if not self._legacy_reportable(base):
                 return
@@ -840,7 +1110,7 @@ class TensorCreatedThenMoved(Rule):
             )
         move_text = f"`.{_method(final.call)}(...)`"
         pin = arguments.argument("pin_memory")
-        if pin is not None and not _is_false(pin.value):
+        if pin is not None and literal_bool(pin.value) is not False:
             self.report(
                 top,
                 message,
@@ -928,7 +1198,7 @@ class TensorCreatedThenMoved(Rule):
                 behaviour = _ROUNDING
         safe = behaviour in (_EXACT, _VALUE)
         requires_grad = keyword_argument(base, "requires_grad")
-        if requires_grad is not None and not _is_false(requires_grad.value):
+        if requires_grad is not None and literal_bool(requires_grad.value) is not False:
             safe = False
         if not all(step.device_safe for step in chain.steps if step.kind == "move"):
             safe = False
@@ -946,7 +1216,7 @@ class TensorCreatedThenMoved(Rule):
         blocked = False
         kept: List[Tuple[_Step, Optional[cst.BaseExpression]]] = []  # (step, `.to` dtype to emit)
         for step in chain.steps:
-            if step.kind == "view":
+            if step.kind in ("view", "scale"):
                 kept.append((step, None))
                 blocked = blocked or not step.keeps_dtype
                 continue
@@ -1003,6 +1273,8 @@ class TensorCreatedThenMoved(Rule):
                 )
             elif isinstance(step.call, cst.Subscript):
                 new = step.call.with_changes(value=new)
+            elif isinstance(step.call, cst.BinaryOperation):
+                new = step.call.with_changes(left=new) if step.left else step.call.with_changes(right=new)
             elif step.kind == "wrap":
                 first, *rest = step.call.args
                 new = step.call.with_changes(args=[first.with_changes(value=new), *rest])

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
+from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._suggestion import Suggestion, insert_after_imports
 
@@ -102,7 +103,7 @@ class Tf32Off(Suggestion):
         "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision",
         "torch.backends.cuda.matmul.fp32_precision", "torch.backends.fp32_precision",
     )
-    project_names = settings
+    project_queries = (name_used(*settings),)
     needs_entry_point = True
     framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (

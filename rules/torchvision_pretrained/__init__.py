@@ -6,10 +6,11 @@ from typing import ClassVar, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.fixes import keyword_argument, replace_argument, spell
+from torchlint.ruleapi.fixes import keyword_argument, replace_argument, spell
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 from .weights import BUILDERS
 
@@ -32,12 +33,6 @@ def _builder_key(qualified: Optional[str]) -> Optional[str]:
     package = parts[0] if len(parts) > 1 and parts[0] in _SUBPACKAGES else ""
     key = f"{package}.{parts[-1]}" if package else parts[-1]
     return key if key in BUILDERS else None
-
-
-def _literal_bool(node: cst.BaseExpression) -> Optional[bool]:
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return node.value == "True"
-    return None
 
 
 class TorchvisionPretrained(Rule):
@@ -145,7 +140,7 @@ class TorchvisionPretrained(Rule):
             if arg is not None:
                 found.append((arg, old, new))
         positional = [arg for arg in node.args if arg.keyword is None]
-        if positional and not positional[0].star and _literal_bool(positional[0].value) is not None:
+        if positional and not positional[0].star and literal_bool(positional[0].value) is not None:
             found.append((positional[0], "pretrained", "weights"))
         if not found:
             return
@@ -217,7 +212,7 @@ class TorchvisionPretrained(Rule):
         """What replaces the argument's value, and the imports that needs."""
         if arg.keyword is None and len([a for a in call.args if a.keyword is None]) > 1:
             return None  # a positional flag followed by more positional arguments
-        flag = _literal_bool(arg.value)
+        flag = literal_bool(arg.value)
         if flag is None:
             return None
         if not flag:

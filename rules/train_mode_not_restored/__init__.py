@@ -11,12 +11,12 @@ from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import CallFact, FunctionNode, LoopFacts, ModeCall
 from torchlint.analysis.values import ValueKind
-from torchlint.fixes import StatementSite, insert_statements, parse_statement
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _MAX_DEPTH = 4
 _LEAVES = (cst.Return, cst.Break, cst.Continue, cst.Raise)
@@ -349,14 +349,14 @@ class TrainModeNotRestored(Rule):
     # -- the report and the fix ------------------------------------------------------
 
     def _report(self, site: _Site, loop: LoopFacts, mode_call: ModeCall) -> None:
-        line = self._line(loop.node)
+        line = self.cite_line(self._line(loop.node))
         if site.direct:
-            message = (f"`{site.receiver}` is put in eval mode inside the training loop on line {line} and nothing "
+            message = (f"`{site.receiver}` is put in eval mode inside the training loop on {line} and nothing "
                        f"in the loop calls `{site.receiver}.train()` before the next backward: dropout and "
                        "BatchNorm stay in eval mode for the rest of training")
         else:
-            message = (f"this call puts `{site.receiver}` in eval mode (line {self._line(mode_call.call)}) "
-                       f"inside the training loop on line {line}, and nothing in the loop calls "
+            message = (f"this call puts `{site.receiver}` in eval mode ({self.cite_line(self._line(mode_call.call))}) "
+                       f"inside the training loop on {line}, and nothing in the loop calls "
                        f"`{site.receiver}.train()` before the next backward")
         self.report(site.call, message, fix=self._fix(site, loop), statement=self._statement(site.call))
 

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import ast
+import os
+from typing import List, Mapping, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.fixes import add_keyword, bind
+from torchlint.data import apidata
+from torchlint.analysis import Analysis
+from torchlint.analysis.queries import whole_saves
+from torchlint.analysis.saves import saves_of_module
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _LOAD = "torch.load"
 _WEIGHTS_ONLY_ADDED = TorchVersion(1, 13)
 _SAFE_BY_DEFAULT = TorchVersion(2, 6)
 
 
-def _is_false(arg: cst.Arg) -> bool:
-    return isinstance(arg.value, cst.Name) and arg.value.value == "False"
+def _shown(path: str) -> str:
+    """A path as a person reads it: relative to the working folder when under it."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return relative if not relative.startswith("..") else path
 
 
 class UnsafeTorchLoad(Rule):
@@ -31,6 +39,13 @@ class UnsafeTorchLoad(Rule):
     explicit `weights_only=False` (or a custom `pickle_module` without
     `weights_only=`, which keeps the old default) loads arbitrary objects;
     those are reported only with the `audit` option.
+
+    Where the project saves whole objects with `torch.save` (a module, an
+    optimizer, a tuple such as `(model, criterion, optimizer)`, an instance
+    of one of its own classes: anywhere in the files of the run), the
+    finding says so and no fix is offered: `weights_only=True` would make
+    those loads fail.  Save the `state_dict()` instead (or allow the classes
+    with `torch.serialization.add_safe_globals`) before switching.
 
     ## Why is this bad?
     `torch.load` without `weights_only=True` runs Python's `pickle`, and
@@ -58,7 +73,9 @@ class UnsafeTorchLoad(Rule):
     releases): loading them raises `UnpicklingError` until those classes
     are allowed with `torch.serialization.add_safe_globals` or the files are
     re-saved as state dicts.  No fix is offered when a `pickle_module` is
-    passed, since the weights-only loader does not use it.
+    passed, since the weights-only loader does not use it, nor when the
+    project saves whole objects (see above): those are the checkpoints it
+    would refuse.
 
     ## Options
     - `audit` (default `false`): also report explicit `weights_only=False`,
@@ -81,6 +98,8 @@ class UnsafeTorchLoad(Rule):
                              "from 2.6, where only explicit `weights_only=False` is reported (`audit`)")
     options = {"audit": Option(False, "Also report explicit `weights_only=False` (every load that can run code).")}
     trigger_words = ("load",)
+    requires = frozenset({Analysis.PROJECT})
+    project_queries = (whole_saves(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -134,7 +153,7 @@ class UnsafeTorchLoad(Rule):
         weights_only = bound.argument("weights_only")
         audit = bool(self.option("audit"))
         if weights_only is not None:
-            if audit and _is_false(weights_only):
+            if audit and literal_bool(weights_only.value) is False:
                 self.report(node, "`torch.load(..., weights_only=False)` unpickles arbitrary objects, "
                                   "which can run code; load only files you trust")
             return
@@ -151,9 +170,36 @@ class UnsafeTorchLoad(Rule):
         if pickled:
             self.report(node, message, hint="With a `pickle_module`, check where the files come from")
             return
+        saves = self._whole_saves()
+        if saves:
+            path, line = saves[0]
+            more = f" and {len(saves) - 1} more" if len(saves) > 1 else ""
+            self.report(
+                node,
+                f"{message}; the project saves whole objects with `torch.save` ({path}, line {line}{more}), "
+                "which `weights_only=True` cannot load: no fix is offered",
+                hint="Save the `state_dict()` instead (or allow the classes with "
+                     "`torch.serialization.add_safe_globals`), then pass `weights_only=True`",
+            )
+            return
         self.report(
             node,
             message,
             fix=self.replace(node, add_keyword(node, "weights_only", cst.Name("True")),
                              Applicability.UNSAFE, "Pass `weights_only=True`"),
         )
+
+    def _whole_saves(self) -> List[Tuple[str, int]]:
+        """Where the project saves whole objects: the run's index, or (when
+        this file is linted alone) this file."""
+        found = list(self.facts.project.whole_saves)
+        if not found:
+            tree = self.facts.python_tree
+            if tree is None:
+                try:
+                    tree = ast.parse(self.context.source)
+                except (SyntaxError, ValueError, RecursionError):
+                    tree = None
+            if isinstance(tree, ast.Module):
+                found = [(self.context.path, line) for line, names in saves_of_module(tree) if not names]
+        return [(_shown(path), line) for path, line in found]

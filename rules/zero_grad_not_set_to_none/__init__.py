@@ -6,13 +6,15 @@ from typing import Mapping
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.analysis.queries import method_shapes
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
-from torchlint.fixes import add_keyword, bind, replace_argument
+from torchlint.ruleapi.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.values import literal_bool
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)
 _DEFAULT_FLIPPED = TorchVersion(2, 0)
@@ -101,7 +103,7 @@ class ZeroGradNotSetToNone(Rule):
     )
     trigger_words = ("zero_grad",)
     requires = frozenset({Analysis.PROJECT})
-    project_methods = ("zero_grad",)
+    project_queries = (method_shapes("zero_grad"),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -177,7 +179,7 @@ class ZeroGradNotSetToNone(Rule):
         if len(node.args) != 1:
             return
         arg = bind(node, apidata.signature(_ZERO_GRAD), version).argument("set_to_none")
-        if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+        if arg is None or literal_bool(arg.value) is not False:
             return
         written = "zero_grad(False)" if arg.keyword is None else "zero_grad(set_to_none=False)"
         fixed = replace_argument(node, arg, cst.Name("True"), keyword="set_to_none")

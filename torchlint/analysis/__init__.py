@@ -3,13 +3,14 @@
 A rule reads ``self.context.facts.values`` (or ``.scopes``, ``.training``,
 ``.loaders``, ``.project``); each analysis is built on first access and kept for the rest
 of the file, so a file whose rules ask nothing pays nothing.  A rule declares
-in ``requires`` what it uses, so that the runner builds the cross-file
-:class:`~torchlint.analysis.project.ProjectIndex` only when a selected rule
-needs it.
+in ``project_queries`` what it asks across files, so that the runner builds
+the cross-file :class:`~torchlint.analysis.index.ProjectIndex` only for
+what selected rules ask; the index is passed in, never looked up.
 
-This package's ``__init__`` imports its submodules lazily: ``torchlint.names``
-is built on :mod:`torchlint.analysis.scopes`, and ``values``/``project`` use
-``torchlint.names``.
+This package's ``__init__`` imports its submodules lazily: ``torchlint.analysis.names``
+is built on :mod:`torchlint.analysis.scopes` and :mod:`torchlint.analysis.imports`,
+and the per-file analyses use ``torchlint.analysis.names``.  Within the package the
+imports go one way (``tests/test_architecture.py`` checks there is no circle).
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ if TYPE_CHECKING:
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
     from torchlint.analysis.frameworks import FrameworkFacts
+    from torchlint.analysis.callees import Callees
     from torchlint.analysis.instances import Instances
-    from torchlint.edits import Located
+    from torchlint.source.edits import Located
     from torchlint.analysis.loaders import Loaders
-    from torchlint.analysis.project import ProjectIndex
+    from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.scopes import Scopes
     from torchlint.analysis.training import Training
     from torchlint.analysis.values import Values
     from torchlint.analysis.workload import Workload
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 
 N = TypeVar("N")
@@ -73,15 +75,16 @@ class Facts:
     def of_module(cls, module: cst.Module, project: "Optional[ProjectIndex]" = None,
                   path: str = "<string>", source: Optional[str] = None) -> "Facts":
         """Facts of a module with its own import table (for tests and tools)."""
-        from torchlint.names import ImportTable
+        from torchlint.analysis.names import ImportTable
 
-        return cls(module, ImportTable.from_module(module), project, path, source)
+        return cls(module, ImportTable.from_module(module, path, project) if project is not None
+                   else ImportTable.from_module(module), project, path, source)
 
     @cached_property
     def located(self) -> "Located":
         """Every node's range in the real text: one code-generation pass over
         the module, shared by the rules that quote a line and the engine."""
-        from torchlint.edits import Located
+        from torchlint.source.edits import Located
 
         return Located(self.module, self.source if self.source is not None else self.module.code)
 
@@ -89,13 +92,13 @@ class Facts:
     def positions(self) -> "Mapping[cst.CSTNode, CodeRange]":
         """libcst-style ranges (1-based lines, 0-based columns) of
         :attr:`located`, for rules that read ``positions[node].start.line``."""
-        from torchlint.edits import CodeRanges
+        from torchlint.source.edits import CodeRanges
 
         return CodeRanges(lambda: self.located)
 
     @cached_property
     def _walked(self) -> "Tuple[Dict[cst.CSTNode, cst.CSTNode], Dict[type, List[cst.CSTNode]]]":
-        from torchlint.tree import walk
+        from torchlint.source.tree import walk
 
         parents: "Dict[cst.CSTNode, cst.CSTNode]" = {}
         by_type: "Dict[type, List[cst.CSTNode]]" = {}
@@ -109,7 +112,7 @@ class Facts:
     def parents(self) -> "Mapping[cst.CSTNode, cst.CSTNode]":
         """The parent of each node of the module that carries code (one walk,
         shared by rules; whitespace and punctuation nodes are left out, as in
-        :func:`torchlint.tree.walk`)."""
+        :func:`torchlint.source.tree.walk`)."""
         return self._walked[0]
 
     def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":
@@ -124,6 +127,15 @@ class Facts:
         from torchlint.analysis.callables import Callables
 
         return Callables(self.names, self.parents, self.nodes_of(libcst.Assign))
+
+    @cached_property
+    def callees(self) -> "Callees":
+        """What the file's calls run: the project's functions and methods
+        (their summaries across files) and known library wrappers."""
+        from torchlint.analysis.callees import Callees
+
+        return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path,
+                       self.source if self.source is not None else self.module.code)
 
     @cached_property
     def instances(self) -> "Instances":
@@ -167,14 +179,16 @@ class Facts:
         """What expressions hold."""
         from torchlint.analysis.values import Values
 
-        return Values(self.module, self.scopes, self.names)
+        builds = (lambda call: self.callees.builds(call)) if self.project.summaries is not None else None
+        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents)
 
     @cached_property
     def training(self) -> "Training":
         """Grad-mode regions, eval/train, backward/step calls, loops, call graph."""
         from torchlint.analysis.training import Training
 
-        return Training(self.module, self.scopes, self.names, self.values, self.frameworks.is_lightning_module)
+        return Training(self.module, self.scopes, self.names, self.values, self.frameworks.is_lightning_module,
+                        lambda: self.callees)
 
     @cached_property
     def workload(self) -> "Workload":
@@ -188,15 +202,15 @@ class Facts:
         """Which loader values come from, the loops over them, the copies of their batches."""
         from torchlint.analysis.loaders import Loaders
 
-        return Loaders(self.module, self.scopes, self.names, self.values, self.training)
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees)
 
     @property
     def project(self) -> "ProjectIndex":
         """The run's cross-file index (empty when linting a text on its own)."""
         if self._project is None:
-            from torchlint.analysis import project
+            from torchlint.analysis.index import EMPTY
 
-            self._project = project.current()
+            self._project = EMPTY
         return self._project
 
 

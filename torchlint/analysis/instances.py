@@ -22,16 +22,17 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Mapping, Opti
 
 import libcst as cst
 
-from torchlint.analysis.project import MethodShape, absolute_import
-from torchlint.arguments import bind_positions
+from torchlint.analysis.imports import absolute_import
+from torchlint.analysis.index import MethodShape
+from torchlint.source.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
-from torchlint.names import dotted
+from torchlint.analysis.names import dotted
 
 if TYPE_CHECKING:
-    from torchlint.analysis.project import ProjectIndex
+    from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.values import Values
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 _MAX_DEPTH = 8
 """Calls followed through at most this many functions' parameters."""

@@ -14,7 +14,7 @@ loader produced (pinned memory, when the loader pins).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -23,12 +23,13 @@ from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
-from torchlint.names import ImportTable
-from torchlint.tree import children
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import children
+
+if TYPE_CHECKING:
+    from torchlint.analysis.callees import Callees
 
 DATALOADER = "torch.utils.data.DataLoader"
-_TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"})
-_PASS_THROUGH_BUILTINS = frozenset({"enumerate", "iter", "zip", "reversed"})
 _PARTS = frozenset({"items", "values"})
 _VIEWS = frozenset({
     "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -59,6 +60,18 @@ class BatchMove:
 
 
 @dataclass(frozen=True)
+class LoaderPass:
+    """A call that hands a loader to a function of another module (or a
+    library) that iterates it: ``train_one_epoch(model, loader, optimizer)``."""
+
+    call: cst.Call
+    loaders: FrozenSet[cst.Call]
+    repeated: bool
+    """The call runs inside a loop: lexically, or through the file's calls
+    of its function (an epoch loop)."""
+
+
+@dataclass(frozen=True)
 class LoaderLoop:
     """A ``for`` loop over a loader (possibly through ``enumerate``/``tqdm``/``zip``)."""
 
@@ -84,8 +97,9 @@ class Loaders:
     """Loader facts of one module."""
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
-                 training: Training) -> None:
+                 training: Training, callees: "Optional[Callees]" = None) -> None:
         self._module = module
+        self._callees = callees
         self._scopes = scopes
         self._names = names
         self._values = values
@@ -100,6 +114,8 @@ class Loaders:
         self.uses_cuda = False
         """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
         or writes a ``"cuda..."`` device."""
+        self.cuda_sign: Optional[cst.CSTNode] = None
+        """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
         self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
@@ -131,14 +147,17 @@ class Loaders:
                 if loops:
                     self._in_loop.add(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
+                self.cuda_sign = self.cuda_sign or node
                 self.uses_cuda = True
         elif (kind is cst.Attribute or kind is cst.Name) and not self.uses_cuda:
             qualified = self._names.qualified_name(cast(Union[cst.Attribute, cst.Name], node))
             if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
+                self.cuda_sign = node
                 self.uses_cuda = True
         elif kind is cst.SimpleString and not self.uses_cuda:
             text = _string(cast(cst.SimpleString, node))
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
+                self.cuda_sign = node
                 self.uses_cuda = True
         is_loop = kind is cst.For or kind is cst.While
         if kind is cst.For:
@@ -178,6 +197,30 @@ class Loaders:
             loaders = self._iterated(loop.iter)
             if loaders:
                 yield LoaderLoop(loop, loaders, nested or self._called_in_loop(loop, set()))
+
+    def passes(self) -> Iterator[LoaderPass]:
+        """Every call that hands a loader to another module's function (or
+        a library's) which iterates it; the file's own functions are
+        followed through their parameters instead (:meth:`loops`)."""
+        if self._callees is None:
+            return
+        for call in self._calls:
+            if self._training.local_function(call) is not None:
+                continue
+            loaders: Set[cst.Call] = set()
+            for argument in self._callees.iterated(call):
+                loaders |= self._iterated(argument)
+            if not loaders:
+                continue
+            again: Set[cst.Call] = set()
+            for argument in self._callees.repeated(call):
+                again |= self._iterated(argument)
+            if self._call_loops.get(call, False) or self._called_in_loop(call, set()):
+                again = loaders
+            if again:
+                yield LoaderPass(call, frozenset(again), True)
+            if loaders - again:
+                yield LoaderPass(call, frozenset(loaders - again), False)
 
     def moves(self) -> Iterator[BatchMove]:
         """Every copy of a loader's batch to a device that is not the CPU."""
@@ -413,17 +456,13 @@ class Loaders:
 
     def _iterated(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """Loaders a ``for`` over ``expr`` draws batches from."""
-        if isinstance(expr, cst.Call) and (
-            _is_builtin(expr.func, self._scopes, _PASS_THROUGH_BUILTINS)
-            or self._names.call_name(expr) in _TQDM
-        ):
-            found: Set[cst.Call] = set()
-            for arg in expr.args:
-                if arg.keyword is None and not arg.star:
-                    found |= self._iterated(arg.value)
-                if isinstance(expr.func, cst.Name) and expr.func.value != "zip":
-                    break
-            return frozenset(found)
+        if isinstance(expr, cst.Call) and self._callees is not None:
+            drawn = self._callees.yielded(expr)  # enumerate, zip, tqdm, a project generator over its argument
+            if drawn:
+                found: Set[cst.Call] = set()
+                for value in drawn:
+                    found |= self._iterated(value)
+                return frozenset(found)
         return self.origins(expr)
 
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
@@ -505,4 +544,4 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "Loaders"]
+__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "LoaderPass", "Loaders"]

@@ -11,16 +11,20 @@ in a grad-disabled region, and whether it reaches ``backward()``.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
+from torchlint.analysis.gradmode import GRAD_CONTEXTS, GradMode, grad_mode_of
+from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.analysis.values import Value, ValueKind, Values
-from torchlint.names import ImportTable
-from torchlint.tree import children
+from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import children
+
+if TYPE_CHECKING:
+    from torchlint.analysis.callees import Callees
 
 LOADER_SUBCLASSES = frozenset({
     "dgl.dataloading.DataLoader", "dgl.dataloading.GraphDataLoader",
@@ -45,48 +49,16 @@ FunctionNode = Union[cst.FunctionDef, cst.Module]
 LoopNode = Union[cst.For, cst.While]
 
 
-class GradMode(enum.Enum):
-    """What a region does to autograd."""
-
-    DISABLED = "disabled"  # no_grad, inference_mode, set_grad_enabled(False)
-    ENABLED = "enabled"  # enable_grad, set_grad_enabled(True), inference_mode(False)
-
-
-GRAD_CONTEXTS: Dict[str, GradMode] = {
-    "torch.no_grad": GradMode.DISABLED,
-    "torch.inference_mode": GradMode.DISABLED,
-    "torch.autograd.no_grad": GradMode.DISABLED,
-    "torch.autograd.grad_mode.no_grad": GradMode.DISABLED,
-    "torch.autograd.inference_mode": GradMode.DISABLED,
-    "torch.autograd.grad_mode.inference_mode": GradMode.DISABLED,
-    "torch.enable_grad": GradMode.ENABLED,
-    "torch.autograd.enable_grad": GradMode.ENABLED,
-    "torch.autograd.grad_mode.enable_grad": GradMode.ENABLED,
-    "torch.set_grad_enabled": GradMode.ENABLED,
-    "torch.autograd.set_grad_enabled": GradMode.ENABLED,
-    "torch.autograd.grad_mode.set_grad_enabled": GradMode.ENABLED,
-}
-
-
 def grad_mode(expr: cst.BaseExpression, names: ImportTable) -> Optional[GradMode]:
     """The grad mode a context manager or decorator expression sets
     (``torch.no_grad()``, ``@torch.inference_mode``, ``set_grad_enabled(False)``),
     or None (not one, or it depends on a run-time value)."""
+    called = isinstance(expr, cst.Call)
     target = expr.func if isinstance(expr, cst.Call) else expr
-    qualified = names.qualified_name(target)
-    mode = GRAD_CONTEXTS.get(qualified or "")
-    if mode is None or qualified is None:
-        return None
-    if isinstance(expr, cst.Call) and qualified.endswith(("set_grad_enabled", "inference_mode")):
-        first = expr.args[0].value if expr.args else None
-        is_false = isinstance(first, cst.Name) and first.value == "False"
-        if qualified.endswith("set_grad_enabled"):
-            if not (isinstance(first, cst.Name) and first.value in ("True", "False")):
-                return None
-            return GradMode.DISABLED if is_false else GradMode.ENABLED
-        if is_false:
-            return GradMode.ENABLED
-    return mode
+    first = literal_bool(expr.args[0].value) if isinstance(expr, cst.Call) and expr.args else None
+    return grad_mode_of(names.qualified_name(target), called, first)
+
+
 _AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
 _AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
 
@@ -117,6 +89,9 @@ class CallFact:
     call: cst.Call
     grad_disabled: bool
     loops: Tuple[LoopNode, ...]
+    elsewhere: bool = False
+    """A backward that another module's function runs (known from the
+    project's summaries, not written here or in a library wrapper)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +115,8 @@ class LoopFacts:
     backward: List[CallFact] = field(default_factory=list)
     local_calls: List[LocalCall] = field(default_factory=list)
     children: List["LoopFacts"] = field(default_factory=list)
+    training_calls: List[CallFact] = field(default_factory=list)
+    """Calls of another module's function that runs a training loop itself."""
 
 
 @dataclass
@@ -161,11 +138,15 @@ class FunctionFacts:
     loops: List[LoopFacts] = field(default_factory=list)
     local_calls: List[LocalCall] = field(default_factory=list)
     calls: List[CallFact] = field(default_factory=list)
+    training_calls: List[CallFact] = field(default_factory=list)
+    """Calls of another module's function (or a library's) that runs a whole
+    training loop (``train_one_epoch(model, loader, optimizer)``)."""
 
     @property
     def computes_gradients(self) -> bool:
-        """Calls backward or autograd.grad, or reads ``.grad`` itself."""
-        return bool(self.backward or self.autograd_grad or self.grad_reads)
+        """Calls backward (itself, or through a library wrapper) or
+        autograd.grad, or reads ``.grad`` itself."""
+        return any(not fact.elsewhere for fact in self.backward) or bool(self.autograd_grad or self.grad_reads)
 
 
 class Training:
@@ -179,13 +160,17 @@ class Training:
     """
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
-                 lightning_module: Callable[[cst.ClassDef], bool] = lambda node: False) -> None:
+                 lightning_module: Callable[[cst.ClassDef], bool] = lambda node: False,
+                 callees: "Optional[Callable[[], Callees]]" = None) -> None:
         self._scopes = scopes
         self._names = names
         self._values = values
         self._lightning_module = lightning_module
         self._classes: List[Tuple[cst.ClassDef, bool]] = []
         self._hooks_without_grad: Optional[FrozenSet[str]] = None
+        self._callees = callees
+        """What calls of library wrappers and of the project's other modules
+        run (``loss_scaler(loss, optimizer)`` calls backward)."""
         self.functions: Dict[FunctionNode, FunctionFacts] = {}
         self._disabled: Set[cst.Call] = set()
         self._walker_function: List[FunctionFacts] = []
@@ -199,6 +184,7 @@ class Training:
             for edge in facts.local_calls:
                 self._callers.setdefault(edge.callee, []).append(edge)
         self._reach: Dict[FunctionNode, bool] = {}
+        self._reach_here: Dict[FunctionNode, bool] = {}
         for facts in list(self.functions.values()):
             for loop in facts.loops:
                 if not loop.over_dataloader and isinstance(loop.node, cst.For):
@@ -248,28 +234,32 @@ class Training:
         """Whether ``call`` runs in a grad-disabled ``with`` block or function."""
         return call in self._disabled
 
-    def reaches_backward(self, function: FunctionNode) -> bool:
+    def reaches_backward(self, function: FunctionNode, elsewhere: bool = True) -> bool:
         """Whether ``function`` calls backward/autograd.grad, directly or
-        through the file's functions it calls."""
-        return self._reaches(function, set())
+        through the file's functions it calls (and, with ``elsewhere``,
+        through other modules' functions whose summaries say they do)."""
+        return self._reaches(function, set(), elsewhere)
 
-    def _reaches(self, function: FunctionNode, seen: Set[FunctionNode]) -> bool:
-        if function in self._reach:
-            return self._reach[function]
+    def _reaches(self, function: FunctionNode, seen: Set[FunctionNode], elsewhere: bool) -> bool:
+        memo = self._reach if elsewhere else self._reach_here
+        if function in memo:
+            return memo[function]
         if function in seen:
             return False
         seen.add(function)
         facts = self.functions.get(function)
         found = facts is not None and (
-            bool(facts.backward or facts.autograd_grad)
-            or any(self._reaches(edge.callee, seen) for edge in facts.local_calls)
+            any(elsewhere or not fact.elsewhere for fact in facts.backward)
+            or bool(facts.autograd_grad or (elsewhere and facts.training_calls))
+            or any(self._reaches(edge.callee, seen, elsewhere) for edge in facts.local_calls)
         )
-        self._reach[function] = found
+        memo[function] = found
         return found
 
     def is_training_loop(self, loop: LoopFacts) -> bool:
-        """A loop that calls backward, directly or via the file's functions."""
-        if loop.backward:
+        """A loop that calls backward, directly or via the file's functions
+        (or another module's function that trains)."""
+        if loop.backward or loop.training_calls:
             return True
         if any(self.reaches_backward(edge.callee) for edge in loop.local_calls):
             return True
@@ -277,7 +267,7 @@ class Training:
 
     def is_epoch_loop(self, loop: LoopFacts) -> bool:
         """A loop that contains a training loop (or calls a function with one)."""
-        if any(self.is_training_loop(child) for child in loop.children):
+        if loop.training_calls or any(self.is_training_loop(child) for child in loop.children):
             return True
         for edge in loop.local_calls:
             callee = self.functions.get(edge.callee)
@@ -480,6 +470,17 @@ class Training:
             elif receiver is ValueKind.GRAD_SCALER:
                 current.scaler_steps.append(fact)
             self._built_here(current, func.value)
+        elif self._callees is not None:
+            runs, loop_runs, library = self._callees().runs(call)
+            if BACKWARD in runs:  # a wrapper's or another module's step: backward in this step
+                elsewhere = CallFact(call, disabled, fact.loops, elsewhere=not library)
+                current.backward.append(elsewhere)
+                for loop in self._loops:
+                    loop.backward.append(elsewhere)
+            elif BACKWARD in loop_runs:  # a whole training loop, in another module
+                current.training_calls.append(fact)
+                for loop in self._loops:
+                    loop.training_calls.append(fact)
         if qualified is not None and (
             qualified in _PARALLEL_WRAPPERS
             or (qualified.startswith("torch.optim.") and self._values.kind(call) is ValueKind.OPTIMIZER)
@@ -577,10 +578,7 @@ def argument_for(call: cst.Call, name: str, index: Optional[int], method: bool) 
 
 def _false_argument(call: cst.Call) -> bool:
     """``train(False)`` or ``train(mode=False)``."""
-    for arg in call.args:
-        if isinstance(arg.value, cst.Name) and arg.value.value == "False":
-            return True
-    return False
+    return any(literal_bool(arg.value) is False for arg in call.args)
 
 
 __all__: Sequence[str] = (

@@ -13,15 +13,15 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Pattern, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.tree import children, walk
+from torchlint.source.tree import children, walk
 
 if TYPE_CHECKING:
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 
 class ValueKind(enum.Enum):
@@ -184,6 +184,10 @@ _SAME_KIND_METHODS: FrozenSet[str] = frozenset({
     "contiguous", "detach", "clone",
 })
 _MAX_DEPTH = 6
+_BUILT_KINDS = frozenset({ValueKind.SAMPLER, ValueKind.DATALOADER, ValueKind.DATASET, ValueKind.GRAD_SCALER,
+                          ValueKind.OPTIMIZER, ValueKind.MODEL})
+"""What a project function's result may be known as from what it builds
+(kinds that read nothing from the call's own arguments)."""
 
 
 def _decorator_name(decorator: cst.Decorator) -> Optional[str]:
@@ -195,6 +199,15 @@ def _string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
+    return None
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
+    name bound to something else), else None: the one test of a literal
+    truth value that rules and facts share."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
     return None
 
 
@@ -216,10 +229,16 @@ DeviceFact = Union[Device, _NotDevice, None]
 class Values:
     """Value inference for one module; answers are cached per node."""
 
-    def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable") -> None:
+    def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable",
+                 builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None,
+                 parents: "Optional[Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]]" = None) -> None:
+        self._parents = parents
         self._module = module
         self._scopes = scopes
         self._names = names
+        self._builds = builds
+        """What a call of a project function returns a new instance of (the
+        project's summaries: ``make_sampler(ds, distributed=True)``)."""
         self._cache: Dict[cst.CSTNode, Optional[Value]] = {}
         self._classes: Optional[Dict[str, cst.ClassDef]] = None
         self._kinds: Dict[str, Optional[ValueKind]] = {}
@@ -339,7 +358,13 @@ class Values:
     def _of_call(self, call: cst.Call, depth: int) -> Optional[Value]:
         qualified = self._names.call_name(call)
         if qualified is not None:
-            return self._of_constructor(call, qualified)
+            found = self._of_constructor(call, qualified)
+            if found is None and self._builds is not None:
+                built = self._builds(call)
+                made = self._of_constructor(call, built) if built is not None else None
+                if made is not None and made.kind in _BUILT_KINDS:
+                    return Value(made.kind, built)
+            return found
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self._scopes.resolve(func)
@@ -560,6 +585,46 @@ class Values:
                     if receiver:
                         collect_self_assignments(method.body, receiver[0].name.value, cached)
         return cached
+
+    # -- dictionaries unpacked into calls ------------------------------------------
+
+    def splatted(self, expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+        """The keywords ``**expr`` passes, when certain: a dict display with
+        string keys, ``dict(key=value, ...)``, or a name assigned one of those
+        once and used nowhere but in ``**`` unpackings (anything else might
+        change it); None otherwise."""
+        return self._splatted(expr, 0)
+
+    def _splatted(self, expr: cst.BaseExpression, depth: int) -> Optional[Dict[str, cst.BaseExpression]]:
+        if isinstance(expr, cst.Dict):
+            found: Dict[str, cst.BaseExpression] = {}
+            for element in expr.elements:
+                key = _string_value(element.key) if isinstance(element, cst.DictElement) else None
+                if key is None or not isinstance(element, cst.DictElement):
+                    return None
+                found[key] = element.value
+            return found
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            if self._scopes.resolve(expr.func) or any(arg.keyword is None for arg in expr.args):
+                return None
+            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
+        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH and self._parents is not None:
+            bindings = self._scopes.resolve(expr)
+            if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN or bindings[0].value is None:
+                return None
+            binding = bindings[0]
+            value = binding.value
+            statement = binding.node
+            if (binding.scope is None or value is None or not isinstance(statement, cst.Assign)
+                    or len(statement.targets) != 1 or not isinstance(statement.targets[0].target, cst.Name)):
+                return None  # `a = b = {...}` or an unpacking: another name may change it
+            parents = self._parents()
+            for reference in self._scopes.references(binding.scope, binding.name):
+                argument = parents.get(reference)
+                if not (isinstance(argument, cst.Arg) and argument.star == "**" and argument.value is reference):
+                    return None  # read as a whole: passed on, updated, printed...
+            return self._splatted(value, depth + 1)
+        return None
 
     # -- devices and dtypes -------------------------------------------------------
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.training import LoopFacts, Training
-from torchlint.names import ImportTable
-from torchlint.tree import walk, walk_body
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import walk, walk_body
 
 _CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
 
@@ -54,6 +54,9 @@ class Workload:
     imports_end: Optional[cst.SimpleStatementLine]
     """The last import-only statement of the module body before its first
     function, class or ``__main__`` block (where a process-wide setting goes)."""
+    step_loops: Tuple[LoopFacts, ...] = ()
+    """Every loop that qualifies as :attr:`step_loop`, in source order (a
+    notebook's cells may train on the CPU before a later cell uses CUDA)."""
 
 
 def workload(module: cst.Module, names: ImportTable, training: Training) -> Workload:
@@ -76,6 +79,7 @@ def workload(module: cst.Module, names: ImportTable, training: Training) -> Work
         convolution=convolution,
         entry_point=_has_main_block(module) or any(training.is_training_loop(loop) for loop in module_loops),
         imports_end=_imports_end(module),
+        step_loops=tuple(loops),
     )
 
 

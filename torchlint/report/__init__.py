@@ -14,7 +14,7 @@ from torchlint.model import Diagnostic
 from torchlint.report.context import ReportContext
 from torchlint.report.statistics import render_statistics
 
-FORMATS = ("full", "concise", "json", "github", "sarif")
+FORMATS = ("full", "concise", "json", "github", "gitlab", "sarif")
 
 Renderer = Callable[[Sequence[Diagnostic], ReportContext], str]
 

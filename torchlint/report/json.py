@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.report.context import ReportContext
-from torchlint.report.source import edit_range
+from torchlint.report.source import edit_range, token_edits
 
 JsonObject = Dict[str, Any]
 
@@ -45,7 +45,7 @@ def diagnostic_object(diagnostic: Diagnostic, source: Optional[str]) -> JsonObje
 
 def fix_object(fix: Fix, source: Optional[str]) -> JsonObject:
     """A fix: applicability, description and its edits in order."""
-    edits: List[JsonObject] = [edit_object(edit, source) for edit in sorted(fix.edits)]
+    edits: List[JsonObject] = [edit_object(edit, source) for edit in token_edits(source, fix.edits)]
     return {"applicability": fix.applicability.value, "message": fix.description, "edits": edits}
 
 

@@ -9,11 +9,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from torchlint.model import Diagnostic, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
+from torchlint.ruleapi.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
+from torchlint.report.fingerprint import fingerprints
 from torchlint.report.json import dumps
-from torchlint.report.source import edit_range
-from torchlint.rule import FixAvailability, RuleClass
+from torchlint.report.source import cell_position, edit_range, file_range, token_edits
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
 
 JsonObject = Dict[str, Any]
 
@@ -31,7 +32,10 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """One SARIF log with one run holding every rule and every finding."""
     rules = rule_descriptors()
     indices = {rule["id"]: number for number, rule in enumerate(rules)}
-    results = [result(d, indices, context.source_for(d)) for d in diagnostics]
+    results = [result(d, indices, context.source_for(d), context) for d in diagnostics]
+    for item, fingerprint in zip(results, fingerprints(diagnostics, context.source_for)):
+        # Code scanning tracks a finding across commits by this key.
+        item["partialFingerprints"] = {"torchlint/v1": fingerprint}
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -44,13 +48,13 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 
 def driver(rules: List[JsonObject]) -> JsonObject:
     """``tool.driver``: name, version, home page (when packaged with one) and rules."""
-    import torchlint
+    from torchlint.version import __version__
 
     described: JsonObject = {"name": "torchlint"}
     uri = _information_uri()
     if uri:
         described["informationUri"] = uri
-    described.update({"version": torchlint.__version__, "rules": rules})
+    described.update({"version": __version__, "rules": rules})
     return described
 
 
@@ -136,21 +140,28 @@ def region(start: Position, end: Position) -> JsonObject:
     }
 
 
-def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[str]) -> JsonObject:
-    """One SARIF ``result``, with its fix when the source is known."""
+def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[str],
+           context: Optional[ReportContext] = None) -> JsonObject:
+    """One SARIF ``result``, with its fix when the source is known.  A
+    notebook finding's region is the lines of the ``.ipynb`` file that hold
+    it; the cell and the line in it are in the message and ``properties``."""
+    start, end = file_range(diagnostic, context.sources) if context is not None else (diagnostic.start, diagnostic.end)
     physical = {
         "artifactLocation": artifact_location(diagnostic.path),
-        "region": region(diagnostic.start, diagnostic.end),
+        "region": region(start, end),
     }
     item: JsonObject = {"ruleId": diagnostic.code}
     if diagnostic.code in indices:
         item["ruleIndex"] = indices[diagnostic.code]
     item["level"] = severity_of(diagnostic.code).value
-    item["message"] = {"text": diagnostic.message}
+    message = diagnostic.message
+    if diagnostic.cell is not None:
+        message = f"{cell_position(diagnostic, column=False)}: {message}"
+    item["message"] = {"text": message}
     item["locations"] = [{"physicalLocation": physical}]
     if diagnostic.cell is not None:
-        # The region counts lines in the notebook cell, not in the file.
-        item["properties"] = {"cell": diagnostic.cell}
+        item["properties"] = {"cell": diagnostic.cell, "cellLine": diagnostic.start.line,
+                              "cellColumn": diagnostic.start.column}
     # A notebook fix's edits are offsets in its cell, which no SARIF consumer could apply to the file.
     fix = sarif_fix(diagnostic.path, diagnostic.fix, source) if diagnostic.fix and diagnostic.cell is None else None
     if fix is not None:
@@ -161,7 +172,7 @@ def result(diagnostic: Diagnostic, indices: Mapping[str, int], source: Optional[
 def sarif_fix(path: str, fix: Fix, source: Optional[str]) -> Optional[JsonObject]:
     """A SARIF ``fix`` (one artifact change, one replacement per edit); None without the source."""
     replacements: List[JsonObject] = []
-    for edit in sorted(fix.edits):
+    for edit in token_edits(source, fix.edits):
         where = edit_range(source, edit)
         if where is None:
             return None

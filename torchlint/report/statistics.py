@@ -22,6 +22,8 @@ class Statistic:
     count: int
     fixable: bool
     fixable_count: int
+    unsafe_fix_count: int = 0
+    """Findings whose fix is unsafe and not applied without ``--unsafe-fixes``."""
 
 
 def statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> List[Statistic]:
@@ -32,13 +34,20 @@ def statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> List[St
     rows = []
     for code, found in groups.items():
         fixable = sum(1 for d in found if d.fixable(unsafe_fixes))
-        rows.append(Statistic(code, found[0].name, len(found), fixable == len(found), fixable))
+        hidden = sum(1 for d in found if d.fix is not None and not d.fixable(unsafe_fixes))
+        rows.append(Statistic(code, found[0].name, len(found), fixable == len(found), fixable, hidden))
     return sorted(rows, key=lambda s: (-s.count, s.code))
 
 
 def _partly(row: Statistic) -> str:
-    """`` (N of M fixable)`` when only some findings of a rule have a fix."""
-    return f" ({row.fixable_count} of {row.count} fixable)" if 0 < row.fixable_count < row.count else ""
+    """`` (N of M fixable)`` when only some findings of a rule have a fix
+    that ``--fix`` applies, and how many more ``--unsafe-fixes`` would fix."""
+    notes = []
+    if 0 < row.fixable_count < row.count:
+        notes.append(f"{row.fixable_count} of {row.count} fixable")
+    if row.unsafe_fix_count:
+        notes.append(f"{row.unsafe_fix_count} with `--unsafe-fixes`")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def render_statistics(

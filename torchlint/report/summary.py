@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence
 
+from torchlint.ruleapi.meta import Severity
 from torchlint.model import Applicability, Diagnostic
 from torchlint.report.context import ReportContext
 from torchlint.report.style import BOLD, GREEN, Style
@@ -32,14 +33,29 @@ def _plural(count: int, word: str, suffix: str = "s") -> str:
     return f"{count} {word}{'' if count == 1 else suffix}"
 
 
+def counted(diagnostics: Sequence[Diagnostic]) -> str:
+    """``2 errors and 1 warning``: findings counted by their rule's severity
+    (suggestions and advisory rules are warnings, as in the github and SARIF
+    formats), so a run of suggestions does not read as errors."""
+    from torchlint.ruleapi.registry import severity_of
+
+    warnings = sum(1 for d in diagnostics if severity_of(d.code) is Severity.WARNING)
+    errors = len(diagnostics) - warnings
+    parts = [_plural(errors, "error")] if errors else []
+    parts += [_plural(warnings, "warning")] if warnings else []
+    return " and ".join(parts) or "0 errors"
+
+
 def found_line(diagnostics: Sequence[Diagnostic], context: ReportContext, style: Style) -> str:
-    """``Found N errors.``, with fixed/remaining after ``--fix``, or ``All checks passed!``."""
+    """``Found 2 errors and 1 warning.``, with fixed/remaining after
+    ``--fix``, or ``All checks passed!``."""
     remaining = len(diagnostics)
     if context.fixed:
         total = context.fixed + remaining
-        return f"Found {_plural(total, 'error')} ({context.fixed} fixed, {remaining} remaining)."
+        left = counted(diagnostics) if remaining else "0"
+        return f"Found {_plural(total, 'finding')} ({context.fixed} fixed, {left} remaining)."
     if remaining:
-        return f"Found {_plural(remaining, 'error')}."
+        return f"Found {counted(diagnostics)}."
     return style.paint("All checks passed!", BOLD, GREEN)
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from torchlint import __version__
+from torchlint.version import __version__
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.results import (
     EQUIVALENT,
@@ -163,7 +163,7 @@ def _timing_json(timing: Optional[TimingSummary]) -> Optional[Dict[str, Any]]:
         "between_process_spread": dict(timing.between_process),
         "position_effect": list(timing.position_effect),
         "slot_order_seed": timing.slot_seed,
-        "rounds": timing.rounds,
+        "round_count": timing.rounds,
         "calls_per_block": timing.number,
         "threads": timing.threads,
         "unit": "whole script" if timing.whole_script else "torchlint_step()",

@@ -1,0 +1,215 @@
+"""Import resolution and the index's answers: right (Python's last binding
+wins), linear in the project's imports, and never shared between runs."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Tuple
+
+import pytest
+
+from torchlint.analysis.imports import module_imports, reexports, star_parts
+from torchlint.analysis.index import ProjectIndex
+from torchlint.analysis.queries import build, subclasses_of
+
+
+def _write(root: Path, sources: Dict[str, str]) -> List[Path]:
+    files = []
+    for name, text in sources.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+    return files
+
+
+# -- 25.11: of two imports of one name, the later one is the binding ---------------------
+
+
+def test_the_last_import_of_a_name_is_its_binding() -> None:
+    import ast
+
+    tree = ast.parse("import numpy as torch\nimport torch\ntry:\n    from a import x\nexcept ImportError:\n"
+                     "    from b import x\nfrom c import y\nfrom d import y\n")
+    table = module_imports(tree, "m", False)
+    assert table == {"torch": "torch", "x": "b.x", "y": "d.y"}
+
+
+def test_a_package_importing_a_name_twice_reexports_the_last(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        "pkg/__init__.py": "from .old import Wrap\nfrom .new import Wrap\n",
+        "pkg/old.py": "class Wrap:\n    pass\n",
+        "pkg/new.py": "import torch.nn as nn\nclass Wrap(nn.DataParallel):\n    pass\n",
+        "main.py": "from pkg import Wrap\nWrap(1)\n",
+    })
+    index = build(files, [subclasses_of("torch.nn.DataParallel")])
+    assert index.defined_as("pkg.Wrap") == "pkg.new.Wrap"
+    assert index.derives_from("pkg.Wrap", "torch.nn.DataParallel")
+
+
+def test_a_star_imported_module_binding_a_name_twice_exports_the_last(tmp_path: Path) -> None:
+    files = _write(tmp_path, {
+        "common.py": "import numpy as torch\nimport torch\nimport torch.nn as nn\nfrom torch import nn\n",
+        "train.py": "from common import *\ntorch.load(p)\n",
+    })
+    index = build(files, [])
+    assert index.star_export("common", "torch") == "torch"
+    assert index.star_export("common", "nn") == "torch.nn"
+
+
+# -- 25.6: linear in the project's imports ------------------------------------------------
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """Fail (rather than hang) when the body runs longer than ``seconds``."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def _star_lattice(width: int, depth: int) -> Dict[str, str]:
+    """``depth`` layers of ``width`` modules, each star-importing every module
+    of the layer below: the number of paths grows as width ** depth."""
+    sources: Dict[str, str] = {}
+    for layer in range(depth):
+        for i in range(width):
+            below = "".join(f"from m{layer + 1}_{j} import *\n" for j in range(width)) if layer + 1 < depth else ""
+            sources[f"m{layer}_{i}.py"] = f"{below}import os as name{layer}_{i}\n"
+    sources["train.py"] = "".join(f"from m0_{i} import *\n" for i in range(width)) + "torch.load(p)\n"
+    return sources
+
+
+def test_star_import_resolution_is_linear_in_the_star_imports(tmp_path: Path) -> None:
+    """68 tiny modules that star-import each other by layers: every name is
+    resolved with one walk of the modules, not one per path (there are 4 ** 17)."""
+    files = _write(tmp_path, _star_lattice(4, 17))
+    with _deadline(20):
+        index = build(files, [])
+        elapsed = _timed(lambda: [index.star_export(f"m0_{i}", f"name{d}_{i}") for d in range(17) for i in range(4)])
+    assert index.star_export("m0_0", "name16_3") == "os"  # found through 16 layers
+    assert index.star_export("m0_0", "missing") is None
+    assert elapsed < 5, elapsed  # milliseconds; a walk per path took minutes
+
+
+def _subclass_chain(count: int) -> Dict[str, str]:
+    """A package re-exporting a chain of ``count`` modules, each defining a
+    subclass of the one before (the first derives from DataParallel)."""
+    sources = {"pkg/__init__.py": "".join(f"from .m{i} import C{i}\n" for i in range(count))}
+    sources["pkg/m0.py"] = "import torch.nn as nn\nclass C0(nn.DataParallel):\n    pass\n"
+    for i in range(1, count):
+        sources[f"pkg/m{i}.py"] = f"from .m{i - 1} import C{i - 1}\nclass C{i}(C{i - 1}):\n    pass\n"
+    sources["train.py"] = f"from pkg import C{count - 1}\nmodel = C{count - 1}(net)\n"
+    return sources
+
+
+def test_a_long_subclass_chain_costs_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check train.py` over a package that re-exports an 800-module chain
+    of subclasses: the index, the hierarchy and the re-exports are read in
+    time linear in the chain (it took 91 s, cubic, before)."""
+    small, large = tmp_path / "small", tmp_path / "large"
+    _write(small, _subclass_chain(100))
+    _write(large, _subclass_chain(800))
+    times = {}
+    for root, size in ((small, 100), (large, 800)):
+        monkeypatch.chdir(root)
+        with _deadline(60):
+            times[size] = _timed(lambda: build([root / "train.py"], [subclasses_of("torch.nn.DataParallel")]))
+        index = build([root / "train.py"], [subclasses_of("torch.nn.DataParallel")])
+        assert index.derives_from(f"pkg.C{size - 1}", "torch.nn.DataParallel")
+        assert len(index.subclasses_of("torch.nn.DataParallel")) == size
+    # Eight times the chain: linear costs about eight times as much; quadratic 64, cubic 512.
+    assert times[800] < 24 * times[100] + 1.0, times
+
+
+def test_reexports_of_a_long_chain_are_followed_in_linear_time() -> None:
+    """Packages re-exporting one class through 3,000 links: each package
+    file is searched and parsed once, and the chain resolves to its end."""
+    count = 3000
+    texts: List[Tuple[Path, bytes]] = [
+        (Path("pkg") / f"a{i}" / "__init__.py", f"from ..a{i + 1} import Wrap\n".encode()) for i in range(count)
+    ]
+    texts.append((Path("pkg") / f"a{count}" / "__init__.py", b"from .impl import Wrap\n"))
+    with _deadline(30):
+        found = reexports(texts, [f"pkg.a{count}.impl.Wrap"], None, module_of=lambda path: f"pkg.{path.parent.name}")
+    assert found["pkg.a0.Wrap"] == f"pkg.a{count}.impl.Wrap"
+    assert len(found) == count + 1
+
+
+def test_subclasses_are_answered_once_per_base() -> None:
+    from torchlint.analysis.index import ClassInfo
+
+    count = 3000
+    classes = {f"m.C{i}": ClassInfo(f"m.C{i}", "m.py", i, (f"m.C{i - 1}" if i else "torch.nn.DataParallel",))
+               for i in range(count)}
+    index = ProjectIndex(classes)
+    with _deadline(5):  # milliseconds; one walk up the chain per question took 15 s
+        assert all(index.derives_from(name, "torch.nn.DataParallel") for name in classes)  # 3,000 questions
+    assert len(index.subclasses_of("torch.nn.DataParallel")) == count
+
+
+def test_star_parts_read_each_module_once(tmp_path: Path) -> None:
+    files = _write(tmp_path, _star_lattice(4, 17))
+    texts = [(path, path.read_bytes()) for path in files]
+    parts = star_parts(texts)
+    assert len(parts) == 68 and parts["m0_0"].stars == ("m1_0", "m1_1", "m1_2", "m1_3")
+
+
+# -- 25.9: no global index: each lint sees the index it was given --------------------------
+
+
+def test_two_editor_lints_at_once_each_see_their_own_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor lints on its event loop and on a worker thread at once;
+    each document must be judged with its own project's index (before, the
+    index was one global that the other lint overwrote in between)."""
+    pytest.importorskip("pygls")
+    import torchlint.lint.engine
+    from torchlint.interfaces.lsp import TorchlintServer
+
+    one, other = tmp_path / "one", tmp_path / "other"
+    _write(one, {"nets.py": "import torch.nn as nn\nclass Wrap(nn.DataParallel):\n    pass\n"})
+    _write(other, {"nets.py": "import torch.nn as nn\nclass Wrap(nn.Module):\n    pass\n"})
+    text = "import torch\nfrom nets import Wrap\nmodel = Wrap(torch.nn.Linear(2, 2))\n"
+    for root in (one, other):
+        (root / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL501"]\n')
+        (root / "train.py").write_text(text)
+    server = TorchlintServer()
+    real = torchlint.lint.engine.lint_source
+    both_prepared = threading.Barrier(2, timeout=20)
+
+    def lint_after_both_prepared(*args, **kwargs):  # type: ignore[no-untyped-def]
+        both_prepared.wait()  # both lints have built (and, before, installed) their index
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torchlint.lint.engine, "lint_source", lint_after_both_prepared)
+    results: Dict[str, object] = {}
+
+    def lint(root: Path) -> None:
+        results[root.name] = server._lint_text((root / "train.py").as_uri(), text, 1)
+
+    for _ in range(3):
+        for order in ((one, other), (other, one)):
+            worker = threading.Thread(target=lint, args=(order[0],))
+            worker.start()
+            lint(order[1])
+            worker.join()
+            found = {name: [d.code for d in getattr(result, "diagnostics", ())] for name, result in results.items()}
+            assert found == {"one": ["TL501"], "other": []}, found

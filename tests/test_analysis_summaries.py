@@ -1,0 +1,343 @@
+"""Summaries of the project's callables, across files, and the table of
+library wrappers they fall back on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import libcst as cst
+import pytest
+
+from torchlint.analysis import Facts
+from torchlint.analysis.queries import build, index_of_sources, summaries
+from torchlint.analysis.summaries import (
+    _from_json, _to_json, link, summarize_file, summarize_sources, summarize_tree,
+)
+from torchlint.data.apidata import DataError, read_wrappers, wrappers
+
+PROJECT = {
+    "utils": '''
+import torch
+from torch.utils.data import DistributedSampler, RandomSampler
+
+
+class MetricLogger:
+    def log_every(self, iterable, print_freq, header=None):
+        for i, obj in enumerate(iterable):
+            yield obj
+
+
+def make_sampler(ds, distributed=False):
+    if distributed:
+        return DistributedSampler(ds)
+    return RandomSampler(ds)
+
+
+def forever(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+class Scaler:
+    def __init__(self):
+        self._scaler = torch.cuda.amp.GradScaler()
+
+    def __call__(self, loss, optimizer):
+        self._scaler.scale(loss).backward()
+        self._scaler.step(optimizer)
+''',
+    "engine": '''
+import utils
+from tqdm import tqdm
+
+
+def train_one_epoch(model, loader, optimizer, loss_scaler):
+    logger = utils.MetricLogger()
+    for x, y in logger.log_every(loader, 10):
+        loss_scaler(model(x).mean(), optimizer)
+
+
+def step(model, batch):
+    model(batch).mean().backward()
+
+
+def epoch(model, loader):
+    for i, batch in enumerate(tqdm(loader)):
+        step(model, batch)
+
+
+def evaluate(model, loader):
+    return [model(x) for x in loader]
+''',
+    "main": '''
+from engine import train_one_epoch
+from timm.utils import NativeScaler
+
+
+def main(model, loader, opt):
+    scaler = NativeScaler()
+    for e in range(3):
+        train_one_epoch(model, loader, opt, scaler)
+''',
+}
+
+
+def _linked():  # type: ignore[no-untyped-def]
+    return summarize_sources([(module, text, False) for module, text in PROJECT.items()])
+
+
+def test_what_functions_do_to_their_parameters() -> None:
+    found = _linked()
+    log_every = found.of("utils.MetricLogger.log_every")
+    assert log_every is not None and log_every.yields_from == {"iterable"} and log_every.iterates == {"iterable"}
+    assert found.of("utils.forever").repeats == {"loader"}  # iterated again and again
+    step = found.of("engine.step")
+    assert step is not None and step.runs == {"backward"} and not step.loop_runs  # one training step
+    epoch = found.of("engine.epoch")
+    assert epoch is not None and epoch.loop_runs == {"backward"} and epoch.iterates == {"loader"}  # a training loop
+    evaluate = found.of("engine.evaluate")
+    assert evaluate is not None and evaluate.iterates == {"loader"} and not evaluate.runs and not evaluate.loop_runs
+    scaler = found.of("utils.Scaler.__call__")
+    assert scaler is not None and scaler.runs == {"backward"}
+
+
+def test_a_parameter_called_is_what_every_project_call_passes() -> None:
+    found = _linked()
+    assert found.maker_of("engine.train_one_epoch", "loss_scaler") == "timm.utils.NativeScaler"
+    trains = found.of("engine.train_one_epoch")
+    assert trains is not None and trains.loop_runs == {"backward", "step"}  # timm's scaler, from the table
+    assert trains.iterates == {"loader"}  # through the logger's generator
+
+
+def test_callers_that_disagree_leave_a_called_parameter_unknown() -> None:
+    sources = dict(PROJECT)
+    sources["other"] = "from engine import train_one_epoch\ntrain_one_epoch(m, l, o, print)\n"
+    found = summarize_sources([(module, text, False) for module, text in sources.items()])
+    assert found.maker_of("engine.train_one_epoch", "loss_scaler") is None
+    trains = found.of("engine.train_one_epoch")
+    assert trains is not None and not trains.loop_runs
+
+
+def test_what_a_factory_builds_depends_on_the_literal_it_is_given() -> None:
+    sampler = _linked().of("utils.make_sampler")
+    assert sampler is not None
+    assert sampler.builds({"distributed": True}) == "torch.utils.data.DistributedSampler"
+    assert sampler.builds({"distributed": False}) == "torch.utils.data.RandomSampler"
+    assert sampler.builds({}) is None  # a run-time choice
+
+
+def test_methods_are_found_through_project_bases() -> None:
+    found = summarize_sources([
+        ("base", "class Trainer:\n    def fit(self, loader):\n        for b in loader:\n            b.backward()\n", False),
+        ("mine", "from base import Trainer\nclass Mine(Trainer):\n    pass\n", False),
+    ])
+    fit = found.of("mine.Mine.fit")
+    assert fit is not None and fit.loop_runs == {"backward"}
+
+
+def test_calls_in_a_file_resolve_to_summaries_and_wrappers(tmp_path: Path) -> None:
+    index = index_of_sources(dict((f"{module}.py", text) for module, text in PROJECT.items()), [summaries()])
+    source = '''
+import utils
+from engine import train_one_epoch
+from tqdm import tqdm
+from accelerate import Accelerator
+from timm.utils import NativeScaler
+
+def run(model, loader, opt, flag):
+    logger = utils.MetricLogger()
+    for batch in logger.log_every(tqdm(loader), 5):
+        pass
+    sampler = utils.make_sampler(ds, distributed=True)
+    maybe = utils.make_sampler(ds, distributed=flag)
+    scaler = NativeScaler()
+    scaler(loss, opt)
+    train_one_epoch(model, loader, opt, scaler)
+'''
+    module = cst.parse_module(source)
+    facts = Facts.of_module(module, index, path=str(tmp_path / "run.py"), source=source)
+    calls = {facts.located.line(call): call for call in reversed(facts.nodes_of(cst.Call))}  # the outermost per line
+    callees = facts.callees
+    yielded = callees.yielded(calls[10])
+    assert [module.code_for_node(v) for v in yielded] == ["tqdm(loader)"]
+    assert [module.code_for_node(v) for v in callees.yielded(yielded[0])] == ["loader"]  # type: ignore[arg-type]
+    assert callees.builds(calls[12]) == "torch.utils.data.DistributedSampler"
+    assert callees.builds(calls[13]) is None
+    assert facts.values.kind(calls[12]).value == "sampler"  # type: ignore[union-attr]
+    assert callees.runs(calls[15]) == (frozenset({"backward", "step"}), frozenset(), True)  # a library step
+    assert callees.runs(calls[16])[1] == {"backward", "step"}  # a whole training loop
+    assert [module.code_for_node(v) for v in callees.iterated(calls[16])] == ["loader"]
+    loops = facts.training.function(next(iter(f for f in facts.training.functions if isinstance(f, cst.FunctionDef))))
+    assert loops.backward and loops.training_calls
+
+
+def test_summaries_are_stored_per_file_and_a_damaged_entry_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = []
+    for module, text in PROJECT.items():
+        (tmp_path / f"{module}.py").write_text(text)
+        files.append(tmp_path / f"{module}.py")
+
+    class Store(dict):  # type: ignore[type-arg]
+        def get_facts(self, key: str) -> object:
+            return self.get(key)
+
+        def put_facts(self, key: str, value: object) -> None:
+            self[key] = value
+
+    store = Store()
+    cold = build(files, [summaries()], store)
+    assert cold.summaries is not None and len(store) >= 3
+    from torchlint.analysis import summaries as module
+
+    parsed: List[str] = []
+    real = module.summarize_tree
+    monkeypatch.setattr(module, "summarize_tree", lambda tree, name, package: parsed.append(name) or real(tree, name, package))
+    warm = build(files, [summaries()], store)
+    assert parsed == [] and warm.summaries == cold.summaries and warm.fingerprint == cold.fingerprint
+    for key in list(store):
+        if isinstance(store[key], dict) and "functions" in store[key]:
+            store[key] = {**store[key], "functions": [["x", [1], [], False, [], [], [], [], [], [], [], []]]}
+    again = build(files, [summaries()], store)
+    assert again.summaries == cold.summaries and sorted(parsed) == ["engine", "main", "utils"]
+
+
+def test_a_summary_round_trips_through_json() -> None:
+    import ast
+
+    for module, text in PROJECT.items():
+        summary = summarize_tree(ast.parse(text), module, False)
+        assert _from_json(_to_json(summary)) == summary
+    assert _from_json({"module": "m", "bases": [], "functions": "no"}) is None
+
+
+def test_an_edit_that_changes_what_a_helper_does_changes_the_fingerprint(tmp_path: Path) -> None:
+    for module, text in PROJECT.items():
+        (tmp_path / f"{module}.py").write_text(text)
+    files = sorted(tmp_path.glob("*.py"))
+    before = build(files, [summaries()])
+    (tmp_path / "engine.py").write_text(PROJECT["engine"].replace("    model(batch).mean().backward()\n", "    pass\n"))
+    after = build(files, [summaries()])
+    assert before.fingerprint_for(str(tmp_path / "main.py")) != after.fingerprint_for(str(tmp_path / "main.py"))
+    (tmp_path / "engine.py").write_text(PROJECT["engine"] + "\n# a comment\n")
+    assert build(files, [summaries()]).summaries == before.summaries  # nothing any function does changed
+
+
+def test_scripts_that_import_nothing_of_the_project_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchlint.analysis import summaries as module
+
+    (tmp_path / "alone.py").write_text("import torch\ndef f(loader):\n    for x in loader:\n        x.backward()\n")
+    (tmp_path / "lib.py").write_text("def g():\n    pass\n")
+    (tmp_path / "user.py").write_text("from lib import g\ng()\n")
+    read: List[str] = []
+    real = module.summarize_file
+    monkeypatch.setattr(module, "summarize_file", lambda path, *a: read.append(path.name) or real(path, *a))
+    build(sorted(tmp_path.glob("*.py")), [summaries()])
+    assert sorted(read) == ["lib.py", "user.py"]
+
+
+def test_linking_is_linear_in_the_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain of functions, each calling the next: the fixed point visits
+    each function a bounded number of times (not once per path).  Counted,
+    not timed: the number of times a function's facts are re-derived."""
+    def chain(count: int) -> List[str]:
+        lines = [f"def f{i}(loader):\n    f{i + 1}(loader)\n" for i in range(count)]
+        lines.append(f"def f{count}(loader):\n    for b in loader:\n        b.backward()\n")
+        return lines
+
+    import ast
+
+    import torchlint.analysis.summaries as module
+
+    applied = [0]
+    real = module._apply
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        applied[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_apply", counted)
+    visits: Dict[int, int] = {}
+    for count in (300, 3000):
+        summary = summarize_tree(ast.parse("".join(chain(count))), "m", False)
+        applied[0] = 0
+        found = link([summary])
+        visits[count] = applied[0]
+        first = found.of("m.f0")
+        assert first is not None and first.iterates == {"loader"} and first.loop_runs == {"backward"}
+    # Each function is re-derived a bounded number of times: ten times the chain, ten times the work.
+    assert visits[3000] <= 3 * 3001 and visits[3000] <= 11 * visits[300], visits
+
+
+def test_the_wrapper_table_is_validated(tmp_path: Path) -> None:
+    table = wrappers()
+    assert table["tqdm.tqdm"] is table["tqdm.std.tqdm"] and table["builtins.zip"].yields == "*"
+    cases = {
+        'name = "a.b"\nparameters = ["x"]\nyields = "y"\nnote = "n"\n': "`yields` names 'y'",
+        'name = "a.b"\nruns = ["fly"]\nnote = "n"\n': "unknown effect 'fly'",
+        'name = "a.b"\nnote = "n"\ncolour = 1\n': "unknown key 'colour'",
+        'name = "ab"\nnote = "n"\n': "must be dotted",
+        'name = "a.b"\n': "missing `note`",
+    }
+    for body, message in cases.items():
+        path = tmp_path / "wrappers.toml"
+        path.write_text("[[callable]]\n" + body)
+        with pytest.raises(DataError, match=message.replace("(", r"\(").replace("`", ".")):
+            read_wrappers(path)
+    path.write_text('[[callable]]\nname = "a.b"\nnote = "n"\n[[callable]]\nname = "c.d"\naliases = ["a.b"]\nnote = "n"\n')
+    with pytest.raises(DataError, match="listed twice"):
+        read_wrappers(path)
+
+
+def test_a_module_class_that_wraps_one_layer() -> None:
+    import ast
+
+    source = '''
+import torch
+from torch import nn
+
+class ConvNorm(nn.Module):
+    def __init__(self, cin, cout, kernel_size=1, bias=True, *, gain="linear"):
+        super().__init__()
+        self.conv = nn.Conv1d(cin, cout, kernel_size=kernel_size, bias=bias)
+        nn.init.xavier_uniform_(self.conv.weight)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y
+
+class Two(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+class Touched(nn.Module):
+    def __init__(self, c, bias=True):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3, bias=bias)
+
+    def forward(self, x):
+        return self.conv(x) + self.conv.bias
+
+class Rebound(nn.Module):
+    def __init__(self, c, bias=True):
+        super().__init__()
+        bias = bias and c > 1
+        self.conv = nn.Conv1d(c, c, 3, bias=bias)
+
+    def forward(self, x):
+        return self.conv(x)
+'''
+    layers = {w.qualified: w for w in summarize_tree(ast.parse(source), "nets", False).layers}
+    wrapped = layers["nets.ConvNorm"]
+    assert wrapped.layer == "torch.nn.Conv1d" and wrapped.parameters == ("cin", "cout", "kernel_size", "bias")
+    assert dict(wrapped.arguments)["bias"] == "param:bias" and dict(wrapped.defaults) == {"bias": "True"}
+    assert wrapped.positional == ("param:cin", "param:cout") and wrapped.keyword_only == ("gain",)
+    assert layers["nets.Two"].layer == "torch.nn.ReLU"  # its output is the activation's
+    assert "nets.Touched" not in layers  # it reads the layer's bias itself
+    assert dict(layers["nets.Rebound"].arguments)["bias"] == "?"  # the parameter is rebound first

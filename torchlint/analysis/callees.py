@@ -1,0 +1,261 @@
+"""What a call of this file runs, from the project's summaries and the table
+of library wrappers: one place where a libcst call is matched to the
+:class:`~torchlint.analysis.summaries.Summary` of what it calls.
+
+A call resolves through the file's imports (``train_one_epoch(...)``,
+``tqdm(loader)``), builtins (``enumerate(loader)``), the classes that built
+its receiver (``logger.log_every(loader, 10)``, ``loss_scaler(loss, opt)``
+where ``loss_scaler = NativeScaler()``), or, for a parameter the function
+calls, the class every project call of the function passes for it.  When
+several classes may have built the receiver they must agree; anything else
+is unknown, and unknown calls change no fact.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
+from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary
+from torchlint.analysis.values import literal_bool
+
+if TYPE_CHECKING:
+    from torchlint.analysis.instances import Instances
+    from torchlint.analysis.names import ImportTable
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a call runs, and whether the call binds an instance first."""
+
+    summary: Summary
+    bound: bool
+
+    def parameter(self, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
+        """The parameter an argument of the call fills."""
+        return self.summary.parameter_for(position, keyword, self.bound)
+
+
+def arguments(call: cst.Call) -> List[Tuple[Optional[int], Optional[str], cst.BaseExpression]]:
+    """(position, keyword, value) of each argument; positions stop at a ``*`` unpacking."""
+    found: List[Tuple[Optional[int], Optional[str], cst.BaseExpression]] = []
+    position = 0
+    unpacked = False
+    for arg in call.args:
+        if arg.star == "*":
+            unpacked = True
+        elif arg.keyword is not None:
+            found.append((None, arg.keyword.value, arg.value))
+        elif not arg.star and not unpacked:
+            found.append((position, None, arg.value))
+            position += 1
+    return found
+
+
+@dataclass(frozen=True)
+class _Spelled:
+    """The last parts of the names of callables with some fact, and the
+    last parts of the classes whose instances' calls have it."""
+
+    names: FrozenSet[str]
+    classes: FrozenSet[str]
+
+
+class Callees:
+    """Calls of one file matched to what they run (answers cached per call)."""
+
+    def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
+                 summaries: Optional[Summaries], path: str, source: str = "") -> None:
+        self._source = source
+        self._scopes = scopes
+        self._names = names
+        self._instances = instances
+        self._summaries = summaries if summaries is not None else EMPTY_SUMMARIES
+        self._path = path
+        self._cache: Dict[cst.Call, Optional[Target]] = {}
+        self._mentioned: Dict[FrozenSet[str], bool] = {}
+        """Whether the file's text names one of some classes (asked once per set)."""
+
+    def _spelled(self, fact: str) -> "_Spelled":
+        names, classes = self._summaries.spelled(fact)
+        return _Spelled(names, classes)
+
+    @cached_property
+    def _running(self) -> "_Spelled":
+        return self._spelled("runs")
+
+    @cached_property
+    def _yielding(self) -> "_Spelled":
+        return self._spelled("yields")
+
+    @cached_property
+    def _iterating(self) -> "_Spelled":
+        return self._spelled("iterates")
+
+    @cached_property
+    def _building(self) -> "_Spelled":
+        return self._spelled("builds")
+
+    def _worth(self, call: cst.Call, spelled: "_Spelled") -> bool:
+        """Whether ``call`` may be spelled as ``spelled`` says."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in spelled.names
+        if not isinstance(func, cst.Name):
+            return False
+        if func.value in spelled.names:
+            return True
+        mentioned = self._mentioned.get(spelled.classes)
+        if mentioned is None:
+            mentioned = self._mentioned[spelled.classes] = any(word in self._source for word in spelled.classes)
+        return mentioned or self._calls_parameters
+
+    @cached_property
+    def _calls_parameters(self) -> bool:
+        """Some function of this file calls a parameter whose class the
+        project's calls of it agree on."""
+        makers = self._summaries.parameter_makers
+        return bool(makers) and any(name.startswith(self._module + ".") for name in makers)
+
+    @cached_property
+    def _module(self) -> str:
+        known = self._summaries.paths.get(os.path.abspath(self._path))
+        if known is not None:
+            return known
+        from torchlint.analysis.imports import module_name
+
+        return module_name(Path(self._path))
+
+    def target(self, call: cst.Call, spelled: "Optional[_Spelled]" = None) -> Optional[Target]:
+        """What ``call`` runs, when the wrapper table or the project's
+        summaries know it (``spelled``: how a call worth resolving looks)."""
+        if call in self._cache:
+            return self._cache[call]
+        if spelled is not None and not self._worth(call, spelled):
+            return None
+        found = self._resolve(call)
+        self._cache[call] = found
+        return found
+
+    def runs(self, call: cst.Call) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
+        """What ``call`` does (``backward``, ``step``): once, as a training
+        step does, and in loops, as a training loop does; and whether a
+        library wrapper does it (not another module of the project)."""
+        target = self.target(call, self._running)
+        if target is None:
+            return frozenset(), frozenset(), False
+        return target.summary.runs, target.summary.loop_runs, target.summary.wrapper
+
+    def yielded(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The arguments whose items a loop over ``call`` draws
+        (``tqdm(loader)``, ``logger.log_every(loader, 10)``)."""
+        return self._arguments_in(call, self._yielding, lambda target: target.summary.yields_from)
+
+    def iterated(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
+        return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
+
+    def repeated(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The arguments ``call`` iterates again and again (``while True: for b
+        in loader: yield b``): one call starts many passes over them."""
+        return self._arguments_in(call, self._iterating, lambda target: target.summary.repeats)
+
+    def builds(self, call: cst.Call) -> Optional[str]:
+        """The class every return of the project function ``call`` runs
+        builds, given the literal truth values it passes (``distributed=True``)."""
+        target = self.target(call, self._building)
+        if target is None or target.summary.wrapper:
+            return None
+        truths: Dict[str, bool] = {}
+        for position, keyword, value in arguments(call):
+            truth = literal_bool(value)
+            parameter = target.parameter(position, keyword)
+            if truth is not None and parameter is not None:
+                truths[parameter] = truth
+        return target.summary.builds(truths)
+
+    def _arguments_in(self, call: cst.Call, spelled: "_Spelled",
+                      chosen: Callable[[Target], FrozenSet[str]]) -> List[cst.BaseExpression]:
+        target = self.target(call, spelled)
+        if target is None:
+            return []
+        wanted = chosen(target)
+        if not wanted:
+            return []
+        found = []
+        for position, keyword, value in arguments(call):
+            parameter = target.parameter(position, keyword)
+            if parameter is not None and parameter in wanted:
+                found.append(value)
+        return found
+
+    # -- resolving ---------------------------------------------------------------------
+
+    def _resolve(self, call: cst.Call) -> Optional[Target]:
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last is None:
+            return None
+        qualified = self._names.call_name(call)
+        if qualified is None and isinstance(func, cst.Name) and not self._scopes.resolve(func):
+            qualified = f"builtins.{last}"
+        if qualified is None and isinstance(func, (cst.Name, cst.Attribute)):
+            qualified = self._instances().absolute_name(func)
+        if qualified is not None:
+            return self._named(qualified, False)
+        if isinstance(func, cst.Attribute):
+            return self._through_makers(func.value, last)
+        through = self._through_makers(func, "__call__")
+        return through if through is not None else self._called_parameter(func)
+
+    def _named(self, qualified: str, bound: bool) -> Optional[Target]:
+        summary = self._summaries.of(qualified)
+        return Target(summary, bound) if summary is not None else None
+
+    def _through_makers(self, receiver: cst.BaseExpression, method: str) -> Optional[Target]:
+        makers = self._instances().makers(receiver)
+        if not makers:
+            return None
+        found: Set[str] = set()
+        for maker in makers:
+            if maker.qualified is not None:
+                found.add(f"{maker.qualified}.{method}")
+            elif maker.local is not None:
+                found.add(f"{self._module}.{maker.local.name.value}.{method}")
+        targets = {name: self._named(name, True) for name in found}
+        summaries = {target.summary for target in targets.values() if target is not None}
+        if len(summaries) != 1 or any(target is None for target in targets.values()):
+            return None
+        return next(t for t in targets.values() if t is not None)
+
+    def _called_parameter(self, func: cst.BaseExpression) -> Optional[Target]:
+        """A parameter the function calls: what every project call passes."""
+        if not isinstance(func, cst.Name) or not self._summaries.parameter_makers:
+            return None
+        bindings = self._scopes.resolve(func)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return None
+        scope = bindings[0].scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef) or scope is None:
+            return None
+        owner = scope.parent
+        if owner is not None and owner.kind is ScopeKind.CLASS and isinstance(owner.node, cst.ClassDef):
+            if owner.parent is None or owner.parent.kind is not ScopeKind.MODULE:
+                return None
+            qualified = f"{self._module}.{owner.node.name.value}.{function.name.value}"
+        elif owner is not None and owner.kind is ScopeKind.MODULE:
+            qualified = f"{self._module}.{function.name.value}"
+        else:
+            return None
+        built = self._summaries.maker_of(qualified, func.value)
+        return self._named(f"{built}.__call__", True) if built is not None else None
+
+
+__all__ = ["Callees", "Target", "arguments"]

@@ -1,0 +1,48 @@
+"""What a context manager or decorator does to autograd: the one grad-mode
+fact, shared by the per-file training facts (libcst) and the cross-file
+facts read with CPython's ``ast``.  Neither tree type is imported here: the
+callers pass the qualified name and the first argument's literal value."""
+
+from __future__ import annotations
+
+import enum
+from typing import Dict, Optional
+
+
+class GradMode(enum.Enum):
+    """What a region does to autograd."""
+
+    DISABLED = "disabled"  # no_grad, inference_mode, set_grad_enabled(False)
+    ENABLED = "enabled"  # enable_grad, set_grad_enabled(True), inference_mode(False)
+
+
+GRAD_CONTEXTS: Dict[str, GradMode] = {
+    "torch.no_grad": GradMode.DISABLED,
+    "torch.inference_mode": GradMode.DISABLED,
+    "torch.autograd.no_grad": GradMode.DISABLED,
+    "torch.autograd.grad_mode.no_grad": GradMode.DISABLED,
+    "torch.autograd.inference_mode": GradMode.DISABLED,
+    "torch.autograd.grad_mode.inference_mode": GradMode.DISABLED,
+    "torch.enable_grad": GradMode.ENABLED,
+    "torch.autograd.enable_grad": GradMode.ENABLED,
+    "torch.autograd.grad_mode.enable_grad": GradMode.ENABLED,
+    "torch.set_grad_enabled": GradMode.ENABLED,
+    "torch.autograd.set_grad_enabled": GradMode.ENABLED,
+    "torch.autograd.grad_mode.set_grad_enabled": GradMode.ENABLED,
+}
+"""torch's grad-mode context managers and decorators, by public name."""
+
+
+def grad_mode_of(qualified: Optional[str], called: bool, first: Optional[bool]) -> Optional[GradMode]:
+    """The grad mode ``qualified`` sets when used as a context manager or
+    decorator (``called``: written as a call, ``first``: its first argument
+    when that is a literal ``True``/``False``, else None), or None when it is
+    not one or the mode depends on a run-time value."""
+    mode = GRAD_CONTEXTS.get(qualified or "")
+    if mode is None or qualified is None:
+        return None
+    if called and qualified.endswith("set_grad_enabled"):
+        return None if first is None else (GradMode.ENABLED if first else GradMode.DISABLED)
+    if called and qualified.endswith("inference_mode") and first is False:
+        return GradMode.ENABLED
+    return mode

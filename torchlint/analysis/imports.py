@@ -1,0 +1,633 @@
+"""Import resolution across the project's files, read with CPython's ``ast``.
+
+Which dotted module a file is, what its import statements bind, which
+project modules a run's files import (read from disk when they are not among
+the run's files), what ``from <module> import *`` binds and under which
+other names packages re-export a class.  Everything here is a function of
+files' bytes and paths; nothing is kept between calls but what a caller
+passes in.  Each pass is linear in the project's imports: a module is read,
+parsed and resolved once per index build.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+
+from torchlint.analysis.store import Store, all_of, store_key
+from torchlint.analysis.canonical import canonical
+from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
+
+Text = Tuple[Path, bytes]
+"""A file of the run: its path and its bytes."""
+
+
+def parse_quietly(data: Union[str, bytes]) -> Optional[ast.Module]:
+    """CPython's tree of a file, or None when it does not parse (its lint
+    reports why); syntax warnings are not the index's to show."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+
+def read_sources(files: Iterable[Path]) -> Iterator[Text]:
+    """The bytes of each regular ``.py`` file; others are skipped (linting
+    them reports why).  Bytes, not text: ``ast.parse`` honours the encoding
+    cookie itself, and most files are only searched, never parsed."""
+    for path in files:
+        if path.suffix != ".py":
+            continue
+        try:
+            data = read_regular(path, MAX_FILE_BYTES)  # regular files only: never a FIFO or a device
+        except SourceError:
+            continue
+        yield path, data
+
+
+# -- module names -----------------------------------------------------------------
+
+
+def module_name(path: Path, packages: Optional[Dict[Path, str]] = None,
+                reals: Optional[Dict[str, str]] = None) -> str:
+    """The dotted module name of a file: its stem, prefixed by the packages
+    (folders with an ``__init__.py``) that contain it.  ``packages`` keeps
+    each folder's package name, and ``reals`` each folder's real path,
+    between calls of one pass over many files."""
+    known = {} if packages is None else packages
+    package = known.get(path.parent)  # the folder as written: resolving it is the costly part
+    if package is None:
+        real = Path(_real_folder(str(path.parent), reals)) if reals is not None else path.resolve().parent
+        package = known[path.parent] = _package(real, known)
+    stem = "" if path.stem == "__init__" else path.stem
+    return ".".join(p for p in (package, stem) if p) or path.stem
+
+
+def _package(folder: Path, known: Dict[Path, str]) -> str:
+    """The dotted package name of a folder ("" outside any package)."""
+    chain: List[Path] = []
+    while folder not in known:
+        if not ((folder / "__init__.py").is_file() and folder.parent != folder):
+            known[folder] = ""
+            break
+        chain.append(folder)
+        folder = folder.parent
+    above = known[folder]
+    for inner in reversed(chain):  # outermost first
+        above = known[inner] = f"{above}.{inner.name}" if above else inner.name
+    return above
+
+
+def _real_folder(folder: str, reals: Dict[str, str]) -> str:
+    """``os.path.realpath(folder)``, each folder of a pass resolved once: a
+    folder's real path is its real parent's plus its name, unless that name
+    is a symbolic link.  (``realpath`` itself checks every folder above: a
+    tree of nested packages cost the cube of its depth.)"""
+    if ".." in folder.split(os.sep):  # ".." after a symbolic link is not lexical
+        return os.path.realpath(folder)
+    folder = os.path.abspath(folder)
+    pending: List[str] = []
+    current = folder
+    while current not in reals:
+        parent = os.path.dirname(current)
+        if parent == current:
+            reals[current] = os.path.realpath(current)
+            break
+        pending.append(current)
+        current = parent
+    for item in reversed(pending):
+        candidate = os.path.join(reals[os.path.dirname(item)], os.path.basename(item))
+        reals[item] = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+    return reals[folder]
+
+
+class ModuleNames:
+    """:func:`module_name` of many files, each folder's package and real path
+    looked up once (one index build reads every file's name several times)."""
+
+    def __init__(self) -> None:
+        self._packages: Dict[Path, str] = {}
+        self._reals: Dict[str, str] = {}
+        self._names: Dict[str, str] = {}
+
+    def __call__(self, path: Path) -> str:
+        key = str(path)
+        found = self._names.get(key)
+        if found is None:
+            found = self._names[key] = module_name(path, self._packages, self._reals)
+        return found
+
+
+def absolute_import(path: str, level: int, target: Optional[str]) -> Optional[str]:
+    """What ``from <level dots><target> import ...`` in the file at ``path``
+    names, as an absolute dotted module (None above the top package)."""
+    file = Path(path)
+    return absolute(module_name(file), level, target, file.stem == "__init__")
+
+
+def absolute(module: str, level: int, target: Optional[str], is_package: bool) -> Optional[str]:
+    """``target`` imported ``level`` dots up from ``module`` (a package when
+    ``is_package``), as an absolute dotted name; None above the top package."""
+    if level == 0:
+        return target
+    pieces = module.split(".")
+    keep = len(pieces) - level + (1 if is_package else 0)
+    if keep < 0:
+        return None
+    base = ".".join(pieces[:keep])
+    return ".".join(p for p in (base, target) if p)
+
+
+def is_torch_module(name: str) -> bool:
+    """torch's own modules are never followed as the project's."""
+    return name == "torch" or name.startswith("torch.")
+
+
+# -- what import statements bind ----------------------------------------------------------
+
+
+def dotted(node: ast.expr) -> Optional[str]:
+    """``a.b.c`` of a name or an attribute chain; None for anything else."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def add_import(table: Dict[str, str], statement: Union[ast.Import, ast.ImportFrom], module: str,
+               is_package: bool) -> None:
+    """Record the local names one import statement binds (a later statement
+    binding the same name replaces the earlier one, as in Python)."""
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname:
+                table[alias.asname] = alias.name
+            else:
+                root = alias.name.split(".", 1)[0]
+                table[root] = root
+        return
+    source = absolute(module, statement.level, statement.module, is_package)
+    if source is None:
+        return
+    for alias in statement.names:
+        if alias.name != "*":
+            table[alias.asname or alias.name] = f"{source}.{alias.name}"
+
+
+def module_level(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The statements that run when the module is imported, in source order:
+    its body and the bodies of top-level ``if``/``try``/``with``/loops, not
+    functions or classes (of two imports of one name, the later one is the
+    binding that stays, as when Python runs the module)."""
+    pending: List[ast.stmt] = list(reversed(tree.body))
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            inner: List[ast.stmt] = [*statement.body, *getattr(statement, "orelse", [])]
+            for handler in getattr(statement, "handlers", []):
+                inner.extend(handler.body)
+            inner.extend(getattr(statement, "finalbody", []))
+            pending.extend(reversed(inner))
+        else:
+            yield statement
+
+
+def module_imports(tree: ast.Module, module: str, is_package: bool) -> Dict[str, str]:
+    """Module-level local name -> dotted path it was imported as (imports in
+    top-level ``if``/``try``/``with`` blocks count; those in functions and
+    classes do not; the last import of a name wins)."""
+    table: Dict[str, str] = {}
+    for statement in module_level(tree):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            add_import(table, statement, module, is_package)
+    return table
+
+
+def resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str]) -> Optional[str]:
+    """The dotted name ``expr`` refers to through a module's imports and its
+    own top-level definitions (``local``), or None."""
+    name = dotted(expr)
+    if name is None:
+        return None
+    root, _, rest = name.partition(".")
+    base = local.get(root) or imports.get(root)
+    if base is None:
+        return None
+    return canonical(f"{base}.{rest}" if rest else base)
+
+
+# A line that starts an import statement, and one that opens a parenthesised name list.
+_IMPORT_LINE = re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*")
+_OPENS_NAMES = re.compile(rb"[ \t]*from[ \t][^\n(]*import[ \t]*\(")
+
+
+def import_statements(text: bytes) -> List[bytes]:
+    """The import statements of a file's text, a multi-line one with its
+    parentheses; a ``(`` that is never closed leaves just its line.  One pass:
+    where the next ``)`` is, is looked up at most once per ``)`` (a regular
+    expression searching for it from every unclosed line was quadratic)."""
+    found: List[bytes] = []
+    position = 0
+    close = -2  # the first ")" after an earlier statement (-1: there is none after it)
+    while True:
+        line = _IMPORT_LINE.search(text, position)
+        if line is None:
+            return found
+        opened = _OPENS_NAMES.match(text, line.start())
+        if opened is not None:
+            if close != -1 and close < opened.end():
+                close = text.find(b")", opened.end())
+            if close != -1:
+                found.append(text[line.start():close + 1])
+                position = close + 1
+                continue
+        found.append(line.group())
+        position = line.end()
+
+
+class ImportLines:
+    """The import statements of each text of one index build, found once
+    (several facts read them)."""
+
+    def __init__(self) -> None:
+        self._found: Dict[int, Tuple[bytes, List[bytes]]] = {}
+
+    def __call__(self, text: bytes) -> List[bytes]:
+        held = self._found.get(id(text))
+        if held is not None and held[0] is text:
+            return held[1]
+        statements = import_statements(text)
+        self._found[id(text)] = (text, statements)
+        return statements
+
+
+_FROM_STATEMENT = re.compile(rb"from\s+(\.*)([\w.]*)\s+import\s+\(?([^)]*)\)?", re.DOTALL)
+_NAME_LIST = re.compile(rb"([\w.]+)(?:\s+as\s+\w+)?")
+MAX_MODULE_HOPS = 2
+"""Imported modules that are not packages' ``__init__`` files are followed
+this many imports away from the run's files (a package's ``__init__``, which
+only re-exports, costs no hop)."""
+
+
+def imported_modules(statements: List[bytes], module: str, is_package: bool) -> Iterator[Tuple[str, Tuple[str, ...]]]:
+    """Each module one of a file's import ``statements`` loads, absolute, with the
+    names a ``from`` import takes from it (which may be its submodules);
+    for ``import a.b``, each of ``a`` and ``a.b``."""
+    for statement in statements:
+        statement = statement.strip()
+        found = _FROM_STATEMENT.match(statement)
+        if found is not None:
+            dots, target, names = found.groups()
+            source = absolute(module, len(dots), target.decode() or None, is_package)
+            if source is not None:
+                yield source, tuple(n.decode() for n in _NAME_LIST.findall(names) if n != b"*")
+        elif statement.startswith(b"import"):
+            for name in _NAME_LIST.findall(statement[len(b"import"):]):
+                parts = name.decode().split(".")
+                for end in range(1, len(parts) + 1):
+                    yield ".".join(parts[:end]), ()
+
+
+def top_names(root: Path) -> FrozenSet[str]:
+    """The modules and packages importable from ``root`` by their first name."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return frozenset()
+    return frozenset(e.name[:-3] if e.name.endswith(".py") else e.name for e in entries
+                     if e.name.endswith(".py") or e.name.isidentifier())
+
+
+def on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] = module_name) -> List[Text]:
+    """The files module ``name`` is under one of ``roots`` (``models`` ->
+    ``models.py`` or ``models/__init__.py``), whose module name it is."""
+    relative = Path(*name.split("."))
+    found: List[Text] = []
+    for root in sorted(roots):
+        for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+            if any(candidate == path for path, _ in found):
+                continue
+            for path, data in read_sources([candidate]):
+                if module_of(path) == name:
+                    found.append((path, data))
+    return found
+
+
+def with_imported(texts: Sequence[Text], statements: Callable[[bytes], List[bytes]] = import_statements,
+                  module_of: Optional[ModuleNames] = None) -> List[Text]:
+    """``texts`` plus the project modules they import that are not among
+    them, read from disk where Python would find them for the importing
+    script (the folder above its top package, the working folder), through
+    re-exporting packages: so that linting only the changed files (as
+    pre-commit does) knows the project's classes they use as a run over the
+    whole project does.  torch's own modules are not followed."""
+    module_of = module_of or ModuleNames()
+    names = {os.path.abspath(path): module_of(path) for path, _ in texts}
+    known = set(names.values())
+    package_modules = {module for where, module in names.items() if os.path.basename(where) == "__init__.py"}
+    folders: Set[str] = set()
+    for where, module in names.items():
+        # Up to the folder above the top package (one split, not a dirname per package level).
+        ups = 1 + module.count(".") + (os.path.basename(where) == "__init__.py")
+        folders.add(where.rsplit(os.sep, ups)[0] or os.sep)
+    roots: Set[Path] = {Path.cwd(), *map(Path, folders)}
+    tops = {root: top_names(root) for root in roots}
+    pending = [(path, text, 0) for path, text in texts]
+    added: List[Text] = []
+
+    def follow(imported: str, hops: int) -> bool:
+        """Read ``imported`` from disk when it is a project module not yet
+        known; whether it is a package (its names may be submodules)."""
+        if imported in known or is_torch_module(imported):
+            return imported in package_modules
+        known.add(imported)
+        first = imported.split(".", 1)[0]
+        for found, data in on_disk(imported, [r for r in roots if first in tops[r]], module_of):
+            if found.name == "__init__.py":
+                package_modules.add(imported)
+            cost = hops + (found.name != "__init__.py")
+            where = os.path.abspath(found)
+            if cost <= MAX_MODULE_HOPS and where not in names:
+                names[where] = imported
+                added.append((found, data))
+                pending.append((found, data, cost))
+        return imported in package_modules
+
+    while pending:
+        path, text, hops = pending.pop()
+        module = names.get(os.path.abspath(path)) or module_of(path)
+        for source, taken in imported_modules(statements(text), module, path.stem == "__init__"):
+            if follow(source, hops):
+                for name in taken:
+                    follow(f"{source}.{name}", hops)
+    return [*texts, *added]
+
+
+def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name,
+              statements: Callable[[bytes], List[bytes]] = import_statements) -> List[Tuple[Path, bytes, str]]:
+    """The files whose functions the project's other files can call, and
+    those that call them: every project module some file imports, and every
+    file that imports one (path, bytes, module name).  torch's own modules
+    are left out, and so is a file that neither imports a project module
+    nor is imported (a script on its own)."""
+    names = [(path, text, module_of(path)) for path, text in texts]
+    modules = {module for _, _, module in names if not is_torch_module(module)}
+    if not modules:
+        return []
+    imported: Dict[int, Set[str]] = {}
+    targets: Set[str] = set()
+    for i, (path, text, module) in enumerate(names):
+        if module not in modules:
+            continue
+        found: Set[str] = set()
+        for source, taken in imported_modules(statements(text), module, path.stem == "__init__"):
+            for candidate in (source, *(f"{source}.{name}" for name in taken)):
+                if candidate in modules and candidate != module:
+                    found.add(candidate)
+        imported[i] = found
+        targets |= found
+    return [(path, text, module) for i, (path, text, module) in enumerate(names)
+            if module in modules and (module in targets or imported[i])]
+
+
+# -- star imports -----------------------------------------------------------------
+
+_STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+_EXPORTS_FORMAT = b"star-exports-2"
+
+
+@dataclass(frozen=True)
+class Exports:
+    """One module's part of what its star import binds: the names its own
+    import statements bind, the modules it star-imports in turn (in source
+    order), and ``__all__`` when it is a literal list or tuple of strings."""
+
+    imported: Mapping[str, str]
+    stars: Tuple[str, ...]
+    public: Optional[FrozenSet[str]]
+
+    def exports(self, name: str) -> bool:
+        """Whether ``from <this module> import *`` may bind ``name``."""
+        return name in self.public if self.public is not None else not name.startswith("_")
+
+
+def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
+    """The :class:`Exports` of one parsed module."""
+    stars: List[str] = []
+    public: Optional[FrozenSet[str]] = None
+    for statement in module_level(tree):
+        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+            source = absolute(module, statement.level, statement.module, is_package)
+            if source is not None and source not in stars:
+                stars.append(source)
+        elif (
+            isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == "__all__"
+            and isinstance(statement.value, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in statement.value.elts)
+        ):
+            public = frozenset(str(e.value) for e in statement.value.elts if isinstance(e, ast.Constant))
+    return Exports(module_imports(tree, module, is_package), tuple(stars), public)
+
+
+def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[Exports]:
+    """One module's exports, from ``store`` when it holds them; None when the
+    file does not parse."""
+    key = store_key(path, data, module, None, _EXPORTS_FORMAT)
+    if store is not None:
+        stored = store.get_facts(key)
+        if isinstance(stored, dict):
+            imported, stars, public = stored.get("imported"), stored.get("stars"), stored.get("public")
+            if (
+                isinstance(imported, dict) and all_of(str, *imported, *imported.values())
+                and isinstance(stars, list) and all_of(str, *stars)
+                and (public is None or (isinstance(public, list) and all_of(str, *public)))
+            ):
+                return Exports(imported, tuple(stars), None if public is None else frozenset(public))
+    tree = parse_quietly(data)
+    if tree is None:
+        return None
+    found = exports_of(tree, module, path.stem == "__init__")
+    if store is not None:
+        store.put_facts(key, {
+            "imported": dict(found.imported), "stars": list(found.stars),
+            "public": None if found.public is None else sorted(found.public),
+        })
+    return found
+
+
+def star_parts(texts: Sequence[Text], store: Optional[Store] = None) -> Dict[str, Exports]:
+    """The :class:`Exports` of the project modules that some file
+    star-imports, and of those they star-import in turn: each module read
+    and parsed once.  A module name held by two files that disagree is left
+    out (it binds nothing).  A module that is not among the run's files is
+    looked for on disk where Python would find it for the importing script
+    (its folder, and the working folder), so that linting only the changed
+    files (as pre-commit does) resolves as a run over the project."""
+    wanted: Set[str] = set()
+    roots: Set[Path] = {Path.cwd()}
+    module_of = ModuleNames()
+    for path, text in texts:
+        if b"import *" not in text:  # the usual spelling; others only lose a resolution
+            continue
+        stars = [(d, t.decode()) for d, t in _STAR_IMPORT.findall(text) if d or not is_torch_module(t.decode())]
+        if not stars:
+            continue
+        module = module_of(path)
+        for dots, target in stars:
+            name = absolute(module, len(dots), target or None, path.stem == "__init__")
+            if name and not is_torch_module(name):
+                wanted.add(name)
+        roots.add(path.parent)
+        # The folder above the file's top package: where a relative import starts.
+        depth = module.count(".") + (path.stem == "__init__")
+        roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
+    if not wanted:
+        return {}
+    by_last: Dict[str, List[Text]] = {}
+    for path, text in texts:
+        by_last.setdefault(path.parent.name if path.stem == "__init__" else path.stem, []).append((path, text))
+    parts: Dict[str, Optional[Exports]] = {}
+    pending = sorted(wanted)
+    while pending:
+        name = pending.pop()
+        if name in parts or is_torch_module(name):
+            continue
+        candidates = [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if module_of(p) == name]
+        if not candidates:
+            candidates = on_disk(name, roots, module_of)
+        found: List[Exports] = []
+        for path, text in candidates:
+            exports = stored_exports(path, text, name, store)
+            if exports is not None:
+                found.append(exports)
+        parts[name] = found[0] if len(found) == 1 or (found and all(f == found[0] for f in found)) else None
+        for exports in found[:1]:
+            pending.extend(star for star in exports.stars if star not in parts)
+    return {name: exports for name, exports in sorted(parts.items()) if exports is not None}
+
+
+def star_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optional[str]:
+    """The dotted path ``name`` has after ``from <module> import *``, when
+    the module (or one it star-imports, at any depth) binds it by an import;
+    None otherwise.  One depth-first walk that visits each module at most
+    once: a module's own imports win over what its star imports bring, and a
+    later star import over an earlier one; a cycle binds nothing more."""
+    first = parts.get(module)
+    if first is None or not first.exports(name):
+        return None
+    visited: Set[str] = {module}
+    stack: List[Iterator[str]] = []
+    exports: Optional[Exports] = first
+    while True:
+        if exports is not None:
+            if name in exports.imported:
+                return exports.imported[name]
+            stack.append(iter(reversed(exports.stars)))
+        exports = None
+        while stack and exports is None:
+            following = next(stack[-1], None)
+            if following is None:
+                stack.pop()
+            elif following not in visited:
+                visited.add(following)
+                candidate = parts.get(following)
+                if candidate is not None and candidate.exports(name):
+                    exports = candidate
+        if exports is None and not stack:
+            return None
+
+
+# -- classes re-exported by packages ----------------------------------------------------
+
+
+def reexports(texts: Sequence[Text], defined: Iterable[str], store: Optional[Store],
+              statements: Callable[[bytes], List[bytes]] = import_statements,
+              module_of: Callable[[Path], str] = module_name) -> Dict[str, str]:
+    """The other dotted names under which packages of the project make the
+    ``defined`` classes available by importing them in their ``__init__.py``
+    (``from .parallel import Wrap`` gives ``pkg.Wrap``), chains of such
+    imports followed.  Only package files with an import statement naming
+    one of the classes (or a name that re-exports one) are parsed: a plain
+    module that imports a class is seldom the path others import it by.
+    ``texts`` hold the packages the run's files import (:func:`with_imported`).
+    Each package file is searched once, for the words its import statements
+    hold, so a long chain costs what its links do."""
+    targets = set(defined)
+    if not targets:
+        return {}
+    by_word: Dict[bytes, List[int]] = {}
+    for i, (path, text) in enumerate(texts):
+        if path.stem != "__init__":
+            continue
+        lines = statements(text)
+        if lines:
+            for word in set(_WORD.findall(b" ".join(lines))):
+                by_word.setdefault(word, []).append(i)
+    imported: Dict[str, str] = {}
+    pending = sorted({name.rsplit(".", 1)[-1] for name in targets})
+    asked: Set[str] = set(pending)
+    parsed: Dict[int, Tuple[str, Dict[str, List[Tuple[str, str]]]]] = {}
+    while pending:
+        wanted = pending.pop()
+        for i in by_word.get(wanted.encode(), ()):
+            held = parsed.get(i)
+            if held is None:
+                path, text = texts[i]
+                module = module_of(path)
+                exports = stored_exports(path, text, module, store)
+                by_last: Dict[str, List[Tuple[str, str]]] = {}
+                for local, source in (exports.imported if exports is not None else {}).items():
+                    by_last.setdefault(source.rsplit(".", 1)[-1], []).append((local, source))
+                held = parsed[i] = (module, by_last)
+            module, by_last = held
+            for local, source in by_last.get(wanted, ()):
+                imported[f"{module}.{local}"] = source
+                if local not in asked:  # another module may import it from this one in turn
+                    asked.add(local)
+                    pending.append(local)
+    found: Dict[str, str] = {}
+    resolved: Dict[str, Optional[str]] = {}
+    for alias in sorted(imported):
+        target = _chain_end(alias, imported, targets, resolved)
+        if target is not None and target != alias:
+            found[alias] = target
+    return dict(sorted(found.items()))
+
+
+_WORD = re.compile(rb"\w+")
+
+
+def _chain_end(alias: str, imported: Mapping[str, str], targets: Set[str],
+               resolved: Dict[str, Optional[str]]) -> Optional[str]:
+    """The class a chain of re-exports starting at ``alias`` ends at (one of
+    ``targets``), each link followed once over all chains (memoised in
+    ``resolved``); None when it ends elsewhere or loops."""
+    path: List[str] = []
+    current: Optional[str] = alias
+    end: Optional[str] = None
+    while current is not None:
+        if current in resolved:
+            end = resolved[current]
+            break
+        if current in targets:
+            end = current
+            break
+        if current in path:  # a loop
+            break
+        path.append(current)
+        current = imported.get(current)
+    for link in path:
+        resolved[link] = end
+    return end

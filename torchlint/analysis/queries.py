@@ -1,0 +1,681 @@
+"""The questions rules ask about the project, and how the index answers them.
+
+A rule declares what it asks in ``Rule.project_queries``, a tuple of
+:class:`Query` values made by the functions below (``subclasses_of``,
+``callers_of``, ``name_used``, ``keyword_passed``, ``method_shapes``,
+``method_called``, ``summaries``).  Before linting, the runner merges the
+enabled rules' queries and calls :func:`build` once; each kind of query has
+one builder here that reads only the files it needs (narrow words keep a
+cold run cheap) and stores each file's part in the run's cache.  A new
+cross-file question is one query kind (a constructor, a builder, a field of
+:class:`~torchlint.analysis.index.ProjectIndex` with its answer) plus the
+rule that asks it.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+
+from torchlint.analysis.gradmode import GradMode, grad_mode_of
+from torchlint.analysis.imports import (
+    ImportLines, import_statements, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
+    parse_quietly, read_sources, reexports, resolve, star_parts, with_imported,
+)
+from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
+from torchlint.analysis.store import Store, all_of, count, store_key
+
+
+# -- what rules ask ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    """One cross-file question a rule declares: its ``kind`` and the words
+    that say what it is about (plain strings, so the catalog can keep it)."""
+
+    kind: str
+    words: Tuple[str, ...] = ()
+    more: Tuple[str, ...] = ()
+
+
+SUBCLASSES = "subclasses"
+CALLERS = "callers"
+NAMES = "names"
+KEYWORDS = "keywords"
+METHODS = "methods"
+METHOD_CALLS = "method-calls"
+SUMMARIES = "summaries"
+WHOLE_SAVES = "whole-saves"
+KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS, SUMMARIES, WHOLE_SAVES)
+
+
+def subclasses_of(*bases: str) -> Query:
+    """Which project classes derive from these classes (dotted names),
+    through any number of the project's files
+    (``facts.project.derives_from(name, base)``)."""
+    return Query(SUBCLASSES, tuple(bases))
+
+
+def callers_of(module_words: Sequence[str] = (), function_words: Sequence[str] = ()) -> Query:
+    """The calls from other modules of the module-level functions of files
+    containing one of ``module_words``, and of functions whose own text
+    contains one of ``function_words`` (``facts.project.callers_of(name)``)."""
+    return Query(CALLERS, tuple(module_words), tuple(function_words))
+
+
+def name_used(*names: str) -> Query:
+    """Whether some file of the run refers to these dotted names (``torch.compile``;
+    ``facts.project.uses(name)``)."""
+    return Query(NAMES, tuple(names))
+
+
+def keyword_passed(*keywords: str) -> Query:
+    """Whether some call in the project passes these keyword arguments
+    (``facts.project.passes_keyword(name)``)."""
+    return Query(KEYWORDS, tuple(keywords))
+
+
+def method_shapes(*methods: str) -> Query:
+    """How the project's classes define these methods (``facts.project.method(cls, name)``)."""
+    return Query(METHODS, tuple(methods))
+
+
+def method_called(*methods: str) -> Query:
+    """Whether some call in the project makes these method calls on any
+    value (``x.half()``; ``facts.project.calls_method(name)``)."""
+    return Query(METHOD_CALLS, tuple(methods))
+
+
+def summaries() -> Query:
+    """What the project's functions and methods do to their arguments
+    (:mod:`torchlint.analysis.summaries`; ``facts.project.summaries``)."""
+    return Query(SUMMARIES)
+
+
+def whole_saves() -> Query:
+    """Where the project's files ``torch.save`` whole objects (a module, an
+    optimizer, an instance of a project class), which ``weights_only=True``
+    loads refuse (:mod:`torchlint.analysis.saves`; ``facts.project.whole_saves``)."""
+    return Query(WHOLE_SAVES)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The enabled rules' queries merged: every word of each kind."""
+
+    words: Mapping[str, FrozenSet[str]]
+    more: Mapping[str, FrozenSet[str]]
+
+    @classmethod
+    def of(cls, queries: Iterable[Query]) -> "Asked":
+        words: Dict[str, Set[str]] = {}
+        more: Dict[str, Set[str]] = {}
+        for query in queries:
+            words.setdefault(query.kind, set()).update(query.words)
+            more.setdefault(query.kind, set()).update(query.more)
+        return cls({k: frozenset(v) for k, v in words.items()}, {k: frozenset(v) for k, v in more.items()})
+
+    def __contains__(self, kind: str) -> bool:
+        return kind in self.words
+
+    def of_kind(self, kind: str) -> List[str]:
+        """The words asked under ``kind``, sorted."""
+        return sorted(self.words.get(kind, ()))
+
+
+# -- building the index -------------------------------------------------------------
+
+
+def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None) -> ProjectIndex:
+    """The run's index: built once, before linting, for the questions the
+    enabled rules ask, and for what star imports of project modules bind
+    (nothing of either: the empty index).  ``store`` keeps each parsed
+    file's part for the next run."""
+    asked = Asked.of(queries)
+    texts = list(read_sources(files))
+    stars = star_parts(texts, store)
+    bases = asked.of_kind(SUBCLASSES)
+    callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
+    names = frozenset(asked.of_kind(NAMES))
+    keywords, methods, method_calls = asked.of_kind(KEYWORDS), asked.of_kind(METHODS), asked.of_kind(METHOD_CALLS)
+    wants_summaries = SUMMARIES in asked
+    wants_saves = WHOLE_SAVES in asked
+    if not (bases or callers[0] or callers[1] or names or keywords or methods or method_calls or wants_summaries
+            or wants_saves):
+        # No rule asks about the project; star imports of its modules still resolve.
+        return ProjectIndex(star_parts=stars) if stars else EMPTY
+    statements = ImportLines()
+    module_of = ModuleNames()
+    indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
+    classes = hierarchy(indexed, bases, store, module_of) if bases else {}
+    calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
+    used: FrozenSet[str] = frozenset()
+    if names:
+        from torchlint.analysis.mentions import used_anywhere
+
+        used = used_anywhere(texts, names)
+    passed, called = used_in_calls(texts, keywords, method_calls)
+    shapes = _methods(indexed, methods, store, module_of)
+    summarized = []
+    chosen = connected(indexed, module_of, statements) if wants_summaries else []
+    if chosen:
+        from torchlint.analysis.summaries import summarize_project
+
+        summarized = summarize_project(chosen, store)
+    targets = {*classes, *shapes}
+    if summarized:
+        from torchlint.analysis.summaries import defined
+
+        targets |= defined(summarized)
+    aliases = reexports(indexed, targets, store, statements, module_of)
+    found_summaries = None
+    if summarized:  # (nothing to summarise, as in torch's own tree: no summaries module to import)
+        from torchlint.analysis.summaries import link
+
+        found_summaries = link(summarized, aliases, {os.path.abspath(path): module for path, _, module in chosen})
+    saves: Tuple[Tuple[str, int], ...] = ()
+    if wants_saves:
+        from torchlint.analysis.saves import project_saves
+
+        saves = project_saves(texts, store, module_of)
+    return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries,
+                        saves)
+
+
+def index_of_sources(sources: Mapping[str, str], queries: Iterable[Query] = ()) -> ProjectIndex:
+    """The index of in-memory files (relative path -> text), for tests and
+    editors: every folder of a path counts as a package; classes and calls
+    of every file are indexed (and summaries when ``queries`` ask)."""
+    classes: Dict[str, ClassInfo] = {}
+    calls: Dict[str, List[CallSite]] = {}
+    modules: Dict[str, str] = {}
+    named = [(Path(name), sources[name], _dotted_path(Path(name))) for name in sorted(sources)]
+    for path, text, module in named:
+        found = _parse_contribution(path, text, module)
+        modules[os.path.abspath(path)] = module
+        for info in found.classes:
+            classes.setdefault(info.qualified, info)
+        for target, site in found.calls:
+            calls.setdefault(target, []).append(site)
+    found_summaries = None
+    if SUMMARIES in Asked.of(queries):
+        from torchlint.analysis.summaries import summarize_sources
+
+        found_summaries = summarize_sources([(module, text, path.stem == "__init__") for path, text, module in named])
+    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()}, modules,
+                        summaries=found_summaries)
+
+
+def _dotted_path(path: Path) -> str:
+    parts = list(path.with_suffix("").parts)
+    if parts and parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def build_index(files: Iterable[Path]) -> ProjectIndex:
+    """Index every Python file among ``files`` (classes and calls)."""
+    classes: Dict[str, ClassInfo] = {}
+    calls: Dict[str, List[CallSite]] = {}
+    modules: Dict[str, str] = {}
+    for path, data in read_sources(files):
+        module = module_name(path)
+        found = _parse_contribution(path, data, module)
+        modules[os.path.abspath(path)] = module
+        for info in found.classes:
+            classes.setdefault(info.qualified, info)
+        for target, site in found.calls:
+            calls.setdefault(target, []).append(site)
+    return ProjectIndex(classes, {name: tuple(sites) for name, sites in calls.items()}, modules)
+
+
+def build_hierarchy(files: Iterable[Path], bases: Iterable[str]) -> ProjectIndex:
+    """Index only the classes that derive, through the project, from one of
+    ``bases`` (dotted names); calls are not indexed (see :func:`hierarchy`)."""
+    return ProjectIndex(hierarchy(list(read_sources(files)), sorted(set(bases)), None))
+
+
+# -- one file's classes and calls of other modules ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one file adds to the index: its module-level classes and its
+    calls of other modules' functions.  A pure function of the file's bytes
+    and module name, so it is cached with them."""
+
+    classes: Tuple[ClassInfo, ...] = ()
+    calls: Tuple[Tuple[str, CallSite], ...] = ()
+
+
+def _grad_disabling(expr: ast.expr, imports: Mapping[str, str]) -> Optional[bool]:
+    """True for ``torch.no_grad()``-like context managers and decorators,
+    False for those that switch gradients on, None for anything else."""
+    called = isinstance(expr, ast.Call)
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    first: Optional[bool] = None
+    if isinstance(expr, ast.Call) and expr.args:
+        value = expr.args[0]
+        first = value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else None
+    mode = grad_mode_of(resolve(target, imports, {}), called, first)
+    return None if mode is None else mode is GradMode.DISABLED
+
+
+class _CallScan:
+    """One walk of a file's tree: every call of another module's function,
+    whether it runs with gradients off, and whether its training step (the
+    innermost loop around it, else its function) calls ``backward()``."""
+
+    def __init__(self, path: str, module: str, is_package: bool, lines: Optional[List[int]]) -> None:
+        self._path = path
+        self._module = module
+        self._is_package = is_package
+        self._lines = lines
+        self._found: List[Tuple[str, int, bool, int]] = []
+        self._backward_steps: Set[int] = set()
+
+    def _skipped(self, node: ast.AST, imports: Dict[str, str], step: int) -> bool:
+        """A statement with none of the lines that matter (sorted ``lines``):
+        not walked, but an import in it still binds its names."""
+        if self._lines is None or not isinstance(node, ast.stmt):
+            return False
+        at = bisect.bisect_left(self._lines, node.lineno)
+        if at < len(self._lines) and self._lines[at] <= (node.end_lineno or node.lineno):
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and step != 0:
+            add_import(imports, node, self._module, self._is_package)
+        return True
+
+    def sites(self) -> List[Tuple[str, CallSite]]:
+        return [
+            (target, CallSite(self._path, line, self._module, disabled, step in self._backward_steps))
+            for target, line, disabled, step in self._found
+        ]
+
+    def scan(self, node: ast.AST, imports: Dict[str, str], disabled: bool, step: int) -> None:
+        if self._skipped(node, imports, step):
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            modes = [_grad_disabling(d, imports) for d in node.decorator_list]
+            for decorator in node.decorator_list:
+                self.scan(decorator, imports, disabled, step)
+            inner = dict(imports)  # the function's own imports stay in it
+            for statement in node.body:
+                self.scan(statement, inner, any(modes), id(node))
+            return
+        if isinstance(node, ast.ClassDef):
+            inner = dict(imports)
+            for child in ast.iter_child_nodes(node):
+                self.scan(child, inner, False, id(node))
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            body_disabled = disabled
+            for item in node.items:
+                self.scan(item.context_expr, imports, disabled, step)
+                mode = _grad_disabling(item.context_expr, imports)
+                if mode is not None:
+                    body_disabled = mode
+            for statement in node.body:
+                self.scan(statement, imports, body_disabled, step)
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            head = node.test if isinstance(node, ast.While) else node.iter
+            self.scan(head, imports, disabled, step)
+            for statement in [*node.body, *node.orelse]:
+                self.scan(statement, imports, disabled, id(node))
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and step != 0:
+            add_import(imports, node, self._module, self._is_package)
+        elif isinstance(node, ast.Call):
+            self._call(node, imports, disabled, step)
+        for child in ast.iter_child_nodes(node):
+            self.scan(child, imports, disabled, step)
+
+    def _call(self, node: ast.Call, imports: Mapping[str, str], disabled: bool, step: int) -> None:
+        target = resolve(node.func, imports, {})
+        backward = isinstance(node.func, ast.Attribute) and node.func.attr == "backward" and target is None
+        if backward or target in ("torch.autograd.grad", "torch.autograd.backward"):
+            self._backward_steps.add(step)
+        elif target is not None and not target.startswith(self._module + "."):
+            self._found.append((target, node.lineno, disabled, step))
+
+
+_GRADIENT_WORDS = re.compile(rb"backward|autograd")
+
+
+def _focus_lines(text: Union[str, bytes], focus: "re.Pattern[bytes]") -> List[int]:
+    """The numbers of the lines that mention a wanted name or a gradient call."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    found: Set[int] = set()
+    for pattern in (focus, _GRADIENT_WORDS):
+        for match in pattern.finditer(data):
+            found.add(data.count(b"\n", 0, match.start()) + 1)
+    return sorted(found)
+
+
+def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
+                        focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+    """Classes and calls of one file; with ``focus``, only statements with a
+    line that matches it (or calls backward) are walked for calls."""
+    tree = parse_quietly(text)
+    if tree is None:
+        return Contribution()
+    is_package = path.stem == "__init__"
+    imports = module_imports(tree, module, is_package)
+    local = {
+        s.name: f"{module}.{s.name}"
+        for s in tree.body
+        if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    classes = tuple(
+        ClassInfo(
+            f"{module}.{s.name}",
+            str(path),
+            s.lineno,
+            tuple(b for b in (resolve(base, imports, local) for base in s.bases) if b is not None),
+        )
+        for s in tree.body
+        if isinstance(s, ast.ClassDef)
+    )
+    scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus))
+    try:
+        for statement in tree.body:
+            scan.scan(statement, imports, False, 0)
+        calls = tuple(scan.sites())
+    except RecursionError:
+        calls = ()
+    return Contribution(classes, calls)
+
+
+_STORE_FORMAT = b"project-contribution-1"
+
+
+def _to_json(found: Contribution) -> Dict[str, Any]:
+    return {
+        "classes": [[c.qualified, c.path, c.line, list(c.bases)] for c in found.classes],
+        "calls": [[t, s.path, s.line, s.caller_module, s.grad_disabled, s.training_step] for t, s in found.calls],
+    }
+
+
+def _from_json(data: Any) -> Optional[Contribution]:
+    """The contribution a stored value holds; None unless it has exactly the
+    shape :func:`_to_json` writes (a damaged entry is a miss)."""
+    try:
+        classes = tuple(
+            ClassInfo(q, p, n, tuple(b)) for q, p, n, b in data["classes"]
+            if all_of(str, q, p) and count(n) and isinstance(b, list) and all_of(str, *b)
+        )
+        calls = tuple(
+            (t, CallSite(p, n, m, g, r)) for t, p, n, m, g, r in data["calls"]
+            if all_of(str, t, p, m) and count(n) and all_of(bool, g, r)
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(classes) != len(data["classes"]) or len(calls) != len(data["calls"]):
+        return None
+    return Contribution(classes, calls)
+
+
+def contribution(path: Path, data: bytes, module: str, store: Optional[Store] = None,
+                 focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+    """One file's contribution, from ``store`` when it holds it (a warm run
+    parses nothing), else parsed and stored.  ``focus`` (names of wanted
+    functions) limits the walk for calls to the statements that mention one."""
+    if store is None:
+        return _parse_contribution(path, data, module, focus)
+    key = store_key(path, data, module, focus, _STORE_FORMAT)
+    stored = store.get_facts(key)
+    found = _from_json(stored) if isinstance(stored, dict) else None
+    if found is None:
+        found = _parse_contribution(path, data, module, focus)
+        store.put_facts(key, _to_json(found))
+    return found
+
+
+# -- subclasses ---------------------------------------------------------------------
+
+# A class header's words up to its first parenthesis (the search stops at any
+# parenthesis: one that never closes costs its own text, not the rest of the file's).
+_CLASS_HEADER = re.compile(rb"class\s+\w+\s*\(([^()]*)")
+_WORD = re.compile(rb"\w+")
+
+
+def hierarchy(texts: Sequence[Text], bases: Sequence[str], store: Optional[Store],
+              module_of: Callable[[Path], str] = module_name) -> Dict[str, ClassInfo]:
+    """The project classes deriving from one of ``bases``, parsing only the
+    files whose text has a class header naming a base or a class already
+    found: a run pays for the few files that matter, not for parsing the
+    whole project twice.  Each file's class headers are read once and each
+    file is parsed at most once, so a long chain of subclasses costs what
+    its links do."""
+    by_word: Dict[bytes, List[int]] = {}
+    for i, (_path, text) in enumerate(texts):
+        if b"class" not in text:
+            continue
+        words: Set[bytes] = set()
+        for header in _CLASS_HEADER.finditer(text):
+            words.update(_WORD.findall(header.group(1)))
+        for word in words:
+            by_word.setdefault(word, []).append(i)
+    pending: List[bytes] = []
+    asked: Set[bytes] = set()
+    children: Dict[bytes, List[bytes]] = {}  # a base's last word -> classes found deriving from it
+
+    def ask(word: bytes) -> None:
+        if word not in asked:
+            asked.add(word)
+            pending.append(word)
+
+    for base in sorted(bases):
+        ask(base.rsplit(".", 1)[-1].encode())
+    done: Set[int] = set()
+    found: Dict[str, ClassInfo] = {}
+    while pending:
+        word = pending.pop()
+        for child in children.get(word, ()):
+            ask(child)  # a subclass, maybe: files naming it in a header are read too
+        for i in by_word.get(word, ()):
+            if i in done:
+                continue
+            done.add(i)
+            path, text = texts[i]
+            for info in contribution(path, text, module_of(path), store).classes:
+                found.setdefault(info.qualified, info)
+                name = info.qualified.rsplit(".", 1)[-1].encode()
+                for base in info.bases:
+                    last = base.rsplit(".", 1)[-1].encode()
+                    children.setdefault(last, []).append(name)
+                    if last in asked:
+                        ask(name)
+    index = ProjectIndex(found)
+    relevant: Set[str] = set()
+    for root in bases:
+        relevant |= index.subclasses_of(root)
+    return {name: found[name] for name in sorted(relevant)}
+
+
+# -- callers -------------------------------------------------------------------------
+
+_TOP_LEVEL = re.compile(rb"(?m)^(?:@|class\b|(?:async[ \t]+)?def[ \t]+(\w+))")
+
+
+def _words(words: Iterable[str]) -> Optional["re.Pattern[bytes]"]:
+    wanted = sorted(set(words))
+    return re.compile(b"|".join(re.escape(w.encode()) for w in wanted)) if wanted else None
+
+
+def _callee_functions(text: bytes, module_words: Optional["re.Pattern[bytes]"],
+                      function_words: Optional["re.Pattern[bytes]"]) -> Set[bytes]:
+    """The module-level functions of one file that the callers query asks about."""
+    every = module_words is not None and module_words.search(text) is not None
+    if not every and (function_words is None or function_words.search(text) is None):
+        return set()
+    starts = list(_TOP_LEVEL.finditer(text))
+    names: Set[bytes] = set()
+    for i, match in enumerate(starts):
+        name = match.group(1)
+        if name is None:
+            continue
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        if every or (function_words is not None and function_words.search(text, match.start(), end)):
+            names.add(name)
+    return names
+
+
+def _callers(texts: Sequence[Text], module_words: Sequence[str], function_words: Sequence[str],
+             store: Optional[Store], statements: Callable[[bytes], List[bytes]] = import_statements,
+             module_of: Callable[[Path], str] = module_name,
+             ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
+    """Calls from other modules of the functions the query asks about.  Only
+    files with an import line naming one of their modules and a mention of
+    one of the functions are parsed (or read from ``store``)."""
+    modules_pattern, functions_pattern = _words(module_words), _words(function_words)
+    if modules_pattern is None and functions_pattern is None:
+        return {}, {}
+    modules: Dict[str, str] = {}
+    names: Set[bytes] = set()
+    for path, text in texts:
+        found = _callee_functions(text, modules_pattern, functions_pattern)
+        if found:
+            modules[os.path.abspath(path)] = module_of(path)
+            names |= found
+    if not modules:
+        return {}, {}
+    callee_modules = set(modules.values())
+    stems = {name.rsplit(".", 1)[-1].encode() for name in callee_modules}
+    calls: Dict[str, List[CallSite]] = {}
+    for path, text in texts:
+        wanted = _named_functions(statements(text), text, stems, names)
+        if not wanted:
+            continue
+        focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
+        module = modules.get(os.path.abspath(path)) or module_of(path)
+        for target, site in contribution(path, text, module, store, focus).calls:
+            if target.rsplit(".", 1)[0] in callee_modules:
+                calls.setdefault(target, []).append(site)
+    return {name: tuple(sites) for name, sites in sorted(calls.items())}, modules
+
+
+def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
+    """The wanted functions a file may call: named in an import statement
+    that names one of their modules (``from .engine import evaluate``), or
+    as an attribute of such a module (``import engine; engine.evaluate``)."""
+    if not statements:
+        return set()
+    words = set(_WORD.findall(b" ".join(statements)))
+    imported = words & stems
+    if not imported:
+        return set()
+    found = words & names
+    attribute = re.compile(rb"\b(?:" + b"|".join(re.escape(s) for s in sorted(imported)) + rb")\s*\.\s*(\w+)")
+    found |= set(attribute.findall(text)) & names
+    return found
+
+
+# -- keywords passed and methods called anywhere ----------------------------------------
+
+
+def used_in_calls(texts: Iterable[Text], keywords: Iterable[str] = (),
+                  methods: Iterable[str] = ()) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """Which of the ``keywords`` some call in ``texts`` (path, contents)
+    passes by name, and which of the ``methods`` some call makes on any value
+    (``x.half()``), in one walk per file; only files whose text contains a
+    word still looked for are parsed."""
+    remaining_keywords, remaining_methods = set(keywords), set(methods)
+    passed: Set[str] = set()
+    called: Set[str] = set()
+    for _path, text in texts:
+        remaining = remaining_keywords | remaining_methods
+        if not remaining:
+            break
+        if not any(word.encode() in text for word in remaining):
+            continue
+        tree = parse_quietly(text)
+        if tree is None:
+            continue
+        try:
+            nodes = list(ast.walk(tree))
+        except RecursionError:
+            continue
+        for node in nodes:
+            if isinstance(node, ast.keyword) and node.arg in remaining_keywords:
+                passed.add(node.arg)
+                remaining_keywords.discard(node.arg)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in remaining_methods:
+                    called.add(node.func.attr)
+                    remaining_methods.discard(node.func.attr)
+    return frozenset(passed), frozenset(called)
+
+
+# -- method shapes --------------------------------------------------------------------
+
+_METHODS_FORMAT = b"project-methods-2"
+
+
+def _defined_methods(tree: ast.Module, module: str, wanted: FrozenSet[str]) -> List[Tuple[str, str, MethodShape]]:
+    """(class, method, shape) for each wanted method a module-level class
+    defines in its own body (the last ``def`` of a name is the one that counts)."""
+    found: Dict[Tuple[str, str], Optional[MethodShape]] = {}
+    for statement in module_level(tree):
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        for member in statement.body:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in wanted:
+                found[(f"{module}.{statement.name}", member.name)] = MethodShape.of_ast(member)
+    return [(cls, name, shape) for (cls, name), shape in found.items() if shape is not None]
+
+
+def _stored_methods(path: Path, data: bytes, module: str, wanted: FrozenSet[str], pattern: "re.Pattern[bytes]",
+                    store: Optional[Store]) -> List[Tuple[str, str, MethodShape]]:
+    """One file's part of :attr:`ProjectIndex.methods`, from ``store`` when it holds it."""
+    key = store_key(path, data, module, pattern, _METHODS_FORMAT)
+    stored = store.get_facts(key) if store is not None else None
+    if isinstance(stored, list):
+        try:
+            parts = [
+                (c, n, MethodShape(tuple(k), p, bool(v), bool(w))) for c, n, k, p, v, w in stored
+                if all_of(str, c, n, *k) and count(p) and all_of(bool, v, w)
+            ]
+            if len(parts) == len(stored):
+                return parts
+        except (TypeError, ValueError):
+            pass
+    tree = parse_quietly(data)
+    if tree is None:
+        return []
+    found = _defined_methods(tree, module, wanted)
+    if store is not None:
+        store.put_facts(key, [[c, n, list(m.keywords), m.positional, m.variadic_positional, m.variadic_keywords]
+                              for c, n, m in found])
+    return found
+
+
+def _methods(texts: Sequence[Text], names: Iterable[str], store: Optional[Store],
+             module_of: Callable[[Path], str] = module_name) -> Dict[str, Dict[str, MethodShape]]:
+    """The shapes of the wanted methods in the project's classes.  Only files
+    with a ``def`` of one of them are parsed; a class name two files define
+    with different shapes (two scripts both called ``train.py``) is left out."""
+    wanted = frozenset(names)
+    if not wanted:
+        return {}
+    pattern = re.compile(rb"\bdef\s+(?:" + b"|".join(re.escape(n.encode()) for n in sorted(wanted)) + rb")\s*\(")
+    shapes: Dict[str, Dict[str, MethodShape]] = {}
+    clashes: Set[Tuple[str, str]] = set()
+    words = [name.encode() for name in sorted(wanted)]
+    for path, text in texts:
+        if not any(word in text for word in words) or pattern.search(text) is None:
+            continue
+        for cls, name, shape in _stored_methods(path, text, module_of(path), wanted, pattern, store):
+            known = shapes.setdefault(cls, {})
+            if known.setdefault(name, shape) != shape:
+                clashes.add((cls, name))
+    for cls, name in clashes:
+        del shapes[cls][name]
+    return {cls: dict(sorted(known.items())) for cls, known in sorted(shapes.items()) if known}

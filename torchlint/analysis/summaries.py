@@ -1,0 +1,1144 @@
+"""What the project's functions and methods do, across files.
+
+A rule asks "does this call run a training step, iterate this loader, build
+a ``DistributedSampler``?" and should get the same answer whether the code is
+inline, in a helper, a method, a wrapper class in another module, or a known
+library wrapper (``torchlint/data/wrappers.toml``).  Each file of the project
+that matters (a module some file imports, or a file that calls into one) is
+summarised once, with CPython's ``ast``, into plain data
+(:class:`FileSummary`, JSON in the run's cache, keyed by the file's bytes):
+for every function and method, which of its parameters it iterates, which it
+yields the items of, whether it calls ``backward()`` or steps an optimizer,
+what it returns (a parameter, or a new instance of a named class, perhaps
+under ``if <parameter>:``), and the calls it makes with the parameters it
+passes on.  :func:`link` then propagates those facts through the calls, file
+to file, to a fixed point: every function's facts only grow, and a function
+is revisited only when a callee's facts grew, so the cost is linear in the
+calls.  Calls between the project's modules also record which class built
+each argument (``train(model, loader, NativeScaler())``), so that a
+parameter called in another module (``loss_scaler(loss, optimizer)``) is
+known when every call agrees.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+
+from torchlint.analysis.gradmode import GradMode, grad_mode_of
+from torchlint.analysis.imports import (
+    Text, imported_modules, is_torch_module, module_imports, module_name, parse_quietly, resolve,
+)
+from torchlint.analysis.store import Store, all_of, store_key
+from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
+
+
+_FORMAT = b"callable-summaries-1"
+BACKWARD = Effect.BACKWARD.value
+STEP = Effect.STEP.value
+_AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+MODULE_BODY = "<module>"
+"""The name a module's top-level code is summarised under (nothing calls it)."""
+
+
+# -- one file's facts, as written -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Return:
+    """One ``return`` of a function: a new instance of ``builds``, the
+    parameter ``parameter`` as is, or what ``call`` returns (an index into
+    the function's calls); ``guard`` is ``(parameter, truth)`` when it sits
+    directly under ``if <parameter>:`` (True) or its ``else`` (False)."""
+
+    builds: Optional[str] = None
+    parameter: Optional[str] = None
+    call: Optional[int] = None
+    guard: Optional[Tuple[str, bool]] = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call a function makes: the dotted name of what it calls (a method of
+    the function's own class as ``<module>.<Class>.<method>``), whether the
+    instance is bound (``self.m(...)``, ``obj(...)``), the function's
+    parameters it passes (slot: position as a digit string, or keyword),
+    and how the result is used: ``iter`` (a loop draws from it) or ``call``."""
+
+    callee: str
+    bound: bool
+    slots: Tuple[Tuple[str, str], ...]
+    role: str = "call"
+    disabled: bool = False
+    makers: Tuple[Tuple[str, str], ...] = ()
+    """For each slot whose argument a named class certainly built (a local
+    assigned once from ``Cls(...)``, or ``Cls(...)`` itself): that class."""
+    in_loop: bool = False
+    """Made inside a ``for``/``while`` loop of the function."""
+
+
+@dataclass(frozen=True)
+class Function:
+    """One ``def`` of the file (module level, or a method of a module-level class)."""
+
+    qualified: str
+    parameters: Tuple[str, ...]
+    keyword_only: Tuple[str, ...] = ()
+    method: bool = False
+    runs: FrozenSet[str] = frozenset()
+    iterates: FrozenSet[str] = frozenset()
+    yields_from: FrozenSet[str] = frozenset()
+    returns: Tuple[Return, ...] = ()
+    calls: Tuple[Call, ...] = ()
+    called_parameters: Tuple[Tuple[str, bool], ...] = ()
+    """Parameters the function calls (``loss_scaler(loss, opt)``), and whether
+    inside a loop: their effect depends on what callers pass."""
+    loop_runs: FrozenSet[str] = frozenset()
+    """What it runs inside its loops (a training loop's backward), where
+    ``runs`` is what it runs once per call (a training step's)."""
+    repeats: FrozenSet[str] = frozenset()
+    """Parameters it iterates inside another loop (``while True: for b in loader``)."""
+
+
+@dataclass(frozen=True)
+class WrappedLayer:
+    """A module class whose ``forward`` returns what one layer it builds
+    returns (``return self.conv(x)``, ``self.conv = nn.Conv1d(...)`` in
+    ``__init__``): to what follows it, an instance is that layer."""
+
+    qualified: str
+    """The class."""
+    layer: str
+    """What builds the layer (``torch.nn.Conv1d``)."""
+    parameters: Tuple[str, ...]
+    """``__init__``'s parameters after the instance, in order."""
+    keyword_only: Tuple[str, ...] = ()
+    arguments: Tuple[Tuple[str, str], ...] = ()
+    """How the layer is built: its keyword -> ``param:<name>`` (one of
+    ``__init__``'s parameters, passed on), ``True``/``False`` (a literal), or
+    ``?`` (anything else)."""
+    positional: Tuple[str, ...] = ()
+    """The layer's positional arguments, the same way."""
+    defaults: Tuple[Tuple[str, str], ...] = ()
+    """``__init__``'s parameters whose default is a literal ``True``/``False``."""
+    open_keywords: bool = False
+    """The layer also gets ``**kwargs``, or ``__init__`` takes them."""
+
+    def default_of(self, parameter: str) -> Optional[bool]:
+        """The literal truth value ``__init__`` gives ``parameter`` by default, if any."""
+        return {str(True): True, str(False): False}.get(dict(self.defaults).get(parameter, ""))
+
+    def passes(self, keyword: str, position: Optional[int]) -> Optional[str]:
+        """What the layer gets as ``keyword`` (or at ``position``): see :attr:`arguments`."""
+        found = dict(self.arguments).get(keyword)
+        if found is None and position is not None and position < len(self.positional):
+            found = self.positional[position]
+        return found
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """The facts of one file: its functions, its classes' bases, and the
+    module classes that wrap one layer."""
+
+    module: str
+    functions: Tuple[Function, ...] = ()
+    bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    layers: Tuple[WrappedLayer, ...] = ()
+
+
+# -- after linking ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What calling a project function (or a library wrapper) does, with the
+    effects of everything it calls: ``parameters`` in order (the instance
+    first for a method), ``runs`` (``backward``, ``step``: once per call, as
+    a training step does; ``loop_runs``: in a loop, as a training loop does), the parameters
+    it ``iterates`` and those it ``yields_from``, and its ``returns``."""
+
+    qualified: str
+    parameters: Tuple[str, ...]
+    keyword_only: Tuple[str, ...] = ()
+    method: bool = False
+    runs: FrozenSet[str] = frozenset()
+    iterates: FrozenSet[str] = frozenset()
+    yields_from: FrozenSet[str] = frozenset()
+    returns: Tuple[Return, ...] = ()
+    wrapper: bool = False
+    """From the library table, not from code."""
+    loop_runs: FrozenSet[str] = frozenset()
+    """What it runs inside loops, its own or its callees' (a training loop's
+    backward): calling it runs a whole loop, not one step."""
+    repeats: FrozenSet[str] = frozenset()
+    """Parameters it iterates again and again (inside another loop, its own
+    or a caller's within it): one call starts several passes over them."""
+
+    def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
+        """The parameter an argument fills: at ``position`` (counting after the
+        instance when ``bound``), or passed as ``keyword``."""
+        if keyword is not None:
+            return keyword if keyword in self.parameters or keyword in self.keyword_only else None
+        if position is None:
+            return None
+        if self.wrapper and self.yields_from == frozenset({EVERY_POSITIONAL}):
+            return EVERY_POSITIONAL
+        index = position + (1 if bound and self.method and not self.wrapper else 0)
+        return self.parameters[index] if 0 <= index < len(self.parameters) else None
+
+    def builds(self, truths: Mapping[str, bool]) -> Optional[str]:
+        """The class every ``return`` that can run builds, given the literal
+        truth values a call passes (``distributed=True``); None when they
+        differ or one returns something else."""
+        found: Set[str] = set()
+        for ret in self.returns:
+            if ret.guard is not None and ret.guard[0] in truths and truths[ret.guard[0]] != ret.guard[1]:
+                continue
+            if ret.builds is None:
+                return None
+            found.add(ret.builds)
+        return found.pop() if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=None)
+def _wrapper_summary(wrapper: Wrapper) -> Summary:
+    yields = frozenset({wrapper.yields}) if wrapper.yields is not None else frozenset()
+    returns = (Return(parameter=wrapper.returns),) if wrapper.returns is not None else ()
+    return Summary(wrapper.name, wrapper.parameters, (), False, frozenset(e.value for e in wrapper.runs),
+                   frozenset(), yields, returns, wrapper=True)
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """The linked summaries of a project's functions, and the classes built
+    for the parameters other modules' calls pass (when they all agree)."""
+
+    functions: Mapping[str, Summary] = field(default_factory=dict)
+    bases: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+    parameter_makers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """``module.function`` -> parameter -> the class every call of it from
+    the project builds that argument with."""
+    layers: Mapping[str, WrappedLayer] = field(default_factory=dict)
+    """The project's module classes that wrap one layer, by qualified name."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Other dotted names of the project's functions and classes: where a
+    package re-exports them (``pkg.train`` -> ``pkg.engine.train``)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """The module name of each summarised file, by absolute path."""
+    _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Answers that depend on the summaries alone, computed once per index."""
+
+    def spelled(self, fact: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """How a call of a callable with ``fact`` (``runs``, ``yields``,
+        ``iterates``, ``builds``) can be spelled: the last parts of such
+        functions' and methods' names, and of the classes whose instances'
+        call has it (library wrappers included)."""
+        key = ("spelled", fact)
+        if key not in self._memo:
+            has = _FACTS[fact]
+            names: Set[str] = set()
+            classes: Set[str] = set()
+            every = [(name, _wrapper_summary(w)) for name, w in wrappers().items()]
+            every += list(self.functions.items())
+            for name, summary in every:
+                if has(summary):
+                    owner, _, last = name.rpartition(".")
+                    if last == "__call__":
+                        classes.add(owner.rsplit(".", 1)[-1])
+                    else:
+                        names.add(last)
+            self._memo[key] = (frozenset(names), frozenset(classes))
+        found: Tuple[FrozenSet[str], FrozenSet[str]] = self._memo[key]
+        return found
+
+    def canonical(self, name: str) -> str:
+        """The name a function, class or method is defined under."""
+        return canonical_name(name, self.aliases)
+
+    def of(self, qualified: str) -> Optional[Summary]:
+        """The summary of a function or method (a method found through the
+        project class's bases, as Python finds it), or of a library wrapper;
+        None when nothing is known."""
+        return find(self.canonical(qualified), self.functions, self.bases)
+
+    def maker_of(self, function: str, parameter: str) -> Optional[str]:
+        """The class that built what every project call of ``function``
+        passes for ``parameter``; None when unknown or they differ."""
+        return self.parameter_makers.get(function, {}).get(parameter)
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever a fact changes."""
+        digest = hashlib.sha256()
+        for name in sorted(self.functions):
+            digest.update(f"{self.functions[name]!r}\n".encode())
+        for name in sorted(self.parameter_makers):
+            digest.update(f"{name}\0{sorted(self.parameter_makers[name].items())!r}\n".encode())
+        for name in sorted(self.layers):
+            digest.update(f"{self.layers[name]!r}\n".encode())
+        return digest.hexdigest()
+
+    def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
+        """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
+        return self.layers.get(self.canonical(qualified))
+
+
+def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
+    """``name`` as defined: through a re-export of itself or of its class."""
+    found = aliases.get(name)
+    if found is not None:
+        return found
+    owner, _, last = name.rpartition(".")
+    return f"{aliases[owner]}.{last}" if owner in aliases else name
+
+
+def find(qualified: str, functions: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]]) -> Optional[Summary]:
+    """``qualified`` among ``functions``, a method through its class's bases
+    (first base first, each class once), else the library table."""
+    found = functions.get(qualified)
+    if found is not None:
+        return found
+    owner, _, method = qualified.rpartition(".")
+    if owner in bases:
+        seen: Set[str] = set()
+        pending = list(reversed(bases[owner]))
+        while pending:
+            base = pending.pop()
+            if base in seen:
+                continue
+            seen.add(base)
+            found = functions.get(f"{base}.{method}")
+            if found is not None:
+                return found
+            wrapper = wrappers().get(f"{base}.{method}")
+            if wrapper is not None:
+                return _wrapper_summary(wrapper)
+            pending.extend(reversed(bases.get(base, ())))
+    wrapper = wrappers().get(qualified)
+    return _wrapper_summary(wrapper) if wrapper is not None else None
+
+
+EMPTY_SUMMARIES = Summaries()
+
+
+_FACTS: Dict[str, Callable[[Summary], bool]] = {
+    "runs": lambda summary: bool(summary.runs or summary.loop_runs),
+    "yields": lambda summary: bool(summary.yields_from),
+    "iterates": lambda summary: bool(summary.iterates),
+    "builds": lambda summary: any(r.builds is not None for r in summary.returns),
+}
+
+
+def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> FrozenSet[str]:
+    """The names of the project's functions some ``return`` of which builds
+    one of ``classes`` (a pre-check's test for ``make_sampler(...)``)."""
+    if summaries is None:
+        return frozenset()
+    key = ("building", classes)
+    if key not in summaries._memo:
+        summaries._memo[key] = frozenset(
+            name.rsplit(".", 1)[-1] for name, summary in summaries.functions.items()
+            if any(r.builds in classes for r in summary.returns)
+        )
+    found: FrozenSet[str] = summaries._memo[key]
+    return found
+
+
+def training_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
+    """Words a file must mention to call something that runs ``backward()``:
+    the names of the library wrappers that do (``NativeScaler``), and of the
+    project's functions and methods that do, themselves or through their
+    callees (a pre-check's test: a file mentioning none of them, nor
+    ``backward``, trains nothing)."""
+    if summaries is None:
+        return _wrapper_training_words()
+    if "training" not in summaries._memo:
+        found = set(_wrapper_training_words())
+        for name, summary in summaries.functions.items():
+            if BACKWARD in summary.runs or BACKWARD in summary.loop_runs:
+                found.add(name.rsplit(".", 1)[-1])
+        found.discard("__call__")
+        summaries._memo["training"] = frozenset(found)
+    words: FrozenSet[str] = summaries._memo["training"]
+    return words
+
+
+@functools.lru_cache(maxsize=1)
+def _wrapper_training_words() -> FrozenSet[str]:
+    """The names of the library wrappers that run backward (the table's classes and functions)."""
+    found: Set[str] = set()
+    for name, wrapper in wrappers().items():
+        if Effect.BACKWARD in wrapper.runs:
+            found.update(part for part in name.split(".") if part[:1].isupper() or part == name.rsplit(".", 1)[-1])
+    found.discard("__call__")
+    return frozenset(found)
+
+
+# -- reading one file -----------------------------------------------------------------------
+
+
+class _FunctionScan:
+    """One walk of one function's body (nested functions and classes left out)."""
+
+    def __init__(self, reader: "_FileReader", node: Union[FunctionNode, ast.Module], qualified: str,
+                 owner: Optional[str]) -> None:
+        self.reader = reader
+        self.qualified = qualified
+        self.owner = owner
+        arguments = node.args if not isinstance(node, ast.Module) else None
+        decorators = node.decorator_list if not isinstance(node, ast.Module) else []
+        self.positional = tuple(a.arg for a in (*arguments.posonlyargs, *arguments.args)) if arguments else ()
+        self.keyword_only = tuple(a.arg for a in arguments.kwonlyargs) if arguments else ()
+        self.parameters = frozenset((*self.positional, *self.keyword_only))
+        self.method = owner is not None and not any(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators
+        )
+        self.instance = self.positional[0] if self.method and self.positional else None
+        self.runs: Set[str] = set()
+        self.loop_runs: Set[str] = set()
+        self.repeats: Set[str] = set()
+        self.loops = 0
+        self.iterates: Set[str] = set()
+        self.yields_from: Set[str] = set()
+        self.returns: List[Return] = []
+        self.calls: List[Call] = []
+        self.called: Dict[str, bool] = {}
+        self.locals, self.generator = _single_assignments(node.body)
+        self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
+
+    def function(self) -> Function:
+        return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
+                        frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
+                        tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats))
+
+    def subject(self, expr: ast.expr) -> Optional[str]:
+        """The parameter ``expr`` is (a name of one, not rebound in the function)."""
+        if isinstance(expr, ast.Name) and expr.id in self.parameters and expr.id not in self.locals:
+            return expr.id
+        return None
+
+    # statements
+
+    def body(self, statements: Sequence[ast.stmt], disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
+        for statement in statements:
+            self.statement(statement, disabled, guard)
+            if (guard is None and isinstance(statement, ast.If) and not statement.orelse and statement.body
+                    and isinstance(statement.body[-1], ast.Return)):
+                condition = self._guard(statement.test)
+                if condition is not None:  # `if p: return a` then `return b`: b runs only when not p
+                    guard = (condition[0], not condition[1])
+
+    def statement(self, node: ast.stmt, disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            drawn = self.drawn(node.iter, disabled)
+            self.iterates |= drawn
+            if self.loops:
+                self.repeats |= drawn
+            if self.generator and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
+                self.yields_from |= drawn
+            self.expression(node.target, disabled)
+            self.loops += 1
+            self.body(node.body, disabled, None)
+            self.loops -= 1
+            self.body(node.orelse, disabled, None)
+            return
+        if isinstance(node, ast.While):
+            self.expression(node.test, disabled)
+            self.loops += 1
+            self.body(node.body, disabled, None)
+            self.loops -= 1
+            self.body(node.orelse, disabled, None)
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = disabled
+            for item in node.items:
+                self.expression(item.context_expr, disabled)
+                mode = _grad_mode(item.context_expr, self.reader.imports)
+                if mode is not None:
+                    inner = mode is GradMode.DISABLED
+            self.body(node.body, inner, None)
+            return
+        if isinstance(node, ast.If):
+            self.expression(node.test, disabled)
+            condition = self._guard(node.test)
+            self.body(node.body, disabled, condition)
+            self.body(node.orelse, disabled, (condition[0], not condition[1]) if condition is not None else None)
+            return
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                self.returns.append(self.returned(node.value, disabled, guard))
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self.statement(child, disabled, None)
+            elif isinstance(child, ast.expr):
+                self.expression(child, disabled)
+            else:  # handlers, match cases...
+                for grandchild in ast.iter_child_nodes(child):
+                    if isinstance(grandchild, ast.stmt):
+                        self.statement(grandchild, disabled, None)
+                    elif isinstance(grandchild, ast.expr):
+                        self.expression(grandchild, disabled)
+
+    def _guard(self, test: ast.expr) -> Optional[Tuple[str, bool]]:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.subject(test.operand)
+            return (inner, False) if inner is not None else None
+        name = self.subject(test)
+        return (name, True) if name is not None else None
+
+    def returned(self, value: ast.expr, disabled: bool, guard: Optional[Tuple[str, bool]]) -> Return:
+        if isinstance(value, ast.IfExp) and isinstance(value.orelse, ast.Constant) and value.orelse.value is None:
+            condition = self._guard(value.test)
+            self.expression(value.test, disabled)
+            return self.returned(value.body, disabled, condition or guard)
+        parameter = self.subject(value)
+        if parameter is not None:
+            return Return(parameter=parameter, guard=guard)
+        if isinstance(value, ast.Call):
+            before = len(self.calls)
+            self.expression(value, disabled)
+            target = self.reader.callee(value.func, self)
+            if target is not None and len(self.calls) > before and self.calls[before].callee == target[0]:
+                return Return(call=before, guard=guard)  # a function's result, or a new instance (see `link`)
+            return Return(guard=guard)
+        self.expression(value, disabled)
+        return Return(guard=guard)
+
+    # expressions
+
+    def drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
+        """The parameters a loop over ``expr`` draws items from."""
+        parameter = self.subject(expr)
+        if parameter is not None:
+            return {parameter}
+        if not isinstance(expr, ast.Call):
+            self.expression(expr, disabled)
+            return set()
+        target = self.reader.callee(expr.func, self)
+        wrapper = wrappers().get(target[0]) if target is not None else None
+        if wrapper is not None and wrapper.yields is not None:
+            found: Set[str] = set()
+            for position, keyword, argument in _arguments(expr):
+                slot = _wrapper_slot(wrapper, position, keyword)
+                if slot is not None and (slot == wrapper.yields or wrapper.yields == EVERY_POSITIONAL):
+                    found |= self.drawn(argument, disabled)
+                else:
+                    self.expression(argument, disabled)
+            return found
+        self.call(expr, disabled, "iter")
+        for argument in (*expr.args, *(k.value for k in expr.keywords)):
+            self.expression(argument, disabled)
+        return set()
+
+    def expression(self, expr: ast.expr, disabled: bool) -> None:
+        pending: List[ast.AST] = [expr]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                for generator in node.generators:
+                    self.iterates |= self.drawn(generator.iter, disabled)
+                    pending.extend((generator.target, *generator.ifs))
+                pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
+                continue
+            if isinstance(node, ast.YieldFrom):
+                parameter = self.subject(node.value)
+                if parameter is not None:
+                    self.yields_from.add(parameter)
+            if isinstance(node, ast.Call):
+                self.call(node, disabled, "call")
+                if isinstance(node.func, ast.Name) and node.func.id in ("iter", "next") and node.args:
+                    parameter = self.subject(node.args[0])
+                    if parameter is not None and not self.reader.shadowed(node.func.id, self):
+                        self.iterates.add(parameter)
+            pending.extend(ast.iter_child_nodes(node))
+
+    def call(self, node: ast.Call, disabled: bool, role: str) -> None:
+        func = node.func
+        target = resolve(func, self.reader.imports, {})
+        if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
+            (self.loop_runs if self.loops else self.runs).add(BACKWARD)
+            return
+        called = self.subject(func)
+        if called is not None:
+            self.called[called] = self.called.get(called, False) or self.loops > 0
+        found = self.reader.callee(func, self)
+        if found is None:
+            return
+        callee, bound = found
+        slots: List[Tuple[str, str]] = []
+        makers: List[Tuple[str, str]] = []
+        for position, keyword, argument in _arguments(node):
+            slot = keyword if keyword is not None else str(position)
+            parameter = self.subject(argument)
+            if parameter is not None:
+                slots.append((slot, parameter))
+            maker = self.reader.maker(argument, self)
+            if maker is not None:
+                makers.append((slot, maker))
+        self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
+                               self.loops > 0))
+
+
+def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
+    """(position, keyword, value) of each argument; positions stop at a ``*`` unpacking."""
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        yield position, None, argument
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            yield None, keyword.arg, keyword.value
+
+
+def _wrapper_slot(wrapper: Wrapper, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
+    return wrapper.slot(position, keyword)
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of a body, nested functions, classes and lambdas left out."""
+    pending: List[ast.AST] = list(statements)
+    node_type = ast.AST
+    while pending:
+        node = pending.pop()
+        yield node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                if not isinstance(value, _NESTED):
+                    pending.append(value)
+            elif type(value) is list:
+                pending.extend(item for item in value if isinstance(item, node_type) and not isinstance(item, _NESTED))
+
+
+def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[ast.expr]], bool]:
+    """Names a function body binds: to the value of their one plain
+    assignment, or None when bound otherwise or more than once; and whether
+    the body yields (one walk for both)."""
+    found: Dict[str, Optional[ast.expr]] = {}
+    yields = False
+    for child in _own_nodes(body):
+        if isinstance(child, (ast.Yield, ast.YieldFrom)):
+            yields = True
+            continue
+        targets: List[ast.expr] = []
+        value: Optional[ast.expr] = None
+        if isinstance(child, ast.Assign):
+            targets, value = list(child.targets), child.value
+        elif isinstance(child, (ast.AnnAssign, ast.AugAssign)):
+            targets = [child.target]
+        elif isinstance(child, (ast.For, ast.AsyncFor)):
+            targets = [child.target]
+        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+            targets = [child.optional_vars]
+        elif isinstance(child, ast.NamedExpr):
+            targets = [child.target]
+        for target in targets:
+            simple = isinstance(target, ast.Name) and len(targets) == 1 and value is not None
+            for leaf in ast.walk(target):
+                if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
+                    known = leaf.id in found
+                    found[leaf.id] = value if simple and not known else None
+    return found, yields
+
+
+def _grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
+    called = isinstance(expr, ast.Call)
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    first: Optional[bool] = None
+    if isinstance(expr, ast.Call) and expr.args:
+        value = expr.args[0]
+        first = value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else None
+    return grad_mode_of(resolve(target, imports, {}), called, first)
+
+
+def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
+    return _grad_mode(expr, imports) is GradMode.DISABLED
+
+
+class _FileReader:
+    """The names one file's code can call, resolved through its imports,
+    its module-level definitions and its classes' ``self`` attributes."""
+
+    def __init__(self, tree: ast.Module, module: str, is_package: bool) -> None:
+        self.module = module
+        self.imports = module_imports(tree, module, is_package)
+        self.local = {
+            s.name: f"{module}.{s.name}" for s in tree.body
+            if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+        self.attributes: Dict[str, Dict[str, Optional[str]]] = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.ClassDef):
+                self.attributes[statement.name] = self._attributes(statement)
+
+    def _attributes(self, node: ast.ClassDef) -> Dict[str, Optional[str]]:
+        """``self.x`` -> the class whose call builds it, for attributes every
+        method assigns only once, from ``Cls(...)``."""
+        found: Dict[str, Optional[str]] = {}
+        for member in node.body:
+            if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or not member.args.args:
+                continue
+            instance = member.args.args[0].arg
+            for child in _own_nodes(member.body):
+                targets: List[ast.expr] = []
+                value: Optional[ast.expr] = None
+                if isinstance(child, ast.Assign):
+                    targets, value = list(child.targets), child.value
+                elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+                    targets = [child.target]
+                for target in targets:
+                    for leaf in ast.walk(target):
+                        if (isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name)
+                                and leaf.value.id == instance):
+                            built = None
+                            if leaf is target and len(targets) == 1 and isinstance(value, ast.Call):
+                                built = resolve(value.func, self.imports, self.local)
+                            found[leaf.attr] = built if leaf.attr not in found else None
+        return found
+
+    def shadowed(self, name: str, scan: _FunctionScan) -> bool:
+        return name in scan.locals or name in scan.parameters or name in self.local or name in self.imports
+
+    def maker(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
+        """The class a named constructor call built ``expr`` with, if certain."""
+        if isinstance(expr, ast.Name) and expr.id in scan.locals and expr.id not in scan.parameters:
+            value = scan.locals[expr.id]
+            expr = value if value is not None else expr
+        if isinstance(expr, ast.Call):
+            return resolve(expr.func, self.imports, self.local)
+        return None
+
+    def callee(self, func: ast.expr, scan: _FunctionScan) -> Optional[Tuple[str, bool]]:
+        """(dotted name, whether an instance is bound) of what ``func`` calls, when known."""
+        if isinstance(func, ast.Name):
+            if func.id in scan.parameters:
+                return None
+            if func.id in scan.locals:
+                built = self.maker(func, scan)
+                return (f"{built}.__call__", True) if built is not None else None
+            if func.id not in self.local and func.id not in self.imports:
+                return (f"builtins.{func.id}", False)
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == scan.instance
+                and scan.owner is not None):
+            return (f"{self.module}.{scan.owner}.{func.attr}", True)
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == scan.instance
+                and scan.owner is not None):
+            built = self.attributes.get(scan.owner, {}).get(func.value.attr)
+            return (f"{built}.{func.attr}", True) if built is not None else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scan.locals:
+            built = self.maker(func.value, scan)
+            return (f"{built}.{func.attr}", True) if built is not None else None
+        target = resolve(func, self.imports, self.local)
+        return (target, False) if target is not None else None
+
+
+def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSummary:
+    """The facts of one parsed file."""
+    reader = _FileReader(tree, module, is_package)
+    functions: List[Function] = []
+    bases: List[Tuple[str, Tuple[str, ...]]] = []
+    layers: List[WrappedLayer] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
+        elif isinstance(statement, ast.ClassDef):
+            qualified = f"{module}.{statement.name}"
+            resolved = tuple(b for b in (resolve(base, reader.imports, reader.local) for base in statement.bases)
+                             if b is not None)
+            bases.append((qualified, resolved))
+            for member in statement.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions.append(_scan(reader, member, f"{qualified}.{member.name}", statement.name))
+            wrapped = _wrapped_layer(statement, qualified, reader)
+            if wrapped is not None:
+                layers.append(wrapped)
+    top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
+    top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
+    if top.calls:
+        functions.append(top.function())
+    by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
+    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers))
+
+
+def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") -> Optional[WrappedLayer]:
+    """The one layer a module class's ``forward`` returns the output of, as
+    ``__init__`` builds it; None for anything else (several layers on the
+    way, the layer's ``bias`` read or changed, a layer rebuilt elsewhere)."""
+    methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    init, forward = methods.get("__init__"), methods.get("forward")
+    if init is None or forward is None or init.decorator_list or forward.decorator_list:
+        return None
+    if not init.args.args or not forward.args.args or init.args.posonlyargs:
+        return None
+    attribute = _returned_attribute(forward)
+    if attribute is None:
+        return None
+    instance = init.args.args[0].arg
+    built: List[ast.Call] = []
+    for method in methods.values():
+        receiver = method.args.args[0].arg if method.args.args else None
+        for child in _own_nodes(method.body):
+            if (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Attribute)
+                    and isinstance(child.value.value, ast.Name) and child.value.value.id == receiver
+                    and child.value.attr == attribute and child.attr == "bias"):
+                return None  # the class reads or sets the layer's bias itself
+            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == receiver and target.attr == attribute):
+                        if method is not init or not isinstance(child, ast.Assign) or not isinstance(child.value, ast.Call):
+                            return None
+                        built.append(child.value)
+    if len(built) != 1:
+        return None
+    call = built[0]
+    layer = resolve(call.func, reader.imports, reader.local)
+    if layer is None:
+        return None
+    parameters = tuple(a.arg for a in init.args.args[1:])
+    keyword_only = tuple(a.arg for a in init.args.kwonlyargs)
+    every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body)[0])  # not rebound
+
+    def how(value: ast.expr) -> str:
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return str(value.value)
+        if isinstance(value, ast.Name) and value.id in every and value.id != instance:
+            return f"param:{value.id}"
+        return "?"
+
+    positional = tuple(how(a) for a in call.args if not isinstance(a, ast.Starred))
+    arguments = tuple((k.arg, how(k.value)) for k in call.keywords if k.arg is not None)
+    open_keywords = (any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+                     or init.args.kwarg is not None)
+    defaults: List[Tuple[str, str]] = []
+    positional_defaults = init.args.defaults
+    for argument, default in zip(init.args.args[len(init.args.args) - len(positional_defaults):], positional_defaults):
+        if isinstance(default, ast.Constant) and isinstance(default.value, bool):
+            defaults.append((argument.arg, str(default.value)))
+    for argument, keyword_default in zip(init.args.kwonlyargs, init.args.kw_defaults):
+        if isinstance(keyword_default, ast.Constant) and isinstance(keyword_default.value, bool):
+            defaults.append((argument.arg, str(keyword_default.value)))
+    return WrappedLayer(qualified, layer, parameters, keyword_only, arguments, positional, tuple(defaults),
+                        open_keywords)
+
+
+def _returned_attribute(forward: FunctionNode) -> Optional[str]:
+    """``X`` when ``forward`` is ``return self.X(...)``, or ``y = self.X(...)``
+    then ``return y`` (nothing else but docstrings in between)."""
+    if not forward.args.args:
+        return None
+    instance = forward.args.args[0].arg
+    body = [s for s in forward.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+
+    def called(value: Optional[ast.expr]) -> Optional[str]:
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == instance):
+            return value.func.attr
+        return None
+
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        return called(body[0].value)
+    if (len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+            and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return)
+            and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id):
+        return called(body[0].value)
+    return None
+
+
+def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Optional[str]) -> Function:
+    scan = _FunctionScan(reader, node, qualified, owner)
+    for decorator in node.decorator_list:
+        scan.expression(decorator, False)
+    scan.body(node.body, scan.disabled, None)
+    return scan.function()
+
+
+# -- stored in the run's cache ----------------------------------------------------------------
+
+
+def _to_json(summary: FileSummary) -> Any:
+    return {
+        "module": summary.module,
+        "layers": [[w.qualified, w.layer, list(w.parameters), list(w.keyword_only), [list(a) for a in w.arguments],
+                    list(w.positional), [list(d) for d in w.defaults], w.open_keywords] for w in summary.layers],
+        "bases": [[name, list(bases)] for name, bases in summary.bases],
+        "functions": [[
+            f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
+            sorted(f.yields_from),
+            [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
+            [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
+              c.in_loop] for c in f.calls],
+            [[name, in_loop] for name, in_loop in f.called_parameters],
+            sorted(f.loop_runs), sorted(f.repeats),
+        ] for f in summary.functions],
+    }
+
+
+def _optional(kind: type, value: Any) -> bool:
+    return value is None or (isinstance(value, kind) and not isinstance(value, bool) if kind is int else isinstance(value, kind))
+
+
+def _pairs(value: Any) -> Tuple[Tuple[str, str], ...]:
+    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 and all_of(str, *p) for p in value):
+        raise ValueError("pairs")
+    return tuple((p[0], p[1]) for p in value)
+
+
+def _from_json(data: Any) -> Optional[FileSummary]:
+    """The summary a stored value holds; None unless it has exactly the
+    shape :func:`_to_json` writes (a damaged entry is a miss)."""
+    try:
+        module = data["module"]
+        bases = tuple((name, tuple(names)) for name, names in data["bases"])
+        if not isinstance(module, str) or not all(all_of(str, name, *names) for name, names in bases):
+            return None
+        functions = []
+        for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
+             loop_runs, repeats) in data["functions"]:
+            if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
+                           *repeats) and isinstance(method, bool)):
+                return None
+            parsed_returns = []
+            for builds, parameter, call, guard in returns:
+                if not (_optional(str, builds) and _optional(str, parameter) and _optional(int, call)):
+                    return None
+                if guard is not None and not (isinstance(guard, list) and len(guard) == 2
+                                              and isinstance(guard[0], str) and isinstance(guard[1], bool)):
+                    return None
+                parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
+            parsed_calls = []
+            for callee, bound, slots, role, disabled, makers, in_loop in calls:
+                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)):
+                    return None
+                parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop))
+            counts = []
+            for name, in_loop in called:
+                if not (isinstance(name, str) and isinstance(in_loop, bool)):
+                    return None
+                counts.append((name, in_loop))
+            functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
+                                      frozenset(iterates), frozenset(yields), tuple(parsed_returns),
+                                      tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats)))
+        layers = []
+        for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
+            if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
+                    and isinstance(open_keywords, bool)):
+                return None
+            layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
+                                       tuple(positional), _pairs(defaults), open_keywords))
+        return FileSummary(module, tuple(functions), bases, tuple(layers))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def summarize_file(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[FileSummary]:
+    """One file's summary, from ``store`` when it holds it (a warm run parses
+    nothing), else parsed and stored; None when the file does not parse."""
+    key = store_key(path, data, module, None, _FORMAT)
+    if store is not None:
+        stored = store.get_facts(key)
+        found = _from_json(stored) if isinstance(stored, dict) else None
+        if found is not None:
+            return found
+    tree = parse_quietly(data)
+    if tree is None:
+        return None
+    try:
+        summary = summarize_tree(tree, module, path.stem == "__init__")
+    except RecursionError:
+        return None
+    if store is not None:
+        store.put_facts(key, _to_json(summary))
+    return summary
+
+
+# -- linking ----------------------------------------------------------------------------------
+
+
+def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = None,
+         paths: Optional[Mapping[str, str]] = None) -> Summaries:
+    """Propagate the files' facts through their calls to a fixed point
+    (``aliases``: the names packages re-export definitions under; ``paths``:
+    each file's module name by absolute path)."""
+    aliases = aliases or {}
+    written: Dict[str, Function] = {}
+    bases: Dict[str, Tuple[str, ...]] = {}
+    layers: Dict[str, WrappedLayer] = {}
+    for summary in files:
+        for function in summary.functions:
+            written[function.qualified] = function
+        bases.update(summary.bases)
+        layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
+    state: Dict[str, Summary] = {
+        name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
+                      tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats)
+        for name, f in written.items()
+    }
+    makers = _parameter_makers(written, state, bases, aliases)
+    callers: Dict[str, Set[str]] = {}
+    targets: Dict[Tuple[str, int], Optional[str]] = {}
+    for name, function in written.items():
+        for index, call in enumerate(function.calls):
+            target = find(canonical_name(call.callee, aliases), state, bases)
+            targets[(name, index)] = target.qualified if target is not None else None
+            if target is not None and not target.wrapper:
+                callers.setdefault(target.qualified, set()).add(name)
+    pending = sorted(written)
+    queued = set(pending)
+    while pending:
+        name = pending.pop()
+        queued.discard(name)
+        grown = _apply(written[name], state, bases, makers, aliases)
+        if grown != state[name]:
+            state[name] = grown
+            for caller in callers.get(name, ()):
+                if caller not in queued:
+                    queued.add(caller)
+                    pending.append(caller)
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}))
+
+
+def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
+           makers: Mapping[str, Mapping[str, str]], aliases: Mapping[str, str]) -> Summary:
+    """The function's facts with its callees' current facts added."""
+    current = state[function.qualified]
+    runs, iterates, yields = set(current.runs), set(current.iterates), set(current.yields_from)
+    loop_runs, repeats = set(current.loop_runs), set(current.repeats)
+    returns = list(current.returns)
+    for called, in_loop in function.called_parameters:
+        built = makers.get(function.qualified, {}).get(called)
+        target = find(canonical_name(f"{built}.__call__", aliases), state, bases) if built is not None else None
+        if target is not None:
+            (loop_runs if in_loop else runs).update(target.runs)
+            loop_runs |= target.loop_runs
+    for index, call in enumerate(function.calls):
+        target = find(canonical_name(call.callee, aliases), state, bases)
+        if target is None:
+            for ret in function.returns:  # not a function of the project: a new instance of what it names
+                if ret.call == index and not call.bound:
+                    found = Return(builds=call.callee, guard=ret.guard)
+                    if found not in returns:
+                        returns.append(found)
+            continue
+        if call.in_loop:
+            loop_runs |= target.runs | target.loop_runs
+        else:
+            runs |= target.runs
+            loop_runs |= target.loop_runs
+        for slot, subject in call.slots:
+            filled = target.parameter_for(int(slot) if slot.isdigit() else None,
+                                          None if slot.isdigit() else slot, call.bound)
+            if filled is None:
+                continue
+            parameter = filled
+            if parameter in target.iterates or (call.role == "iter" and parameter in target.yields_from):
+                iterates.add(subject)
+                if call.in_loop or parameter in target.repeats:
+                    repeats.add(subject)
+        for ret in function.returns:
+            if ret.call != index or target.wrapper:
+                continue
+            for inner in target.returns:
+                if inner.guard is not None:
+                    continue
+                if inner.builds is not None:
+                    found = Return(builds=inner.builds, guard=ret.guard)
+                elif inner.parameter is not None:
+                    mapped = dict(call.slots).get(_slot_of(target, inner.parameter, call.bound) or "")
+                    found = Return(parameter=mapped, guard=ret.guard) if mapped is not None else Return(guard=ret.guard)
+                else:
+                    found = Return(guard=ret.guard)
+                if found not in returns:
+                    returns.append(found)
+    return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
+                   frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
+                   repeats=frozenset(repeats))
+
+
+def _slot_of(target: Summary, parameter: str, bound: bool) -> Optional[str]:
+    if parameter in target.parameters:
+        index = target.parameters.index(parameter) - (1 if bound and target.method else 0)
+        return str(index) if index >= 0 else None
+    return parameter if parameter in target.keyword_only else None
+
+
+def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summary],
+                      bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Dict[str, Dict[str, str]]:
+    """For each function whose parameter it calls, the class every call of
+    it builds that argument with (all calls the project makes must agree,
+    and some must be known)."""
+    wanted = {name for name, function in written.items() if function.called_parameters}
+    if not wanted:
+        return {}
+    seen: Dict[Tuple[str, str], Set[Optional[str]]] = {}
+    for function in written.values():
+        for call in function.calls:
+            target = find(canonical_name(call.callee, aliases), state, bases)
+            if target is None or target.qualified not in wanted:
+                continue
+            known = dict(call.makers)
+            for parameter, _in_loop in written[target.qualified].called_parameters:
+                slot = _slot_of(target, parameter, call.bound)
+                by_keyword = parameter if parameter in target.parameters else None
+                built = known.get(slot or "") or (known.get(by_keyword) if by_keyword else None)
+                seen.setdefault((target.qualified, parameter), set()).add(built)
+    agreed: Dict[str, Dict[str, str]] = {}
+    for (callee, parameter), makers in sorted(seen.items(), key=lambda item: item[0]):
+        only = next(iter(makers))
+        if len(makers) == 1 and only is not None:
+            agreed.setdefault(callee, {})[parameter] = only
+    return agreed
+
+
+# -- which files ------------------------------------------------------------------------------
+
+
+def defined(files: Iterable[FileSummary]) -> Set[str]:
+    """The module-level functions and classes the files define (what a
+    package may re-export)."""
+    found: Set[str] = set()
+    for summary in files:
+        depth = summary.module.count(".") + 1
+        found.update(f.qualified for f in summary.functions if f.qualified.count(".") == depth
+                     and not f.qualified.endswith(MODULE_BODY))
+        found.update(name for name, _ in summary.bases)
+    return found
+
+
+def summarize_project(chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store]) -> List[FileSummary]:
+    """The summaries of the files :func:`~torchlint.analysis.imports.connected`
+    chose (path, bytes, module), from ``store`` where it holds them."""
+    summaries: List[FileSummary] = []
+    for path, text, module in chosen:
+        summary = summarize_file(path, text, module, store)
+        if summary is not None:
+            summaries.append(summary)
+    return summaries
+
+
+def summarize_sources(sources: Sequence[Tuple[str, Union[str, bytes], bool]]) -> Summaries:
+    """The linked summaries of in-memory files (module, text, is a package), for tests."""
+    found = []
+    for module, text, is_package in sources:
+        tree = parse_quietly(text)
+        if tree is not None:
+            found.append(summarize_tree(tree, module, is_package))
+    return link(found)
