@@ -31,7 +31,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from torch import nn  # noqa: E402
 
-from torchlint.registry import by_code_or_name  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import capture  # noqa: E402
 from torchlint.verify.compare import Context, check_for, check_strict  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, FAIL, RunData  # noqa: E402
