@@ -600,10 +600,13 @@ CHANGES: Tuple[Change, ...] = (
       ('                self.opt.zero_grad()\n', '                self.opt.zero_grad(set_to_none=True)\n'),
       why='Adam betas changed'),
     # blind_convbn.py
-    C('blind-s03-c-tl401-fix', 'blind_convbn.py', 'TL401', fix=True, why="torchlint's own fix: bias=False on both convs"),
+    # quick: the blind run's failures (TL401 on a script that saves its state_dict; a scaler enabled
+    # on the CPU) and a broken TL401 change on the same script, checked in the default run
+    C('blind-s03-c-tl401-fix', 'blind_convbn.py', 'TL401', fix=True, why="torchlint's own fix: bias=False on both convs",
+      quick=True),
     C('blind-s03-c-tl401-one', 'blind_convbn.py', 'TL401',
       ('        nn.Conv2d(3, 8, 3, padding=1),\n', '        nn.Conv2d(3, 8, 3, padding=1, bias=False),\n'),
-      why='hand: only the first conv loses its bias'),
+      why='hand: only the first conv loses its bias', quick=True),
     C('blind-s03-c-strict-slice', 'blind_convbn.py', '',
       ('        idx = slice((step % 3) * 16, (step % 3) * 16 + 16)\n',
        '        start = (step % 3) * 16\n'
@@ -616,7 +619,7 @@ CHANGES: Tuple[Change, ...] = (
       ('        nn.Conv2d(3, 8, 3, padding=1),\n', '        nn.Conv2d(3, 8, 3, padding=1, bias=False),\n'),
       ('        nn.Conv2d(8, 8, 3, padding=1),\n', '        nn.Conv2d(8, 8, 3, padding=1, bias=False),\n'),
       ('        nn.Linear(8, 3),\n', '        nn.Linear(8, 3, bias=False),\n'),
-      why="the classifier's bias removed too (no batch norm follows it)"),
+      why="the classifier's bias removed too (no batch norm follows it)", quick=True),
     B('blind-s03-b-tl401-momentum', 'blind_convbn.py', 'TL401',
       ('        nn.Conv2d(3, 8, 3, padding=1),\n'
        '        nn.BatchNorm2d(8),\n',
@@ -1072,7 +1075,7 @@ CHANGES: Tuple[Change, ...] = (
     B('blind-s15-b-tl701-enabled', 'blind_amp_legacy.py', 'TL701',
       ('        self.scaler = torch.cuda.amp.GradScaler(enabled=torch.cuda.is_available())\n',
        '        self.scaler = torch.amp.GradScaler("cpu")\n'),
-      why='scaler now enabled on the CPU (a different scaler state)'),
+      why='scaler now enabled on the CPU (a different scaler state)', quick=True),
     B('blind-s15-b-tl703-end', 'blind_amp_legacy.py', 'TL703',
       ('        self.grid = torch.range(0, 1, 0.25)\n', '        self.grid = torch.arange(0, 1, 0.25)\n'),
       why='arange without the end point'),
