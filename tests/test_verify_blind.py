@@ -1,5 +1,5 @@
 """What a blind held-out run of `torchlint verify` found (132 changes to 15 scripts it had never
-seen; README, "On scripts verify did not write"), each fixed and tested here (needs torch):
+seen; docs/measurements-verify.md), each fixed and tested here (needs torch):
 
 - a checkpoint of a model's ``state_dict()`` written beside the script made TL401's correct fix
   "not equivalent": the saved bias was taken for the bias's gradient (matched by its name), and

@@ -468,7 +468,7 @@ CHANGES: Tuple[Change, ...] = (
 
     # -- written blind for the verify-blind task by a helper who had read neither this corpus nor its
     # test, and run once on the build of main 34968f3 before anything changed (132 changes to 15
-    # scripts; README, "On scripts verify did not write"): 2 of 64 correct changes failed (TL401's fix
+    # scripts; docs/measurements-verify.md): 2 of 64 correct changes failed (TL401's fix
     # of a script that saves its state_dict) and 2 of 68 broken ones passed (a scaler enabled on the
     # CPU; a requires_grad on a tensor the loop overwrites, which changes nothing the program leaves:
     # relabelled correct here, counted as a miss in the blind figures) ------------------------------
