@@ -28,7 +28,7 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from torchlint.source.edits import LineIndex  # noqa: E402
+from torchlint.source.lines import LineIndex  # noqa: E402
 from torchlint.lint.engine import parse_module  # noqa: E402
 from torchlint.model import Diagnostic  # noqa: E402
 from torchlint.lint.runner import fix_file, lint_file  # noqa: E402

@@ -1,7 +1,7 @@
 """Precision and recall of torchlint's rules on hand-labelled real training code.
 
     .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --mirror /work/.mirror
-    .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --markdown   # README table
+    .venv/bin/python bench/score_labels.py --src /tmp/labelsrc --markdown   # the table of docs/measurements.md
     .venv/bin/python bench/score_labels.py --src DIR --markdown-out table.md # both in one run
     .venv/bin/python bench/score_labels.py --src DIR --rules TL101 TL301    # some rules only
 
@@ -458,8 +458,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--rules", nargs="*", default=[], help="rule codes to score (default: every label file)")
     parser.add_argument("--set", nargs="*", default=[], dest="sets", help="score only the cases of these labelling rounds (a case's `set`)")
     parser.add_argument("--torchlint", default=f"{shlex.quote(sys.executable)} -m torchlint", help="command that runs torchlint")
-    parser.add_argument("--markdown", action="store_true", help="print the README table")
-    parser.add_argument("--markdown-out", type=Path, help="also write the README table to this file")
+    parser.add_argument("--markdown", action="store_true", help="print the table docs/measurements.md shows")
+    parser.add_argument("--markdown-out", type=Path, help="also write that table to this file")
     args = parser.parse_args(argv)
     command = shlex.split(args.torchlint)
     scores: List[Score] = []

@@ -8,6 +8,7 @@ from typing import Dict, List, Mapping, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.import_time import is_main_guard
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
 from torchlint.data.apidata import Framework, frameworks
 from torchlint.ruleapi.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
@@ -45,18 +46,6 @@ def _enabled_argument(call: cst.Call, keyword: str) -> Optional[cst.BaseExpressi
         if arg.keyword is None and arg.star == "" and index == 0:
             return arg.value
     return None
-
-
-def _main_guard(node: cst.If) -> bool:
-    """``if __name__ == "__main__":`` runs the script, it does not guard debugging."""
-    test = node.test
-    return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
-        and test.left.value == "__name__"
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-    )
 
 
 class _Training:
@@ -358,7 +347,7 @@ def _enclosing_function(
     """The function (or module) whose code runs ``node`` unconditionally; None under a guard."""
     parent = parents.get(node)
     while parent is not None:
-        if isinstance(parent, _GUARDS) and not (isinstance(parent, cst.If) and _main_guard(parent)):
+        if isinstance(parent, _GUARDS) and not is_main_guard(parent):
             return None
         if isinstance(parent, cst.Else) and isinstance(parents.get(parent), cst.If):
             return None

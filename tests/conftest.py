@@ -141,3 +141,15 @@ def _one_verify_helper_per_environment(tmp_path_factory: pytest.TempPathFactory)
                 setattr(module, "make_runner", original)
         for helper in helpers.values():
             helper.close()
+
+
+@pytest.fixture
+def rule_doubles() -> Iterator[Tuple[type, ...]]:
+    """The test's rules are the small ones of ``tests/rule_doubles.py``, not
+    the real ones, until the test ends (forked lint workers see them too)."""
+    from rule_doubles import DOUBLES
+
+    from torchlint.ruleapi.catalog import rules_replaced
+
+    with rules_replaced(DOUBLES):
+        yield tuple(DOUBLES)

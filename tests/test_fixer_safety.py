@@ -93,16 +93,18 @@ def test_lsp_quick_fix_keeps_form_feeds(tmp_path: Path) -> None:
     pytest.importorskip("pygls")
     from tests.test_lsp import Client, apply, code_actions, open_document
 
+    # The server runs with the rules of tests/rule_doubles.py: TL991 fixes `boom()` into `calm()`.
+    source = FORM_FEEDS.replace(CALL, "boom(3)")
     client = Client(tmp_path)
     try:
         client.initialize(tmp_path, {"workspace": {"workspaceEdit": {"documentChanges": True}}})
-        uri = open_document(client, tmp_path / "train.py", FORM_FEEDS)
-        [found] = [d for d in client.diagnostics(uri) if d["code"] == "TL101"]
+        uri = open_document(client, tmp_path / "train.py", source)
+        [found] = [d for d in client.diagnostics(uri) if d["code"] == "TL991"]
         assert found["range"]["start"] == {"line": 6, "character": 5}
         [action] = [a for a in code_actions(client, uri, found["range"]["start"], found["range"]["end"],
                                             only=["quickfix"]) if "Suppress" not in a["title"]]
         edits = action["edit"]["documentChanges"][0]["edits"]
-        assert apply(FORM_FEEDS, edits) == FORM_FEEDS.replace(CALL, FIXED_CALL)
+        assert apply(source, edits) == source.replace("boom(3)", "calm(3)")
         assert client.stop() == 0
     finally:
         if client.process.poll() is None:

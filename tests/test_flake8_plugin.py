@@ -60,9 +60,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def flake8(cwd: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+DOUBLES = Path(__file__).resolve().parent / "rule_doubles.py"
+TRAIN_DOUBLES = "x = boom(3)\ny = zap(4)\nz = zap(5)  # noqa: TL992\n"
+"""For the rules of tests/rule_doubles.py: TL991 reports `boom()`, TL992 `zap()`."""
+
+
+def flake8(cwd: Path, *args: str, doubles: bool = False) -> "subprocess.CompletedProcess[str]":
+    """flake8 with the real rules, or with the test rules of tests/rule_doubles.py."""
+    start = [sys.executable, str(DOUBLES)] if doubles else [sys.executable]
     return subprocess.run(
-        [sys.executable, "-m", "flake8", "-j", "1", *args],
+        [*start, "-m", "flake8", "-j", "1", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
@@ -75,12 +82,12 @@ def codes(output: str) -> List[str]:
 
 
 def test_selected_tl_codes_are_reported_with_flake8_noqa(project: Path) -> None:
-    (project / "train.py").write_text(TRAIN, encoding="utf-8")
-    result = flake8(project, "--select", "TL", "train.py")
+    (project / "train.py").write_text(TRAIN_DOUBLES, encoding="utf-8")
+    result = flake8(project, "--select", "TL", "train.py", doubles=True)
     assert result.returncode == 1, result.stderr
-    # torchlint reports TL101 at 4:5 and TL501 at 5:9; flake8 shows 1-based columns.
-    assert codes(result.stdout) == ["train.py:4:5: TL101", "train.py:5:9: TL501"]
-    assert "created on the CPU" in result.stdout
+    # torchlint reports TL991 at 1:4 and TL992 at 2:4; flake8 shows 1-based columns.
+    assert codes(result.stdout) == ["train.py:1:5: TL991", "train.py:2:5: TL992"]
+    assert "train.py:1:5: TL991 test message: `boom()` is called" in result.stdout.splitlines()
 
 
 def test_default_selection_includes_tl(project: Path) -> None:

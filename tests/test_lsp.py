@@ -22,26 +22,32 @@ from torchlint.interfaces.lsp import Positions  # noqa: E402
 
 TIMEOUT = 30.0
 FIRE = "\U0001F525"  # outside the BMP: two UTF-16 code units, four UTF-8 bytes
+# The rules of tests/rule_doubles.py: TL991 reports `boom()` (safe fix: `calm()`),
+# TL992 `zap()` (unsafe fix: `zip()`); the language server runs with them.
 SOURCE = (
     "import torch\n"
-    "from torch.utils.data import DataLoader\n"
     "\n"
-    f'label = "{FIRE}"; x = torch.zeros(3).cuda()\n'
-    "loader = DataLoader(ds)\n"
-    'if __name__ == "__main__":\n'  # a main guard: TL201's fix is offered
+    "\n"
+    f'label = "{FIRE}"; x = boom(3)\n'
+    "zap(ds)\n"
+    'if __name__ == "__main__":\n'
     "    train(loader)\n"
 )
-SAFE_FIXED = SOURCE.replace("torch.zeros(3).cuda()", 'torch.zeros(3, device="cuda")')
-CLEAN = "import torch\n\nx = torch.zeros(3)\n"
+SAFE_FIXED = SOURCE.replace("boom(3)", "calm(3)")
+CLEAN = "import torch\n\nx = calm(3)\n"
+DOUBLES = Path(__file__).resolve().parent / "rule_doubles.py"
 
 
 class Client:
     """A language client speaking JSON-RPC with Content-Length framing."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, doubles: bool = True) -> None:
+        """The server runs with the test rules (``doubles``) or with the real ones."""
         root = str(Path(__file__).resolve().parents[1])
+        command = ([sys.executable, str(DOUBLES), "-m", "torchlint", "lsp"] if doubles
+                   else [sys.executable, "-c", "from torchlint.interfaces.lsp import main; main()"])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from torchlint.interfaces.lsp import main; main()"],
+            command,
             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": root},
         )
@@ -149,13 +155,24 @@ class Client:
                 self.process.wait()
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Any:
-    started = Client(tmp_path)
+def _serve(tmp_path: Path, doubles: bool) -> Any:
+    started = Client(tmp_path, doubles)
     yield started
     if started.process.poll() is None:
         started.process.kill()
         started.process.wait()
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Any:
+    """A server running with the test rules of tests/rule_doubles.py."""
+    yield from _serve(tmp_path, doubles=True)
+
+
+@pytest.fixture
+def real_client(tmp_path: Path) -> Any:
+    """A server running with the real rules."""
+    yield from _serve(tmp_path, doubles=False)
 
 
 def _offset(text: str, position: Dict[str, int], encoding: str) -> int:
@@ -218,55 +235,55 @@ def test_session_over_stdio(client: Client, tmp_path: Path) -> None:
     # didOpen: findings, with UTF-16 columns after a non-BMP character.
     uri = open_document(client, tmp_path / "train.py", SOURCE)
     found = client.diagnostics(uri)
-    assert [d["code"] for d in found] == ["TL101", "TL201"]
-    tl101, tl201 = found
+    assert [d["code"] for d in found] == ["TL991", "TL992"]
+    safe, unsafe = found
     line = SOURCE.splitlines()[3]
-    start = line.index("torch.zeros")
-    assert tl101["range"] == {
+    start = line.index("boom(3)")
+    assert safe["range"] == {
         "start": {"line": 3, "character": start + 1},  # the emoji counts twice
-        "end": {"line": 3, "character": start + 1 + len("torch.zeros(3).cuda()")},
+        "end": {"line": 3, "character": start + 1 + len("boom(3)")},
     }
-    assert tl101["severity"] == 2 and tl101["source"] == "torchlint"
-    assert "created on the CPU" in tl101["message"]
+    assert safe["severity"] == 2 and safe["source"] == "torchlint"
+    assert safe["message"] == "test message: `boom()` is called"
     # The code links to the rule's page: the rule's module, whose docstring it is.
-    page = tl101["codeDescription"]["href"]
-    assert page.startswith("file://") and page.endswith("/tensor_created_then_moved/__init__.py")
-    assert tl201["range"]["start"] == {"line": 4, "character": 9}
+    page = safe["codeDescription"]["href"]
+    assert page.startswith("file://") and page.endswith("/tests/rule_doubles.py")
+    assert unsafe["range"]["start"] == {"line": 4, "character": 0}
 
     # Quick fix for the safe finding: a versioned document edit.
-    actions = code_actions(client, uri, tl101["range"]["start"], tl101["range"]["start"])
+    actions = code_actions(client, uri, safe["range"]["start"], safe["range"]["start"])
     quick = [a for a in actions if a["kind"] == "quickfix" and "Suppress" not in a["title"]]
-    assert len(quick) == 1 and "TL101" in quick[0]["title"] and "unsafe" not in quick[0]["title"]
+    assert len(quick) == 1 and "TL991" in quick[0]["title"] and "unsafe" not in quick[0]["title"]
     assert quick[0]["isPreferred"] is True
-    assert quick[0]["diagnostics"][0]["code"] == "TL101"
+    assert quick[0]["diagnostics"][0]["code"] == "TL991"
     change = quick[0]["edit"]["documentChanges"][0]
     assert change["textDocument"] == {"uri": uri, "version": 1}
     assert apply(SOURCE, change["edits"]) == SAFE_FIXED
 
     # Every finding can be suppressed on its line, after its fix.
     suppress = [a for a in actions if "Suppress" in a["title"]]
-    assert [a["title"] for a in suppress] == ["torchlint (TL101): Suppress on this line (# noqa: TL101)"]
+    assert [a["title"] for a in suppress] == ["torchlint (TL991): Suppress on this line (# noqa: TL991)"]
     assert actions.index(suppress[0]) > actions.index(quick[0]) and suppress[0]["isPreferred"] is False
     suppressed = apply(SOURCE, suppress[0]["edit"]["documentChanges"][0]["edits"])
-    assert suppressed.splitlines()[3].endswith("torch.zeros(3).cuda()  # noqa: TL101")
+    assert suppressed.splitlines()[3].endswith("boom(3)  # noqa: TL991")
 
     # Hover on a finding: its rule's summary and where to read more.
-    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": tl101["range"]["start"]})
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": safe["range"]["start"]})
     assert hover["contents"]["kind"] == "markdown"
-    assert hover["contents"]["value"].startswith("**TL101 tensor-created-then-moved**: ")
-    assert "`torchlint explain TL101`" in hover["contents"]["value"] and page in hover["contents"]["value"]
+    assert hover["contents"]["value"].startswith("**TL991 test-boom**: ")
+    assert "`torchlint explain TL991`" in hover["contents"]["value"] and page in hover["contents"]["value"]
     assert client.request("textDocument/hover", {"textDocument": {"uri": uri},
                                                  "position": {"line": 0, "character": 0}}) is None
 
     # The unsafe one says so.
-    actions = code_actions(client, uri, tl201["range"]["start"], tl201["range"]["end"], only=["quickfix"])
+    actions = code_actions(client, uri, unsafe["range"]["start"], unsafe["range"]["end"], only=["quickfix"])
     actions = [a for a in actions if "Suppress" not in a["title"]]
-    assert len(actions) == 1 and "TL201" in actions[0]["title"] and "unsafe" in actions[0]["title"]
+    assert len(actions) == 1 and "TL992" in actions[0]["title"] and "unsafe" in actions[0]["title"]
     assert actions[0]["isPreferred"] is False
     edits = actions[0]["edit"]["documentChanges"][0]["edits"]
-    assert apply(SOURCE, edits) == SOURCE.replace("DataLoader(ds)", "DataLoader(ds, num_workers=4)")
+    assert apply(SOURCE, edits) == SOURCE.replace("zap(ds)", "zip(ds)")
 
-    # Fix all safe, as requested on save: only TL101 changes.
+    # Fix all safe, as requested on save: only TL991's finding changes.
     everywhere = {"line": 0, "character": 0}
     actions = code_actions(client, uri, everywhere, everywhere, only=["source.fixAll"])
     assert [a["kind"] for a in actions] == ["source.fixAll.torchlint"]
@@ -301,8 +318,8 @@ def test_a_burst_of_changes_is_linted_once_at_its_last_version(client: Client, t
     assert client.diagnostics(uri) == []
     burst = b""
     for version in range(2, 22):
-        # Each version adds one more unguarded DataLoader: its findings count its version.
-        text = CLEAN + "from torch.utils.data import DataLoader\n" + "DataLoader(ds)\n" * (version - 1)
+        # Each version adds one more `boom()` call: its findings count its version.
+        text = CLEAN + "boom()\n" * (version - 1)
         body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}],
         }}).encode("utf-8")
@@ -319,9 +336,11 @@ def test_a_burst_of_changes_is_linted_once_at_its_last_version(client: Client, t
     assert client.process.wait(timeout=TIMEOUT) == 0
 
 
-def test_cross_file_facts_match_the_command_line(client: Client, tmp_path: Path) -> None:
+def test_cross_file_facts_match_the_command_line(real_client: Client, tmp_path: Path) -> None:
     """The wrapper's class lives in another module: the editor, like `torchlint
-    check train.py`, knows its zero_grad takes no argument."""
+    check train.py`, knows its zero_grad takes no argument (a real rule's
+    cross-file question, TL302's, so the server runs with the real rules)."""
+    client = real_client
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "1.13"\n', encoding="utf-8")
     (tmp_path / "optim").mkdir()
     (tmp_path / "optim" / "__init__.py").write_text("from .wrap import Scheduled\n", encoding="utf-8")
@@ -347,7 +366,7 @@ def test_cross_file_facts_match_the_command_line(client: Client, tmp_path: Path)
 
 def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.torchlint]\nextend-exclude = ["generated/"]\nignore = ["TL201"]\n', encoding="utf-8"
+        '[tool.torchlint]\nextend-exclude = ["generated/"]\nignore = ["TL992"]\n', encoding="utf-8"
     )
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "pyproject.toml").write_text(
@@ -360,15 +379,15 @@ def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
 
     toml = open_document(client, tmp_path / "pyproject.toml", (tmp_path / "pyproject.toml").read_text())
     uri = open_document(client, tmp_path / "train.py", SOURCE)
-    (tl101,) = client.diagnostics(uri)  # TL201 is ignored by the configuration
+    (safe,) = client.diagnostics(uri)  # TL992 is ignored by the configuration
     assert not any(m.get("params", {}).get("uri") == toml for m in client._stashed)  # not Python
     line = SOURCE.splitlines()[3]
     width = 1 if encoding == "utf-8" else 2
-    assert tl101["range"]["start"]["character"] == len(line[: line.index("torch.zeros")].encode(encoding)) // width
-    action, suppression = code_actions(client, uri, tl101["range"]["start"], tl101["range"]["end"], only=["quickfix"])
+    assert safe["range"]["start"]["character"] == len(line[: line.index("boom(3)")].encode(encoding)) // width
+    action, suppression = code_actions(client, uri, safe["range"]["start"], safe["range"]["end"], only=["quickfix"])
     assert apply(SOURCE, action["edit"]["changes"][uri], encoding=encoding) == SAFE_FIXED
     assert apply(SOURCE, suppression["edit"]["changes"][uri], encoding=encoding).splitlines()[3].endswith(
-        "  # noqa: TL101")  # the suppression's position is in the negotiated encoding too
+        "  # noqa: TL991")  # the suppression's position is in the negotiated encoding too
 
     assert client.diagnostics(open_document(client, tmp_path / "generated" / "model.py", SOURCE)) == []
 
@@ -379,9 +398,9 @@ def test_configuration_and_exclusion(client: Client, tmp_path: Path) -> None:
     assert code_actions(client, broken, {"line": 0, "character": 0}, {"line": 0, "character": 0}) == []
 
     # Saving a configuration file lints the open documents again.
-    (tmp_path / "broken" / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL2"]\n', encoding="utf-8")
+    (tmp_path / "broken" / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL992"]\n', encoding="utf-8")
     client.notify("textDocument/didSave", {"textDocument": {"uri": (tmp_path / "broken" / "pyproject.toml").as_uri()}})
-    assert [d["code"] for d in client.diagnostics(broken)] == ["TL201"]
+    assert [d["code"] for d in client.diagnostics(broken)] == ["TL992"]
     assert client.stop() == 0
 
 

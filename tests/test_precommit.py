@@ -204,14 +204,14 @@ def test_notebook_with_a_finding_is_refused(hooks: Hooks, tmp_path: Path) -> Non
 
 
 def readme_snippet() -> str:
-    """The pre-commit configuration README.md shows, exactly as printed."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The pre-commit configuration docs/pre-commit.md shows, exactly as printed."""
+    text = (ROOT / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     block = text.split("<!-- pre-commit-snippet:start -->", 1)[1].split("<!-- pre-commit-snippet:end -->", 1)[0]
     return block.split("```yaml\n", 1)[1].split("```", 1)[0]
 
 
 def test_readme_snippet_works_as_printed(hooks: Hooks, tmp_path: Path) -> None:
-    """README's `repo: local` snippet, copied verbatim, with torchlint on PATH."""
+    """The docs' `repo: local` snippet, copied verbatim, with torchlint on PATH."""
     env = dict(hooks.env, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     project = tmp_path / "project"
     project.mkdir()

@@ -143,7 +143,7 @@ def test_amp_findings_wait_for_the_replacement_in_the_oldest_targeted_release() 
 def test_a_shipped_program_is_fixed_for_the_torch_version_its_spec_names() -> None:
     pytest.importorskip("torch")  # planning a program runs torchlint's verify preparation
     from torchlint.lint.settings import Settings
-    from torchlint.verify.session import plan_programs, rule_settings
+    from torchlint.verify.plan import plan_programs, rule_settings
 
     tl801 = by_code_or_name("TL801")
     assert tl801 is not None and tl801.verification is not None

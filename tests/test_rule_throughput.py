@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import libcst as cst
+import pytest
 from click.testing import CliRunner
 
 from torchlint.analysis import Facts
@@ -183,3 +184,14 @@ def test_a_loop_that_only_differentiates_is_not_training() -> None:
     stepped = profiler.replace(".backward()\n", ".backward()\n            optimizer.step()\n")
     assert "optimizer.step()" in stepped
     assert _codes(stepped, "TL602") == ["TL602"]
+
+
+@pytest.mark.parametrize(
+    "guard, runs",
+    [('if __name__ == "__main__":', True), ('if "__main__" == __name__:', True),
+     ('if __name__ == "worker":', False), ('if __name__ != "__main__":', False)],
+)
+def test_a_file_runs_as_a_program_under_the_one_main_guard_fact(guard: str, runs: bool) -> None:
+    # The same test as TL201's import-time check and TL303's debug guards (analysis/import_time.py).
+    work = _workload(f"import torch\ndef main():\n    pass\n{guard}\n    main()\n")
+    assert work.entry_point is runs

@@ -29,14 +29,8 @@ from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, ERROR, FAIL, NOT_EQUIVALENT, WARN  # noqa: E402
-from torchlint.verify.session import (  # noqa: E402
-    Case,
-    Session,
-    VerifyOptions,
-    plan_programs,
-    plan_script,
-    verifiable_rules,
-)
+from torchlint.verify.plan import Case, plan_programs, plan_script, verifiable_rules  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 RULES = ("TL101", "TL201", "TL301", "TL302", "TL401")
 

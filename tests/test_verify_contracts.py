@@ -44,7 +44,8 @@ from torchlint.verify.results import (  # noqa: E402
     WARN,
     RunData,
 )
-from torchlint.verify.session import Session, VerifyOptions, plan_pair, plan_programs, plan_script  # noqa: E402
+from torchlint.verify.plan import plan_pair, plan_programs, plan_script  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,8 @@ from torchlint.verify.results import (  # noqa: E402
     UNALIGNED,
     CaseResult,
 )
-from torchlint.verify.session import Case, Session, VerifyOptions, plan_pair, plan_script  # noqa: E402
+from torchlint.verify.plan import Case, plan_pair, plan_script  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "verify_corpus"))
 from manifest import BROKEN, CHANGES, CORRECT, FILES, HERE, Change  # noqa: E402

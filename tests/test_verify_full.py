@@ -17,7 +17,7 @@ from click.testing import CliRunner  # noqa: E402
 from torchlint.interfaces.cli import main  # noqa: E402
 from torchlint.ruleapi.registry import all_rules  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
-from torchlint.verify.session import fixable  # noqa: E402
+from torchlint.verify.plan import fixable  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,8 @@ from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, INTENDED_CHANGE, NOT_EQUIVALENT  # noqa: E402
-from torchlint.verify.session import Session, VerifyOptions, plan_pair, plan_programs  # noqa: E402
+from torchlint.verify.plan import plan_pair, plan_programs  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

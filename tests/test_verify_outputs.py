@@ -45,7 +45,7 @@ from torchlint.verify.results import (  # noqa: E402
     RunData,
     VerifyReport,
 )
-from torchlint.verify.session import fixable  # noqa: E402
+from torchlint.verify.plan import fixable  # noqa: E402
 from torchlint.verify.timing import FASTER, NO_DIFFERENCE, SLOWER, TOO_NOISY, ProcessTiming, analyse, format_seconds  # noqa: E402
 
 CPU = Context("cpu")

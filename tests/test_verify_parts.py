@@ -10,7 +10,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any, List
 
+import pytest
 from click.testing import CliRunner
 
 from torchlint.interfaces.cli import main
@@ -317,3 +319,41 @@ def test_progress_prints_plain_lines_when_not_a_terminal():
         "torchlint verify [1/3] running the original",
         "torchlint verify [2/2] running the fixed version",
     ]
+
+
+
+def test_planning_imports_no_torch() -> None:
+    """verify/plan.py plans without torch and without the session (which runs cases)."""
+    code = ("import sys; import torchlint.verify.plan as plan; "
+            "print('torch' in sys.modules, 'torchlint.verify.session' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
+
+
+def test_planning_lints_each_rule_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script's case for one rule costs one lint of the original text (the fixer's
+    first pass also counts the findings) and the settings are resolved once per script."""
+    import torchlint.lint.fixer as fixer
+    from torchlint.lint.settings import SettingsResolver
+    from torchlint.verify import plan
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nx = torch.zeros(3).cuda()\ny = torch.ones(3).to('cuda')\n")
+    lints: List[str] = []
+    resolved: List[Path] = []
+    real_lint, real_for_path = fixer.lint_source, SettingsResolver.for_path
+
+    def counted_lint(source: str, *args: Any, **kwargs: Any) -> Any:
+        lints.append(source)
+        return real_lint(source, *args, **kwargs)
+
+    def counted_for_path(self: SettingsResolver, path: Path) -> Any:
+        resolved.append(path)
+        return real_for_path(self, path)
+
+    monkeypatch.setattr(fixer, "lint_source", counted_lint)
+    monkeypatch.setattr(SettingsResolver, "for_path", counted_for_path)
+    cases, notes = plan.plan([script], ["TL101"], None)
+    (case,) = cases
+    assert case.found == 2 and case.fixes == 2 and notes == []
+    assert lints == [script.read_text()] and resolved == [script]

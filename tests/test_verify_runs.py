@@ -22,7 +22,8 @@ from torchlint.interfaces.cli import main  # noqa: E402
 from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, Environment, VerifyReport  # noqa: E402
-from torchlint.verify.session import Case, Session, VerifyOptions, device_environment, plan_script  # noqa: E402
+from torchlint.verify.plan import Case, plan_script  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions, device_environment  # noqa: E402
 
 FAKE_DEVICE = Path(__file__).resolve().with_name("fake_device.py")
 

@@ -19,7 +19,8 @@ from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, NOT_EQUIVALENT, CaseResult  # noqa: E402
-from torchlint.verify.session import Session, VerifyOptions, plan_pair, plan_programs  # noqa: E402
+from torchlint.verify.plan import plan_pair, plan_programs  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, FAIL, NOT_EQUIVALENT  # noqa: E402
-from torchlint.verify.session import Session, VerifyOptions, plan_programs  # noqa: E402
+from torchlint.verify.plan import plan_programs  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 RULES = ("TL607", "TL705", "TL707")
 

@@ -37,7 +37,8 @@ from torchlint.verify.results import (  # noqa: E402
     RANDOM_STREAM,
     UNALIGNED,
 )
-from torchlint.verify.session import Session, VerifyOptions, plan_pair  # noqa: E402
+from torchlint.verify.plan import plan_pair  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -489,7 +490,7 @@ def test_sigterm_ends_verify_its_helper_and_runs_and_removes_the_scratch_copies(
 
 def test_the_tl505_program_leaves_no_temporary_folder(session):
     from torchlint.lint.settings import Settings
-    from torchlint.verify.session import plan_programs
+    from torchlint.verify.plan import plan_programs
 
     import tempfile
 

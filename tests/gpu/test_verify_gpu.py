@@ -72,7 +72,8 @@ def test_timed_blocks_count_asynchronous_kernels(tmp_path):
 
 
 def test_device_cuda_n_runs_on_that_gpu_and_the_script_flags_win():
-    from torchlint.verify.session import Case, Session, VerifyOptions
+    from torchlint.verify.plan import Case
+    from torchlint.verify.session import Session, VerifyOptions
 
     source = textwrap.dedent("""
         import os

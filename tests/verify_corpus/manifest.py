@@ -14,7 +14,7 @@ statement, a changed seed, a detached tensor ...), and the edits that make it
 default test run checks; the whole corpus runs under ``pytest -m slow``.
 
 The cases were written for the issue, before the checks were tuned on them;
-the README reports what the slow test measured on them.
+docs/measurements.md reports what the slow test measured on them.
 """
 
 from __future__ import annotations

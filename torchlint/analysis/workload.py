@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.import_time import is_main_guard
 from torchlint.analysis.training import LoopFacts, Training
 from torchlint.analysis.names import ImportTable
 from torchlint.source.tree import walk, walk_body
@@ -144,21 +145,13 @@ def _calls_step(node: cst.CSTNode) -> bool:
 
 
 def _has_main_block(module: cst.Module) -> bool:
-    for statement in module.body:
-        if isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison):
-            test = statement.test
-            left = test.left
-            if isinstance(left, cst.Name) and left.value == "__name__":
-                return True
-    return False
+    return any(is_main_guard(statement) for statement in module.body)
 
 
 def _imports_end(module: cst.Module) -> Optional[cst.SimpleStatementLine]:
     last: Optional[cst.SimpleStatementLine] = None
     for statement in module.body:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or (
-            isinstance(statement, cst.If) and _has_main_block(cst.Module(body=[statement]))
-        ):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or is_main_guard(statement):
             break
         if isinstance(statement, cst.SimpleStatementLine) and statement.body and all(
             isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import io
 import json
 import os
 import select
@@ -26,6 +24,7 @@ from torchlint.lint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
 from torchlint.lint.settings import ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.report.diff import unified_diff
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
 
 if TYPE_CHECKING:  # linting and fixing (libcst, the rules) are imported where a file is linted
@@ -672,19 +671,6 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, s
     if apply_fixes and exit_non_zero_on_fix and fixed_total:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
-
-
-def unified_diff(before: str, after: str, path: str) -> str:
-    """A ``git diff``-style unified diff of one file."""
-    # Lines end at \n, \r\n or \r only (str.splitlines also breaks at form feeds).
-    lines = difflib.unified_diff(
-        io.StringIO(before, newline="").readlines(), io.StringIO(after, newline="").readlines(),
-        f"a/{path}", f"b/{path}",
-    )
-    text = ""
-    for line in lines:
-        text += line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-    return text
 
 
 @main.command(name="rules")

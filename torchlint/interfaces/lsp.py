@@ -19,7 +19,6 @@ import asyncio
 import bisect
 import importlib
 from concurrent.futures import Future, ThreadPoolExecutor
-import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from lsprotocol import types as lsp
 
 from torchlint.version import __version__
 from torchlint.model import Applicability, Diagnostic, Edit
+from torchlint.source.lines import line_index
 
 if TYPE_CHECKING:
     from torchlint.lint.engine import LintConfig
@@ -62,19 +62,15 @@ class Positions:
     UTF-16 unless the client chose another.
     """
 
-    _NEWLINE = re.compile(r"\r\n|\r|\n")
-
     def __init__(self, text: str, encoding: str = "utf-16") -> None:
         self.text = text
         self.encoding = encoding
-        self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(text)]
+        self.lines = line_index(text)
+        self.starts = self.lines.starts
 
     def _line_end(self, line: int) -> int:
         """The offset where line ``line`` (0-based) ends, before its newline."""
-        if line + 1 < len(self.starts):
-            end = self.starts[line + 1]
-            return end - (2 if self.text[end - 2 : end] == "\r\n" else 1)
-        return len(self.text)
+        return self.lines.content_end(line + 1)
 
     def position(self, offset: int) -> lsp.Position:
         """The LSP position of a character offset."""

@@ -1,8 +1,8 @@
 """Slurm batch scripts: their ``#SBATCH`` directives, the Python they launch,
 and the rules that check the two against each other.
 
-The shell is not run: a small, documented subset of it is read (README,
-"On a Slurm cluster").  What cannot be read with certainty is left unknown,
+The shell is not run: a small, documented subset of it is read
+(docs/slurm.md).  What cannot be read with certainty is left unknown,
 and a rule that needs it stays silent.
 """
 

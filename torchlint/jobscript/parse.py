@@ -1,6 +1,6 @@
 """Read a batch script: the ``#SBATCH`` block and the commands that launch Python.
 
-The supported shell subset (README, "On a Slurm cluster"): one command per
+The supported shell subset (docs/slurm.md): one command per
 line or per ``;``/``&&``/``||``, ``\\`` line continuations, single and double
 quotes, ``NAME=value`` and ``export NAME=value`` (also as a prefix of a
 command), ``$NAME``/``${NAME}``/``${NAME:-default}`` of variables set earlier

@@ -61,6 +61,8 @@ class FixResult:
     first_fixable: int = 0
     """How many findings were fixable before any fix was applied; fixes
     beyond that are for findings that earlier fixes brought about."""
+    first_found: int = 0
+    """How many findings the text had before any fix was applied."""
 
     @property
     def changed(self) -> bool:
@@ -240,10 +242,12 @@ def fix_text(
     text = source
     diagnostics = lint_source(text, path, config)
     first_fixable = sum(1 for d in diagnostics if d.fixable(unsafe))
+    first_found = len(diagnostics)
 
     def result(converged: bool) -> FixResult:
         dropped = tuple(drop.diagnostic for drop in drops)
-        return FixResult(text, tuple(applied), tuple(diagnostics), dropped, converged, tuple(drops), first_fixable)
+        return FixResult(text, tuple(applied), tuple(diagnostics), dropped, converged, tuple(drops), first_fixable,
+                         first_found)
 
     for _ in range(max_passes):
         candidates = [

@@ -19,7 +19,8 @@ from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.analysis.names import ImportTable
 from torchlint.ruleapi.rule import FileContext
 from torchlint.ruleapi.directives import Suppressions
-from torchlint.lint.suppress import NextCodeLine, split_lines, suppressions_from
+from torchlint.lint.suppress import NextCodeLine, suppressions_from
+from torchlint.source.lines import line_texts
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -96,7 +97,7 @@ def _is_code(line: str) -> bool:
 
 
 def _suppressions(text: str) -> Suppressions:
-    lines = split_lines(text)  # numbered as the findings' positions are
+    lines = line_texts(text)  # numbered as the findings' positions are
     return suppressions_from(_comments(lines), NextCodeLine(lines, _is_code).after)
 
 

@@ -27,7 +27,8 @@ from torchlint.lint.engine import LintConfig, lint_source, parse_error, parse_mo
 from torchlint.lint.fixer import MAX_PASSES, FixResult, apply_edits, fix_text
 from torchlint.model import Diagnostic, Edit, Fix, Position
 from torchlint.source.notebook_json import Span, encode_source, source_spans, splice
-from torchlint.source.notebook_magics import Mask, apply_masks, count_lines, mask_magics
+from torchlint.source.lines import count_lines
+from torchlint.source.notebook_magics import Mask, apply_masks, mask_magics
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE
 
 

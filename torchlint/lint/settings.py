@@ -173,7 +173,7 @@ class Settings:
                 if path_matches(relative, pattern):
                     ignores.extend(codes)
         return _resolve_selection(
-            self.select, self.extend_select, tuple(ignores)
+            rule_infos(), self.select, self.extend_select, tuple(ignores)
         )
 
     def relative(self, path: Path) -> str:
@@ -362,11 +362,13 @@ def _fix_policy(infos: Tuple[RuleInfo, ...], fixable: Optional[Tuple[str, ...]],
 
 @lru_cache(maxsize=256)
 def _resolve_selection(
-    select: Optional[Tuple[str, ...]], extend_select: Tuple[str, ...], ignore: Tuple[str, ...]
+    infos: Tuple[RuleInfo, ...], select: Optional[Tuple[str, ...]], extend_select: Tuple[str, ...],
+    ignore: Tuple[str, ...]
 ) -> Tuple[RuleInfo, ...]:
-    """Ruff's rule: the most specific matching selector wins; ties go to ignore."""
+    """Ruff's rule: the most specific matching selector wins; ties go to ignore.
+    ``infos`` (every rule) is an argument so that the answer is cached per rule set."""
     chosen = []
-    for rule in rule_infos():
+    for rule in infos:
         best_on = -1
         if select is None:
             best_on = 0 if rule.default_enabled else -1

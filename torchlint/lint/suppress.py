@@ -21,6 +21,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 from torchlint.ruleapi.directives import ALL, CODE_LIKE, Directive, Suppressions, Use, matching_entry
 from torchlint.model import Edit
 from torchlint.ruleapi.registry import by_alias
+from torchlint.source.lines import LINE_BREAK, line_texts
 
 _QUICK = re.compile(r"noqa|torchlint", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-,\s]+?))?\s*(?:#|$)", re.IGNORECASE)
@@ -55,15 +56,6 @@ def _codes(entries: Tuple[str, ...]) -> FrozenSet[str]:
         for rule in by_alias(entry):
             found.add(rule.code)
     return frozenset(found) or ALL
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(source: str) -> Tuple[str, ...]:
-    """The file's lines as the tokenizer numbers them: ``str.splitlines``
-    would also break at form feeds and other separators."""
-    return tuple(_LINE_BREAK.split(source))
 
 
 @dataclass(frozen=True)
@@ -144,7 +136,7 @@ def parse_suppressions(source: str) -> Suppressions:
     """Read every suppression comment of a Python file."""
     if not _QUICK.search(source):
         return Suppressions.none()
-    lines = split_lines(source)
+    lines = line_texts(source)
     return _build(_comments(source, lines), NextCodeLine(lines).after)
 
 
@@ -221,9 +213,9 @@ def noqa_edits(source: str, wanted: Mapping[int, Iterable[str]], *, reason: str 
     """Edits that add ``# noqa: CODES`` to the end of each line in ``wanted``
     (line -> codes), merging with a ``# noqa: ...`` already there; a line
     whose blanket ``# noqa`` already covers everything is left alone."""
-    lines = split_lines(source)
+    lines = line_texts(source)
     starts = [0]
-    for match in _LINE_BREAK.finditer(source):
+    for match in LINE_BREAK.finditer(source):
         starts.append(match.end())
     existing = {directive.line: directive for directive in parse_suppressions(source).directives
                 if not directive.torchlint and directive.scope == "line" and directive.column >= 0}

@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from torchlint.model import Edit, Fix, apply_edits
 from torchlint.report.snippet import gutter, numbered
-from torchlint.report.source import line_index, split_lines
+from torchlint.source.lines import line_index, split_lines
 from torchlint.report.style import GREEN, RED, Style
 
 WINDOW_LINES = 3
@@ -75,3 +75,10 @@ def _group_lines(
             for j in range(j1, j2)
         ]
     return lines
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A ``git diff``-style unified diff of one file."""
+    lines = difflib.unified_diff(split_lines(before), split_lines(after), f"a/{path}", f"b/{path}")
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+                   for line in lines)

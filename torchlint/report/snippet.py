@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from torchlint.model import Diagnostic
-from torchlint.report.source import LineIndex, display, display_width, line_index, strip_newline
+from torchlint.report.source import display, display_width
+from torchlint.source.lines import LineIndex, line_index, strip_newline
 from torchlint.report.style import BOLD, RED, Style
 
 CONTEXT_LINES = 2

@@ -11,67 +11,10 @@ from functools import lru_cache
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from torchlint.model import Diagnostic, Edit, Position, apply_edits
+from torchlint.source.lines import line_index
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\w")
 TAB_WIDTH = 4
-
-
-class LineIndex:
-    """Lines of one source text, split on ``\\r\\n``, ``\\r`` or ``\\n`` (like Python)."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
-
-    @property
-    def line_count(self) -> int:
-        """How many lines there are (text after the last newline counts as one)."""
-        return len(self.starts)
-
-    def line_of(self, offset: int) -> int:
-        """The 1-based line holding character ``offset``."""
-        return bisect.bisect_right(self.starts, max(0, offset))
-
-    def position(self, offset: int) -> Position:
-        """The 1-based line and column of a character offset (clamped to the text)."""
-        offset = min(max(0, offset), len(self.source))
-        line = self.line_of(offset)
-        return Position(line, offset - self.starts[line - 1] + 1)
-
-    def line_start(self, line: int) -> int:
-        """Offset of the first character of ``line``."""
-        return self.starts[line - 1]
-
-    def line_end(self, line: int) -> int:
-        """Offset just past ``line``'s terminator."""
-        return self.starts[line] if line < len(self.starts) else len(self.source)
-
-    def line_text(self, line: int) -> str:
-        """The text of ``line`` without its terminator."""
-        return strip_newline(self.source[self.line_start(line) : self.line_end(line)])
-
-
-@lru_cache(maxsize=64)
-def line_index(source: str) -> LineIndex:
-    """A (cached) :class:`LineIndex` for ``source``."""
-    return LineIndex(source)
-
-
-def strip_newline(line: str) -> str:
-    """``line`` without one trailing line terminator."""
-    if line.endswith("\r\n"):
-        return line[:-2]
-    if line.endswith(("\r", "\n")):
-        return line[:-1]
-    return line
-
-
-def split_lines(text: str) -> List[str]:
-    """``text`` split into lines that keep their terminators."""
-    index = LineIndex(text)
-    lines = [text[index.line_start(n) : index.line_end(n)] for n in range(1, index.line_count + 1)]
-    return [line for line in lines if line]
 
 
 @lru_cache(maxsize=16)

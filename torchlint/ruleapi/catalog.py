@@ -15,10 +15,11 @@ import importlib
 import json
 import os
 import pkgutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from torchlint.ruleapi.meta import Option, RuleInfo, Severity
 
@@ -44,6 +45,8 @@ def tool_fingerprint() -> str:
     from torchlint.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
+    if _replaced is not None:  # another rule set: cached results of the real one do not apply
+        digest.update(" ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in _replaced).encode())
     rules = importlib.import_module("torchlint.rules")
     for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
         for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
@@ -53,9 +56,47 @@ def tool_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+_replaced: "Optional[Tuple[RuleClass, ...]]" = None
+"""The rule set :func:`rules_replaced` put in place of ``torchlint.rules``, if any."""
+
+
+@contextmanager
+def rules_replaced(rules: "Sequence[RuleClass]") -> Iterator[None]:
+    """Run with exactly these rule classes instead of the ones in ``rules/``.
+
+    Tests of the machinery (the command line, reports, the cache,
+    suppressions, the editor) use small rules of their own through this, so
+    that a real rule's wording or behaviour is tested only by that rule's
+    unit.  The previous rule set is back on exit, and every answer derived
+    from the rule set (metadata, selections, the tool fingerprint that keys
+    the cache) is recomputed on each change.  Worker processes forked while
+    it is active see the same rules.
+    """
+    global _replaced
+    codes = [rule.code for rule in rules]
+    if len(set(codes)) != len(codes):
+        raise ValueError(f"two rules share a code: {sorted(codes)}")
+    saved = _replaced
+    _replaced = tuple(sorted(rules, key=lambda rule: rule.code))
+    _forget()
+    try:
+        yield
+    finally:
+        _replaced = saved
+        _forget()
+
+
+def _forget() -> None:
+    """Drop what was computed from the previous rule set."""
+    for cached in (all_rules, rule_infos, tool_fingerprint):
+        cached.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> Tuple[RuleClass, ...]:
     """Every rule, sorted by code."""
+    if _replaced is not None:
+        return _replaced
     import torchlint.rules as package
     from torchlint.ruleapi.rule import Rule
 
@@ -166,6 +207,8 @@ def rule_infos() -> Tuple[RuleInfo, ...]:
     that cannot be read or written is only a slower start."""
     from torchlint.source.sourcefile import SourceError, read_regular
 
+    if _replaced is not None:  # not stored: the classes are at hand, and a store is per build
+        return tuple(info_of(rule) for rule in _replaced)
     fingerprint = tool_fingerprint()
     folder = store_directory()
     entry = folder / f"rules-{fingerprint}.json" if folder is not None else None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import difflib
 import io
-import re
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -23,6 +22,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
 from torchlint.model import Edit, Position
+from torchlint.source.lines import LineIndex
 from torchlint.source.target import requote_inserted_strings
 
 
@@ -38,31 +38,6 @@ class Replacement:
 # Characters libcst may leave out of its rendering; anything else missing
 # means the map cannot be trusted for edits.
 _DROPPABLE = frozenset("\f\v\r\ufeff \t")
-
-
-class LineIndex:
-    """Converts between (line, column) and character offsets of one text."""
-
-    _NEWLINE = re.compile(r"\r\n|\r|\n")
-
-    def __init__(self, source: str) -> None:
-        self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(source)]
-        self.length = len(source)
-
-    def offset(self, line: int, column: int) -> int:
-        """The offset of a 1-based line and 0-based column."""
-        if line - 1 >= len(self.starts):
-            return self.length
-        return min(self.starts[line - 1] + column, self.length)
-
-    def position(self, offset: int) -> Position:
-        """The 1-based line and 1-based column of an offset."""
-        line = bisect.bisect_right(self.starts, offset)
-        return Position(line, offset - self.starts[line - 1] + 1)
-
-    def line_start(self, offset: int) -> int:
-        """The offset where the line holding ``offset`` begins."""
-        return self.starts[bisect.bisect_right(self.starts, offset) - 1]
 
 
 class SourceMap:
@@ -422,7 +397,7 @@ class Located:
                 and first.module.value == "__future__"
             )
             if not (is_docstring or is_future):
-                offset = self.index.line_start(self.span(statement)[0])
+                offset = self.index.start_of_line_at(self.span(statement)[0])
                 return Edit(offset, offset, f"import {name}{newline}")
         # Nothing but a docstring and future imports: append at the end.
         text = self.source

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
-from torchlint.source.notebook_magics import split_lines
+from torchlint.source.lines import split_lines
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _LINE_INDENT = re.compile(r"[ \t]*")

@@ -22,24 +22,12 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+from torchlint.source.lines import split_lines
+
 _INDENT = re.compile(r"[ \t\f]*")
 ESCAPES = frozenset("%!?/,;")
 _OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
 _COMPOUND = frozenset("=!<>:+-*/%&|^@~")  # a `=` after one of these is part of an operator
-
-
-def split_lines(text: str) -> List[str]:
-    """``text`` cut after each ``\\r\\n``, ``\\r`` or ``\\n`` (Python's line
-    breaks; never ``str.splitlines``, which also breaks at ``\\u2028`` and
-    other characters that Python keeps inside a line)."""
-    return _LINE.findall(text)
-
-
-def count_lines(text: str) -> int:
-    """How many line breaks ``text`` holds, as Python counts them."""
-    return len(_NEWLINE.findall(text))
 
 
 @dataclass(frozen=True)

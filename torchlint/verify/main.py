@@ -14,29 +14,17 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     import torch
 
-from torchlint.ruleapi.registry import all_rules, by_code_or_name
-from torchlint.ruleapi.rule import RuleClass
-from torchlint.lint.settings import ConfigError, SettingsResolver
-from torchlint.ruleapi.verification import Measured, program_paths, write_measured
+from torchlint.lint.settings import ConfigError
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.verification import Measured, write_measured
+from torchlint.verify.plan import Case, UsageError, plan
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text
 from torchlint.verify.results import EXIT_ERROR, VerifyReport
+from torchlint.verify.runner import RunnerError
+from torchlint.verify.session import Session, VerifyOptions
 
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-from torchlint.verify.runner import RunnerError
-from torchlint.verify.session import (
-    Case,
-    Session,
-    VerifyOptions,
-    fixable,
-    plan_pair,
-    plan_programs,
-    plan_script,
-)
-
-
-class _Usage(Exception):
-    """A problem with the command line; exit 2."""
 
 
 class _Terminated(Exception):
@@ -62,46 +50,14 @@ def _terminate_cleanly() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _select(names: Sequence[str]) -> List[RuleClass]:
-    chosen: List[RuleClass] = []
-    for name in names:
-        rule = by_code_or_name(name)
-        if rule is None:
-            raise _Usage(f"unknown rule `{name}`")
-        if not fixable(rule):
-            raise _Usage(f"{rule.code} ({rule.name}) has no autofix, so there is nothing to verify")
-        if rule not in chosen:
-            chosen.append(rule)
-    return chosen
-
-
-def no_program_note(rule: RuleClass) -> str:
-    """Why a fixable rule's shipped programs are not verified: the reason its spec gives."""
-    spec = rule.verification
-    stated = next((check for check in spec.contract.checks if check.startswith("no program")), "") if spec else ""
-    reason = stated.partition(":")[2].strip() if ":" in stated else "none has been written yet"
-    return f"{rule.code} ({rule.name}) has a fix but no verification program ({reason}); not verified."
-
-
-def _programs_of(names: Sequence[str], notes: List[str]) -> List[RuleClass]:
-    """The named rules (default: every fixable one) that ship programs; a note for each
-    one that does not.  Naming only rules without programs is a usage error."""
-    rules = _select(names) if names else [rule for rule in all_rules() if fixable(rule)]
-    missing = [rule for rule in rules if not program_paths(rule)]
-    if names and len(missing) == len(rules):
-        raise _Usage(" ".join(no_program_note(rule) for rule in missing))
-    notes.extend(no_program_note(rule) for rule in missing)
-    return [rule for rule in rules if program_paths(rule)]
-
-
 def _device(requested: str) -> str:
     """``cpu``, ``cuda`` or ``cuda:N``; ``auto`` is CUDA when torch sees a GPU, with a warning if not."""
     available = torch.cuda.is_available()
     kind, _, index = requested.partition(":")
     if kind == "cuda" and not available:
-        raise _Usage(f"--device {requested} was requested, but torch sees no CUDA device")
+        raise UsageError(f"--device {requested} was requested, but torch sees no CUDA device")
     if index and int(index) >= torch.cuda.device_count():
-        raise _Usage(f"--device {requested}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+        raise UsageError(f"--device {requested}: torch sees {torch.cuda.device_count()} CUDA device(s)")
     if requested == "auto":
         if available:
             return "cuda"
@@ -132,29 +88,8 @@ def run_verify(
     """Plan, run, report; returns the exit status."""
     try:
         options = VerifyOptions(_device(device), threads, seed, timeout, quick, timing, memory_limit)
-        resolver = SettingsResolver()
-        cases: List[Case] = []
-        notes: List[str] = []
-        if against is not None:
-            if len(paths) != 1:
-                raise _Usage("--against compares one ORIGINAL script with one changed version: give one PATH")
-            cases = plan_pair(paths[0], against, _select(rule_names))
-            paths = []
-        elif not paths:
-            cases = [case for rule in _programs_of(rule_names, notes) for case in plan_programs(rule, resolver.default)]
-        for path in paths:
-            settings = resolver.for_path(path)
-            rules = (
-                _select(rule_names)
-                if rule_names
-                else [rule for rule in settings.enabled_rules(path) if fixable(rule)]
-            )
-            found = plan_script(path, rules, settings)
-            if not found:
-                codes = ", ".join(rule.code for rule in rules) or "no rules"
-                notes.append(f"{path}: no fix of {codes} changes this script; nothing to verify.")
-            cases.extend(found)
-    except (_Usage, ConfigError) as error:
+        cases, notes = plan(paths, rule_names, against)
+    except (UsageError, ConfigError) as error:
         click.echo(f"torchlint verify: error: {error}", err=True)
         return EXIT_ERROR
     except (OSError, UnicodeDecodeError) as error:

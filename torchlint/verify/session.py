@@ -1,15 +1,11 @@
-"""Plan and run the cases of one `torchlint verify` invocation (needs torch).
+"""Run the planned cases of one `torchlint verify` invocation and judge them (needs torch).
 
-A case is one rule's fix of one program: a verification program shipped in
-the rule's package (its verification spec names it) or a user's script.  The fixed source comes from
-torchlint's own fixer, or, with ``verify ORIGINAL --against CHANGED``
-(``plan_pair``), from the user: a change made by hand or by another tool,
-which is also how the tests prove that the checks can fail.
+The cases come from :mod:`torchlint.verify.plan`; each original runs (three times, for its
+noise), then each fixed version, in scratch copies; the rule's contract compares them.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import platform
@@ -22,15 +18,13 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set,
 
 import torch
 
-from torchlint.lint.engine import lint_source
-from torchlint.lint.fixer import fix_text
+from torchlint.report.diff import unified_diff
 from torchlint.ruleapi.registry import all_rules, by_code_or_name
-from torchlint.ruleapi.rule import FixAvailability, RuleClass
-from torchlint.lint.settings import Settings
-from torchlint.ruleapi.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
+from torchlint.ruleapi.verification import VerificationSpec, rule_directory, usable_cpus
+from torchlint.verify.plan import Case
 from torchlint.verify.compare import Checker, CheckResult, Context, check_for, rng_shift
 from torchlint.verify.capture import difference
-from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
+from torchlint.verify.contracts import contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.results import (
     EQUIVALENT,
@@ -104,113 +98,6 @@ def device_environment(device: str, inherited: Mapping[str, str]) -> Dict[str, s
         env["CUDA_VISIBLE_DEVICES"] = chosen
     env["TORCHLINT_VERIFY_NVML_INDEX"] = chosen if chosen.isdigit() else "0"
     return env
-
-
-@dataclass(frozen=True)
-class Case:
-    """One rule's fix of one program, ready to run."""
-
-    rule: str
-    name: str
-    target: str  # what the report calls it
-    original: str
-    fixed: str
-    fixes: int  # fixes torchlint applied
-    found: int = 0  # findings of the rule in the original
-    script: Optional[Path] = None  # a user's script; None for a shipped program
-    error: str = ""  # why the case cannot run, if it cannot
-
-
-# -- planning (no child processes) -------------------------------------------------------
-
-
-def fixable(rule: RuleClass) -> bool:
-    return rule.fix_availability is not FixAvailability.NONE
-
-
-def verifiable_rules() -> List[RuleClass]:
-    """Rules with a fix and a verification program."""
-    return [rule for rule in all_rules() if fixable(rule) and program_paths(rule)]
-
-
-def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
-    """``base`` with only ``rule`` selected and the rule's options as its
-    verification spec adapts them to this machine (``program_options``), for
-    shipped programs and users' scripts alike: verify runs the fix here; for
-    shipped programs also the target torch version (``program_torch_version``)."""
-    options = {key: dict(value) for key, value in base.rule_options.items()}
-    spec = rule.verification
-    if spec is not None and spec.program_options is not None:
-        configured = {key: option.default for key, option in rule.options.items()}
-        configured.update(options.get(rule.code, {}))
-        options[rule.code] = dict(spec.program_options(configured))
-    torch_version = base.torch_version
-    if program and spec is not None and spec.program_torch_version:
-        torch_version = spec.program_torch_version
-    return replace(
-        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
-        torch_version=torch_version,
-    )
-
-
-def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int, int]:
-    """Lint and fix with torchlint's own fixer: (fixed source, fixes applied, findings)."""
-    config = settings.lint_config(Path(path))
-    found = len(lint_source(source, path, config))
-    result = fix_text(source, path, config, unsafe=True)
-    return result.source, len(result.applied), found
-
-
-def plan_programs(rule: RuleClass, base: Settings) -> List[Case]:
-    """One case per verification program the rule ships."""
-    paths = program_paths(rule)
-    if not paths:
-        return [Case(rule.code, rule.name, rule.name, "", "", 0, error=f"{rule.code} has no verification program")]
-    return [plan_program(rule, base, path) for path in paths]
-
-
-def plan_program(rule: RuleClass, base: Settings, path: Path) -> Case:
-    """The case for one of a rule's shipped verification programs."""
-    target = f"{rule_directory(rule).name}/{path.name}"
-    source = path.read_text(encoding="utf-8")
-    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule, base, program=True))
-    error = ""
-    if fixes == 0 or fixed == source:
-        error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
-                 "exercises the rule")
-    return Case(rule.code, rule.name, target, source, fixed, fixes, found, error=error)
-
-
-def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> List[Case]:
-    """One case per rule whose fixer changes the script."""
-    source = path.read_text(encoding="utf-8")
-    cases = []
-    for rule in rules:
-        settings_for_rule = rule_settings(rule, settings, program=False)
-        fixed, fixes, found = fix_with_torchlint(source, str(path), settings_for_rule)
-        if fixes and fixed != source:
-            cases.append(
-                Case(rule.code, rule.name, str(path), source, fixed, fixes, found, script=path.resolve())
-            )
-    return cases
-
-
-def plan_pair(original: Path, changed: Path, rules: Sequence[RuleClass]) -> List[Case]:
-    """``verify ORIGINAL --against CHANGED``: a change made by hand or another tool,
-    judged by each rule's contract, or by the strict "same outputs" one without rules."""
-    before = original.read_text(encoding="utf-8")
-    after = changed.read_text(encoding="utf-8")
-    script = original.resolve()
-    if not rules:
-        return [Case(NO_RULE, SAME_OUTPUTS, str(original), before, after, 0, script=script)]
-    return [Case(rule.code, rule.name, str(original), before, after, 0, script=script) for rule in rules]
-
-
-def unified_diff(before: str, after: str, name: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 # -- running ---------------------------------------------------------------------------------

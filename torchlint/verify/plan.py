@@ -1,0 +1,176 @@
+"""Which cases one `torchlint verify` invocation runs (no child processes, no torch).
+
+A case is one rule's fix of one program: a verification program shipped in the rule's
+package (its verification spec names it) or a user's script.  The fixed source comes from
+torchlint's own fixer with only that rule selected, or, with ``verify ORIGINAL --against
+CHANGED`` (``plan_pair``), from the user: a change made by hand or by another tool, which is
+also how the tests prove that the checks can fail.  Settings are resolved here, once per
+script; the session then runs the cases and never asks the linter again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from torchlint.lint.fixer import fix_text
+from torchlint.lint.settings import Settings, SettingsResolver
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
+from torchlint.ruleapi.verification import program_paths, rule_directory
+from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS
+
+
+class UsageError(Exception):
+    """A problem with what was asked (an unknown rule, one without a fix); exit 2."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One rule's fix of one program, ready to run."""
+
+    rule: str
+    name: str
+    target: str  # what the report calls it
+    original: str
+    fixed: str
+    fixes: int  # fixes torchlint applied
+    found: int = 0  # findings of the rule in the original
+    script: Optional[Path] = None  # a user's script; None for a shipped program
+    error: str = ""  # why the case cannot run, if it cannot
+
+
+def fixable(rule: RuleClass) -> bool:
+    return rule.fix_availability is not FixAvailability.NONE
+
+
+def verifiable_rules() -> List[RuleClass]:
+    """Rules with a fix and a verification program."""
+    return [rule for rule in all_rules() if fixable(rule) and program_paths(rule)]
+
+
+def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
+    """``base`` with only ``rule`` selected and the rule's options as its
+    verification spec adapts them to this machine (``program_options``), for
+    shipped programs and users' scripts alike: verify runs the fix here; for
+    shipped programs also the target torch version (``program_torch_version``)."""
+    options = {key: dict(value) for key, value in base.rule_options.items()}
+    spec = rule.verification
+    if spec is not None and spec.program_options is not None:
+        configured = {key: option.default for key, option in rule.options.items()}
+        configured.update(options.get(rule.code, {}))
+        options[rule.code] = dict(spec.program_options(configured))
+    torch_version = base.torch_version
+    if program and spec is not None and spec.program_torch_version:
+        torch_version = spec.program_torch_version
+    return replace(
+        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
+        torch_version=torch_version,
+    )
+
+
+def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int, int]:
+    """Fix with torchlint's own fixer: (fixed source, fixes applied, findings before fixing)."""
+    result = fix_text(source, path, settings.lint_config(Path(path)), unsafe=True)
+    return result.source, len(result.applied), result.first_found
+
+
+def plan_programs(rule: RuleClass, base: Settings) -> List[Case]:
+    """One case per verification program the rule ships."""
+    paths = program_paths(rule)
+    if not paths:
+        return [Case(rule.code, rule.name, rule.name, "", "", 0, error=f"{rule.code} has no verification program")]
+    return [plan_program(rule, base, path) for path in paths]
+
+
+def plan_program(rule: RuleClass, base: Settings, path: Path) -> Case:
+    """The case for one of a rule's shipped verification programs."""
+    target = f"{rule_directory(rule).name}/{path.name}"
+    source = path.read_text(encoding="utf-8")
+    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule, base, program=True))
+    error = ""
+    if fixes == 0 or fixed == source:
+        error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
+                 "exercises the rule")
+    return Case(rule.code, rule.name, target, source, fixed, fixes, found, error=error)
+
+
+def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> List[Case]:
+    """One case per rule whose fixer changes the script."""
+    source = path.read_text(encoding="utf-8")
+    cases = []
+    for rule in rules:
+        settings_for_rule = rule_settings(rule, settings, program=False)
+        fixed, fixes, found = fix_with_torchlint(source, str(path), settings_for_rule)
+        if fixes and fixed != source:
+            cases.append(
+                Case(rule.code, rule.name, str(path), source, fixed, fixes, found, script=path.resolve())
+            )
+    return cases
+
+
+def plan_pair(original: Path, changed: Path, rules: Sequence[RuleClass]) -> List[Case]:
+    """``verify ORIGINAL --against CHANGED``: a change made by hand or another tool,
+    judged by each rule's contract, or by the strict "same outputs" one without rules."""
+    before = original.read_text(encoding="utf-8")
+    after = changed.read_text(encoding="utf-8")
+    script = original.resolve()
+    if not rules:
+        return [Case(NO_RULE, SAME_OUTPUTS, str(original), before, after, 0, script=script)]
+    return [Case(rule.code, rule.name, str(original), before, after, 0, script=script) for rule in rules]
+
+
+def _select(names: Sequence[str]) -> List[RuleClass]:
+    chosen: List[RuleClass] = []
+    for name in names:
+        rule = by_code_or_name(name)
+        if rule is None:
+            raise UsageError(f"unknown rule `{name}`")
+        if not fixable(rule):
+            raise UsageError(f"{rule.code} ({rule.name}) has no autofix, so there is nothing to verify")
+        if rule not in chosen:
+            chosen.append(rule)
+    return chosen
+
+
+def no_program_note(rule: RuleClass) -> str:
+    """Why a fixable rule's shipped programs are not verified: the reason its spec gives."""
+    spec = rule.verification
+    stated = next((check for check in spec.contract.checks if check.startswith("no program")), "") if spec else ""
+    reason = stated.partition(":")[2].strip() if ":" in stated else "none has been written yet"
+    return f"{rule.code} ({rule.name}) has a fix but no verification program ({reason}); not verified."
+
+
+def _programs_of(names: Sequence[str], notes: List[str]) -> List[RuleClass]:
+    """The named rules (default: every fixable one) that ship programs; a note for each
+    one that does not.  Naming only rules without programs is a usage error."""
+    rules = _select(names) if names else [rule for rule in all_rules() if fixable(rule)]
+    missing = [rule for rule in rules if not program_paths(rule)]
+    if names and len(missing) == len(rules):
+        raise UsageError(" ".join(no_program_note(rule) for rule in missing))
+    notes.extend(no_program_note(rule) for rule in missing)
+    return [rule for rule in rules if program_paths(rule)]
+
+
+def plan(paths: Sequence[Path], rule_names: Sequence[str], against: Optional[Path]) -> Tuple[List[Case], List[str]]:
+    """Every case of one invocation, and notes on what was left out and why.  Raises
+    :class:`UsageError`, ``ConfigError`` or ``OSError``."""
+    notes: List[str] = []
+    if against is not None:
+        if len(paths) != 1:
+            raise UsageError("--against compares one ORIGINAL script with one changed version: give one PATH")
+        return plan_pair(paths[0], against, _select(rule_names)), notes
+    resolver = SettingsResolver()
+    if not paths:
+        return [case for rule in _programs_of(rule_names, notes) for case in plan_programs(rule, resolver.default)], notes
+    cases: List[Case] = []
+    for path in paths:
+        settings = resolver.for_path(path)
+        rules = _select(rule_names) if rule_names else [r for r in settings.enabled_rules(path) if fixable(r)]
+        found = plan_script(path, rules, settings)
+        if not found:
+            codes = ", ".join(rule.code for rule in rules) or "no rules"
+            notes.append(f"{path}: no fix of {codes} changes this script; nothing to verify.")
+        cases.extend(found)
+    return cases, notes
