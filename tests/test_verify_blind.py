@@ -35,7 +35,8 @@ from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import capture  # noqa: E402
 from torchlint.verify.compare import Context, check_for, check_strict  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, FAIL, RunData  # noqa: E402
-from torchlint.verify.session import Session, VerifyOptions, plan_pair  # noqa: E402
+from torchlint.verify.plan import plan_pair  # noqa: E402
+from torchlint.verify.session import Session, VerifyOptions  # noqa: E402
 
 
 def _run(items: List[Tuple[str, Any]], steps: int = 0) -> RunData:
