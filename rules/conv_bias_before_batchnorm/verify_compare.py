@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
@@ -42,15 +42,16 @@ class _RemovedBias:
     owner: str  # the output the module came from, e.g. "model"
     name: str  # the parameter's name in the module, e.g. "0.bias"
 
-    def covers(self, key: str) -> bool:
-        """Does ``key`` belong to this parameter (its state, gradient or optimizer state)?"""
-        return (
-            key == self.key
-            or key == self.key + ".grad"
-            or key.endswith("." + self.name)
-            or f"[{self.key}]" in key
-            or f"[{self.name}]" in key
-        )
+    def covers(self, key: str, meta: Mapping[str, Any]) -> bool:
+        """Does ``key`` (with its ``meta``) belong to this parameter: its state, its gradient,
+        its optimizer state, or a gradient the program collected under the parameter's name?
+        The state of another module (a second model with the same layer names, a checkpoint
+        or a copy of this model's state) is never this parameter's, whatever its name."""
+        if key == self.key or key == self.key + ".grad":
+            return True
+        if meta.get("source") == "module" or (meta.get("source") == "grad" and meta.get("owner") != self.owner):
+            return False
+        return key.endswith("." + self.name) or f"[{self.key}]" in key or f"[{self.name}]" in key
 
 
 def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
@@ -87,7 +88,8 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
     elif shift:
         cause = (f"the fixed run drew a different amount from the {shift} random generator, so later "
                  "random numbers cannot be aligned")
-    keys = common_checks(original, fixed, found, may_lack=lambda key: any(r.covers(key) for r in removed),
+    keys = common_checks(original, fixed, found,
+                         may_lack=lambda key: any(r.covers(key, original.meta.get(key, {})) for r in removed),
                          printed=CLOSE, printed_severity=UNALIGNED if cause else FAIL)
     metadata_checks(original, fixed, keys, found)
     order = list(original.values)
@@ -110,8 +112,8 @@ def check(original: RunData, fixed: RunData, context: Context) -> List[Finding]:
                                   PASSED if outcome.ok else FAIL, outcome.difference, outcome.allowed,
                                   outcome.measure, outcome.detail))
     for key in order:
-        is_gradient = any(r.covers(key) and key != r.key and (key.endswith(r.name) or key == r.key + ".grad")
-                          for r in removed)
+        is_gradient = any(r.covers(key, original.meta.get(key, {})) and key != r.key
+                          and (key.endswith(r.name) or key == r.key + ".grad") for r in removed)
         if not is_gradient or key in fixed.values:
             continue
         weight = key[: -len("bias.grad")] + "weight.grad" if key.endswith(".grad") else key[: -len("bias")] + "weight"
@@ -189,7 +191,7 @@ def _kept_cancelled(original: RunData, fixed: RunData, order: Sequence[str],
             continue
         weight_grad = key[: -len("bias")] + "weight.grad"
         for other in original.values:
-            if other != key and bias.covers(other):
+            if other != key and bias.covers(other, original.meta.get(other, {})):
                 found[other] = weight_grad
     return found
 

@@ -29,7 +29,7 @@ import math
 import os
 import sys
 import types
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 Flat = Dict[str, Any]
 PLAIN = (bool, int, float, str, type(None))
@@ -99,7 +99,8 @@ def _ignored(value: Any) -> bool:
 class Flattener:
     """Turns outputs into ``{dotted.key: tensor or plain value}`` plus metadata."""
 
-    def __init__(self, parameter_names: Mapping[int, str], roots: Tuple[str, ...] = ()) -> None:
+    def __init__(self, parameter_names: Mapping[int, str], roots: Tuple[str, ...] = (),
+                 modules: Sequence[Any] = ()) -> None:
         self.values: Flat = {}
         self.meta: Dict[str, Dict[str, Any]] = {}
         self.batchnorms: Dict[str, Dict[str, Any]] = {}
@@ -109,6 +110,7 @@ class Flattener:
         self._roots = roots
         self._seen: Dict[int, str] = {}
         self._keep: List[Any] = []  # objects seen, kept alive so their ids stay theirs
+        self._states = _state_signatures(modules)
 
     def _first(self, key: str, value: Any) -> bool:
         """True the first time ``value`` (an object) is met; later keys become aliases."""
@@ -151,6 +153,10 @@ class Flattener:
                 self._tensor(key, torch.as_tensor(value), source, owner, name)
         elif isinstance(value, Mapping):
             if depth >= CONTAINER_DEPTH or not self._first(key, value):
+                return
+            module = self._module_whose_state_is(value)
+            if module is not None:
+                self._state_dict(key, value, module)
                 return
             for index, (inner, item) in enumerate(value.items()):
                 if index >= CONTAINER_ITEMS:
@@ -250,6 +256,15 @@ class Flattener:
                 if attribute.startswith("_") or not _plain_setting(setting):
                     continue
                 self.plain(f"{prefix}.{attribute}", _setting(setting), "config")
+        self._batchnorms(key, module)
+
+    def _batchnorms(self, key: str, module: Any) -> None:
+        """What a rule needs to know of each batch norm with running statistics in ``module``,
+        whose state is flattened under ``key`` (the module itself, or a copy of its state)."""
+        import torch
+
+        for name, sub in module.named_modules():
+            prefix = f"{key}.{name}" if name else key
             if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm) and sub.running_mean is not None:
                 self.batchnorms[prefix + ".running_mean"] = {
                     "momentum": sub.momentum,
@@ -258,6 +273,22 @@ class Flattener:
                     "running_var": prefix + ".running_var",
                     "count": prefix + ".num_batches_tracked",
                 }
+
+    def _module_whose_state_is(self, mapping: Mapping[Any, Any]) -> Any:
+        """The module in sight whose ``state_dict()`` has exactly ``mapping``'s names, shapes and
+        dtypes (a checkpoint of it, a copy kept as the best state), or None."""
+        if not self._states or not mapping:
+            return None
+        signature = _signature(mapping)
+        return self._states.get(signature) if signature is not None else None
+
+    def _state_dict(self, key: str, state: Mapping[str, Any], module: Any) -> None:
+        """A module's state saved or copied apart from it: its tensors are module state (what a
+        rule's comparison treats as weights and buffers), its batch norms those of ``module``."""
+        for name, tensor in state.items():
+            if self._first(f"{key}.{name}", tensor):
+                self._tensor(f"{key}.{name}", tensor, "module", key, name)
+        self._batchnorms(key, module)
 
     def _optimizer(self, key: str, optimizer: Any) -> None:
         for group_index, group in enumerate(optimizer.param_groups):
@@ -268,6 +299,32 @@ class Flattener:
                 name = self._names.get(id(parameter), f"group{group_index}.param{index}")
                 for entry, value in optimizer.state.get(parameter, {}).items():
                     self.add(f"{key}.state[{name}].{entry}", value, "optimizer")
+
+
+def _signature(state: Mapping[Any, Any]) -> Optional[Tuple[Tuple[str, Tuple[int, ...], str], ...]]:
+    """``((name, shape, dtype), ...)`` of a mapping of names to tensors; None for anything else."""
+    import torch
+
+    items = []
+    for name, tensor in state.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            return None
+        items.append((name, tuple(tensor.shape), str(tensor.dtype)))
+    return tuple(items)
+
+
+def _state_signatures(modules: Sequence[Any]) -> Dict[Tuple[Tuple[str, Tuple[int, ...], str], ...], Any]:
+    """The state-dict signature of each module in sight and of each of its submodules (a
+    checkpoint may hold a part of a model), the first module of each signature."""
+    found: Dict[Tuple[Tuple[str, Tuple[int, ...], str], ...], Any] = {}
+    for module in [*modules, *(sub for module in modules for sub in list(module.modules())[1:])]:
+        try:
+            signature = _signature(module.state_dict())
+        except Exception:  # noqa: BLE001 - a module of someone else's making
+            continue
+        if signature:
+            found.setdefault(signature, module)
+    return found
 
 
 def _plain_setting(value: Any) -> bool:
@@ -301,7 +358,10 @@ def _state_of(value: Any) -> Optional[Dict[str, Any]]:
             state = value.state_dict()
         except Exception:  # noqa: BLE001 - a scheduler of someone else's making
             return None
-        return {str(k): v for k, v in state.items() if not callable(v) and k not in ("optimizer", "_get_lr_called_within_step")}
+        found = {str(k): v for k, v in state.items() if not callable(v) and k not in ("optimizer", "_get_lr_called_within_step")}
+        if isinstance(value, scalers) and callable(getattr(value, "is_enabled", None)):
+            found["enabled"] = bool(value.is_enabled())  # a disabled scaler's state_dict() is empty
+        return found
     return None
 
 
@@ -335,25 +395,50 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".tar")
 MAX_CHECKPOINTS, MAX_CHECKPOINT_BYTES = 16, 256 * 2**20
 
 
-def written_checkpoints(root: str, since: float) -> Iterator[Tuple[str, Any]]:
-    """(``file:<path>``, what it holds) for each checkpoint the run wrote in its copy of the
-    script's folder (a file with a checkpoint's suffix, modified since ``since``), loaded with
-    ``weights_only=True``: a checkpoint is an output of a training script like any other."""
-    import torch
-
-    found: List[Tuple[str, str]] = []
+def _checkpoint_files(root: str) -> Iterator[Tuple[str, str]]:
+    """(relative path, path) of each regular file with a checkpoint's suffix under ``root``."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
         for name in sorted(files):
             path = os.path.join(folder, name)
-            if not name.endswith(CHECKPOINT_SUFFIXES) or os.path.islink(path):
-                continue
-            try:
-                info = os.stat(path)
-            except OSError:
-                continue
-            if info.st_mtime >= since and info.st_size <= MAX_CHECKPOINT_BYTES:
-                found.append((os.path.relpath(path, root), path))
+            if name.endswith(CHECKPOINT_SUFFIXES) and not os.path.islink(path):
+                yield os.path.relpath(path, root), path
+
+
+FileState = Tuple[int, int, int, int]
+
+
+def _file_state(path: str) -> Optional[FileState]:
+    """What a write to ``path`` changes: its inode (a replaced file), size, modification and change
+    times (a file rewritten in place); None if it cannot be read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def checkpoint_states(root: str) -> Dict[str, Optional[FileState]]:
+    """The checkpoint files under ``root`` before a run, with their states (``written_checkpoints``
+    compares against them)."""
+    return {relative: _file_state(path) for relative, path in _checkpoint_files(root)}
+
+
+def written_checkpoints(root: str, before: Mapping[str, Optional[FileState]]) -> Iterator[Tuple[str, Any]]:
+    """(``file:<path>``, what it holds) for each checkpoint the run wrote in its copy of the
+    script's folder (a file with a checkpoint's suffix that was not there before the run, or
+    whose state changed since: ``before`` is ``checkpoint_states`` from the run's start), loaded
+    with ``weights_only=True``: a checkpoint is an output of a training script like any other.
+    A file the run only read is not one of its outputs, however recent its modification time."""
+    import torch
+
+    found: List[Tuple[str, str]] = []
+    for relative, path in _checkpoint_files(root):
+        state = _file_state(path)
+        if state is None or (relative in before and before[relative] == state):
+            continue
+        if state[1] <= MAX_CHECKPOINT_BYTES:
+            found.append((relative, path))
     for relative, path in found[:MAX_CHECKPOINTS]:
         try:
             loaded = torch.load(path, map_location="cpu", weights_only=True)
@@ -364,9 +449,15 @@ def written_checkpoints(root: str, since: float) -> Iterator[Tuple[str, Any]]:
 
 def parameter_names(items: List[Tuple[str, Any]]) -> Dict[int, str]:
     """``id(parameter) -> "model.layer.weight"`` over every module in sight."""
+    return in_sight(items)[0]
+
+
+def in_sight(items: List[Tuple[str, Any]]) -> Tuple[Dict[int, str], List[Any]]:
+    """``id(parameter) -> "model.layer.weight"`` over every module in sight, and those modules."""
     import torch
 
     names: Dict[int, str] = {}
+    modules: List[Any] = []
     seen: Set[int] = set()
 
     def visit(prefix: str, value: Any, depth: int) -> None:
@@ -374,6 +465,7 @@ def parameter_names(items: List[Tuple[str, Any]]) -> Dict[int, str]:
             return
         seen.add(id(value))
         if isinstance(value, torch.nn.Module):
+            modules.append(value)
             for name, parameter in value.named_parameters():
                 names.setdefault(id(parameter), f"{prefix}.{name}")
         elif depth < 4 and isinstance(value, Mapping):
@@ -391,11 +483,12 @@ def parameter_names(items: List[Tuple[str, Any]]) -> Dict[int, str]:
 
     for key, value in items:
         visit(key, value, 0)
-    return names
+    return names, modules
 
 
 def flatten(items: List[Tuple[str, Any]], roots: Tuple[str, ...] = ()) -> Flattener:
-    flat = Flattener(parameter_names(items), roots)
+    names, modules = in_sight(items)
+    flat = Flattener(names, roots, modules)
     for key, value in items:
         flat.add(key, value)
     return flat
