@@ -4,6 +4,7 @@ or its requirements)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,48 @@ def test_no_pin_means_newest_and_the_cache_key_follows_the_pins(tmp_path: Path) 
     unpinned = config_fingerprint(["TL501"], CURRENT_TORCH, {})
     pinned = config_fingerprint(["TL501"], CURRENT_TORCH, {}, frameworks=FrameworkReleases((("lightning", R("1.9")),)))
     assert unpinned != pinned
+
+
+# -- the command line: --lightning-version, --transformers-version, --accelerate-version -------------
+
+_DP_TRAINER = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gpus=2, strategy='dp')\n"
+_CHECKPOINTING = ("from transformers import TrainingArguments\n"
+                  "args = TrainingArguments(output_dir='o', gradient_checkpointing=True)\n")
+
+
+def _check(tmp_path: Path, *flags: str, select: str = "TL501") -> "subprocess.CompletedProcess[str]":
+    from conftest import run_in_process
+
+    return run_in_process(["check", "a.py", "--select", select, "--no-cache", "--output-format", "json", *flags],
+                          tmp_path, env={"TORCHLINT_OUTPUT_FORMAT": None})
+
+
+def test_framework_flags_pin_the_release_over_the_requirements_and_the_file(tmp_path: Path) -> None:
+    import json
+
+    write(tmp_path / "a.py", _DP_TRAINER)
+    write(tmp_path / "requirements.txt", "pytorch-lightning>=2.0\n")
+    write(tmp_path / "torchlint.toml", 'lightning-version = "2.1"\n')
+    newer = json.loads(_check(tmp_path).stdout)
+    assert [item["code"] for item in newer] == ["TL501"] and "no longer" in newer[0]["message"]
+    older = json.loads(_check(tmp_path, "--lightning-version", "1.9").stdout)
+    assert [item["code"] for item in older] == ["TL501"] and "no longer" not in older[0]["message"]
+    write(tmp_path / "a.py", _CHECKPOINTING)
+    assert json.loads(_check(tmp_path, select="TL705").stdout) == []  # newest transformers: non-reentrant default
+    reentrant = json.loads(_check(tmp_path, "--transformers-version", "4.40", select="TL705").stdout)
+    assert [item["code"] for item in reentrant] == ["TL705"]
+    assert json.loads(_check(tmp_path, "--transformers-version", "4.34", select="TL705").stdout) == []
+
+
+def test_framework_flags_show_in_settings_and_bad_values_name_the_flag(tmp_path: Path) -> None:
+    write(tmp_path / "a.py", "x = 1\n")
+    write(tmp_path / "torchlint.toml", 'accelerate-version = "0.30"\n')
+    shown = _check(tmp_path, "--show-settings", "--transformers-version", "4.40").stdout
+    assert 'transformers-version = "4.40"  # command line' in shown
+    assert f'accelerate-version = "0.30"  # {tmp_path / "torchlint.toml"}' in shown
+    assert "lightning-version = (not set)  # default" in shown
+    assert "# target frameworks: accelerate 0.30, transformers 4.40" in shown
+    for flag in ("--lightning-version", "--transformers-version", "--accelerate-version"):
+        bad = _check(tmp_path, flag, "four")
+        assert bad.returncode == 2 and f"torchlint: error: {flag}: not a release" in bad.stderr, bad.stderr
+        assert "torchlint.toml" not in bad.stderr

@@ -262,11 +262,17 @@ class Settings:
             changes["extend_fixable"] = self.extend_fixable + overrides.extend_fixable
         if overrides.unfixable:
             changes["unfixable"] = self.unfixable + overrides.unfixable
+        if overrides.framework_versions:
+            changes["framework_versions"] = tuple(sorted({**dict(self.framework_versions),
+                                                          **dict(overrides.framework_versions)}.items()))
         if not changes:
             return self
         origins = dict(self.origins)
         for name in changes:
-            origins[name.replace("_", "-")] = "command line"
+            if name != "framework_versions":
+                origins[name.replace("_", "-")] = "command line"
+        for framework, _ in overrides.framework_versions:
+            origins[f"{framework}-version"] = "command line"
         return replace(self, **changes, origins=origins)
 
 
@@ -285,6 +291,8 @@ class Overrides:
     fixable: Optional[Tuple[str, ...]] = None
     extend_fixable: Tuple[str, ...] = ()
     unfixable: Tuple[str, ...] = ()
+    framework_versions: Tuple[Tuple[str, str], ...] = ()
+    """``--lightning-version`` and the like, by framework name (``("lightning", "1.9")``)."""
 
     def __post_init__(self) -> None:
         # Checked here so that an error names the flag, not a config file.
@@ -294,6 +302,14 @@ class Overrides:
             for selector in selectors:
                 _check_selector(selector, flag, None)
         _check_versions(self.torch_version, self.target_version, lambda key: f"--{key}")
+        known = {framework for framework, _ in FRAMEWORK_OPTIONS}
+        for framework, text in self.framework_versions:
+            if framework not in known:
+                raise ConfigError(f"unknown framework `{framework}`")
+            try:
+                Release.parse(text)
+            except ValueError as error:
+                raise ConfigError(f"--{framework}-version: {error}") from None
 
 
 def _check_versions(torch: Optional[str], target: Optional[str], where: "Callable[[str], str]") -> None:
@@ -937,6 +953,10 @@ def show_settings(settings: Settings, path: Path) -> str:
     torch_origin = origins.get("torch-version") or ("the project's requirements" if settings.torch_version is None
                                                      and detect_torch_version(settings.root) else "default")
     lines.append(f"# target torch: {torch} ({torch_origin}); target Python: {settings.target_python().dotted}")
+    given = dict(settings.framework_versions)
+    for framework, key in FRAMEWORK_OPTIONS:
+        lines.append(f"{key} = {shown(given.get(framework))}  # {origins.get(key, 'default')}")
+    lines.append(f"# target frameworks: {settings.target_frameworks()} (any other at its newest known release)")
     for code in sorted(settings.rule_options):
         for option, value in sorted(settings.rule_options[code].items()):
             lines.append(f"{code}.{option} = {shown(value)}  # {origins.get(f'{code}.{option}', 'default')}")
