@@ -96,6 +96,59 @@ reference = "r"
 '''
 
 
+_SUBCLASS = '''
+[[class]]
+framework = "lightning"
+role = "trainer"
+library = "lib"
+names = ["lib.MyTrainer"]
+changed_defaults = ["strategy"]
+reference = "r"
+'''
+
+_CONSTRUCTOR = '''
+[[constructor]]
+framework = "lightning"
+owner = "trainer"
+name = "from_argparse_args"
+values_from = "command-line"
+until = "2.0"
+reference = "r"
+'''
+
+
+def test_subclasses_from_other_packages_and_constructors_are_read(tmp_path: Path) -> None:
+    (tmp_path / "f.toml").write_text(GOOD + _SUBCLASS + _CONSTRUCTOR)
+    data = apidata.read_frameworks(tmp_path / "f.toml")
+    assert data.names(L, "trainer") == frozenset({"pl.Trainer", "lib.MyTrainer"})
+    found = data.class_of("lib.MyTrainer")
+    assert found is not None and found.role == "trainer" and found.changed_defaults == frozenset({"strategy"})
+    assert data.class_of("pl.Trainer") is not None and data.class_of("pl.Trainer").changed_defaults == frozenset()
+    made = data.constructor(L, "trainer", "from_argparse_args")
+    assert made is not None and made.values_from == "command-line" and made.releases.until == R("2.0")
+    assert data.constructor(L, "trainer", "from_yaml") is None
+
+
+def test_shipped_subclasses_and_constructors() -> None:
+    """TRL's configurations take TrainingArguments' arguments and change the
+    defaults of bf16 and checkpointing (TRL at its tags); Lightning's Trainer is
+    also built by from_argparse_args before 2.0; Fabric exists from 1.9."""
+    data = apidata.frameworks()
+    sft = data.class_of("trl.SFTConfig")
+    assert sft is not None and (sft.framework, sft.role, sft.library) == (T, "training-arguments", "trl")
+    assert sft.changed_defaults == frozenset({"bf16", "gradient_checkpointing", "gradient_checkpointing_kwargs"})
+    assert data.class_of("trl.PPOConfig") is None  # a plain dataclass before TRL 0.12
+    trainer = data.class_of("trl.SFTTrainer")
+    assert trainer is not None and trainer.role == "trainer"
+    assert "SFTConfig" in {n.rsplit(".", 1)[-1] for n in data.names(T, "training-arguments")}
+    made = data.constructor(L, "trainer", "from_argparse_args")
+    assert made is not None and not made.releases.contains(R("2.0.0")) and made.releases.contains(R("1.9.5"))
+    fabric = data.class_of("lightning.Fabric")
+    assert fabric is not None and fabric.role == "fabric" and not fabric.releases.contains(R("1.8.6"))
+    assert data.meaning(L, "fabric", "precision", "32-true", R("2.0.0")) == "full-precision"
+    assert data.preferred(L, "fabric", "precision", "mixed-float16", R("1.9.5")).value == 16
+
+
 def test_a_good_file_is_read_with_normalised_distribution_names(tmp_path: Path) -> None:
     (tmp_path / "f.toml").write_text(GOOD)
     data = apidata.read_frameworks(tmp_path / "f.toml")
@@ -118,6 +171,13 @@ MALFORMED = [
     (GOOD + '[[hook]]\nframework = "lightning"\nowner = "trainer"\nnames = ["x"]\ngrad = "off"\nreference = "r"\n',
      "`grad` must be one of disabled"),
     (GOOD + '[[framwork]]\n', "unknown top-level key 'framwork'"),
+    (GOOD + _SUBCLASS.replace('library = "lib"\n', ''), "`changed_defaults` belongs to a subclass from another `library`"),
+    (GOOD + _SUBCLASS.replace('["strategy"]', '["stratgy"]'),
+     "lightning class trainer from lib: `changed_defaults` names 'stratgy', which is no [[argument]] of trainer"),
+    (GOOD + _SUBCLASS + _SUBCLASS.replace("lib.MyTrainer", "lib.Other"), "lightning class trainer from lib: listed twice"),
+    (GOOD + _CONSTRUCTOR.replace('owner = "trainer"', 'owner = "fabric"'), "`owner` 'fabric' is not a [[class]] role"),
+    (GOOD + _CONSTRUCTOR.replace('values_from = "command-line"\n', ''), "`values_from`"),
+    (GOOD + _CONSTRUCTOR + _CONSTRUCTOR, "lightning constructor trainer.from_argparse_args: listed twice"),
 ]
 
 
