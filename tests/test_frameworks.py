@@ -291,3 +291,73 @@ def test_framework_flags_show_in_settings_and_bad_values_name_the_flag(tmp_path:
         bad = _check(tmp_path, flag, "four")
         assert bad.returncode == 2 and f"torchlint: error: {flag}: not a release" in bad.stderr, bad.stderr
         assert "torchlint.toml" not in bad.stderr
+
+
+# -- more places projects pin releases ---------------------------------------------------------
+
+def _detect(tmp_path: Path) -> FrameworkReleases:
+    from torchlint.settings import clear_detection_caches
+
+    clear_detection_caches()
+    return detect_framework_versions(tmp_path)
+
+
+def test_setup_py_install_requires_is_read_without_running_it(tmp_path: Path) -> None:
+    from torchlint.settings import clear_detection_caches, detect_torch_version
+
+    write(tmp_path / "setup.py", "import os\nos.system('exit 1')\nfrom setuptools import setup\n"
+                                 "setup(name='p', install_requires=['pytorch-lightning>=1.7.0', 'torch>=1.12',"
+                                 " 'transformers'])\n")
+    assert _detect(tmp_path) == FrameworkReleases((("lightning", R("1.7.0")),))
+    clear_detection_caches()
+    assert str(detect_torch_version(tmp_path)) == "1.12"
+    write(tmp_path / "setup.py", "from setuptools import setup\nREQUIRED = ('accelerate>=0.25.0', 'x')\n"
+                                 "setuptools.setup(name='p', install_requires=REQUIRED)\n")
+    assert _detect(tmp_path) == FrameworkReleases((("accelerate", R("0.25.0")),))
+    for broken in ("setup(install_requires=[\n", "setup(install_requires=read('requirements.in'))\n",
+                   "REQ = ['lightning>=2.0']\nREQ = ['lightning>=2.1']\nsetup(install_requires=REQ)\n"):
+        write(tmp_path / "setup.py", broken)
+        assert _detect(tmp_path) == FrameworkReleases()
+
+
+def test_setup_cfg_options_install_requires(tmp_path: Path) -> None:
+    write(tmp_path / "setup.cfg", "[metadata]\nname = p\n\n[options]\ninstall_requires =\n"
+                                  "    # the trainer\n    transformers>=4.38,<5\n    numpy\n")
+    assert _detect(tmp_path) == FrameworkReleases((("transformers", R("4.38")),))
+    write(tmp_path / "setup.cfg", "[options\ninstall_requires = lightning>=2.0\n")
+    assert _detect(tmp_path) == FrameworkReleases()
+
+
+def test_conda_environment_pip_section_and_conda_packages(tmp_path: Path) -> None:
+    write(tmp_path / "environment.yaml", (
+        "name: ldm\nchannels:\n  - pytorch\n  - defaults\ndependencies:\n  - python=3.8.5\n"
+        "  - conda-forge::accelerate=0.21.0=pyhd8ed1ab_0\n  - pip:\n"
+        "    - pytorch-lightning==1.4.2   # pinned by the paper\n    - \"transformers==4.3.1\"\n"
+        "    - -e git+https://github.com/CompVis/taming-transformers.git@master#egg=taming-transformers\n"
+        "  - cudatoolkit=11.0\nvariables:\n  - lightning=2.5\n"
+    ))
+    assert _detect(tmp_path) == FrameworkReleases(
+        (("accelerate", R("0.21.0")), ("lightning", R("1.4.2")), ("transformers", R("4.3.1"))))
+    (tmp_path / "environment.yaml").unlink()
+    write(tmp_path / "environment.yml", "dependencies:\n- lightning>=2.1\n- pip:\n  - accelerate>=0.30\nname: x\n")
+    assert _detect(tmp_path) == FrameworkReleases((("accelerate", R("0.30")), ("lightning", R("2.1"))))
+
+
+def test_pyproject_optional_groups_and_poetry_tables(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", (
+        '[project]\nname = "p"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ntrain = ["lightning>=2.2"]\n'
+        '[tool.poetry.dependencies]\npython = "^3.9"\ntransformers = "^4.40"\n'
+        '[tool.poetry.group.dev.dependencies]\naccelerate = { version = "~0.28" }\n'
+    ))
+    assert _detect(tmp_path) == FrameworkReleases(
+        (("accelerate", R("0.28")), ("lightning", R("2.2")), ("transformers", R("4.40"))))
+
+
+def test_requirement_files_that_are_not_regular_files_count_as_absent(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "setup.py")
+    (tmp_path / "environment.yml").symlink_to(tmp_path / "missing.yml")
+    write(tmp_path / "setup.cfg", "[options]\ninstall_requires = lightning>=2.0\n" + "#" * (2 * 1024 * 1024))
+    assert _detect(tmp_path) == FrameworkReleases()
