@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import apidata
-from torchlint.apidata import DataError, Framework
-from torchlint.cache import config_fingerprint
-from torchlint.settings import ConfigError, SettingsResolver, detect_framework_versions, release_from_requirement
-from torchlint.versions import CURRENT_TORCH, FrameworkReleases, Release
+from torchlint.data import apidata
+from torchlint.data.apidata import DataError, Framework
+from torchlint.lint.cache import config_fingerprint
+from torchlint.lint.settings import ConfigError, SettingsResolver, detect_framework_versions, release_from_requirement
+from torchlint.data.versions import CURRENT_TORCH, FrameworkReleases, Release
 
 R = Release.parse
 L, T, A = Framework.LIGHTNING, Framework.TRANSFORMERS, Framework.ACCELERATE
@@ -296,14 +296,14 @@ def test_framework_flags_show_in_settings_and_bad_values_name_the_flag(tmp_path:
 # -- more places projects pin releases ---------------------------------------------------------
 
 def _detect(tmp_path: Path) -> FrameworkReleases:
-    from torchlint.settings import clear_detection_caches
+    from torchlint.lint.settings import clear_detection_caches
 
     clear_detection_caches()
     return detect_framework_versions(tmp_path)
 
 
 def test_setup_py_install_requires_is_read_without_running_it(tmp_path: Path) -> None:
-    from torchlint.settings import clear_detection_caches, detect_torch_version
+    from torchlint.lint.settings import clear_detection_caches, detect_torch_version
 
     write(tmp_path / "setup.py", "import os\nos.system('exit 1')\nfrom setuptools import setup\n"
                                  "setup(name='p', install_requires=['pytorch-lightning>=1.7.0', 'torch>=1.12',"

@@ -23,8 +23,8 @@ from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
-from torchlint.names import ImportTable
-from torchlint.tree import children
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees

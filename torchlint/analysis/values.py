@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Opti
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.tree import children, walk
+from torchlint.source.tree import children, walk
 
 if TYPE_CHECKING:
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 
 class ValueKind(enum.Enum):
