@@ -135,7 +135,9 @@ PREPARED = (
 
 
 @pytest.mark.parametrize(("accelerator", "expected"), [
-    ("", 2), ("**kwargs", 2), ("cpu=True", 0), ("device_placement=False", 0), ("cpu=args.cpu", 0),
+    ("", 2), ("**kwargs", 2), ("cpu=True", 0), ("device_placement=False", 0), ("device_placement=args.place", 0),
+    # A `--cpu` flag (Accelerate's own examples) is off unless the run asks for the CPU.
+    ("cpu=args.cpu", 2), ("cpu=False", 2), ("cpu=args.cpu, mixed_precision=args.mixed_precision", 2),
 ])
 def test_every_loader_of_one_prepare_call_is_moved_unless_placement_is_written_off(
         accelerator: str, expected: int) -> None:

@@ -52,9 +52,10 @@ class DataLoaderWithoutPinMemory(Rule):
       (or `prepare_data_loader`) has its batches moved to the accelerator's
       device by Accelerate, which keeps the loader's own `pin_memory`; such
       a loader is reported without any `.cuda()` in the file, unless the
-      `Accelerator` is given `cpu=` or `device_placement=` (or `prepare` is;
-      an `Accelerator(**kwargs)` counts as placing batches on the device,
-      its default).  Several loaders in one `prepare` call, and loaders kept
+      `Accelerator` is given `cpu=True` or `device_placement=` (or `prepare`
+      is; `cpu=args.cpu`, a flag that is off unless the run asks for the CPU
+      as in Accelerate's own examples, and an `Accelerator(**kwargs)` count
+      as placing batches on the device, its default).  Several loaders in one `prepare` call, and loaders kept
       in `self` attributes, count alike.  A loader whose items hold no data
       is left alone: its dataset is a class of the file whose `__getitem__`
       only assembles the index, literals and `self` attributes (the

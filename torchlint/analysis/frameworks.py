@@ -297,8 +297,10 @@ class FrameworkFacts:
         (and ``prepare_model``/``prepare_data_loader``) of an Accelerate
         ``Accelerator`` with device placement on (its default).  The prepared
         loader keeps the loader's own ``num_workers`` and ``pin_memory``.
-        Empty when the call moves nothing known (``Accelerator(cpu=...)``,
+        Empty when the call moves nothing known (``Accelerator(cpu=True)``,
         ``device_placement=`` given anywhere, arguments of ``prepare`` unpacked).
+        ``cpu=args.cpu`` counts as placing on the device: such a flag is off
+        unless the run asks for the CPU, as Accelerate's own examples write it.
         An ``Accelerator(**kwargs)`` counts as placing on the device, its
         default: whether the keywords turn that off is a run-time choice, as
         ``device = "cuda" if ... else "cpu"`` is for a file's own copies."""
@@ -308,7 +310,7 @@ class FrameworkFacts:
         accelerator = self.instance_of(func.value)
         if accelerator is None or accelerator.framework is not Framework.ACCELERATE or accelerator.role != "accelerator":
             return ()
-        if any(accelerator.argument(name) is not None for name in ("cpu", "device_placement")):
+        if accelerator.argument("device_placement") is not None or accelerator.literal("cpu") is True:
             return ()
         if any(arg.keyword is not None and arg.keyword.value == "device_placement" for arg in call.args):
             return ()
