@@ -191,3 +191,27 @@ HALF_WEIGHTS = (
 def test_tf32_left_alone_where_the_weights_are_loaded_in_half_precision(dtype: str, keyword: str,
                                                                         expected: int) -> None:
     assert len(messages(HALF_WEIGHTS.format(dtype=dtype, keyword=keyword), "TL603")) == expected
+
+
+# -- the loaders fact: bindings in a branch may reach the use ----------------------------------
+
+BRANCH_BOUND = (
+    "import torch\nfrom torch.utils.data import DataLoader\n"
+    "def main(args, a, b):\n"
+    "    loader = {first}\n"
+    "    if args.other:\n"
+    "        loader = DataLoader(b, num_workers=2)\n"
+    "{between}"
+    "    for x, y in loader:\n"
+    "        x = x.cuda()\n"
+)
+
+
+@pytest.mark.parametrize(("first", "between", "expected"), [
+    ("None", "", 1),  # only the branch's loader
+    ("DataLoader(a, num_workers=2)", "", 2),  # either loader
+    ("DataLoader(a, num_workers=2)", "    loader = DataLoader(a, num_workers=2, pin_memory=True)\n", 0),
+])
+def test_a_loader_bound_in_a_branch_reaches_the_batches_moved_after_it(first: str, between: str,
+                                                                     expected: int) -> None:
+    assert len(messages(BRANCH_BOUND.format(first=first, between=between), "TL202")) == expected

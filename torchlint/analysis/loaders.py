@@ -347,8 +347,11 @@ class Loaders:
 
     def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
         """The bindings of ``name`` that can reach this use: in the use's own
-        scope, the last one before it in the source (a loop's target inside
-        its body), when there is one; otherwise all of them."""
+        scope, the last one before it in the source that every path to the
+        use runs (a loop's target inside its body), with the later ones in
+        branches the use is outside of (``x = None`` then ``if ...: x =
+        DataLoader(...)``: either may reach), when there is one; otherwise
+        all of them."""
         bindings = self._scopes.resolve(name)
         if len(bindings) < 2:
             return bindings
@@ -356,13 +359,14 @@ class Loaders:
         if any(binding.scope is not scope for binding in bindings):
             return bindings  # read from a nested function: any binding may be current
         at = self._order.get(name, -1)
-        before = [
-            b for b in bindings
-            if self._order.get(b.node, at) < at and not self._inside_assignment(name, b) and self._dominates(b, name)
-        ]
+        earlier = [b for b in bindings if self._order.get(b.node, at) < at and not self._inside_assignment(name, b)]
+        before = [b for b in earlier if self._dominates(b, name)]
         if not before:
             return bindings
-        return (max(before, key=lambda b: self._order.get(b.node, -1)),)
+        last = max(before, key=lambda b: self._order.get(b.node, -1))
+        after = self._order.get(last.node, -1)
+        branches = [b for b in earlier if b not in before and self._order.get(b.node, -1) > after]
+        return (last, *branches)
 
     def _dominates(self, binding: Binding, name: cst.Name) -> bool:
         """The binding's statement sits in a block that also holds the use
