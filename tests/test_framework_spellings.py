@@ -215,3 +215,29 @@ BRANCH_BOUND = (
 def test_a_loader_bound_in_a_branch_reaches_the_batches_moved_after_it(first: str, between: str,
                                                                      expected: int) -> None:
     assert len(messages(BRANCH_BOUND.format(first=first, between=between), "TL202")) == expected
+
+
+UNPACKED = (
+    "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n"
+    "def make(a, b):\n"
+    "    first = DataLoader(a, num_workers=2)\n"
+    "    second = DataLoader(b, num_workers=2, pin_memory=True)\n"
+    "    return {returned}\n"
+    "def main(a, b):\n"
+    "    accelerator = Accelerator()\n"
+    "    {targets} = make(a, b)\n"
+    "    {prepared} = accelerator.prepare({prepared})\n"
+)
+
+
+@pytest.mark.parametrize(("returned", "targets", "prepared", "expected"), [
+    ("first, second", "x, y", "x", 1),  # x holds `first`
+    ("first, second", "x, y", "y", 0),  # y holds the pinned `second`
+    ("second, first", "x, y", "y", 1),
+    ("first, second", "x, *y", "x", 0),  # starred: the file cannot say which
+    ("first, second, None", "x, y", "x", 0),  # lengths differ
+])
+def test_loaders_unpacked_from_a_local_function_s_tuple_by_place(returned: str, targets: str, prepared: str,
+                                                                 expected: int) -> None:
+    source = UNPACKED.format(returned=returned, targets=targets, prepared=prepared)
+    assert len(messages(source, "TL202")) == expected

@@ -401,9 +401,32 @@ class Loaders:
             if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
                 if binding.value is not None:
                     values.append(binding.value)
+                else:
+                    values.extend(self._unpacked_from_call(binding))
             elif binding.kind is BindingKind.PARAMETER:
                 values.extend(self._arguments(name))
         return values
+
+    def _unpacked_from_call(self, binding: Binding) -> List[cst.BaseExpression]:
+        """``a, b = make()`` with ``make`` a function of this file: the element
+        at ``a``'s place of each ``return x, y`` of the same length."""
+        source, statement = binding.source, binding.node
+        if not isinstance(source, cst.Call) or not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return []
+        target = statement.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return []
+        index = next((i for i, e in enumerate(target.elements)
+                      if isinstance(e.value, cst.Name) and e.value.value == binding.name), None)
+        function = self._training.local_function(source)
+        if index is None or function is None:
+            return []
+        found: List[cst.BaseExpression] = []
+        for returned in self._returns(function):
+            if (isinstance(returned, (cst.Tuple, cst.List)) and len(returned.elements) == len(target.elements)
+                    and not any(isinstance(e, cst.StarredElement) for e in returned.elements)):
+                found.append(returned.elements[index].value)
+        return found
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
         """What the file's calls pass for parameter ``name`` of its function
