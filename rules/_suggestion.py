@@ -31,9 +31,6 @@ from torchlint.ruleapi.rule import FileContext, FixRequest, OptionValue, Rule, S
 
 
 
-_HALF_DTYPES = frozenset({"float16", "bfloat16"})
-
-
 class Suggestion(Rule):
     """Base of the throughput suggestions (no code: not a rule itself)."""
 
@@ -93,23 +90,6 @@ class Suggestion(Rule):
             return work.step_loop
         order = CellOrder(self.facts)
         return next((loop for loop in work.step_loops if order.ran_before(work.cuda, loop.node)), None)
-
-    def weights_loaded_in_half(self) -> bool:
-        """The file loads a model's weights in float16 or bfloat16
-        (``from_pretrained(..., torch_dtype=torch.bfloat16)``, or ``dtype=``,
-        through a name or a conditional that only ever holds those): its
-        matmuls do not run in float32."""
-        values = self.facts.values
-        for call in self.facts.nodes_of(cst.Call):
-            func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
-                continue
-            for arg in call.args:
-                if arg.keyword is not None and arg.keyword.value in ("torch_dtype", "dtype"):
-                    held = values.dtypes_of(arg.value)
-                    if held and held <= _HALF_DTYPES:
-                        return True
-        return False
 
     def setting_present(self) -> bool:
         """The project (or, linting a text alone, this file) already makes the setting."""

@@ -253,7 +253,7 @@ def test_loading_does_not_import_torch() -> None:
     import subprocess
 
     probe = (
-        "import sys; from torchlint.ruleapi import apidata; apidata.signatures(); apidata.deprecations(); "
+        "import sys; from torchlint.data import apidata; apidata.signatures(); apidata.deprecations(); "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -167,32 +167,6 @@ def test_a_prepared_loader_of_items_without_data_is_left_alone(body: str, extra:
     assert len(messages(PROMPTS.format(body=body, extra=extra), "TL202")) == expected
 
 
-# -- TL603: weights loaded in half precision ---------------------------------------------------
-
-HALF_WEIGHTS = (
-    "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
-    "def train(name, ok, given):\n"
-    "    dtype = {dtype}\n"
-    "    model = AutoModelForCausalLM.from_pretrained(name, {keyword}=dtype)\n"
-    "    args = TrainingArguments('out', dataloader_num_workers=4)\n"
-)
-
-
-@pytest.mark.parametrize(("dtype", "keyword", "expected"), [
-    ("torch.bfloat16", "torch_dtype", 0),
-    ("torch.bfloat16 if ok else torch.float16", "dtype", 0),
-    ("torch.half", "dtype", 0),
-    # float32 weights, a dtype that may be float32, or one the file cannot know: still reported.
-    ("torch.float32", "torch_dtype", 1),
-    ("torch.bfloat16 if ok else torch.float32", "dtype", 1),
-    ("given", "dtype", 1),
-    ("torch.bfloat16", "revision", 1),
-])
-def test_tf32_left_alone_where_the_weights_are_loaded_in_half_precision(dtype: str, keyword: str,
-                                                                        expected: int) -> None:
-    assert len(messages(HALF_WEIGHTS.format(dtype=dtype, keyword=keyword), "TL603")) == expected
-
-
 # -- the loaders fact: bindings in a branch may reach the use ----------------------------------
 
 BRANCH_BOUND = (

@@ -35,12 +35,9 @@ class Tf32Off(Suggestion):
     is the `transformers-version` setting, else the project's requirement,
     else the newest); left out, it leaves PyTorch's setting alone.  The
     first such call of a file that passes no `tf32` is reported, unless
-    `use_cpu`, `no_cuda` or `use_mps_device` is passed,
+    `use_cpu`, `no_cuda` or `use_mps_device` is passed, or
     `torch_compile=True` makes Transformers turn TF32 on itself (from
-    4.26, unless `fp16=True` without `bf16=True`), or the file loads the
-    model's weights in float16/bfloat16 (`from_pretrained(...,
-    torch_dtype=...)` or `dtype=`, through a name or a conditional that
-    only holds those): its matmuls do not run in float32.  The fix is the same
+    4.26, unless `fp16=True` without `bf16=True`).  The fix is the same
     statement after the imports; `tf32=True` works too, but raises where
     the GPU has no TF32.  PyTorch Lightning is not read: it logs its own
     advice about `set_float32_matmul_precision` on Ampere and newer GPUs.
@@ -207,8 +204,6 @@ class Tf32Off(Suggestion):
             return
         if fact.may_be_present("tf32") or keeps_off_cuda(fact) or self.setting_present():
             return
-        if self.weights_loaded_in_half():
-            return  # the model's matmuls run in float16/bfloat16: nothing for TF32 to speed up
         compiled = fact.argument("torch_compile") is not None and fact.literal("torch_compile") is True
         if compiled and data.behaviour(Framework.TRANSFORMERS, "compile-enables-tf32", release) == "yes":
             fp16 = fact.argument("fp16") is not None and fact.literal("fp16") is True

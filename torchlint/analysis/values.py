@@ -841,33 +841,6 @@ class Values:
         qualified = self._names.qualified_name(expr)
         return DTYPES.get(qualified) if qualified is not None else None
 
-    def dtypes_of(self, expr: cst.BaseExpression) -> Optional[FrozenSet[str]]:
-        """Every canonical dtype ``expr`` may hold (``torch.bfloat16 if ok
-        else torch.float16``, or a name every binding of which is one), or
-        None when any of them is unknown (a parameter, a call, a loop)."""
-        return self._dtypes_of(expr, 0)
-
-    def _dtypes_of(self, expr: cst.BaseExpression, depth: int) -> Optional[FrozenSet[str]]:
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.IfExp):
-            body, orelse = self._dtypes_of(expr.body, depth + 1), self._dtypes_of(expr.orelse, depth + 1)
-            return body | orelse if body is not None and orelse is not None else None
-        if isinstance(expr, cst.Name) and self.dtype_name(expr) is None:
-            bindings = self._scopes.resolve(expr)
-            if not bindings or any(b.kind is not BindingKind.ASSIGN or b.value is None for b in bindings):
-                return None
-            found: Set[str] = set()
-            for binding in bindings:
-                assert binding.value is not None
-                held = self._dtypes_of(binding.value, depth + 1)
-                if held is None:
-                    return None
-                found |= held
-            return frozenset(found)
-        name = self.dtype_name(expr)
-        return frozenset({name}) if name is not None else None
-
 
 class _OptimizerArguments:
     """Bindings whose ``.parameters()`` an optimizer constructor receives."""
