@@ -13,7 +13,10 @@ too.  Checkouts live in `--src DIR` as `DIR/<owner>__<name>`; a missing one is
 cloned from `--mirror DIR` (`<owner>+<name>/repo` git dirs) or from github.com,
 and the labelled commit is checked out.  torchlint (the one this Python runs,
 or `--torchlint CMD`) is run with only the rule selected, the label file's
-`torch-version`, no cache and no configuration, over the labelled files and
+`torch-version` and each repository's framework releases (its `[pins."owner/name"]`
+table: `lightning-version`, `transformers-version`, `accelerate-version`, passed
+as the command-line flags of those names, so gated checks see the release the
+project pins), no cache and no configuration, over the labelled files and
 the project modules they star-import (so that `from models import *` resolves
 as in a run over the whole project; findings there are not judged).  Bad label files stop the run with a one-line message naming the file.
 """
@@ -29,7 +32,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,7 +42,9 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "labels"
 
-_TOP_KEYS = frozenset({"rule", "torch-version", "case"})
+_TOP_KEYS = frozenset({"rule", "torch-version", "case", "pins"})
+_PIN_KEYS = ("accelerate-version", "lightning-version", "transformers-version")
+"""A repository's framework releases, by the torchlint setting (and flag) that takes each."""
 _CASE_REQUIRED = ("repo", "commit", "path", "line", "label")
 _CASE_KEYS = frozenset(_CASE_REQUIRED) | {"group", "note", "set"}
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -75,12 +80,26 @@ class Case:
         return f"{self.repo} {self.path}:{self.line}"
 
 
+Pins = Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...]
+"""(repo, ((setting, release), ...)) for each pinned repository, sorted."""
+
+
 @dataclass(frozen=True)
 class LabelSet:
     rule: str
     torch_version: Optional[str]
     cases: Tuple[Case, ...]
     source: Path
+    pins: Pins = ()
+    """Each repository's framework releases (``lightning-version`` ...), where its project pins one."""
+
+    def pinned(self, repo: str) -> Tuple[Tuple[str, str], ...]:
+        """``repo``'s framework releases as (setting, release) pairs."""
+        return dict(self.pins).get(repo, ())
+
+    def flags(self, repo: str) -> List[str]:
+        """The command-line flags that give torchlint ``repo``'s releases."""
+        return [part for key, release in self.pinned(repo) for part in (f"--{key}", release)]
 
     def files(self) -> List[Tuple[str, str, str]]:
         """(repo, commit, path) of every fully labelled file, sorted."""
@@ -205,7 +224,40 @@ def parse_labels(text: str, source: Path) -> LabelSet:
         seen[key] = i
         if commits.setdefault(case.repo, case.commit) != case.commit:
             raise _fail(source, f"case {i + 1}: {case.repo} is labelled at two commits")
-    return LabelSet(rule, version, cases, source)
+    return LabelSet(rule, version, cases, source, _pins(source, data.get("pins", {}), {c.repo for c in cases}))
+
+
+def _pins(source: Path, raw: object, repos: Set[str]) -> Pins:
+    """The `[pins."owner/name"]` tables: known settings, release strings, repositories the file labels."""
+    if not isinstance(raw, dict):
+        raise _fail(source, "`pins` must be a table of repositories")
+    found = []
+    for repo, table in sorted(raw.items()):
+        if not _REPO.match(repo):
+            raise _fail(source, f"pins: `{repo}` must be owner/name")
+        if repo not in repos:
+            raise _fail(source, f"pins: {repo} has no case in this file")
+        if not isinstance(table, dict) or not table:
+            raise _fail(source, f"pins.{repo} must be a table such as {{ lightning-version = \"1.9\" }}")
+        unknown = sorted(set(table) - set(_PIN_KEYS))
+        if unknown:
+            raise _fail(source, f"pins.{repo}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_PIN_KEYS)})")
+        for key, release in sorted(table.items()):
+            if not isinstance(release, str) or not _VERSION.match(release):
+                raise _fail(source, f"pins.{repo}: `{key}` must be a release such as \"1.9\" or \"4.40.0\", not {release!r}")
+        found.append((repo, tuple(sorted(table.items()))))
+    return tuple(found)
+
+
+def check_pins_agree(sets: Sequence[LabelSet]) -> None:
+    """A repository is pinned alike in every label file that pins it (its project has one set of requirements)."""
+    seen: Dict[Tuple[str, str], Tuple[str, Path]] = {}
+    for labels in sets:
+        for repo, pinned in labels.pins:
+            for key, release in pinned:
+                first = seen.setdefault((repo, key), (release, labels.source))
+                if first[0] != release:
+                    raise LabelError(f"{labels.source}: pins.{repo}: `{key}` is {release!r} here but {first[0]!r} in {first[1]}")
 
 
 def only_sets(labels: LabelSet, names: Sequence[str]) -> Optional[LabelSet]:
@@ -215,7 +267,9 @@ def only_sets(labels: LabelSet, names: Sequence[str]) -> Optional[LabelSet]:
     if not names:
         return labels
     cases = tuple(c for c in labels.cases if c.set in names)
-    return LabelSet(labels.rule, labels.torch_version, cases, labels.source) if cases else None
+    repos = {c.repo for c in cases}
+    pins = tuple(entry for entry in labels.pins if entry[0] in repos)
+    return LabelSet(labels.rule, labels.torch_version, cases, labels.source, pins) if cases else None
 
 
 def load_labels(path: Path) -> LabelSet:
@@ -399,6 +453,7 @@ def run_torchlint(command: Sequence[str], labels: LabelSet, src: Path) -> List[F
         argv = [*command, "check", "--select", labels.rule, "--no-cache", "--isolated", "--exit-zero", "--output-format", "json"]
         if labels.torch_version is not None:
             argv += ["--torch-version", labels.torch_version]
+        argv += labels.flags(repo)
         done = subprocess.run([*argv, *paths], cwd=root, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -468,6 +523,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sets = [labels for labels in loaded if labels is not None]
         if not sets:
             raise LabelError(f"{args.labels}: no label files")
+        check_pins_agree(sets)
         for labels in sets:
             for repo, commit, _path in labels.files():
                 prepare_checkout(repo, commit, args.src, args.mirror)

@@ -19,7 +19,7 @@ from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import Analysis
-from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
@@ -52,8 +52,7 @@ class Suggestion(Rule):
         ``step``; or it imports a framework and names one of its classes the
         suggestion reads."""
         for framework, role in cls.framework_roles:
-            last_names = {name.rsplit(".", 1)[-1] for name in frameworks().names(framework, role)}
-            if facts.imports_from(packages(framework)) and facts.mentions(last_names):
+            if facts.imports_from(packages(framework)) and facts.mentions(class_words(framework, role)):
                 return True
         return facts.imports_torch and {"backward", "step"} <= facts.called_attributes
 

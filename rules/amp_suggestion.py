@@ -48,18 +48,29 @@ class AmpSuggestion(Suggestion):
     settings, else the project's requirements, else the newest; the
     spellings from `torchlint/data/frameworks.toml`):
     - PyTorch Lightning's `Trainer` (`lightning`, `lightning.pytorch`,
-      `pytorch_lightning`) with `accelerator="gpu"`/`"cuda"`, a non-zero
-      `gpus=` (before 2.0), or in a file that otherwise uses CUDA, whose
+      `pytorch_lightning`) with `accelerator="gpu"`/`"cuda"`, `gpus=`
+      (before 2.0) given anything but a literal 0/`None`/empty (a count
+      read from the command line is GPUs the program was written to take),
+      or in a file that otherwise uses CUDA, whose
       `precision` is full: `32`, `"32"` (1.5 on), `"32-true"` (2.0 on),
       `None` (2.1 on) or left out.  The finding suggests the release's
       mixed spelling: `precision=16` (or `"bf16"` from 1.5) before 2.0,
       `"16-mixed"`/`"bf16-mixed"` from 2.0.  A Trainer given `plugins=`
-      (which may set precision) is left alone.
+      (which may set precision) is left alone, and so is one whose other
+      arguments come from elsewhere (`**kwargs`, a config file's table,
+      `Trainer.from_argparse_args(args)`) unless it writes `precision`.
+    - Lightning Fabric's `Fabric` (`lightning.Fabric`, `lightning.fabric`,
+      `lightning_fabric`; from 1.9) given a full `precision` (`32`, `"32"`,
+      `"32-true"` from 2.0) on the GPU (as above, by `accelerator`).
+      Left out, the `fabric run --precision` launcher decides (Fabric reads
+      it from the environment), so that is left alone.
     - Transformers' `TrainingArguments`/`Seq2SeqTrainingArguments` with
       neither `fp16` nor `bf16` (from 4.20, where both exist), unless
       `use_cpu`, `no_cuda` or `use_mps_device` is passed, or the file loads a
       model quantized (`load_in_8bit`, `load_in_4bit`,
-      `quantization_config`).
+      `quantization_config`).  TRL's configurations (`SFTConfig`,
+      `DPOConfig`, ...) turn `bf16` on by default (TRL 0.19 on), so they
+      are reported only with an explicit `bf16=False` and no `fp16`.
     - Accelerate's `Accelerator(mixed_precision="no")` (from 0.6), unless
       `cpu=` is passed.  Without the argument, `accelerate launch
       --mixed_precision` and the `accelerate config` file decide, so that
@@ -117,7 +128,8 @@ class AmpSuggestion(Suggestion):
         "apex.amp", "accelerate.Accelerator", "deepspeed.initialize",
     )
     project_queries = (name_used(*settings), method_called(*_LOW_PRECISION_CASTS))
-    framework_roles = ((_LIGHTNING, "trainer"), (_TRANSFORMERS, "training-arguments"), (_ACCELERATE, "accelerator"))
+    framework_roles = ((_LIGHTNING, "trainer"), (_LIGHTNING, "fabric"), (_TRANSFORMERS, "training-arguments"),
+                       (_ACCELERATE, "accelerator"))
     valid = (
         """
         import torch
@@ -176,7 +188,9 @@ class AmpSuggestion(Suggestion):
     def framework_call(self, fact: FrameworkCall) -> None:
         if self._reduced_elsewhere():
             return
-        if fact.framework is _LIGHTNING:
+        if fact.framework is _LIGHTNING and fact.role == "fabric":
+            self._fabric(fact)
+        elif fact.framework is _LIGHTNING:
             self._lightning(fact)
         elif fact.framework is _TRANSFORMERS:
             self._transformers(fact)
@@ -203,9 +217,11 @@ class AmpSuggestion(Suggestion):
     def _lightning(self, trainer: FrameworkCall) -> None:
         release = self.release(_LIGHTNING.value)
         data = frameworks()
-        if trainer.unpacked or trainer.argument("plugins") is not None or not self._lightning_gpu(trainer):
-            return
         precision = trainer.argument("precision")
+        if precision is None and trainer.may_be_present("precision"):
+            return  # from **kwargs, a config file or the command line
+        if trainer.argument("plugins") is not None or not self._lightning_gpu(trainer):
+            return
         value = literal_value(precision.value) if precision is not None else \
             data.argument(_LIGHTNING, "trainer", "precision").default_in(release)
         if value is UNKNOWN or data.meaning(_LIGHTNING, "trainer", "precision", value, release) != "full-precision":
@@ -219,23 +235,46 @@ class AmpSuggestion(Suggestion):
             "usually makes each step faster and halves activation memory",
         )
 
+    def _fabric(self, fabric: FrameworkCall) -> None:
+        """``Fabric(precision=32)`` on the GPU: only an explicit value (left out,
+        the launcher's ``--precision`` decides)."""
+        release = self.release(_LIGHTNING.value)
+        data = frameworks()
+        precision = fabric.argument("precision")
+        if precision is None or not data.argument(_LIGHTNING, "fabric", "precision").exists_in(release):
+            return  # the launcher decides; or a release before Fabric
+        if fabric.argument("plugins") is not None or not self._lightning_gpu(fabric):
+            return
+        value = literal_value(precision.value)
+        if value is UNKNOWN or data.meaning(_LIGHTNING, "fabric", "precision", value, release) != "full-precision":
+            return
+        suggested = " (Ampere or newer) or ".join(self._mixed(_LIGHTNING, "fabric", "precision"))
+        self.report(
+            precision,
+            f"suggestion: this Lightning Fabric trains on the GPU in float32 "
+            f"(`precision={cst.Module([]).code_for_node(precision.value)}`); {suggested} "
+            "usually makes each step faster and halves activation memory",
+        )
+
     def _lightning_gpu(self, trainer: FrameworkCall) -> bool:
-        """The Trainer runs on a GPU: ``accelerator="gpu"``, GPUs given with
-        ``gpus=`` (before 2.0), or a file that uses CUDA and names no other
-        accelerator."""
+        """The Trainer (or Fabric) runs on a GPU: ``accelerator="gpu"``, GPUs
+        given with ``gpus=`` (a Trainer before 2.0; an expression counts: a
+        count from the command line is GPUs the program takes), or a file that
+        uses CUDA and names no other accelerator."""
         release = self.release(_LIGHTNING.value)
         data = frameworks()
         accelerator = trainer.literal("accelerator") if trainer.argument("accelerator") is not None else None
         if isinstance(accelerator, str):
-            meaning = data.meaning(_LIGHTNING, "trainer", "accelerator", accelerator, release)
+            meaning = data.meaning(_LIGHTNING, trainer.role, "accelerator", accelerator, release)
             if meaning == "gpu":
                 return True
             if accelerator != "auto":
                 return False  # another accelerator ("cpu", "tpu", "mps", a DataParallel spelling)
         gpus = trainer.argument("gpus")
-        if gpus is not None and data.argument(_LIGHTNING, "trainer", "gpus").exists_in(release):
+        if gpus is not None and trainer.role == "trainer" \
+                and data.argument(_LIGHTNING, "trainer", "gpus").exists_in(release):
             given = literal_value(gpus.value)
-            if given not in (None, 0, "0", "", [], UNKNOWN):
+            if given not in (None, 0, "0", "", []):
                 return True
         return self.facts.workload.cuda is not None
 
@@ -249,6 +288,8 @@ class AmpSuggestion(Suggestion):
         for name in ("fp16", "bf16"):
             if arguments.argument(name) is not None and arguments.literal(name) is not False:
                 return  # mixed precision on, or chosen at run time
+            if arguments.argument(name) is None and arguments.may_be_present(name):
+                return  # from **kwargs, or a default the class changes (TRL's bf16)
         suggested = " (Ampere or newer) or ".join(f"`{name}=True`" for name in ("bf16", "fp16"))
         self.report(
             arguments.call,

@@ -68,6 +68,12 @@ def test_valid_file_loads_with_version_and_cases() -> None:
         (HEADER + case(3).replace(COMMIT, "abc"), "`commit` must be 40 lowercase hex digits"),
         (HEADER + case(3) + case(4).replace(COMMIT, "b" * 40), "me/proj is labelled at two commits"),
         (HEADER + "[[case]\n", "not valid TOML"),
+        (HEADER + case(3) + '[pins."me/proj"]\nlightning = "1.9"\n', "pins.me/proj: unknown key(s) lightning"),
+        (HEADER + case(3) + '[pins."me/proj"]\nlightning-version = "one"\n', "`lightning-version` must be a release"),
+        (HEADER + case(3) + '[pins."me/proj"]\nlightning-version = 1.9\n', "`lightning-version` must be a release"),
+        (HEADER + case(3) + '[pins."x/y"]\nlightning-version = "1.9"\n', "pins: x/y has no case in this file"),
+        (HEADER + case(3) + '[pins."me/proj"]\n', "pins.me/proj must be a table"),
+        (HEADER + 'pins = 3\n' + case(3), "`pins` must be a table of repositories"),
     ],
 )
 def test_bad_label_files_give_one_line_errors_naming_the_file(text: str, message: str) -> None:
@@ -239,3 +245,48 @@ def test_set_selects_one_labelling_round_and_keeps_other_rounds_out() -> None:
     assert (scored.count(sl.Outcome.TRUE_POSITIVE), scored.count(sl.Outcome.FALSE_POSITIVE)) == (1, 0)
     assert sl.only_sets(labels, ["other"]) is None
     assert sl.only_sets(labels, []) is labels
+
+
+# ------------------------------------------------------------ framework pins
+
+
+PINS = '[pins."me/proj"]\nlightning-version = "1.9"\ntransformers-version = "4.40.0"\n'
+
+
+def test_pins_give_each_repository_its_framework_flags_and_survive_a_cut() -> None:
+    labels = parse(HEADER + case(3, set="a") + case(4, repo="other/repo", set="b") + PINS)
+    assert labels.pinned("me/proj") == (("lightning-version", "1.9"), ("transformers-version", "4.40.0"))
+    assert labels.flags("me/proj") == ["--lightning-version", "1.9", "--transformers-version", "4.40.0"]
+    assert labels.flags("other/repo") == []
+    kept = sl.only_sets(labels, ["a"])
+    assert kept is not None and kept.flags("me/proj") == labels.flags("me/proj")
+    dropped = sl.only_sets(labels, ["b"])
+    assert dropped is not None and dropped.pins == ()
+
+
+def test_a_repository_pinned_differently_in_two_files_is_an_error() -> None:
+    first = parse(HEADER + case(3) + PINS)
+    second = sl.parse_labels('rule = "TL202"\n' + case(3) + '[pins."me/proj"]\nlightning-version = "2.0"\n',
+                             Path("TL202.toml"))
+    sl.check_pins_agree([first, first])
+    with pytest.raises(sl.LabelError, match="pins.me/proj: `lightning-version` is '2.0' here but '1.9' in TL201.toml"):
+        sl.check_pins_agree([first, second])
+
+
+def test_end_to_end_run_passes_the_pins_to_torchlint(tmp_path: Path) -> None:
+    """A Lightning 1.9 `strategy="dp"` is DataParallel (TL501's advice: DDP); the
+    same line under the newest release no longer runs.  The pin reaches the run."""
+    mirror = tmp_path / "mirror" / "me+proj" / "repo"
+    mirror.mkdir(parents=True)
+    _git("init", "-q", cwd=mirror)
+    (mirror / "train.py").write_text("import pytorch_lightning as pl\ntrainer = pl.Trainer(gpus=2, strategy='dp')\n")
+    _git("add", "train.py", cwd=mirror)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one", cwd=mirror)
+    commit = _git("rev-parse", "HEAD", cwd=mirror)
+    labels = sl.parse_labels('rule = "TL501"\n' + case(2).replace(COMMIT, commit) + PINS, Path("TL501.toml"))
+    sl.prepare_checkout("me/proj", commit, tmp_path / "src", mirror.parent.parent)
+    command = [sys.executable, "-m", "torchlint"]
+    pinned = sl.run_torchlint(command, labels, tmp_path / "src")
+    newest = sl.run_torchlint(command, sl.LabelSet(labels.rule, None, labels.cases, labels.source), tmp_path / "src")
+    assert [f.row for f in pinned] == [2] and [f.row for f in newest] == [2]
+    assert "no longer" not in pinned[0].message and "no longer" in newest[0].message

@@ -43,7 +43,10 @@ class CheckpointUseReentrant(Rule):
     neither takes `gradient_checkpointing_kwargs`, so there is nothing to
     pass; from 5.0 the default is `use_reentrant=False`.  A
     `gradient_checkpointing_kwargs` given as a variable, and unpacked
-    arguments, are left alone.
+    arguments, are left alone, and so are TRL's configurations (`SFTConfig`,
+    `DPOConfig`, ...), some releases of which set `use_reentrant=False`
+    themselves (TRL 0.27), and a dataclass subclass of the file that declares
+    `gradient_checkpointing_kwargs` again with its own default.
 
     ## Why is this bad?
     Without `use_reentrant`, checkpoint uses the old reentrant
@@ -180,8 +183,10 @@ class CheckpointUseReentrant(Rule):
         release = self.release(_TRANSFORMERS.value)
         if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
             switch = fact.argument("gradient_checkpointing")
-            if switch is None or literal_value(switch.value) is not True or fact.unpacked:
+            if switch is None or literal_value(switch.value) is not True:
                 return True
+            if fact.argument(_HF_KWARGS) is None and fact.may_be_present(_HF_KWARGS):
+                return True  # from **kwargs, or a default the class changes (TRL's configurations)
             behaviour = data.behaviour(_TRANSFORMERS, "trainer-gradient-checkpointing-reentrant", release)
             what = "`gradient_checkpointing=True`"
             target: cst.CSTNode = switch

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Set
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
+from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, BatchMove
 from torchlint.data.apidata import Framework
+from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -21,7 +22,7 @@ from torchlint.analysis.values import literal_bool
 
 _TRANSFORMERS = Framework.TRANSFORMERS
 _HF_PIN = "dataloader_pin_memory"
-_HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)
 
 
 class DataLoaderWithoutPinMemory(Rule):
@@ -51,7 +52,15 @@ class DataLoaderWithoutPinMemory(Rule):
       (or `prepare_data_loader`) has its batches moved to the accelerator's
       device by Accelerate, which keeps the loader's own `pin_memory`; such
       a loader is reported without any `.cuda()` in the file, unless the
-      `Accelerator` is given `cpu=` or `device_placement=` (or `prepare` is).
+      `Accelerator` is given `cpu=True` or `device_placement=` (or `prepare`
+      is; `cpu=args.cpu`, a flag that is off unless the run asks for the CPU
+      as in Accelerate's own examples, and an `Accelerator(**kwargs)` count
+      as placing batches on the device, its default).  Several loaders in one `prepare` call, and loaders kept
+      in `self` attributes, count alike.  A loader whose items hold no data
+      is left alone: its dataset is a class of the file whose `__getitem__`
+      only assembles the index, literals and `self` attributes (the
+      "prompt dataset" of DreamBooth scripts, whose batches are strings and
+      an index), with no `collate_fn`; Accelerate moves nothing worth pinning.
       Batches of the prepared loader are already on the device, so a later
       `.to(device)` of them is not a copy (TL102 stays quiet there).
     - Hugging Face Transformers' `TrainingArguments` (and
@@ -113,7 +122,7 @@ class DataLoaderWithoutPinMemory(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to``/``prepare`` method call
         must both appear, or Transformers' training arguments."""
-        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
+        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(class_words(_TRANSFORMERS, "training-arguments")):
             return True
         return (
             facts.imports_torch and facts.mentions(("DataLoader",))
@@ -243,6 +252,18 @@ class DataLoaderWithoutPinMemory(Rule):
             fix=self.replace(given.value, cst.Name("True"), Applicability.SAFE, f"Set `{_HF_PIN}=True`"),
         )
 
+    def _items_hold_no_data(self, arguments: BoundArguments) -> bool:
+        """The loader's dataset is a class of this file whose ``__getitem__``
+        assembles its item from the index, literals and ``self`` attributes
+        only (no data read per index), and no ``collate_fn`` builds more."""
+        if arguments.may_be_present("collate_fn"):
+            return False
+        dataset = arguments.argument("dataset")
+        makers = self.facts.instances.makers(dataset.value) if dataset is not None else None
+        if not makers:
+            return False
+        return all(maker.local is not None and _constant_items(maker.local) for maker in makers)
+
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._statements:
             return
@@ -267,6 +288,8 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version,
                              self.facts.values.splatted)
+            if moved is None and self._items_hold_no_data(arguments):
+                continue  # Accelerate would move an index tensor and strings
             given = arguments.argument("pin_memory")
             if given is None and arguments.may_be_present("pin_memory"):
                 continue
@@ -295,6 +318,61 @@ class DataLoaderWithoutPinMemory(Rule):
                 fix=fix,
                 statement=self._statements.get(call),
             )
+
+
+def _constant_items(node: cst.ClassDef) -> bool:
+    """``__getitem__(self, index)`` of the class is made only of assignments to
+    local names (or their ``[literal]`` items) and a ``return``, all of
+    index-free values: the index itself, literals, ``self.<attr>``, local names
+    so assigned, and dict, tuple or list displays of those."""
+    method = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__getitem__"), None)
+    if method is None or method.decorators or not isinstance(method.body, cst.IndentedBlock):
+        return False
+    params = method.params.params
+    if len(params) != 2 or isinstance(method.params.star_arg, cst.Param) or method.params.star_kwarg is not None:
+        return False
+    owner = params[0].name.value
+    allowed = {params[1].name.value}
+    returned = False
+    for statement in method.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, _LITERALS):
+                continue  # a docstring
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and _index_free(small.value, allowed, owner):
+                target = small.targets[0].target
+                if isinstance(target, cst.Name) and target.value != owner:
+                    allowed.add(target.value)
+                    continue
+                if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+                        and target.value.value in allowed and len(target.slice) == 1
+                        and isinstance(target.slice[0].slice, cst.Index)
+                        and isinstance(target.slice[0].slice.value, _LITERALS)):
+                    continue
+                return False
+            if isinstance(small, cst.Return) and small.value is not None and _index_free(small.value, allowed, owner):
+                returned = True
+                continue
+            return False
+    return returned
+
+
+def _index_free(expr: cst.BaseExpression, names: Set[str], owner: str) -> bool:
+    """``expr`` is built from ``names`` (the index, local names so built),
+    literals and attributes of ``owner`` (the method's ``self``) only."""
+    if isinstance(expr, _LITERALS):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in names or expr.value in ("True", "False", "None")
+    if isinstance(expr, cst.Attribute):
+        return isinstance(expr.value, cst.Name) and expr.value.value == owner
+    if isinstance(expr, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _index_free(e.key, names, owner)
+                   and _index_free(e.value, names, owner) for e in expr.elements)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _index_free(e.value, names, owner) for e in expr.elements)
+    return False
 
 
 __all__: List[str] = ["DataLoaderWithoutPinMemory"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, packages
+from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
 from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
@@ -26,7 +26,9 @@ _TENSOR_DATASETS = frozenset(
 )
 _TRANSFORMERS = Framework.TRANSFORMERS
 _HF_WORKERS = "dataloader_num_workers"
-_HF_WORDS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+_ITERABLE_DATASETS = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
+_WORKER_INFO = frozenset({"torch.utils.data.get_worker_info", "torch.utils.data._utils.worker.get_worker_info"})
+_MAX_BASES = 8
 
 
 def _at_most_one_worker_per_cpu(options: Mapping[str, OptionValue]) -> Dict[str, OptionValue]:
@@ -75,9 +77,21 @@ class DataLoaderWithoutWorkers(Rule):
     leaves it out or passes 0 (or less than `min-workers`) is reported, for
     Transformers 4.9 and newer (the oldest release checked to have the
     field; the release is the `transformers-version` setting, else the
-    project's requirement, else the newest).  Calls that unpack
-    `**kwargs`, and arguments parsed from the command line
-    (`HfArgumentParser`), are left alone.
+    project's requirement, else the newest); so are TRL's configurations
+    (`SFTConfig`, `DPOConfig`, ...), which take the field unchanged.  Calls
+    that unpack `**kwargs`, arguments parsed from the command line
+    (`HfArgumentParser`) or read from a config file, and a
+    `TrainingArguments(...)` that only stands in when a caller passes none
+    (`if args is None: args = TrainingArguments(output_dir=...)`, as in a
+    vendored `Trainer`) are left alone.
+
+    Not reported, and not fixed: a loader over an `IterableDataset` whose
+    class (in this file) never calls `torch.utils.data.get_worker_info()`
+    and that is given no `worker_init_fn`: every worker would iterate the
+    whole stream, so workers would repeat each sample.  The same holds for
+    `TrainingArguments` given to a `Trainer` whose `train_dataset` is such a
+    dataset; where the loader's (or the Trainer's) dataset is not known and
+    the file builds such a dataset, the call is left alone too.
 
     ## Example
     ```python
@@ -184,7 +198,7 @@ class DataLoaderWithoutWorkers(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """Only calls of torch's ``DataLoader`` and of Transformers' training arguments are reported."""
-        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
+        if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(class_words(_TRANSFORMERS, "training-arguments")):
             return True
         return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
@@ -336,6 +350,10 @@ class DataLoaderWithoutWorkers(Rule):
         given = arguments.argument("num_workers")
         if given is None and arguments.may_be_present("num_workers"):
             return  # `*args` or `**kwargs` may carry num_workers
+        dataset = arguments.argument("dataset")
+        if arguments.argument("worker_init_fn") is None and not arguments.may_be_present("worker_init_fn") \
+                and self._repeats_per_worker(dataset.value if dataset is not None else None):
+            return  # workers would each yield the whole stream
         self._check(node, "num_workers", given.value if given is not None else None,
                     ("`DataLoader`", "the main process", ""), lambda: self._hint(node),
                     lambda: self._spawn_problem(node, arguments), "num_workers" in arguments.splatted)
@@ -344,8 +362,12 @@ class DataLoaderWithoutWorkers(Rule):
         """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
         field = apidata.frameworks().argument(_TRANSFORMERS, "training-arguments", _HF_WORKERS)
         given = fact.argument(_HF_WORKERS)
-        if not field.exists_in(self.release(_TRANSFORMERS.value)) or (given is None and fact.unpacked):
+        if not field.exists_in(self.release(_TRANSFORMERS.value)) or (given is None and fact.may_be_present(_HF_WORKERS)):
             return
+        datasets = self.facts.frameworks.trainer_dataset(fact)
+        if any(self._repeats_per_worker(dataset) for dataset in datasets) if datasets is not None \
+                else self._repeats_per_worker(None):
+            return  # the Trainer's workers would each yield the whole stream
         self._check(fact.call, _HF_WORKERS, given.value if given is not None else None,
                     (f"`{_called_name(fact.call)}`", "the Trainer's main process", " (the default is 0)"),
                     lambda: "Start near the number of CPU cores per GPU; the Trainer already pins memory by default")
@@ -386,6 +408,57 @@ class DataLoaderWithoutWorkers(Rule):
             target, new = (call, add_keyword(call, keyword, expression)) if value is None else (value, expression)
             fix = self.replace(target, new, Applicability.UNSAFE, f"Set `{keyword}={text}`", imports=imports)
         self.report(call, message, fix=fix, hint=hint())
+
+    def _repeats_per_worker(self, dataset: Optional[cst.BaseExpression]) -> bool:
+        """The dataset is (or, not known, the file builds) an ``IterableDataset``
+        of this file that does not shard by worker: each worker would yield
+        every sample."""
+        makers = self.facts.instances.makers(dataset) if dataset is not None else None
+        if makers is not None:
+            return any(maker.local is not None and self._unsharded_iterable(maker.local) for maker in makers)
+        for call in self.facts.nodes_of(cst.Call):
+            local = self._local_class(call.func)
+            if local is not None and self._unsharded_iterable(local):
+                return True
+        return False
+
+    def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        if not isinstance(func, cst.Name):
+            return None
+        bindings = self.facts.scopes.resolve(func)
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS and isinstance(bindings[0].node, cst.ClassDef):
+            return bindings[0].node
+        return None
+
+    def _unsharded_iterable(self, node: cst.ClassDef) -> bool:
+        """A class of this file that derives from torch's ``IterableDataset``
+        (through the file's classes) and whose classes never call
+        ``get_worker_info()``."""
+        chain: List[cst.ClassDef] = []
+        current: Optional[cst.ClassDef] = node
+        iterable = False
+        while current is not None and all(current is not seen for seen in chain) and len(chain) < _MAX_BASES:
+            chain.append(current)
+            following: Optional[cst.ClassDef] = None
+            for base in current.bases:
+                if base.keyword is not None:
+                    continue
+                if self.names.qualified_name(base.value) in _ITERABLE_DATASETS:
+                    iterable = True
+                following = following or self._local_class(base.value)
+            current = following
+        if not iterable:
+            return False
+        parents = self.facts.parents
+        for call in self.facts.nodes_of(cst.Call):
+            if self.names.call_name(call) not in _WORKER_INFO:
+                continue
+            node_: Optional[cst.CSTNode] = call
+            while node_ is not None:
+                if any(node_ is cls for cls in chain):
+                    return False  # the class shards its stream by worker
+                node_ = parents.get(node_)
+        return True
 
     def _spawn_problem(self, node: cst.Call, arguments: BoundArguments) -> Optional[str]:
         """Why worker processes could not start under the spawn start method

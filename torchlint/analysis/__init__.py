@@ -151,12 +151,15 @@ class Facts:
         """Which calls build a framework's class (a Lightning ``Trainer``,
         ``TrainingArguments``, ``Accelerator``) and with which arguments,
         which values are their instances, which classes are LightningModules."""
+        import libcst
+
         from torchlint.analysis.frameworks import FrameworkFacts
 
         return FrameworkFacts(
             self.module, self.scopes, self.names, lambda expr: self.instances.construction(expr),
             lambda expr: self.instances.absolute_name(expr) if self.project.classes else None,
             lambda qualified: self.project.bases_of(qualified),
+            lambda: self.parents, lambda: self.nodes_of(libcst.Call),
         )
 
     @cached_property

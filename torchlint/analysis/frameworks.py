@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Union
+from functools import lru_cache
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -47,6 +48,11 @@ _PREPARE = frozenset({"prepare", "prepare_model", "prepare_data_loader"})
 """``Accelerator`` methods that move what they are given (ACC:src/accelerate/accelerator.py@v1.14.0)."""
 
 
+FALLBACK = "fallback"
+""":attr:`FrameworkCall.elsewhere` of a construction that only stands in when a
+caller passes none (``if args is None: args = TrainingArguments(...)``)."""
+
+
 @dataclass(frozen=True)
 class FrameworkCall:
     """A call that builds a framework class, with its keyword arguments."""
@@ -57,14 +63,28 @@ class FrameworkCall:
     keywords: Mapping[str, cst.Arg]
     unpacked: bool
     """The call unpacks ``*args`` or ``**kwargs``: any argument may be in them."""
+    elsewhere: str = ""
+    """Why the arguments the call does not write may still be set: ``command-line``
+    (``Trainer.from_argparse_args(args, ...)``), :data:`FALLBACK` (the construction is a
+    default for a caller's arguments); empty when they are the class's defaults."""
+    open_defaults: FrozenSet[str] = frozenset()
+    """Arguments whose default the class built changes (a known subclass from another
+    package, or fields a class of the file declares again): left out, they are unknown."""
 
     def argument(self, name: str) -> Optional[cst.Arg]:
         """The argument passed as ``name=...``."""
         return self.keywords.get(name)
 
+    @property
+    def rest_unknown(self) -> bool:
+        """Any argument the call does not write may be set all the same (unpacked
+        ``**kwargs``, the command line, or a caller's arguments)."""
+        return self.unpacked or bool(self.elsewhere)
+
     def may_be_present(self, name: str) -> bool:
-        """``name`` is passed, or may be (through unpacking)."""
-        return name in self.keywords or self.unpacked
+        """``name`` is passed, or may be (through unpacking, from elsewhere), or
+        its default is not the framework's (``open_defaults``)."""
+        return name in self.keywords or self.rest_unknown or name in self.open_defaults
 
     def literal(self, name: str) -> Union[Literal, Unknown, None]:
         """The literal passed for ``name``; ``UNKNOWN`` when it is an expression
@@ -82,8 +102,12 @@ class FrameworkFacts:
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable,
                  construction: Callable[[cst.BaseExpression], Optional[cst.Call]],
                  absolute_name: Callable[[cst.BaseExpression], Optional[str]] = lambda expr: None,
-                 project_bases: Callable[[str], FrozenSet[str]] = lambda qualified: frozenset()) -> None:
+                 project_bases: Callable[[str], FrozenSet[str]] = lambda qualified: frozenset(),
+                 parents: Callable[[], Mapping[cst.CSTNode, cst.CSTNode]] = lambda: {},
+                 calls: Callable[[], Iterable[cst.Call]] = lambda: ()) -> None:
         self._module = module
+        self._parents = parents
+        self._calls_of_file = calls
         self._scopes = scopes
         self._names = names
         self._construction = construction
@@ -97,15 +121,103 @@ class FrameworkFacts:
     def class_of_call(self, call: cst.Call) -> Optional[FrameworkClass]:
         """The framework class ``call`` builds: a name the imports resolve to
         one, or a class of this file deriving from one."""
-        found = frameworks().class_of(self._names.call_name(call))
+        return self._class_of_callee(call.func)
+
+    def _class_of_callee(self, func: cst.BaseExpression) -> Optional[FrameworkClass]:
+        found = frameworks().class_of(self._names.qualified_name(func))
         if found is not None:
             return found
-        func = call.func
+        local = self._local_class(func)
+        return self.class_of_class(local) if local is not None else None
+
+    def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class of this file a name is bound to (once, by its ``class`` statement)."""
         if isinstance(func, cst.Name):
             bindings = self._scopes.resolve(func)
             if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS and isinstance(bindings[0].node, cst.ClassDef):
-                return self.class_of_class(bindings[0].node)
+                return bindings[0].node
         return None
+
+    def _constructor(self, call: cst.Call) -> Optional[Tuple[FrameworkClass, str]]:
+        """``Trainer.from_argparse_args(args, ...)``: the class a recorded class
+        method builds, with where its other arguments come from."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        built = self._class_of_callee(func.value)
+        if built is None:
+            return None
+        constructor = frameworks().constructor(built.framework, built.role, func.attr.value)
+        return (built, constructor.values_from) if constructor is not None else None
+
+    def _declared_fields(self, func: cst.BaseExpression) -> FrozenSet[str]:
+        """The fields a class of this file (and its bases in the file) declares
+        again, as a dataclass subclass of ``TrainingArguments`` does to change a
+        default (``gradient_checkpointing: bool = field(default=True)``)."""
+        found: Set[str] = set()
+        node = self._local_class(func)
+        seen: Set[cst.ClassDef] = set()
+        while node is not None and node not in seen and len(seen) <= _MAX_DEPTH:
+            seen.add(node)
+            for statement in node.body.body:
+                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        found.add(small.target.value)
+                    elif isinstance(small, cst.Assign):
+                        found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            bases = [b for b in node.bases if b.keyword is None]
+            node = self._local_class(bases[0].value) if bases else None
+        return frozenset(found)
+
+    def is_fallback(self, call: cst.Call) -> bool:
+        """``call`` only stands in when a caller passes nothing: ``<param> or
+        Cls(...)``, ``Cls(...) if <param> is None else <param>``, or assigned to
+        the parameter (or ``self.<param>``) directly under ``if <param> is None:``,
+        where ``<param>`` is a parameter of the enclosing function (a vendored
+        ``Trainer``'s ``TrainingArguments(output_dir="tmp_trainer")``)."""
+        parents = self._parents()
+        parent = parents.get(call)
+        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.Or) and parent.right is call:
+            return isinstance(parent.left, cst.Name) and self._is_parameter(parent.left)
+        if isinstance(parent, cst.IfExp) and parent.body is call:
+            return _is_none_test(parent.test, self._is_parameter)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or parent.value is not call:
+            return False
+        target = parent.targets[0].target
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+        elif isinstance(target, cst.Name):
+            name = target.value
+        else:
+            return False
+        line = parents.get(parent)
+        block = parents.get(line) if line is not None else None
+        branch = parents.get(block) if block is not None else None
+        return isinstance(branch, cst.If) and _is_none_test(
+            branch.test, lambda tested: tested.value == name and self._is_parameter(tested))
+
+    def _is_parameter(self, name: cst.Name) -> bool:
+        """``name`` is a parameter of the function it is used in."""
+        return any(b.kind is BindingKind.PARAMETER for b in self._scopes.resolve(name))
+
+    def trainer_dataset(self, arguments: FrameworkCall) -> Optional[Tuple[cst.BaseExpression, ...]]:
+        """What the Transformers ``Trainer``s given these training arguments
+        (``Trainer(args=arguments, train_dataset=...)``, the arguments held by a
+        name or ``self`` attribute) train on; None when it is not known: no such
+        Trainer in the file, or one that is not given ``train_dataset=`` by keyword."""
+        found: List[cst.BaseExpression] = []
+        for call in self._calls_of_file():
+            trainer = self.call(call)
+            if trainer is None or trainer.framework is not Framework.TRANSFORMERS or trainer.role != "trainer":
+                continue
+            given = trainer.argument("args")
+            if given is None or self.instance_of(given.value) is not arguments:
+                continue
+            dataset = trainer.argument("train_dataset")
+            if dataset is None:
+                return None
+            found.append(dataset.value)
+        return tuple(found) if found else None
 
     def class_of_class(self, node: cst.ClassDef, depth: int = 0) -> Optional[FrameworkClass]:
         """The framework class a class of this file derives from (through
@@ -145,10 +257,19 @@ class FrameworkFacts:
             return self._calls[call]
         found: Optional[FrameworkCall] = None
         framework_class = self.class_of_call(call)
+        elsewhere = ""
+        if framework_class is None:
+            built = self._constructor(call)
+            if built is not None:
+                framework_class, elsewhere = built
         if framework_class is not None:
             keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
             unpacked = any(arg.star for arg in call.args)
-            found = FrameworkCall(call, framework_class.framework, framework_class.role, keywords, unpacked)
+            if not elsewhere and self.is_fallback(call):
+                elsewhere = FALLBACK
+            open_defaults = framework_class.changed_defaults | self._declared_fields(call.func)
+            found = FrameworkCall(call, framework_class.framework, framework_class.role, keywords, unpacked,
+                                  elsewhere, open_defaults)
         self._calls[call] = found
         return found
 
@@ -176,15 +297,20 @@ class FrameworkFacts:
         (and ``prepare_model``/``prepare_data_loader``) of an Accelerate
         ``Accelerator`` with device placement on (its default).  The prepared
         loader keeps the loader's own ``num_workers`` and ``pin_memory``.
-        Empty when the call moves nothing known (``Accelerator(cpu=...)``,
-        ``device_placement=`` given anywhere, unpacked arguments)."""
+        Empty when the call moves nothing known (``Accelerator(cpu=True)``,
+        ``device_placement=`` given anywhere, arguments of ``prepare`` unpacked).
+        ``cpu=args.cpu`` counts as placing on the device: such a flag is off
+        unless the run asks for the CPU, as Accelerate's own examples write it.
+        An ``Accelerator(**kwargs)`` counts as placing on the device, its
+        default: whether the keywords turn that off is a run-time choice, as
+        ``device = "cuda" if ... else "cpu"`` is for a file's own copies."""
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in _PREPARE:
             return ()
         accelerator = self.instance_of(func.value)
         if accelerator is None or accelerator.framework is not Framework.ACCELERATE or accelerator.role != "accelerator":
             return ()
-        if any(accelerator.may_be_present(name) for name in ("cpu", "device_placement")):
+        if accelerator.argument("device_placement") is not None or accelerator.literal("cpu") is True:
             return ()
         if any(arg.keyword is not None and arg.keyword.value == "device_placement" for arg in call.args):
             return ()
@@ -196,13 +322,20 @@ class FrameworkFacts:
         return found is not None and found.framework is Framework.LIGHTNING and found.role == "lightning-module"
 
 
+def _is_none_test(test: cst.BaseExpression, names: Callable[[cst.Name], bool]) -> bool:
+    """``<name> is None`` for a name ``names`` accepts."""
+    return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and names(test.left)
+            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None")
+
+
 def keeps_off_cuda(arguments: FrameworkCall) -> bool:
     """Transformers' training arguments that may keep the Trainer off CUDA:
     an argument whose ``True`` means so (``use_cpu``, and before 5.0
     ``no_cuda``, ``use_mps_device``; from the framework data) passed as
     anything but ``False``, or unpacked arguments that may carry one.  Any
     release counts: passing one at all says the author thought about devices."""
-    if arguments.unpacked:
+    if arguments.rest_unknown:
         return True
     names = {entry.argument for entry in frameworks().values
              if entry.framework is arguments.framework and entry.owner == arguments.role and entry.meaning == "off-cuda"}
@@ -217,6 +350,14 @@ def lightning_module_names() -> FrozenSet[str]:
 def hooks_without_grad() -> FrozenSet[str]:
     """The LightningModule hooks Lightning runs with autograd off."""
     return frameworks().hook_names(Framework.LIGHTNING, "lightning-module", "disabled")
+
+
+@lru_cache(maxsize=None)
+def class_words(framework: Framework, role: str) -> FrozenSet[str]:
+    """The last parts of the names of ``framework``'s class ``role`` and its known
+    subclasses (``TrainingArguments``, ``SFTConfig``): what a file must mention
+    to build one (for the pre-check)."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in frameworks().names(framework, role))
 
 
 def packages(framework: Framework) -> FrozenSet[str]:
@@ -237,6 +378,6 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 
 __all__ = [
-    "FrameworkCall", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
+    "FALLBACK", "FrameworkCall", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
     "lightning_module_names", "literal_value", "packages",
 ]

@@ -347,8 +347,11 @@ class Loaders:
 
     def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
         """The bindings of ``name`` that can reach this use: in the use's own
-        scope, the last one before it in the source (a loop's target inside
-        its body), when there is one; otherwise all of them."""
+        scope, the last one before it in the source that every path to the
+        use runs (a loop's target inside its body), with the later ones in
+        branches the use is outside of (``x = None`` then ``if ...: x =
+        DataLoader(...)``: either may reach), when there is one; otherwise
+        all of them."""
         bindings = self._scopes.resolve(name)
         if len(bindings) < 2:
             return bindings
@@ -356,13 +359,14 @@ class Loaders:
         if any(binding.scope is not scope for binding in bindings):
             return bindings  # read from a nested function: any binding may be current
         at = self._order.get(name, -1)
-        before = [
-            b for b in bindings
-            if self._order.get(b.node, at) < at and not self._inside_assignment(name, b) and self._dominates(b, name)
-        ]
+        earlier = [b for b in bindings if self._order.get(b.node, at) < at and not self._inside_assignment(name, b)]
+        before = [b for b in earlier if self._dominates(b, name)]
         if not before:
             return bindings
-        return (max(before, key=lambda b: self._order.get(b.node, -1)),)
+        last = max(before, key=lambda b: self._order.get(b.node, -1))
+        after = self._order.get(last.node, -1)
+        branches = [b for b in earlier if b not in before and self._order.get(b.node, -1) > after]
+        return (last, *branches)
 
     def _dominates(self, binding: Binding, name: cst.Name) -> bool:
         """The binding's statement sits in a block that also holds the use
@@ -397,9 +401,32 @@ class Loaders:
             if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
                 if binding.value is not None:
                     values.append(binding.value)
+                else:
+                    values.extend(self._unpacked_from_call(binding))
             elif binding.kind is BindingKind.PARAMETER:
                 values.extend(self._arguments(name))
         return values
+
+    def _unpacked_from_call(self, binding: Binding) -> List[cst.BaseExpression]:
+        """``a, b = make()`` with ``make`` a function of this file: the element
+        at ``a``'s place of each ``return x, y`` of the same length."""
+        source, statement = binding.source, binding.node
+        if not isinstance(source, cst.Call) or not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return []
+        target = statement.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return []
+        index = next((i for i, e in enumerate(target.elements)
+                      if isinstance(e.value, cst.Name) and e.value.value == binding.name), None)
+        function = self._training.local_function(source)
+        if index is None or function is None:
+            return []
+        found: List[cst.BaseExpression] = []
+        for returned in self._returns(function):
+            if (isinstance(returned, (cst.Tuple, cst.List)) and len(returned.elements) == len(target.elements)
+                    and not any(isinstance(e, cst.StarredElement) for e in returned.elements)):
+                found.append(returned.elements[index].value)
+        return found
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
         """What the file's calls pass for parameter ``name`` of its function

@@ -491,6 +491,27 @@ class FrameworkClass:
     releases: ReleaseRange
     reference: str
     note: str
+    library: str = ""
+    """The package that defines a subclass of the role's class outside the framework
+    (``trl``), whose releases torchlint does not track; empty for the framework's own."""
+    changed_defaults: FrozenSet[str] = frozenset()
+    """Arguments of the role whose default the subclass changes in some release: a
+    call that leaves one out has a value rules cannot know."""
+
+
+@dataclass(frozen=True)
+class Constructor:
+    """A class method that builds a framework class from values found elsewhere
+    (Lightning's ``Trainer.from_argparse_args(args, **overrides)``)."""
+
+    framework: Framework
+    owner: str
+    name: str
+    values_from: str
+    """Where the arguments the call does not write come from (``command-line``)."""
+    releases: ReleaseRange
+    reference: str
+    note: str
 
 
 @dataclass(frozen=True)
@@ -580,13 +601,22 @@ class FrameworkData:
     values: Tuple[ArgumentValue, ...]
     behaviours: Tuple[Behaviour, ...]
     hooks: Tuple[Hook, ...]
+    constructors: Tuple[Constructor, ...] = ()
 
     def names(self, framework: Framework, role: str) -> FrozenSet[str]:
-        """The qualified names of the framework's class ``role`` (KeyError if none)."""
-        for entry in self.classes:
-            if entry.framework is framework and entry.role == role:
-                return entry.names
-        raise KeyError(f"{FRAMEWORKS_FILE.name} has no {framework.value} class {role!r}")
+        """The qualified names of the framework's class ``role`` and of the known
+        subclasses that take its arguments (KeyError if none)."""
+        found = [entry.names for entry in self.classes if entry.framework is framework and entry.role == role]
+        if not found:
+            raise KeyError(f"{FRAMEWORKS_FILE.name} has no {framework.value} class {role!r}")
+        return frozenset().union(*found)
+
+    def constructor(self, framework: Framework, owner: str, name: str) -> Optional[Constructor]:
+        """The class method ``name`` of class ``owner`` that builds it, if recorded."""
+        for entry in self.constructors:
+            if (entry.framework, entry.owner, entry.name) == (framework, owner, name):
+                return entry
+        return None
 
     def class_of(self, qualified: Optional[str]) -> Optional[FrameworkClass]:
         """The framework class a qualified name is, if any."""
@@ -714,9 +744,28 @@ def _framework_class(entry: _FrameworkEntry, known: Mapping[Framework, Framework
         releases=entry.releases(),
         reference=entry.text("reference", required=True),
         note=entry.text("note"),
+        library=entry.text("library"),
+        changed_defaults=frozenset(entry.names("changed_defaults")),
     )
     if not found.names:
         entry.fail("needs `names`")
+    if found.changed_defaults and not found.library:
+        entry.fail("`changed_defaults` belongs to a subclass from another `library`")
+    entry.finish()
+    return found
+
+
+def _constructor(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
+                 roles: Set[Tuple[Framework, str]]) -> Constructor:
+    framework = entry.framework(known)
+    owner = entry.text("owner", required=True)
+    if (framework, owner) not in roles:
+        entry.fail(f"`owner` {owner!r} is not a [[class]] role of {framework.value}")
+    found = Constructor(
+        framework=framework, owner=owner, name=entry.text("name", required=True),
+        values_from=entry.text("values_from", required=True), releases=entry.releases(),
+        reference=entry.text("reference", required=True), note=entry.text("note"),
+    )
     entry.finish()
     return found
 
@@ -818,13 +867,13 @@ def _meet(first: ReleaseRange, second: ReleaseRange) -> bool:
 
 def read_frameworks(path: Path) -> FrameworkData:
     """The framework facts of one file; raises DataError."""
-    sections = _sections(path, ("framework", "class", "argument", "value", "behaviour", "hook"))
+    sections = _sections(path, ("framework", "class", "argument", "value", "behaviour", "hook", "constructor"))
     entries = {key: [_FrameworkEntry(e.path, e.label, e.table) for e in found] for key, found in sections.items()}
     infos = [_framework_info(e) for e in entries["framework"]]
     known = _unique(path, infos, lambda info: info.framework.value)
     frameworks = {Framework(name): info for name, info in known.items()}
     classes = [_framework_class(e, frameworks) for e in entries["class"]]
-    _unique(path, classes, lambda c: f"{c.framework.value} class {c.role}")
+    _unique(path, classes, lambda c: f"{c.framework.value} class {c.role}" + (f" from {c.library}" if c.library else ""))
     _unique(path, [(c, name) for c in classes for name in c.names], lambda pair: f"class name {pair[1]}")
     roles = {(c.framework, c.role) for c in classes}
     arguments = [_framework_argument(e, frameworks, roles) for e in entries["argument"]]
@@ -838,7 +887,15 @@ def read_frameworks(path: Path) -> FrameworkData:
     behaviours = [_behaviour(e, frameworks) for e in entries["behaviour"]]
     _overlapping(path, "behaviour", (((b.framework.value, b.name), b.releases) for b in behaviours))
     hooks = [_hook(e, frameworks, roles) for e in entries["hook"]]
-    return FrameworkData(frameworks, tuple(classes), table, tuple(values), tuple(behaviours), tuple(hooks))
+    for found in classes:
+        for name in sorted(found.changed_defaults):
+            if (found.framework, found.role, name) not in table:
+                raise DataError(f"{path.name}: {found.framework.value} class {found.role} from {found.library}: "
+                                f"`changed_defaults` names {name!r}, which is no [[argument]] of {found.role}")
+    constructors = [_constructor(e, frameworks, roles) for e in entries["constructor"]]
+    _unique(path, constructors, lambda c: f"{c.framework.value} constructor {c.owner}.{c.name}")
+    return FrameworkData(frameworks, tuple(classes), table, tuple(values), tuple(behaviours), tuple(hooks),
+                         tuple(constructors))
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,7 +23,7 @@ from torchlint.lint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDi
 from torchlint.lint.runner import (
     FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
 )
-from torchlint.lint.settings import ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.lint.settings import FRAMEWORK_OPTIONS, ConfigError, Overrides, Settings, SettingsResolver
 from torchlint.report.diff import unified_diff
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
 
@@ -54,6 +54,12 @@ def _selection_options(function: F) -> F:
         click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too (for pre-commit)."),
         click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore (default: on)."),
         click.option("--torch-version", help='The torch release the code targets, e.g. "1.13".'),
+        click.option("--lightning-version", help='The PyTorch Lightning release the code targets, e.g. "1.9" '
+                     "(default: the project's requirement, else the newest known)."),
+        click.option("--transformers-version", help='The Hugging Face Transformers release the code targets, '
+                     'e.g. "4.40" (default: the project\'s requirement, else the newest known).'),
+        click.option("--accelerate-version", help='The Hugging Face Accelerate release the code targets, '
+                     'e.g. "0.30" (default: the project\'s requirement, else the newest known).'),
         click.option("--target-version", help='The oldest Python the code must run on, e.g. "py39": '
                      "fixes must parse there (default: requires-python's lower bound, else py39)."),
         click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Use this configuration file only."),
@@ -88,6 +94,8 @@ def _resolver(kwargs: Any) -> SettingsResolver:
         fixable=_split(kwargs["fixable"]) or None,
         extend_fixable=_split(kwargs["extend_fixable"]),
         unfixable=_split(kwargs["unfixable"]),
+        framework_versions=tuple((framework, kwargs[f"{framework}_version"]) for framework, _ in FRAMEWORK_OPTIONS
+                                 if kwargs[f"{framework}_version"] is not None),
     )
     if kwargs["config_file"] is not None and not kwargs["config_file"].exists():
         raise ConfigError(f"{kwargs['config_file']}: no such configuration file")

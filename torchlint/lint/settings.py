@@ -263,11 +263,17 @@ class Settings:
             changes["extend_fixable"] = self.extend_fixable + overrides.extend_fixable
         if overrides.unfixable:
             changes["unfixable"] = self.unfixable + overrides.unfixable
+        if overrides.framework_versions:
+            changes["framework_versions"] = tuple(sorted({**dict(self.framework_versions),
+                                                          **dict(overrides.framework_versions)}.items()))
         if not changes:
             return self
         origins = dict(self.origins)
         for name in changes:
-            origins[name.replace("_", "-")] = "command line"
+            if name != "framework_versions":
+                origins[name.replace("_", "-")] = "command line"
+        for framework, _ in overrides.framework_versions:
+            origins[f"{framework}-version"] = "command line"
         return replace(self, **changes, origins=origins)
 
 
@@ -286,6 +292,8 @@ class Overrides:
     fixable: Optional[Tuple[str, ...]] = None
     extend_fixable: Tuple[str, ...] = ()
     unfixable: Tuple[str, ...] = ()
+    framework_versions: Tuple[Tuple[str, str], ...] = ()
+    """``--lightning-version`` and the like, by framework name (``("lightning", "1.9")``)."""
 
     def __post_init__(self) -> None:
         # Checked here so that an error names the flag, not a config file.
@@ -295,6 +303,14 @@ class Overrides:
             for selector in selectors:
                 _check_selector(selector, flag, None)
         _check_versions(self.torch_version, self.target_version, lambda key: f"--{key}")
+        known = {framework for framework, _ in FRAMEWORK_OPTIONS}
+        for framework, text in self.framework_versions:
+            if framework not in known:
+                raise ConfigError(f"unknown framework `{framework}`")
+            try:
+                Release.parse(text)
+            except ValueError as error:
+                raise ConfigError(f"--{framework}-version: {error}") from None
 
 
 def _check_versions(torch: Optional[str], target: Optional[str], where: "Callable[[str], str]") -> None:
@@ -828,11 +844,14 @@ def release_from_requirement(line: str, distributions: Sequence[str]) -> Optiona
 
 @lru_cache(maxsize=64)
 def _requirement_lines(root: Path) -> Tuple[str, ...]:
-    """The project's requirements: ``[project] dependencies`` of the
-    ``pyproject.toml`` at ``root``, then every ``requirements*.txt`` there
-    (regular files only, each with a size bound)."""
-    from torchlint.source.sourcefile import SourceError, read_regular
-
+    """The project's requirements, read from the files at ``root`` where
+    projects declare them: ``pyproject.toml`` (``[project]`` dependencies and
+    optional groups, Poetry's dependency tables), every ``requirements*.txt``,
+    ``setup.py`` (``install_requires`` written as a list, read with ``ast``,
+    never run), ``setup.cfg`` (``[options] install_requires``) and a conda
+    ``environment.yml``/``environment.yaml`` (its ``pip:`` section and its
+    conda packages).  Regular files only, each with a size bound; a file that
+    cannot be read or parsed counts as absent."""
     lines: List[str] = []
     pyproject = root / "pyproject.toml"
     if os.path.isfile(pyproject):
@@ -840,20 +859,155 @@ def _requirement_lines(root: Path) -> Tuple[str, ...]:
             data = _read_toml(pyproject)
         except ConfigError:
             data = {}
-        project = data.get("project", {})
-        dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
-        if isinstance(dependencies, list):
-            lines.extend(d for d in dependencies if isinstance(d, str))
+        lines.extend(_pyproject_requirements(data))
     try:
         requirement_files = sorted(root.glob("requirements*.txt"))
     except OSError:
         requirement_files = []
     for requirements in requirement_files:
-        try:
-            lines.extend(read_regular(requirements, MAX_CONFIG_BYTES).decode("utf-8", "replace").splitlines())
-        except SourceError:
-            continue  # not a regular file, unreadable or too large: as if absent
+        lines.extend(_read_text(requirements).splitlines())
+    lines.extend(_setup_py_requirements(_read_text(root / "setup.py")))
+    lines.extend(_setup_cfg_requirements(_read_text(root / "setup.cfg")))
+    for name in ("environment.yml", "environment.yaml"):
+        lines.extend(_conda_requirements(_read_text(root / name)))
     return tuple(lines)
+
+
+def _read_text(path: Path) -> str:
+    """A regular file's text within the configuration size bound, else empty."""
+    from torchlint.source.sourcefile import SourceError, read_regular
+
+    if not os.path.lexists(path):
+        return ""
+    try:
+        return read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except SourceError:
+        return ""  # not a regular file, unreadable or too large: as if absent
+
+
+def _pyproject_requirements(data: Mapping[str, Any]) -> List[str]:
+    """``[project] dependencies`` and ``optional-dependencies``; Poetry's
+    ``[tool.poetry.dependencies]`` and group tables (``name = "^1.9"`` or
+    ``{ version = ">=1.9" }``; caret and tilde read as lower bounds)."""
+    found: List[str] = []
+    project = data.get("project", {})
+    if isinstance(project, dict):
+        groups = [project.get("dependencies", [])]
+        optional = project.get("optional-dependencies", {})
+        if isinstance(optional, dict):
+            groups.extend(optional.values())
+        for group in groups:
+            if isinstance(group, list):
+                found.extend(d for d in group if isinstance(d, str))
+    tool = data.get("tool", {})
+    poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}
+    if isinstance(poetry, dict):
+        tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
+        groups = poetry.get("group", {})
+        if isinstance(groups, dict):
+            tables.extend(g.get("dependencies", {}) for g in groups.values() if isinstance(g, dict))
+        for table in tables:
+            if not isinstance(table, dict):
+                continue
+            for name, spec in table.items():
+                version = spec.get("version") if isinstance(spec, dict) else spec
+                if isinstance(name, str) and isinstance(version, str):
+                    found.append(name + re.sub(r"^\s*[\^~](?!=)", ">=", version))
+    return found
+
+
+def _setup_py_requirements(text: str) -> List[str]:
+    """The strings of ``setup(install_requires=[...])`` in a ``setup.py``: a
+    list or tuple written in the call, or a module-level name assigned one
+    once.  The file is parsed, never run."""
+    if "install_requires" not in text:
+        return []
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    assigned: Dict[str, List[ast.expr]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(statement.value)
+    found: List[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg != "install_requires":
+                continue
+            value = keyword.value
+            if isinstance(value, ast.Name) and len(assigned.get(value.id, [])) == 1:
+                value = assigned[value.id][0]
+            if isinstance(value, (ast.List, ast.Tuple)):
+                found.extend(e.value for e in value.elts
+                             if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return found
+
+
+def _setup_cfg_requirements(text: str) -> List[str]:
+    """``[options] install_requires`` of a ``setup.cfg``, one requirement a line."""
+    if "install_requires" not in text:
+        return []
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+        value = parser.get("options", "install_requires", fallback="")
+    except (configparser.Error, ValueError):
+        return []
+    return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+_YAML_ITEM = re.compile(r"^(?P<indent>\s*)-\s+(?P<value>.*?)\s*(?:#.*)?$")
+_CONDA_PIN = re.compile(r"^(?:[\w.-]+::)?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*=(?P<version>[0-9][^=\s]*)(?:=\S*)?$")
+
+
+def _conda_requirements(text: str) -> List[str]:
+    """The requirements a conda ``environment.yml`` lists under
+    ``dependencies:``: its ``pip:`` section as written, and its conda
+    packages with ``name=1.9`` read as ``name==1.9`` (a channel prefix and a
+    build string are dropped).  Read line by line: the block style conda
+    writes, not all of YAML."""
+    if "dependencies" not in text:
+        return []
+    found: List[str] = []
+    block: Optional[int] = None  # the indentation of the `dependencies:` key
+    pip: Optional[int] = None  # the indentation of the `- pip:` item
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if block is None:
+            if re.match(r"^dependencies\s*:\s*$", stripped):
+                block = indent
+            continue
+        item = _YAML_ITEM.match(line)
+        if item is None:
+            if indent <= block:
+                break  # the next key of the file
+            continue
+        if len(item.group("indent")) < block:
+            break
+        value = item.group("value").strip("'\"")
+        if pip is not None and len(item.group("indent")) > pip:
+            found.append(value)
+            continue
+        pip = None
+        if re.match(r"^pip\s*:$", value):
+            pip = len(item.group("indent"))
+            continue
+        conda = _CONDA_PIN.match(value.replace(" ", ""))
+        found.append(f"{conda.group('name')}=={conda.group('version')}" if conda is not None else value)
+    return found
 
 
 @lru_cache(maxsize=64)
@@ -940,6 +1094,10 @@ def show_settings(settings: Settings, path: Path) -> str:
     torch_origin = origins.get("torch-version") or ("the project's requirements" if settings.torch_version is None
                                                      and detect_torch_version(settings.root) else "default")
     lines.append(f"# target torch: {torch} ({torch_origin}); target Python: {settings.target_python().dotted}")
+    given = dict(settings.framework_versions)
+    for framework, key in FRAMEWORK_OPTIONS:
+        lines.append(f"{key} = {shown(given.get(framework))}  # {origins.get(key, 'default')}")
+    lines.append(f"# target frameworks: {settings.target_frameworks()} (any other at its newest known release)")
     for code in sorted(settings.rule_options):
         for option, value in sorted(settings.rule_options[code].items()):
             lines.append(f"{code}.{option} = {shown(value)}  # {origins.get(f'{code}.{option}', 'default')}")
