@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from torchlint.apidata import Signature
-from torchlint.arguments import BoundArguments, bind_positions
+from torchlint.arguments import BoundArguments, Splats, bind_positions
 from torchlint.names import ImportTable
 from torchlint.rule import Replacement, TorchVersion
 
@@ -57,7 +57,7 @@ _EXTRA_INDENT = "    "
 
 
 def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = None,
-         splats: "Optional[Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]]" = None,
+         splats: "Optional[Splats]" = None,
          ) -> BoundArguments:
     """Match ``call``'s arguments to ``signature``'s parameters.
 
