@@ -58,6 +58,16 @@ class BoundArguments:
         """Whether ``name`` is, or may be, passed."""
         return name in self.arguments or name in self.unknown
 
+    def values(self, name: str) -> Tuple[cst.BaseExpression, ...]:
+        """Every value ``name`` may be passed on the paths where it is passed:
+        the argument's, or those a splatted dict holds for it on some paths
+        (:attr:`possible`); empty when it is not passed, or when an
+        unpacking of unknown contents may pass it."""
+        given = self.arguments.get(name)
+        if given is not None:
+            return (given.value,)
+        return tuple(self.possible.get(name, ()))
+
     def positional(self, name: str) -> bool:
         """Whether ``name`` is passed by position."""
         return name in self.by_position

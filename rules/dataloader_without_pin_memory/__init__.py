@@ -9,7 +9,7 @@ from libcst.metadata import CodeRange
 
 from torchlint import apidata
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
-from torchlint.analysis.loaders import DATALOADER, BatchMove
+from torchlint.analysis.loaders import BatchMove, loader_class
 from torchlint.apidata import Framework
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
@@ -107,7 +107,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
-    trigger_words = ("DataLoader",)
+    trigger_words = apidata.loader_words()
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -116,7 +116,7 @@ class DataLoaderWithoutPinMemory(Rule):
         if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
             return True
         return (
-            facts.imports_torch and facts.mentions(("DataLoader",))
+            facts.imports_torch and facts.mentions(apidata.loader_words())
             and not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader"))
         )
 
@@ -217,7 +217,7 @@ class DataLoaderWithoutPinMemory(Rule):
         self._prepares: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.names.call_name(node) == DATALOADER:
+        if loader_class(self.names.call_name(node)):
             self._statements[node] = innermost_statement(self.parents)
             return
         fact = self.facts.frameworks.call(node)
@@ -265,7 +265,7 @@ class DataLoaderWithoutPinMemory(Rule):
             by_framework = prepared.get(call)
             if moved is None and by_framework is None:
                 continue
-            arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version,
+            arguments = bind(call, loaders.signature(call), self.context.torch_version,
                              self.facts.values.splatted)
             given = arguments.argument("pin_memory")
             if given is None and arguments.may_be_present("pin_memory"):

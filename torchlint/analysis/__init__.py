@@ -211,7 +211,7 @@ class Facts:
         """Which loader values come from, the loops over them, the copies of their batches."""
         from torchlint.analysis.loaders import Loaders
 
-        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees)
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees, self.flow)
 
     @property
     def project(self) -> "ProjectIndex":

@@ -207,12 +207,27 @@ class Callees:
             qualified = f"builtins.{last}"
         if qualified is None and isinstance(func, (cst.Name, cst.Attribute)):
             qualified = self._instances().absolute_name(func)
+        if qualified is None and isinstance(func, cst.Name):
+            qualified = self._local_definition(func)
         if qualified is not None:
             return self._named(qualified, False)
         if isinstance(func, cst.Attribute):
             return self._through_makers(func.value, last)
         through = self._through_makers(func, "__call__")
         return through if through is not None else self._called_parameter(func)
+
+    def _local_definition(self, func: cst.Name) -> Optional[str]:
+        """A module-level function or class of this file, as the summaries
+        name it (``<module>.<name>``), when the file is summarised."""
+        bindings = self._scopes.resolve(func)
+        if len(bindings) != 1 or bindings[0].kind not in (BindingKind.FUNCTION, BindingKind.CLASS):
+            return None
+        scope = bindings[0].scope
+        if scope is None or scope.kind is not ScopeKind.MODULE:
+            return None
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return None
+        return f"{self._module}.{func.value}"
 
     def _named(self, qualified: str, bound: bool) -> Optional[Target]:
         summary = self._summaries.of(qualified)

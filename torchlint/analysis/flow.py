@@ -39,6 +39,7 @@ _READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count
 _KEEPING_BUILTINS = frozenset({
     "len", "isinstance", "print", "str", "repr", "bool", "id", "hash", "type", "sorted", "list", "tuple",
     "enumerate", "zip", "iter", "next", "reversed", "set", "frozenset", "any", "all", "min", "max", "sum",
+    "dict",
 })
 """Builtins that read an argument without keeping it (and cannot change a dict or list)."""
 _MAX_LOOP_PASSES = 4
@@ -457,8 +458,12 @@ def _use(name: cst.Name, parent: cst.CSTNode, scopes: Scopes) -> Optional[bool]:
 
 
 def _keeps(call: cst.Call, scopes: Scopes) -> bool:
-    """A builtin that reads its arguments without keeping or changing them (``len(d)``)."""
+    """A call that reads its arguments without keeping or changing them: a
+    builtin such as ``len(d)`` or ``dict(d)``, or ``x.update(d)`` (which
+    copies what ``d`` holds)."""
     func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "update"
     return isinstance(func, cst.Name) and func.value in _KEEPING_BUILTINS and not scopes.resolve(func)
 
 

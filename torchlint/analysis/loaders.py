@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Seq
 
 import libcst as cst
 
+from torchlint.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
@@ -28,8 +29,16 @@ from torchlint.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees
+    from torchlint.analysis.flow import Flow
 
 DATALOADER = "torch.utils.data.DataLoader"
+
+
+def loader_class(qualified: Optional[str]) -> bool:
+    """torch's ``DataLoader``, or a library's subclass that passes its other
+    keywords on to it (``torchlint/data/loaders.toml``: PyG's loaders)."""
+    return qualified is not None and loader_signature(qualified) is not None
+
 _PARTS = frozenset({"items", "values"})
 _VIEWS = frozenset({
     "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -97,8 +106,9 @@ class Loaders:
     """Loader facts of one module."""
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
-                 training: Training, callees: "Optional[Callees]" = None) -> None:
+                 training: Training, callees: "Optional[Callees]" = None, flow: "Optional[Flow]" = None) -> None:
         self._module = module
+        self._flow = flow
         self._callees = callees
         self._scopes = scopes
         self._names = names
@@ -110,14 +120,12 @@ class Loaders:
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
-        self._parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.uses_cuda = False
         """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
         or writes a ``"cuda..."`` device."""
         self.cuda_sign: Optional[cst.CSTNode] = None
         """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
-        self._ends: Dict[cst.CSTNode, int] = {}
         self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
@@ -135,14 +143,13 @@ class Loaders:
             definition = cast(cst.FunctionDef, node)
             for child in children(definition):
                 inside = child is definition.body
-                self._parent[child] = definition
                 self._walk(child, definition if inside else function, 0 if inside else loops)
             return
         if kind is cst.Call:
             call = cast(cst.Call, node)
             self._calls.append(call)
             qualified = self._names.call_name(call)
-            if qualified == DATALOADER:
+            if loader_class(qualified):
                 self._constructors.append(call)
                 if loops:
                     self._in_loop.add(call)
@@ -163,15 +170,21 @@ class Loaders:
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
         for child in children(node):
-            self._parent[child] = node
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
     # -- questions --------------------------------------------------------------------
 
     @property
     def constructors(self) -> Tuple[cst.Call, ...]:
-        """Every ``DataLoader(...)`` call of the file, in source order."""
+        """Every ``DataLoader(...)`` call of the file (a library's subclass
+        that passes the keywords on too), in source order."""
         return tuple(self._constructors)
+
+    def signature(self, constructor: cst.Call) -> Signature:
+        """The signature to read a loader construction's arguments with."""
+        found = loader_signature(self._names.call_name(constructor) or DATALOADER)
+        assert found is not None
+        return found
 
     def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """``first`` starts before ``second`` in the source."""
@@ -323,7 +336,7 @@ class Loaders:
 
     def _compute_origins(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if isinstance(expr, cst.Call):
-            if self._names.call_name(expr) == DATALOADER:
+            if loader_class(self._names.call_name(expr)):
                 return frozenset({expr})
             if _is_builtin(expr.func, self._scopes, frozenset({"iter"})) and expr.args:
                 return self._origins_of(expr.args[0].value, depth + 1)  # an iterator over the loader
@@ -346,60 +359,58 @@ class Loaders:
         return frozenset(found)
 
     def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
-        """The bindings of ``name`` that can reach this use: in the use's own
-        scope, the last one before it in the source (a loop's target inside
-        its body), when there is one; otherwise all of them."""
-        bindings = self._scopes.resolve(name)
-        if len(bindings) < 2:
-            return bindings
-        scope = self._scopes.name_scope(name)
-        if any(binding.scope is not scope for binding in bindings):
-            return bindings  # read from a nested function: any binding may be current
-        at = self._order.get(name, -1)
-        before = [
-            b for b in bindings
-            if self._order.get(b.node, at) < at and not self._inside_assignment(name, b) and self._dominates(b, name)
-        ]
-        if not before:
-            return bindings
-        return (max(before, key=lambda b: self._order.get(b.node, -1)),)
-
-    def _dominates(self, binding: Binding, name: cst.Name) -> bool:
-        """The binding's statement sits in a block that also holds the use
-        (not in a sibling branch of an ``if`` the use is outside of)."""
-        statement = binding.statement if binding.statement is not None else binding.node
-        if binding.kind in (BindingKind.FOR, BindingKind.WITH) and self._contains(statement, name):
-            return True
-        block = self._parent.get(statement)
-        return block is None or self._contains(block, name)
-
-    def _contains(self, node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-        return self._order.get(node, -1) <= self._order.get(inner, -1) <= self._last(node)
-
-    def _inside_assignment(self, name: cst.Name, binding: Binding) -> bool:
-        """``name`` is read by the statement that binds it (``x = x.cuda()``)."""
-        if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION, BindingKind.WITH, BindingKind.PARAMETER,
-                            BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.IMPORT):
-            return False
-        statement = binding.statement if binding.statement is not None else binding.node
-        return self._order.get(statement, -1) <= self._order.get(name, -1) <= self._last(statement)
-
-    def _last(self, node: cst.CSTNode) -> int:
-        cached = self._ends.get(node)
-        if cached is None:
-            cached = max((self._order.get(found, -1) for found in _descendants(node)), default=-1)
-            self._ends[node] = cached
-        return cached
+        """The bindings of ``name`` whose value can reach this read (the flow's
+        reaching definitions; every binding where it cannot order the read)."""
+        if self._flow is None:
+            return self._scopes.resolve(name)
+        return self._flow.bindings_at(name)
 
     def _bound_values(self, name: cst.Name) -> List[cst.BaseExpression]:
         values: List[cst.BaseExpression] = []
         for binding in self.reaching(name):
-            if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
-                if binding.value is not None:
-                    values.append(binding.value)
-            elif binding.kind is BindingKind.PARAMETER:
-                values.extend(self._arguments(name))
+            values.extend(self._binding_values(binding, 0))
         return values
+
+    def _binding_values(self, binding: Binding, depth: int) -> List[cst.BaseExpression]:
+        """What a binding may give its name: its value, the element of what an
+        unpacking unpacks (``train_loader, sampler = make_loaders(cfg)``,
+        ``train_loader, val_loader = loaders`` with a list passed in), or
+        what the file's calls pass for a parameter."""
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
+            if binding.value is not None:
+                return [binding.value]
+            if binding.source is not None and binding.path:
+                return self._parts(binding.source, binding.path, depth + 1)
+        elif binding.kind is BindingKind.PARAMETER:
+            return self._parameter_values(binding)
+        return []
+
+    def _parts(self, expr: cst.BaseExpression, path: Tuple[int, ...], depth: int) -> List[cst.BaseExpression]:
+        """The expressions at ``path`` of the sequences ``expr`` may hold: a
+        tuple or list display, through names, the file's functions' returns
+        and parameters; nothing where it is not known."""
+        if depth > _MAX_DEPTH:
+            return []
+        if not path:
+            return [expr]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements[: path[0] + 1]) or path[0] >= len(elements):
+                return []
+            return self._parts(elements[path[0]].value, path[1:], depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return [*self._parts(expr.body, path, depth + 1), *self._parts(expr.orelse, path, depth + 1)]
+        if isinstance(expr, cst.Name):
+            found: List[cst.BaseExpression] = []
+            for binding in self.reaching(expr):
+                for value in self._binding_values(binding, depth + 1):
+                    found.extend(self._parts(value, path, depth + 1))
+            return found
+        if isinstance(expr, cst.Call):
+            function = self._training.local_function(expr)
+            if function is not None:
+                return [part for value in self._returns(function) for part in self._parts(value, path, depth + 1)]
+        return []
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
         """What the file's calls pass for parameter ``name`` of its function
@@ -407,7 +418,9 @@ class Loaders:
         bindings = self._scopes.resolve(name)
         if len(bindings) != 1:
             return []
-        binding = bindings[0]
+        return self._parameter_values(bindings[0])
+
+    def _parameter_values(self, binding: Binding) -> List[cst.BaseExpression]:
         scope = binding.scope
         extra: List[cst.Call] = []
         if (
@@ -454,15 +467,27 @@ class Loaders:
 
     # -- batches ---------------------------------------------------------------------
 
-    def _iterated(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
-        """Loaders a ``for`` over ``expr`` draws batches from."""
+    def _iterated(self, expr: cst.BaseExpression, depth: int = 0) -> FrozenSet[cst.Call]:
+        """Loaders a ``for`` over ``expr`` draws batches from: directly, through
+        a call that yields their items (``enumerate``, ``zip``, ``tqdm``, a
+        project generator over its argument), or through a name bound to
+        such a call (``bar = tqdm(loader); for batch in bar``)."""
+        if depth > _MAX_DEPTH:
+            return frozenset()
         if isinstance(expr, cst.Call) and self._callees is not None:
             drawn = self._callees.yielded(expr)  # enumerate, zip, tqdm, a project generator over its argument
             if drawn:
                 found: Set[cst.Call] = set()
                 for value in drawn:
-                    found |= self._iterated(value)
+                    found |= self._iterated(value, depth + 1)
                 return frozenset(found)
+        if isinstance(expr, cst.Name) and self._callees is not None:
+            through: Set[cst.Call] = set()
+            for value in self._bound_values(expr):
+                if isinstance(value, cst.Call) and self._callees.yielded(value):
+                    through |= self._iterated(value, depth + 1)
+            if through:
+                return frozenset(through | self.origins(expr))
         return self.origins(expr)
 
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
@@ -544,4 +569,4 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "LoaderPass", "Loaders"]
+__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "LoaderPass", "Loaders", "loader_class"]

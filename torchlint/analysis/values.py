@@ -832,6 +832,8 @@ class Values:
                 return None
             cpu = all(isinstance(side, Device) and side.is_cpu for side in sides)
             return Device(DeviceKind.CPU if cpu else DeviceKind.VARIABLE, expr)
+        if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)) and self.is_int(expr):
+            return Device(DeviceKind.VARIABLE, expr)  # an index computed from integers: `rank % n`
         if isinstance(expr, (cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
                              cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return NOT_DEVICE
@@ -874,6 +876,30 @@ class Values:
             return Device(DeviceKind.CPU, name)
         kinds = {device.kind for device in devices}
         return Device(kinds.pop() if len(kinds) == 1 else DeviceKind.VARIABLE, name)
+
+    def is_int(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """``expr`` is certainly an ``int``: a literal, ``int(...)`` or
+        ``len(...)``, integer arithmetic (``+ - * // %``) of such, or a name
+        every binding of which assigns one."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            return isinstance(func, cst.Name) and func.value in ("int", "len") and not self._scopes.resolve(func)
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.is_int(expr.expression, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return (isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo))
+                    and self.is_int(expr.left, depth + 1) and self.is_int(expr.right, depth + 1))
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                b.kind is BindingKind.ASSIGN and b.value is not None and self.is_int(b.value, depth + 1)
+                for b in bindings
+            )
+        return False
 
     def int_constant(self, expr: cst.BaseExpression) -> Optional[int]:
         """The integer ``expr`` certainly is: a literal, or a name every
