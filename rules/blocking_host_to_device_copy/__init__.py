@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint import apidata
 from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
+from torchlint.analysis.queries import summaries
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -123,6 +124,7 @@ class BlockingHostToDeviceCopy(Rule):
     fix_summary = "safe: `non_blocking=True`"
     torch_range = TorchRange(note="`non_blocking` exists in every release (named `async` before 0.4)")
     trigger_words = apidata.loader_words()
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:

@@ -9,8 +9,9 @@ from libcst.metadata import CodeRange
 
 from torchlint import apidata
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
-from torchlint.analysis.loaders import BatchMove, loader_class
+from torchlint.analysis.loaders import loader_class
 from torchlint.apidata import Framework
+from torchlint.analysis.queries import summaries
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -108,6 +109,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
     trigger_words = apidata.loader_words()
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -252,18 +254,24 @@ class DataLoaderWithoutPinMemory(Rule):
             for argument in self.facts.frameworks.device_moves(prepare):
                 for loader in loaders.origins(argument):
                     prepared.setdefault(loader, prepare)
-        if not loaders.uses_cuda and not prepared:
-            return
-        first_move: Dict[cst.Call, BatchMove] = {}
+        first_move: Dict[cst.Call, cst.Call] = {}
+        handed: Dict[cst.Call, cst.Call] = {}
         if loaders.uses_cuda:
             for move in loaders.moves():
                 for loader in move.loaders:
-                    first_move.setdefault(loader, move)
+                    first_move.setdefault(loader, move.call)
+        for elsewhere in loaders.handed_moves():
+            if elsewhere.cuda or loaders.uses_cuda:
+                for loader in elsewhere.loaders:
+                    handed.setdefault(loader, elsewhere.call)
+        if not loaders.uses_cuda and not prepared and not handed:
+            return
         lines: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         for call in loaders.constructors:
             moved = first_move.get(call)
             by_framework = prepared.get(call)
-            if moved is None and by_framework is None:
+            by_callee = handed.get(call)
+            if moved is None and by_framework is None and by_callee is None:
                 continue
             arguments = bind(call, loaders.signature(call), self.context.torch_version,
                              self.facts.values.splatted)
@@ -274,12 +282,15 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             if lines is None:
                 lines = self.facts.positions
-            if moved is None and by_framework is not None:
+            if moved is not None:
+                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
+            elif by_callee is not None:
+                where = (f"whose batches `{cst.Module([]).code_for_node(by_callee.func)}` on "
+                         f"{self.cite_line(lines[by_callee].start.line)} copies to the GPU")
+            else:
+                assert by_framework is not None
                 where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
                          f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
-            else:
-                assert moved is not None
-                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved.call].start.line)}"
             fix: Optional[FixRequest]
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),

@@ -69,6 +69,18 @@ class BatchMove:
 
 
 @dataclass(frozen=True)
+class HandedMove:
+    """A call that hands a loader (or one of its batches) to another module's
+    function that copies the batches to a device: ``train_epoch(model,
+    device, loader)``, ``model.parse_batch(batch)`` (its summary says so)."""
+
+    call: cst.Call
+    loaders: FrozenSet[cst.Call]
+    cuda: bool
+    """Certainly CUDA (the callee writes ``.cuda()`` or a ``"cuda"`` device)."""
+
+
+@dataclass(frozen=True)
 class LoaderPass:
     """A call that hands a loader to a function of another module (or a
     library) that iterates it: ``train_one_epoch(model, loader, optimizer)``."""
@@ -234,6 +246,39 @@ class Loaders:
                 yield LoaderPass(call, frozenset(again), True)
             if loaders - again:
                 yield LoaderPass(call, frozenset(loaders - again), False)
+
+    def handed_moves(self) -> Iterator[HandedMove]:
+        """Calls of other modules' functions that copy a loader's batches to a
+        device that is not the CPU: a loader they iterate, or a batch they are
+        given (the file's own functions are followed through their
+        parameters instead: :meth:`moves`)."""
+        if self._callees is None:
+            return
+        for call in self._calls:
+            if self._training.local_function(call) is not None:
+                continue
+            for argument, items, device in self._callees.moved(call):
+                loaders = self._iterated(argument) if items else self.batch_origins(argument)
+                if not loaders:
+                    continue
+                where = self._remote_device(call, device)
+                if where is None or where.is_cpu:
+                    continue
+                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda")
+
+    def _remote_device(self, call: cst.Call, device: str) -> Optional[Device]:
+        """A device as another module's summary names it, seen from ``call``."""
+        assert self._callees is not None
+        kind, _, name = device.partition(":")
+        if kind == "cuda":
+            return Device(DeviceKind.ACCELERATOR, call)
+        if kind == "param":
+            passed = self._callees.argument(call, name)
+        elif kind == "attr":
+            passed = self._callees.attribute_argument(call, name)
+        else:
+            return None
+        return self.device_of(passed) if passed is not None else None
 
     def moves(self) -> Iterator[BatchMove]:
         """Every copy of a loader's batch to a device that is not the CPU."""
@@ -539,6 +584,11 @@ class Loaders:
         if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
             drawn = binding.value if binding.value is not None else binding.source
             return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()
+        if binding.kind is BindingKind.PARAMETER:  # a batch handed to one of the file's functions
+            found: Set[cst.Call] = set()
+            for value in self._parameter_values(binding):
+                found |= self._batch_of(value, depth + 1)
+            return frozenset(found)
         return frozenset()
 
     # -- repetition --------------------------------------------------------------------
@@ -569,4 +619,4 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "LoaderPass", "Loaders", "loader_class"]
+__all__ = ["BatchMove", "DATALOADER", "HandedMove", "LoaderLoop", "LoaderPass", "Loaders", "loader_class"]
