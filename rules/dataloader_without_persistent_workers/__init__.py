@@ -227,14 +227,16 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             return
         loaders = self.facts.loaders
         repeated: Set[cst.Call] = set()
+        each_built: Set[cst.Call] = set()  # iterated again and again by one call: whatever builds them
         for loop in loaders.loops():
             if loop.repeated:
                 repeated |= loop.loaders
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders
+                each_built |= handed.each_call
         for call in loaders.constructors:
-            if call not in repeated or loaders.rebuilt(call):
+            if call not in repeated or (loaders.rebuilt(call) and call not in each_built):
                 continue  # iterated once, or built anew for every pass
             arguments = bind(call, loaders.signature(call), self.context.torch_version, self.facts.values.splatted)
             if arguments.may_be_present(_SETTING):

@@ -12,6 +12,7 @@ from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, package
 from torchlint.analysis.loaders import loader_class
 from torchlint.apidata import Framework
 from torchlint.analysis.queries import summaries
+from torchlint.analysis.summaries import moving_words
 from torchlint.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.precheck import PrecheckFacts
@@ -114,13 +115,15 @@ class DataLoaderWithoutPinMemory(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to``/``prepare`` method call
-        must both appear, or Transformers' training arguments."""
+        (or a call of a project function that copies to a device) must both
+        appear, or Transformers' training arguments."""
         if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(_HF_WORDS):
             return True
-        return (
-            facts.imports_torch and facts.mentions(apidata.loader_words())
-            and not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader"))
-        )
+        if not (facts.imports_torch and facts.mentions(apidata.loader_words())):
+            return False
+        if not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader")):
+            return True
+        return facts.mentions(moving_words(facts.project.summaries if facts.project is not None else None))
 
     valid = (
         """
@@ -285,8 +288,10 @@ class DataLoaderWithoutPinMemory(Rule):
             if moved is not None:
                 where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
             elif by_callee is not None:
-                where = (f"whose batches `{cst.Module([]).code_for_node(by_callee.func)}` on "
-                         f"{self.cite_line(lines[by_callee].start.line)} copies to the GPU")
+                func = by_callee.func
+                callee = func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
+                where = (f"whose batches `{callee}(...)` on {self.cite_line(lines[by_callee].start.line)} "
+                         "copies to the GPU")
             else:
                 assert by_framework is not None
                 where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "

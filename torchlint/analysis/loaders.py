@@ -90,6 +90,9 @@ class LoaderPass:
     repeated: bool
     """The call runs inside a loop: lexically, or through the file's calls
     of its function (an epoch loop)."""
+    each_call: FrozenSet[cst.Call] = frozenset()
+    """The loaders one call iterates again and again itself (its own epoch
+    loop): repeated even when each loader is built anew before each call."""
 
 
 @dataclass(frozen=True)
@@ -240,10 +243,11 @@ class Loaders:
             again: Set[cst.Call] = set()
             for argument in self._callees.repeated(call):
                 again |= self._iterated(argument)
+            inside = frozenset(again)
             if self._call_loops.get(call, False) or self._called_in_loop(call, set()):
                 again = loaders
             if again:
-                yield LoaderPass(call, frozenset(again), True)
+                yield LoaderPass(call, frozenset(again), True, inside)
             if loaders - again:
                 yield LoaderPass(call, frozenset(loaders - again), False)
 
@@ -325,14 +329,18 @@ class Loaders:
         fact = self._values.device_fact(expr)
         if isinstance(fact, Device):
             return fact
-        if fact is NOT_DEVICE or depth > 3:
+        if fact is NOT_DEVICE or depth > 5:
             return None
         if isinstance(expr, cst.Attribute):
             passed = self._self_attribute_values(expr)
         elif isinstance(expr, cst.Name):
             if self._annotated_int(expr):
                 return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
-            passed = self._arguments(expr)
+            passed = self._bound_values(expr)
+        elif isinstance(expr, cst.Call) and self._training.local_function(expr) is not None:
+            function = self._training.local_function(expr)
+            assert function is not None
+            passed = self._returns(function)  # `device = setup(args)`: what every return gives
         else:
             return None
         if not passed:

@@ -406,6 +406,15 @@ def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> F
     return found
 
 
+def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
+    """Words a file must mention to call a project function that copies
+    data to a device (its name, or its class's): a pre-check's test."""
+    if summaries is None:
+        return frozenset()
+    names, classes = summaries.spelled("moves")
+    return names | classes
+
+
 def may_train(facts: "PrecheckFacts") -> bool:
     """A pre-check's test: the file mentions ``backward``, or names or
     defines something that runs it elsewhere (a library wrapper, another
