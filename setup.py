@@ -6,8 +6,9 @@ from pathlib import Path
 
 from setuptools import setup
 
-_CORE = ["torchlint", "torchlint.analysis", "torchlint.data", "torchlint.jobscript", "torchlint.report",
-         "torchlint.verify", "torchlint.rules"]
+_CORE = ["torchlint", "torchlint.analysis", "torchlint.data", "torchlint.source", "torchlint.interfaces",
+         "torchlint.jobscript", "torchlint.lint", "torchlint.report", "torchlint.ruleapi", "torchlint.verify",
+         "torchlint.rules"]
 
 
 def _rule_packages():

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from hostile_support import deep_folders  # noqa: E402
 
-from torchlint.discovery import discover  # noqa: E402
-from torchlint.settings import SettingsResolver  # noqa: E402
+from torchlint.lint.discovery import discover  # noqa: E402
+from torchlint.lint.settings import SettingsResolver  # noqa: E402
 
 
 def time_depth(depth: int) -> float:

@@ -28,11 +28,11 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from torchlint.edits import LineIndex  # noqa: E402
-from torchlint.engine import parse_module  # noqa: E402
+from torchlint.source.edits import LineIndex  # noqa: E402
+from torchlint.lint.engine import parse_module  # noqa: E402
 from torchlint.model import Diagnostic  # noqa: E402
-from torchlint.runner import fix_file, lint_file  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.lint.runner import fix_file, lint_file  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 
 DEFAULT_PACKAGES = ("lightning", "ultralytics", "monai")
 TORCH_WHEEL = "torch==2.13.0"

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Tuple
 
-from torchlint.engine import lint_source
-from torchlint.fixer import fix_text
-from torchlint.settings import Settings
+from torchlint.lint.engine import lint_source
+from torchlint.lint.fixer import fix_text
+from torchlint.lint.settings import Settings
 
 CONFIG = Settings(select=("TL101",), root=Path.cwd()).lint_config(Path("bench.py"))
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torchlint
-from torchlint.registry import all_rules, by_alias
-from torchlint.settings import Settings, settings_from_table
+from torchlint.ruleapi.registry import all_rules, by_alias
+from torchlint.lint.settings import Settings, settings_from_table
 
 _EXPECTED = re.compile(r"^(?P<line>\d+):(?P<col>\d+) (?P<code>TOR\d{3}) (?P<message>.*)$")
 

@@ -14,11 +14,11 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.apidata import Deprecation
-from torchlint.fixes import dotted_expression, spell
-from torchlint.names import ImportTable, dotted
-from torchlint.rule import TorchVersion
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation
+from torchlint.ruleapi.fixes import dotted_expression, spell
+from torchlint.analysis.names import ImportTable, dotted
+from torchlint.ruleapi.rule import TorchVersion
 
 # The mixed-precision entries belong to deprecated-amp-api; every other
 # entry to deprecated-torch-api.

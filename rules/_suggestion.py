@@ -23,11 +23,11 @@ from torchlint.analysis.frameworks import FrameworkCall, packages
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.fixes import StatementSite, insert_statements, parse_statement, spell
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import FileContext, FixRequest, OptionValue, Rule, Severity
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import FileContext, FixRequest, OptionValue, Rule, Severity
 
 
 

@@ -7,8 +7,8 @@ from typing import List
 from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
 from torchlint.analysis.queries import method_called, name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 import libcst as cst
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
 
 # What each NVIDIA Apex entry point is replaced by in torch itself.
 _TARGETS = {

@@ -8,10 +8,10 @@ from typing import Iterator, List, Mapping, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, Unknown, packages
-from torchlint.apidata import Framework, frameworks
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, FileContext, Rule
-from torchlint.versions import Release
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, FileContext, Rule
+from torchlint.data.versions import Release
 from torchlint.analysis.values import literal_bool
 
 _BENCHMARK = "torch.backends.cudnn.benchmark"

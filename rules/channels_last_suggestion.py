@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion
 

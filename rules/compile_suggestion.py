@@ -5,8 +5,8 @@ from __future__ import annotations
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, TorchRange, TorchVersion
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, TorchRange, TorchVersion
 
 from ._suggestion import Suggestion
 

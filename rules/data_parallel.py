@@ -10,11 +10,11 @@ from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import FrameworkCall, UNKNOWN, literal_value, packages
 from torchlint.analysis.queries import subclasses_of
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.apidata import ArgumentValue, Framework, Literal, frameworks, literal_key
-from torchlint.names import canonical
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
-from torchlint.versions import Release
+from torchlint.data.apidata import ArgumentValue, Framework, Literal, frameworks, literal_key
+from torchlint.analysis.names import canonical
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, Severity, TorchRange
+from torchlint.data.versions import Release
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
 _LIGHTNING = Framework.LIGHTNING

@@ -9,9 +9,9 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.training import FunctionNode, LoopFacts, Training
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
-from torchlint.tree import children
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, FileContext, Option, OptionValue, Rule, innermost_statement
+from torchlint.source.tree import children
 from torchlint.analysis.values import literal_bool
 
 _SET_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})

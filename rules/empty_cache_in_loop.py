@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis import Analysis
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.placement import StepPlacement
-from torchlint.rule import Example, FileContext, Rule
+from torchlint.ruleapi.rule import Example, FileContext, Rule
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 

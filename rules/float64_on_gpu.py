@@ -12,8 +12,8 @@ from torchlint.analysis.cells import CellOrder
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.values import ValueKind
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, Rule, Severity
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, Rule, Severity
 
 _FLOAT64 = "float64"
 _DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchlint.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework, frameworks
 from torchlint.jobscript.model import JobScript
 from torchlint.jobscript.rule import JobScriptRule
-from torchlint.rule import Example, TorchRange
+from torchlint.ruleapi.rule import Example, TorchRange
 
 _SINGLE = """\
 import torch

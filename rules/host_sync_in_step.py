@@ -10,13 +10,13 @@ import libcst as cst
 from torchlint.analysis import Analysis
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import STEP, may_train
+from torchlint.analysis.summaries import STEP
 from torchlint.analysis.placement import BRANCHES, StepPlacement
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode, LoopFacts
 from torchlint.analysis.values import ValueKind
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, OptionValue, Rule, innermost_statement
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, innermost_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
 _SYNCHRONIZE = frozenset({"torch.cuda.synchronize"})
@@ -116,7 +116,7 @@ class HostSyncInStep(Rule):
         """A backward pass and one of the synchronising calls must appear."""
         return (
             facts.imports_torch
-            and may_train(facts)
+            and facts.may_train()
             and (not facts.called_attributes.isdisjoint(_SYNC_METHODS | {"synchronize"})
                  or facts.mentions(("print",)))
         )

@@ -7,8 +7,8 @@ from typing import List, Optional, Tuple
 from torchlint.jobscript.model import JobScript, Launch, Launcher, Span
 from torchlint.jobscript.rule import JobFix, JobScriptRule
 from torchlint.model import Applicability, Edit
-from torchlint.rule import Example, FixAvailability, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 _USE_ENV = frozenset({"--use_env", "--use-env"})
 _MODULE = "torch.distributed.launch"

@@ -8,9 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
-from torchlint.tree import children
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
+from torchlint.source.tree import children
 
 _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
     "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",

@@ -7,8 +7,8 @@ from typing import Optional
 from torchlint.jobscript.facts import CodeFacts
 from torchlint.jobscript.model import JobScript, Launch, Launcher
 from torchlint.jobscript.rule import JobScriptRule
-from torchlint.rule import Example, TorchRange
-from torchlint.versions import Release
+from torchlint.ruleapi.rule import Example, TorchRange
+from torchlint.data.versions import Release
 
 _DDP = """\
 import os

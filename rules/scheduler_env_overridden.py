@@ -6,8 +6,8 @@ from typing import Iterator, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, Rule
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, Rule
 
 _ENVIRON = "os.environ"
 _VISIBLE = "CUDA_VISIBLE_DEVICES"
@@ -197,7 +197,7 @@ class SchedulerEnvOverridden(Rule):
 
 
 def _strings(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    from torchlint.tree import walk
+    from torchlint.source.tree import walk
 
     for found, _parent in walk(node):
         if isinstance(found, cst.SimpleString):

@@ -7,9 +7,9 @@ from typing import ClassVar, Tuple
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.names import dotted
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.names import dotted
+from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 # The submodules TorchFix's TOR203 covers.
 _SUBMODULES = ("datasets", "models", "transforms")

@@ -6,11 +6,12 @@ import re
 from typing import List, Mapping, Optional, Tuple
 
 from torchlint.model import Applicability, Edit
-from torchlint.precheck import PrecheckFacts
-from torchlint.registry import expand_selector
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, Severity
-from torchlint.suppress import Directive, Use, entry_forms
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.registry import expand_selector
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, Severity
+from torchlint.ruleapi.directives import Directive, Use
+from torchlint.lint.suppress import entry_forms
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 _QUICK = re.compile(r"noqa|torchlint:", re.IGNORECASE)
 

@@ -6,10 +6,10 @@ from typing import ClassVar, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.fixes import spell
+from torchlint.ruleapi.fixes import spell
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 _V2 = "torchvision.transforms.v2"
 _TO_TENSOR = f"{_V2}.ToTensor"

@@ -6,7 +6,7 @@ from typing import List
 
 from torchlint.jobscript.model import JobScript
 from torchlint.jobscript.rule import JobScriptRule
-from torchlint.rule import Example, Option, TorchRange
+from torchlint.ruleapi.rule import Example, Option, TorchRange
 
 
 def _code(workers: str) -> str:

@@ -24,7 +24,8 @@ def run_in_process(
     """
     from click.testing import CliRunner
 
-    from torchlint import cli, settings
+    from torchlint.lint import settings
+    from torchlint.interfaces import cli
 
     settings.clear_detection_caches()
     saved = os.getcwd()

@@ -13,12 +13,12 @@ from typing import Counter as CounterType, Iterator, List, Optional, Tuple
 from dataclasses import replace
 
 from torchlint.analysis.index import EMPTY, ProjectIndex
-from torchlint.engine import lint_source
-from torchlint.fixer import FixResult, fix_text
-from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from torchlint.lint.engine import lint_source
+from torchlint.lint.fixer import FixResult, fix_text
+from torchlint.lint.jobscripts import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
-from torchlint.runner import prepare_project
-from torchlint.settings import Settings, settings_from_table
+from torchlint.lint.runner import prepare_project
+from torchlint.lint.settings import Settings, settings_from_table
 
 if sys.version_info >= (3, 11):
     import tomllib

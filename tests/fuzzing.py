@@ -10,10 +10,10 @@ import tokenize
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from torchlint.engine import LintConfig, lint_source, parse_module
-from torchlint.fixer import fix_text
+from torchlint.lint.engine import LintConfig, lint_source, parse_module
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Diagnostic
-from torchlint.registry import all_rules
+from torchlint.ruleapi.registry import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CONFIG = LintConfig(rules=all_rules(), precheck=False)

@@ -78,8 +78,8 @@ def cli_in_child(args: "Sequence[str]", cwd: Path, timeout: float = 60.0,
     import multiprocessing
 
     from conftest import run_in_process
-    from torchlint import cli  # noqa: F401  (imported once here, not in every child)
-    from torchlint.registry import all_rules
+    from torchlint.interfaces import cli  # noqa: F401  (imported once here, not in every child)
+    from torchlint.ruleapi.registry import all_rules
 
     all_rules()
     context = multiprocessing.get_context("fork")

@@ -8,9 +8,9 @@ from typing import Tuple
 from click.testing import CliRunner
 
 import torchlint
-from torchlint.cli import main
-from torchlint.registry import all_rules, by_alias, by_code_or_name, expand_selector
-from torchlint.settings import Settings, settings_from_table
+from torchlint.interfaces.cli import main
+from torchlint.ruleapi.registry import all_rules, by_alias, by_code_or_name, expand_selector
+from torchlint.lint.settings import Settings, settings_from_table
 
 LOAD = "import torch\nstate = torch.load(path)\n"
 TORCHFIX_CODES = (

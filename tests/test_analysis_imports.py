@@ -181,8 +181,8 @@ def test_two_editor_lints_at_once_each_see_their_own_project(tmp_path: Path, mon
     each document must be judged with its own project's index (before, the
     index was one global that the other lint overwrote in between)."""
     pytest.importorskip("pygls")
-    import torchlint.engine
-    from torchlint.lsp import TorchlintServer
+    import torchlint.lint.engine
+    from torchlint.interfaces.lsp import TorchlintServer
 
     one, other = tmp_path / "one", tmp_path / "other"
     _write(one, {"nets.py": "import torch.nn as nn\nclass Wrap(nn.DataParallel):\n    pass\n"})
@@ -192,14 +192,14 @@ def test_two_editor_lints_at_once_each_see_their_own_project(tmp_path: Path, mon
         (root / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL501"]\n')
         (root / "train.py").write_text(text)
     server = TorchlintServer()
-    real = torchlint.engine.lint_source
+    real = torchlint.lint.engine.lint_source
     both_prepared = threading.Barrier(2, timeout=20)
 
     def lint_after_both_prepared(*args, **kwargs):  # type: ignore[no-untyped-def]
         both_prepared.wait()  # both lints have built (and, before, installed) their index
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(torchlint.engine, "lint_source", lint_after_both_prepared)
+    monkeypatch.setattr(torchlint.lint.engine, "lint_source", lint_after_both_prepared)
     results: Dict[str, object] = {}
 
     def lint(root: Path) -> None:

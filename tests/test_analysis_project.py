@@ -92,8 +92,8 @@ def test_hierarchy_follows_subclasses_through_files_that_never_name_the_base(tmp
 def test_tl501_reports_data_parallel_subclasses_in_the_file_and_across_files() -> None:
     from dataclasses import replace
 
-    from torchlint.engine import LintConfig, lint_source
-    from torchlint.registry import by_code_or_name
+    from torchlint.lint.engine import LintConfig, lint_source
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL501")
     assert rule is not None
@@ -202,7 +202,7 @@ class _CountingStore:
 
 
 def test_a_warm_run_reads_contributions_instead_of_parsing(tmp_path: Path, monkeypatch) -> None:
-    from torchlint.cache import Cache
+    from torchlint.lint.cache import Cache
 
     files = _write(tmp_path / "src", CALLERS)
     cache = Cache(tmp_path / "cache")
@@ -300,7 +300,7 @@ def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> 
 def test_star_imports_resolve_in_the_import_table(tmp_path: Path) -> None:
     import libcst as cst
 
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
     source = "from models import *\nimport numpy\ntorch.load(p)\nnn.Linear(1, 1)\nnumpy.zeros(1)\n"
     table = ImportTable.from_module(cst.parse_module(source))
@@ -316,7 +316,7 @@ def test_star_imports_resolve_in_the_import_table(tmp_path: Path) -> None:
 def test_relative_star_imports_resolve_from_the_files_package(tmp_path: Path) -> None:
     import libcst as cst
 
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -8,8 +8,8 @@ from typing import List, Tuple
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.engine import LintConfig, lint_source
-from torchlint.registry import by_code_or_name
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.ruleapi.registry import by_code_or_name
 
 
 def build(source: str) -> Tuple[cst.Module, Scopes]:

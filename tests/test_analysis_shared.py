@@ -11,7 +11,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from torchlint.analysis import Facts
 from torchlint.analysis.mentions import names_used
-from torchlint.tree import walk
+from torchlint.source.tree import walk
 
 SOURCE = textwrap.dedent('''\
     import torch

@@ -6,9 +6,9 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Facts
-from torchlint.fixes import bind
+from torchlint.ruleapi.fixes import bind
 
 SOURCE = '''
 literal = {"batch_size": 4, "pin_memory": True}

@@ -184,8 +184,8 @@ def test_device_inference_follows_assignments() -> None:
 
 def test_tl201_hint_follows_the_binding_not_the_spelling() -> None:
     """A parameter named like a module-level TensorDataset is not one."""
-    from torchlint.engine import LintConfig, lint_source
-    from torchlint.registry import by_code_or_name
+    from torchlint.lint.engine import LintConfig, lint_source
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL201")
     assert rule is not None

@@ -11,10 +11,10 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import pytest
 
-from torchlint import apidata
-from torchlint.apidata import CheckMethod, DataError, FixKind, Signature
+from torchlint.data import apidata
+from torchlint.data.apidata import CheckMethod, DataError, FixKind, Signature
 from torchlint.model import Applicability
-from torchlint.rule import TorchVersion
+from torchlint.ruleapi.rule import TorchVersion
 
 
 def test_shipped_files_load_and_hold_the_facts_rules_rely_on() -> None:
@@ -253,7 +253,7 @@ def test_loading_does_not_import_torch() -> None:
     import subprocess
 
     probe = (
-        "import sys; from torchlint import apidata; apidata.signatures(); apidata.deprecations(); "
+        "import sys; from torchlint.data import apidata; apidata.signatures(); apidata.deprecations(); "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -10,10 +10,10 @@ from typing import Sequence
 
 from conftest import run_in_process
 
-from torchlint.cache import Cache
+from torchlint.lint.cache import Cache
 from torchlint.analysis.index import EMPTY, ProjectIndex
-from torchlint.runner import cached_run, lint_file, run_files
-from torchlint.settings import Settings
+from torchlint.lint.runner import cached_run, lint_file, run_files
+from torchlint.lint.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -121,7 +121,7 @@ def test_editing_a_rule_package_changes_the_tool_fingerprint(tmp_path: Path, mon
     import os
 
     import torchlint.rules
-    from torchlint import cache
+    from torchlint.lint import cache
 
     rules_dir = Path(torchlint.rules.__file__ or "").parent
     package_file = next(p for p in sorted(rules_dir.glob("*/__init__.py")) if "__pycache__" not in p.parts)

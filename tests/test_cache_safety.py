@@ -14,9 +14,9 @@ import pytest
 
 from conftest import run_in_process
 
-from torchlint.cache import Cache, EntryKey
-from torchlint.runner import cached_run, lint_file
-from torchlint.settings import Settings
+from torchlint.lint.cache import Cache, EntryKey
+from torchlint.lint.runner import cached_run, lint_file
+from torchlint.lint.settings import Settings
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"

@@ -21,9 +21,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import pytest
 from hostile_support import cli_in_child
 
-from torchlint.cache import Cache, EntryKey
-from torchlint.runner import FileOutcome, cached_run, lint_file
-from torchlint.settings import Settings
+from torchlint.lint.cache import Cache, EntryKey
+from torchlint.lint.runner import FileOutcome, cached_run, lint_file
+from torchlint.lint.settings import Settings
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SECRET = b"the victim's private notes\n"
@@ -212,7 +212,7 @@ def _counting(calls: List[Path]):  # type: ignore[no-untyped-def]
 
 def test_entries_written_by_another_user_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Simulated: the same files, read by a process of another uid."""
-    from torchlint import cache as cache_module
+    from torchlint.lint import cache as cache_module
 
     source = tmp_path / "a.py"
     source.write_text(FINDING)

@@ -14,9 +14,10 @@ from typing import Iterator
 
 import pytest
 
-from torchlint import catalog
-from torchlint.catalog import RuleInfo, info_of, rule_infos, tool_fingerprint
-from torchlint.registry import all_rules
+from torchlint.ruleapi import catalog
+from torchlint.ruleapi.meta import RuleInfo
+from torchlint.ruleapi.catalog import info_of, rule_infos, tool_fingerprint
+from torchlint.ruleapi.registry import all_rules
 
 
 @pytest.fixture
@@ -97,7 +98,7 @@ def test_an_unwritable_store_only_costs_time(tmp_path: Path, monkeypatch: pytest
 
 _PROBE = textwrap.dedent("""
     import sys
-    from torchlint.cli import main
+    from torchlint.interfaces.cli import main
     sys.argv = ["torchlint", *sys.argv[1:]]
     try:
         main()
@@ -105,7 +106,7 @@ _PROBE = textwrap.dedent("""
         code = exit.code
     heavy = sorted(name for name in sys.modules
                    if name == "libcst" or name.startswith(("libcst.", "torchlint.rules.", "rules."))
-                   or name in ("torchlint.engine", "torchlint.rule", "torchlint.fixer", "multiprocessing"))
+                   or name in ("torchlint.lint.engine", "torchlint.ruleapi.rule", "torchlint.lint.fixer", "multiprocessing"))
     print("HEAVY", ",".join(heavy), file=sys.stderr)
     sys.exit(code)
 """)

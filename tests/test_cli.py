@@ -14,7 +14,7 @@ import pytest
 from conftest import run_in_process
 from click.testing import CliRunner
 
-from torchlint.cli import main
+from torchlint.interfaces.cli import main
 
 DP_SOURCE = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 # A script with a main guard, so that TL201's fix is offered (workers can start under spawn).
@@ -191,7 +191,7 @@ def test_explain_renders_the_page_for_a_terminal(tmp_path: Path) -> None:
 
 
 def test_terminal_markdown_colours_only_when_asked() -> None:
-    from torchlint.terminal_markdown import render_markdown
+    from torchlint.interfaces.terminal_markdown import render_markdown
 
     text = "# Title\n\n## Part\n\n```python\nx = 1\n```\n- item\n"
     assert render_markdown(text, color=False) == "Title\n=====\n\nPart\n----\n\n    x = 1\n- item\n"
@@ -270,12 +270,12 @@ def test_broken_pipe_is_a_quiet_exit(tmp_path: Path, extra: Sequence[str]) -> No
 
 
 def test_check_fix_says_when_the_write_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import torchlint.runner
+    import torchlint.lint.runner
 
     def refuse(*_: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(torchlint.runner, "write_source", refuse)
+    monkeypatch.setattr(torchlint.lint.runner, "write_source", refuse)
     target = project(tmp_path, {"a.py": DL_SOURCE}) / "a.py"
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--no-cache", "-j", "1",
@@ -325,7 +325,7 @@ def test_report_file_with_a_name_that_is_not_utf8(tmp_path: Path, fmt: str) -> N
 
 def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     """A BrokenPipeError from elsewhere (a child process) must stay an internal error."""
-    from torchlint import cli
+    from torchlint.interfaces import cli
 
     reader, writer = os.pipe()
     with open(writer, "w") as stream:

@@ -11,8 +11,8 @@ from typing import List
 import pytest
 from hostile_support import deep_folders, deny
 
-from torchlint.discovery import discover
-from torchlint.settings import Settings, SettingsResolver
+from torchlint.lint.discovery import discover
+from torchlint.lint.settings import Settings, SettingsResolver
 
 
 def touch(root: Path, *names: str) -> None:
@@ -156,7 +156,7 @@ def test_a_symlink_to_a_file_in_the_tree_is_linted_once(tmp_path: Path) -> None:
 
 
 def test_gitignore_brackets_git_rejects_match_nothing_instead_of_crashing(tmp_path: Path) -> None:
-    from torchlint.gitignore import parse_line, verdict
+    from torchlint.source.gitignore import parse_line, verdict
 
     names = ["z.py", "a.py", "].py", "\\.py", "!.py", "x.py"]
     for pattern, ignored in [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import docs
-from torchlint.registry import all_rules
-from torchlint.rule import Rule
+from torchlint.interfaces import docs
+from torchlint.ruleapi.registry import all_rules
+from torchlint.ruleapi.rule import Rule
 
 from test_rule_examples import check_example_coverage, check_invalid, check_valid
 
@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_committed_readme_rule_table_is_current() -> None:
-    assert docs.main(["--check", "--readme", str(README)]) == 0, "run `python -m torchlint.docs --write`"
+    assert docs.main(["--check", "--readme", str(README)]) == 0, "run `python -m torchlint.interfaces.docs --write`"
 
 
 def test_table_has_one_row_per_rule_from_its_metadata() -> None:

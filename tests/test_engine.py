@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import apply_edits, fix_text
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import apply_edits, fix_text
 from torchlint.model import Applicability, Edit
-from torchlint.rule import FixAvailability, Rule
+from torchlint.ruleapi.rule import FixAvailability, Rule
 
 
 class RenameFoo(Rule):

@@ -13,13 +13,13 @@ from typing import Any, List, Optional
 import libcst as cst
 import pytest
 
-import torchlint.fixer as fixer
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import DropReason, apply_edits, fix_text, unchanged_outside
+import torchlint.lint.fixer as fixer
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import DropReason, apply_edits, fix_text, unchanged_outside
 from torchlint.model import Applicability, Edit
-from torchlint.rule import FixAvailability, Rule
-from torchlint.settings import ConfigError, Overrides, Settings, SettingsResolver
-from torchlint.target import PythonVersion, fstring_violations, lowest_python
+from torchlint.ruleapi.rule import FixAvailability, Rule
+from torchlint.lint.settings import ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.source.target import PythonVersion, fstring_violations, lowest_python
 from tests.test_engine import BreakIt, RenameFoo
 
 TL101 = Settings(select=("TL101",)).lint_config(Path("a.py"))

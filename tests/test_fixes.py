@@ -9,13 +9,13 @@ from typing import Callable, List, Optional
 import libcst as cst
 import pytest
 
-from torchlint import fixes
-from torchlint.apidata import CheckMethod, Parameter, Signature
-from torchlint.engine import LintConfig
-from torchlint.fixer import fix_text
+from torchlint.ruleapi import fixes
+from torchlint.data.apidata import CheckMethod, Parameter, Signature
+from torchlint.lint.engine import LintConfig
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Applicability
-from torchlint.names import ImportTable
-from torchlint.rule import Rule, TorchVersion
+from torchlint.analysis.names import ImportTable
+from torchlint.ruleapi.rule import Rule, TorchVersion
 
 
 def _first_call(module: cst.Module) -> cst.Call:

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from torchlint.registry import all_rules
-from torchlint.verification import read_measured
+from torchlint.ruleapi.registry import all_rules
+from torchlint.ruleapi.verification import read_measured
 
 from fixture_support import Fixture, all_fixtures, fix_fixture, lint_fixture
 

@@ -17,7 +17,7 @@ pytest.importorskip("flake8")
 from flake8.main.application import Application  # noqa: E402
 from flake8.options.parse_args import parse_args  # noqa: E402
 
-from torchlint.flake8_plugin import TorchlintChecker  # noqa: E402
+from torchlint.interfaces.flake8_plugin import TorchlintChecker  # noqa: E402
 
 TRAIN = textwrap.dedent(
     """\
@@ -42,7 +42,7 @@ def _entry_point_installed() -> bool:
         if hasattr(found, "select")
         else found.get("flake8.extension", [])  # type: ignore[attr-defined]  # Python 3.9
     )
-    return any(ep.name == "TL" and ep.value.startswith("torchlint.flake8_plugin") for ep in group)
+    return any(ep.name == "TL" and ep.value.startswith("torchlint.interfaces.flake8_plugin") for ep in group)
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (tmp_path / ".flake8").write_text(
             "[flake8:local-plugins]\n"
             "extension =\n"
-            "    TL = torchlint.flake8_plugin:TorchlintChecker\n",
+            "    TL = torchlint.interfaces.flake8_plugin:TorchlintChecker\n",
             encoding="utf-8",
         )
     monkeypatch.chdir(tmp_path)
@@ -220,7 +220,7 @@ def test_libcst_is_not_imported_when_tl_is_not_selected(project: Path) -> None:
 def test_rules_off_by_default_need_an_explicit_selection(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from torchlint.registry import by_code_or_name
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL501")
     assert rule is not None

@@ -10,8 +10,8 @@ from typing import List, Optional
 import pytest
 
 import torchlint
-from torchlint.jobscript.lint import lint_job_script
-from torchlint.settings import Settings
+from torchlint.lint.jobscripts import lint_job_script
+from torchlint.lint.settings import Settings
 
 
 def messages(source: str, code: str, *, lightning: Optional[str] = None, transformers: Optional[str] = None,

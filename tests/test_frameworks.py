@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from torchlint import apidata
-from torchlint.apidata import DataError, Framework
-from torchlint.cache import config_fingerprint
-from torchlint.settings import ConfigError, SettingsResolver, detect_framework_versions, release_from_requirement
-from torchlint.versions import CURRENT_TORCH, FrameworkReleases, Release
+from torchlint.data import apidata
+from torchlint.data.apidata import DataError, Framework
+from torchlint.lint.cache import config_fingerprint
+from torchlint.lint.settings import ConfigError, SettingsResolver, detect_framework_versions, release_from_requirement
+from torchlint.data.versions import CURRENT_TORCH, FrameworkReleases, Release
 
 R = Release.parse
 L, T, A = Framework.LIGHTNING, Framework.TRANSFORMERS, Framework.ACCELERATE

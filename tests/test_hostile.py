@@ -143,7 +143,7 @@ def _nobody_can_run_torchlint() -> str:
         return "needs root to switch to the unprivileged user"
     if shutil.which("setpriv") is None:
         return "needs setpriv (util-linux)"
-    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import torchlint.cli, libcst"],
+    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import torchlint.interfaces.cli, libcst"],
                            cwd="/", capture_output=True, timeout=120)
     if probe.returncode != 0:
         return "the unprivileged user cannot read this Python environment"
@@ -225,8 +225,8 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
 WORKER_DEATH = """
 import os, signal, sys
 from pathlib import Path
-from torchlint.runner import lint_file, run_files
-from torchlint.settings import SettingsResolver
+from torchlint.lint.runner import lint_file, run_files
+from torchlint.lint.settings import SettingsResolver
 
 def work(path, settings):
     if path.name == "bad.py":

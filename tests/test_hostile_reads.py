@@ -123,7 +123,7 @@ def test_imported_modules_that_are_not_regular_files(tmp_path: Path, kind: str) 
 
 
 def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
-    from torchlint.sourcefile import SourceError, read_head, read_regular
+    from torchlint.source.sourcefile import SourceError, read_head, read_regular
 
     os.mkfifo(tmp_path / "pipe")
     os.symlink("/dev/zero", tmp_path / "zero")

@@ -103,8 +103,8 @@ def test_a_signal_during_a_write_still_reports_the_file(
     comes right after a fixed file replaced the original, before the run
     noted it.  The file is on disk, so the report must name it, and the run
     must still stop there."""
-    from torchlint import runner
-    from torchlint.settings import Settings
+    from torchlint.lint import runner
+    from torchlint.lint.settings import Settings
 
     files = [tmp_path / f"f{number}.py" for number in range(3)]
     for path in files:

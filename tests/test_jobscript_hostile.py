@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import run_in_process
 
-from torchlint.engine import LintConfig
+from torchlint.lint.engine import LintConfig
 from torchlint.jobscript import parse_job_script
-from torchlint.jobscript.lint import fix_job_script, lint_job_script
-from torchlint.registry import by_code_or_name
+from torchlint.lint.jobscripts import fix_job_script, lint_job_script
+from torchlint.ruleapi.registry import by_code_or_name
 
 
 def _config(*codes: str) -> LintConfig:

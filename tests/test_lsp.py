@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types as lsp  # noqa: E402
 
-from torchlint.lsp import Positions  # noqa: E402
+from torchlint.interfaces.lsp import Positions  # noqa: E402
 
 TIMEOUT = 30.0
 FIRE = "\U0001F525"  # outside the BMP: two UTF-16 code units, four UTF-8 bytes
@@ -41,7 +41,7 @@ class Client:
     def __init__(self, cwd: Path) -> None:
         root = str(Path(__file__).resolve().parents[1])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from torchlint.lsp import main; main()"],
+            [sys.executable, "-c", "from torchlint.interfaces.lsp import main; main()"],
             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": root},
         )

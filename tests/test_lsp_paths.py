@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from torchlint.lsp import TorchlintServer, _Linted  # noqa: E402
+from torchlint.interfaces.lsp import TorchlintServer, _Linted  # noqa: E402
 
 SOURCE = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
 

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 import pytest
 
-from torchlint.names import ImportTable
+from torchlint.analysis.names import ImportTable
 
 
 def resolve(source: str, expression: str) -> Optional[str]:

@@ -19,12 +19,12 @@ from conftest import run_in_process
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Edit
-from torchlint.notebook import fix_notebook, lint_notebook, load
-from torchlint.notebook_magics import apply_masks, mask_magics
-from torchlint.registry import all_rules
+from torchlint.lint.notebook import fix_notebook, lint_notebook, load
+from torchlint.source.notebook_magics import apply_masks, mask_magics
+from torchlint.ruleapi.registry import all_rules
 
 hypothesmith = pytest.importorskip("hypothesmith")
 

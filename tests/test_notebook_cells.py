@@ -11,10 +11,10 @@ from typing import List, Sequence
 
 from conftest import run_in_process
 
-from torchlint.engine import LintConfig
+from torchlint.lint.engine import LintConfig
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.notebook import cell_refusal, fix_notebook, load
-from torchlint.registry import by_code_or_name
+from torchlint.lint.notebook import cell_refusal, fix_notebook, load
+from torchlint.ruleapi.registry import by_code_or_name
 
 TRAINING_CELL = (
     "model.train()\n"

@@ -15,14 +15,14 @@ from typing import Any, Dict, List
 import pytest
 
 from torchlint.model import Diagnostic
-from torchlint.parsing import LIMITS, measure, parse_module
+from torchlint.source.parsing import LIMITS, measure, parse_module
 
 FINDING = "import torch.nn as nn\nm = nn.DataParallel(n)\n"  # TL501, so linting really runs
 
 LINT = """
 import json, sys
-from torchlint.engine import LintConfig, lint_source
-from torchlint.registry import all_rules
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.ruleapi.registry import all_rules
 source = open(sys.argv[1], encoding="utf-8", newline="").read()
 found = lint_source(source, "case.py", LintConfig(rules=all_rules(), precheck=False))
 print(json.dumps([[d.code, d.start.line, d.start.column, d.message] for d in found]))

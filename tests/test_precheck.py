@@ -11,9 +11,9 @@ from typing import List
 
 import pytest
 
-from torchlint.engine import LintConfig, lint_source, might_match
-from torchlint.precheck import facts_of
-from torchlint.registry import all_rules, by_code_or_name
+from torchlint.lint.engine import LintConfig, lint_source, might_match
+from torchlint.ruleapi.precheck import facts_of
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -106,7 +106,7 @@ def test_files_cpython_cannot_parse_still_reach_libcst() -> None:
 
 
 def test_a_star_import_of_another_module_may_bring_torch() -> None:
-    from torchlint.precheck import facts_of
+    from torchlint.ruleapi.precheck import facts_of
 
     star = facts_of("from models import *\nstate = torch.load(p)\n")
     assert star is not None and star.imports_torch
@@ -117,7 +117,7 @@ def test_a_star_import_of_another_module_may_bring_torch() -> None:
 def test_python_nodes_are_ast_walks_nodes_in_its_order() -> None:
     import ast
 
-    from torchlint.precheck import python_nodes
+    from torchlint.source.tree import python_nodes
 
     for path in sorted(FIXTURES.rglob("*.py"))[:40]:
         tree = ast.parse(path.read_text(encoding="utf-8"))

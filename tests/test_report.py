@@ -13,7 +13,7 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, all_rules
+from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules
 from torchlint.report import FORMATS, ReportContext, render, render_statistics
 
 SOURCE = (
@@ -421,7 +421,7 @@ def test_severity_grades_github_annotations_and_sarif_levels() -> None:
 
 
 def test_rules_off_by_default_are_warnings_unless_they_say_otherwise() -> None:
-    from torchlint.rule import Rule, Severity
+    from torchlint.ruleapi.rule import Rule, Severity
 
     class Quiet(Rule):
         code = "TL998"
@@ -585,7 +585,7 @@ def test_a_run_imports_only_the_reporter_it_prints_with(tmp_path: Path) -> None:
     """Reporters load on use: a concise run never imports the SARIF or GitHub ones."""
     (tmp_path / "a.py").write_text("import torch\nfrom torch import nn\nmodel = nn.DataParallel(net)\n")
     script = (
-        "import sys\nfrom torchlint.cli import main\n"
+        "import sys\nfrom torchlint.interfaces.cli import main\n"
         "try:\n    main(['check', 'a.py', '--output-format', 'concise', '--no-cache'])\n"
         "except SystemExit:\n    pass\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('torchlint.report.'))))\n"

@@ -7,13 +7,13 @@ from typing import Dict, List
 
 import pytest
 
-from torchlint import apidata
-from torchlint.apidata import Deprecation, FixKind
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import fix_text
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation, FixKind
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import fix_text
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
-from torchlint.rule import TorchVersion
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.rule import TorchVersion
 from torchlint.rules._deprecated_api import is_amp, replacement_since
 from torchlint.rules.deprecated_torch_api.replacers import REPLACERS
 
@@ -142,7 +142,7 @@ def test_amp_findings_wait_for_the_replacement_in_the_oldest_targeted_release() 
 
 def test_a_shipped_program_is_fixed_for_the_torch_version_its_spec_names() -> None:
     pytest.importorskip("torch")  # planning a program runs torchlint's verify preparation
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
     from torchlint.verify.session import plan_programs, rule_settings
 
     tl801 = by_code_or_name("TL801")

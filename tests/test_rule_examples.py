@@ -12,13 +12,13 @@ from typing import List, Tuple, Union
 
 import pytest
 
-from torchlint.engine import LintConfig, lint_source
-from torchlint.fixer import FixResult, fix_text
-from torchlint.jobscript.lint import fix_job_script, is_job_script, lint_job_script
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.lint.fixer import FixResult, fix_text
+from torchlint.lint.jobscripts import fix_job_script, is_job_script, lint_job_script
 from torchlint.model import Diagnostic
-from torchlint.registry import all_rules
-from torchlint.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
-from torchlint.versions import FrameworkReleases, Release
+from torchlint.ruleapi.registry import all_rules
+from torchlint.ruleapi.rule import CURRENT_TORCH, Example, FixAvailability, RuleClass, TorchVersion
+from torchlint.data.versions import FrameworkReleases, Release
 
 
 def example_text(source: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 import torchlint
 from torchlint.analysis import Facts
 from torchlint.analysis.queries import build, index_of_sources, keyword_passed
-from torchlint.settings import ConfigError, Settings, load_config_file
+from torchlint.lint.settings import ConfigError, Settings, load_config_file
 
 
 def lines(code: str, source: str, **options: object) -> List[int]:

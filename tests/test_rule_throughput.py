@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from torchlint.analysis import Facts
 from torchlint.analysis.queries import build, name_used
 from torchlint.analysis.mentions import names_used, used_anywhere
-from torchlint.cli import main
-from torchlint.engine import lint_source
-from torchlint.settings import settings_from_table
+from torchlint.interfaces.cli import main
+from torchlint.lint.engine import lint_source
+from torchlint.lint.settings import settings_from_table
 
 TRAIN = textwrap.dedent(
     """

@@ -9,8 +9,8 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability, Diagnostic
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings, settings_from_table
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings, settings_from_table
 
 ONLY = Settings(select=("TL101",))
 

@@ -8,8 +8,8 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings
 
 SETTINGS = Settings(select=("TL201",))
 GUARD = 'if __name__ == "__main__":\n    main()\n'
@@ -282,9 +282,9 @@ def test_dataset_class_defined_in_a_notebook_gets_no_fix() -> None:
                                       "source": cell} for cell in cells], "metadata": {}, "nbformat": 4,
                            "nbformat_minor": 5})
 
-    from torchlint.engine import LintConfig
-    from torchlint.notebook import lint_notebook
-    from torchlint.registry import all_rules
+    from torchlint.lint.engine import LintConfig
+    from torchlint.lint.notebook import lint_notebook
+    from torchlint.ruleapi.registry import all_rules
 
     config = LintConfig(rules=tuple(r for r in all_rules() if r.code == "TL201"))
     own = notebook("from torch.utils.data import DataLoader, Dataset\n"

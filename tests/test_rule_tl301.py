@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, List, Tuple
 import pytest
 
 import torchlint
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings
 
 if TYPE_CHECKING:
-    from torchlint.cache import Cache
+    from torchlint.lint.cache import Cache
 
 SETTINGS = Settings(select=("TL301",))
 
@@ -335,14 +335,14 @@ def test_high_level_predictors_need_an_eval_call() -> None:
 
 
 def _run(files: "List[Path]", cache: "Cache") -> "List[Tuple[str, int, bool]]":
-    from torchlint.runner import cached_run, lint_file
+    from torchlint.lint.runner import cached_run, lint_file
 
     outcomes = cached_run(files, lambda _: SETTINGS, lint_file, cache=cache)
     return [(Path(o.path).name, d.start.line, o.from_cache) for o in outcomes for d in o.diagnostics]
 
 
 def test_callers_in_other_modules_decide_and_their_edits_reach_the_cache(tmp_path: Path) -> None:
-    from torchlint.cache import Cache
+    from torchlint.lint.cache import Cache
 
     engine = tmp_path / "engine.py"
     engine.write_text("import torch\n\ndef score(model, loader):\n    model.eval()\n"

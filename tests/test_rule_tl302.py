@@ -8,8 +8,8 @@ import pytest
 
 import torchlint
 from torchlint.model import Applicability
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings
 
 CURRENT = Settings(select=("TL302",))
 TORCH_113 = Settings(select=("TL302",), torch_version="1.13")

@@ -6,8 +6,8 @@ import textwrap
 from typing import List
 
 import torchlint
-from torchlint.registry import by_code_or_name
-from torchlint.settings import Settings
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.lint.settings import Settings
 
 SETTINGS = Settings(select=("TL401",))
 

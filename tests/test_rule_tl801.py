@@ -12,7 +12,7 @@ import pytest
 import torchlint
 from conftest import run_in_process
 from torchlint.analysis.saves import whole_object_saves
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 LOAD = "import torch\nstate = torch.load('checkpoint.pt')\n"
 OLD_TORCH = Settings(select=("TL801",), torch_version="2.5")
@@ -85,7 +85,7 @@ def test_a_file_linted_alone_reads_its_own_saves() -> None:
 
 
 def test_the_page_says_what_to_do_first() -> None:
-    from torchlint.registry import by_code_or_name
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL801")
     assert rule is not None

@@ -11,11 +11,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-import torchlint.verification as verification
-from torchlint.engine import LintConfig, lint_source
-from torchlint.registry import all_rules, by_code_or_name
-from torchlint.rule import Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, Measured, VerificationSpec, read_measured, write_measured
+import torchlint.ruleapi.verification as verification
+from torchlint.lint.engine import LintConfig, lint_source
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.rule import Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, Measured, VerificationSpec, read_measured, write_measured
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,9 +44,9 @@ def test_each_rule_lives_in_a_module_named_after_it() -> None:
 
 def test_rule_module_imports_no_verify_and_no_torch() -> None:
     code = (
-        "import sys, torchlint.rule, torchlint.registry\n"
-        "torchlint.registry.all_rules()\n"
-        "[rule.documentation() for rule in torchlint.registry.all_rules()]\n"
+        "import sys, torchlint.ruleapi.rule, torchlint.ruleapi.registry\n"
+        "torchlint.ruleapi.registry.all_rules()\n"
+        "[rule.documentation() for rule in torchlint.ruleapi.registry.all_rules()]\n"
         "print(sorted(m for m in sys.modules if m.startswith('torchlint.verify') or m == 'torch'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

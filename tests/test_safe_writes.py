@@ -12,7 +12,7 @@ from typing import Dict
 from conftest import run_in_process
 
 import torchlint
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 ORIGINAL = (
     "from torch.utils.data import DataLoader\n"
@@ -83,9 +83,9 @@ from typing import Any, Callable, List, Sequence  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint import sourcefile  # noqa: E402
-from torchlint.cli import main  # noqa: E402
-from torchlint.sourcefile import SourceError, read_source, write_source  # noqa: E402
+from torchlint.source import sourcefile  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.source.sourcefile import SourceError, read_source, write_source  # noqa: E402
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 FIXABLE = ("from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n"
@@ -271,7 +271,7 @@ def _nobody_cannot_run_python() -> bool:
     """The other user may not be able to start this interpreter (a private pyenv)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return True
-    probe = subprocess.run([*_as_nobody(), sys.executable, "-c", "import torchlint.cli"], cwd="/",
+    probe = subprocess.run([*_as_nobody(), sys.executable, "-c", "import torchlint.interfaces.cli"], cwd="/",
                            capture_output=True, timeout=120)
     return probe.returncode != 0
 

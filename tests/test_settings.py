@@ -9,9 +9,9 @@ from typing import Any, Tuple
 import pytest
 from hostile_support import deep_folders, deny
 
-from torchlint.registry import all_rules
-from torchlint.rule import CURRENT_TORCH, TorchVersion
-from torchlint.settings import (
+from torchlint.ruleapi.registry import all_rules
+from torchlint.ruleapi.rule import CURRENT_TORCH, TorchVersion
+from torchlint.lint.settings import (
     ConfigError,
     Overrides,
     Settings,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import List
 
 import torchlint
-from torchlint.rule import TorchVersion
-from torchlint.settings import Settings
+from torchlint.ruleapi.rule import TorchVersion
+from torchlint.lint.settings import Settings
 
 
 def _codes(source: str, version: str, code: str) -> List[str]:
@@ -70,8 +70,8 @@ def test_dataloader_num_workers_by_position_and_hidden_by_unpacking() -> None:
 def test_every_callable_the_rules_bind_has_a_signature_entry() -> None:
     import sys
 
-    from torchlint import apidata
-    from torchlint.registry import by_code_or_name
+    from torchlint.data import apidata
+    from torchlint.ruleapi.registry import by_code_or_name
 
     def module_of(code: str) -> object:
         rule = by_code_or_name(code)
@@ -95,8 +95,8 @@ def test_every_callable_the_rules_bind_has_a_signature_entry() -> None:
 def test_zero_grad_version_gate_matches_the_data() -> None:
     import sys
 
-    from torchlint import apidata
-    from torchlint.registry import by_code_or_name
+    from torchlint.data import apidata
+    from torchlint.ruleapi.registry import by_code_or_name
 
     rule = by_code_or_name("TL302")
     assert rule is not None

@@ -57,7 +57,7 @@ def test_verify_runs_as_a_job_set_up_by_the_setup_line_and_its_report_names_the_
     (script,) = (tmp_path / "jobs").glob("*/job.sh")
     lines = script.read_text().splitlines()
     assert setup in lines
-    assert lines[-1].startswith("python -m torchlint.jobscript.on_node ")
+    assert lines[-1].startswith("python -m torchlint.verify.slurm_on_node ")
     submitted = re.search(r"submitted job (\d+)", done.stderr)
     assert submitted, done.stderr
     job_id = submitted.group(1)
@@ -86,10 +86,24 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-loader = DataLoader(TensorDataset(torch.zeros(4, 2)), batch_size=2)
-batches = [batch for batch in loader]
-time.sleep(600)
+
+def main() -> None:
+    loader = DataLoader(TensorDataset(torch.zeros(4, 2)), batch_size=2)
+    batches = [batch for batch in loader]
+    time.sleep(600)
+
+
+if __name__ == "__main__":
+    main()
 """
+
+
+def test_the_slow_script_has_a_fix_to_verify(tmp_path: Path) -> None:
+    # The jobs below only run long if verify has a fix to run the script for.
+    (tmp_path / "slow.py").write_text(SLOW_SCRIPT)
+    done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--show-fixes", "--select", "TL201",
+                           str(tmp_path / "slow.py")], capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path))
+    assert "no fix is offered" not in done.stdout and "TL201" in done.stdout, done.stdout
 
 
 def _start_slow_job(tmp_path: Path, extra: List[str]) -> "subprocess.Popen[str]":

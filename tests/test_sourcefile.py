@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.sourcefile import ChangedOnDisk, SourceError, read_source, write_source
+from torchlint.source.sourcefile import ChangedOnDisk, SourceError, read_source, write_source
 
 
 def test_utf8_bom_round_trip(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List, Tuple
 
 import torchlint
-from torchlint.settings import Settings
+from torchlint.lint.settings import Settings
 
 HEADER = "import torch.nn as nn\n"
 SELECT = Settings(select=("TL501",))

@@ -9,10 +9,10 @@ from typing import List
 
 import pytest
 
-from torchlint.engine import LintConfig, lint_source
+from torchlint.lint.engine import LintConfig, lint_source
 from torchlint.model import Applicability, Diagnostic
-from torchlint.registry import by_code_or_name
-from torchlint.rule import TorchVersion
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.rule import TorchVersion
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.tree import walk_body
+from torchlint.source.tree import walk_body
 
 
 def test_walk_body_stays_out_of_nested_functions_classes_and_lambdas() -> None:

@@ -24,10 +24,10 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
-from torchlint.verification import program_paths  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
+from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, ERROR, FAIL, NOT_EQUIVALENT, WARN  # noqa: E402
 from torchlint.verify.session import (  # noqa: E402
     Case,
@@ -373,7 +373,7 @@ def test_cli_usage_errors_exit_2():
 
 
 def test_record_writes_each_shipped_programs_row_where_explain_reads_it(tmp_path, monkeypatch):
-    import torchlint.verification as verification
+    import torchlint.ruleapi.verification as verification
     from torchlint.verify.main import _record
     from torchlint.verify.results import CaseResult, Environment, VerifyReport
 

@@ -20,10 +20,10 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
-from torchlint.verification import program_paths  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
+from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.compare import (  # noqa: E402
     CLOSE,
     IDENTICAL,

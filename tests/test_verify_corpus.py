@@ -32,8 +32,8 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     pytest.importorskip("torch")
 
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.verify import sandbox  # noqa: E402
 from torchlint.verify.results import (  # noqa: E402
     EQUIVALENT,

@@ -14,9 +14,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import all_rules  # noqa: E402
-from torchlint.verification import program_paths  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import all_rules  # noqa: E402
+from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.session import fixable  # noqa: E402
 
 pytestmark = pytest.mark.slow

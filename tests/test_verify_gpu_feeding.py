@@ -14,9 +14,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     torch = pytest.importorskip("torch")
 
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
-from torchlint.verification import program_paths  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
+from torchlint.ruleapi.verification import program_paths  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, INTENDED_CHANGE, NOT_EQUIVALENT  # noqa: E402
 from torchlint.verify.session import Session, VerifyOptions, plan_pair, plan_programs  # noqa: E402
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from torchlint.cli import main
+from torchlint.interfaces.cli import main
 from torchlint.jobscript.rule import JobScriptRule
 from torchlint.verify import command
-from torchlint.registry import all_rules, by_code_or_name
-from torchlint.verification import GENERIC_CONTRACT, program_paths
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.verification import GENERIC_CONTRACT, program_paths
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import render_markdown, render_table, to_json
@@ -54,7 +54,7 @@ def test_check_fix_and_the_verify_command_module_never_import_torch(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys
-        from torchlint.cli import main
+        from torchlint.interfaces.cli import main
         import torchlint.verify.command
         for args in (["check", {str(script)!r}], ["check", "--fix", "--unsafe-fixes", {str(script)!r}]):
             try:

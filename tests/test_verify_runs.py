@@ -18,9 +18,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
 
 from click.testing import CliRunner  # noqa: E402
 
-from torchlint.cli import main  # noqa: E402
-from torchlint.registry import by_code_or_name  # noqa: E402
-from torchlint.settings import Settings  # noqa: E402
+from torchlint.interfaces.cli import main  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
+from torchlint.lint.settings import Settings  # noqa: E402
 from torchlint.verify.results import EQUIVALENT, Environment, VerifyReport  # noqa: E402
 from torchlint.verify.session import Case, Session, VerifyOptions, device_environment, plan_script  # noqa: E402
 

@@ -26,7 +26,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     torch = pytest.importorskip("torch")
 
-from torchlint.registry import by_code_or_name  # noqa: E402
+from torchlint.ruleapi.registry import by_code_or_name  # noqa: E402
 from torchlint.verify import sandbox, scratch  # noqa: E402
 from torchlint.verify.results import (  # noqa: E402
     EQUIVALENT,
@@ -488,7 +488,7 @@ def test_sigterm_ends_verify_its_helper_and_runs_and_removes_the_scratch_copies(
 
 
 def test_the_tl505_program_leaves_no_temporary_folder(session):
-    from torchlint.settings import Settings
+    from torchlint.lint.settings import Settings
     from torchlint.verify.session import plan_programs
 
     import tempfile

@@ -13,14 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional
 
-__version__ = "0.1.0"
+from torchlint.version import __version__ as __version__
 
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 
 if TYPE_CHECKING:
     from torchlint.analysis.index import ProjectIndex
-    from torchlint.fixer import FixResult
-    from torchlint.settings import Settings
+    from torchlint.lint.fixer import FixResult
+    from torchlint.lint.settings import Settings
 
 
 def check_source(
@@ -32,8 +32,8 @@ def check_source(
     (``torchlint.analysis.queries.build``), none by default."""
     from dataclasses import replace
 
-    from torchlint.engine import lint_source
-    from torchlint.settings import Settings
+    from torchlint.lint.engine import lint_source
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
     config = settings.lint_config(Path(path))
@@ -51,8 +51,8 @@ def fix_source(
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
     from dataclasses import replace
 
-    from torchlint.fixer import fix_text
-    from torchlint.settings import Settings
+    from torchlint.lint.fixer import fix_text
+    from torchlint.lint.settings import Settings
 
     settings = settings or Settings()
     config = settings.lint_config(Path(path))
@@ -63,11 +63,11 @@ def __getattr__(name: str) -> Any:
     """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
     which plugins loaded by other tools (flake8) should not pay for."""
     if name == "FixResult":
-        from torchlint.fixer import FixResult
+        from torchlint.lint.fixer import FixResult
 
         return FixResult
     if name == "Settings":
-        from torchlint.settings import Settings
+        from torchlint.lint.settings import Settings
 
         return Settings
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m torchlint``."""
 
-from torchlint.cli import main
+from torchlint.interfaces.cli import main
 
 main()

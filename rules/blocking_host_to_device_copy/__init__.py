@@ -6,14 +6,14 @@ from typing import Dict, List, Mapping, Optional
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
 from torchlint.analysis.queries import summaries
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 

@@ -6,13 +6,13 @@ from typing import ClassVar, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import imports_framework, literal_value
-from torchlint.apidata import Framework
-from torchlint.fixes import add_keyword, bind, set_argument
+from torchlint.data.apidata import Framework
+from torchlint.ruleapi.fixes import add_keyword, bind, set_argument
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 _CHECKPOINTS = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
 _PARAMETER = "use_reentrant"

@@ -8,11 +8,11 @@ from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
 import libcst as cst
 
 from torchlint.analysis.values import literal_bool, ValueKind
-from torchlint.fixes import insert_statements, keyword_argument, parse_statement, statement_site
+from torchlint.ruleapi.fixes import insert_statements, keyword_argument, parse_statement, statement_site
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.tree import children, walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import children, walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _CLIPS: FrozenSet[str] = frozenset({
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It keeps every optimizer and gradient scaler
+``torchlint/ruleapi/verification.py``).  It keeps every optimizer and gradient scaler
 the program creates and, at each call of ``clip_grad_norm_`` or
 ``clip_grad_value_``, records whether the gradients it clips were still
 multiplied by a loss scale: an enabled scaler has scaled a loss and not yet

@@ -8,18 +8,18 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.apidata import CheckMethod, Parameter, Signature
-from torchlint.fixes import add_keyword, bind, bound_argument, replace_argument
+from torchlint.data import apidata
+from torchlint.data.apidata import CheckMethod, Parameter, Signature
+from torchlint.ruleapi.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.analysis.summaries import WrappedLayer, summarize_tree
 from torchlint.model import Applicability
-from torchlint.names import dotted
-from torchlint.tree import walk
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.analysis.names import dotted
+from torchlint.source.tree import walk
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 

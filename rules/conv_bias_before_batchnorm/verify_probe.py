@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It watches every module call:
+``torchlint/ruleapi/verification.py``).  It watches every module call:
 
 - a convolution with a bias whose output goes straight into a training-mode
   batch norm is a *pair*; at each such call it records how much the norm's

@@ -6,8 +6,8 @@ from typing import Optional
 
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.rule import Example, FixAvailability, FixRequest
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, FixRequest
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._suggestion import Suggestion, insert_after_imports
 

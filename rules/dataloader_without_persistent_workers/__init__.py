@@ -7,16 +7,16 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.queries import keyword_passed, summaries
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.loaders import loader_class
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import (
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion, innermost_statement,
 )
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SETTING = "persistent_workers"
 

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It numbers every ``DataLoader`` in the order
+``torchlint/ruleapi/verification.py``).  It numbers every ``DataLoader`` in the order
 it is created and records, for each pass over one (each epoch), the sample
 indices its sampler gave, in order, and whether the loader keeps its workers.
 

@@ -7,17 +7,17 @@ from typing import Dict, List, Mapping, Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda, packages
 from torchlint.analysis.loaders import loader_class
-from torchlint.apidata import Framework
+from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.summaries import moving_words
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, innermost_statement
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, innermost_statement
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  For each pass over a ``DataLoader`` it
+``torchlint/ruleapi/verification.py``).  For each pass over a ``DataLoader`` it
 records whether the loader asked for pinned memory and whether the first
 batch's tensors really were pinned (torch pins only where an accelerator is
 present).

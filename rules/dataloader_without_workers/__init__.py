@@ -7,17 +7,17 @@ from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, packages
-from torchlint.apidata import Framework
+from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
-from torchlint.arguments import BoundArguments
-from torchlint.fixes import add_keyword, bind, spell
+from torchlint.source.arguments import BoundArguments
+from torchlint.ruleapi.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
-from torchlint.verification import Contract, Probe, VerificationSpec, usable_cpus
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec, usable_cpus
 
 _DATALOADER = "torch.utils.data.DataLoader"
 _SLURM_FALLBACK = 4  # workers outside a Slurm job, where SLURM_CPUS_PER_TASK is unset

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It records every dataset a ``DataLoader``
+``torchlint/ruleapi/verification.py``).  It records every dataset a ``DataLoader``
 is built on and, after the run, asks of each whether worker processes could
 change what it yields: an ``IterableDataset`` (every worker yields every
 sample unless it shards itself), or a ``__getitem__`` that draws random

@@ -7,15 +7,15 @@ from typing import List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import FunctionNode
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, OptionValue, Rule, innermost_statement
-from torchlint.tree import children, walk
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, OptionValue, Rule, innermost_statement
+from torchlint.source.tree import children, walk
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 _SAVE = "torch.save"

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  At each ``torch.load`` the program makes
+``torchlint/ruleapi/verification.py``).  At each ``torch.load`` the program makes
 with a file, it tries the same call, with the same arguments, on a copy of
 what was loaded whose storages say they were saved on a GPU this machine
 does not have (``cuda:<device count>``): the checkpoint a bigger node would

@@ -6,14 +6,14 @@ from typing import Dict, Mapping, Optional
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.apidata import Deprecation
-from torchlint.fixes import bind, set_keyword
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import (
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation
+from torchlint.ruleapi.fixes import bind, set_keyword
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, TorchVersion,
 )
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._deprecated_api import Respelled, is_amp, replacement_exists, respell
 

@@ -6,12 +6,12 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.apidata import Deprecation, FixKind
+from torchlint.data import apidata
+from torchlint.data.apidata import Deprecation, FixKind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Rule, TorchRange
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Rule, TorchRange
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._deprecated_api import import_rewrite, imported_symbols, is_amp, renamed_by_imports, replacement_exists, respell
 from .replacers import REPLACERS, Site

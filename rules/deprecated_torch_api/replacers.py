@@ -15,10 +15,10 @@ from typing import Callable, Dict, Optional
 
 import libcst as cst
 
-from torchlint import apidata
-from torchlint.fixes import bind, remove_argument, replace_argument, set_keyword, spell
-from torchlint.names import ImportTable
-from torchlint.rule import TorchVersion
+from torchlint.data import apidata
+from torchlint.ruleapi.fixes import bind, remove_argument, replace_argument, set_keyword, spell
+from torchlint.analysis.names import ImportTable
+from torchlint.ruleapi.rule import TorchVersion
 from torchlint.analysis.values import literal_bool
 
 _MH_SINCE = TorchVersion(1, 11)  # Tensor.mH

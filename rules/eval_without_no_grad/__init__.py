@@ -12,16 +12,16 @@ from torchlint.analysis.queries import callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
 from torchlint.analysis.index import CallSite
-from torchlint.fixes import add_decorator, spell
+from torchlint.ruleapi.fixes import add_decorator, spell
 from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
-from torchlint.names import dotted
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
-from torchlint.tree import children, walk_body
+from torchlint.analysis.names import dotted
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.source.tree import children, walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""

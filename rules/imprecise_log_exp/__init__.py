@@ -6,11 +6,11 @@ from typing import ClassVar, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.fixes import keyword_argument, spell
+from torchlint.ruleapi.fixes import keyword_argument, spell
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 # `torch.logsumexp` promotes integer inputs to floating point (as
 # `log(sum(exp(x)))` does) since pytorch#77480, released in 1.13; log1p and

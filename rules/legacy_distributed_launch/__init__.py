@@ -8,10 +8,10 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _LAUNCH = "torch.distributed.launch"
 _PARSER = "argparse.ArgumentParser"

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It keeps every ``ArgumentParser`` the
+``torchlint/ruleapi/verification.py``).  It keeps every ``ArgumentParser`` the
 program parses with and records, for each that declares a local-rank option,
 where the launcher's two spellings lead: ``--local-rank`` (torch >= 2.0) and
 ``--local_rank`` (before), each as the destination it sets, or None when the

@@ -7,14 +7,13 @@ from typing import FrozenSet, Iterator, Mapping, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import may_train
 from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOSS_FUNCTIONS: FrozenSet[str] = frozenset({
@@ -123,7 +122,7 @@ class LossAccumulatedWithGraph(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A backward pass in the file, or a call of something that runs one
         (a library wrapper such as timm's loss scaler, another module's step)."""
-        return may_train(facts)
+        return facts.may_train()
 
     valid = (
         (

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  After every optimizer step it looks at the
+``torchlint/ruleapi/verification.py``).  After every optimizer step it looks at the
 program's own frames on the stack (its functions' locals, the attributes of
 a ``self`` among them, and its globals) and counts, for each tensor there
 that holds an autograd graph, how many graph nodes it keeps alive: a running

@@ -6,12 +6,12 @@ from typing import ClassVar, Dict, Mapping, Tuple
 
 import libcst as cst
 
-from torchlint.fixes import spell
+from torchlint.ruleapi.fixes import spell
 from torchlint.model import Applicability
-from torchlint.names import dotted
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.analysis.names import dotted
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 _PRIVATE_MODULE = "torch.utils.data._utils.collate"
 _PUBLIC_MODULE = "torch.utils.data"

@@ -7,8 +7,8 @@ from typing import ClassVar, List, Tuple
 import libcst as cst
 
 from torchlint.model import Applicability
-from torchlint.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, Rule, TorchRange
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _TYPO = "require_grad"
 _RIGHT = "requires_grad"

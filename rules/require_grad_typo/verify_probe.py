@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It counts the assignments to an attribute
+``torchlint/ruleapi/verification.py``).  It counts the assignments to an attribute
 named ``require_grad`` on tensors and modules (which set a plain attribute,
 as in the original program), and the assignments to ``requires_grad``'s
 flag through them in a replay.

@@ -12,11 +12,11 @@ from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.summaries import BACKWARD, building_words
 from torchlint.analysis.training import CallFact, FunctionNode, LoopNode
-from torchlint.fixes import StatementSite, insert_statements, parse_statement
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 _DISTRIBUTED = frozenset({

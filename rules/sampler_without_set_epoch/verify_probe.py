@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It numbers every ``DistributedSampler`` in
+``torchlint/ruleapi/verification.py``).  It numbers every ``DistributedSampler`` in
 the order it is created and records, at each start of an iteration over one
 (each epoch of its loader), the epoch the sampler was set to: the seed of
 that epoch's order.

@@ -8,9 +8,9 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
+from torchlint.ruleapi.fixes import Spelling, bind, comments, dotted_expression, keyword_argument, set_keyword, spell
 from torchlint.analysis.values import (
     INDEX_RETURNING,
     LEGACY_CONSTRUCTORS,
@@ -21,13 +21,13 @@ from torchlint.analysis.values import (
     ValueKind,
 )
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
+from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.analysis.queries import summaries
-from torchlint.rule import (
+from torchlint.ruleapi.rule import (
     Example, FileContext, FixAvailability, FixRequest, Option, OptionValue, Replacement, Rule, TorchRange,
     TorchVersion,
 )
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 # -- what counts as a factory ------------------------------------------------

@@ -7,9 +7,9 @@ from typing import Optional
 from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
-from torchlint.apidata import Framework, frameworks
-from torchlint.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.ruleapi.rule import Example, FixAvailability, FixRequest, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 
 from .._suggestion import Suggestion, insert_after_imports
 

@@ -6,10 +6,10 @@ from typing import ClassVar, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.fixes import keyword_argument, replace_argument, spell
+from torchlint.ruleapi.fixes import keyword_argument, replace_argument, spell
 from torchlint.model import Applicability
-from torchlint.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.rule import Example, FixAvailability, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 from .weights import BUILDERS

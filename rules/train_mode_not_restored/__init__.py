@@ -11,12 +11,12 @@ from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.training import CallFact, FunctionNode, LoopFacts, ModeCall
 from torchlint.analysis.values import ValueKind
-from torchlint.fixes import StatementSite, insert_statements, parse_statement
+from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.tree import walk_body
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixRequest, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.source.tree import walk_body
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 
 _MAX_DEPTH = 4
 _LEAVES = (cst.Return, cst.Break, cst.Continue, cst.Raise)

@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  It numbers every module in the order it is
+``torchlint/ruleapi/verification.py``).  It numbers every module in the order it is
 created and, at each call of a *top-level* module (one not called from
 another module's forward), records the training flag of every module, whether
 grad was enabled, and, through a hook on the output's autograd node, whether a

@@ -8,15 +8,15 @@ from typing import List, Mapping, Tuple
 
 import libcst as cst
 
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.queries import whole_saves
 from torchlint.analysis.saves import saves_of_module
-from torchlint.fixes import add_keyword, bind
+from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
-from torchlint.verification import Contract, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 _LOAD = "torch.load"

@@ -7,13 +7,13 @@ from typing import Mapping
 import libcst as cst
 
 from torchlint.analysis.queries import method_shapes
-from torchlint import apidata
+from torchlint.data import apidata
 from torchlint.analysis import Analysis
-from torchlint.fixes import add_keyword, bind, replace_argument
+from torchlint.ruleapi.fixes import add_keyword, bind, replace_argument
 from torchlint.model import Applicability
-from torchlint.precheck import PrecheckFacts
-from torchlint.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
-from torchlint.verification import Contract, Probe, VerificationSpec
+from torchlint.ruleapi.precheck import PrecheckFacts
+from torchlint.ruleapi.rule import Example, OptionValue, FixAvailability, Rule, Severity, TorchRange, TorchVersion
+from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool
 
 _ARGUMENT_ADDED = TorchVersion(1, 7)

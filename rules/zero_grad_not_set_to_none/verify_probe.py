@@ -1,7 +1,7 @@
 """Probe run by `torchlint verify` around each run of a program (needs torch).
 
 Loaded by path in verify's child process (see ``Probe`` in
-``torchlint/verification.py``).  At every optimizer step it counts the
+``torchlint/ruleapi/verification.py``).  At every optimizer step it counts the
 parameters whose gradient is ``None`` and those whose gradient is all zeros:
 the fix turns the second kind into the first, which the optimizer skips.
 """

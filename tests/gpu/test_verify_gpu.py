@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from torchlint.cli import main
+from torchlint.interfaces.cli import main
 
 
 def _verify(tmp_path: Path, *args: str) -> dict:

@@ -7,9 +7,9 @@ in ``project_queries`` what it asks across files, so that the runner builds
 the cross-file :class:`~torchlint.analysis.index.ProjectIndex` only for
 what selected rules ask; the index is passed in, never looked up.
 
-This package's ``__init__`` imports its submodules lazily: ``torchlint.names``
+This package's ``__init__`` imports its submodules lazily: ``torchlint.analysis.names``
 is built on :mod:`torchlint.analysis.scopes` and :mod:`torchlint.analysis.imports`,
-and the per-file analyses use ``torchlint.names``.  Within the package the
+and the per-file analyses use ``torchlint.analysis.names``.  Within the package the
 imports go one way (``tests/test_architecture.py`` checks there is no circle).
 """
 
@@ -29,14 +29,14 @@ if TYPE_CHECKING:
     from torchlint.analysis.frameworks import FrameworkFacts
     from torchlint.analysis.callees import Callees
     from torchlint.analysis.instances import Instances
-    from torchlint.edits import Located
+    from torchlint.source.edits import Located
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.scopes import Scopes
     from torchlint.analysis.training import Training
     from torchlint.analysis.values import Values
     from torchlint.analysis.workload import Workload
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 
 N = TypeVar("N")
@@ -76,7 +76,7 @@ class Facts:
     def of_module(cls, module: cst.Module, project: "Optional[ProjectIndex]" = None,
                   path: str = "<string>", source: Optional[str] = None) -> "Facts":
         """Facts of a module with its own import table (for tests and tools)."""
-        from torchlint.names import ImportTable
+        from torchlint.analysis.names import ImportTable
 
         return cls(module, ImportTable.from_module(module, path, project) if project is not None
                    else ImportTable.from_module(module), project, path, source)
@@ -85,7 +85,7 @@ class Facts:
     def located(self) -> "Located":
         """Every node's range in the real text: one code-generation pass over
         the module, shared by the rules that quote a line and the engine."""
-        from torchlint.edits import Located
+        from torchlint.source.edits import Located
 
         return Located(self.module, self.source if self.source is not None else self.module.code)
 
@@ -93,13 +93,13 @@ class Facts:
     def positions(self) -> "Mapping[cst.CSTNode, CodeRange]":
         """libcst-style ranges (1-based lines, 0-based columns) of
         :attr:`located`, for rules that read ``positions[node].start.line``."""
-        from torchlint.edits import CodeRanges
+        from torchlint.source.edits import CodeRanges
 
         return CodeRanges(lambda: self.located)
 
     @cached_property
     def _walked(self) -> "Tuple[Dict[cst.CSTNode, cst.CSTNode], Dict[type, List[cst.CSTNode]]]":
-        from torchlint.tree import walk
+        from torchlint.source.tree import walk
 
         parents: "Dict[cst.CSTNode, cst.CSTNode]" = {}
         by_type: "Dict[type, List[cst.CSTNode]]" = {}
@@ -113,7 +113,7 @@ class Facts:
     def parents(self) -> "Mapping[cst.CSTNode, cst.CSTNode]":
         """The parent of each node of the module that carries code (one walk,
         shared by rules; whitespace and punctuation nodes are left out, as in
-        :func:`torchlint.tree.walk`)."""
+        :func:`torchlint.source.tree.walk`)."""
         return self._walked[0]
 
     def nodes_of(self, kind: "Type[N]") -> "Sequence[N]":

@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.names import ImportTable
+from torchlint.analysis.names import ImportTable
 
 @dataclass(frozen=True)
 class StoredCallable:

@@ -27,7 +27,7 @@ from torchlint.analysis.values import literal_bool
 
 if TYPE_CHECKING:
     from torchlint.analysis.instances import Instances
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
-from torchlint.tree import children
+from torchlint.source.tree import children, literal_bool
 
 _READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index"})
 """Methods of Python containers that read the value and change nothing."""
@@ -339,7 +339,8 @@ class _FunctionFlow:
 
         self._expression(node.test, state, node)
         head, loop = self._loop(state, one_pass)
-        infinite = isinstance(node.test, cst.Name) and node.test.value == "True" and not self._scopes.resolve(node.test)
+        infinite = (literal_bool(node.test) is True and isinstance(node.test, cst.Name)
+                    and not self._scopes.resolve(node.test))
         after = None if infinite else self._body(node.orelse, dict(head) if head is not None else None)
         return _join(after, *loop.breaks)
 

@@ -4,7 +4,7 @@
 are instances of those classes, and which classes are LightningModules.
 
 Decided from the file's imports and bindings and from the framework data
-(``torchlint/data/frameworks.toml``, :func:`torchlint.apidata.frameworks`),
+(``torchlint/data/frameworks.toml``, :func:`torchlint.data.apidata.frameworks`),
 never from words in names: ``Trainer(...)`` is Lightning's only when the
 name resolves to one of Lightning's ``Trainer`` names, or to a class of the
 file that derives from one.
@@ -20,8 +20,8 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Un
 import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, Scopes
-from torchlint.apidata import Framework, FrameworkClass, Literal, frameworks
-from torchlint.names import ImportTable
+from torchlint.data.apidata import Framework, FrameworkClass, Literal, frameworks
+from torchlint.analysis.names import ImportTable
 
 
 class Unknown(enum.Enum):

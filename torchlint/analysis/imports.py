@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.store import Store, all_of, store_key
-from torchlint.canonical import canonical
-from torchlint.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
+from torchlint.analysis.canonical import canonical
+from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
 
 Text = Tuple[Path, bytes]
 """A file of the run: its path and its bytes."""

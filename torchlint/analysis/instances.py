@@ -24,15 +24,15 @@ import libcst as cst
 
 from torchlint.analysis.imports import absolute_import
 from torchlint.analysis.index import MethodShape
-from torchlint.arguments import bind_positions
+from torchlint.source.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
-from torchlint.names import dotted
+from torchlint.analysis.names import dotted
 
 if TYPE_CHECKING:
     from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.values import Values
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
 
 _MAX_DEPTH = 8
 """Calls followed through at most this many functions' parameters."""

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Seq
 
 import libcst as cst
 
-from torchlint.apidata import Signature, loader_signature
+from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
-from torchlint.names import ImportTable
-from torchlint.tree import children
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.imports import add_import as _add_import, dotted as _dotted
-from torchlint.canonical import canonical
-from torchlint.precheck import python_nodes
+from torchlint.analysis.canonical import canonical
+from torchlint.source.tree import python_nodes
 
 
 def _imports(nodes: Sequence[ast.AST]) -> Dict[str, str]:

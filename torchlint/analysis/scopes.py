@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.tree import child_fields, dotted
+from torchlint.source.tree import child_fields, dotted
 
 _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute

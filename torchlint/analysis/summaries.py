@@ -28,17 +28,15 @@ import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.gradmode import GradMode, grad_mode_of
 from torchlint.analysis.imports import (
     Text, imported_modules, is_torch_module, module_imports, module_name, parse_quietly, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
-from torchlint.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
+from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
 
-if TYPE_CHECKING:
-    from torchlint.precheck import PrecheckFacts
 
 _FORMAT = b"callable-summaries-2"
 BACKWARD = Effect.BACKWARD.value
@@ -413,16 +411,6 @@ def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
         return frozenset()
     names, classes = summaries.spelled("moves")
     return names | classes
-
-
-def may_train(facts: "PrecheckFacts") -> bool:
-    """A pre-check's test: the file mentions ``backward``, or names or
-    defines something that runs it elsewhere (a library wrapper, another
-    module's function)."""
-    if facts.mentions(("backward",)):
-        return True
-    words = training_words(facts.project.summaries if facts.project is not None else None)
-    return facts.mentions(words) or not facts.functions.isdisjoint(words)
 
 
 def training_words(summaries: Optional[Summaries]) -> FrozenSet[str]:

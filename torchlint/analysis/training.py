@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
-from torchlint.apidata import loader_classes
+from torchlint.data.apidata import loader_classes
 from torchlint.analysis.gradmode import GRAD_CONTEXTS, GradMode, grad_mode_of
 from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
-from torchlint.names import ImportTable
-from torchlint.tree import children
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Opti
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.tree import children, walk
+from torchlint.source.tree import children, walk
+from torchlint.source.tree import literal_bool as literal_bool  # re-exported: the rules read it here
 
 if TYPE_CHECKING:
     from torchlint.analysis.flow import Definition, Flow
-    from torchlint.arguments import KnownKeys
-    from torchlint.names import ImportTable
+    from torchlint.analysis.names import ImportTable
+    from torchlint.source.arguments import KnownKeys
 
 
 class ValueKind(enum.Enum):
@@ -215,15 +216,6 @@ def _merged(first: Mapping[str, FrozenSet[Optional[cst.BaseExpression]]],
         else:
             found[key] = values
     return found
-
-
-def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
-    name bound to something else), else None: the one test of a literal
-    truth value that rules and facts share."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -618,7 +610,7 @@ class Values:
         found = self._dict_value(expr, 0, set())
         if found is None:
             return None
-        from torchlint.arguments import KnownKeys
+        from torchlint.source.arguments import KnownKeys
 
         certain: Dict[str, cst.BaseExpression] = {}
         maybe: Dict[str, Tuple[cst.BaseExpression, ...]] = {}

@@ -18,8 +18,8 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.training import LoopFacts, Training
-from torchlint.names import ImportTable
-from torchlint.tree import walk, walk_body
+from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import walk, walk_body
 
 _CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
 

@@ -20,10 +20,10 @@ from typing import List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.frameworks import UNKNOWN, Unknown, literal_value
-from torchlint.apidata import Framework, frameworks
-from torchlint.parsing import parse_module
-from torchlint.names import ImportTable
-from torchlint.sourcefile import SourceError, read_source
+from torchlint.data.apidata import Framework, frameworks
+from torchlint.source.parsing import parse_module
+from torchlint.analysis.names import ImportTable
+from torchlint.source.sourcefile import SourceError, read_source
 
 _DISTRIBUTED = frozenset({
     "torch.nn.parallel.DistributedDataParallel",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from torchlint.jobscript.model import Directive, JobScript, Launch, Launcher, Resources, Span, Word
-from torchlint.sourcefile import SourceError, is_regular_file, read_head
+from torchlint.source.sourcefile import SourceError, is_regular_file, read_head
 
 SUFFIXES = (".sh", ".slurm", ".sbatch", ".job")
 # A line starting with ``#SBATCH``; lines end at "\n", "\r\n" or a lone "\r" (old Mac endings).

@@ -1,6 +1,6 @@
 """The base class of rules that read batch scripts (``JobScriptRule``).
 
-A job-script rule is a :class:`~torchlint.rule.Rule` (so selection,
+A job-script rule is a :class:`~torchlint.ruleapi.rule.Rule` (so selection,
 options, torch ranges, docs and examples work as for every rule), but
 instead of visiting a syntax tree it gets the parsed :class:`JobScript` in
 :meth:`JobScriptRule.check` and reports at spans of the script's text.
@@ -15,7 +15,7 @@ from typing import ClassVar, List, Optional, Tuple
 from torchlint.jobscript.facts import CodeFacts, code_facts
 from torchlint.jobscript.model import JobScript, Launch, Span
 from torchlint.model import Applicability, Edit
-from torchlint.rule import FileContext, Rule
+from torchlint.ruleapi.rule import FileContext, Rule
 
 
 @dataclass(frozen=True)

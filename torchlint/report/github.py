@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from torchlint.model import Diagnostic
-from torchlint.registry import severity_of
+from torchlint.ruleapi.registry import severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.source import cell_position, file_range, location_label
 

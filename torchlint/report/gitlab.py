@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from torchlint.catalog import Severity
+from torchlint.ruleapi.meta import Severity
 from torchlint.model import Diagnostic
-from torchlint.registry import severity_of
+from torchlint.ruleapi.registry import severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.fingerprint import fingerprints
 from torchlint.report.json import JsonObject, dumps

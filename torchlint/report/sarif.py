@@ -9,12 +9,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from torchlint.model import Diagnostic, Fix, Position
-from torchlint.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
+from torchlint.ruleapi.registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules, severity_of
 from torchlint.report.context import ReportContext
 from torchlint.report.fingerprint import fingerprints
 from torchlint.report.json import dumps
 from torchlint.report.source import cell_position, edit_range, file_range, token_edits
-from torchlint.rule import FixAvailability, RuleClass
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
 
 JsonObject = Dict[str, Any]
 
@@ -48,13 +48,13 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 
 def driver(rules: List[JsonObject]) -> JsonObject:
     """``tool.driver``: name, version, home page (when packaged with one) and rules."""
-    import torchlint
+    from torchlint.version import __version__
 
     described: JsonObject = {"name": "torchlint"}
     uri = _information_uri()
     if uri:
         described["informationUri"] = uri
-    described.update({"version": torchlint.__version__, "rules": rules})
+    described.update({"version": __version__, "rules": rules})
     return described
 
 

@@ -147,7 +147,7 @@ def file_range(diagnostic: Diagnostic, sources: Mapping[str, str]) -> Tuple[Posi
     ``source``, which is what GitHub and code scanning show."""
     if diagnostic.cell is None:
         return diagnostic.start, diagnostic.end
-    from torchlint.notebook_json import cell_text
+    from torchlint.source.notebook_json import cell_text
 
     text = sources.get(diagnostic.path)
     located = cell_text(text, diagnostic.cell) if text is not None else None

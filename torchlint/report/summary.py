@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence
 
-from torchlint.catalog import Severity
+from torchlint.ruleapi.meta import Severity
 from torchlint.model import Applicability, Diagnostic
 from torchlint.report.context import ReportContext
 from torchlint.report.style import BOLD, GREEN, Style
@@ -37,7 +37,7 @@ def counted(diagnostics: Sequence[Diagnostic]) -> str:
     """``2 errors and 1 warning``: findings counted by their rule's severity
     (suggestions and advisory rules are warnings, as in the github and SARIF
     formats), so a run of suggestions does not read as errors."""
-    from torchlint.registry import severity_of
+    from torchlint.ruleapi.registry import severity_of
 
     warnings = sum(1 for d in diagnostics if severity_of(d.code) is Severity.WARNING)
     errors = len(diagnostics) - warnings

@@ -145,7 +145,7 @@ def verify(paths: Tuple[Path, ...], rule_values: Tuple[str, ...], device: str, j
     failed to start, bad options, torch not installed).
     """
     if slurm:
-        from torchlint.jobscript.slurm_command import verify_on_slurm
+        from torchlint.verify.slurm_command import verify_on_slurm
 
         sys.exit(verify_on_slurm(click.get_current_context(), sbatch_args, slurm_setup))
     if importlib.util.find_spec("torch") is None:

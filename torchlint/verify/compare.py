@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 import torch
 
-from torchlint.rule import RuleClass
+from torchlint.ruleapi.rule import RuleClass
 from torchlint.verify.results import (
     FAIL,
     INTENDED,

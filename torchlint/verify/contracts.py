@@ -1,13 +1,13 @@
 """A rule's equivalence contract, looked up by code, for verify's reports.
 
 The contracts themselves are data in each rule's verification spec (see
-``torchlint/verification.py``); a rule without one gets the generic "close".
+``torchlint/ruleapi/verification.py``); a rule without one gets the generic "close".
 """
 
 from __future__ import annotations
 
-from torchlint.registry import by_code_or_name
-from torchlint.verification import STRICT_CONTRACT, Contract, contract_of
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.verification import STRICT_CONTRACT, Contract, contract_of
 
 SAME_OUTPUTS = "same outputs"
 """What a case checked with no rule (``verify A --against B`` without ``--rules``) is called."""

@@ -413,7 +413,7 @@ def difference(a: Any, b: Any) -> float:
 
 
 class ProbeTools:
-    """What the harness lends a rule's probe (see ``Probe`` in torchlint/verification.py)."""
+    """What the harness lends a rule's probe (see ``Probe`` in torchlint/ruleapi/verification.py)."""
 
     @staticmethod
     def seed_everything(seed: int) -> None:

@@ -14,10 +14,10 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     warnings.simplefilter("ignore")
     import torch
 
-from torchlint.registry import all_rules, by_code_or_name
-from torchlint.rule import RuleClass
-from torchlint.settings import ConfigError, SettingsResolver
-from torchlint.verification import Measured, program_paths, write_measured
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.rule import RuleClass
+from torchlint.lint.settings import ConfigError, SettingsResolver
+from torchlint.ruleapi.verification import Measured, program_paths, write_measured
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text
 from torchlint.verify.results import EXIT_ERROR, VerifyReport

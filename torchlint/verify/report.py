@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from torchlint import __version__
+from torchlint.version import __version__
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.results import (
     EQUIVALENT,

@@ -22,11 +22,12 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set,
 
 import torch
 
-import torchlint
-from torchlint.registry import all_rules, by_code_or_name
-from torchlint.rule import FixAvailability, RuleClass
-from torchlint.settings import Settings
-from torchlint.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
+from torchlint.lint.engine import lint_source
+from torchlint.lint.fixer import fix_text
+from torchlint.ruleapi.registry import all_rules, by_code_or_name
+from torchlint.ruleapi.rule import FixAvailability, RuleClass
+from torchlint.lint.settings import Settings
+from torchlint.ruleapi.verification import VerificationSpec, program_paths, rule_directory, usable_cpus
 from torchlint.verify.compare import Checker, CheckResult, Context, check_for, rng_shift
 from torchlint.verify.capture import difference
 from torchlint.verify.contracts import NO_RULE, SAME_OUTPUTS, contract_for
@@ -154,8 +155,9 @@ def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
 
 def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int, int]:
     """Lint and fix with torchlint's own fixer: (fixed source, fixes applied, findings)."""
-    found = len(torchlint.check_source(source, path, settings))
-    result = torchlint.fix_source(source, path, settings, unsafe=True)
+    config = settings.lint_config(Path(path))
+    found = len(lint_source(source, path, config))
+    result = fix_text(source, path, config, unsafe=True)
     return result.source, len(result.applied), found
 
 

@@ -1,0 +1,204 @@
+"""What the run needs to know about rules before any file is parsed.
+
+Selecting rules, validating their options, keying the cache and grading
+findings only need each rule's metadata.  Importing the rules costs an import
+of libcst and of every rule module; a cache hit or a file the pre-check rules
+out should not pay that, so the metadata is kept as data
+(:func:`rule_infos`), rebuilt from the rule classes whenever torchlint's own
+files change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import pkgutil
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
+
+from torchlint.ruleapi.meta import Option, RuleInfo, Severity
+
+if TYPE_CHECKING:
+    from torchlint.ruleapi.rule import RuleClass
+
+
+def info_of(rule: "RuleClass") -> RuleInfo:
+    """The metadata of one rule class."""
+    return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
+                    dict(rule.options), tuple(rule.project_queries))
+
+
+_PACKAGE_FOLDER = Path(__file__).resolve().parents[1]
+"""torchlint's own folder: its modules, sub-packages and data."""
+
+
+@lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """torchlint's version plus the size and mtime of its source files and data,
+    sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
+    so an edited rule invalidates the cache even without a version bump."""
+    from torchlint.version import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    rules = importlib.import_module("torchlint.rules")
+    for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
+        for path in sorted(p for pattern in ("*.py", "*.toml") for p in folder.rglob(pattern)):
+            info = path.stat()
+            name = path.relative_to(folder).as_posix()
+            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> Tuple[RuleClass, ...]:
+    """Every rule, sorted by code."""
+    import torchlint.rules as package
+    from torchlint.ruleapi.rule import Rule
+
+    found: Dict[str, RuleClass] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value is not Rule
+                and value.__module__ == module.__name__
+                and hasattr(value, "code")
+            ):
+                if value.code in found and found[value.code] is not value:
+                    raise RuntimeError(f"two rules share the code {value.code}")
+                found[value.code] = value
+    return tuple(found[code] for code in sorted(found))
+
+
+_STORE_ENV = "TORCHLINT_CATALOG_DIR"
+
+
+def store_directory() -> Optional[Path]:
+    """Where the metadata is kept between runs: ``$TORCHLINT_CATALOG_DIR``,
+    else ``torchlint/`` in the user's cache folder (``$XDG_CACHE_HOME`` or
+    ``~/.cache``); None when there is no home to put it in."""
+    chosen = os.environ.get(_STORE_ENV)
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "torchlint"
+    home = os.environ.get("HOME")
+    return Path(home) / ".cache" / "torchlint" if home else None
+
+
+def _option_to_json(option: Option) -> Dict[str, Any]:
+    default = list(option.default) if isinstance(option.default, tuple) else option.default
+    return {"default": default, "list": isinstance(option.default, tuple), "description": option.description,
+            "minimum": option.minimum, "words": list(option.words)}
+
+
+def _option_from_json(data: Any) -> Option:
+    default = data["default"]
+    if data["list"]:
+        if not isinstance(default, list) or not all(isinstance(item, str) for item in default):
+            raise ValueError("list option")
+        default = tuple(default)
+    elif not isinstance(default, (str, int, float, bool)):
+        raise ValueError("option default")
+    minimum = data["minimum"]
+    if minimum is not None and not isinstance(minimum, int):
+        raise ValueError("option minimum")
+    return Option(default, str(data["description"]), minimum, tuple(str(word) for word in data["words"]))
+
+
+def _to_json(infos: Tuple[RuleInfo, ...], fingerprint: str) -> str:
+    rules = []
+    for info in infos:
+        queries = [[query.kind, list(query.words), list(query.more)] for query in info.queries]
+        rules.append({
+            "code": info.code, "name": info.name, "aliases": list(info.aliases),
+            "default_enabled": info.default_enabled, "severity": info.severity.value,
+            "options": {key: _option_to_json(option) for key, option in info.options.items()},
+            "queries": queries,
+        })
+    return json.dumps({"fingerprint": fingerprint, "rules": rules}, sort_keys=True)
+
+
+def _strings(value: Any) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("expected a list of strings")
+    return tuple(value)
+
+
+def _from_json(text: str, fingerprint: str) -> Tuple[RuleInfo, ...]:
+    """The stored metadata; ValueError/KeyError/TypeError for anything not
+    exactly what :func:`_to_json` writes for this ``fingerprint``."""
+    data = json.loads(text)
+    if data["fingerprint"] != fingerprint:
+        raise ValueError("stale")
+    infos = []
+    from torchlint.analysis.queries import KINDS, Query
+
+    for rule in data["rules"]:
+        queries = []
+        for kind, words, more in rule["queries"]:
+            if kind not in KINDS:
+                raise ValueError("query kind")
+            queries.append(Query(kind, _strings(words), _strings(more)))
+        infos.append(RuleInfo(
+            code=str(rule["code"]), name=str(rule["name"]), aliases=_strings(rule["aliases"]),
+            default_enabled=bool(rule["default_enabled"]), severity=Severity(rule["severity"]),
+            options={str(key): _option_from_json(value) for key, value in rule["options"].items()},
+            queries=tuple(queries),
+        ))
+    return tuple(infos)
+
+
+@lru_cache(maxsize=1)
+def rule_infos() -> Tuple[RuleInfo, ...]:
+    """Every rule's metadata, sorted by code: read from the store when it was
+    written by these very files (:func:`tool_fingerprint`), else taken from
+    the rule classes (importing them) and stored for the next run.  A store
+    that cannot be read or written is only a slower start."""
+    from torchlint.source.sourcefile import SourceError, read_regular
+
+    fingerprint = tool_fingerprint()
+    folder = store_directory()
+    entry = folder / f"rules-{fingerprint}.json" if folder is not None else None
+    if entry is not None:
+        try:
+            return _from_json(read_regular(entry, _MAX_STORE_BYTES).decode("utf-8"), fingerprint)
+        except (SourceError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            pass
+    infos = tuple(info_of(rule) for rule in all_rules())
+    if entry is not None:
+        _store(entry, _to_json(infos, fingerprint))
+    return infos
+
+
+_MAX_STORE_BYTES = 16 * 1024 * 1024
+_STALE_SECONDS = 24 * 3600
+"""Another build's metadata unwritten for this long is dropped.  Not at once:
+several installs (a pre-commit environment and a project's venv) may share
+the folder, and each would keep rebuilding what the other removed."""
+
+
+def _store(entry: Path, text: str) -> None:
+    """Write the metadata atomically and drop what old builds left."""
+    import time
+
+    from torchlint.source.sourcefile import SourceError, write_atomically
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(entry, text.encode("utf-8"), durable=False)
+        now = time.time()
+        for old in entry.parent.glob("rules-*.json"):
+            if old != entry and now - old.stat().st_mtime > _STALE_SECONDS:
+                old.unlink()
+    except (OSError, SourceError):
+        pass

@@ -1,0 +1,147 @@
+"""The pre-check: a cheap summary of a file, read with CPython's ``ast``.
+
+Parsing with libcst costs about ten times what ``ast.parse`` does, and most
+files cannot produce a finding.  Each rule answers
+``could_match(facts, options)`` from this summary (which torch names the file
+imports, which attributes it calls or assigns, which functions it defines);
+libcst parses only the files some rule might report on.  The summary must
+only ever over-approximate: a rule that says ``False`` promises it would
+report nothing on the file.
+
+This module imports no libcst, so a file ruled out here costs no libcst import.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional, Set
+
+from torchlint.source.tree import python_nodes
+
+if TYPE_CHECKING:
+    from torchlint.analysis.index import ProjectIndex
+
+
+@dataclass(frozen=True)
+class PrecheckFacts:
+    """What a file contains, as far as rules' pre-checks need to know."""
+
+    source: str
+    imports: FrozenSet[str]
+    """Dotted names the file imports anywhere: ``torch.nn`` for ``import
+    torch.nn``, ``torch.nn.DataParallel`` for ``from torch.nn import
+    DataParallel``, ``torch.nn.*`` for a star import.  Relative imports are left
+    out, but for star imports (``..utils.*``), which may bring torch in."""
+    identifiers: FrozenSet[str]
+    """Every name used, attribute named, or bound by an import (the last part
+    of an imported name and its ``as`` alias)."""
+    called_attributes: FrozenSet[str]
+    """``name`` of each ``x.name(...)`` call."""
+    assigned_attributes: FrozenSet[str]
+    """``name`` of each ``x.name`` written to (assignment targets, tuple targets included)."""
+    functions: FrozenSet[str]
+    """Names of the functions the file defines (at any depth)."""
+    tree: Optional[ast.AST] = field(default=None, compare=False, repr=False)
+    """CPython's tree of the file, kept so that the analyses that read the
+    file with ``ast`` (names mentioned) need not parse it again."""
+    project: "Optional[ProjectIndex]" = field(default=None, compare=False, repr=False)
+    """The run's cross-file index, when there is one (a rule's pre-check may
+    widen what it matches with it: the project's subclasses of a class)."""
+
+    @property
+    def imports_torch(self) -> bool:
+        """Whether any import names ``torch`` or a module under it, or may
+        bring it in: a star import of another module (the project index can
+        tell that ``from models import *`` binds ``torch``), the only ways a
+        rule's qualified ``torch.*`` name can resolve."""
+        return any(name == "torch" or name.startswith("torch.") or name.endswith(".*") for name in self.imports)
+
+    def imports_from(self, packages: Iterable[str]) -> bool:
+        """Whether any import names one of ``packages`` (top-level names such
+        as ``lightning``) or a module under it."""
+        roots = set(packages)
+        return any(name.split(".", 1)[0] in roots for name in self.imports)
+
+    def may_train(self) -> bool:
+        """Whether the file may run a training step: it mentions ``backward``,
+        or names or defines something that runs it elsewhere (a library
+        wrapper, another module's function, from the project's summaries)."""
+        if self.mentions(("backward",)):
+            return True
+        from torchlint.analysis.summaries import training_words
+
+        words = training_words(self.project.summaries if self.project is not None else None)
+        return self.mentions(words) or not self.functions.isdisjoint(words)
+
+    def mentions(self, names: Iterable[str]) -> bool:
+        """Whether any of ``names`` is used as a name, an attribute or an imported name."""
+        return not self.identifiers.isdisjoint(names)
+
+    def mentions_part(self, fragment: str) -> bool:
+        """Whether some identifier contains ``fragment`` (``BatchNorm`` in ``BatchNorm2d``)."""
+        return any(fragment in name for name in self.identifiers)
+
+    def contains_any(self, words: Iterable[str]) -> bool:
+        """Whether the text contains one of ``words`` (the trigger-word test)."""
+        return any(word in self.source for word in words)
+
+
+def facts_of(source: str) -> Optional[PrecheckFacts]:
+    """The summary of ``source``, or None when CPython cannot parse it (a
+    syntax error, or syntax newer than this Python: libcst has the last word)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d" in strings
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return summarize(tree, source)
+
+
+def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
+    """One walk over the tree, collecting every set of :class:`PrecheckFacts`."""
+    imports: Set[str] = set()
+    identifiers: Set[str] = set()
+    called: Set[str] = set()
+    assigned: Set[str] = set()
+    functions: Set[str] = set()
+    for node in python_nodes(tree):
+        if isinstance(node, ast.Name):
+            identifiers.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            identifiers.add(node.attr)
+            if isinstance(node.ctx, ast.Store):
+                assigned.add(node.attr)
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                called.add(node.func.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                imports.add(alias.name)
+                identifiers.update(alias.name.split("."))
+                if alias.asname:
+                    identifiers.add(alias.asname)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and any(alias.name == "*" for alias in node.names):
+                imports.add(f"{'.' * node.level}{node.module or ''}.*")  # may bring torch (the project index knows)
+                continue
+            if node.level or node.module is None:
+                continue
+            for alias in node.names:
+                imports.add(f"{node.module}.{alias.name}")
+                identifiers.add(alias.name)
+                if alias.asname:
+                    identifiers.add(alias.asname)
+    return PrecheckFacts(
+        source=source,
+        imports=frozenset(imports),
+        identifiers=frozenset(identifiers),
+        called_attributes=frozenset(called),
+        assigned_attributes=frozenset(assigned),
+        functions=frozenset(functions),
+        tree=tree,
+    )

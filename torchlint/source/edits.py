@@ -1,0 +1,475 @@
+"""Where nodes are in the real text, and the edits that turn a node into its
+replacement.
+
+libcst's rendering of a module is not always the file's text: it drops form
+feeds at the start of statement lines, a byte order mark and a final lone
+``\\r``.  Positions and edits are computed on the rendering and mapped back to
+the real text, so columns match the file and no edit ever touches a byte
+outside the node it replaces.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import io
+import re
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
+
+from torchlint.model import Edit, Position
+from torchlint.source.target import requote_inserted_strings
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Swap one node of the parsed module for another node (what a rule's
+    fix request holds; turned into text edits here)."""
+
+    node: cst.CSTNode
+    new_node: cst.CSTNode
+
+
+# Characters libcst may leave out of its rendering; anything else missing
+# means the map cannot be trusted for edits.
+_DROPPABLE = frozenset("\f\v\r\ufeff \t")
+
+
+class LineIndex:
+    """Converts between (line, column) and character offsets of one text."""
+
+    _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+    def __init__(self, source: str) -> None:
+        self.starts = [0] + [m.end() for m in self._NEWLINE.finditer(source)]
+        self.length = len(source)
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of a 1-based line and 0-based column."""
+        if line - 1 >= len(self.starts):
+            return self.length
+        return min(self.starts[line - 1] + column, self.length)
+
+    def position(self, offset: int) -> Position:
+        """The 1-based line and 1-based column of an offset."""
+        line = bisect.bisect_right(self.starts, offset)
+        return Position(line, offset - self.starts[line - 1] + 1)
+
+    def line_start(self, offset: int) -> int:
+        """The offset where the line holding ``offset`` begins."""
+        return self.starts[bisect.bisect_right(self.starts, offset) - 1]
+
+
+class SourceMap:
+    """Maps offsets in libcst's rendering to offsets in the real text.
+
+    The rendering is the text minus a few dropped characters; ``_at`` holds
+    the rendering offsets before which dropped characters sit and ``_shift``
+    how many were dropped up to there."""
+
+    _BLOCK = 4096
+
+    def __init__(self, rendered: str, source: str) -> None:
+        self._at: List[int] = []
+        self._shift: List[int] = []
+        self.exact = True
+        self.rendered = rendered
+        if rendered == source:
+            return
+        i = j = 0
+        while j < len(rendered):
+            if i >= len(source):
+                self.exact = False
+                break
+            block = min(self._BLOCK, len(rendered) - j)
+            if source[i : i + block] == rendered[j : j + block]:
+                i += block
+                j += block
+                continue
+            while j < len(rendered) and i < len(source) and source[i] == rendered[j]:
+                i += 1
+                j += 1
+            if j == len(rendered):
+                break
+            if i >= len(source):
+                self.exact = False
+                break
+            if source[i] not in _DROPPABLE:
+                self.exact = False
+            if self._at and self._at[-1] == j:
+                self._shift[-1] += 1
+            else:
+                self._at.append(j)
+                self._shift.append((self._shift[-1] if self._shift else 0) + 1)
+            i += 1
+        tail = len(source) - i - (len(rendered) - j)
+        if tail > 0:  # dropped at the very end (a final lone "\r")
+            if not source[i:].endswith(rendered[j:]) or not set(source[len(source) - tail :]) <= _DROPPABLE:
+                self.exact = False
+            self._at.append(len(rendered))
+            self._shift.append((self._shift[-1] if self._shift else 0) + tail)
+
+    def _dropped_before(self, offset: int, inclusive: bool) -> int:
+        """Characters dropped before rendering offset ``offset`` (those right
+        at it too when ``inclusive``)."""
+        find = bisect.bisect_right if inclusive else bisect.bisect_left
+        index = find(self._at, offset) - 1
+        return self._shift[index] if index >= 0 else 0
+
+    def start(self, offset: int) -> int:
+        """The real offset of the rendered character at ``offset``: after any
+        dropped characters in front of it."""
+        return offset + self._dropped_before(offset, inclusive=True)
+
+    def end(self, offset: int) -> int:
+        """The real end of a range ending at ``offset``: right after its last
+        character, before any dropped characters that follow it."""
+        return offset + self._dropped_before(offset, inclusive=False)
+
+    def span(self, start: int, end: int) -> Tuple[int, int]:
+        """The real range of a rendered range (an empty one stays empty)."""
+        real_start = self.start(start)
+        return (real_start, real_start) if start == end else (real_start, max(self.end(end), real_start))
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """What rendering a replacement exactly as the module would needs: the
+    indentation in force and the quotes of the f-strings around it."""
+
+    indent_tokens: Tuple[str, ...]
+    fstring_quotes: Tuple[str, ...]
+
+
+class PositionState(CodegenState):
+    """One code-generation pass that records, for every node, its rendered
+    offsets (libcst's syntactic position), its whitespace-inclusive range and
+    the context a replacement of it is rendered in.  Contexts are shared
+    objects, rebuilt only when the indentation or the f-string nesting changes.
+
+    This runs once per linted module over every node, so the records are
+    keyed by ``id(node)`` (libcst nodes hash by identity through a Python
+    ``__hash__``; the module keeps every node alive while the records live)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.offset = 0
+        self._syntactic: Dict[int, Tuple[int, int]] = {}
+        self._inclusive: Dict[int, Tuple[int, int]] = {}
+        self._contexts: Dict[int, NodeContext] = {}
+        self._order: List[cst.CSTNode] = []  # each node once, as first recorded
+        self.popped_newline = ""
+        self._stack: List[int] = []
+        self._quotes: List[str] = []
+        self._context: Optional[NodeContext] = None
+
+    def nodes(self) -> List[cst.CSTNode]:
+        """Every node with a range, in the order the ranges were recorded."""
+        return list(self._order)
+
+    def syntactic(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """The rendered range of a node, without its surrounding whitespace."""
+        return self._syntactic[id(node)]
+
+    def inclusive(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """The rendered range of everything the node renders."""
+        return self._inclusive[id(node)]
+
+    def context(self, node: cst.CSTNode) -> NodeContext:
+        """What the node was rendered within."""
+        return self._contexts[id(node)]
+
+    def increase_indent(self, value: str) -> None:
+        super().increase_indent(value)
+        self._context = None
+
+    def decrease_indent(self) -> None:
+        super().decrease_indent()
+        self._context = None
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.add_token(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        # A file without a final newline: the module takes back the last
+        # statement's newline after that statement's range was recorded.
+        if self.tokens:
+            self.popped_newline = self.tokens.pop()
+            self.offset -= len(self.popped_newline)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append(self.offset)
+        context = self._context
+        if context is None:
+            context = self._context = NodeContext(tuple(self.indent_tokens), tuple(self._quotes))
+        self._contexts[id(node)] = context
+        if type(node) is _FORMATTED_STRING:
+            self._quotes.append(node.quote)
+            self._context = None
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if type(node) is _FORMATTED_STRING:
+            self._quotes.pop()
+            self._context = None
+        where = (self._stack.pop(), self.offset)
+        key = id(node)
+        self._inclusive[key] = where
+        if key not in self._syntactic:
+            self._syntactic[key] = where
+            self._order.append(node)
+
+    def _record_syntactic(self, node: cst.CSTNode, start: int, end: int) -> None:
+        key = id(node)
+        if key not in self._syntactic:
+            self._order.append(node)
+        self._syntactic[key] = (start, end)
+
+    def record_syntactic_position(  # type: ignore[override]  # a lighter context manager than the base's generator
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> "_SyntacticRecord":
+        return _SyntacticRecord(self, node, start_node, end_node)
+
+
+_FORMATTED_STRING = cst.FormattedString
+
+
+class _SyntacticRecord:
+    """Records a node's syntactic range around the code libcst renders for
+    it (libcst's own is a generator-based context manager, measurably slower
+    when entered for most nodes of a module)."""
+
+    __slots__ = ("_state", "_node", "_start_node", "_end_node", "_start")
+
+    def __init__(self, state: PositionState, node: cst.CSTNode,
+                 start_node: Optional[cst.CSTNode], end_node: Optional[cst.CSTNode]) -> None:
+        self._state = state
+        self._node = node
+        self._start_node = start_node
+        self._end_node = end_node
+        self._start = 0
+
+    def __enter__(self) -> None:
+        self._start = self._state.offset
+
+    def __exit__(self, *exc_info: object) -> None:
+        state = self._state
+        start, end = self._start, state.offset
+        if self._start_node is not None:
+            start = state.syntactic(self._start_node)[0]
+        if self._end_node is not None:
+            end = state.syntactic(self._end_node)[1]
+        state._record_syntactic(self._node, start, end)
+
+
+class CodeRanges(Mapping[cst.CSTNode, CodeRange]):
+    """A :class:`Located`'s ranges in libcst's shape (1-based lines, 0-based
+    columns), converted when asked for.  The ranges (one code-generation pass
+    over the module) are computed on the first question, not when a rule
+    takes the mapping in case it reports."""
+
+    def __init__(self, located: Callable[[], "Located"]) -> None:
+        self._located = located
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        start, end = self._located().range(node)
+        return CodeRange(CodePosition(start.line, start.column - 1), CodePosition(end.line, end.column - 1))
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._located().nodes())
+
+    def __len__(self) -> int:
+        return len(self._located().nodes())
+
+
+class Located:
+    """A module's node positions in the real text, and its fixes as edits."""
+
+    def __init__(self, module: cst.Module, source: str) -> None:
+        state = PositionState(module)
+        module._codegen(state)
+        self._state = state
+        self.module = module
+        self.source = source
+        self.index = LineIndex(source)
+        rendered = "".join(state.tokens)
+        state.tokens.clear()
+        # Usually the rendering is the text itself and needs no map.
+        self._rendered: Optional[str] = None if rendered == source else rendered
+        self._map = None if self._rendered is None else SourceMap(rendered, source)
+
+    def nodes(self) -> Sequence[cst.CSTNode]:
+        """Every node with a range."""
+        return self._state.nodes()
+
+    def span(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """The real character range of a node (libcst's syntactic range)."""
+        return self._real(*self._state.syntactic(node))
+
+    def range(self, node: cst.CSTNode) -> Tuple[Position, Position]:
+        """The 1-based start and end positions of a node in the real text."""
+        start, end = self.span(node)
+        return self.index.position(start), self.index.position(end)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The 1-based line a node starts on."""
+        return self.index.position(self.span(node)[0]).line
+
+    def edits(self, replacements: Sequence[Replacement], imports: Sequence[str]) -> Tuple[Edit, ...]:
+        """The edits of one fix, or none when they cannot be made without
+        touching text outside the replaced nodes."""
+        if self._map is not None and not self._map.exact:
+            return ()
+        edits: List[Edit] = []
+        bounds: List[Tuple[int, int]] = []
+        for replacement in replacements:
+            found = self._replacement_edits(replacement)
+            if found is None:
+                return ()
+            edits.extend(found)
+            bounds.append(self._real(*self._state.inclusive(replacement.node)))
+        for name in imports:
+            edit = self._import_edit(name)
+            edits.append(edit)
+            bounds.append((edit.start, edit.end))
+        if not all(any(low <= e.start <= e.end <= high for low, high in bounds) for e in edits):
+            return ()  # an edit reaching outside its node: never offered
+        return tuple(sorted(set(edits)))
+
+    def _real(self, start: int, end: int) -> Tuple[int, int]:
+        """Real offsets of a rendered range (ranges of the last statement of
+        a file without a final newline end one newline past the text)."""
+        limit = len(self._rendered_text())
+        start, end = min(start, limit), min(end, limit)
+        return self._map.span(start, end) if self._map is not None else (start, end)
+
+    def _rendered_text(self) -> str:
+        return self.source if self._rendered is None else self._rendered
+
+    def _replacement_edits(self, replacement: Replacement) -> Optional[List[Edit]]:
+        node, new_node = replacement.node, replacement.new_node
+        context = self._state.context(node)
+        if context.fstring_quotes:
+            new_node = requote_inserted_strings(node, new_node, context.fstring_quotes)
+        start, end = self._state.inclusive(node)
+        text = self._rendered_text()
+        old = text[start:end]
+        # The module itself renders as the text this pass rendered; any other
+        # node is rendered alone to check it renders as it sits in the module.
+        expected = old if node is self.module else _render(node, self.module, context)
+        new = _render(new_node, self.module, context)
+        popped = self._state.popped_newline
+        if end > len(text) and popped and expected == old + popped and new.endswith(popped):
+            expected, new = old, new[: -len(popped)]  # the last statement of a file without a final newline
+        if expected != old:
+            return None  # the node does not render as it sits in the module
+        local = _trimmed_edit(old, new, 0)
+        if local is None:
+            return []
+        return self._mapped(Edit(start + local.start, start + local.end, local.text))
+
+    def _mapped(self, edit: Edit) -> Optional[List[Edit]]:
+        """A rendered-text edit as real-text edits, keeping every dropped
+        character: split by lines where one falls inside the edit."""
+        if self._map is None:
+            return [edit]
+        real_start, real_end = self._map.span(edit.start, edit.end)
+        if real_end - real_start == edit.end - edit.start:
+            return [Edit(real_start, real_end, edit.text)]
+        rendered = self._rendered_text()
+        old_lines = _lines(rendered[edit.start : edit.end])
+        new_lines = _lines(edit.text)
+        pieces: List[Edit] = []
+        line_offsets = [edit.start]
+        for line in old_lines:
+            line_offsets.append(line_offsets[-1] + len(line))
+        matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+        for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            piece_start, piece_end = self._map.span(line_offsets[a0], line_offsets[a1])
+            if piece_end - piece_start != line_offsets[a1] - line_offsets[a0]:
+                return None  # a dropped character inside a changed line
+            pieces.append(Edit(piece_start, piece_end, "".join(new_lines[b0:b1])))
+        return pieces
+
+    def _import_edit(self, name: str) -> Edit:
+        """Insert ``import name`` before the first statement that is not the
+        docstring or a ``__future__`` import."""
+        module = self.module
+        newline = module.default_newline
+        for number, statement in enumerate(module.body):
+            first = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            is_docstring = number == 0 and isinstance(first, cst.Expr) and isinstance(
+                first.value, (cst.SimpleString, cst.ConcatenatedString)
+            )
+            is_future = (
+                isinstance(first, cst.ImportFrom)
+                and isinstance(first.module, cst.Name)
+                and first.module.value == "__future__"
+            )
+            if not (is_docstring or is_future):
+                offset = self.index.line_start(self.span(statement)[0])
+                return Edit(offset, offset, f"import {name}{newline}")
+        # Nothing but a docstring and future imports: append at the end.
+        text = self.source
+        prefix = "" if not text or text.endswith(("\n", "\r")) else newline
+        return Edit(len(text), len(text), f"{prefix}import {name}{newline}")
+
+
+def _lines(text: str) -> List[str]:
+    """Lines with their ends, broken at \n, \r\n and \r only (as Python
+    counts lines; ``str.splitlines`` also breaks at form feeds)."""
+    return io.StringIO(text, newline="").readlines()
+
+
+class _RenderState(CodegenState):
+    """Plain rendering: records no positions (libcst's default still enters
+    a generator-based context manager for most nodes)."""
+
+    def record_syntactic_position(  # type: ignore[override]  # same protocol, no generator
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> "nullcontext[None]":
+        return _NOTHING_RECORDED
+
+
+_NOTHING_RECORDED: "nullcontext[None]" = nullcontext()
+
+
+def _render(node: cst.CSTNode, module: cst.Module, context: NodeContext) -> str:
+    """A node's text as the module renders it where the node sits."""
+    state = _RenderState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens = list(context.indent_tokens)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def _trimmed_edit(old: str, new: str, base: int) -> Optional[Edit]:
+    """The single smallest edit that turns ``old`` into ``new``."""
+    if old == new:
+        return None
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return Edit(base + prefix, base + len(old) - suffix, new[prefix : len(new) - suffix])
