@@ -157,6 +157,13 @@ class Callees:
         (``tqdm(loader)``, ``logger.log_every(loader, 10)``)."""
         return self._arguments_in(call, self._yielding, lambda target: target.summary.yields_from)
 
+    def wrapper_yields(self, call: cst.Call) -> bool:
+        """``call`` is a library wrapper (the data table's, not the project's
+        code) that only draws the items of its arguments (``tqdm(loader)``,
+        ``enumerate(loader)``)."""
+        target = self.target(call, self._yielding)
+        return target is not None and target.summary.wrapper and bool(target.summary.yields_from)
+
     def iterated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)

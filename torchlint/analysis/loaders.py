@@ -141,7 +141,7 @@ class Loaders:
         self.cuda_sign: Optional[cst.CSTNode] = None
         """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
-        self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
+        self._held: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
         for facts in training.functions.values():
@@ -374,29 +374,37 @@ class Loaders:
 
     def origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The ``DataLoader(...)`` calls of this file ``expr`` may hold."""
-        return self._origins_of(expr, 0)
+        return frozenset(call for call in self._held_of(expr, 0) if loader_class(self._names.call_name(call)))
 
-    def _origins_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+    def held(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
+        """The calls of this file whose result ``expr`` may hold: through
+        names (their reaching bindings, unpackings included), ``x if c else
+        y``, ``self`` attributes set in ``__init__``, the returns of the
+        file's functions and ``iter(...)``; a call of anything else is a leaf
+        (``DistributedSampler(ds)``, ``DataLoader(...)``)."""
+        return self._held_of(expr, 0)
+
+    def _held_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if depth > _MAX_DEPTH:
             return frozenset()
-        cached = self._origins.get(expr)
+        cached = self._held.get(expr)
         if cached is not None:
             return cached
-        self._origins[expr] = frozenset()  # cycles resolve to nothing
-        found = self._compute_origins(expr, depth)
-        self._origins[expr] = found
+        self._held[expr] = frozenset()  # cycles resolve to nothing
+        found = self._compute_held(expr, depth)
+        self._held[expr] = found
         return found
 
-    def _compute_origins(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+    def _compute_held(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if isinstance(expr, cst.Call):
             if loader_class(self._names.call_name(expr)):
                 return frozenset({expr})
             if _is_builtin(expr.func, self._scopes, frozenset({"iter"})) and expr.args:
-                return self._origins_of(expr.args[0].value, depth + 1)  # an iterator over the loader
+                return self._held_of(expr.args[0].value, depth + 1)  # an iterator over the loader
             function = self._training.local_function(expr)
             if function is not None:
                 return self._union(self._returns(function), depth)
-            return frozenset()
+            return frozenset({expr})
         if isinstance(expr, cst.IfExp):
             return self._union([expr.body, expr.orelse], depth)
         if isinstance(expr, cst.Name):
@@ -408,7 +416,7 @@ class Loaders:
     def _union(self, exprs: Sequence[cst.BaseExpression], depth: int) -> FrozenSet[cst.Call]:
         found: Set[cst.Call] = set()
         for value in exprs:
-            found |= self._origins_of(value, depth + 1)
+            found |= self._held_of(value, depth + 1)
         return frozenset(found)
 
     def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
@@ -542,6 +550,22 @@ class Loaders:
             if through:
                 return frozenset(through | self.origins(expr))
         return self.origins(expr)
+
+    def handed_out(self, constructor: cst.Call) -> bool:
+        """A call of this file hands the loader ``constructor`` builds to code
+        other than the file's own functions (which are followed through their
+        parameters), ``len`` and the library wrappers that only draw its
+        items (``enumerate``, ``tqdm``): that code may do anything with it."""
+        for call in self._calls:
+            if call is constructor or self._training.local_function(call) is not None:
+                continue
+            if _is_builtin(call.func, self._scopes, frozenset({"len", "iter"})):
+                continue
+            if self._callees is not None and self._callees.wrapper_yields(call):
+                continue
+            if any(constructor in self.origins(arg.value) for arg in call.args):
+                return True
+        return False
 
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The loaders whose batch (or a part of it) ``expr`` holds."""
