@@ -478,8 +478,7 @@ class _FunctionScan:
         """Local names holding a part of a parameter (``x, y = batch``)."""
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
-        self.locals, self.generator = _single_assignments(node.body)
-        self.derived = _self_derived(node.body, self.parameters) if arguments else frozenset()
+        self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
 
@@ -855,33 +854,16 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
                 pending.extend(item for item in value if isinstance(item, node_type) and not isinstance(item, _NESTED))
 
 
-def _self_derived(body: Sequence[ast.stmt], parameters: FrozenSet[str]) -> FrozenSet[str]:
-    """Parameters the body rebinds only from themselves (``x = x.cuda()``,
-    ``a, b = a.to(d), b.to(d)``): they still hold the argument's data."""
-    found: Dict[str, bool] = {}
-    for child in _own_nodes(body):
-        targets: List[ast.expr] = []
-        value: Optional[ast.expr] = None
-        if isinstance(child, ast.Assign):
-            targets, value = list(child.targets), child.value
-        elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-            targets = [child.target]
-        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
-            targets = [child.optional_vars]
-        for target in targets:
-            for leaf in ast.walk(target):
-                if isinstance(leaf, ast.Name) and leaf.id in parameters:
-                    mentioned = value is not None and any(
-                        isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
-                    found[leaf.id] = found.get(leaf.id, True) and mentioned
-    return frozenset(name for name, kept in found.items() if kept)
-
-
-def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[ast.expr]], bool]:
+def _single_assignments(
+    body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
+) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
-    assignment, or None when bound otherwise or more than once; and whether
-    the body yields (one walk for both)."""
+    assignment, or None when bound otherwise or more than once; whether the
+    body yields; and, when ``parameters`` are given, those the body rebinds
+    only from themselves (``x = x.cuda()``, ``a, b = a.to(d), b.to(d)``:
+    they still hold the argument's data).  One walk for all three."""
     found: Dict[str, Optional[ast.expr]] = {}
+    derived: Dict[str, bool] = {}
     yields = False
     for child in _own_nodes(body):
         if isinstance(child, (ast.Yield, ast.YieldFrom)):
@@ -905,7 +887,11 @@ def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[as
                 if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
                     known = leaf.id in found
                     found[leaf.id] = value if simple and not known else None
-    return found, yields
+                if parameters is not None and isinstance(leaf, ast.Name) and leaf.id in parameters:
+                    mentioned = value is not None and any(
+                        isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
+                    derived[leaf.id] = derived.get(leaf.id, True) and mentioned
+    return found, yields, frozenset(name for name, kept in derived.items() if kept)
 
 
 def _grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
