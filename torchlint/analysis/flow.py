@@ -2,9 +2,10 @@
 of it, what changes the value in place on the way, and which branches
 exclude each other.
 
-One fact, shared by the per-file analyses (loaders, values, placement) and
-the rules that ask about order (TL402's attention chains, TL601's clip
-before ``unscale_``).  Each function (and the module body) is walked once,
+One fact, shared by the per-file analyses (loaders, values, placement)
+and meant for the rules that ask about order (the
+manual-attention and clip-before-unscale rules still carry their own
+walks).  Each function (and the module body) is walked once,
 on first use, in the order Python runs it: both sides of an ``if`` start
 from the state before it and meet after it; a loop's body runs zero or more
 times (its state is joined with the state before it until nothing grows,
