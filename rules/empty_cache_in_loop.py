@@ -61,10 +61,17 @@ class EmptyCacheInLoop(Rule):
     the file's function it calls) runs one experiment per iteration, not
     one training step: not reported, for the same reason.
 
-    Not reported either: a call under any `if` inside the loop (a cadence
-    such as `if step % 100 == 0:`), in an `except` handler (recovery from an
+    Not reported either: a call under an `if` inside the loop whose test
+    may change from one iteration to the next (a cadence such as `if step %
+    100 == 0:`, a test that calls something, or reads a name or attribute
+    the loop writes), in an `except` handler (recovery from an
     out-of-memory error), in a loop's `else`, after the loop, or in a
     function that no such loop calls.
+
+    A call under an `if` whose test keeps its value for the whole loop (a
+    run-wide flag such as `if args.use_ema:`, which nothing in the loop
+    writes and which calls nothing; the flow fact decides) runs on every
+    iteration or on none, and is reported.
 
     ## Why is this bad?
     PyTorch's caching allocator keeps freed GPU memory so that the next
@@ -202,7 +209,7 @@ class EmptyCacheInLoop(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._sites:
             return
-        placement = StepPlacement(self.facts.parents, self.facts.training)
+        placement = StepPlacement(self.facts.parents, self.facts.training, invariant=self.facts.flow.invariant_in)
         found = [(site, placement.step_loop(site.call, set())) for site in self._sites]
         loops: Set[cst.CSTNode] = {loop.node for _, loop in found if loop is not None}
         if not loops:

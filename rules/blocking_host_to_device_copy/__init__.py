@@ -7,7 +7,8 @@ from typing import Dict, List, Mapping, Optional
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.loaders import DATALOADER, BatchMove, Loaders
+from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
+from torchlint.analysis.queries import summaries
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -57,7 +58,9 @@ class BlockingHostToDeviceCopy(Rule):
     that copy a batch (or a part of it) drawn from a `DataLoader` built in
     the same file with a literal `pin_memory=True` (written in the call, or
     in a dictionary unpacked into it whose keys are known:
-    `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`).
+    `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`, also
+    when a branch adds it, as `if use_cuda: kwargs.update(cuda_kwargs)` does:
+    the copies the finding is about are made on the paths that pin).
     The batch is followed from the loader through `for` loops (also through
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed
@@ -120,14 +123,15 @@ class BlockingHostToDeviceCopy(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `non_blocking=True`"
     torch_range = TorchRange(note="`non_blocking` exists in every release (named `async` before 0.4)")
-    trigger_words = ("DataLoader",)
+    trigger_words = apidata.loader_words()
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
         (``pin_memory`` may be passed by position, so its word is not required)."""
         return (
-            facts.imports_torch and facts.mentions(("DataLoader",))
+            facts.imports_torch and facts.mentions(apidata.loader_words())
             and not facts.called_attributes.isdisjoint(("cuda", "to"))
         )
 
@@ -221,7 +225,7 @@ class BlockingHostToDeviceCopy(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             self._statements[node] = innermost_statement(self.parents)
-        elif not self._loaders and self.names.call_name(node) == DATALOADER:
+        elif not self._loaders and loader_class(self.names.call_name(node)):
             self._loaders = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -248,9 +252,11 @@ class BlockingHostToDeviceCopy(Rule):
             )
 
     def _pins(self, loader: cst.Call) -> bool:
-        given = bind(loader, apidata.signature(DATALOADER), self.context.torch_version,
-                     self.facts.values.splatted).argument("pin_memory")
-        return given is not None and literal_bool(given.value) is True
+        """``pin_memory=True`` on every path that passes it (a dict that holds
+        it only under ``if use_cuda:`` pins the batches where they are copied)."""
+        values = bind(loader, self.facts.loaders.signature(loader), self.context.torch_version,
+                      self.facts.values.splatted).values("pin_memory")
+        return bool(values) and all(literal_bool(value) is True for value in values)
 
     def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
         name = _root(move.receiver)

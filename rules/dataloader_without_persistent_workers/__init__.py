@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.queries import keyword_passed, summaries
 from torchlint.data import apidata
 from torchlint.analysis import Analysis
-from torchlint.analysis.loaders import DATALOADER
+from torchlint.analysis.loaders import loader_class
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -110,12 +110,12 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     torch_range = TorchRange(min=TorchVersion(1, 7), note="`persistent_workers` exists since 1.7")
     requires = frozenset({Analysis.PROJECT})
     project_queries = (keyword_passed(_SETTING), summaries())
-    trigger_words = ("DataLoader",)
+    trigger_words = apidata.loader_words()
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` must be named."""
-        return facts.imports_torch and facts.mentions(("DataLoader",))
+        return facts.imports_torch and facts.mentions(apidata.loader_words())
 
     valid = (
         """
@@ -217,7 +217,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if any(arg.keyword is not None and arg.keyword.value == _SETTING for arg in node.args):
             self._set_here = True
-        if self.names.call_name(node) == DATALOADER:
+        if loader_class(self.names.call_name(node)):
             self._statements[node] = innermost_statement(self.parents)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -227,22 +227,35 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             return
         loaders = self.facts.loaders
         repeated: Set[cst.Call] = set()
+        each_built: Set[cst.Call] = set()  # iterated again and again by one call: whatever builds them
         for loop in loaders.loops():
             if loop.repeated:
                 repeated |= loop.loaders
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders
-        signature = apidata.signature(DATALOADER)
+                each_built |= handed.each_call
         for call in loaders.constructors:
-            if call not in repeated or loaders.rebuilt(call):
+            if call not in repeated or (loaders.rebuilt(call) and call not in each_built):
                 continue  # iterated once, or built anew for every pass
-            arguments = bind(call, signature, self.context.torch_version, self.facts.values.splatted)
+            arguments = bind(call, loaders.signature(call), self.context.torch_version, self.facts.values.splatted)
             if arguments.may_be_present(_SETTING):
                 continue
             workers = arguments.argument("num_workers")
             if workers is None:
-                continue  # missing (no workers) or carried by `**kwargs`
+                # Missing (no workers), carried by `**kwargs`, or by a dict on some
+                # paths only (`if use_cuda: kwargs.update(num_workers=4)`): reported
+                # where every such path starts workers, without a fix (`True` on the
+                # other paths would raise: persistent workers need workers).
+                sometimes = arguments.values("num_workers")
+                if sometimes and not any(isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in sometimes):
+                    self.report(
+                        call,
+                        "suggestion: this `DataLoader` is iterated every epoch and, where its keywords give it "
+                        "workers, starts them anew each time; `persistent_workers=True` beside `num_workers` keeps them",
+                        statement=self._statements.get(call),
+                    )
+                continue
             value = workers.value
             fix = None
             if isinstance(value, cst.Integer):

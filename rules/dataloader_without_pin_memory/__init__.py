@@ -9,8 +9,10 @@ from libcst.metadata import CodeRange
 
 from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
-from torchlint.analysis.loaders import DATALOADER, BatchMove
+from torchlint.analysis.loaders import loader_class
 from torchlint.data.apidata import Framework
+from torchlint.analysis.queries import summaries
+from torchlint.analysis.summaries import moving_words
 from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
@@ -116,18 +118,21 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
-    trigger_words = ("DataLoader",)
+    trigger_words = apidata.loader_words()
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to``/``prepare`` method call
-        must both appear, or Transformers' training arguments."""
+        (or a call of a project function that copies to a device) must both
+        appear, or Transformers' training arguments."""
         if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(class_words(_TRANSFORMERS, "training-arguments")):
             return True
-        return (
-            facts.imports_torch and facts.mentions(("DataLoader",))
-            and not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader"))
-        )
+        if not (facts.imports_torch and facts.mentions(apidata.loader_words())):
+            return False
+        if not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader")):
+            return True
+        return facts.mentions(moving_words(facts.project.summaries if facts.project is not None else None))
 
     valid = (
         """
@@ -226,7 +231,7 @@ class DataLoaderWithoutPinMemory(Rule):
         self._prepares: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.names.call_name(node) == DATALOADER:
+        if loader_class(self.names.call_name(node)):
             self._statements[node] = innermost_statement(self.parents)
             return
         fact = self.facts.frameworks.call(node)
@@ -273,20 +278,26 @@ class DataLoaderWithoutPinMemory(Rule):
             for argument in self.facts.frameworks.device_moves(prepare):
                 for loader in loaders.origins(argument):
                     prepared.setdefault(loader, prepare)
-        if not loaders.uses_cuda and not prepared:
-            return
-        first_move: Dict[cst.Call, BatchMove] = {}
+        first_move: Dict[cst.Call, cst.Call] = {}
+        handed: Dict[cst.Call, cst.Call] = {}
         if loaders.uses_cuda:
             for move in loaders.moves():
                 for loader in move.loaders:
-                    first_move.setdefault(loader, move)
+                    first_move.setdefault(loader, move.call)
+        for elsewhere in loaders.handed_moves():
+            if elsewhere.cuda or loaders.uses_cuda:
+                for loader in elsewhere.loaders:
+                    handed.setdefault(loader, elsewhere.call)
+        if not loaders.uses_cuda and not prepared and not handed:
+            return
         lines: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         for call in loaders.constructors:
             moved = first_move.get(call)
             by_framework = prepared.get(call)
-            if moved is None and by_framework is None:
+            by_callee = handed.get(call)
+            if moved is None and by_framework is None and by_callee is None:
                 continue
-            arguments = bind(call, apidata.signature(DATALOADER), self.context.torch_version,
+            arguments = bind(call, loaders.signature(call), self.context.torch_version,
                              self.facts.values.splatted)
             if moved is None and self._items_hold_no_data(arguments):
                 continue  # Accelerate would move an index tensor and strings
@@ -297,12 +308,17 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             if lines is None:
                 lines = self.facts.positions
-            if moved is None and by_framework is not None:
+            if moved is not None:
+                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
+            elif by_callee is not None:
+                func = by_callee.func
+                callee = func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
+                where = (f"whose batches `{callee}(...)` on {self.cite_line(lines[by_callee].start.line)} "
+                         "copies to the GPU")
+            else:
+                assert by_framework is not None
                 where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
                          f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
-            else:
-                assert moved is not None
-                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved.call].start.line)}"
             fix: Optional[FixRequest]
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),

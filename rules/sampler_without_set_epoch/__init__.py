@@ -56,8 +56,17 @@ class SamplerWithoutSetEpoch(Rule):
     returns one under `if distributed:`): what that function builds comes
     from its code (the project index's summaries), never from its name.
 
-    Not reported: a loader built by a helper in another function or module
-    and returned (the helper's owner handles the epoch), a sampler from a
+    A loader built by a helper of the same file and returned (alone, in a
+    tuple, unpacked by the caller: `loader, n = prepare_dataloaders(cfg)`)
+    is followed to the loops of the file that iterate it; it is reported
+    when one of them trains inside another loop, the file calls
+    `set_epoch` nowhere, and the loader goes to no other code than the
+    file's functions, `len` and wrappers such as `tqdm` (code that gets it
+    may set the epoch).  Those findings get no fix.
+
+    Not reported: a loader built by another module's helper and returned
+    (the helper's owner handles the epoch), a loader built anew for each
+    pass (in a loop, or by a function called in one), a sampler from a
     helper whose choice depends on a run-time value
     (`make_sampler(dataset, distributed=args.distributed)`), a loader
     iterated once or only for evaluation, and a sampler with
@@ -143,11 +152,23 @@ class SamplerWithoutSetEpoch(Rule):
             return DataLoader(dataset, sampler=DistributedSampler(dataset))
         loader = build(dataset)
         for epoch in range(10):
+            loader.sampler.set_epoch(epoch)
             for x in loader:
                 model(x).sum().backward()
         """,
     )
     invalid = (
+        Example(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler
+            def build(dataset):
+                return DataLoader(dataset, sampler=DistributedSampler(dataset))
+            loader = build(dataset)
+            for epoch in range(10):
+                for x in loader:
+                    model(x).sum().backward()
+            """,
+        ),
         Example(
             """
             from torch.utils.data import DataLoader, DistributedSampler
@@ -242,6 +263,51 @@ class SamplerWithoutSetEpoch(Rule):
                 statement=_statement(sampler, self._parents),
             )
             return
+        if not set_epoch:
+            self._check_returned(sampler)
+
+    def _check_returned(self, sampler: cst.Call) -> None:
+        """A loader the file builds from the sampler and hands on through its
+        functions' returns and unpackings (``loader, n = prepare(ds)``), which
+        a training loop of the file iterates inside another loop.  Asked only
+        when the file calls no ``set_epoch`` at all; quiet when the loader goes
+        to other code (which may set the epoch).  No fix: the epoch loop is in
+        another function than the sampler."""
+        loaders = self.facts.loaders
+        built = [loader for loader in loaders.constructors if self._given(loader, sampler)]
+        if not built:
+            return
+        training = self.facts.training
+        facts_of = {loop.node: loop for function in training.functions.values() for loop in function.loops}
+        for loop in loaders.loops():
+            chosen = [loader for loader in built if loader in loop.loaders and not loaders.rebuilt(loader)]
+            facts = facts_of.get(loop.loop)
+            if not chosen or not loop.repeated or facts is None or not training.is_training_loop(facts):
+                continue
+            if any(loaders.handed_out(loader) for loader in chosen):
+                return
+            self.report(
+                sampler,
+                f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "
+                f"epoch on {self.cite_line(self._line(loop.loop))}: each epoch shuffles the data in the same order",
+                statement=_statement(sampler, self._parents),
+            )
+            return
+
+    def _given(self, loader: cst.Call, sampler: cst.Call) -> bool:
+        """``DataLoader(..., sampler=S)`` (or ``batch_sampler=BatchSampler(S, ...)``)
+        where S may hold what ``sampler`` builds, through the file's bindings."""
+        loaders = self.facts.loaders
+        for arg in loader.args:
+            if arg.keyword is None or arg.keyword.value not in ("sampler", "batch_sampler"):
+                continue
+            for value in loaders.held(arg.value):
+                if self.names.call_name(value) in _BATCH_SAMPLERS and value.args:
+                    if sampler in loaders.held(value.args[0].value):
+                        return True
+                elif value is sampler:
+                    return True
+        return False
 
     def _line(self, node: cst.CSTNode) -> int:
         """The line ``node`` starts on (from the file's shared positions)."""

@@ -50,6 +50,7 @@ _FACTORIES: Dict[str, str] = {
     "torch.full_like": _VALUE,
     "torch.tensor": _VALUE,
     "torch.as_tensor": _VALUE,
+    "torch.asarray": _VALUE,  # torch >= 1.11: as as_tensor, with device= and dtype= keywords
     "torch.arange": _VALUE,  # downgraded to _ROUNDING unless its bounds are integers
     "torch.linspace": _ROUNDING,
     "torch.logspace": _ROUNDING,
@@ -393,7 +394,7 @@ class TensorCreatedThenMoved(Rule):
     else `.to(other.dtype)` after the factory).
 
     The fix is safe when the values are bit-identical on every device:
-    `zeros`, `ones`, `empty`, `eye`, `full`, `tensor`, `as_tensor`, the
+    `zeros`, `ones`, `empty`, `eye`, `full`, `tensor`, `as_tensor`, `asarray`, the
     non-random `*_like` forms, an `arange` with integer bounds, and the
     normalization layers, whose parameters start as ones and zeros.  It is
     unsafe when:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
+    from torchlint.analysis.flow import Flow
     from torchlint.analysis.frameworks import FrameworkFacts
     from torchlint.analysis.callees import Callees
     from torchlint.analysis.instances import Instances
@@ -120,6 +121,14 @@ class Facts:
         return cast("Sequence[N]", self._walked[1].get(kind, ()))
 
     @cached_property
+    def flow(self) -> "Flow":
+        """Which definitions reach each read, the changes on the way, and
+        which branches exclude each other (each function walked on first use)."""
+        from torchlint.analysis.flow import Flow
+
+        return Flow(self.module, self.scopes, lambda: self.parents, self.module.code_for_node)
+
+    @cached_property
     def callables(self) -> "Callables":
         """The functions methods store on ``self`` attributes and call through them."""
         import libcst
@@ -183,7 +192,7 @@ class Facts:
         from torchlint.analysis.values import Values
 
         builds = (lambda call: self.callees.builds(call)) if self.project.summaries is not None else None
-        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents)
+        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents, lambda: self.flow)
 
     @cached_property
     def training(self) -> "Training":
@@ -205,7 +214,7 @@ class Facts:
         """Which loader values come from, the loops over them, the copies of their batches."""
         from torchlint.analysis.loaders import Loaders
 
-        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees)
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees, self.flow)
 
     @property
     def project(self) -> "ProjectIndex":

@@ -157,6 +157,13 @@ class Callees:
         (``tqdm(loader)``, ``logger.log_every(loader, 10)``)."""
         return self._arguments_in(call, self._yielding, lambda target: target.summary.yields_from)
 
+    def wrapper_yields(self, call: cst.Call) -> bool:
+        """``call`` is a library wrapper (the data table's, not the project's
+        code) that only draws the items of its arguments (``tqdm(loader)``,
+        ``enumerate(loader)``)."""
+        target = self.target(call, self._yielding)
+        return target is not None and target.summary.wrapper and bool(target.summary.yields_from)
+
     def iterated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
@@ -165,6 +172,77 @@ class Callees:
         """The arguments ``call`` iterates again and again (``while True: for b
         in loader: yield b``): one call starts many passes over them."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.repeats)
+
+    @cached_property
+    def _moving(self) -> "_Spelled":
+        return self._spelled("moves")
+
+    def moved(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, bool, str]]:
+        """The arguments whose data ``call`` copies to a device in another
+        module's function (its summary): (argument, whether the items a loop
+        draws from it are copied rather than the argument itself, device as
+        the summary names it: ``cuda``, ``param:<name>``, ``attr:<name>``, ``?``)."""
+        target = self.target(call, self._moving)
+        if target is None or not (target.summary.moves_items or target.summary.moves):
+            return []
+        found: List[Tuple[cst.BaseExpression, bool, str]] = []
+        for position, keyword, value in arguments(call):
+            parameter = target.parameter(position, keyword)
+            if parameter is None:
+                continue
+            for moved, device, _settled in sorted(target.summary.moves_items):
+                if moved == parameter:
+                    found.append((value, True, device))
+            for moved, device, _settled in sorted(target.summary.moves):
+                if moved == parameter:
+                    found.append((value, False, device))
+        return found
+
+    def argument(self, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:
+        """What ``call`` passes for ``parameter`` of what it runs (None: not
+        passed, or not known)."""
+        target = self._cache.get(call) if call in self._cache else self.target(call)
+        if target is None:
+            return None
+        for position, keyword, value in arguments(call):
+            if target.parameter(position, keyword) == parameter:
+                return value
+        return None
+
+    def owner(self, call: cst.Call) -> Optional[str]:
+        """The class whose method ``call`` runs on an instance (None for a function)."""
+        target = self._cache.get(call) if call in self._cache else self.target(call)
+        if target is None or not target.bound or not target.summary.method:
+            return None
+        return target.summary.qualified.rsplit(".", 1)[0]
+
+    def attribute_argument(self, call: cst.Call, attribute: str) -> Optional[cst.BaseExpression]:
+        """For a method call on an instance (``discr.update(loader)``), what the
+        one construction of the instance (``discr = Discriminator(n, device)``,
+        or ``Learning(...).run_train(...)`` itself) passed for the ``__init__``
+        parameter the class stores as ``self.<attribute>``."""
+        owner = self.owner(call)
+        func = call.func
+        if owner is None or not isinstance(func, cst.Attribute):
+            return None
+        parameter = self._summaries.init_parameter(owner, attribute)
+        init = self._summaries.of(f"{owner}.__init__")
+        if parameter is None or init is None:
+            return None
+        receiver = func.value
+        construction = receiver if isinstance(receiver, cst.Call) else self._instances().construction(receiver)
+        if construction is None:
+            return None
+        qualified = self._names.call_name(construction) or self._instances().absolute_name(construction.func)
+        if qualified is None and isinstance(construction.func, cst.Name):
+            qualified = self._local_definition(construction.func)
+        if qualified is None or self._summaries.canonical(qualified) != self._summaries.canonical(owner):
+            return None  # built by a subclass, or not known to be this class
+        built = Target(init, True)
+        for position, keyword, value in arguments(construction):
+            if built.parameter(position, keyword) == parameter:
+                return value
+        return None
 
     def builds(self, call: cst.Call) -> Optional[str]:
         """The class every return of the project function ``call`` runs
@@ -207,12 +285,27 @@ class Callees:
             qualified = f"builtins.{last}"
         if qualified is None and isinstance(func, (cst.Name, cst.Attribute)):
             qualified = self._instances().absolute_name(func)
+        if qualified is None and isinstance(func, cst.Name):
+            qualified = self._local_definition(func)
         if qualified is not None:
             return self._named(qualified, False)
         if isinstance(func, cst.Attribute):
             return self._through_makers(func.value, last)
         through = self._through_makers(func, "__call__")
         return through if through is not None else self._called_parameter(func)
+
+    def _local_definition(self, func: cst.Name) -> Optional[str]:
+        """A module-level function or class of this file, as the summaries
+        name it (``<module>.<name>``), when the file is summarised."""
+        bindings = self._scopes.resolve(func)
+        if len(bindings) != 1 or bindings[0].kind not in (BindingKind.FUNCTION, BindingKind.CLASS):
+            return None
+        scope = bindings[0].scope
+        if scope is None or scope.kind is not ScopeKind.MODULE:
+            return None
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return None
+        return f"{self._module}.{func.value}"
 
     def _named(self, qualified: str, bound: bool) -> Optional[Target]:
         summary = self._summaries.of(qualified)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Seq
 
 import libcst as cst
 
+from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training
 from torchlint.analysis.values import (
@@ -28,8 +29,16 @@ from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees
+    from torchlint.analysis.flow import Flow
 
 DATALOADER = "torch.utils.data.DataLoader"
+
+
+def loader_class(qualified: Optional[str]) -> bool:
+    """torch's ``DataLoader``, or a library's subclass that passes its other
+    keywords on to it (``torchlint/data/loaders.toml``: PyG's loaders)."""
+    return qualified is not None and loader_signature(qualified) is not None
+
 _PARTS = frozenset({"items", "values"})
 _VIEWS = frozenset({
     "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -60,6 +69,18 @@ class BatchMove:
 
 
 @dataclass(frozen=True)
+class HandedMove:
+    """A call that hands a loader (or one of its batches) to another module's
+    function that copies the batches to a device: ``train_epoch(model,
+    device, loader)``, ``model.parse_batch(batch)`` (its summary says so)."""
+
+    call: cst.Call
+    loaders: FrozenSet[cst.Call]
+    cuda: bool
+    """Certainly CUDA (the callee writes ``.cuda()`` or a ``"cuda"`` device)."""
+
+
+@dataclass(frozen=True)
 class LoaderPass:
     """A call that hands a loader to a function of another module (or a
     library) that iterates it: ``train_one_epoch(model, loader, optimizer)``."""
@@ -69,6 +90,9 @@ class LoaderPass:
     repeated: bool
     """The call runs inside a loop: lexically, or through the file's calls
     of its function (an epoch loop)."""
+    each_call: FrozenSet[cst.Call] = frozenset()
+    """The loaders one call iterates again and again itself (its own epoch
+    loop): repeated even when each loader is built anew before each call."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +121,9 @@ class Loaders:
     """Loader facts of one module."""
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
-                 training: Training, callees: "Optional[Callees]" = None) -> None:
+                 training: Training, callees: "Optional[Callees]" = None, flow: "Optional[Flow]" = None) -> None:
         self._module = module
+        self._flow = flow
         self._callees = callees
         self._scopes = scopes
         self._names = names
@@ -110,15 +135,13 @@ class Loaders:
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
-        self._parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.uses_cuda = False
         """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
         or writes a ``"cuda..."`` device."""
         self.cuda_sign: Optional[cst.CSTNode] = None
         """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
-        self._ends: Dict[cst.CSTNode, int] = {}
-        self._origins: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
+        self._held: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
         for facts in training.functions.values():
@@ -135,14 +158,13 @@ class Loaders:
             definition = cast(cst.FunctionDef, node)
             for child in children(definition):
                 inside = child is definition.body
-                self._parent[child] = definition
                 self._walk(child, definition if inside else function, 0 if inside else loops)
             return
         if kind is cst.Call:
             call = cast(cst.Call, node)
             self._calls.append(call)
             qualified = self._names.call_name(call)
-            if qualified == DATALOADER:
+            if loader_class(qualified):
                 self._constructors.append(call)
                 if loops:
                     self._in_loop.add(call)
@@ -163,15 +185,21 @@ class Loaders:
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
         for child in children(node):
-            self._parent[child] = node
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
     # -- questions --------------------------------------------------------------------
 
     @property
     def constructors(self) -> Tuple[cst.Call, ...]:
-        """Every ``DataLoader(...)`` call of the file, in source order."""
+        """Every ``DataLoader(...)`` call of the file (a library's subclass
+        that passes the keywords on too), in source order."""
         return tuple(self._constructors)
+
+    def signature(self, constructor: cst.Call) -> Signature:
+        """The signature to read a loader construction's arguments with."""
+        found = loader_signature(self._names.call_name(constructor) or DATALOADER)
+        assert found is not None
+        return found
 
     def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """``first`` starts before ``second`` in the source."""
@@ -215,12 +243,46 @@ class Loaders:
             again: Set[cst.Call] = set()
             for argument in self._callees.repeated(call):
                 again |= self._iterated(argument)
+            inside = frozenset(again)
             if self._call_loops.get(call, False) or self._called_in_loop(call, set()):
                 again = loaders
             if again:
-                yield LoaderPass(call, frozenset(again), True)
+                yield LoaderPass(call, frozenset(again), True, inside)
             if loaders - again:
                 yield LoaderPass(call, frozenset(loaders - again), False)
+
+    def handed_moves(self) -> Iterator[HandedMove]:
+        """Calls of other modules' functions that copy a loader's batches to a
+        device that is not the CPU: a loader they iterate, or a batch they are
+        given (the file's own functions are followed through their
+        parameters instead: :meth:`moves`)."""
+        if self._callees is None:
+            return
+        for call in self._calls:
+            if self._training.local_function(call) is not None:
+                continue
+            for argument, items, device in self._callees.moved(call):
+                loaders = self._iterated(argument) if items else self.batch_origins(argument)
+                if not loaders:
+                    continue
+                where = self._remote_device(call, device)
+                if where is None or where.is_cpu:
+                    continue
+                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda")
+
+    def _remote_device(self, call: cst.Call, device: str) -> Optional[Device]:
+        """A device as another module's summary names it, seen from ``call``."""
+        assert self._callees is not None
+        kind, _, name = device.partition(":")
+        if kind == "cuda":
+            return Device(DeviceKind.ACCELERATOR, call)
+        if kind == "param":
+            passed = self._callees.argument(call, name)
+        elif kind == "attr":
+            passed = self._callees.attribute_argument(call, name)
+        else:
+            return None
+        return self.device_of(passed) if passed is not None else None
 
     def moves(self) -> Iterator[BatchMove]:
         """Every copy of a loader's batch to a device that is not the CPU."""
@@ -267,14 +329,18 @@ class Loaders:
         fact = self._values.device_fact(expr)
         if isinstance(fact, Device):
             return fact
-        if fact is NOT_DEVICE or depth > 3:
+        if fact is NOT_DEVICE or depth > 5:
             return None
         if isinstance(expr, cst.Attribute):
             passed = self._self_attribute_values(expr)
         elif isinstance(expr, cst.Name):
             if self._annotated_int(expr):
                 return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
-            passed = self._arguments(expr)
+            passed = self._bound_values(expr)
+        elif isinstance(expr, cst.Call) and self._training.local_function(expr) is not None:
+            function = self._training.local_function(expr)
+            assert function is not None
+            passed = self._returns(function)  # `device = setup(args)`: what every return gives
         else:
             return None
         if not passed:
@@ -308,29 +374,37 @@ class Loaders:
 
     def origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The ``DataLoader(...)`` calls of this file ``expr`` may hold."""
-        return self._origins_of(expr, 0)
+        return frozenset(call for call in self._held_of(expr, 0) if loader_class(self._names.call_name(call)))
 
-    def _origins_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+    def held(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
+        """The calls of this file whose result ``expr`` may hold: through
+        names (their reaching bindings, unpackings included), ``x if c else
+        y``, ``self`` attributes set in ``__init__``, the returns of the
+        file's functions and ``iter(...)``; a call of anything else is a leaf
+        (``DistributedSampler(ds)``, ``DataLoader(...)``)."""
+        return self._held_of(expr, 0)
+
+    def _held_of(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if depth > _MAX_DEPTH:
             return frozenset()
-        cached = self._origins.get(expr)
+        cached = self._held.get(expr)
         if cached is not None:
             return cached
-        self._origins[expr] = frozenset()  # cycles resolve to nothing
-        found = self._compute_origins(expr, depth)
-        self._origins[expr] = found
+        self._held[expr] = frozenset()  # cycles resolve to nothing
+        found = self._compute_held(expr, depth)
+        self._held[expr] = found
         return found
 
-    def _compute_origins(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
+    def _compute_held(self, expr: cst.BaseExpression, depth: int) -> FrozenSet[cst.Call]:
         if isinstance(expr, cst.Call):
-            if self._names.call_name(expr) == DATALOADER:
+            if loader_class(self._names.call_name(expr)):
                 return frozenset({expr})
             if _is_builtin(expr.func, self._scopes, frozenset({"iter"})) and expr.args:
-                return self._origins_of(expr.args[0].value, depth + 1)  # an iterator over the loader
+                return self._held_of(expr.args[0].value, depth + 1)  # an iterator over the loader
             function = self._training.local_function(expr)
             if function is not None:
                 return self._union(self._returns(function), depth)
-            return frozenset()
+            return frozenset({expr})
         if isinstance(expr, cst.IfExp):
             return self._union([expr.body, expr.orelse], depth)
         if isinstance(expr, cst.Name):
@@ -342,91 +416,67 @@ class Loaders:
     def _union(self, exprs: Sequence[cst.BaseExpression], depth: int) -> FrozenSet[cst.Call]:
         found: Set[cst.Call] = set()
         for value in exprs:
-            found |= self._origins_of(value, depth + 1)
+            found |= self._held_of(value, depth + 1)
         return frozenset(found)
 
     def reaching(self, name: cst.Name) -> Tuple[Binding, ...]:
-        """The bindings of ``name`` that can reach this use: in the use's own
-        scope, the last one before it in the source that every path to the
-        use runs (a loop's target inside its body), with the later ones in
-        branches the use is outside of (``x = None`` then ``if ...: x =
-        DataLoader(...)``: either may reach), when there is one; otherwise
-        all of them."""
-        bindings = self._scopes.resolve(name)
-        if len(bindings) < 2:
-            return bindings
-        scope = self._scopes.name_scope(name)
-        if any(binding.scope is not scope for binding in bindings):
-            return bindings  # read from a nested function: any binding may be current
-        at = self._order.get(name, -1)
-        earlier = [b for b in bindings if self._order.get(b.node, at) < at and not self._inside_assignment(name, b)]
-        before = [b for b in earlier if self._dominates(b, name)]
-        if not before:
-            return bindings
-        last = max(before, key=lambda b: self._order.get(b.node, -1))
-        after = self._order.get(last.node, -1)
-        branches = [b for b in earlier if b not in before and self._order.get(b.node, -1) > after]
-        return (last, *branches)
-
-    def _dominates(self, binding: Binding, name: cst.Name) -> bool:
-        """The binding's statement sits in a block that also holds the use
-        (not in a sibling branch of an ``if`` the use is outside of)."""
-        statement = binding.statement if binding.statement is not None else binding.node
-        if binding.kind in (BindingKind.FOR, BindingKind.WITH) and self._contains(statement, name):
-            return True
-        block = self._parent.get(statement)
-        return block is None or self._contains(block, name)
-
-    def _contains(self, node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-        return self._order.get(node, -1) <= self._order.get(inner, -1) <= self._last(node)
-
-    def _inside_assignment(self, name: cst.Name, binding: Binding) -> bool:
-        """``name`` is read by the statement that binds it (``x = x.cuda()``)."""
-        if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION, BindingKind.WITH, BindingKind.PARAMETER,
-                            BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.IMPORT):
-            return False
-        statement = binding.statement if binding.statement is not None else binding.node
-        return self._order.get(statement, -1) <= self._order.get(name, -1) <= self._last(statement)
-
-    def _last(self, node: cst.CSTNode) -> int:
-        cached = self._ends.get(node)
-        if cached is None:
-            cached = max((self._order.get(found, -1) for found in _descendants(node)), default=-1)
-            self._ends[node] = cached
-        return cached
+        """The bindings of ``name`` whose value can reach this read (the flow's
+        reaching definitions; every binding where it cannot order the read)."""
+        if self._flow is None:
+            return self._scopes.resolve(name)
+        return self._flow.bindings_at(name)
 
     def _bound_values(self, name: cst.Name) -> List[cst.BaseExpression]:
         values: List[cst.BaseExpression] = []
         for binding in self.reaching(name):
-            if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
-                if binding.value is not None:
-                    values.append(binding.value)
-                else:
-                    values.extend(self._unpacked_from_call(binding))
-            elif binding.kind is BindingKind.PARAMETER:
-                values.extend(self._arguments(name))
+            values.extend(self._binding_values(binding, 0))
         return values
 
-    def _unpacked_from_call(self, binding: Binding) -> List[cst.BaseExpression]:
-        """``a, b = make()`` with ``make`` a function of this file: the element
-        at ``a``'s place of each ``return x, y`` of the same length."""
-        source, statement = binding.source, binding.node
-        if not isinstance(source, cst.Call) or not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+    def _binding_values(self, binding: Binding, depth: int) -> List[cst.BaseExpression]:
+        """What a binding may give its name: its value, the element of what an
+        unpacking unpacks (``train_loader, sampler = make_loaders(cfg)``,
+        ``train_loader, val_loader = loaders`` with a list passed in), or
+        what the file's calls pass for a parameter."""
+        if binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN, BindingKind.WALRUS):
+            if binding.value is not None:
+                return [binding.value]
+            if binding.source is not None and binding.path:
+                arities = _target_arities(binding)
+                return [] if arities is None else self._parts(binding.source, binding.path, depth + 1, arities)
+        elif binding.kind is BindingKind.PARAMETER:
+            return self._parameter_values(binding)
+        return []
+
+    def _parts(self, expr: cst.BaseExpression, path: Tuple[int, ...], depth: int,
+               arities: Tuple[int, ...]) -> List[cst.BaseExpression]:
+        """The expressions at ``path`` of the sequences ``expr`` may hold: a
+        tuple or list display of the unpacking's length (``arities``, one per
+        level of ``path``), through names, the file's functions' returns and
+        parameters; nothing where it is not known."""
+        if depth > _MAX_DEPTH:
             return []
-        target = statement.targets[0].target
-        if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
-            return []
-        index = next((i for i, e in enumerate(target.elements)
-                      if isinstance(e.value, cst.Name) and e.value.value == binding.name), None)
-        function = self._training.local_function(source)
-        if index is None or function is None:
-            return []
-        found: List[cst.BaseExpression] = []
-        for returned in self._returns(function):
-            if (isinstance(returned, (cst.Tuple, cst.List)) and len(returned.elements) == len(target.elements)
-                    and not any(isinstance(e, cst.StarredElement) for e in returned.elements)):
-                found.append(returned.elements[index].value)
-        return found
+        if not path:
+            return [expr]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or len(elements) != arities[0]:
+                return []  # a starred part or another length: which element lands where is not known
+            return self._parts(elements[path[0]].value, path[1:], depth + 1, arities[1:])
+        if isinstance(expr, cst.IfExp):
+            return [*self._parts(expr.body, path, depth + 1, arities),
+                    *self._parts(expr.orelse, path, depth + 1, arities)]
+        if isinstance(expr, cst.Name):
+            found: List[cst.BaseExpression] = []
+            for binding in self.reaching(expr):
+                for value in self._binding_values(binding, depth + 1):
+                    found.extend(self._parts(value, path, depth + 1, arities))
+            return found
+        if isinstance(expr, cst.Call):
+            function = self._training.local_function(expr)
+            if function is not None:
+                return [part for value in self._returns(function)
+                        for part in self._parts(value, path, depth + 1, arities)]
+        return []
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:
         """What the file's calls pass for parameter ``name`` of its function
@@ -434,7 +484,9 @@ class Loaders:
         bindings = self._scopes.resolve(name)
         if len(bindings) != 1:
             return []
-        binding = bindings[0]
+        return self._parameter_values(bindings[0])
+
+    def _parameter_values(self, binding: Binding) -> List[cst.BaseExpression]:
         scope = binding.scope
         extra: List[cst.Call] = []
         if (
@@ -481,16 +533,44 @@ class Loaders:
 
     # -- batches ---------------------------------------------------------------------
 
-    def _iterated(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
-        """Loaders a ``for`` over ``expr`` draws batches from."""
+    def _iterated(self, expr: cst.BaseExpression, depth: int = 0) -> FrozenSet[cst.Call]:
+        """Loaders a ``for`` over ``expr`` draws batches from: directly, through
+        a call that yields their items (``enumerate``, ``zip``, ``tqdm``, a
+        project generator over its argument), or through a name bound to
+        such a call (``bar = tqdm(loader); for batch in bar``)."""
+        if depth > _MAX_DEPTH:
+            return frozenset()
         if isinstance(expr, cst.Call) and self._callees is not None:
             drawn = self._callees.yielded(expr)  # enumerate, zip, tqdm, a project generator over its argument
             if drawn:
                 found: Set[cst.Call] = set()
                 for value in drawn:
-                    found |= self._iterated(value)
+                    found |= self._iterated(value, depth + 1)
                 return frozenset(found)
+        if isinstance(expr, cst.Name) and self._callees is not None:
+            through: Set[cst.Call] = set()
+            for value in self._bound_values(expr):
+                if isinstance(value, cst.Call) and self._callees.yielded(value):
+                    through |= self._iterated(value, depth + 1)
+            if through:
+                return frozenset(through | self.origins(expr))
         return self.origins(expr)
+
+    def handed_out(self, constructor: cst.Call) -> bool:
+        """A call of this file hands the loader ``constructor`` builds to code
+        other than the file's own functions (which are followed through their
+        parameters), ``len`` and the library wrappers that only draw its
+        items (``enumerate``, ``tqdm``): that code may do anything with it."""
+        for call in self._calls:
+            if call is constructor or self._training.local_function(call) is not None:
+                continue
+            if _is_builtin(call.func, self._scopes, frozenset({"len", "iter"})):
+                continue
+            if self._callees is not None and self._callees.wrapper_yields(call):
+                continue
+            if any(constructor in self.origins(arg.value) for arg in call.args):
+                return True
+        return False
 
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The loaders whose batch (or a part of it) ``expr`` holds."""
@@ -541,6 +621,11 @@ class Loaders:
         if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
             drawn = binding.value if binding.value is not None else binding.source
             return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()
+        if binding.kind is BindingKind.PARAMETER:  # a batch handed to one of the file's functions
+            found: Set[cst.Call] = set()
+            for value in self._parameter_values(binding):
+                found |= self._batch_of(value, depth + 1)
+            return frozenset(found)
         return frozenset()
 
     # -- repetition --------------------------------------------------------------------
@@ -563,6 +648,31 @@ class Loaders:
         return False
 
 
+def _target_arities(binding: Binding) -> Optional[Tuple[int, ...]]:
+    """The length of each unpacking on the way to the binding's name in its
+    assignment target (``(2, 3)`` for ``c`` of ``a, (b, c, d) = ...``); None
+    when the target is not a plain unpacking of displays."""
+    statement = binding.node
+    if isinstance(statement, cst.Assign):
+        targets: List[cst.BaseExpression] = [target.target for target in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.NamedExpr)):
+        targets = [statement.target]
+    else:
+        return None
+    for target in targets:
+        arities: List[int] = []
+        node: cst.BaseExpression = target
+        for index in binding.path or ():
+            if not isinstance(node, (cst.Tuple, cst.List)) or index >= len(node.elements):
+                break
+            arities.append(len(node.elements))
+            node = node.elements[index].value
+        else:
+            if node is binding.target:
+                return tuple(arities)
+    return None
+
+
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
@@ -571,4 +681,4 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-__all__ = ["BatchMove", "DATALOADER", "LoaderLoop", "LoaderPass", "Loaders"]
+__all__ = ["BatchMove", "DATALOADER", "HandedMove", "LoaderLoop", "LoaderPass", "Loaders", "loader_class"]

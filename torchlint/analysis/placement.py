@@ -8,7 +8,7 @@ the cache, host synchronisations) share this walk.
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -34,7 +34,12 @@ class StepPlacement:
     node on every one of its iterations."""
 
     def __init__(self, parents: Mapping[cst.CSTNode, cst.CSTNode], training: Training, *,
-                 conditional: Tuple[type, ...] = SOMETIMES, data_loops: bool = True) -> None:
+                 conditional: Tuple[type, ...] = SOMETIMES, data_loops: bool = True,
+                 invariant: Optional[Callable[[cst.BaseExpression, cst.CSTNode], bool]] = None) -> None:
+        self._invariant = invariant
+        """With the flow's ``invariant_in``: an ``if`` whose test has the same
+        value on every iteration of the loop (a run-wide flag) runs its branch
+        on every iteration or on none, so it does not make a node conditional."""
         self._parents = parents
         self._training = training
         self._conditional = conditional
@@ -54,19 +59,27 @@ class StepPlacement:
         branch or handler stands between them."""
         child = node
         parent = self._parents.get(child)
+        flags: List[cst.If] = []  # `if`s on the way whose test may be a run-wide flag
         while parent is not None:
-            if isinstance(parent, self._conditional):
+            if (self._invariant is not None and isinstance(parent, cst.If)
+                    and (child is parent.body or child is parent.orelse)):
+                flags.append(parent)
+            elif isinstance(parent, self._conditional):
                 return None
-            if isinstance(parent, cst.Else) and not isinstance(self._parents.get(parent), cst.Try):
-                return None  # an `if`'s else, or a loop's else (runs once, after the loop)
+            elif isinstance(parent, cst.Else) and not isinstance(self._parents.get(parent), cst.Try):
+                if self._invariant is None or not isinstance(self._parents.get(parent), cst.If):
+                    return None  # an `if`'s else, or a loop's else (runs once, after the loop)
             if isinstance(parent, (cst.For, cst.While)):
                 if child is not parent.body:
                     return None  # the iterable or the test
                 loop = self._loops.get(parent)
                 if loop is not None and ((self._data_loops and loop.over_dataloader) or self._steps_in(loop)):
+                    invariant = self._invariant
+                    if flags and (invariant is None or not all(invariant(f.test, parent) for f in flags)):
+                        return None
                     return loop
             if isinstance(parent, cst.FunctionDef):
-                return self._via_callers(parent, seen)
+                return None if flags else self._via_callers(parent, seen)
             child, parent = parent, self._parents.get(parent)
         return None
 

@@ -90,6 +90,12 @@ class Binding:
     import_fallback: bool = False
     """``name = None`` in an ``except ImportError:`` (or ``ModuleNotFoundError``)
     handler: the optional-import idiom, where the name is the module or None."""
+    target: Optional[cst.Name] = field(default=None, repr=False, compare=False)
+    """The name node the binding writes (None for a parameter added by hand)."""
+    path: Optional[Tuple[int, ...]] = ()
+    """Where the name sits in an unpacking target: ``(1,)`` for ``b`` of
+    ``a, b = pair``, ``(1, 0)`` for ``c`` of ``a, (c, d) = ...``; empty when
+    the whole value is bound; None when a starred element is on the way."""
 
 
 class Scope:
@@ -205,26 +211,28 @@ class Scopes:
 
 
 def _unpack(
-    target: cst.BaseExpression, value: Optional[cst.BaseExpression]
-) -> Iterator[Tuple[cst.Name, Optional[cst.BaseExpression]]]:
+    target: cst.BaseExpression, value: Optional[cst.BaseExpression], path: Optional[Tuple[int, ...]] = ()
+) -> Iterator[Tuple[cst.Name, Optional[cst.BaseExpression], Optional[Tuple[int, ...]]]]:
     """Names a target binds, each with its exact value where the right-hand
-    side lines up element by element."""
+    side lines up element by element, and its place in the unpacking (None
+    at or past a starred element, whose place is not fixed)."""
     if isinstance(target, cst.Name):
-        yield target, value
+        yield target, value, path
     elif isinstance(target, (cst.Tuple, cst.List)):
         elements = [e.value for e in target.elements]
+        starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
         values: Sequence[Optional[cst.BaseExpression]] = [None] * len(elements)
         if (
             isinstance(value, (cst.Tuple, cst.List))
             and len(value.elements) == len(elements)
-            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            and not starred
             and not any(isinstance(e, cst.StarredElement) for e in value.elements)
         ):
             values = [e.value for e in value.elements]
-        for element, element_value in zip(elements, values):
-            yield from _unpack(element, element_value)
+        for index, (element, element_value) in enumerate(zip(elements, values)):
+            yield from _unpack(element, element_value, None if starred or path is None else (*path, index))
     elif isinstance(target, cst.StarredElement):
-        yield from _unpack(target.value, None)
+        yield from _unpack(target.value, None, None)
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
@@ -280,7 +288,7 @@ class _Builder:
             and isinstance(value, cst.Name) and value.value == "None"
         )
         binding = Binding(local, kind, node, scope=target, statement=self._statement,
-                          import_fallback=fallback, **extra)  # type: ignore[arg-type]
+                          import_fallback=fallback, target=name, **extra)  # type: ignore[arg-type]
         target.bindings.setdefault(local, []).append(binding)
 
     def _bind_targets(
@@ -288,9 +296,9 @@ class _Builder:
         value: Optional[cst.BaseExpression], source: Optional[cst.BaseExpression] = None,
     ) -> None:
         exact = value if source is None else None
-        for name, element_value in _unpack(target, exact):
+        for name, element_value, path in _unpack(target, exact):
             whole = source if source is not None else (value if element_value is None else None)
-            self._bind(scope, name, kind, node, value=element_value, source=whole)
+            self._bind(scope, name, kind, node, value=element_value, source=whole, path=path)
         self.walk(target, scope, binding_done=True)
 
     def _open(self, kind: ScopeKind, node: cst.CSTNode, parent: Scope) -> Scope:
@@ -461,7 +469,7 @@ class _Builder:
 
     def _del(self, node: cst.CSTNode, scope: Scope) -> None:
         assert isinstance(node, cst.Del)
-        for name, _ in _unpack(node.target, None):
+        for name, _, _ in _unpack(node.target, None):
             self._bind(scope, name, BindingKind.DEL, node)
         self.walk(node.target, scope, binding_done=True)
 

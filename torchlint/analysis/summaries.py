@@ -23,6 +23,7 @@ known when every call agrees.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 from dataclasses import dataclass, field
@@ -37,12 +38,17 @@ from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
 
 
-_FORMAT = b"callable-summaries-1"
+_FORMAT = b"callable-summaries-2"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+Move = Tuple[str, str, bool]
+"""``(parameter, device, settled)``: a copy of the parameter (or of the items
+a loop draws from it) to ``device`` -- ``cuda``, ``param:<name>`` (the
+device a parameter holds), ``attr:<name>`` (the instance's attribute), or
+``?`` -- and whether ``non_blocking`` is passed (or may be)."""
 MODULE_BODY = "<module>"
 """The name a module's top-level code is summarised under (nothing calls it)."""
 
@@ -81,6 +87,15 @@ class Call:
     assigned once from ``Cls(...)``, or ``Cls(...)`` itself): that class."""
     in_loop: bool = False
     """Made inside a ``for``/``while`` loop of the function."""
+    items: Tuple[Tuple[str, str], ...] = ()
+    """Slots filled with an item a loop of the function draws from one of
+    its parameters (or a part of it): slot -> that parameter."""
+    devices: Tuple[Tuple[str, str], ...] = ()
+    """Slots filled with a device the function knows: ``cuda``, ``cpu``,
+    ``param:<name>`` or ``attr:<name>`` (``self.device``)."""
+    parts: Tuple[Tuple[str, str], ...] = ()
+    """Slots filled with a part of one of the function's parameters
+    (``to_gpu(x)`` after ``x, y = batch``): slot -> that parameter."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,10 @@ class Function:
     ``runs`` is what it runs once per call (a training step's)."""
     repeats: FrozenSet[str] = frozenset()
     """Parameters it iterates inside another loop (``while True: for b in loader``)."""
+    moves_items: FrozenSet[Move] = frozenset()
+    """Parameters whose items (a loop's batches, or parts of them) it copies to a device."""
+    moves: FrozenSet[Move] = frozenset()
+    """Parameters it copies (or a part of) to a device (``x.cuda()``)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +170,8 @@ class FileSummary:
     functions: Tuple[Function, ...] = ()
     bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     layers: Tuple[WrappedLayer, ...] = ()
+    attributes: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
+    """For each class: ``self.<attr>`` set once, in ``__init__``, to one of its parameters (attr -> parameter)."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -180,6 +201,10 @@ class Summary:
     repeats: FrozenSet[str] = frozenset()
     """Parameters it iterates again and again (inside another loop, its own
     or a caller's within it): one call starts several passes over them."""
+    moves_items: FrozenSet[Move] = frozenset()
+    """Parameters whose items it copies to a device, itself or through its callees."""
+    moves: FrozenSet[Move] = frozenset()
+    """Parameters it copies to a device, itself or through its callees."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -232,6 +257,8 @@ class Summaries:
     package re-exports them (``pkg.train`` -> ``pkg.engine.train``)."""
     paths: Mapping[str, str] = field(default_factory=dict)
     """The module name of each summarised file, by absolute path."""
+    attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Each project class's ``self.<attr>`` that ``__init__`` sets to one of its parameters."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -278,16 +305,41 @@ class Summaries:
         """Changes whenever a fact changes."""
         digest = hashlib.sha256()
         for name in sorted(self.functions):
-            digest.update(f"{self.functions[name]!r}\n".encode())
+            digest.update(f"{_canonical(self.functions[name])!r}\n".encode())
         for name in sorted(self.parameter_makers):
             digest.update(f"{name}\0{sorted(self.parameter_makers[name].items())!r}\n".encode())
         for name in sorted(self.layers):
             digest.update(f"{self.layers[name]!r}\n".encode())
+        for name in sorted(self.attributes):
+            digest.update(f"{name}\0{sorted(self.attributes[name].items())!r}\n".encode())
         return digest.hexdigest()
+
+    def init_parameter(self, qualified: str, attribute: str) -> Optional[str]:
+        """The ``__init__`` parameter a class (or its first base that sets it)
+        stores as ``self.<attribute>``; None when unknown."""
+        pending = [self.canonical(qualified)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.attributes.get(name, {}).get(attribute)
+            if found is not None:
+                return found
+            pending.extend(self.bases.get(name, ()))
+        return None
 
     def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
         """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
         return self.layers.get(self.canonical(qualified))
+
+
+def _canonical(summary: Summary) -> Tuple[Any, ...]:
+    """A summary with its sets sorted: the same text in every process (a
+    set's order follows string hashing, which differs between processes)."""
+    return tuple(sorted(value) if isinstance(value, frozenset) else value
+                 for value in (getattr(summary, f.name) for f in dataclasses.fields(summary)))
 
 
 def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
@@ -333,6 +385,7 @@ _FACTS: Dict[str, Callable[[Summary], bool]] = {
     "yields": lambda summary: bool(summary.yields_from),
     "iterates": lambda summary: bool(summary.iterates),
     "builds": lambda summary: any(r.builds is not None for r in summary.returns),
+    "moves": lambda summary: bool(summary.moves_items or summary.moves),
 }
 
 
@@ -349,6 +402,15 @@ def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> F
         )
     found: FrozenSet[str] = summaries._memo[key]
     return found
+
+
+def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
+    """Words a file must mention to call a project function that copies
+    data to a device (its name, or its class's): a pre-check's test."""
+    if summaries is None:
+        return frozenset()
+    names, classes = summaries.spelled("moves")
+    return names | classes
 
 
 def training_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
@@ -410,13 +472,121 @@ class _FunctionScan:
         self.returns: List[Return] = []
         self.calls: List[Call] = []
         self.called: Dict[str, bool] = {}
-        self.locals, self.generator = _single_assignments(node.body)
+        self.items: Dict[str, str] = {}
+        """Local names holding an item a loop draws from a parameter (or a part of one)."""
+        self.parts: Dict[str, str] = {}
+        """Local names holding a part of a parameter (``x, y = batch``)."""
+        self.moves_items: Set[Move] = set()
+        self.moves: Set[Move] = set()
+        self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
+        """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
 
     def function(self) -> Function:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
-                        tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats))
+                        tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
+                        frozenset(self.moves_items), frozenset(self.moves))
+
+    def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
+        """The parts of a loop's target that hold an item of a parameter:
+        ``(i, batch)`` of ``enumerate(loader)`` -> ``batch``; ``(a, b)`` of
+        ``zip(loader, other)`` -> ``a``; the whole target otherwise."""
+        if isinstance(iterated, ast.Call) and isinstance(target, (ast.Tuple, ast.List)) and isinstance(
+                iterated.func, ast.Name) and not self.reader.shadowed(iterated.func.id, self):
+            elements = target.elts
+            if iterated.func.id == "enumerate" and len(elements) == 2 and iterated.args:
+                inner = self.drawn_quietly(iterated.args[0])
+                return [(elements[1], inner)] if inner is not None else []
+            if iterated.func.id == "zip" and len(elements) == len(iterated.args):
+                found = []
+                for element, argument in zip(elements, iterated.args):
+                    inner = self.drawn_quietly(argument)
+                    if inner is not None:
+                        found.append((element, inner))
+                return found
+        return [(target, next(iter(drawn)))] if len(drawn) == 1 else []
+
+    def drawn_quietly(self, expr: ast.expr) -> Optional[str]:
+        """The one parameter a loop over ``expr`` draws from (a parameter, or a
+        wrapper of one), without recording anything; None otherwise."""
+        parameter = self.subject(expr)
+        if parameter is not None:
+            return parameter
+        bound = self.locals.get(expr.id) if isinstance(expr, ast.Name) else expr
+        if isinstance(bound, ast.Call):
+            target = self.reader.callee(bound.func, self)
+            wrapper = wrappers().get(target[0]) if target is not None else None
+            if (wrapper is not None and wrapper.parameters and wrapper.yields == wrapper.parameters[0]
+                    and bound.args and not isinstance(bound.args[0], ast.Starred)):
+                return self.drawn_quietly(bound.args[0])
+        return None
+
+    def part_of(self, expr: ast.expr) -> Optional[str]:
+        """The parameter ``expr`` is, or is a part of (``x`` after ``x, y = batch``,
+        ``batch[0]``, ``batch.x``), counting a parameter rebound only from itself."""
+        while isinstance(expr, (ast.Subscript, ast.Attribute)):
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        if expr.id in self.parts:
+            return self.parts[expr.id]
+        if expr.id in self.parameters and (expr.id not in self.locals or expr.id in self.derived):
+            return expr.id
+        return None
+
+    def item_of(self, expr: ast.expr) -> Optional[str]:
+        """The parameter whose drawn item (or a part of it: ``batch[0]``,
+        ``batch["x"]``, ``graph.ndata``) ``expr`` is."""
+        while isinstance(expr, (ast.Subscript, ast.Attribute)):
+            expr = expr.value
+        return self.items.get(expr.id) if isinstance(expr, ast.Name) else None
+
+    def device_spec(self, expr: ast.expr) -> Optional[str]:
+        """What device ``expr`` names, as far as this function knows:
+        ``cuda``, ``cpu``, ``param:<name>``, ``attr:<name>`` (``self.x``); None otherwise."""
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, str):
+                return "cuda" if expr.value == "cuda" or expr.value.startswith("cuda:") else (
+                    "cpu" if expr.value.startswith("cpu") else None)
+            if isinstance(expr.value, int) and not isinstance(expr.value, bool):
+                return "cuda"  # a device index
+            return None
+        if isinstance(expr, ast.Call) and resolve(expr.func, self.reader.imports, {}) == "torch.device" and expr.args:
+            return self.device_spec(expr.args[0])
+        parameter = self.subject(expr)
+        if parameter is not None:
+            return f"param:{parameter}"
+        if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == self.instance
+                and self.instance is not None):
+            return f"attr:{expr.attr}"
+        return None
+
+    def move(self, node: ast.Call) -> None:
+        """``x.cuda(...)`` or ``x.to(device, ...)`` of a parameter or of a drawn item."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("cuda", "to"):
+            return
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        keywords = {k.arg for k in node.keywords if k.arg is not None}
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if func.attr == "cuda":
+            spec: Optional[str] = "cuda"
+            settled = "non_blocking" in keywords or len(positional) >= 2 or starred
+        else:
+            device = next((k.value for k in node.keywords if k.arg == "device"), positional[0] if positional else None)
+            spec = self.device_spec(device) if device is not None else None
+            settled = "non_blocking" in keywords or len(positional) >= 2 or starred
+        if spec is None or spec == "cpu":
+            return
+        receiver = func.value
+        item = self.item_of(receiver)
+        if item is not None:
+            self.moves_items.add((item, spec, settled))
+            return
+        parameter = self.part_of(receiver)
+        if parameter is not None and parameter != self.instance:
+            self.moves.add((parameter, spec, settled))
 
     def subject(self, expr: ast.expr) -> Optional[str]:
         """The parameter ``expr`` is (a name of one, not rebound in the function)."""
@@ -441,6 +611,10 @@ class _FunctionScan:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             drawn = self.drawn(node.iter, disabled)
             self.iterates |= drawn
+            for target, source in self.item_targets(node.target, node.iter, drawn):
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        self.items[leaf.id] = source
             if self.loops:
                 self.repeats |= drawn
             if self.generator and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
@@ -477,6 +651,15 @@ class _FunctionScan:
             if node.value is not None:
                 self.returns.append(self.returned(node.value, disabled, guard))
             return
+        if isinstance(node, ast.Assign):
+            drawn_from = self.item_of(node.value)
+            part = self.part_of(node.value) if drawn_from is None else None
+            for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name) and drawn_from is not None:
+                        self.items[leaf.id] = drawn_from
+                    elif isinstance(leaf, ast.Name) and part is not None and leaf.id not in self.parameters:
+                        self.parts[leaf.id] = part
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self.statement(child, disabled, None)
@@ -521,6 +704,10 @@ class _FunctionScan:
         parameter = self.subject(expr)
         if parameter is not None:
             return {parameter}
+        if isinstance(expr, ast.Name) and expr.id not in self.parameters:
+            bound = self.locals.get(expr.id)
+            if isinstance(bound, ast.Call):  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
+                return self.through_local(bound, disabled, 0)
         if not isinstance(expr, ast.Call):
             self.expression(expr, disabled)
             return set()
@@ -539,6 +726,34 @@ class _FunctionScan:
         for argument in (*expr.args, *(k.value for k in expr.keywords)):
             self.expression(argument, disabled)
         return set()
+
+    def through_local(self, bound: ast.Call, disabled: bool, depth: int) -> Set[str]:
+        """The parameters a loop over a local bound once to ``bound`` draws
+        from: a wrapper that yields its argument's items (the assignment's
+        own calls are already recorded), or a project generator (recorded
+        again, as iterated)."""
+        if depth > 4:
+            return set()
+        target = self.reader.callee(bound.func, self)
+        wrapper = wrappers().get(target[0]) if target is not None else None
+        if wrapper is None or wrapper.yields is None:
+            self.call(bound, disabled, "iter")  # what it yields is linked from its summary
+            return set()
+        found: Set[str] = set()
+        for position, keyword, argument in _arguments(bound):
+            slot = _wrapper_slot(wrapper, position, keyword)
+            if slot is None or not (slot == wrapper.yields or wrapper.yields == EVERY_POSITIONAL):
+                continue
+            parameter = self.subject(argument)
+            if parameter is not None:
+                found.add(parameter)
+            elif isinstance(argument, ast.Name) and isinstance(self.locals.get(argument.id), ast.Call):
+                inner = self.locals[argument.id]
+                assert isinstance(inner, ast.Call)
+                found |= self.through_local(inner, disabled, depth + 1)
+            elif isinstance(argument, ast.Call):
+                found |= self.through_local(argument, disabled, depth + 1)
+        return found
 
     def expression(self, expr: ast.expr, disabled: bool) -> None:
         pending: List[ast.AST] = [expr]
@@ -566,6 +781,7 @@ class _FunctionScan:
 
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
         func = node.func
+        self.move(node)
         target = resolve(func, self.reader.imports, {})
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
@@ -579,6 +795,9 @@ class _FunctionScan:
         callee, bound = found
         slots: List[Tuple[str, str]] = []
         makers: List[Tuple[str, str]] = []
+        items: List[Tuple[str, str]] = []
+        devices: List[Tuple[str, str]] = []
+        parts: List[Tuple[str, str]] = []
         for position, keyword, argument in _arguments(node):
             slot = keyword if keyword is not None else str(position)
             parameter = self.subject(argument)
@@ -587,8 +806,18 @@ class _FunctionScan:
             maker = self.reader.maker(argument, self)
             if maker is not None:
                 makers.append((slot, maker))
+            item = self.item_of(argument)
+            if item is not None:
+                items.append((slot, item))
+            elif parameter is None:
+                whole = self.part_of(argument)
+                if whole is not None:
+                    parts.append((slot, whole))
+            spec = self.device_spec(argument)
+            if spec is not None:
+                devices.append((slot, spec))
         self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
-                               self.loops > 0))
+                               self.loops > 0, tuple(items), tuple(devices), tuple(parts)))
 
 
 def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
@@ -625,11 +854,16 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
                 pending.extend(item for item in value if isinstance(item, node_type) and not isinstance(item, _NESTED))
 
 
-def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[ast.expr]], bool]:
+def _single_assignments(
+    body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
+) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
-    assignment, or None when bound otherwise or more than once; and whether
-    the body yields (one walk for both)."""
+    assignment, or None when bound otherwise or more than once; whether the
+    body yields; and, when ``parameters`` are given, those the body rebinds
+    only from themselves (``x = x.cuda()``, ``a, b = a.to(d), b.to(d)``:
+    they still hold the argument's data).  One walk for all three."""
     found: Dict[str, Optional[ast.expr]] = {}
+    derived: Dict[str, bool] = {}
     yields = False
     for child in _own_nodes(body):
         if isinstance(child, (ast.Yield, ast.YieldFrom)):
@@ -653,7 +887,11 @@ def _single_assignments(body: Sequence[ast.stmt]) -> Tuple[Dict[str, Optional[as
                 if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
                     known = leaf.id in found
                     found[leaf.id] = value if simple and not known else None
-    return found, yields
+                if parameters is not None and isinstance(leaf, ast.Name) and leaf.id in parameters:
+                    mentioned = value is not None and any(
+                        isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
+                    derived[leaf.id] = derived.get(leaf.id, True) and mentioned
+    return found, yields, frozenset(name for name, kept in derived.items() if kept)
 
 
 def _grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
@@ -755,6 +993,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     functions: List[Function] = []
     bases: List[Tuple[str, Tuple[str, ...]]] = []
     layers: List[WrappedLayer] = []
+    attributes: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
@@ -769,12 +1008,42 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
             wrapped = _wrapped_layer(statement, qualified, reader)
             if wrapped is not None:
                 layers.append(wrapped)
+            kept = _init_parameters(statement)
+            if kept:
+                attributes.append((qualified, kept))
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
-    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers))
+    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes))
+
+
+def _init_parameters(node: ast.ClassDef) -> Tuple[Tuple[str, str], ...]:
+    """``self.<attr> = <parameter>`` in ``__init__`` (the parameter not
+    rebound there), for attributes no method writes anywhere else."""
+    writes: Dict[str, List[Optional[str]]] = {}
+    for member in node.body:
+        if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or not member.args.args:
+            continue
+        instance = member.args.args[0].arg
+        init = member.name == "__init__"
+        parameters = {a.arg for a in (*member.args.args[1:], *member.args.kwonlyargs)} if init else set()
+        rebound = set(_single_assignments(member.body)[0]) if init else set()
+        for child in _own_nodes(member.body):
+            targets: List[ast.expr] = []
+            value: Optional[ast.expr] = None
+            if isinstance(child, ast.Assign):
+                targets, value = list(child.targets), child.value
+            elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+                targets = [child.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == instance:
+                        given = (value.id if leaf is target and len(targets) == 1 and isinstance(value, ast.Name)
+                                 and value.id in parameters and value.id not in rebound else None)
+                        writes.setdefault(leaf.attr, []).append(given)
+    return tuple(sorted((attr, found[0]) for attr, found in writes.items() if len(found) == 1 and found[0] is not None))
 
 
 def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") -> Optional[WrappedLayer]:
@@ -880,16 +1149,26 @@ def _to_json(summary: FileSummary) -> Any:
         "layers": [[w.qualified, w.layer, list(w.parameters), list(w.keyword_only), [list(a) for a in w.arguments],
                     list(w.positional), [list(d) for d in w.defaults], w.open_keywords] for w in summary.layers],
         "bases": [[name, list(bases)] for name, bases in summary.bases],
+        "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
             [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
-              c.in_loop] for c in f.calls],
+              c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts]]
+             for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
+            [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)],
         ] for f in summary.functions],
     }
+
+
+def _moves(value: Any) -> FrozenSet[Move]:
+    if not isinstance(value, list) or not all(
+            isinstance(m, list) and len(m) == 3 and all_of(str, m[0], m[1]) and isinstance(m[2], bool) for m in value):
+        raise ValueError("moves")
+    return frozenset((m[0], m[1], m[2]) for m in value)
 
 
 def _optional(kind: type, value: Any) -> bool:
@@ -910,9 +1189,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         bases = tuple((name, tuple(names)) for name, names in data["bases"])
         if not isinstance(module, str) or not all(all_of(str, name, *names) for name, names in bases):
             return None
+        attributes = tuple((name, _pairs(pairs)) for name, pairs in data["attributes"])
+        if not all(isinstance(name, str) for name, _ in attributes):
+            return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats) in data["functions"]:
+             loop_runs, repeats, moves_items, moves) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats) and isinstance(method, bool)):
                 return None
@@ -925,10 +1207,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                     return None
                 parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop in calls:
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts in calls:
                 if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)):
                     return None
-                parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop))
+                parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
+                                         _pairs(items), _pairs(devices), _pairs(parts)))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -936,7 +1219,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                 counts.append((name, in_loop))
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
-                                      tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats)))
+                                      tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
+                                      _moves(moves_items), _moves(moves)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -944,7 +1228,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                 return None
             layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
                                        tuple(positional), _pairs(defaults), open_keywords))
-        return FileSummary(module, tuple(functions), bases, tuple(layers))
+        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -982,14 +1266,17 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     written: Dict[str, Function] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
     layers: Dict[str, WrappedLayer] = {}
+    attributes: Dict[str, Mapping[str, str]] = {}
     for summary in files:
         for function in summary.functions:
             written[function.qualified] = function
         bases.update(summary.bases)
+        attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
-                      tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats)
+                      tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
+                      moves_items=f.moves_items, moves=f.moves)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -1013,7 +1300,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}))
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes)
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
@@ -1022,6 +1309,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     current = state[function.qualified]
     runs, iterates, yields = set(current.runs), set(current.iterates), set(current.yields_from)
     loop_runs, repeats = set(current.loop_runs), set(current.repeats)
+    moves_items, moves = set(current.moves_items), set(current.moves)
     returns = list(current.returns)
     for called, in_loop in function.called_parameters:
         built = makers.get(function.qualified, {}).get(called)
@@ -1053,6 +1341,25 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                 iterates.add(subject)
                 if call.in_loop or parameter in target.repeats:
                     repeats.add(subject)
+            if target.moves_items or target.moves:
+                for moved, device, settled in target.moves_items:
+                    if moved == parameter:
+                        moves_items.add((subject, _mapped(device, call, target, function), settled))
+                for moved, device, settled in target.moves:
+                    if moved == parameter:
+                        moves.add((subject, _mapped(device, call, target, function), settled))
+        for slot, item in call.items:
+            filled = target.parameter_for(int(slot) if slot.isdigit() else None,
+                                          None if slot.isdigit() else slot, call.bound)
+            for moved, device, settled in target.moves:
+                if filled is not None and moved == filled:  # `to_gpu(batch[0])` in a loop over a parameter
+                    moves_items.add((item, _mapped(device, call, target, function), settled))
+        for slot, whole in call.parts:
+            filled = target.parameter_for(int(slot) if slot.isdigit() else None,
+                                          None if slot.isdigit() else slot, call.bound)
+            for moved, device, settled in target.moves:
+                if filled is not None and moved == filled:  # `to_gpu(x)` after `x, y = batch`
+                    moves.add((whole, _mapped(device, call, target, function), settled))
         for ret in function.returns:
             if ret.call != index or target.wrapper:
                 continue
@@ -1070,7 +1377,27 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     returns.append(found)
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
-                   repeats=frozenset(repeats))
+                   repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves))
+
+
+def _mapped(device: str, call: Call, target: Summary, caller: Function) -> str:
+    """A callee's device as the caller knows it: the callee's parameter
+    becomes what the call passes for it, the callee's ``self.<attr>`` stays
+    one when the call is on the caller's own instance; ``?`` otherwise."""
+    kind, _, name = device.partition(":")
+    if kind == "param":
+        slot = _slot_of(target, name, call.bound)
+        if slot is None:
+            return "?"
+        passed = dict(call.devices).get(slot)
+        if passed is None and slot in dict(call.slots):
+            passed = f"param:{dict(call.slots)[slot]}"
+        return passed or "?"
+    if kind == "attr":
+        owner = caller.qualified.rsplit(".", 1)[0]
+        own = caller.method and call.bound and call.callee.rsplit(".", 1)[0] == owner
+        return device if own else "?"
+    return device
 
 
 def _slot_of(target: Summary, parameter: str, bound: bool) -> Optional[str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
+from torchlint.data.apidata import loader_classes
 from torchlint.analysis.gradmode import GRAD_CONTEXTS, GradMode, grad_mode_of
 from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
@@ -25,20 +26,6 @@ from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees
-
-LOADER_SUBCLASSES = frozenset({
-    "dgl.dataloading.DataLoader", "dgl.dataloading.GraphDataLoader",
-    "dgl.dataloading.NodeDataLoader", "dgl.dataloading.EdgeDataLoader",
-    "torch_geometric.loader.DataLoader", "torch_geometric.loader.NeighborLoader",
-    "torch_geometric.loader.LinkNeighborLoader", "torch_geometric.loader.ClusterLoader",
-    "torch_geometric.loader.DataListLoader", "torch_geometric.loader.DenseDataLoader",
-    "torch_geometric.loader.NeighborSampler", "torch_geometric.data.DataLoader",
-})
-"""Graph libraries' loaders of batches, each a ``torch.utils.data.DataLoader``
-subclass (DGL 1.x and 2.x ``dgl/dataloading/dataloader.py``; PyG 2.x
-``torch_geometric/loader/``; ``torch_geometric.data.DataLoader`` is PyG 1.x's
-name).  Only the training facts' "loop over a data loader" uses them: rules
-that read a ``DataLoader``'s own arguments keep to torch's class."""
 
 _PARALLEL_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
@@ -415,11 +402,11 @@ class Training:
         if self._values.kind(expr) is ValueKind.DATALOADER:
             return True
         if isinstance(expr, cst.Call):
-            return self._names.call_name(expr) in LOADER_SUBCLASSES
+            return self._names.call_name(expr) in loader_classes()
         if isinstance(expr, cst.Name):
             bindings = self._scopes.resolve(expr)
             return bool(bindings) and all(
-                isinstance(b.value, cst.Call) and self._names.call_name(b.value) in LOADER_SUBCLASSES
+                isinstance(b.value, cst.Call) and self._names.call_name(b.value) in loader_classes()
                 for b in bindings
             )
         return False
@@ -470,7 +457,7 @@ class Training:
             elif receiver is ValueKind.GRAD_SCALER:
                 current.scaler_steps.append(fact)
             self._built_here(current, func.value)
-        elif self._callees is not None:
+        elif self._callees is not None and self._local_function(call) is None:  # (the file's own: its call graph)
             runs, loop_runs, library = self._callees().runs(call)
             if BACKWARD in runs:  # a wrapper's or another module's step: backward in this step
                 elsewhere = CallFact(call, disabled, fact.loops, elsewhere=not library)

@@ -19,9 +19,12 @@ import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.source.tree import children, walk
+from torchlint.source.tree import literal_bool as literal_bool  # re-exported: the rules read it here
 
 if TYPE_CHECKING:
+    from torchlint.analysis.flow import Definition, Flow
     from torchlint.analysis.names import ImportTable
+    from torchlint.source.arguments import KnownKeys
 
 
 class ValueKind(enum.Enum):
@@ -202,13 +205,17 @@ def _string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     return None
 
 
-def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
-    name bound to something else), else None: the one test of a literal
-    truth value that rules and facts share."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
+def _merged(first: Mapping[str, FrozenSet[Optional[cst.BaseExpression]]],
+            second: Mapping[str, FrozenSet[Optional[cst.BaseExpression]]],
+            ) -> Dict[str, FrozenSet[Optional[cst.BaseExpression]]]:
+    """``first`` updated with ``second``: a key ``second`` may lack keeps ``first``'s values too."""
+    found = dict(first)
+    for key, values in second.items():
+        if None in values:
+            found[key] = (values - {None}) | found.get(key, frozenset({None}))
+        else:
+            found[key] = values
+    return found
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -231,8 +238,11 @@ class Values:
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable",
                  builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None,
-                 parents: "Optional[Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]]" = None) -> None:
+                 parents: "Optional[Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]]" = None,
+                 flow: "Optional[Callable[[], Flow]]" = None) -> None:
         self._parents = parents
+        self._flow = flow
+        """The file's flow facts (reaching definitions), for values that change."""
         self._module = module
         self._scopes = scopes
         self._names = names
@@ -588,43 +598,177 @@ class Values:
 
     # -- dictionaries unpacked into calls ------------------------------------------
 
-    def splatted(self, expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
-        """The keywords ``**expr`` passes, when certain: a dict display with
-        string keys, ``dict(key=value, ...)``, or a name assigned one of those
-        once and used nowhere but in ``**`` unpackings (anything else might
-        change it); None otherwise."""
-        return self._splatted(expr, 0)
+    def splatted(self, expr: cst.BaseExpression) -> "Optional[KnownKeys]":
+        """What ``**expr`` passes, when the keys are known: a dict display with
+        string keys, ``dict(key=value, ...)``, ``dict(other, ...)``,
+        ``other.copy()``, or a name whose reaching definitions (the flow) are
+        those, changed on the way only by ``.update(...)``, ``[key] = value``,
+        ``.setdefault(...)`` or ``.pop(key)``.  A key present on some paths
+        only (``if use_cuda: kwargs.update(cuda_kwargs)``) is a maybe-key with
+        its values; anything else that may change the dict (passed on,
+        aliased, changed by another method) leaves it unknown (None)."""
+        found = self._dict_value(expr, 0, set())
+        if found is None:
+            return None
+        from torchlint.source.arguments import KnownKeys
 
-    def _splatted(self, expr: cst.BaseExpression, depth: int) -> Optional[Dict[str, cst.BaseExpression]]:
+        certain: Dict[str, cst.BaseExpression] = {}
+        maybe: Dict[str, Tuple[cst.BaseExpression, ...]] = {}
+        for key, values in found.items():
+            present = [value for value in values if value is not None]
+            if len(values) == 1 and present:
+                certain[key] = present[0]
+            elif present:
+                maybe[key] = tuple(present)
+        return KnownKeys(certain, maybe)
+
+    def _dict_value(self, expr: cst.BaseExpression, depth: int,
+                    seen: Set[object]) -> Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]:
+        """Each key of the dict ``expr`` holds, with the values it may hold
+        (None among them: the key may be missing); None when unknown."""
+        if depth > _MAX_DEPTH:
+            return None
         if isinstance(expr, cst.Dict):
-            found: Dict[str, cst.BaseExpression] = {}
+            found: Dict[str, FrozenSet[Optional[cst.BaseExpression]]] = {}
             for element in expr.elements:
+                if isinstance(element, cst.StarredDictElement):
+                    inner = self._dict_value(element.value, depth + 1, seen)
+                    if inner is None:
+                        return None
+                    found = _merged(found, inner)
+                    continue
                 key = _string_value(element.key) if isinstance(element, cst.DictElement) else None
-                if key is None or not isinstance(element, cst.DictElement):
+                if key is None:
                     return None
-                found[key] = element.value
+                found[key] = frozenset({element.value})
             return found
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
-            if self._scopes.resolve(expr.func) or any(arg.keyword is None for arg in expr.args):
-                return None
-            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
-        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH and self._parents is not None:
-            bindings = self._scopes.resolve(expr)
-            if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN or bindings[0].value is None:
-                return None
-            binding = bindings[0]
-            value = binding.value
-            statement = binding.node
-            if (binding.scope is None or value is None or not isinstance(statement, cst.Assign)
-                    or len(statement.targets) != 1 or not isinstance(statement.targets[0].target, cst.Name)):
-                return None  # `a = b = {...}` or an unpacking: another name may change it
-            parents = self._parents()
-            for reference in self._scopes.references(binding.scope, binding.name):
-                argument = parents.get(reference)
-                if not (isinstance(argument, cst.Arg) and argument.star == "**" and argument.value is reference):
-                    return None  # read as a whole: passed on, updated, printed...
-            return self._splatted(value, depth + 1)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name) and func.value == "dict" and not self._scopes.resolve(func):
+                found = {}
+                for position, arg in enumerate(expr.args):
+                    if arg.star == "**" or (arg.keyword is None and not arg.star and position == 0):
+                        inner = self._dict_value(arg.value, depth + 1, seen)
+                        if inner is None:
+                            return None
+                        found = _merged(found, inner)
+                    elif arg.keyword is not None:
+                        found[arg.keyword.value] = frozenset({arg.value})
+                    else:
+                        return None
+                return found
+            if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not expr.args:
+                return self._dict_value(func.value, depth + 1, seen)
+            return None
+        if isinstance(expr, cst.Name) and self._flow is not None:
+            definitions = self._flow().definitions_at(expr)
+            if definitions is None:
+                return self._single_dict(expr, depth, seen)
+            return self._joined([self._definition_value(d, depth + 1, seen) for d in definitions])
         return None
+
+    def _single_dict(self, name: cst.Name, depth: int,
+                     seen: Set[object]) -> Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]:
+        """A name the flow cannot order (a global read in a function): its one
+        assignment, when every other use of it is a ``**`` unpacking."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN or bindings[0].value is None:
+            return None
+        binding = bindings[0]
+        statement = binding.node
+        if (binding.scope is None or not isinstance(statement, cst.Assign) or len(statement.targets) != 1
+                or not isinstance(statement.targets[0].target, cst.Name) or self._parents is None):
+            return None
+        parents = self._parents()
+        for reference in self._scopes.references(binding.scope, binding.name):
+            argument = parents.get(reference)
+            if not (isinstance(argument, cst.Arg) and argument.star == "**" and argument.value is reference):
+                return None  # read as a whole: passed on, updated, printed...
+        return self._dict_value(statement.value, depth + 1, seen)
+
+    @staticmethod
+    def _joined(values: Sequence[Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]],
+                ) -> Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]:
+        """Paths meeting: a key missing on one path may be missing."""
+        if not values or any(value is None for value in values):
+            return None
+        keys = {key for value in values if value is not None for key in value}
+        return {
+            key: frozenset().union(*(value.get(key, frozenset({None})) for value in values if value is not None))
+            for key in keys
+        }
+
+    def _definition_value(self, definition: "Definition", depth: int,
+                          seen: Set[object]) -> Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]:
+        if definition in seen or depth > _MAX_DEPTH or self._flow is None:
+            return None  # a change inside a loop feeding itself: not followed
+        seen = seen | {definition}
+        binding = definition.binding
+        if binding is not None:
+            statement = binding.node
+            if binding.kind is BindingKind.ASSIGN and isinstance(statement, cst.Assign) and (
+                    len(statement.targets) == 1 and binding.path == () and binding.value is not None):
+                return self._dict_value(binding.value, depth + 1, seen)
+            if binding.kind is BindingKind.ANN_ASSIGN and binding.value is not None:
+                return self._dict_value(binding.value, depth + 1, seen)
+            return None
+        change = definition.change
+        if change is None:
+            return None  # escaped: anything may have changed it
+        before = self._joined([self._definition_value(d, depth + 1, seen)
+                               for d in self._flow().before(definition)])
+        if before is None:
+            return None
+        if isinstance(change, cst.Call) and isinstance(change.func, cst.Attribute):
+            method = change.func.attr.value
+            args = change.args
+            if method == "update":
+                if len([a for a in args if a.keyword is None and not a.star]) > 1:
+                    return None
+                added = self._update_value(args, depth, seen)
+                return _merged(before, added) if added is not None else None
+            if method == "setdefault" and len(args) == 2 and not any(a.keyword or a.star for a in args):
+                key = _string_value(args[0].value)
+                if key is None:
+                    return None
+                found = dict(before)
+                old = found.get(key, frozenset({None}))
+                found[key] = (old - {None}) | ({args[1].value} if None in old else set())
+                return found
+            if method == "pop" and args and not args[0].keyword and not args[0].star:
+                key = _string_value(args[0].value)
+                if key is None:
+                    return None
+                found = dict(before)
+                found.pop(key, None)
+                return found
+            return None
+        if isinstance(change, cst.Assign) and len(change.targets) == 1:
+            target = change.targets[0].target
+            if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+                index = target.slice[0].slice
+                key = _string_value(index.value) if isinstance(index, cst.Index) else None
+                if key is not None:
+                    found = dict(before)
+                    found[key] = frozenset({change.value})
+                    return found
+        return None
+
+    def _update_value(self, args: Sequence[cst.Arg], depth: int,
+                      seen: Set[object]) -> Optional[Dict[str, FrozenSet[Optional[cst.BaseExpression]]]]:
+        """What ``d.update(...)`` writes: a mapping positionally, then keywords."""
+        found: Dict[str, FrozenSet[Optional[cst.BaseExpression]]] = {}
+        for arg in args:
+            if arg.keyword is not None:
+                found[arg.keyword.value] = frozenset({arg.value})
+            elif arg.star == "**" or not arg.star:
+                inner = self._dict_value(arg.value, depth + 1, seen)
+                if inner is None:
+                    return None
+                found = _merged(found, inner)
+            else:
+                return None
+        return found
 
     # -- devices and dtypes -------------------------------------------------------
 
@@ -680,6 +824,8 @@ class Values:
                 return None
             cpu = all(isinstance(side, Device) and side.is_cpu for side in sides)
             return Device(DeviceKind.CPU if cpu else DeviceKind.VARIABLE, expr)
+        if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)) and self.is_int(expr):
+            return Device(DeviceKind.VARIABLE, expr)  # an index computed from integers: `rank % n`
         if isinstance(expr, (cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
                              cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return NOT_DEVICE
@@ -722,6 +868,30 @@ class Values:
             return Device(DeviceKind.CPU, name)
         kinds = {device.kind for device in devices}
         return Device(kinds.pop() if len(kinds) == 1 else DeviceKind.VARIABLE, name)
+
+    def is_int(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """``expr`` is certainly an ``int``: a literal, ``int(...)`` or
+        ``len(...)``, integer arithmetic (``+ - * // %``) of such, or a name
+        every binding of which assigns one."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            return isinstance(func, cst.Name) and func.value in ("int", "len") and not self._scopes.resolve(func)
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.is_int(expr.expression, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return (isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo))
+                    and self.is_int(expr.left, depth + 1) and self.is_int(expr.right, depth + 1))
+        if isinstance(expr, cst.Name):
+            bindings = self._scopes.resolve(expr)
+            return bool(bindings) and all(
+                b.kind is BindingKind.ASSIGN and b.value is not None and self.is_int(b.value, depth + 1)
+                for b in bindings
+            )
+        return False
 
     def int_constant(self, expr: cst.BaseExpression) -> Optional[int]:
         """The integer ``expr`` certainly is: a literal, or a name every

@@ -35,6 +35,7 @@ SIGNATURES_FILE = DATA_DIR / "signatures.toml"
 DEPRECATIONS_FILE = DATA_DIR / "deprecations.toml"
 FRAMEWORKS_FILE = DATA_DIR / "frameworks.toml"
 WRAPPERS_FILE = DATA_DIR / "wrappers.toml"
+LOADERS_FILE = DATA_DIR / "loaders.toml"
 
 
 class DataError(ValueError):
@@ -317,6 +318,32 @@ def _wrapper(entry: _Entry) -> Wrapper:
     return wrapper
 
 
+@dataclass(frozen=True)
+class LoaderClass:
+    """A library's ``torch.utils.data.DataLoader`` subclass (``torchlint/data/loaders.toml``)."""
+
+    name: str
+    aliases: Tuple[str, ...]
+    parameters: Tuple[str, ...]
+    """Its own parameters in order, before the ``**kwargs`` it passes on."""
+    forwards: bool
+    """Every other keyword goes to torch's ``DataLoader`` unchanged."""
+    note: str
+
+
+def _loader(entry: _Entry) -> LoaderClass:
+    parameters = entry.names("parameters")
+    if len(set(parameters)) != len(parameters):
+        entry.fail("a parameter is listed twice")
+    name = entry.text("name", required=True)
+    if "." not in name:
+        entry.fail("`name` must be dotted")
+    loader = LoaderClass(name, tuple(entry.names("aliases")), tuple(parameters), entry.flag("forwards"),
+                         entry.text("note", required=True))
+    entry.finish()
+    return loader
+
+
 def _deprecation(entry: _Entry) -> Deprecation:
     deprecation = Deprecation(
         symbol=entry.text("symbol", required=True),
@@ -405,6 +432,51 @@ def read_wrappers(path: Path) -> Mapping[str, Wrapper]:
                 raise DataError(f"{path.name}: {name}: listed twice")
             table[name] = wrapper
     return table
+
+
+def read_loaders(path: Path) -> Mapping[str, LoaderClass]:
+    """Every loader class in one file, by each of its names; raises DataError."""
+    table: Dict[str, LoaderClass] = {}
+    for loader in (_loader(e) for e in _entries(path, "loader")):
+        for name in (loader.name, *loader.aliases):
+            if name in table:
+                raise DataError(f"{path.name}: {name}: listed twice")
+            table[name] = loader
+    return table
+
+
+DATALOADER = "torch.utils.data.DataLoader"
+
+
+@functools.lru_cache(maxsize=None)
+def loader_classes() -> Mapping[str, LoaderClass]:
+    """The shipped table of libraries' DataLoader subclasses, by every name (read once)."""
+    return read_loaders(LOADERS_FILE)
+
+
+@functools.lru_cache(maxsize=None)
+def loader_words() -> Tuple[str, ...]:
+    """The class names a file must mention to build a DataLoader whose
+    keywords the DataLoader rules read (torch's, or a forwarding subclass)."""
+    names = {DATALOADER.rsplit(".", 1)[-1]}
+    names.update(name.rsplit(".", 1)[-1] for name, loader in loader_classes().items() if loader.forwards)
+    return tuple(sorted(names))
+
+
+@functools.lru_cache(maxsize=None)
+def loader_signature(name: str) -> Optional[Signature]:
+    """The signature to bind a loader construction with: torch's own
+    ``DataLoader``, or a subclass that passes its other keywords on to it
+    (its own parameters, then torch's by keyword); None for anything else."""
+    base = signature(DATALOADER)
+    if name == DATALOADER:
+        return base
+    loader = loader_classes().get(name)
+    if loader is None or not loader.forwards:
+        return None
+    own = tuple(Parameter(p, True) for p in loader.parameters)
+    passed = tuple(Parameter(p.name, False, p.added) for p in base.parameters if p.name not in loader.parameters)
+    return Signature(loader.name, own + passed, None, "kwargs", None, base.check, base.reference, loader.note)
 
 
 @functools.lru_cache(maxsize=None)

@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from torchlint.data.apidata import Signature
-from torchlint.source.arguments import BoundArguments, bind_positions
+from torchlint.source.arguments import BoundArguments, Splats, bind_positions
 from torchlint.analysis.names import ImportTable
 from torchlint.source.edits import Replacement
 from torchlint.ruleapi.rule import TorchVersion
@@ -58,7 +58,7 @@ _EXTRA_INDENT = "    "
 
 
 def bind(call: cst.Call, signature: Signature, oldest: Optional[TorchVersion] = None,
-         splats: "Optional[Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]]" = None,
+         splats: "Optional[Splats]" = None,
          ) -> BoundArguments:
     """Match ``call``'s arguments to ``signature``'s parameters.
 

@@ -116,3 +116,13 @@ def python_nodes(tree: ast.AST) -> List[ast.AST]:
                     if isinstance(item, node_type):
                         nodes.append(item)
     return nodes
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
+    name bound to something else), else None: the one test of a literal
+    truth value that rules and facts share (the analyses re-export it from
+    ``torchlint.analysis.values``; the flow fact, below values, reads it here)."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
