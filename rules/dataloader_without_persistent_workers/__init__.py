@@ -45,8 +45,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
 
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
-    loader iterated once or built anew for every pass (a `DataLoader(...)`
-    inside the epoch loop, or in a function called from it), test files
+    loader iterated once (a loop over `range(1)` runs its body once) or
+    built anew for every pass (a `DataLoader(...)` inside the epoch loop, or
+    in a function called from it), test files
     (`test_*.py`, `*_test.py`, `conftest.py`: a test may check the exact
     batch order), and any project where some call already passes
     `persistent_workers=` (the project has made its choice).

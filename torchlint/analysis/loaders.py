@@ -146,7 +146,9 @@ class Loaders:
         self._call_loops: Dict[cst.Call, bool] = {}
         for facts in training.functions.values():
             for fact in facts.calls:
-                self._call_loops[fact.call] = bool(fact.loops)
+                self._call_loops[fact.call] = any(
+                    not (isinstance(loop, cst.For) and self._single_pass(loop)) for loop in fact.loops
+                )
 
     # -- the walk ---------------------------------------------------------------------
 
@@ -181,11 +183,25 @@ class Loaders:
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
                 self.cuda_sign = node
                 self.uses_cuda = True
-        is_loop = kind is cst.For or kind is cst.While
+        is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
         for child in children(node):
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
+
+    def _single_pass(self, loop: cst.For) -> bool:
+        """``for epoch in range(1):`` (or ``range(0, 1)``, Python's own ``range``)
+        runs its body at most once: what it holds is not repeated."""
+        call = loop.iter
+        if not isinstance(call, cst.Call) or not _is_builtin(call.func, self._scopes, frozenset({"range"})):
+            return False
+        if any(arg.keyword is not None or arg.star for arg in call.args) or not 1 <= len(call.args) <= 2:
+            return False
+        bounds = [arg.value for arg in call.args]
+        if not all(isinstance(bound, cst.Integer) for bound in bounds):
+            return False
+        numbers = [int(cast(cst.Integer, bound).evaluated_value) for bound in bounds]
+        return (numbers[-1] - (numbers[0] if len(numbers) == 2 else 0)) <= 1
 
     # -- questions --------------------------------------------------------------------
 
