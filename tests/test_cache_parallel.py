@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+import pytest
 from conftest import run_in_process
 
 from torchlint.lint.cache import Cache
@@ -29,6 +30,7 @@ def cli(args: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
     return run_in_process(args, cwd)
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None:
     root = corpus(tmp_path, copies=1)
     files = sorted(root.rglob("*.py"))
@@ -39,6 +41,7 @@ def test_parallel_results_equal_serial_in_the_same_order(tmp_path: Path) -> None
     assert sum(len(o.diagnostics) for o in serial) > 20
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
     root = corpus(tmp_path, copies=1)
     one = cli(["check", ".", "--no-cache", "-j", "1", "--output-format", "json"], root)
@@ -47,6 +50,7 @@ def test_cli_jobs_do_not_change_output(tmp_path: Path) -> None:
     assert one.stdout == two.stdout
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_warm_cache_gives_the_same_findings(tmp_path: Path) -> None:
     root = corpus(tmp_path, copies=1)
     cold = cli(["check", ".", "--output-format", "json"], root)
@@ -65,6 +69,7 @@ def test_cache_follows_content_and_settings(tmp_path: Path) -> None:
     assert cli(["check", "a.py"], tmp_path).returncode == 0
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_corrupt_cache_entries_are_ignored_and_rewritten(tmp_path: Path) -> None:
     root = corpus(tmp_path, copies=1)
     first = cli(["check", ".", "--output-format", "concise"], root)
@@ -78,6 +83,7 @@ def test_corrupt_cache_entries_are_ignored_and_rewritten(tmp_path: Path) -> None
     assert third.stdout == first.stdout
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_two_processes_share_the_cache(tmp_path: Path) -> None:
     root = corpus(tmp_path, copies=1)
     expected = cli(["check", ".", "--no-cache", "--output-format", "json"], root).stdout

@@ -336,6 +336,7 @@ def _findings(lines: str, root: Path) -> List[str]:
     return sorted(found)
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_flake8_and_torchlint_check_report_the_same_on_the_fixtures(project: Path) -> None:
     # Every Python fixture (not the expected outputs), each project fixture
     # as its folder, plus suppression comments in the forms flake8 reads.

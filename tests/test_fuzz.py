@@ -42,6 +42,7 @@ def test_generated_programs(source: str) -> None:
     assert check_once(source) is None
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # long run: bench/fuzz.py
 @given(st.deferred(lambda: hypothesmith.from_node()))
 def test_generated_syntax_trees(source: str) -> None:

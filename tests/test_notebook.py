@@ -224,6 +224,7 @@ def test_masks_never_hit_strings_or_comments() -> None:
     assert masked == "x = 1\n0#ime f()\n0#s\n0#j?\n0#les = !ls\n  0#bj"
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Dict
 
+import pytest
 from conftest import run_in_process
 
 import torchlint
@@ -58,6 +59,7 @@ def test_killed_fixer_leaves_every_file_old_or_new(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.rglob("*.py")) == sorted(p.name for p in files)
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_two_fixers_on_the_same_tree(tmp_path: Path) -> None:
     files = tree(tmp_path, 40)
     runs = [subprocess.Popen(fix_command(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

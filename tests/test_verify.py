@@ -88,6 +88,7 @@ def test_every_shipped_program_is_fixed_by_torchlint_and_verifies_equivalent(ses
 # -- hand-broken fixes: the comparison must catch them ---------------------------------
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_a_fix_that_drops_a_batchnorm_is_not_equivalent(session):
     original = program_path("TL401").read_text()
     fixed = _fixed_program("TL401").replace("            nn.BatchNorm2d(width),\n", "", 1)

@@ -101,6 +101,7 @@ def test_tl101_broken_random_range_constant_threshold_and_noise_fail(session, tm
     assert "values not identical: `tensors.labels`" in _messages(results[0], FAIL)
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_tl401_eval_output_beyond_the_absorbed_bias_fails(session, tmp_path):
     original, fixed = _shipped("TL401")
     assert "    eval_logits = model(images[0])" in fixed

@@ -173,6 +173,7 @@ def test_cpu_runs_hide_gpus_and_record_the_flags_the_script_ran_with(session):
     assert timing is not None, error
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_the_cuda_paths_through_a_fake_device_layer(tmp_path, monkeypatch):
     sync_log = tmp_path / "sync.log"
     monkeypatch.setenv("TORCHLINT_VERIFY_TEST_SHIM", str(FAKE_DEVICE))

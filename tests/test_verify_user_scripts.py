@@ -451,6 +451,7 @@ def test_a_run_past_its_memory_bound_is_reported_as_out_of_memory(tmp_path):
     assert "ran out of memory" in text and "0.5 GiB" in text and "--memory-limit" in text
 
 
+@pytest.mark.slow  # over 4 s on 2 busy cores; `pytest -m slow` (run by .ci/run) keeps it
 def test_a_script_that_needs_an_uninstalled_package_gets_advice(session, tmp_path):
     source = "import torch\nimport no_such_package_here\nx = torch.ones(2)\n"
     result = _verify(session, tmp_path / "missing", source, source)
