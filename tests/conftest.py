@@ -39,7 +39,10 @@ def run_in_process(
             runner = CliRunner()
         result = runner.invoke(cli.main, list(args), input=stdin, env=env, catch_exceptions=True)
     finally:
-        os.chdir(saved)
+        try:
+            os.chdir(saved)
+        except OSError:  # a forked child running as another user may not enter the caller's folder
+            pass
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         import traceback
