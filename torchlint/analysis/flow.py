@@ -33,7 +33,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
-from torchlint.source.tree import children, literal_bool
+from torchlint.source.tree import children, dotted, literal_bool
 
 _READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index"})
 """Methods of Python containers that read the value and change nothing."""
@@ -708,7 +708,7 @@ class Flow:
                     if isinstance(leaf, cst.Name):
                         names.add(leaf.value)
                     elif isinstance(leaf, cst.Attribute):
-                        chain = _chain(leaf)
+                        chain = dotted(leaf)
                         if chain is not None:
                             chains.add(chain)
             stack.extend(children(node))
@@ -740,24 +740,13 @@ def _test_names(test: cst.BaseExpression) -> Optional[List[cst.Name]]:
     return found
 
 
-def _chain(expr: cst.BaseExpression) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
-
-
 def _attribute_chains(test: cst.BaseExpression) -> Set[str]:
     found: Set[str] = set()
     stack: List[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Attribute):
-            chain = _chain(node)
+            chain = dotted(node)
             if chain is not None:
                 found.add(chain)
                 continue

@@ -929,25 +929,9 @@ class _FileReader:
         """``self.x`` -> the class whose call builds it, for attributes every
         method assigns only once, from ``Cls(...)``."""
         found: Dict[str, Optional[str]] = {}
-        for member in node.body:
-            if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or not member.args.args:
-                continue
-            instance = member.args.args[0].arg
-            for child in _own_nodes(member.body):
-                targets: List[ast.expr] = []
-                value: Optional[ast.expr] = None
-                if isinstance(child, ast.Assign):
-                    targets, value = list(child.targets), child.value
-                elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-                    targets = [child.target]
-                for target in targets:
-                    for leaf in ast.walk(target):
-                        if (isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name)
-                                and leaf.value.id == instance):
-                            built = None
-                            if leaf is target and len(targets) == 1 and isinstance(value, ast.Call):
-                                built = resolve(value.func, self.imports, self.local)
-                            found[leaf.attr] = built if leaf.attr not in found else None
+        for _member, attribute, value in _instance_writes(node):
+            built = resolve(value.func, self.imports, self.local) if isinstance(value, ast.Call) else None
+            found[attribute] = built if attribute not in found else None
         return found
 
     def shadowed(self, name: str, scan: _FunctionScan) -> bool:
@@ -1019,17 +1003,14 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes))
 
 
-def _init_parameters(node: ast.ClassDef) -> Tuple[Tuple[str, str], ...]:
-    """``self.<attr> = <parameter>`` in ``__init__`` (the parameter not
-    rebound there), for attributes no method writes anywhere else."""
-    writes: Dict[str, List[Optional[str]]] = {}
+def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
+    """Each ``self.<attr>`` a method of the class writes in its own body: (the
+    method, the attribute, the value when the attribute is the whole and only
+    target of a plain assignment, else None)."""
     for member in node.body:
         if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or not member.args.args:
             continue
         instance = member.args.args[0].arg
-        init = member.name == "__init__"
-        parameters = {a.arg for a in (*member.args.args[1:], *member.args.kwonlyargs)} if init else set()
-        rebound = set(_single_assignments(member.body)[0]) if init else set()
         for child in _own_nodes(member.body):
             targets: List[ast.expr] = []
             value: Optional[ast.expr] = None
@@ -1040,9 +1021,22 @@ def _init_parameters(node: ast.ClassDef) -> Tuple[Tuple[str, str], ...]:
             for target in targets:
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == instance:
-                        given = (value.id if leaf is target and len(targets) == 1 and isinstance(value, ast.Name)
-                                 and value.id in parameters and value.id not in rebound else None)
-                        writes.setdefault(leaf.attr, []).append(given)
+                        whole = leaf is target and len(targets) == 1
+                        yield member, leaf.attr, value if whole else None
+
+
+def _init_parameters(node: ast.ClassDef) -> Tuple[Tuple[str, str], ...]:
+    """``self.<attr> = <parameter>`` in ``__init__`` (the parameter not
+    rebound there), for attributes no method writes anywhere else."""
+    writes: Dict[str, List[Optional[str]]] = {}
+    inits = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__"]
+    init = inits[-1] if inits and inits[-1].args.args else None  # the last def of a name is the one that counts
+    parameters = {a.arg for a in (*init.args.args[1:], *init.args.kwonlyargs)} if init is not None else set()
+    rebound = set(_single_assignments(init.body)[0]) if init is not None else set()
+    for member, attribute, value in _instance_writes(node):
+        given = (value.id if member is init and isinstance(value, ast.Name)
+                 and value.id in parameters and value.id not in rebound else None)
+        writes.setdefault(attribute, []).append(given)
     return tuple(sorted((attr, found[0]) for attr, found in writes.items() if len(found) == 1 and found[0] is not None))
 
 
