@@ -25,6 +25,7 @@ from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, current_sta
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
+    from torchlint.lint.engine import LintConfig
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.pool import Died
 
@@ -79,58 +80,66 @@ def _internal_error(path: str, error: BaseException) -> Diagnostic:
     return parse_error(path, f"internal error while linting: {type(error).__name__}: {error}")
 
 
-def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
-    """The display path and the file's source, or the TL000 outcome of a file
-    that cannot be read."""
+@dataclass(frozen=True)
+class _Opened:
+    """One file read and ready for its lint or fix: the prologue both share."""
+
+    shown: str
+    source: SourceFile
+    job: bool  # a Slurm job script (its findings also depend on the code it launches: never cached)
+    recorder: "Optional[RecordingIndex]"
+    """A copy of the run's index that records what the file's lint reads (none for a run without an index)."""
+
+    def config(self, path: Path, settings: Settings, project: ProjectIndex) -> "LintConfig":
+        return replace(settings.lint_config(path), project=self.recorder or project)
+
+    def reads(self) -> Optional[Tuple[str, ...]]:
+        return None if self.recorder is None else tuple(sorted(self.recorder.reads))
+
+
+def _open(path: Path, project: ProjectIndex) -> "Union[_Opened, FileOutcome]":
+    """The file read, or the outcome of one that is not linted: unreadable
+    (TL000), or a shell script that is not a job script (a note)."""
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script
+
     shown = display_path(path)
     try:
-        return shown, read_source(path)
+        source = read_source(path)
     except SourceError as error:
-        return shown, FileOutcome(shown, (parse_error(shown, str(error)),))
+        return FileOutcome(shown, (parse_error(shown, str(error)),))
+    job = is_job_script(path, source.text)
+    if not job and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    return _Opened(shown, source, job, None if project is EMPTY else project.recording())
 
 
 def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
     """Read and lint one file (in the run whose index is ``project``); every
     failure becomes a TL000 diagnostic."""
     from torchlint.lint.engine import lint_source
-    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
+    from torchlint.lint.jobscripts import lint_job_script
     from torchlint.lint.notebook import cell_sources, lint_notebook
 
-    shown, source = _read(path)
-    if isinstance(source, FileOutcome):
-        return source
-    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    opened = _open(path, project)
+    if isinstance(opened, FileOutcome):
+        return opened
+    shown, text = opened.shown, opened.source.text
     cells: Optional[Dict[str, str]] = None
-    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=recorder or project)
+        config = opened.config(path, settings, project)
         if is_notebook(path):
-            diagnostics, notebook = lint_notebook(source.text, shown, config)
+            diagnostics, notebook = lint_notebook(text, shown, config)
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
-        elif is_job_script(path, source.text):
-            diagnostics = lint_job_script(source.text, shown, config, path)
+        elif opened.job:
+            diagnostics = lint_job_script(text, shown, config, path)
         else:
-            diagnostics = lint_source(source.text, shown, config)
+            diagnostics = lint_source(text, shown, config)
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
-    text = source.text if diagnostics else None
-    # A job script's findings also depend on the code it launches: never cached.
-    job = is_job_script(path, source.text) and not is_notebook(path)
-    digest = None if is_job_script(path, source.text) else source.digest
-    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder),
-                       indexless=job)
-
-
-def _recorder(project: ProjectIndex) -> "Optional[RecordingIndex]":
-    """A copy of the run's index that records what one file's lint reads
-    (none for a run without an index)."""
-    return None if project is EMPTY else project.recording()
-
-
-def _reads(recorder: "Optional[RecordingIndex]") -> Optional[Tuple[str, ...]]:
-    return None if recorder is None else tuple(sorted(recorder.reads))
+    return FileOutcome(shown, tuple(diagnostics), text if diagnostics else None,
+                       digest=None if opened.job else opened.source.digest, cell_sources=cells,
+                       reads=opened.reads(), indexless=opened.job and not is_notebook(path))
 
 
 def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
@@ -138,33 +147,30 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     """Fix one file in memory (in the run whose index is ``project``), and
     write it when ``write`` is set."""
     from torchlint.lint.fixer import fix_text
-    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
+    from torchlint.lint.jobscripts import fix_job_script
     from torchlint.lint.notebook import cell_sources, fix_notebook
 
-    shown, source = _read(path)
-    if isinstance(source, FileOutcome):
-        return source
-    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    opened = _open(path, project)
+    if isinstance(opened, FileOutcome):
+        return opened
+    shown, source = opened.shown, opened.source
     cells: Optional[Dict[str, str]] = None
-    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=recorder or project)
+        config = opened.config(path, settings, project)
         if is_notebook(path):
             _, result, notebook = fix_notebook(source.text, shown, config, unsafe=unsafe)
             if notebook is not None and result.remaining:
                 cells = cell_sources(notebook, shown)
-        elif is_job_script(path, source.text):
+        elif opened.job:
             result = fix_job_script(source.text, shown, config, unsafe=unsafe, file=path)
         else:
             result = fix_text(source.text, shown, config, unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
-    # A job script's findings also depend on the code it launches: never cached.
-    digest = None if is_job_script(path, source.text) else source.digest
-    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
-                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder),
-                          indexless=is_job_script(path, source.text) and not is_notebook(path))
+    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None,
+                          None if opened.job else source.digest, cell_sources=cells,
+                          pending_write=write and result.changed, reads=opened.reads(),
+                          indexless=opened.job and not is_notebook(path))
     return outcome if _deferred_writes else commit(outcome)
 
 
