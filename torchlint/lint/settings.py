@@ -238,6 +238,26 @@ class Settings:
             fix_policy=self.fix_policy(infos),
         )
 
+    def for_verification(self, rule: "RuleClass", *, program: bool) -> "Settings":
+        """These settings with only ``rule`` selected and the rule's options as
+        its verification spec adapts them to this machine (``program_options``),
+        for ``torchlint verify``: shipped programs and users' scripts alike run
+        the fix here; for shipped programs also the target torch version
+        (``program_torch_version``)."""
+        options = {key: dict(value) for key, value in self.rule_options.items()}
+        spec = rule.verification
+        if spec is not None and spec.program_options is not None:
+            configured = {key: option.default for key, option in rule.options.items()}
+            configured.update(options.get(rule.code, {}))
+            options[rule.code] = dict(spec.program_options(configured))
+        torch_version = self.torch_version
+        if program and spec is not None and spec.program_torch_version:
+            torch_version = spec.program_torch_version
+        return replace(
+            self, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
+            torch_version=torch_version,
+        )
+
     def with_overrides(self, overrides: "Overrides") -> "Settings":
         """Apply command-line options on top of file settings."""
         changes: Dict[str, Any] = {}
