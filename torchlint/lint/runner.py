@@ -13,18 +13,19 @@ from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
-from torchlint.lint.cache import Cache, EntryKey
-from torchlint.lint.settings import Settings
+from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
+from torchlint.lint.settings import Resolved, Settings, resolve
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
     SourceError, SourceFile, is_regular_file, read_regular_with_status, read_source, write_source,
 )
-from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, current_stamp, digest_of, run_key, stamp_of
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, digest_of, stamp_of
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
+    from torchlint.analysis.asks import Query
     from torchlint.lint.engine import LintConfig
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.pool import Died
@@ -270,23 +271,22 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
-                    cache: Optional[Cache] = None, *, texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None,
-                    seen: Optional[Seen] = None) -> ProjectIndex:
-    """The cross-file index of a run, built once before linting for what the
-    enabled rules ask (their ``project_queries``); ``cache`` keeps each
-    file's part.  The caller passes it to every file's lint.  ``texts``: the
-    ``.py`` files' bytes, when the caller has read them; ``seen`` collects
-    what else the index depends on (see :mod:`torchlint.source.stamps`)."""
+                    cache: Optional[Cache] = None) -> ProjectIndex:
+    """The cross-file index of a run over ``files``, built once before linting
+    for what the enabled rules ask (their ``project_queries``); ``cache``
+    keeps each file's part.  The caller passes it to every file's lint."""
+    return index_of(files, resolve(files, settings_for, keyed=False).queries, cache)
+
+
+def index_of(files: Sequence[Path], queries: "Sequence[Query]", cache: Optional[Cache] = None, *,
+             texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None, seen: Optional[Seen] = None) -> ProjectIndex:
+    """The index for ``queries`` (resolved once, with the files' settings).
+    ``texts``: the ``.py`` files' bytes, when the caller has read them;
+    ``seen`` collects what else the index depends on (see
+    :mod:`torchlint.source.stamps`)."""
     from torchlint.analysis.imports import ModuleNames
     from torchlint.analysis.queries import build
 
-    distinct = {id(settings): settings for settings in map(settings_for, files)}
-    queries = [
-        query
-        for settings in distinct.values()
-        for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
-        for query in info.queries
-    ]
     return build(files, queries, cache, texts=texts, module_of=ModuleNames(seen))
 
 
@@ -298,25 +298,6 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     if path is None or not is_regular_file(path):  # an editor's buffer may have any name
         return EMPTY
     return prepare_project([path], settings_for)
-
-
-def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
-              reads: Optional[Sequence[str]] = None) -> EntryKey:
-    """The cache key of one file's findings, assembled here and nowhere else
-    from what its lint read: the digest of its bytes, the digest of its
-    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
-    once per file by the run) and the digest of the project index's facts
-    the lint read (``reads``, as recorded; None: every fact that may concern
-    the file).  ``project`` may also be that facts digest itself, as the
-    previous run recorded it for an index nothing has changed since; "" and
-    the empty index: no index."""
-    if isinstance(project, str):
-        facts = project
-    elif project is EMPTY:
-        facts = ""
-    else:
-        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
-    return EntryKey(shown, digest, facts, config)
 
 
 def run_files(
@@ -384,16 +365,21 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
 
-    A run over the same files and configuration as an earlier one starts
-    from that run's record (:mod:`torchlint.source.stamps`): when no file's stamp
-    changed (or its bytes are the same) and nothing else the index read
-    did, every file's findings are read from the cache by the key recorded
-    for it; no file is read, no index built.  Otherwise the index is built
-    and each file's findings are looked up by the facts its last lint read.
+    One way: each file's settings are resolved once (``settings.resolve``:
+    its settings, their digest, the index's queries); a run over the same
+    files and configuration as an earlier one starts from that run's record
+    (:mod:`torchlint.source.stamps`): when no file's stamp changed (or its
+    bytes are the same) and nothing else the index read did, every file's
+    findings are read from the cache by the key recorded for it; no file is
+    read, no index built.  Otherwise the index is built and each file's
+    findings are looked up by the facts its last lint read.  The keys are
+    made by ``cache.entry_key`` alone.
     """
+    resolved = resolve(files, settings_for, keyed=cache is not None)
     if cache is None:
-        return run_files(files, settings_for, work, jobs=jobs, project=prepare_project(files, settings_for))
-    run = _Run(files, settings_for, cache)
+        project = index_of(files, resolved.queries)
+        return run_files(files, resolved.settings_for, work, jobs=jobs, project=project)
+    run = _Run(resolved, cache)
     results = run.from_record(reusable, work, jobs)
     if results is None:
         results = run.with_index(reusable, work, jobs)
@@ -402,33 +388,22 @@ def cached_run(
 
 
 class _Run:
-    """One cached run: its files, their settings, configuration keys and
-    rows of the record the next run will start from."""
+    """One cached run: its files with their resolved settings, and the rows
+    of the record the next run will start from."""
 
-    def __init__(self, files: Sequence[Path], settings_for: Callable[[Path], Settings], cache: Cache) -> None:
-        self.files = files
+    def __init__(self, resolved: Resolved, cache: Cache) -> None:
+        self.files = resolved.files
+        self.resolved = resolved
         self.cache = cache
-        self.settings = [settings_for(path) for path in files]
-        resolved = dict(zip(files, self.settings))
-        # Resolved once per file; the index build and the lint are passed these.
-        self.settings_for: Callable[[Path], Settings] = lambda path: resolved.get(path) or settings_for(path)
-        self.shown = [display_path(path) for path in files]
-        fingerprints: Dict[Tuple[int, Optional[Path]], str] = {}
-        self.configs = []
-        for path, settings in zip(files, self.settings):
-            # Per-file ignores are the only way a path changes its configuration.
-            scope = (id(settings), path if settings.per_file_ignores else None)
-            known = fingerprints.get(scope)
-            if known is None:
-                known = fingerprints[scope] = settings.cache_fingerprint(path)
-            self.configs.append(known)
+        self.shown = [display_path(path) for path in resolved.files]
+        self.configs = resolved.digests
         try:
             self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs)
         except OSError:  # the working folder is gone: relative paths mean nothing to a later run
             self.key = None
         stored = cache.get_record(self.key) if self.key is not None else None
-        self.record = RunRecord.from_json(stored, len(files)) if stored is not None else None
-        self.rows: List[Optional[FileRow]] = [None] * len(files)
+        self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
+        self.rows: List[Optional[FileRow]] = [None] * len(self.files)
         self.seen: Optional[Seen] = None
         self._keep_dependencies = False
 
@@ -440,13 +415,12 @@ class _Run:
         linted again, without it."""
         if self.record is None:
             return None
-        rows = [self._unchanged(index, row) for index, row in enumerate(self.record.files)]
-        if any(row is None for row in rows) or not self.record.index_unchanged():
+        rows = self.record.unchanged_rows(self.files)
+        if rows is None:
             return None
         results: Dict[int, FileOutcome] = {}
         again: List[int] = []
         for index, row in enumerate(rows):
-            assert row is not None
             if row.digest is None:
                 if not row.indexless:
                     return None  # not cached (an unreadable file, an internal error): linted with the index
@@ -469,7 +443,7 @@ class _Run:
                 if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
                                                           or is_shell_script(self.files[index], text)):
                     return None
-            linted = run_files([self.files[i] for i in again], self.settings_for, work, jobs=jobs)
+            linted = run_files([self.files[i] for i in again], self.resolved.settings_for, work, jobs=jobs)
             if not all(outcome.indexless for outcome in linted):
                 return None  # it became a file whose lint may read the index
             for index, outcome in zip(again, linted):
@@ -477,20 +451,6 @@ class _Run:
                 self.rows[index] = FileRow(None, None, "", (), True)
         self._keep_dependencies = True  # nothing the index read changed: its record stands
         return results
-
-    def _unchanged(self, index: int, row: FileRow) -> Optional[FileRow]:
-        """The file's row (with a new stamp if only its stamp changed) when its
-        bytes are those the row records, else None."""
-        path = self.files[index]
-        if row.stamp is not None and current_stamp(path) == row.stamp:
-            return row
-        if row.digest is None:
-            return row if path.suffix != ".py" else None  # only .py files are part of the index
-        try:
-            data, info = read_regular_with_status(path)
-        except SourceError:
-            return None
-        return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
 
     def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
                    jobs: int) -> Dict[int, FileOutcome]:
@@ -510,7 +470,7 @@ class _Run:
             texts.append((path, data))
             digests[index], stamps[index] = digest_of(data), stamp_of(info)
         self.seen = Seen()
-        project = prepare_project(self.files, self.settings_for, self.cache, texts=texts, seen=self.seen)
+        project = index_of(self.files, self.resolved.queries, self.cache, texts=texts, seen=self.seen)
         del texts
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []
@@ -530,7 +490,8 @@ class _Run:
                 self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
             else:
                 misses.append(index)
-        computed = run_files([self.files[i] for i in misses], self.settings_for, work, jobs=jobs, project=project)
+        computed = run_files([self.files[i] for i in misses], self.resolved.settings_for, work, jobs=jobs,
+                             project=project)
         for index, outcome in zip(misses, computed):
             results[index] = outcome
             reads = outcome.reads or ()
@@ -621,11 +582,3 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
-
-
-def sources_of(outcomes: Sequence[FileOutcome]) -> Dict[str, str]:
-    """path -> text for reporters' snippets."""
-    sources = {o.path: o.source for o in outcomes if o.source is not None}
-    for outcome in outcomes:
-        sources.update(outcome.cell_sources or {})
-    return sources
