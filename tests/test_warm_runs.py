@@ -30,7 +30,6 @@ class Counts:
         self.builds = 0
         self.reads: List[str] = []
         build = runner.index_of
-        read_status = runner.read_regular_with_status
         read_source = runner.read_source
         stamp_read = stamps.read_regular_with_status
 
@@ -45,7 +44,6 @@ class Counts:
             return wrapped
 
         monkeypatch.setattr(runner, "index_of", counted_build)
-        monkeypatch.setattr(runner, "read_regular_with_status", counting(read_status))
         monkeypatch.setattr(runner, "read_source", counting(read_source))
         monkeypatch.setattr(stamps, "read_regular_with_status", counting(stamp_read))
 

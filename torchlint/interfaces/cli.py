@@ -21,9 +21,9 @@ from torchlint.model import Diagnostic, parse_error
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.lint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.lint.runner import (
-    FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file,
+    FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, run_resolved,
 )
-from torchlint.lint.settings import FRAMEWORK_OPTIONS, ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.lint.settings import FRAMEWORK_OPTIONS, ConfigError, Overrides, Settings, SettingsResolver, resolve_files
 from torchlint.report.diff import unified_diff
 from torchlint.report.summary import fixes_text
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
@@ -343,8 +343,11 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
                 work: Callable[[Path, Settings], FileOutcome] = partial(fix_file, unsafe=unsafe, write=True)
             else:
                 work = lint_file
-            outcomes = cached_run(files, resolver.for_path, work, cache=_cache(kwargs),
-                                  jobs=_jobs(kwargs), reusable=partial(_nothing_to_fix, unsafe, apply_fix))
+            cache = _cache(kwargs)
+            # Each file's settings, resolved once: the run, its cache keys and the lints are given them.
+            resolved = resolve_files(files, resolver.for_path, keyed=cache is not None)
+            outcomes = run_resolved(resolved, work, cache=cache, jobs=_jobs(kwargs),
+                                    reusable=partial(_nothing_to_fix, unsafe, apply_fix))
     except ConfigError as error:
         _fail(str(error))
         return EXIT_ERROR

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
 from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
-from torchlint.lint.settings import Resolved, Settings, resolve
+from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
-    SourceError, SourceFile, is_regular_file, read_regular_with_status, read_source, write_source,
+    SourceError, SourceFile, is_regular_file, read_source, write_source,
 )
-from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, digest_of, stamp_of
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped, stamp_of
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
@@ -275,7 +275,7 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     """The cross-file index of a run over ``files``, built once before linting
     for what the enabled rules ask (their ``project_queries``); ``cache``
     keeps each file's part.  The caller passes it to every file's lint."""
-    return index_of(files, resolve(files, settings_for, keyed=False).queries, cache)
+    return index_of(files, resolve_files(files, settings_for, keyed=False).queries, cache)
 
 
 def index_of(files: Sequence[Path], queries: "Sequence[Query]", cache: Optional[Cache] = None, *,
@@ -365,7 +365,7 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
 
-    One way: each file's settings are resolved once (``settings.resolve``:
+    One way: each file's settings are resolved once (``settings.resolve_files``:
     its settings, their digest, the index's queries); a run over the same
     files and configuration as an earlier one starts from that run's record
     (:mod:`torchlint.source.stamps`): when no file's stamp changed (or its
@@ -375,33 +375,44 @@ def cached_run(
     findings are looked up by the facts its last lint read.  The keys are
     made by ``cache.entry_key`` alone.
     """
-    resolved = resolve(files, settings_for, keyed=cache is not None)
-    if cache is None:
-        project = index_of(files, resolved.queries)
-        return run_files(files, resolved.settings_for, work, jobs=jobs, project=project)
+    return run_resolved(resolve_files(files, settings_for, keyed=cache is not None), work, cache=cache, jobs=jobs,
+                        reusable=reusable)
+
+
+def run_resolved(
+    resolved: Resolved,
+    work: Callable[..., FileOutcome],
+    *,
+    cache: Optional[Cache],
+    jobs: int = 1,
+    reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
+) -> List[FileOutcome]:
+    """:func:`cached_run` over files whose settings are resolved already (the
+    command line resolves them right after discovery).  Without a cache the
+    run takes the same way, with nothing to look up or to store."""
     run = _Run(resolved, cache)
     results = run.from_record(reusable, work, jobs)
     if results is None:
         results = run.with_index(reusable, work, jobs)
     run.save()
-    return [results[index] for index in range(len(files))]
+    return [results[index] for index in range(len(resolved.files))]
 
 
 class _Run:
     """One cached run: its files with their resolved settings, and the rows
     of the record the next run will start from."""
 
-    def __init__(self, resolved: Resolved, cache: Cache) -> None:
+    def __init__(self, resolved: Resolved, cache: Optional[Cache]) -> None:
         self.files = resolved.files
         self.resolved = resolved
         self.cache = cache
         self.shown = [display_path(path) for path in resolved.files]
         self.configs = resolved.digests
         try:
-            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs)
+            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs) if cache is not None else None
         except OSError:  # the working folder is gone: relative paths mean nothing to a later run
             self.key = None
-        stored = cache.get_record(self.key) if self.key is not None else None
+        stored = cache.get_record(self.key) if cache is not None and self.key is not None else None
         self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
         self.rows: List[Optional[FileRow]] = [None] * len(self.files)
         self.seen: Optional[Seen] = None
@@ -413,7 +424,7 @@ class _Run:
         nothing changed (None otherwise: the index is needed); files that
         are never cached and read nothing from the index (job scripts) are
         linted again, without it."""
-        if self.record is None:
+        if self.record is None or self.cache is None:
             return None
         rows = self.record.unchanged_rows(self.files)
         if rows is None:
@@ -426,11 +437,10 @@ class _Run:
                     return None  # not cached (an unreadable file, an internal error): linted with the index
                 again.append(index)
                 continue
-            key = entry_key(self.shown[index], row.digest, self.configs[index], row.facts)
-            hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
-            if hit is None or not reusable(hit.diagnostics):
+            hit = self._lookup(index, row.digest, row.facts)
+            if hit is None or not reusable(hit[0].diagnostics):
                 return None
-            results[index] = hit
+            results[index] = hit[0]
             self.rows[index] = row
         if again:
             from torchlint.lint.jobscripts import is_job_script, is_shell_script
@@ -464,11 +474,10 @@ class _Run:
             if path.suffix != ".py":
                 continue
             try:
-                data, info = read_regular_with_status(path)
+                data, stamps[index], digests[index] = read_stamped(path)
             except SourceError:
                 continue
             texts.append((path, data))
-            digests[index], stamps[index] = digest_of(data), stamp_of(info)
         self.seen = Seen()
         project = index_of(self.files, self.resolved.queries, self.cache, texts=texts, seen=self.seen)
         del texts
@@ -484,7 +493,7 @@ class _Run:
                 if source is not None:
                     digest = digests[index] = source.digest
                     stamps[index] = stamp_of(source.status) if source.status is not None else None
-            hit = self._lookup(index, digest, project) if digest is not None else None
+            hit = self._lookup(index, digest, project) if digest is not None and self.cache is not None else None
             if hit is not None and reusable(hit[0].diagnostics):
                 results[index] = hit[0]
                 self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
@@ -498,6 +507,8 @@ class _Run:
             cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
                          # a fixed file: the findings belong to text that is no longer on disk
                          and not (outcome.fixed is not None and outcome.fixed.changed))
+            if self.cache is None:
+                continue  # nothing to store, and no record
             if not cacheable or outcome.digest is None:
                 self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
                 continue
@@ -509,11 +520,16 @@ class _Run:
             self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
         return results
 
-    def _lookup(self, index: int, digest: str,
-                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
-        """The file's cached outcome for the facts its last lint read from the
-        index (from the record when the file is the same, else from the
-        cache), its key and those reads."""
+    def _lookup(self, index: int, digest: str, project: Union[ProjectIndex, str]
+                ) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
+        """The file's cached outcome, its key and the index facts its last
+        lint read (from the record when the file is the same, else from the
+        cache).  ``project``: the run's index, or the facts digest the record
+        holds for an index nothing has changed since.  The file's text is
+        read only when there are findings to show (and must still be the
+        bytes of ``digest``)."""
+        if self.cache is None:
+            return None
         reads: Optional[Tuple[str, ...]] = ()
         if project is not EMPTY:
             row = self.record.files[index] if self.record is not None else None
@@ -523,13 +539,34 @@ class _Run:
                 reads = self.cache.get_reads(entry_key(self.shown[index], digest, self.configs[index]))
             if reads is None:
                 return None
-        key = entry_key(self.shown[index], digest, self.configs[index], project, reads)
-        hit = _from_cache(self.files[index], self.shown[index], key, self.cache, digest)
-        return None if hit is None else (hit, key, reads or ())
+        path, shown = self.files[index], self.shown[index]
+        key = entry_key(shown, digest, self.configs[index], project, reads)
+        diagnostics = self.cache.get(key)
+        if diagnostics is None:
+            return None
+        if not diagnostics:
+            return FileOutcome(shown, (), None, digest=digest, from_cache=True), key, reads or ()
+        try:
+            source = read_source(path)
+        except SourceError:
+            return None
+        if source.digest != digest:
+            return None  # changed since its stamp was taken
+        cells = None
+        if is_notebook(path):
+            from torchlint.lint.notebook import NotebookError, cell_sources, load
+
+            try:
+                cells = cell_sources(load(source.text), shown)
+            except NotebookError:
+                cells = None
+        outcome = FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
+                              cell_sources=cells)
+        return outcome, key, reads or ()
 
     def save(self) -> None:
         """Store the run's record, when it differs from the one it started from."""
-        if self.key is None or any(row is None for row in self.rows):
+        if self.key is None or self.cache is None or any(row is None for row in self.rows):
             return
         rows = [row for row in self.rows if row is not None]
         if self._keep_dependencies and self.record is not None:
@@ -542,31 +579,6 @@ class _Run:
 
 def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
-
-
-def _from_cache(path: Path, shown: str, key: EntryKey, cache: Cache, digest: str) -> Optional[FileOutcome]:
-    """The file's outcome from its cache entry; its text is read only when
-    there are findings to show (and must still be the bytes of ``digest``)."""
-    diagnostics = cache.get(key)
-    if diagnostics is None:
-        return None
-    if not diagnostics:
-        return FileOutcome(shown, (), None, digest=digest, from_cache=True)
-    try:
-        source = read_source(path)
-    except SourceError:
-        return None
-    if source.digest != digest:
-        return None  # changed since its stamp was taken
-    cells = None
-    if is_notebook(path):
-        from torchlint.lint.notebook import NotebookError, cell_sources, load
-
-        try:
-            cells = cell_sources(load(source.text), shown)
-        except NotebookError:
-            cells = None
-    return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True, cell_sources=cells)
 
 
 def _size(path: Path) -> int:

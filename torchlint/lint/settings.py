@@ -719,7 +719,7 @@ def config_fingerprint(codes: Sequence[str], torch_version: TorchVersion,
 
 @dataclass(frozen=True)
 class Resolved:
-    """A run's files, each with its settings, resolved once (by :func:`resolve`):
+    """A run's files, each with its settings, resolved once (by :func:`resolve_files`):
     what the index build, the cache keys and the lints are given, so that
     nothing downstream asks for a file's settings again."""
 
@@ -735,7 +735,8 @@ class Resolved:
         return self.by_path[path]
 
 
-def resolve(files: Sequence[Path], settings_for: Callable[[Path], Settings], *, keyed: bool = True) -> Resolved:
+def resolve_files(files: Sequence[Path], settings_for: Callable[[Path], Settings], *,
+                  keyed: bool = True) -> Resolved:
     """Each file's settings (asked once per file), its settings digest when
     ``keyed`` (for the cache), and the index queries of every configuration."""
     settings = tuple(settings_for(path) for path in files)

@@ -91,6 +91,14 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_stamped(path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> Tuple[bytes, Optional[Stamp], str]:
+    """The bytes of the regular file at ``path``, the stamp taken as it was
+    read and their digest (SourceError as
+    :func:`~torchlint.source.sourcefile.read_regular`)."""
+    data, info = read_regular_with_status(path, max_bytes)
+    return data, stamp_of(info), digest_of(data)
+
+
 @dataclass
 class Seen:
     """What one index build looked at besides the run's files: the files it
@@ -104,8 +112,8 @@ class Seen:
     def read(self, path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         """The bytes of the regular file at ``path``, remembered with its stamp
         (SourceError as :func:`~torchlint.source.sourcefile.read_regular`)."""
-        data, info = read_regular_with_status(path, max_bytes)
-        self.files[os.path.abspath(path)] = (stamp_of(info), digest_of(data))
+        data, stamp, digest = read_stamped(path, max_bytes)
+        self.files[os.path.abspath(path)] = (stamp, digest)
         return data
 
     def probe(self, path: PathLike) -> None:
