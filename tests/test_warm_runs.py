@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 
+from torchlint.analysis import queries
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.lint import runner
 from torchlint.lint.cache import Cache
@@ -29,7 +30,7 @@ class Counts:
         self.linted: List[str] = []
         self.builds = 0
         self.reads: List[str] = []
-        build = runner.index_of
+        build = queries.build
         read_source = runner.read_source
         stamp_read = stamps.read_regular_with_status
 
@@ -43,7 +44,7 @@ class Counts:
                 return read(path, *args, **kwargs)
             return wrapped
 
-        monkeypatch.setattr(runner, "index_of", counted_build)
+        monkeypatch.setattr(queries, "build", counted_build)
         monkeypatch.setattr(runner, "read_source", counting(read_source))
         monkeypatch.setattr(stamps, "read_regular_with_status", counting(stamp_read))
 

@@ -19,13 +19,12 @@ from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
     SourceError, SourceFile, is_regular_file, read_source, write_source,
 )
-from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped, stamp_of
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
-    from torchlint.analysis.asks import Query
     from torchlint.lint.engine import LintConfig
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.pool import Died
@@ -275,19 +274,9 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     """The cross-file index of a run over ``files``, built once before linting
     for what the enabled rules ask (their ``project_queries``); ``cache``
     keeps each file's part.  The caller passes it to every file's lint."""
-    return index_of(files, resolve_files(files, settings_for, keyed=False).queries, cache)
-
-
-def index_of(files: Sequence[Path], queries: "Sequence[Query]", cache: Optional[Cache] = None, *,
-             texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None, seen: Optional[Seen] = None) -> ProjectIndex:
-    """The index for ``queries`` (resolved once, with the files' settings).
-    ``texts``: the ``.py`` files' bytes, when the caller has read them;
-    ``seen`` collects what else the index depends on (see
-    :mod:`torchlint.source.stamps`)."""
-    from torchlint.analysis.imports import ModuleNames
     from torchlint.analysis.queries import build
 
-    return build(files, queries, cache, texts=texts, module_of=ModuleNames(seen))
+    return build(files, resolve_files(files, settings_for, keyed=False).queries, cache)
 
 
 def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
@@ -414,6 +403,8 @@ class _Run:
             self.key = None
         stored = cache.get_record(self.key) if cache is not None and self.key is not None else None
         self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
+        # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
+        self.unchanged = self.record.unchanged_rows(self.files) if self.record is not None else None
         self.rows: List[Optional[FileRow]] = [None] * len(self.files)
         self.seen: Optional[Seen] = None
         self._keep_dependencies = False
@@ -424,9 +415,7 @@ class _Run:
         nothing changed (None otherwise: the index is needed); files that
         are never cached and read nothing from the index (job scripts) are
         linted again, without it."""
-        if self.record is None or self.cache is None:
-            return None
-        rows = self.record.unchanged_rows(self.files)
+        rows = self.unchanged
         if rows is None:
             return None
         results: Dict[int, FileOutcome] = {}
@@ -470,29 +459,23 @@ class _Run:
         texts: List[Tuple[Path, bytes]] = []
         digests: Dict[int, str] = {}
         stamps: Dict[int, Optional[Stamp]] = {}
-        for index, path in enumerate(self.files):
-            if path.suffix != ".py":
-                continue
+        for index, path in enumerate(self.files):  # each file read once here; the .py files feed the index
             try:
                 data, stamps[index], digests[index] = read_stamped(path)
             except SourceError:
                 continue
-            texts.append((path, data))
+            if path.suffix == ".py":
+                texts.append((path, data))
+        from torchlint.analysis.imports import ModuleNames
+        from torchlint.analysis.queries import build
+
         self.seen = Seen()
-        project = index_of(self.files, self.resolved.queries, self.cache, texts=texts, seen=self.seen)
+        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
         del texts
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []
         for index, path in enumerate(self.files):
             digest = digests.get(index)
-            if digest is None and path.suffix != ".py":
-                try:
-                    source = read_source(path)
-                except SourceError:
-                    source = None
-                if source is not None:
-                    digest = digests[index] = source.digest
-                    stamps[index] = stamp_of(source.status) if source.status is not None else None
             hit = self._lookup(index, digest, project) if digest is not None and self.cache is not None else None
             if hit is not None and reusable(hit[0].diagnostics):
                 results[index] = hit[0]

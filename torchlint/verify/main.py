@@ -15,7 +15,7 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     import torch
 
 from torchlint.lint.settings import ConfigError
-from torchlint.verify.plan import Case, UsageError, plan
+from torchlint.verify.plan import UsageError, plan
 from torchlint.verify.progress import Progress
 from torchlint.verify.report import record_measured, render_markdown, render_table, to_json, write_json, write_text
 from torchlint.verify.results import EXIT_ERROR, VerifyReport
