@@ -519,7 +519,8 @@ class _Run:
             if row is not None and row.digest == digest:
                 reads = row.reads
             else:
-                reads = self.cache.get_reads(entry_key(self.shown[index], digest, self.configs[index]))
+                # What its last lint read is recorded by the file's bytes and settings alone.
+                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
             if reads is None:
                 return None
         path, shown = self.files[index], self.shown[index]
