@@ -201,6 +201,20 @@ def test_settings_are_resolved_once_per_file_on_a_warm_run(warm: Warm, trusted: 
     assert asked == {path.name: 1 for path in warm.files}
 
 
+def test_settings_are_resolved_once_per_file_on_a_run_without_a_cache(warm: Warm) -> None:
+    """The index build and the lints are given the settings resolved at the
+    start; neither asks for them again."""
+    asked: Dict[str, int] = {}
+
+    def settings_for(path: Path) -> Settings:
+        asked[path.name] = asked.get(path.name, 0) + 1
+        return warm.settings
+
+    outcomes = cached_run(warm.files, settings_for, lint_file, cache=None)
+    assert asked == {path.name: 1 for path in warm.files}
+    assert findings(outcomes) == fresh(warm.files, warm.settings)
+
+
 def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(warm: Warm, trusted: None) -> None:
     """A job script's findings are never cached (they depend on the code it
     launches), and it reads nothing from the index: an otherwise unchanged
