@@ -11,7 +11,7 @@ import pytest
 
 from torchlint.data import apidata
 from torchlint.data.apidata import DataError, Framework
-from torchlint.lint.cache import config_fingerprint
+from torchlint.lint.settings import config_fingerprint
 from torchlint.lint.settings import ConfigError, SettingsResolver, detect_framework_versions, release_from_requirement
 from torchlint.data.versions import CURRENT_TORCH, FrameworkReleases, Release
 

@@ -143,11 +143,11 @@ def test_amp_findings_wait_for_the_replacement_in_the_oldest_targeted_release() 
 def test_a_shipped_program_is_fixed_for_the_torch_version_its_spec_names() -> None:
     pytest.importorskip("torch")  # planning a program runs torchlint's verify preparation
     from torchlint.lint.settings import Settings
-    from torchlint.verify.plan import plan_programs, rule_settings
+    from torchlint.verify.plan import plan_programs
 
     tl801 = by_code_or_name("TL801")
     assert tl801 is not None and tl801.verification is not None
-    assert rule_settings(tl801, Settings(), program=True).torch_version == "2.5"
-    assert rule_settings(tl801, Settings(), program=False).torch_version is None
+    assert Settings().for_verification(tl801, program=True).torch_version == "2.5"
+    assert Settings().for_verification(tl801, program=False).torch_version is None
     (case,) = plan_programs(tl801, Settings())
     assert not case.error and "weights_only=True" in case.fixed

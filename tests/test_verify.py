@@ -369,7 +369,7 @@ def test_cli_usage_errors_exit_2():
 
 def test_record_writes_each_shipped_programs_row_where_explain_reads_it(tmp_path, monkeypatch):
     import torchlint.ruleapi.verification as verification
-    from torchlint.verify.main import _record
+    from torchlint.verify.report import record_measured
     from torchlint.verify.results import CaseResult, Environment, VerifyReport
 
     monkeypatch.setattr(verification, "rule_directory", lambda rule: tmp_path / rule.name)
@@ -379,7 +379,8 @@ def test_record_writes_each_shipped_programs_row_where_explain_reads_it(tmp_path
     script = dataclasses.replace(shipped, target="mine.py", script=tmp_path / "mine.py")
     results = tuple(CaseResult(case.rule, case.name, case.target, EQUIVALENT, "identical") for case in (shipped, script))
     env = Environment("cpu", "Some CPU", "2.13.0+cpu", None, 1, "3.11.7", 2, "Linux")
-    written = _record(VerifyReport(env, results, quick=True, seed=0, timeout=60.0), [shipped, script])
+    report = VerifyReport(env, results, quick=True, seed=0, timeout=60.0)
+    written = record_measured(report, [shipped, script])
     assert written == [tmp_path / rule.name / "measured.json"]
     measured = verification.read_measured(rule)
     assert measured.target == shipped.target and measured.cells[0] == EQUIVALENT

@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 
+from torchlint.analysis import queries
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.lint import runner
 from torchlint.lint.cache import Cache
@@ -29,14 +30,13 @@ class Counts:
         self.linted: List[str] = []
         self.builds = 0
         self.reads: List[str] = []
-        prepare = runner.prepare_project
-        read_status = runner.read_regular_with_status
+        build = queries.build
         read_source = runner.read_source
         stamp_read = stamps.read_regular_with_status
 
-        def counted_prepare(*args: Any, **kwargs: Any) -> ProjectIndex:
+        def counted_build(*args: Any, **kwargs: Any) -> ProjectIndex:
             self.builds += 1
-            return prepare(*args, **kwargs)
+            return build(*args, **kwargs)
 
         def counting(read: Callable[..., Any]) -> Callable[..., Any]:
             def wrapped(path: Any, *args: Any, **kwargs: Any) -> Any:
@@ -44,8 +44,7 @@ class Counts:
                 return read(path, *args, **kwargs)
             return wrapped
 
-        monkeypatch.setattr(runner, "prepare_project", counted_prepare)
-        monkeypatch.setattr(runner, "read_regular_with_status", counting(read_status))
+        monkeypatch.setattr(queries, "build", counted_build)
         monkeypatch.setattr(runner, "read_source", counting(read_source))
         monkeypatch.setattr(stamps, "read_regular_with_status", counting(stamp_read))
 
@@ -83,67 +82,77 @@ def trusted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stamps, "now_ns", lambda: real() + HOUR_NS)
 
 
+class Warm:
+    """The setup every test here shares: TL301's callers project copied and
+    made the working folder, settings selecting every rule, a cache, and the
+    counts of what each run does."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.files = project(tmp_path)
+        monkeypatch.chdir(tmp_path / "project")
+        self.root = tmp_path / "project"
+        self.settings = Settings(select=("ALL",), root=tmp_path)
+        self.cache = Cache(tmp_path / "cache")
+        self.counts = Counts(monkeypatch)
+
+    def run(self, files: Optional[Sequence[Path]] = None,
+            work: Optional[Callable[..., FileOutcome]] = None) -> List[FileOutcome]:
+        """One cached run over the project's files (or ``files``), counted."""
+        return cached_run(self.files if files is None else files, lambda _: self.settings,
+                          work or self.counts.lint, cache=self.cache)
+
+
+@pytest.fixture
+def warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Warm:
+    return Warm(tmp_path, monkeypatch)
+
+
 def test_an_unchanged_run_builds_no_index_lints_nothing_and_reads_only_files_with_findings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
-    files = project(tmp_path)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
-    counts = Counts(monkeypatch)
-    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    assert counts.builds == 1 and len(counts.linted) == len(files)
+        warm: Warm, trusted: None) -> None:
+    counts = warm.counts
+    first = warm.run()
+    assert counts.builds == 1 and len(counts.linted) == len(warm.files)
     counts.reset()
-    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    second = warm.run()
     assert counts.builds == 0 and counts.linted == []
     with_findings = sorted(Path(o.path).name for o in first if o.diagnostics)
-    assert with_findings and len(with_findings) < len(files)
+    assert with_findings and len(with_findings) < len(warm.files)
     assert sorted(counts.reads) == with_findings  # their text is shown; nothing else is read
-    assert findings(second) == findings(first) == fresh(files, settings)
+    assert findings(second) == findings(first) == fresh(warm.files, warm.settings)
     assert all(o.from_cache for o in second)
 
 
-def test_a_change_to_a_caller_relints_the_callee_and_matches_a_run_without_cache(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
-    files = project(tmp_path)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
-    counts = Counts(monkeypatch)
-    cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    tools = tmp_path / "project" / "tools.py"
+def test_a_change_to_a_caller_relints_the_callee_and_matches_a_run_without_cache(warm: Warm, trusted: None) -> None:
+    counts = warm.counts
+    warm.run()
+    tools = warm.root / "tools.py"
     # predict() gets a caller with gradients on: engine.py's finding changes.
     tools.write_text(tools.read_text().replace("@torch.no_grad()\n", ""))
     counts.reset()
-    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    third = warm.run()
     assert counts.builds == 1
     assert "tools.py" in counts.linted and "engine.py" in counts.linted
     assert "train.py" not in counts.linted  # it read no fact the change touched
-    assert findings(third) == fresh(files, settings)
+    assert findings(third) == fresh(warm.files, warm.settings)
     counts.reset()
-    fourth = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    fourth = warm.run()
     assert counts.builds == 0 and counts.linted == [] and findings(fourth) == findings(third)
 
 
-def test_a_racily_written_file_is_read_again_even_when_its_stamp_looks_the_same(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_racily_written_file_is_read_again_even_when_its_stamp_looks_the_same(warm: Warm) -> None:
     """A stamp taken in the same moment the file was written is not trusted:
     a change of the same size with the modification time put back is seen."""
-    files = project(tmp_path)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
-    counts = Counts(monkeypatch)
-    cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    tools = tmp_path / "project" / "tools.py"
+    warm.run()
+    tools = warm.root / "tools.py"
     before = tools.stat()
     text = tools.read_text()
     tools.write_text(text.replace("@torch.no_grad()\n", "#torch.no_grad()\n"))  # same size
     os.utime(tools, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert tools.stat().st_size == before.st_size
-    counts.reset()
-    after = cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    assert "engine.py" in counts.linted
-    assert findings(after) == fresh(files, settings)
+    warm.counts.reset()
+    after = warm.run()
+    assert "engine.py" in warm.counts.linted
+    assert findings(after) == fresh(warm.files, warm.settings)
 
 
 def test_a_change_to_an_imported_module_outside_the_run_rebuilds_the_index(
@@ -171,60 +180,58 @@ def test_a_change_to_an_imported_module_outside_the_run_rebuilds_the_index(
     assert findings(after) == fresh(linted, settings) != findings(first)
 
 
-def test_a_new_module_in_an_import_root_rebuilds_the_index(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
-    files = project(tmp_path)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
-    counts = Counts(monkeypatch)
-    cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    (tmp_path / "project" / "newmodule.py").write_text("x = 1\n")
-    counts.reset()
-    cached_run(files, lambda _: settings, counts.lint, cache=cache)
-    assert counts.builds == 1
+def test_a_new_module_in_an_import_root_rebuilds_the_index(warm: Warm, trusted: None) -> None:
+    warm.run()
+    (warm.root / "newmodule.py").write_text("x = 1\n")
+    warm.counts.reset()
+    warm.run()
+    assert warm.counts.builds == 1
 
 
-def test_settings_are_resolved_once_per_file_on_a_warm_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
-    files = project(tmp_path)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
+def test_settings_are_resolved_once_per_file_on_a_warm_run(warm: Warm, trusted: None) -> None:
     asked: Dict[str, int] = {}
 
     def settings_for(path: Path) -> Settings:
         asked[path.name] = asked.get(path.name, 0) + 1
-        return settings
+        return warm.settings
 
-    cached_run(files, settings_for, lint_file, cache=cache)
+    cached_run(warm.files, settings_for, lint_file, cache=warm.cache)
     asked.clear()
-    cached_run(files, settings_for, lint_file, cache=cache)
-    assert asked == {path.name: 1 for path in files}
+    cached_run(warm.files, settings_for, lint_file, cache=warm.cache)
+    assert asked == {path.name: 1 for path in warm.files}
 
 
-def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+def test_settings_are_resolved_once_per_file_on_a_run_without_a_cache(warm: Warm) -> None:
+    """The index build and the lints are given the settings resolved at the
+    start; neither asks for them again."""
+    asked: Dict[str, int] = {}
+
+    def settings_for(path: Path) -> Settings:
+        asked[path.name] = asked.get(path.name, 0) + 1
+        return warm.settings
+
+    outcomes = cached_run(warm.files, settings_for, lint_file, cache=None)
+    assert asked == {path.name: 1 for path in warm.files}
+    assert findings(outcomes) == fresh(warm.files, warm.settings)
+
+
+def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(warm: Warm, trusted: None) -> None:
     """A job script's findings are never cached (they depend on the code it
     launches), and it reads nothing from the index: an otherwise unchanged
     run lints it alone, without building the index."""
-    files = project(tmp_path)
-    script = tmp_path / "project" / "job"  # no suffix: what it holds says what it is
+    counts = warm.counts
+    script = warm.root / "job"  # no suffix: what it holds says what it is
     script.write_text("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=1\npython train.py\n")
-    files.append(script)
-    monkeypatch.chdir(tmp_path / "project")
-    settings = Settings(select=("ALL",), root=tmp_path)
-    cache = Cache(tmp_path / "cache")
-    counts = Counts(monkeypatch)
-    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    warm.files.append(script)
+    first = warm.run()
     counts.reset()
-    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    second = warm.run()
     assert counts.builds == 0 and counts.linted == ["job"]
     assert findings(second) == findings(first)
     # It stops being a job script and becomes Python (no #SBATCH line, no
     # shebang): linted as Python, with the index.
     script.write_text("import torch\nx = torch.zeros(3).cuda()\n")
     counts.reset()
-    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    third = warm.run()
     assert counts.builds == 1
-    assert findings(third) == fresh(files, settings)
+    assert findings(third) == fresh(warm.files, warm.settings)

@@ -21,10 +21,11 @@ from torchlint.model import Diagnostic, parse_error
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.lint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
 from torchlint.lint.runner import (
-    FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, sources_of,
+    FileOutcome, Interrupted, cached_run, default_jobs, display_path, fix_file, is_notebook, lint_file, run_resolved,
 )
-from torchlint.lint.settings import FRAMEWORK_OPTIONS, ConfigError, Overrides, Settings, SettingsResolver
+from torchlint.lint.settings import FRAMEWORK_OPTIONS, ConfigError, Overrides, Settings, SettingsResolver, resolve_files
 from torchlint.report.diff import unified_diff
+from torchlint.report.summary import fixes_text
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, SourceFile, decode, write_atomically
 
 if TYPE_CHECKING:  # linting and fixing (libcst, the rules) are imported where a file is linted
@@ -342,13 +343,24 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
                 work: Callable[[Path, Settings], FileOutcome] = partial(fix_file, unsafe=unsafe, write=True)
             else:
                 work = lint_file
-            outcomes = cached_run(files, resolver.for_path, work, cache=_cache(kwargs),
-                                  jobs=_jobs(kwargs), reusable=partial(_nothing_to_fix, unsafe, apply_fix))
+            cache = _cache(kwargs)
+            # Each file's settings, resolved once: the run, its cache keys and the lints are given them.
+            resolved = resolve_files(files, resolver.for_path, keyed=cache is not None)
+            outcomes = run_resolved(resolved, work, cache=cache, jobs=_jobs(kwargs),
+                                    reusable=partial(_nothing_to_fix, unsafe, apply_fix))
     except ConfigError as error:
         _fail(str(error))
         return EXIT_ERROR
-    if add_noqa:
-        return _add_noqa(outcomes, errors, quiet)
+    if add_noqa:  # write a suppression for every finding, in place
+        from torchlint.lint.add_noqa import add_noqa as write_noqa
+
+        added, notes, problems = write_noqa(outcomes)
+        for message in [*(f"{d.path}:{_line_of(d)}:{d.start.column}: {d.code} {d.message}" for d in errors),
+                        *notes, *problems]:
+            click.echo(f"torchlint: {message}", err=True)
+        if not quiet:
+            click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        return EXIT_ERROR if problems else EXIT_CLEAN
     outcomes = [_unwritten(o, resolver) if o.write_error else o for o in outcomes]
     diagnostics = sorted(errors + [d for o in outcomes for d in o.diagnostics], key=lambda d: d.sort_key)
     fixed_count = sum(len(o.fixed.applied) for o in outcomes if o.fixed and not o.write_error)
@@ -357,10 +369,12 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
             click.echo(f"torchlint: {outcome.path}: {outcome.note}", err=True)
         if outcome.write_error:
             click.echo(f"torchlint: {outcome.path}: {outcome.write_error}", err=True)
-        if outcome.fixed:
-            _echo_drops(outcome.path, outcome.fixed)
-    sources = sources_of(outcomes)
+        for drop in outcome.fixed.drops if outcome.fixed else ():  # a fix left out, and why
+            click.echo(f"torchlint: {outcome.path}:{_line_of(drop.diagnostic)}: {drop.note}", err=True)
+    # path -> text for the reporters' snippets: the fixed text where a fix was written.
+    sources = {o.path: o.source for o in outcomes if o.source is not None}
     for outcome in outcomes:
+        sources.update(outcome.cell_sources or {})
         if outcome.fixed is not None and not outcome.write_error:
             sources[outcome.path] = outcome.fixed.source
     if write_baseline is not None or baseline is not None:
@@ -396,7 +410,8 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
     else:
         text = render(output_format, diagnostics, context)
     if show_fixes and not silent:
-        text = _fixes_text(outcomes) + text
+        written = [(o.path, o.fixed.applied) for o in outcomes if o.fixed is not None and not o.write_error]
+        text = fixes_text(written) + text
     if output_file is not None:
         try:  # all or nothing: a failed write keeps the previous report
             # A file name that is not UTF-8 keeps its own bytes, as on standard output.
@@ -415,41 +430,12 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
     return EXIT_CLEAN
 
 
-def _fixes_text(outcomes: Sequence[FileOutcome]) -> str:
-    """``--show-fixes``: what was fixed, per file and rule (as Ruff lists it)."""
-    fixed = [(o.path, o.fixed.applied) for o in outcomes if o.fixed is not None and o.fixed.applied and not o.write_error]
-    total = sum(len(applied) for _, applied in fixed)
-    if not total:
-        return "No findings were fixed.\n\n"
-    lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
-    for path, applied in fixed:
-        lines.append(f"- {path}:")
-        counts: Dict[Tuple[str, str], int] = {}
-        for diagnostic in applied:
-            counts[(diagnostic.code, diagnostic.name)] = counts.get((diagnostic.code, diagnostic.name), 0) + 1
-        lines += [f"    {count} \u00d7 {code} ({name})" for (code, name), count in sorted(counts.items())]
-    return "\n".join(lines) + "\n\n"
-
-
 def _settings_text(resolver: SettingsResolver, paths: Sequence[str]) -> str:
     """``--show-settings``: the resolved settings for one path, each with where it came from."""
     from torchlint.lint.settings import show_settings
 
     target = Path(paths[0]) if paths and paths[0] != "-" else Path(".")
     return show_settings(resolver.for_path(target), target)
-
-
-def _add_noqa(outcomes: Sequence[FileOutcome], errors: Sequence[Diagnostic], quiet: bool) -> int:
-    """``--add-noqa``: write a suppression for every finding, in place."""
-    from torchlint.lint.add_noqa import add_noqa
-
-    added, notes, problems = add_noqa(outcomes)
-    for message in [*(f"{d.path}:{_line_of(d)}:{d.start.column}: {d.code} {d.message}" for d in errors),
-                    *notes, *problems]:
-        click.echo(f"torchlint: {message}", err=True)
-    if not quiet:
-        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
-    return EXIT_ERROR if problems else EXIT_CLEAN
 
 
 def _watch(paths: Tuple[str, ...], options: Dict[str, Any]) -> int:
@@ -649,7 +635,8 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, s
         if not apply_fixes and not silent:
             click.echo(unified_diff(outcome.source, result.source, outcome.path), nl=False)
     if show_fixes and not silent:
-        click.echo(_fixes_text(outcomes), nl=False, err=True)
+        written = [(o.path, o.fixed.applied) for o in outcomes if o.fixed is not None and not o.write_error]
+        click.echo(fixes_text(written), nl=False, err=True)
     for problem in problems:
         click.echo(f"{problem.path}:{_line_of(problem)}:{problem.start.column}: {problem.code} {problem.message}", err=True)
     hidden = 0 if unsafe else sum(

@@ -51,13 +51,13 @@ import shutil
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, cast
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union, cast
 
-from torchlint.ruleapi.meta import OptionValue
 from torchlint.ruleapi.catalog import tool_fingerprint as tool_fingerprint
+from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.source.sourcefile import read_at_most
-from torchlint.data.versions import FrameworkReleases, TorchVersion
+from torchlint.source.stamps import RECORD_FORMAT
 
 CACHE_DIR_NAME = ".torchlint_cache"
 SHARED_VARIABLE = "TORCHLINT_CACHE_SHARED"
@@ -88,22 +88,6 @@ T = TypeVar("T")
 
 class CacheDirError(Exception):
     """A folder torchlint must not use or clean as its cache; says why."""
-
-
-def config_fingerprint(codes: Sequence[str], torch_version: TorchVersion,
-                       options: Mapping[str, Mapping[str, OptionValue]], precheck: bool = True,
-                       frameworks: FrameworkReleases = FrameworkReleases()) -> str:
-    """A stable text for everything in a file's configuration that affects
-    its findings: the rules that run, the target torch and framework
-    releases, rule options, and whether the pre-check may skip it."""
-    payload = {
-        "rules": list(codes),
-        "torch": str(torch_version),
-        "frameworks": {name: str(release) for name, release in frameworks.pinned},
-        "options": {code: dict(sorted(opts.items())) for code, opts in sorted(options.items())},
-        "precheck": precheck,
-    }
-    return json.dumps(payload, sort_keys=True, default=list)
 
 
 def _diagnostic_to_json(diagnostic: Diagnostic) -> Dict[str, Any]:
@@ -173,7 +157,7 @@ class EntryKey:
     made.  ``source`` is the digest of the file's bytes, ``facts`` the
     fingerprint of the project facts that concern the file ("" when the run
     has no project index), ``config`` its configuration
-    (:func:`config_fingerprint`).  An entry records ``source`` and ``facts``
+    (the settings' digest, :meth:`~torchlint.lint.settings.Settings.cache_fingerprint`).  An entry records ``source`` and ``facts``
     and is used only when both still hold."""
 
     path: str
@@ -186,6 +170,38 @@ class EntryKey:
         """The entry's name in the cache."""
         text = json.dumps([ENTRY_FORMAT, self.path, self.source, self.facts, self.config])
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
+              reads: Optional[Sequence[str]] = None) -> EntryKey:
+    """The cache key of one file's findings, assembled here and nowhere else
+    from what its lint read: the digest of its bytes, the digest of its
+    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
+    once per file by the run) and the digest of the project index's facts
+    the lint read (``reads``, as recorded; None: every fact that may concern
+    the file).  ``project`` may also be that facts digest itself, as the
+    previous run recorded it for an index nothing has changed since; "" and
+    the empty index: no index."""
+    if isinstance(project, str):
+        facts = project
+    elif project is EMPTY:
+        facts = ""
+    else:
+        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
+    return EntryKey(shown, digest, facts, config)
+
+
+def run_key(cwd: str, shown: Sequence[str], configs: Sequence[str]) -> str:
+    """The name of the record of a run over these files (display paths, in
+    order), each with its configuration, from the working folder ``cwd``."""
+    digest = hashlib.sha256(f"run-record-{RECORD_FORMAT}\0{cwd}\0".encode("utf-8", "surrogateescape"))
+    config_ids: Dict[str, str] = {}
+    for path, config in zip(shown, configs):
+        known = config_ids.get(config)
+        if known is None:
+            known = config_ids[config] = hashlib.sha256(config.encode("utf-8", "surrogateescape")).hexdigest()
+        digest.update(f"{path}\0{known}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def _reads_key(entry: EntryKey) -> str:

@@ -13,18 +13,19 @@ from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
-from torchlint.lint.cache import Cache, EntryKey
-from torchlint.lint.settings import Settings
+from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
+from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
-    SourceError, SourceFile, is_regular_file, read_regular_with_status, read_source, write_source,
+    SourceError, SourceFile, is_regular_file, read_source, write_source,
 )
-from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, current_stamp, digest_of, run_key, stamp_of
+from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped
 
 # Linting and fixing need libcst and the rules; they are imported by the
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
+    from torchlint.lint.engine import LintConfig
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.pool import Died
 
@@ -79,58 +80,66 @@ def _internal_error(path: str, error: BaseException) -> Diagnostic:
     return parse_error(path, f"internal error while linting: {type(error).__name__}: {error}")
 
 
-def _read(path: Path) -> "Tuple[str, SourceFile | FileOutcome]":
-    """The display path and the file's source, or the TL000 outcome of a file
-    that cannot be read."""
+@dataclass(frozen=True)
+class _Opened:
+    """One file read and ready for its lint or fix: the prologue both share."""
+
+    shown: str
+    source: SourceFile
+    job: bool  # a Slurm job script (its findings also depend on the code it launches: never cached)
+    recorder: "Optional[RecordingIndex]"
+    """A copy of the run's index that records what the file's lint reads (none for a run without an index)."""
+
+    def config(self, path: Path, settings: Settings, project: ProjectIndex) -> "LintConfig":
+        return replace(settings.lint_config(path), project=self.recorder or project)
+
+    def reads(self) -> Optional[Tuple[str, ...]]:
+        return None if self.recorder is None else tuple(sorted(self.recorder.reads))
+
+
+def _open(path: Path, project: ProjectIndex) -> "Union[_Opened, FileOutcome]":
+    """The file read, or the outcome of one that is not linted: unreadable
+    (TL000), or a shell script that is not a job script (a note)."""
+    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script
+
     shown = display_path(path)
     try:
-        return shown, read_source(path)
+        source = read_source(path)
     except SourceError as error:
-        return shown, FileOutcome(shown, (parse_error(shown, str(error)),))
+        return FileOutcome(shown, (parse_error(shown, str(error)),))
+    job = is_job_script(path, source.text)
+    if not job and is_shell_script(path, source.text):
+        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    return _Opened(shown, source, job, None if project is EMPTY else project.recording())
 
 
 def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
     """Read and lint one file (in the run whose index is ``project``); every
     failure becomes a TL000 diagnostic."""
     from torchlint.lint.engine import lint_source
-    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script, lint_job_script
+    from torchlint.lint.jobscripts import lint_job_script
     from torchlint.lint.notebook import cell_sources, lint_notebook
 
-    shown, source = _read(path)
-    if isinstance(source, FileOutcome):
-        return source
-    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    opened = _open(path, project)
+    if isinstance(opened, FileOutcome):
+        return opened
+    shown, text = opened.shown, opened.source.text
     cells: Optional[Dict[str, str]] = None
-    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=recorder or project)
+        config = opened.config(path, settings, project)
         if is_notebook(path):
-            diagnostics, notebook = lint_notebook(source.text, shown, config)
+            diagnostics, notebook = lint_notebook(text, shown, config)
             cells = cell_sources(notebook, shown) if notebook and diagnostics else None
-        elif is_job_script(path, source.text):
-            diagnostics = lint_job_script(source.text, shown, config, path)
+        elif opened.job:
+            diagnostics = lint_job_script(text, shown, config, path)
         else:
-            diagnostics = lint_source(source.text, shown, config)
+            diagnostics = lint_source(text, shown, config)
     except Exception as error:  # a rule bug must not stop the run
         diagnostics = [_internal_error(shown, error)]
     # The text travels back (to the reporters) only when there is something to show.
-    text = source.text if diagnostics else None
-    # A job script's findings also depend on the code it launches: never cached.
-    job = is_job_script(path, source.text) and not is_notebook(path)
-    digest = None if is_job_script(path, source.text) else source.digest
-    return FileOutcome(shown, tuple(diagnostics), text, digest=digest, cell_sources=cells, reads=_reads(recorder),
-                       indexless=job)
-
-
-def _recorder(project: ProjectIndex) -> "Optional[RecordingIndex]":
-    """A copy of the run's index that records what one file's lint reads
-    (none for a run without an index)."""
-    return None if project is EMPTY else project.recording()
-
-
-def _reads(recorder: "Optional[RecordingIndex]") -> Optional[Tuple[str, ...]]:
-    return None if recorder is None else tuple(sorted(recorder.reads))
+    return FileOutcome(shown, tuple(diagnostics), text if diagnostics else None,
+                       digest=None if opened.job else opened.source.digest, cell_sources=cells,
+                       reads=opened.reads(), indexless=opened.job and not is_notebook(path))
 
 
 def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
@@ -138,33 +147,30 @@ def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, u
     """Fix one file in memory (in the run whose index is ``project``), and
     write it when ``write`` is set."""
     from torchlint.lint.fixer import fix_text
-    from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, fix_job_script, is_job_script, is_shell_script
+    from torchlint.lint.jobscripts import fix_job_script
     from torchlint.lint.notebook import cell_sources, fix_notebook
 
-    shown, source = _read(path)
-    if isinstance(source, FileOutcome):
-        return source
-    if not is_job_script(path, source.text) and is_shell_script(path, source.text):
-        return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
+    opened = _open(path, project)
+    if isinstance(opened, FileOutcome):
+        return opened
+    shown, source = opened.shown, opened.source
     cells: Optional[Dict[str, str]] = None
-    recorder = _recorder(project)
     try:
-        config = replace(settings.lint_config(path), project=recorder or project)
+        config = opened.config(path, settings, project)
         if is_notebook(path):
             _, result, notebook = fix_notebook(source.text, shown, config, unsafe=unsafe)
             if notebook is not None and result.remaining:
                 cells = cell_sources(notebook, shown)
-        elif is_job_script(path, source.text):
+        elif opened.job:
             result = fix_job_script(source.text, shown, config, unsafe=unsafe, file=path)
         else:
             result = fix_text(source.text, shown, config, unsafe=unsafe)
     except Exception as error:
         return FileOutcome(shown, (_internal_error(shown, error),), source.text, original=source)
-    # A job script's findings also depend on the code it launches: never cached.
-    digest = None if is_job_script(path, source.text) else source.digest
-    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None, digest,
-                          cell_sources=cells, pending_write=write and result.changed, reads=_reads(recorder),
-                          indexless=is_job_script(path, source.text) and not is_notebook(path))
+    outcome = FileOutcome(shown, result.remaining, source.text, result, source, None,
+                          None if opened.job else source.digest, cell_sources=cells,
+                          pending_write=write and result.changed, reads=opened.reads(),
+                          indexless=opened.job and not is_notebook(path))
     return outcome if _deferred_writes else commit(outcome)
 
 
@@ -264,24 +270,13 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
-                    cache: Optional[Cache] = None, *, texts: "Optional[Sequence[Tuple[Path, bytes]]]" = None,
-                    seen: Optional[Seen] = None) -> ProjectIndex:
-    """The cross-file index of a run, built once before linting for what the
-    enabled rules ask (their ``project_queries``); ``cache`` keeps each
-    file's part.  The caller passes it to every file's lint.  ``texts``: the
-    ``.py`` files' bytes, when the caller has read them; ``seen`` collects
-    what else the index depends on (see :mod:`torchlint.source.stamps`)."""
-    from torchlint.analysis.imports import ModuleNames
+                    cache: Optional[Cache] = None) -> ProjectIndex:
+    """The cross-file index of a run over ``files``, built once before linting
+    for what the enabled rules ask (their ``project_queries``); ``cache``
+    keeps each file's part.  The caller passes it to every file's lint."""
     from torchlint.analysis.queries import build
 
-    distinct = {id(settings): settings for settings in map(settings_for, files)}
-    queries = [
-        query
-        for settings in distinct.values()
-        for info in settings.enabled_infos(None)  # per-file ignores can only remove rules
-        for query in info.queries
-    ]
-    return build(files, queries, cache, texts=texts, module_of=ModuleNames(seen))
+    return build(files, resolve_files(files, settings_for, keyed=False).queries, cache)
 
 
 def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
@@ -292,25 +287,6 @@ def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settin
     if path is None or not is_regular_file(path):  # an editor's buffer may have any name
         return EMPTY
     return prepare_project([path], settings_for)
-
-
-def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
-              reads: Optional[Sequence[str]] = None) -> EntryKey:
-    """The cache key of one file's findings, assembled here and nowhere else
-    from what its lint read: the digest of its bytes, the digest of its
-    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
-    once per file by the run) and the digest of the project index's facts
-    the lint read (``reads``, as recorded; None: every fact that may concern
-    the file).  ``project`` may also be that facts digest itself, as the
-    previous run recorded it for an index nothing has changed since; "" and
-    the empty index: no index."""
-    if isinstance(project, str):
-        facts = project
-    elif project is EMPTY:
-        facts = ""
-    else:
-        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
-    return EntryKey(shown, digest, facts, config)
 
 
 def run_files(
@@ -378,51 +354,58 @@ def cached_run(
     ``reusable`` says whether cached findings make the work unnecessary (for
     fixing: only when none of them has an applicable fix).
 
-    A run over the same files and configuration as an earlier one starts
-    from that run's record (:mod:`torchlint.source.stamps`): when no file's stamp
-    changed (or its bytes are the same) and nothing else the index read
-    did, every file's findings are read from the cache by the key recorded
-    for it; no file is read, no index built.  Otherwise the index is built
-    and each file's findings are looked up by the facts its last lint read.
+    One way: each file's settings are resolved once (``settings.resolve_files``:
+    its settings, their digest, the index's queries); a run over the same
+    files and configuration as an earlier one starts from that run's record
+    (:mod:`torchlint.source.stamps`): when no file's stamp changed (or its
+    bytes are the same) and nothing else the index read did, every file's
+    findings are read from the cache by the key recorded for it; no file is
+    read, no index built.  Otherwise the index is built and each file's
+    findings are looked up by the facts its last lint read.  The keys are
+    made by ``cache.entry_key`` alone.
     """
-    if cache is None:
-        return run_files(files, settings_for, work, jobs=jobs, project=prepare_project(files, settings_for))
-    run = _Run(files, settings_for, cache)
+    return run_resolved(resolve_files(files, settings_for, keyed=cache is not None), work, cache=cache, jobs=jobs,
+                        reusable=reusable)
+
+
+def run_resolved(
+    resolved: Resolved,
+    work: Callable[..., FileOutcome],
+    *,
+    cache: Optional[Cache],
+    jobs: int = 1,
+    reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
+) -> List[FileOutcome]:
+    """:func:`cached_run` over files whose settings are resolved already (the
+    command line resolves them right after discovery).  Without a cache the
+    run takes the same way, with nothing to look up or to store."""
+    run = _Run(resolved, cache)
     results = run.from_record(reusable, work, jobs)
     if results is None:
         results = run.with_index(reusable, work, jobs)
     run.save()
-    return [results[index] for index in range(len(files))]
+    return [results[index] for index in range(len(resolved.files))]
 
 
 class _Run:
-    """One cached run: its files, their settings, configuration keys and
-    rows of the record the next run will start from."""
+    """One cached run: its files with their resolved settings, and the rows
+    of the record the next run will start from."""
 
-    def __init__(self, files: Sequence[Path], settings_for: Callable[[Path], Settings], cache: Cache) -> None:
-        self.files = files
+    def __init__(self, resolved: Resolved, cache: Optional[Cache]) -> None:
+        self.files = resolved.files
+        self.resolved = resolved
         self.cache = cache
-        self.settings = [settings_for(path) for path in files]
-        resolved = dict(zip(files, self.settings))
-        # Resolved once per file; the index build and the lint are passed these.
-        self.settings_for: Callable[[Path], Settings] = lambda path: resolved.get(path) or settings_for(path)
-        self.shown = [display_path(path) for path in files]
-        fingerprints: Dict[Tuple[int, Optional[Path]], str] = {}
-        self.configs = []
-        for path, settings in zip(files, self.settings):
-            # Per-file ignores are the only way a path changes its configuration.
-            scope = (id(settings), path if settings.per_file_ignores else None)
-            known = fingerprints.get(scope)
-            if known is None:
-                known = fingerprints[scope] = settings.cache_fingerprint(path)
-            self.configs.append(known)
+        self.shown = [display_path(path) for path in resolved.files]
+        self.configs = resolved.digests
         try:
-            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs)
+            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs) if cache is not None else None
         except OSError:  # the working folder is gone: relative paths mean nothing to a later run
             self.key = None
-        stored = cache.get_record(self.key) if self.key is not None else None
-        self.record = RunRecord.from_json(stored, len(files)) if stored is not None else None
-        self.rows: List[Optional[FileRow]] = [None] * len(files)
+        stored = cache.get_record(self.key) if cache is not None and self.key is not None else None
+        self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
+        # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
+        self.unchanged = self.record.unchanged_rows(self.files) if self.record is not None else None
+        self.rows: List[Optional[FileRow]] = [None] * len(self.files)
         self.seen: Optional[Seen] = None
         self._keep_dependencies = False
 
@@ -432,25 +415,21 @@ class _Run:
         nothing changed (None otherwise: the index is needed); files that
         are never cached and read nothing from the index (job scripts) are
         linted again, without it."""
-        if self.record is None:
-            return None
-        rows = [self._unchanged(index, row) for index, row in enumerate(self.record.files)]
-        if any(row is None for row in rows) or not self.record.index_unchanged():
+        rows = self.unchanged
+        if rows is None:
             return None
         results: Dict[int, FileOutcome] = {}
         again: List[int] = []
         for index, row in enumerate(rows):
-            assert row is not None
             if row.digest is None:
                 if not row.indexless:
                     return None  # not cached (an unreadable file, an internal error): linted with the index
                 again.append(index)
                 continue
-            key = entry_key(self.shown[index], row.digest, self.configs[index], row.facts)
-            hit = _from_cache(self.files[index], self.shown[index], key, self.cache, row.digest)
-            if hit is None or not reusable(hit.diagnostics):
+            hit = self._lookup(index, row.digest, row.facts)
+            if hit is None or not reusable(hit[0].diagnostics):
                 return None
-            results[index] = hit
+            results[index] = hit[0]
             self.rows[index] = row
         if again:
             from torchlint.lint.jobscripts import is_job_script, is_shell_script
@@ -463,7 +442,7 @@ class _Run:
                 if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
                                                           or is_shell_script(self.files[index], text)):
                     return None
-            linted = run_files([self.files[i] for i in again], self.settings_for, work, jobs=jobs)
+            linted = run_files([self.files[i] for i in again], self.resolved.settings_for, work, jobs=jobs)
             if not all(outcome.indexless for outcome in linted):
                 return None  # it became a file whose lint may read the index
             for index, outcome in zip(again, linted):
@@ -471,20 +450,6 @@ class _Run:
                 self.rows[index] = FileRow(None, None, "", (), True)
         self._keep_dependencies = True  # nothing the index read changed: its record stands
         return results
-
-    def _unchanged(self, index: int, row: FileRow) -> Optional[FileRow]:
-        """The file's row (with a new stamp if only its stamp changed) when its
-        bytes are those the row records, else None."""
-        path = self.files[index]
-        if row.stamp is not None and current_stamp(path) == row.stamp:
-            return row
-        if row.digest is None:
-            return row if path.suffix != ".py" else None  # only .py files are part of the index
-        try:
-            data, info = read_regular_with_status(path)
-        except SourceError:
-            return None
-        return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
 
     def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
                    jobs: int) -> Dict[int, FileOutcome]:
@@ -494,43 +459,39 @@ class _Run:
         texts: List[Tuple[Path, bytes]] = []
         digests: Dict[int, str] = {}
         stamps: Dict[int, Optional[Stamp]] = {}
-        for index, path in enumerate(self.files):
-            if path.suffix != ".py":
-                continue
+        for index, path in enumerate(self.files):  # each file read once here; the .py files feed the index
             try:
-                data, info = read_regular_with_status(path)
+                data, stamps[index], digests[index] = read_stamped(path)
             except SourceError:
                 continue
-            texts.append((path, data))
-            digests[index], stamps[index] = digest_of(data), stamp_of(info)
+            if path.suffix == ".py":
+                texts.append((path, data))
+        from torchlint.analysis.imports import ModuleNames
+        from torchlint.analysis.queries import build
+
         self.seen = Seen()
-        project = prepare_project(self.files, self.settings_for, self.cache, texts=texts, seen=self.seen)
+        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
         del texts
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []
         for index, path in enumerate(self.files):
             digest = digests.get(index)
-            if digest is None and path.suffix != ".py":
-                try:
-                    source = read_source(path)
-                except SourceError:
-                    source = None
-                if source is not None:
-                    digest = digests[index] = source.digest
-                    stamps[index] = stamp_of(source.status) if source.status is not None else None
-            hit = self._lookup(index, digest, project) if digest is not None else None
+            hit = self._lookup(index, digest, project) if digest is not None and self.cache is not None else None
             if hit is not None and reusable(hit[0].diagnostics):
                 results[index] = hit[0]
                 self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
             else:
                 misses.append(index)
-        computed = run_files([self.files[i] for i in misses], self.settings_for, work, jobs=jobs, project=project)
+        computed = run_files([self.files[i] for i in misses], self.resolved.settings_for, work, jobs=jobs,
+                             project=project)
         for index, outcome in zip(misses, computed):
             results[index] = outcome
             reads = outcome.reads or ()
             cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
                          # a fixed file: the findings belong to text that is no longer on disk
                          and not (outcome.fixed is not None and outcome.fixed.changed))
+            if self.cache is None:
+                continue  # nothing to store, and no record
             if not cacheable or outcome.digest is None:
                 self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
                 continue
@@ -542,27 +503,54 @@ class _Run:
             self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
         return results
 
-    def _lookup(self, index: int, digest: str,
-                project: ProjectIndex) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
-        """The file's cached outcome for the facts its last lint read from the
-        index (from the record when the file is the same, else from the
-        cache), its key and those reads."""
+    def _lookup(self, index: int, digest: str, project: Union[ProjectIndex, str]
+                ) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
+        """The file's cached outcome, its key and the index facts its last
+        lint read (from the record when the file is the same, else from the
+        cache).  ``project``: the run's index, or the facts digest the record
+        holds for an index nothing has changed since.  The file's text is
+        read only when there are findings to show (and must still be the
+        bytes of ``digest``)."""
+        if self.cache is None:
+            return None
         reads: Optional[Tuple[str, ...]] = ()
         if project is not EMPTY:
             row = self.record.files[index] if self.record is not None else None
             if row is not None and row.digest == digest:
                 reads = row.reads
             else:
-                reads = self.cache.get_reads(entry_key(self.shown[index], digest, self.configs[index]))
+                # What its last lint read is recorded by the file's bytes and settings alone.
+                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
             if reads is None:
                 return None
-        key = entry_key(self.shown[index], digest, self.configs[index], project, reads)
-        hit = _from_cache(self.files[index], self.shown[index], key, self.cache, digest)
-        return None if hit is None else (hit, key, reads or ())
+        path, shown = self.files[index], self.shown[index]
+        key = entry_key(shown, digest, self.configs[index], project, reads)
+        diagnostics = self.cache.get(key)
+        if diagnostics is None:
+            return None
+        if not diagnostics:
+            return FileOutcome(shown, (), None, digest=digest, from_cache=True), key, reads or ()
+        try:
+            source = read_source(path)
+        except SourceError:
+            return None
+        if source.digest != digest:
+            return None  # changed since its stamp was taken
+        cells = None
+        if is_notebook(path):
+            from torchlint.lint.notebook import NotebookError, cell_sources, load
+
+            try:
+                cells = cell_sources(load(source.text), shown)
+            except NotebookError:
+                cells = None
+        outcome = FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
+                              cell_sources=cells)
+        return outcome, key, reads or ()
 
     def save(self) -> None:
         """Store the run's record, when it differs from the one it started from."""
-        if self.key is None or any(row is None for row in self.rows):
+        if self.key is None or self.cache is None or any(row is None for row in self.rows):
             return
         rows = [row for row in self.rows if row is not None]
         if self._keep_dependencies and self.record is not None:
@@ -575,31 +563,6 @@ class _Run:
 
 def _is_internal(diagnostic: Diagnostic) -> bool:
     return diagnostic.code == "TL000" and diagnostic.message.startswith("internal error")
-
-
-def _from_cache(path: Path, shown: str, key: EntryKey, cache: Cache, digest: str) -> Optional[FileOutcome]:
-    """The file's outcome from its cache entry; its text is read only when
-    there are findings to show (and must still be the bytes of ``digest``)."""
-    diagnostics = cache.get(key)
-    if diagnostics is None:
-        return None
-    if not diagnostics:
-        return FileOutcome(shown, (), None, digest=digest, from_cache=True)
-    try:
-        source = read_source(path)
-    except SourceError:
-        return None
-    if source.digest != digest:
-        return None  # changed since its stamp was taken
-    cells = None
-    if is_notebook(path):
-        from torchlint.lint.notebook import NotebookError, cell_sources, load
-
-        try:
-            cells = cell_sources(load(source.text), shown)
-        except NotebookError:
-            cells = None
-    return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True, cell_sources=cells)
 
 
 def _size(path: Path) -> int:
@@ -615,11 +578,3 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
-
-
-def sources_of(outcomes: Sequence[FileOutcome]) -> Dict[str, str]:
-    """path -> text for reporters' snippets."""
-    sources = {o.path: o.source for o in outcomes if o.source is not None}
-    for outcome in outcomes:
-        sources.update(outcome.cell_sources or {})
-    return sources

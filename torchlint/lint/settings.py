@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -20,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from torchlint.ruleapi.meta import OptionValue, RuleInfo
 from torchlint.ruleapi.catalog import rule_infos
 from torchlint.source.sourcefile import ceiling_directories
-from torchlint.ruleapi.registry import expand_selector, info_by_code_or_name, rule_class, suggest
+from torchlint.ruleapi.registry import expand_selector, info_by_code_or_name, rule_class, specificity, suggest
 from torchlint.data.versions import (
     CURRENT_TORCH, DEFAULT_TARGET, FrameworkReleases, PythonVersion, Release, TorchVersion, lowest_python,
 )
 
 if TYPE_CHECKING:
+    from torchlint.analysis.asks import Query
     from torchlint.lint.engine import LintConfig
     from torchlint.ruleapi.rule import RuleClass
 
@@ -203,8 +205,6 @@ class Settings:
     def cache_fingerprint(self, path: Optional[Path] = None) -> str:
         """The part of a file's cache key that its configuration decides
         (what :meth:`lint_config` holds, without importing a rule)."""
-        from torchlint.lint.cache import config_fingerprint
-
         infos = self.enabled_infos(path)
         codes = [info.code for info in infos]
         policy = self.fix_policy(tuple(infos))
@@ -236,6 +236,26 @@ class Settings:
             frameworks=self.target_frameworks(),
             target_version=self.target_python(),
             fix_policy=self.fix_policy(infos),
+        )
+
+    def for_verification(self, rule: "RuleClass", *, program: bool) -> "Settings":
+        """These settings with only ``rule`` selected and the rule's options as
+        its verification spec adapts them to this machine (``program_options``),
+        for ``torchlint verify``: shipped programs and users' scripts alike run
+        the fix here; for shipped programs also the target torch version
+        (``program_torch_version``)."""
+        options = {key: dict(value) for key, value in self.rule_options.items()}
+        spec = rule.verification
+        if spec is not None and spec.program_options is not None:
+            configured = {key: option.default for key, option in rule.options.items()}
+            configured.update(options.get(rule.code, {}))
+            options[rule.code] = dict(spec.program_options(configured))
+        torch_version = self.torch_version
+        if program and spec is not None and spec.program_torch_version:
+            torch_version = spec.program_torch_version
+        return replace(
+            self, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
+            torch_version=torch_version,
         )
 
     def with_overrides(self, overrides: "Overrides") -> "Settings":
@@ -347,20 +367,12 @@ def _check_selector(selector: str, key: str, config_file: "Optional[Path | str]"
         raise ConfigError(_where(config_file, f"{key}: unknown rule selector `{selector}`{hint}"))
 
 
-def _specificity(selector: str) -> int:
-    if selector.upper() == "ALL":
-        return 0
-    if info_by_code_or_name(selector) is not None:
-        return 100
-    return len(selector)
-
-
 @lru_cache(maxsize=256)
 def _fix_policy(infos: Tuple[RuleInfo, ...], fixable: Optional[Tuple[str, ...]], extend_fixable: Tuple[str, ...],
                 unfixable: Tuple[str, ...], safe: Tuple[str, ...], unsafe: Tuple[str, ...]
                 ) -> Tuple[Tuple[str, str], ...]:
     def best(selectors: Sequence[str], rule: RuleInfo) -> int:
-        return max((_specificity(s) for s in selectors if rule in (expand_selector(s) or ())), default=-1)
+        return max((specificity(s) for s in selectors if rule in (expand_selector(s) or ())), default=-1)
 
     policy: List[Tuple[str, str]] = []
     for rule in infos:
@@ -390,9 +402,9 @@ def _resolve_selection(
             best_on = 0 if rule.default_enabled else -1
         for selector in (*(select or ()), *extend_select):
             if rule in (expand_selector(selector) or ()):
-                best_on = max(best_on, _specificity(selector))
+                best_on = max(best_on, specificity(selector))
         best_off = max(
-            (_specificity(s) for s in ignore if rule in (expand_selector(s) or ())), default=-1
+            (specificity(s) for s in ignore if rule in (expand_selector(s) or ())), default=-1
         )
         if best_on >= 0 and best_on > best_off:
             chosen.append(rule)
@@ -687,6 +699,63 @@ def _outside_project(folder: str, repository: Optional[str]) -> Optional[str]:
     if here != folder and here.startswith(folder.rstrip(os.sep) + os.sep):
         return f"above the project, in {folder}, not in the working folder {here} or below it"
     return None
+
+
+def config_fingerprint(codes: Sequence[str], torch_version: TorchVersion,
+                       options: Mapping[str, Mapping[str, OptionValue]], precheck: bool = True,
+                       frameworks: FrameworkReleases = FrameworkReleases()) -> str:
+    """A stable text for everything in a file's configuration that affects
+    its findings: the rules that run, the target torch and framework
+    releases, rule options, and whether the pre-check may skip it."""
+    payload = {
+        "rules": list(codes),
+        "torch": str(torch_version),
+        "frameworks": {name: str(release) for name, release in frameworks.pinned},
+        "options": {code: dict(sorted(opts.items())) for code, opts in sorted(options.items())},
+        "precheck": precheck,
+    }
+    return json.dumps(payload, sort_keys=True, default=list)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A run's files, each with its settings, resolved once (by :func:`resolve_files`):
+    what the index build, the cache keys and the lints are given, so that
+    nothing downstream asks for a file's settings again."""
+
+    files: Tuple[Path, ...]
+    settings: Tuple[Settings, ...]
+    digests: Tuple[str, ...]
+    """Each file's settings digest (:meth:`Settings.cache_fingerprint`; empty when not keyed)."""
+    queries: "Tuple[Query, ...]"
+    """What the enabled rules ask of the project index."""
+    by_path: Mapping[Path, Settings] = field(compare=False)
+
+    def settings_for(self, path: Path) -> Settings:
+        return self.by_path[path]
+
+
+def resolve_files(files: Sequence[Path], settings_for: Callable[[Path], Settings], *,
+                  keyed: bool = True) -> Resolved:
+    """Each file's settings (asked once per file), its settings digest when
+    ``keyed`` (for the cache), and the index queries of every configuration."""
+    settings = tuple(settings_for(path) for path in files)
+    digests: List[str] = []
+    known: Dict[Tuple[int, Optional[Path]], str] = {}
+    for path, found in zip(files, settings) if keyed else ():
+        # Per-file ignores are the only way a path changes its configuration.
+        scope = (id(found), path if found.per_file_ignores else None)
+        if scope not in known:
+            known[scope] = found.cache_fingerprint(path)
+        digests.append(known[scope])
+    distinct = {id(found): found for found in settings}
+    queries = tuple(
+        query
+        for found in distinct.values()
+        for info in found.enabled_infos(None)  # per-file ignores can only remove rules
+        for query in info.queries
+    )
+    return Resolved(tuple(files), settings, tuple(digests), queries, dict(zip(files, settings)))
 
 
 class SettingsResolver:

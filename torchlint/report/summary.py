@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 from torchlint.ruleapi.meta import Severity
 from torchlint.model import Applicability, Diagnostic
@@ -83,3 +83,20 @@ def summary_lines(diagnostics: Sequence[Diagnostic], context: ReportContext, sty
 def join_lines(lines: Sequence[str]) -> str:
     """Lines joined with newlines, ending in one; empty for no lines."""
     return "".join(f"{line}\n" for line in lines)
+
+
+def fixes_text(fixed: Sequence[Tuple[str, Sequence[Diagnostic]]]) -> str:
+    """``--show-fixes``: what was fixed (``fixed``: each file's path and the
+    findings its written fixes repaired), per file and rule, as Ruff lists it."""
+    fixed = [(path, applied) for path, applied in fixed if applied]
+    total = sum(len(applied) for _, applied in fixed)
+    if not total:
+        return "No findings were fixed.\n\n"
+    lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
+    for path, applied in fixed:
+        lines.append(f"- {path}:")
+        counts: Dict[Tuple[str, str], int] = {}
+        for diagnostic in applied:
+            counts[(diagnostic.code, diagnostic.name)] = counts.get((diagnostic.code, diagnostic.name), 0) + 1
+        lines += [f"    {count} \u00d7 {code} ({name})" for (code, name), count in sorted(counts.items())]
+    return "\n".join(lines) + "\n\n"

@@ -99,3 +99,13 @@ def severity_of(code: str) -> Severity:
     """The severity of a code's findings; parse errors and unknown codes are errors."""
     rule = info_by_code_or_name(code) if code != PARSE_ERROR_CODE else None
     return rule.severity if rule is not None else Severity.ERROR
+
+
+def specificity(selector: str) -> int:
+    """How specific a selector is, for Ruff's rule that the most specific
+    one wins: ``ALL`` least, a whole code or name most, a prefix by its length."""
+    if selector.upper() == "ALL":
+        return 0
+    if info_by_code_or_name(selector) is not None:
+        return 100
+    return len(selector)

@@ -91,6 +91,14 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_stamped(path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> Tuple[bytes, Optional[Stamp], str]:
+    """The bytes of the regular file at ``path``, the stamp taken as it was
+    read and their digest (SourceError as
+    :func:`~torchlint.source.sourcefile.read_regular`)."""
+    data, info = read_regular_with_status(path, max_bytes)
+    return data, stamp_of(info), digest_of(data)
+
+
 @dataclass
 class Seen:
     """What one index build looked at besides the run's files: the files it
@@ -104,8 +112,8 @@ class Seen:
     def read(self, path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         """The bytes of the regular file at ``path``, remembered with its stamp
         (SourceError as :func:`~torchlint.source.sourcefile.read_regular`)."""
-        data, info = read_regular_with_status(path, max_bytes)
-        self.files[os.path.abspath(path)] = (stamp_of(info), digest_of(data))
+        data, stamp, digest = read_stamped(path, max_bytes)
+        self.files[os.path.abspath(path)] = (stamp, digest)
         return data
 
     def probe(self, path: PathLike) -> None:
@@ -155,6 +163,14 @@ class RunRecord:
             tuple((folder, names_digest(folder)) for folder in sorted(seen.listings)),
         )
 
+    def unchanged_rows(self, files: Sequence[PathLike]) -> Optional[Tuple[FileRow, ...]]:
+        """Each file's row (with a new stamp where only its stamp changed) when
+        no file's bytes and nothing the index read changed; else None."""
+        rows = [_unchanged(path, row) for path, row in zip(files, self.files)]
+        if any(row is None for row in rows) or not self.index_unchanged():
+            return None
+        return tuple(row for row in rows if row is not None)
+
     def index_unchanged(self) -> bool:
         """Whether everything the index depended on outside the run's files is
         as it was: the files it read (by stamp, else by digest), the paths it
@@ -202,6 +218,21 @@ class RunRecord:
         return cls(files, inputs, probes, listings)
 
 
+def _unchanged(path: PathLike, row: FileRow) -> Optional[FileRow]:
+    """The file's row (with a new stamp if only its stamp changed) when its
+    bytes are those the row records, else None."""
+    if row.stamp is not None and current_stamp(path) == row.stamp:
+        return row
+    if row.digest is None:
+        # only .py files are part of the index
+        return row if os.path.splitext(os.fspath(path))[1] != ".py" else None
+    try:
+        data, info = read_regular_with_status(path)
+    except SourceError:
+        return None
+    return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
+
+
 def _list(value: Any) -> List[Any]:
     if not isinstance(value, list):
         raise TypeError("not a list")
@@ -243,16 +274,3 @@ def _presence(value: Any) -> Optional[Presence]:
         return None
     a, b = _numbers(value, 2)
     return (a, b)
-
-
-def run_key(cwd: str, shown: Sequence[str], configs: Sequence[str]) -> str:
-    """The name of the record of a run over these files (display paths, in
-    order), each with its configuration, from the working folder ``cwd``."""
-    digest = hashlib.sha256(f"run-record-{RECORD_FORMAT}\0{cwd}\0".encode("utf-8", "surrogateescape"))
-    config_ids: Dict[str, str] = {}
-    for path, config in zip(shown, configs):
-        known = config_ids.get(config)
-        if known is None:
-            known = config_ids[config] = hashlib.sha256(config.encode("utf-8", "surrogateescape")).hexdigest()
-        digest.update(f"{path}\0{known}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()

@@ -15,11 +15,9 @@ with warnings.catch_warnings():  # torch warns at import when NumPy is missing
     import torch
 
 from torchlint.lint.settings import ConfigError
-from torchlint.ruleapi.registry import by_code_or_name
-from torchlint.ruleapi.verification import Measured, write_measured
-from torchlint.verify.plan import Case, UsageError, plan
+from torchlint.verify.plan import UsageError, plan
 from torchlint.verify.progress import Progress
-from torchlint.verify.report import measured_cells, render_markdown, render_table, to_json, write_json, write_text
+from torchlint.verify.report import record_measured, render_markdown, render_table, to_json, write_json, write_text
 from torchlint.verify.results import EXIT_ERROR, VerifyReport
 from torchlint.verify.runner import RunnerError
 from torchlint.verify.session import Session, VerifyOptions
@@ -125,7 +123,7 @@ def run_verify(
     if markdown_file is not None:
         write_text(markdown_file, render_markdown(report))
     if record:
-        for path in _record(report, cases):
+        for path in record_measured(report, cases):
             click.echo(f"recorded {path}")
     return report.exit_code
 
@@ -137,15 +135,3 @@ def linked_note(linked: Sequence[str]) -> List[str]:
     shown = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
     return [f"Beyond the copy budget (or tool folders), so linked into the runs' scratch folders read-only "
             f"(a run that writes one is an error naming it): {shown}."]
-
-
-def _record(report: VerifyReport, cases: Sequence[Case]) -> List[Path]:
-    """Write each shipped program's row into its rule's package (``--record``)."""
-    hardware = report.environment.line() + ("; quick mode" if report.quick else "")
-    written = []
-    for case, result in zip(cases, report.cases):
-        rule = by_code_or_name(case.rule)
-        if case.script is not None or case.error or rule is None:
-            continue
-        written.append(write_measured(rule, Measured(hardware, tuple(measured_cells(result)), case.target)))
-    return written

@@ -10,7 +10,7 @@ script; the session then runs the cases and never asks the linter again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -50,32 +50,6 @@ def verifiable_rules() -> List[RuleClass]:
     return [rule for rule in all_rules() if fixable(rule) and program_paths(rule)]
 
 
-def rule_settings(rule: RuleClass, base: Settings, program: bool) -> Settings:
-    """``base`` with only ``rule`` selected and the rule's options as its
-    verification spec adapts them to this machine (``program_options``), for
-    shipped programs and users' scripts alike: verify runs the fix here; for
-    shipped programs also the target torch version (``program_torch_version``)."""
-    options = {key: dict(value) for key, value in base.rule_options.items()}
-    spec = rule.verification
-    if spec is not None and spec.program_options is not None:
-        configured = {key: option.default for key, option in rule.options.items()}
-        configured.update(options.get(rule.code, {}))
-        options[rule.code] = dict(spec.program_options(configured))
-    torch_version = base.torch_version
-    if program and spec is not None and spec.program_torch_version:
-        torch_version = spec.program_torch_version
-    return replace(
-        base, select=(rule.code,), extend_select=(), ignore=(), per_file_ignores=(), rule_options=options,
-        torch_version=torch_version,
-    )
-
-
-def fix_with_torchlint(source: str, path: str, settings: Settings) -> Tuple[str, int, int]:
-    """Fix with torchlint's own fixer: (fixed source, fixes applied, findings before fixing)."""
-    result = fix_text(source, path, settings.lint_config(Path(path)), unsafe=True)
-    return result.source, len(result.applied), result.first_found
-
-
 def plan_programs(rule: RuleClass, base: Settings) -> List[Case]:
     """One case per verification program the rule ships."""
     paths = program_paths(rule)
@@ -88,7 +62,9 @@ def plan_program(rule: RuleClass, base: Settings, path: Path) -> Case:
     """The case for one of a rule's shipped verification programs."""
     target = f"{rule_directory(rule).name}/{path.name}"
     source = path.read_text(encoding="utf-8")
-    fixed, fixes, found = fix_with_torchlint(source, path.name, rule_settings(rule, base, program=True))
+    result = fix_text(source, path.name, base.for_verification(rule, program=True).lint_config(Path(path.name)),
+                      unsafe=True)
+    fixed, fixes, found = result.source, len(result.applied), result.first_found
     error = ""
     if fixes == 0 or fixed == source:
         error = (f"torchlint's fixer did not change {target} ({found} finding(s)); the program no longer "
@@ -96,17 +72,31 @@ def plan_program(rule: RuleClass, base: Settings, path: Path) -> Case:
     return Case(rule.code, rule.name, target, source, fixed, fixes, found, error=error)
 
 
-def plan_script(path: Path, rules: Sequence[RuleClass], settings: Settings) -> List[Case]:
-    """One case per rule whose fixer changes the script."""
+def plan_script(path: Path, rules: Optional[Sequence[RuleClass]], settings: "Settings | SettingsResolver",
+                notes: Optional[List[str]] = None) -> List[Case]:
+    """One case per rule whose fixer changes the script: ``rules``, or (None)
+    every fixable rule the script's settings enable.  ``settings`` are the
+    script's, or the resolver that finds them; they are resolved here, once,
+    and each rule's fix is made with only that rule selected.  ``notes``
+    gets a line when no fix changes the script."""
+    if isinstance(settings, SettingsResolver):
+        settings = settings.for_path(path)
     source = path.read_text(encoding="utf-8")
+    if rules is None:
+        rules = [rule for rule in settings.enabled_rules(path) if rule.fix_availability is not FixAvailability.NONE]
     cases = []
     for rule in rules:
-        settings_for_rule = rule_settings(rule, settings, program=False)
-        fixed, fixes, found = fix_with_torchlint(source, str(path), settings_for_rule)
-        if fixes and fixed != source:
+        # Fixed with torchlint's own fixer; ``first_found``: the findings before fixing.
+        config = settings.for_verification(rule, program=False).lint_config(Path(str(path)))
+        result = fix_text(source, str(path), config, unsafe=True)
+        if result.applied and result.source != source:
             cases.append(
-                Case(rule.code, rule.name, str(path), source, fixed, fixes, found, script=path.resolve())
+                Case(rule.code, rule.name, str(path), source, result.source, len(result.applied), result.first_found,
+                     script=path.resolve())
             )
+    if not cases and notes is not None:
+        codes = ", ".join(rule.code for rule in rules) or "no rules"
+        notes.append(f"{path}: no fix of {codes} changes this script; nothing to verify.")
     return cases
 
 
@@ -164,13 +154,9 @@ def plan(paths: Sequence[Path], rule_names: Sequence[str], against: Optional[Pat
     resolver = SettingsResolver()
     if not paths:
         return [case for rule in _programs_of(rule_names, notes) for case in plan_programs(rule, resolver.default)], notes
+    chosen = _select(rule_names) if rule_names else None
     cases: List[Case] = []
     for path in paths:
-        settings = resolver.for_path(path)
-        rules = _select(rule_names) if rule_names else [r for r in settings.enabled_rules(path) if fixable(r)]
-        found = plan_script(path, rules, settings)
-        if not found:
-            codes = ", ".join(rule.code for rule in rules) or "no rules"
-            notes.append(f"{path}: no fix of {codes} changes this script; nothing to verify.")
-        cases.extend(found)
+        cases.extend(plan_script(path, chosen, resolver, notes))
     return cases, notes
+

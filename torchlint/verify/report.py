@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+from torchlint.ruleapi.registry import by_code_or_name
+from torchlint.ruleapi.verification import Measured, write_measured
 from torchlint.version import __version__
 from torchlint.verify.contracts import contract_for
 from torchlint.verify.results import (
@@ -25,6 +27,9 @@ from torchlint.verify.results import (
     VerifyReport,
 )
 from torchlint.verify.timing import TimingSummary, format_seconds
+
+if TYPE_CHECKING:
+    from torchlint.verify.plan import Case
 
 HEADERS = ("Rule", "Target", "Equivalence", "Original", "Fixed", "Speedup [95% CI]", "Timing", "Peak memory")
 # Original and Fixed: median over the label's timing processes of each one's median time per call;
@@ -302,3 +307,16 @@ def write_text(path: Path, text: str) -> None:
 
 def write_json(path: Path, data: object) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def record_measured(report: VerifyReport, cases: Sequence["Case"]) -> List[Path]:
+    """``--record``: write each shipped program's row into its rule's package
+    (where ``torchlint explain`` reads it); returns the files written."""
+    hardware = report.environment.line() + ("; quick mode" if report.quick else "")
+    written = []
+    for case, result in zip(cases, report.cases):
+        rule = by_code_or_name(case.rule)
+        if case.script is not None or case.error or rule is None:
+            continue
+        written.append(write_measured(rule, Measured(hardware, tuple(measured_cells(result)), case.target)))
+    return written
