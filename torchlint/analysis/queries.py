@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 # What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
 # where rules import it from.
 from torchlint.analysis.asks import (
-    CALLERS as CALLERS, KEYWORDS as KEYWORDS, KINDS as KINDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
+    CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
     NAMES as NAMES, SUBCLASSES as SUBCLASSES, SUMMARIES as SUMMARIES, WHOLE_SAVES as WHOLE_SAVES, Asked as Asked,
     Query as Query, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
     method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
