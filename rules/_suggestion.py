@@ -14,7 +14,7 @@ anywhere in the project (any file of the run refers to one of the names in
 
 from __future__ import annotations
 
-from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple
+from typing import ClassVar, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -23,7 +23,7 @@ from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
-from torchlint.data.apidata import Framework, frameworks
+from torchlint.data.apidata import Framework
 from torchlint.ruleapi.fixes import StatementSite, insert_statements, parse_statement, spell
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts

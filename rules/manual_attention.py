@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-
+from torchlint.analysis.flow import Flow
+from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, OptionValue, Rule, Severity, TorchRange, TorchVersion
-from torchlint.source.tree import children
+from torchlint.source.tree import walk_body
 
 _SOFTMAX_FUNCTIONS: FrozenSet[str] = frozenset({
     "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
@@ -35,6 +36,7 @@ _SCORE_FUNCTIONS: FrozenSet[str] = frozenset({"torch.where", "torch.masked_fill"
 # Casts of the probabilities back to the values' dtype before the product.
 _CASTS: FrozenSet[str] = frozenset({"to", "type", "type_as", "half", "float", "bfloat16"})
 _SCORE_OPERATORS = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
+_AUGMENTED_SCORE_OPERATORS = (cst.MultiplyAssign, cst.DivideAssign, cst.AddAssign, cst.SubtractAssign)
 _MAX_DEPTH = 24  # steps back through assignments and element-wise operations
 
 
@@ -50,103 +52,46 @@ _Use = Union["_Product", List[cst.BaseExpression]]
 expressions that carry them on (an assignment's later uses, a dropout, a cast)."""
 
 
-@dataclass(frozen=True)
-class _Span:
-    """Where a node sits in the function's pre-order walk: [start, end]."""
-
-    start: int
-    end: int
-
-
 class _Body:
-    """One function's body (nested functions and classes left out), walked
-    once: every node's span, its parent, and the simple name assignments."""
+    """One function's body (nested functions and classes left out): its nodes
+    in source order, their parents, and the file's flow fact, which says
+    which assignments reach each read of a name and which reads each
+    assignment reaches."""
 
-    def __init__(self, root: cst.CSTNode) -> None:
-        self.spans: Dict[cst.CSTNode, _Span] = {}
-        self.parent: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self.assignments: Dict[str, List[cst.Assign]] = {}
-        self.uses: Dict[str, List[cst.Name]] = {}
-        starts: Dict[cst.CSTNode, int] = {}
-        count = 0
-        stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
-        while stack:
-            node, leaving = stack.pop()
-            if leaving:
-                self.spans[node] = _Span(starts[node], count - 1)
-                continue
-            starts[node] = count
-            count += 1
-            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                self.assignments.setdefault(node.targets[0].target.value, []).append(node)
-            elif isinstance(node, cst.Name):
-                self.uses.setdefault(node.value, []).append(node)
-            stack.append((node, True))
-            if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            for child in reversed(children(node)):
-                self.parent[child] = node
-                stack.append((child, False))
+    def __init__(self, root: cst.CSTNode, flow: Flow, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> None:
+        self.nodes: List[cst.CSTNode] = list(walk_body(root))
+        self.parent = parents
+        self._flow = flow
 
-    def reaching(self, name: cst.Name) -> Optional[cst.Assign]:
-        """The last assignment to ``name`` completed before this use, leaving
-        out the other branch of an ``if`` around the use (loops ignored)."""
-        span = self.spans.get(name)
-        if span is None:
-            return None
-        found: Optional[cst.Assign] = None
-        for assign in self.assignments.get(name.value, ()):
-            if (
-                self.spans[assign].end < span.start
-                and (found is None or self.spans[found].start < self.spans[assign].start)
-                and not self.exclusive(assign, name)
-            ):
-                found = assign
-        return found
+    def reaching(self, name: cst.Name) -> Optional[Tuple[Binding, ...]]:
+        """The bindings whose value reaches this read of ``name``; None when
+        none does or the flow cannot say."""
+        found = self._flow.reaching_bindings(name)
+        return found or None
 
     def later_uses(self, assign: cst.Assign) -> List[cst.Name]:
-        """Uses of the name ``assign`` binds, from after it up to and including
-        the right side of the next assignment to that name; code in the other
-        branch of an ``if`` around the assignment never sees it."""
+        """The reads of the name ``assign`` binds that its value reaches."""
         target = assign.targets[0].target
         assert isinstance(target, cst.Name)
-        after = self.spans[assign].end
-        rebinds = [
-            self.spans[a] for a in self.assignments.get(target.value, ())
-            if self.spans[a].start > after and not self.exclusive(assign, a)
-        ]
-        limit = min((span.end for span in rebinds), default=None)
-        found = []
-        for use in self.uses.get(target.value, ()):
-            position = self.spans[use].start
-            if (
-                position > after and (limit is None or position <= limit)
-                and use is not _target_of(use, self) and not self.exclusive(assign, use)
-            ):
-                found.append(use)
-        return sorted(found, key=lambda use: self.spans[use].start)
-
-    def _branches(self, node: cst.CSTNode) -> Dict[cst.If, bool]:
-        """For each ``if`` around ``node``: whether it sits in the ``if``'s body (else: its orelse)."""
-        found: Dict[cst.If, bool] = {}
-        child, parent = node, self.parent.get(node)
-        while parent is not None:
-            if isinstance(parent, cst.If) and child is not parent.test:
-                found[parent] = child is parent.body
-            child, parent = parent, self.parent.get(parent)
-        return found
-
-    def exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
-        """The two nodes sit in different branches of one ``if``."""
-        theirs = self._branches(second)
-        return any(node in theirs and theirs[node] != side for node, side in self._branches(first).items())
+        return list(self._flow.reads_reached(target) or ())
 
 
-def _target_of(name: cst.Name, body: _Body) -> Optional[cst.Name]:
-    """``name`` itself when it is the target of an assignment (a binding, not a use)."""
-    parent = body.parent.get(name)
-    if isinstance(parent, cst.AssignTarget) and parent.target is name:
-        return name
+def _assigned(binding: Binding) -> Optional[Tuple[cst.CSTNode, cst.BaseExpression]]:
+    """The statement of a plain ``name = value`` binding and the expression
+    the name then holds: ``value``, or for ``name += value`` (and the other
+    element-wise operators) the name as it was read there, the step between
+    being element-wise; None for any other binding."""
+    node = binding.node
+    if (
+        binding.kind is BindingKind.ASSIGN and isinstance(node, cst.Assign) and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+    ):
+        return node, node.value
+    if (
+        binding.kind is BindingKind.AUG_ASSIGN and isinstance(node, cst.AugAssign)
+        and isinstance(node.operator, _AUGMENTED_SCORE_OPERATORS) and isinstance(node.target, cst.Name)
+    ):
+        return node, node.target
     return None
 
 
@@ -177,7 +122,9 @@ class ManualAttention(Rule):
     or cast, whose result (after an optional dropout or cast) is multiplied
     with a value tensor (`@`, `matmul`, `bmm`, or an `einsum` contracting
     the probabilities' last index).  The steps may be spread over several
-    assignments of one function, and the scores may pass through a
+    assignments of one function (`attn += bias` included; where several
+    assignments can reach a step, from both sides of an `if` or through a
+    loop, each of them must be one), and the scores may pass through a
     function or method of the same file that returns them with a bias
     added, a mask applied or a cast (`dots = self.apply_pos_bias(dots)`).
 
@@ -311,7 +258,9 @@ class ManualAttention(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._functions: List[cst.FunctionDef] = []
-        self._score_assignments: Set[cst.Assign] = set()
+        self._score_assignments: Set[cst.CSTNode] = set()
+        self._holding: Dict[Tuple[int, cst.CSTNode, str], bool] = {}
+        """Answers of :meth:`_holds` for the softmax being checked."""
         self._given: Optional[Tuple[_Body, str]] = None
         """While a helper is checked: its body and the parameter that holds the scores."""
 
@@ -321,16 +270,17 @@ class ManualAttention(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         lines: Optional[Mapping[cst.CSTNode, object]] = None
         for function in self._functions:
-            body = _Body(function.body)
+            body = _Body(function.body, self.facts.flow, self.facts.parents)
             if any(
-                isinstance(node, cst.Call) and self.names.call_name(node) == _SDPA for node in body.spans
+                isinstance(node, cst.Call) and self.names.call_name(node) == _SDPA for node in body.nodes
             ):
                 continue
-            for node in list(body.spans):
+            for node in body.nodes:
                 if not isinstance(node, cst.Call):
                     continue
                 scores = self._softmax_input(node)
                 self._score_assignments = set()
+                self._holding = {}
                 if scores is None or not self._is_scores(scores, body, 0):
                     continue
                 if _returns_any(body, self._score_assignments):
@@ -406,13 +356,19 @@ class ManualAttention(Rule):
                 return self._is_scores(expr.left, body, depth + 1) or self._is_scores(expr.right, body, depth + 1)
             return False
         if isinstance(expr, cst.Name):
-            assign = body.reaching(expr)
-            if assign is None and self._given is not None and self._given == (body, expr.value):
-                return True  # the helper's parameter that receives the scores
-            found = assign is not None and self._is_scores(assign.value, body, depth + 1)
-            if found and assign is not None:
-                self._score_assignments.add(assign)
-            return found
+            bindings = body.reaching(expr)
+            if bindings is None:
+                return False
+            assignments: List[cst.CSTNode] = []
+            for binding in bindings:
+                if binding.kind is BindingKind.PARAMETER and self._given == (body, binding.name):
+                    continue  # the helper's parameter that receives the scores
+                assigned = _assigned(binding)
+                if assigned is None or not self._holds(assigned, body, depth, self._is_scores):
+                    return False
+                assignments.append(assigned[0])
+            self._score_assignments.update(assignments)
+            return True
         if not isinstance(expr, cst.Call):
             return False
         qualified = self.names.call_name(expr)
@@ -436,6 +392,25 @@ class ManualAttention(Rule):
             return self._through_helper(func, positional, body, depth)
         return False
 
+    def _holds(self, assigned: Tuple[cst.CSTNode, cst.BaseExpression], body: _Body, depth: int,
+               test: Callable[[cst.BaseExpression, _Body, int], bool]) -> bool:
+        """``test`` of the value an assignment binds, once per assignment and
+        test for each softmax: several assignments can reach one read (both
+        sides of an ``if``, a loop's next pass), and a loop's assignment that
+        reaches itself counts as what the others make of it."""
+        key = (id(body), assigned[0], test.__name__)
+        known = self._holding.get(key)
+        if known is not None:
+            return known
+        start = len(self._holding)
+        self._holding[key] = True  # while it is being answered: a loop back to it adds nothing
+        found = self._holding[key] = test(assigned[1], body, depth + 1)
+        if not found:  # answers that took it for true no longer hold
+            for later in list(self._holding)[start + 1:]:
+                if self._holding[later]:
+                    del self._holding[later]
+        return found
+
     def _through_helper(self, func: cst.BaseExpression, arguments: List[cst.BaseExpression],
                         body: _Body, depth: int) -> bool:
         """A function or method of this file that is handed the scores and
@@ -452,8 +427,8 @@ class ManualAttention(Rule):
         for param, argument in zip(params, arguments):
             if not self._is_scores(argument, body, depth + 1):
                 continue
-            inner = _Body(helper.body)
-            returns = [n for n in inner.spans if isinstance(n, cst.Return)]
+            inner = _Body(helper.body, self.facts.flow, self.facts.parents)
+            returns = [n for n in inner.nodes if isinstance(n, cst.Return)]
             self._given = (inner, param.name.value)
             try:
                 return bool(returns) and all(
@@ -481,8 +456,11 @@ class ManualAttention(Rule):
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in _TRANSPOSED_ATTRIBUTES and self.names.qualified_name(expr) is None
         if isinstance(expr, cst.Name):
-            assign = body.reaching(expr)
-            return assign is not None and self._is_transposed(assign.value, body, depth + 1)
+            assignments = [_assigned(binding) for binding in body.reaching(expr) or ()]
+            return bool(assignments) and all(
+                assigned is not None and self._holds(assigned, body, depth, self._is_transposed)
+                for assigned in assignments
+            )
         if isinstance(expr, cst.Call):
             qualified = self.names.call_name(expr)
             if qualified in _TRANSPOSE_FUNCTIONS:
@@ -610,21 +588,17 @@ def _last_dim(dim: Optional[cst.BaseExpression]) -> bool:
     return isinstance(dim, cst.Integer) and dim.value in ("2", "3")
 
 
-def _returns_any(body: _Body, assignments: Set[cst.Assign]) -> bool:
+def _returns_any(body: _Body, assignments: Set[cst.CSTNode]) -> bool:
     """Some ``return`` of the function hands back a value one of ``assignments`` bound."""
     return any(
         isinstance(node, cst.Return) and node.value is not None
         and any(
-            isinstance(inner, cst.Name) and body.reaching(inner) in assignments
-            for inner in _subtree(node.value, body)
+            isinstance(inner, cst.Name)
+            and any(binding.node in assignments for binding in body.reaching(inner) or ())
+            for inner in walk_body(node.value)
         )
-        for node in body.spans
+        for node in body.nodes
     )
-
-
-def _subtree(node: cst.CSTNode, body: _Body) -> List[cst.CSTNode]:
-    span = body.spans[node]
-    return [other for other, where in body.spans.items() if span.start <= where.start <= span.end]
 
 
 def _statement_of(node: cst.CSTNode, body: _Body) -> Optional[cst.CSTNode]:

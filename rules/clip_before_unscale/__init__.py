@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -49,7 +49,8 @@ class ClipBeforeUnscale(Rule):
     followed by `if amp: ... else: clip_grad_norm_(...)` is not reported,
     because the `else` clip runs only when the scaler did not (the two
     tests are compared as written, so `if args.amp:` twice is one
-    condition; a test whose names are rebound in between is not noticed).
+    condition, unless a name the test reads is assigned again in between,
+    as in `amp = not amp`).
 
     A scaler constructed in the file with a literal `enabled=False`, and
     clipping helpers of other libraries (`accelerator.clip_grad_norm_` of
@@ -238,8 +239,7 @@ class ClipBeforeUnscale(Rule):
         """The scaler text of a ``S.scale(..).backward()`` before the clip, in its
         block or the blocks around it, with no ``S.unscale_`` between, and not
         in a branch that excludes the clip's own branch."""
-        code = self.context.module.code_for_node
-        clip_branches = _branches(code, [*self.parents, node])
+        flow = self.facts.flow
         unscaled: Set[str] = set()
         for before, _after in _sides(self.parents, node):
             for statement in reversed(before):
@@ -247,9 +247,11 @@ class ClipBeforeUnscale(Rule):
                     scaler = self._unscale_receiver(call)
                     if scaler is not None:
                         unscaled.add(scaler)
-                for call, branches in _calls_in_branches(code, statement, ()):
+                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    continue  # runs when called, not here
+                for call in _calls(statement):
                     scaler = self._scaled_backward(call)
-                    if scaler is not None and not _exclusive(branches, clip_branches):
+                    if scaler is not None and not flow.exclusive(call, node):
                         return None if scaler in unscaled else scaler
         return None
 
@@ -287,46 +289,6 @@ class ClipBeforeUnscale(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "unscale_":
             return self.context.module.code_for_node(func.value)
         return None
-
-
-Branch = Tuple[str, bool]
-"""An ``if`` test as written, and whether the code runs when it holds."""
-
-
-def _branches(code: Callable[[cst.CSTNode], str], chain: Sequence[cst.CSTNode]) -> Tuple[Branch, ...]:
-    """The branches of the ``if`` statements that ``chain`` (root to node) runs in."""
-    found: List[Branch] = []
-    for parent, child in zip(chain, chain[1:]):
-        if isinstance(parent, cst.If):
-            if child is parent.body:
-                found.append((code(parent.test), True))
-            elif child is parent.orelse:
-                found.append((code(parent.test), False))
-    return tuple(found)
-
-
-def _calls_in_branches(
-    code: Callable[[cst.CSTNode], str], node: cst.CSTNode, branches: Tuple[Branch, ...],
-) -> Iterator[Tuple[cst.Call, Tuple[Branch, ...]]]:
-    """Every call inside ``node`` (not into nested scopes), with the branches it runs in."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return
-    if isinstance(node, cst.Call):
-        yield node, branches
-    if isinstance(node, cst.If):
-        test = code(node.test)
-        yield from _calls_in_branches(code, node.test, branches)
-        yield from _calls_in_branches(code, node.body, (*branches, (test, True)))
-        if node.orelse is not None:
-            yield from _calls_in_branches(code, node.orelse, (*branches, (test, False)))
-        return
-    for child in children(node):
-        yield from _calls_in_branches(code, child, branches)
-
-
-def _exclusive(first: Sequence[Branch], second: Sequence[Branch]) -> bool:
-    """Some ``if`` test is required true on one side and false on the other."""
-    return any((test, not holds) in second for test, holds in first)
 
 
 def _assignments(node: cst.CSTNode) -> Iterator[cst.Assign]:

@@ -16,7 +16,7 @@ from torchlint.analysis.scopes import Binding, BindingKind
 from torchlint.analysis.summaries import WrappedLayer, summarize_tree
 from torchlint.model import Applicability
 from torchlint.analysis.names import dotted
-from torchlint.source.tree import walk
+from torchlint.source.tree import literal_constant, walk
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, Severity, TorchRange
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
@@ -554,8 +554,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         if not without:
             self._report(producer, call, norm, binding.statement)
             return
-        parents = _parent_map(binding.scope.node) if binding.scope.node is not None else {}
-        branch = _common_branch(with_norm, without, parents)
+        branch = _common_branch(with_norm, without, self.facts.flow.branches)
         if branch is not None and self._stable_test(branch.test):
             self._report(producer, call, norm, binding.statement, branch.test)
 
@@ -570,7 +569,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         root = test
         while isinstance(root, cst.Attribute):
             root = root.value
-        if not isinstance(root, cst.Name) or root.value in ("True", "False", "None"):
+        if not isinstance(root, cst.Name) or literal_constant(root):
             return False
         bindings = self.facts.scopes.resolve(root)
         if not bindings:
@@ -1089,39 +1088,24 @@ def _without_bias(call: cst.Call, producer: _Producer, state: _Bias, value: cst.
     return replace_argument(call, bias, value)
 
 
-def _parent_map(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
-    return {id(node): parent for node, parent in walk(root) if parent is not None}
-
-
-def _branch_of(node: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> List[Tuple[cst.If, bool]]:
-    """The ``if`` statements around ``node``, innermost first, each with whether
-    ``node`` is in its body (True) or in its ``else`` (False)."""
-    found: List[Tuple[cst.If, bool]] = []
-    child: cst.CSTNode = node
-    parent = parents.get(id(node))
-    while parent is not None:
-        if isinstance(parent, cst.If) and child is not parent.test:
-            found.append((parent, child is parent.body))
-        child, parent = parent, parents.get(id(parent))
-    return found
-
-
 def _common_branch(
-    inside: Sequence[cst.CSTNode], outside: Sequence[cst.CSTNode], parents: Dict[int, cst.CSTNode]
+    inside: Sequence[cst.CSTNode], outside: Sequence[cst.CSTNode],
+    branch_of: Callable[[cst.CSTNode], Sequence[Tuple[cst.If, bool]]],
 ) -> Optional[cst.If]:
     """The ``if`` whose body holds every node of ``inside`` and whose ``else``
-    (not an ``elif``) holds every node of ``outside``."""
+    (not an ``elif``) holds every node of ``outside`` (``branch_of``: the
+    flow fact's :meth:`~torchlint.analysis.flow.Flow.branches`)."""
     candidates: Optional[Set[int]] = None
     by_id: Dict[int, cst.If] = {}
     for node in inside:
         ids = set()
-        for statement, in_body in _branch_of(node, parents):
+        for statement, in_body in branch_of(node):
             if in_body:
                 ids.add(id(statement))
                 by_id[id(statement)] = statement
         candidates = ids if candidates is None else candidates & ids
     for node in outside:
-        ids = {id(statement) for statement, in_body in _branch_of(node, parents) if not in_body}
+        ids = {id(statement) for statement, in_body in branch_of(node) if not in_body}
         candidates = (candidates or set()) & ids
     if not candidates or len(candidates) != 1:
         return None

@@ -20,6 +20,7 @@ from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, FixRequest, OptionValue, Rule, TorchRange, innermost_statement
 from torchlint.ruleapi.verification import Contract, Probe, VerificationSpec
 from torchlint.analysis.values import literal_bool
+from torchlint.source.tree import literal_constant
 
 
 _TRANSFORMERS = Framework.TRANSFORMERS
@@ -380,7 +381,7 @@ def _index_free(expr: cst.BaseExpression, names: Set[str], owner: str) -> bool:
     if isinstance(expr, _LITERALS):
         return True
     if isinstance(expr, cst.Name):
-        return expr.value in names or expr.value in ("True", "False", "None")
+        return expr.value in names or literal_constant(expr)
     if isinstance(expr, cst.Attribute):
         return isinstance(expr.value, cst.Name) and expr.value.value == owner
     if isinstance(expr, cst.Dict):

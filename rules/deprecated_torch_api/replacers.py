@@ -41,10 +41,6 @@ def _plain(call: cst.Call) -> bool:
     return all(arg.star == "" for arg in call.args)
 
 
-def _literal_bool(arg: Optional[cst.Arg]) -> Optional[bool]:
-    return literal_bool(arg.value) if arg is not None else None
-
-
 def _int_value(expr: cst.BaseExpression) -> Optional[int]:
     """The value of an integer literal, signed or not (``2``, ``-2``)."""
     if isinstance(expr, cst.Integer):
@@ -99,7 +95,7 @@ def _without_flag(site: Site, symbol: str, name: str, default: bool) -> Optional
     arg = bind(call, apidata.signature(symbol)).argument(name)
     if arg is None:
         return _Flag(call, default)
-    value = _literal_bool(arg)
+    value = literal_bool(arg.value)
     return None if value is None else _Flag(remove_argument(call, arg), value)
 
 

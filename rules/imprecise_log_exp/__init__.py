@@ -11,6 +11,7 @@ from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FixAvailability, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
+from torchlint.source.tree import literal_none
 
 # `torch.logsumexp` promotes integer inputs to floating point (as
 # `log(sum(exp(x)))` does) since pytorch#77480, released in 1.13; log1p and
@@ -192,7 +193,7 @@ class ImpreciseLogExp(Rule):
         dim = keyword_argument(total, "dim")
         if dim is None and len(args) > 1 and args[1].keyword is None:
             dim = args[1]
-        if dim is None or (isinstance(dim.value, cst.Name) and dim.value.value == "None"):
+        if dim is None or literal_none(dim.value):
             return
         known = {"dim", "keepdim"}
         positional = [arg for arg in args if arg.keyword is None]

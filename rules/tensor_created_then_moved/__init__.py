@@ -29,6 +29,7 @@ from torchlint.ruleapi.rule import (
 )
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
+from torchlint.source.tree import literal_none
 
 # -- what counts as a factory ------------------------------------------------
 
@@ -267,7 +268,7 @@ def _adds_axes(node: cst.Subscript) -> bool:
                 return False
         elif not isinstance(part, cst.Index) or not (
             isinstance(part.value, cst.Ellipsis)
-            or (isinstance(part.value, cst.Name) and part.value.value == "None")
+            or literal_none(part.value)
         ):
             return False
     return True
@@ -781,7 +782,7 @@ class TensorCreatedThenMoved(Rule):
                 device = arg.value
             elif keyword != "non_blocking":
                 return None
-        if device is None or (isinstance(device, cst.Name) and device.value == "None"):
+        if device is None or literal_none(device):
             return _Step(call, "move", device=cst.SimpleString('"cuda"'))
         if isinstance(device, cst.Integer):
             return _Step(call, "move", device=cst.SimpleString(f'"cuda:{device.evaluated_value}"'))

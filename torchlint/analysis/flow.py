@@ -3,9 +3,10 @@ of it, what changes the value in place on the way, and which branches
 exclude each other.
 
 One fact, shared by the per-file analyses (loaders, values, placement)
-and meant for the rules that ask about order (the
-manual-attention and clip-before-unscale rules still carry their own
-walks).  Each function (and the module body) is walked once,
+and the rules that ask about order (manual-attention follows the
+assignments that reach a read and the reads an assignment reaches;
+clip-before-unscale asks which branches exclude each other).  Each
+function (and the module body) is walked once,
 on first use, in the order Python runs it: both sides of an ``if`` start
 from the state before it and meet after it; a loop's body runs zero or more
 times (its state is joined with the state before it until nothing grows,
@@ -20,7 +21,8 @@ a parameter...), a *change* of the value it holds made in place
 name: from there on, anything may change it).  A change or escape keeps the
 definitions it follows (:meth:`Flow.before`), so a question about the
 object a name holds (``bindings_at``) looks through them, and a question
-about its contents (``definitions_at``) sees them.  Reads in nested
+about its contents (``definitions_at``) sees them; ``reaching_bindings``
+and ``reads_reached`` answer the same question in both directions.  Reads in nested
 functions and lambdas run at times the flow cannot order: they see every
 binding of the name (as :meth:`Scopes.resolve` gives them).
 """
@@ -33,7 +35,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
-from torchlint.source.tree import children, dotted, literal_bool
+from torchlint.source.tree import children, dotted, literal_bool, literal_constant
 
 _READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index"})
 """Methods of Python containers that read the value and change nothing."""
@@ -115,6 +117,7 @@ class _FunctionFlow:
         self._made: Dict[Tuple[int, str, bool], Definition] = {}
         self._loops: List[_Loop] = []
         self._handlers: List[List[State]] = []
+        self._reached: Optional[Dict[cst.Name, List[cst.Name]]] = None
         state: State = {}
         assert state is not None
         for binding in parameters:
@@ -131,6 +134,10 @@ class _FunctionFlow:
             found = self._made[key] = Definition(name, node, binding, escape)
             self.order[found] = len(self.order)
         return found
+
+    def definition_of(self, binding: Binding) -> Definition:
+        """The definition a binding makes."""
+        return self._definition(binding.name, binding.node, binding)
 
     def _bind(self, state: State, name: cst.Name) -> State:
         """``name`` (a target node) is bound here."""
@@ -160,6 +167,33 @@ class _FunctionFlow:
             self.reads[name] = state.get(name.value, frozenset())
         elif state is not None and self._is_local(name):
             self.reads[name] = self.reads[name] | state.get(name.value, frozenset())
+
+    def behind(self, definitions: Iterable[Definition]) -> Set[Binding]:
+        """The bindings behind ``definitions``: their own, and through each
+        change or escape those it follows."""
+        found: Set[Binding] = set()
+        seen: Set[Definition] = set()
+        pending = list(definitions)
+        while pending:
+            definition = pending.pop()
+            if definition in seen:
+                continue
+            seen.add(definition)
+            if definition.binding is not None:
+                found.add(definition.binding)
+            else:
+                pending.extend(self.before.get(definition, ()))
+        return found
+
+    def reached(self) -> Dict[cst.Name, List[cst.Name]]:
+        """For each binding's target name, the reads it reaches (built once)."""
+        if self._reached is None:
+            self._reached = {}
+            for read, definitions in self.reads.items():
+                for binding in self.behind(definitions):
+                    if binding.target is not None:
+                        self._reached.setdefault(binding.target, []).append(read)
+        return self._reached
 
     # -- statements ------------------------------------------------------------------
 
@@ -588,34 +622,43 @@ class Flow:
                 return tuple(flow.before[definition])
         return ()
 
+    def reaching_bindings(self, name: cst.Name) -> Optional[Tuple[Binding, ...]]:
+        """The bindings of ``name`` whose value reaches this read of it, looking
+        through changes and escapes to the bindings they follow, in the order
+        the walk made them; () when none does (a read before any write); None
+        when the flow does not order the read (as :meth:`definitions_at`)."""
+        definitions = self.definitions_at(name)
+        if definitions is None:
+            return None
+        flow = self._flow_of(name)
+        assert flow is not None
+        return tuple(sorted(flow.behind(definitions), key=lambda b: _binding_order(b, flow)))
+
     def bindings_at(self, name: cst.Name) -> Tuple[Binding, ...]:
-        """The bindings of ``name`` whose value this read can see: through
-        changes and escapes to the bindings they follow.  Every binding
-        (:meth:`Scopes.resolve`) where the flow cannot order the read, and
-        where none reaches it (a read before any write: a global, or a
-        ``NameError``)."""
+        """The bindings of ``name`` whose value this read can see
+        (:meth:`reaching_bindings`), in :meth:`Scopes.resolve`'s order.  Every
+        binding (:meth:`Scopes.resolve`) where the flow cannot order the
+        read, and where none reaches it (a read before any write: a global,
+        or a ``NameError``)."""
         resolved = self._scopes.resolve(name)
         if len(resolved) < 2:
             return resolved
-        definitions = self.definitions_at(name)
-        if not definitions:
+        found = self.reaching_bindings(name)
+        if not found:
             return resolved
-        flow = self._flow_of(name)
-        assert flow is not None
-        found: List[Binding] = []
-        seen: Set[Definition] = set()
-        pending = list(definitions)
-        while pending:
-            definition = pending.pop()
-            if definition in seen:
-                continue
-            seen.add(definition)
-            if definition.binding is not None:
-                found.append(definition.binding)
-            else:
-                pending.extend(flow.before.get(definition, ()))
         ordered = [b for b in resolved if b in found]
         return tuple(ordered) if ordered else resolved
+
+    def reads_reached(self, target: cst.Name) -> Optional[Tuple[cst.Name, ...]]:
+        """The reads that the binding written at ``target`` (the name node of
+        an assignment, a loop target...) reaches: the reads whose
+        :meth:`reaching_bindings` include it, in the order Python runs them
+        (reads in nested functions and lambdas left out: the flow does not
+        order them).  None when the flow does not order the name."""
+        flow = self._flow_of(target)
+        if flow is None:
+            return None
+        return tuple(flow.reached().get(target, ()))
 
     # -- branches -----------------------------------------------------------------------
 
@@ -633,8 +676,8 @@ class Flow:
 
     def exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """No run executes both: they sit on different sides of one ``if``, or
-        of two ``if`` statements with the same test whose names hold the
-        same values at both (``if amp: ...`` then later ``if amp: ... else: ...``)."""
+        of two ``if`` statements of one function with the same test
+        (:meth:`same_test`: ``if amp: ...`` then later ``if amp: ... else: ...``)."""
         mine = self.branches(first)
         theirs = self.branches(second)
         sides = {id(statement): side for statement, side in theirs}
@@ -647,22 +690,20 @@ class Flow:
         return False
 
     def same_test(self, first: cst.If, second: cst.If) -> bool:
-        """Two ``if`` tests written alike, with no call in them, whose names
-        have the same reaching bindings at both (a flag, not a value that
-        changed in between)."""
+        """Two ``if`` tests written alike whose names have the same reaching
+        bindings at both: ``if amp:`` twice is one condition, but not across
+        ``amp = not amp``.  What the names hold is taken to answer alike each
+        time (``if cfg["amp"]:`` or ``if use_amp():`` twice is one condition;
+        a change made in place in between is not noticed); a test that binds
+        a name (``:=``) or holds a lambda is never the same."""
         if self._code(first.test) != self._code(second.test):
             return False
-        first_names = _test_names(first.test)
-        second_names = _test_names(second.test)
+        first_names = _names_read(first.test)
+        second_names = _names_read(second.test)
         if first_names is None or second_names is None:
             return False
-        for one, other in zip(first_names, second_names):
-            if set(self.bindings_at(one)) != set(self.bindings_at(other)):
-                return False
-            defs = self.definitions_at(one) or ()
-            if any(d.binding is None for d in defs) or defs != (self.definitions_at(other) or ()):
-                return False
-        return True
+        return all(set(self.bindings_at(one)) == set(self.bindings_at(other))
+                   for one, other in zip(first_names, second_names))
 
     def invariant_in(self, test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """``test`` (a condition inside ``loop``) has the same value on every
@@ -719,6 +760,10 @@ def _order(definition: Definition, flow: _FunctionFlow) -> int:
     return flow.order.get(definition, 0)
 
 
+def _binding_order(binding: Binding, flow: _FunctionFlow) -> int:
+    return flow.order.get(flow.definition_of(binding), 0)
+
+
 def _test_names(test: cst.BaseExpression) -> Optional[List[cst.Name]]:
     """The names a condition reads (attribute roots included), or None when
     it calls something or indexes (its value may change without a write)."""
@@ -733,10 +778,31 @@ def _test_names(test: cst.BaseExpression) -> Optional[List[cst.Name]]:
             stack.append(node.value)
             continue
         if isinstance(node, cst.Name):
-            if node.value not in ("True", "False", "None"):
+            if not literal_constant(node):
                 found.append(node)
             continue
         stack.extend(children(node))
+    return found
+
+
+def _names_read(test: cst.BaseExpression) -> Optional[List[cst.Name]]:
+    """The names a condition reads, in source order (attribute names left
+    out), or None when it binds a name or holds code that runs elsewhere."""
+    found: List[cst.Name] = []
+    stack: List[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.Yield, cst.Await)):
+            return None
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)  # not the keyword's name
+        elif isinstance(node, cst.Name):
+            if not literal_constant(node):
+                found.append(node)
+        else:
+            stack.extend(reversed(children(node)))
     return found
 
 

@@ -23,6 +23,7 @@ import libcst as cst
 from torchlint.analysis.scopes import BindingKind, Scopes
 from torchlint.data.apidata import Framework, FrameworkClass, Literal, frameworks
 from torchlint.analysis.names import ImportTable
+from torchlint.source.tree import literal_none
 
 
 class Unknown(enum.Enum):
@@ -326,7 +327,7 @@ def _is_none_test(test: cst.BaseExpression, names: Callable[[cst.Name], bool]) -
     """``<name> is None`` for a name ``names`` accepts."""
     return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and names(test.left)
             and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None")
+            and literal_none(test.comparisons[0].comparator))
 
 
 def keeps_off_cuda(arguments: FrameworkCall) -> bool:

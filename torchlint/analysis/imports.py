@@ -21,8 +21,10 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.analysis.canonical import canonical
+from torchlint.analysis.gradmode import GradMode, grad_mode_of
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular
 from torchlint.source.stamps import Seen
+from torchlint.source.tree import python_literal_bool
 
 Text = Tuple[Path, bytes]
 """A file of the run: its path and its bytes."""
@@ -244,6 +246,18 @@ def resolve(expr: ast.expr, imports: Mapping[str, str], local: Mapping[str, str]
     if base is None:
         return None
     return canonical(f"{base}.{rest}" if rest else base)
+
+
+def python_grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
+    """The grad mode a context manager or decorator sets (``torch.no_grad()``,
+    ``@torch.inference_mode``, ``set_grad_enabled(False)``) in CPython's
+    ``ast``, resolved through a module's imports: the grad-mode fact of
+    :mod:`torchlint.analysis.gradmode` for the cross-file facts, as
+    ``training.grad_mode`` gives it for libcst."""
+    called = isinstance(expr, ast.Call)
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    first = python_literal_bool(expr.args[0]) if isinstance(expr, ast.Call) and expr.args else None
+    return grad_mode_of(resolve(target, imports, {}), called, first)
 
 
 # A line that starts an import statement, and one that opens a parenthesised name list.

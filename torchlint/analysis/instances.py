@@ -27,6 +27,7 @@ from torchlint.analysis.index import MethodShape
 from torchlint.source.arguments import bind_positions
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import collect_returns
+from torchlint.source.tree import literal_none
 from torchlint.analysis.names import dotted
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class Instances:
             return frozenset({maker}) if maker is not None else None
         if isinstance(expr, cst.IfExp):
             return _union([self._makers(branch, depth + 1) for branch in (expr.body, expr.orelse)
-                           if not (isinstance(branch, cst.Name) and branch.value == "None")])
+                           if not literal_none(branch)])
         if isinstance(expr, cst.Name):
             bindings = self._scopes.resolve(expr)
             return _union([self._of_binding(b, depth) for b in bindings]) if bindings else None

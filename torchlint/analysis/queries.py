@@ -25,16 +25,16 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 # What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
 # where rules import it from.
 from torchlint.analysis.asks import (
-    CALLERS as CALLERS, KEYWORDS as KEYWORDS, KINDS as KINDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
+    CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
     NAMES as NAMES, SUBCLASSES as SUBCLASSES, SUMMARIES as SUMMARIES, WHOLE_SAVES as WHOLE_SAVES, Asked as Asked,
     Query as Query, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
     method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
     whole_saves as whole_saves,
 )
-from torchlint.analysis.gradmode import GradMode, grad_mode_of
+from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
-    parse_quietly, read_sources, reexports, resolve, star_parts, with_imported,
+    parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -178,13 +178,7 @@ class Contribution:
 def _grad_disabling(expr: ast.expr, imports: Mapping[str, str]) -> Optional[bool]:
     """True for ``torch.no_grad()``-like context managers and decorators,
     False for those that switch gradients on, None for anything else."""
-    called = isinstance(expr, ast.Call)
-    target = expr.func if isinstance(expr, ast.Call) else expr
-    first: Optional[bool] = None
-    if isinstance(expr, ast.Call) and expr.args:
-        value = expr.args[0]
-        first = value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else None
-    mode = grad_mode_of(resolve(target, imports, {}), called, first)
+    mode = python_grad_mode(expr, imports)
     return None if mode is None else mode is GradMode.DISABLED
 
 

@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.source.tree import child_fields, dotted
+from torchlint.source.tree import child_fields, dotted, literal_none
 
 _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute
@@ -285,7 +285,7 @@ class _Builder:
         value = extra.get("value")
         fallback = (
             self._import_handlers > 0 and kind is BindingKind.ASSIGN
-            and isinstance(value, cst.Name) and value.value == "None"
+            and literal_none(value)
         )
         binding = Binding(local, kind, node, scope=target, statement=self._statement,
                           import_fallback=fallback, target=name, **extra)  # type: ignore[arg-type]

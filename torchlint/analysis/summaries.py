@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.analysis.gradmode import GradMode, grad_mode_of
+from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    Text, imported_modules, is_torch_module, module_imports, module_name, parse_quietly, resolve,
+    module_imports, parse_quietly, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
+from torchlint.source.tree import python_literal_bool
 from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
 
 
@@ -636,7 +637,7 @@ class _FunctionScan:
             inner = disabled
             for item in node.items:
                 self.expression(item.context_expr, disabled)
-                mode = _grad_mode(item.context_expr, self.reader.imports)
+                mode = python_grad_mode(item.context_expr, self.reader.imports)
                 if mode is not None:
                     inner = mode is GradMode.DISABLED
             self.body(node.body, inner, None)
@@ -894,18 +895,8 @@ def _single_assignments(
     return found, yields, frozenset(name for name, kept in derived.items() if kept)
 
 
-def _grad_mode(expr: ast.expr, imports: Mapping[str, str]) -> Optional[GradMode]:
-    called = isinstance(expr, ast.Call)
-    target = expr.func if isinstance(expr, ast.Call) else expr
-    first: Optional[bool] = None
-    if isinstance(expr, ast.Call) and expr.args:
-        value = expr.args[0]
-        first = value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else None
-    return grad_mode_of(resolve(target, imports, {}), called, first)
-
-
 def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
-    return _grad_mode(expr, imports) is GradMode.DISABLED
+    return python_grad_mode(expr, imports) is GradMode.DISABLED
 
 
 class _FileReader:
@@ -1081,8 +1072,8 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
     every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body)[0])  # not rebound
 
     def how(value: ast.expr) -> str:
-        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
-            return str(value.value)
+        if python_literal_bool(value) is not None:
+            return str(python_literal_bool(value))
         if isinstance(value, ast.Name) and value.id in every and value.id != instance:
             return f"param:{value.id}"
         return "?"
@@ -1094,11 +1085,11 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
     defaults: List[Tuple[str, str]] = []
     positional_defaults = init.args.defaults
     for argument, default in zip(init.args.args[len(init.args.args) - len(positional_defaults):], positional_defaults):
-        if isinstance(default, ast.Constant) and isinstance(default.value, bool):
-            defaults.append((argument.arg, str(default.value)))
+        if python_literal_bool(default) is not None:
+            defaults.append((argument.arg, str(python_literal_bool(default))))
     for argument, keyword_default in zip(init.args.kwonlyargs, init.args.kw_defaults):
-        if isinstance(keyword_default, ast.Constant) and isinstance(keyword_default.value, bool):
-            defaults.append((argument.arg, str(keyword_default.value)))
+        if python_literal_bool(keyword_default) is not None:
+            defaults.append((argument.arg, str(python_literal_bool(keyword_default))))
     return WrappedLayer(qualified, layer, parameters, keyword_only, arguments, positional, tuple(defaults),
                         open_keywords)
 

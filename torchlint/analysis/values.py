@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Opti
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.source.tree import children, walk
+from torchlint.source.tree import children, literal_constant, literal_none, walk
 from torchlint.source.tree import literal_bool as literal_bool  # re-exported: the rules read it here
 
 if TYPE_CHECKING:
@@ -355,7 +355,7 @@ class Values:
         """``A if c else B``: what both branches agree on; a literal ``None`` branch
         (``GradScaler() if amp else None``) leaves the other's value, since every
         use of the value where it is not None sees that one."""
-        branches = [b for b in (expr.body, expr.orelse) if not (isinstance(b, cst.Name) and b.value == "None")]
+        branches = [b for b in (expr.body, expr.orelse) if not literal_none(b)]
         values = [self._of(b, depth + 1) for b in branches]
         if not values or any(v is None for v in values):
             return None
@@ -842,7 +842,7 @@ class Values:
 
     def _name_device(self, name: cst.Name, pattern: Optional[Pattern[str]], depth: int) -> DeviceFact:
         """Follow a name to the values its scope assigns it."""
-        if depth >= 4 or name.value in ("None", "True", "False"):
+        if depth >= 4 or literal_constant(name):
             return None
         if self.is_dtype(name):
             return NOT_DEVICE

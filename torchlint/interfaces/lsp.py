@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextvars
 import importlib
 from concurrent.futures import Future, ThreadPoolExecutor
 import sys
@@ -394,7 +395,11 @@ class TorchlintServer:
             return  # closed meanwhile
         document = self.server.workspace.get_text_document(uri)
         version: Optional[int] = document.version
-        job: "Future[Union[_Linted, str]]" = self._worker.submit(self._lint_text, uri, document.source, version)
+        # In the session's context: what it runs with (the rule set of
+        # ``catalog.rules_replaced``) is a context variable, which a pool's
+        # thread does not inherit by itself.
+        job: "Future[Union[_Linted, str]]" = self._worker.submit(
+            contextvars.copy_context().run, self._lint_text, uri, document.source, version)
         loop = asyncio.get_running_loop()
         job.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finish, uri, version, done))
 

@@ -41,7 +41,6 @@ shown otherwise):
 from __future__ import annotations
 
 import enum
-import errno
 import hashlib
 import hmac
 import json

@@ -28,7 +28,8 @@ from torchlint.ruleapi.rule import (
 )
 from torchlint.ruleapi.directives import Suppressions, Use
 from torchlint.lint.suppress import parse_suppressions
-from torchlint.source.target import DEFAULT_TARGET, PythonVersion
+from torchlint.data.versions import DEFAULT_TARGET
+from torchlint.source.target import PythonVersion
 from torchlint.source.tree import children
 from torchlint.data.versions import FrameworkReleases
 

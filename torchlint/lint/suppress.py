@@ -15,10 +15,10 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
-from torchlint.ruleapi.directives import ALL, CODE_LIKE, Directive, Suppressions, Use, matching_entry
+from torchlint.ruleapi.directives import ALL, CODE_LIKE, Directive, Suppressions, matching_entry
 from torchlint.model import Edit
 from torchlint.ruleapi.registry import by_alias
 from torchlint.source.lines import LINE_BREAK, line_texts

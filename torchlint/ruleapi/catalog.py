@@ -10,16 +10,17 @@ files change.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
 import os
 import pkgutil
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from torchlint.ruleapi.meta import Option, RuleInfo, Severity
 
@@ -37,25 +38,52 @@ _PACKAGE_FOLDER = Path(__file__).resolve().parents[1]
 """torchlint's own folder: its modules, sub-packages and data."""
 
 
-@lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
+RuleSet = Optional[Tuple["RuleClass", ...]]
+"""The rule classes :func:`rules_replaced` put in place of ``torchlint.rules``;
+None for the real ones."""
+
+_REPLACED: "ContextVar[RuleSet]" = ContextVar("torchlint_rules_replaced", default=None)
+"""The rule set of the code running now: a context variable, so that no
+module-level state changes and a replacement is seen only by the code run
+inside :func:`rules_replaced` (and by worker processes forked there)."""
+
+_T = TypeVar("_T")
+
+
+class _PerRuleSet(Generic[_T]):
+    """A value derived from the rule set in use, computed once per rule set
+    (``cache_clear`` forgets them, as ``functools.lru_cache`` does)."""
+
+    def __init__(self, compute: Callable[[RuleSet], _T]) -> None:
+        self._compute = compute
+        self._known: Dict[RuleSet, _T] = {}
+        functools.update_wrapper(self, compute)
+
+    def __call__(self) -> _T:
+        rules = _REPLACED.get()
+        if rules not in self._known:
+            self._known[rules] = self._compute(rules)
+        return self._known[rules]
+
+    def cache_clear(self) -> None:
+        self._known.clear()
+
+
+@_PerRuleSet
+def tool_fingerprint(replaced: RuleSet) -> str:
     """torchlint's version plus the size and mtime of its source files and data,
     sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
     so an edited rule invalidates the cache even without a version bump."""
     from torchlint.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    if _replaced is not None:  # another rule set: cached results of the real one do not apply
-        digest.update(" ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in _replaced).encode())
+    if replaced is not None:  # another rule set: cached results of the real one do not apply
+        digest.update(" ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in replaced).encode())
     rules = importlib.import_module("torchlint.rules")
     for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
         for parts, info in sorted(_sources(str(folder))):
             digest.update(f"{'/'.join(parts)}:{info.st_size}:{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
-
-
-_replaced: "Optional[Tuple[RuleClass, ...]]" = None
-"""The rule set :func:`rules_replaced` put in place of ``torchlint.rules``, if any."""
 
 
 @contextmanager
@@ -70,23 +98,21 @@ def rules_replaced(rules: "Sequence[RuleClass]") -> Iterator[None]:
     the cache) is recomputed on each change.  Worker processes forked while
     it is active see the same rules.
     """
-    global _replaced
     codes = [rule.code for rule in rules]
     if len(set(codes)) != len(codes):
         raise ValueError(f"two rules share a code: {sorted(codes)}")
-    saved = _replaced
-    _replaced = tuple(sorted(rules, key=lambda rule: rule.code))
+    token = _REPLACED.set(tuple(sorted(rules, key=lambda rule: rule.code)))
     _forget()
     try:
         yield
     finally:
-        _replaced = saved
+        _REPLACED.reset(token)
         _forget()
 
 
 def _forget() -> None:
     """Drop what was computed from the previous rule set."""
-    for cached in (all_rules, rule_infos, tool_fingerprint):
+    for cached in (rule_infos, tool_fingerprint):
         cached.cache_clear()
 
 
@@ -108,11 +134,15 @@ def _sources(folder: str) -> List[Tuple[Tuple[str, ...], os.stat_result]]:
     return found
 
 
-@lru_cache(maxsize=1)
-def all_rules() -> Tuple[RuleClass, ...]:
+def all_rules() -> Tuple["RuleClass", ...]:
     """Every rule, sorted by code."""
-    if _replaced is not None:
-        return _replaced
+    replaced = _REPLACED.get()
+    return replaced if replaced is not None else _rule_modules()
+
+
+@lru_cache(maxsize=1)
+def _rule_modules() -> Tuple["RuleClass", ...]:
+    """The rules of ``torchlint.rules``, sorted by code (imported once)."""
     import torchlint.rules as package
     from torchlint.ruleapi.rule import Rule
 
@@ -215,16 +245,16 @@ def _from_json(text: str, fingerprint: str) -> Tuple[RuleInfo, ...]:
     return tuple(infos)
 
 
-@lru_cache(maxsize=1)
-def rule_infos() -> Tuple[RuleInfo, ...]:
+@_PerRuleSet
+def rule_infos(replaced: RuleSet) -> Tuple[RuleInfo, ...]:
     """Every rule's metadata, sorted by code: read from the store when it was
     written by these very files (:func:`tool_fingerprint`), else taken from
     the rule classes (importing them) and stored for the next run.  A store
     that cannot be read or written is only a slower start."""
     from torchlint.source.sourcefile import SourceError, read_regular
 
-    if _replaced is not None:  # not stored: the classes are at hand, and a store is per build
-        return tuple(info_of(rule) for rule in _replaced)
+    if replaced is not None:  # not stored: the classes are at hand, and a store is per build
+        return tuple(info_of(rule) for rule in replaced)
     fingerprint = tool_fingerprint()
     folder = store_directory()
     entry = folder / f"rules-{fingerprint}.json" if folder is not None else None

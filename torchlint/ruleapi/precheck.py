@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Set
 
 from torchlint.source.tree import python_nodes
 

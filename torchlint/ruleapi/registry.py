@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from torchlint.ruleapi.meta import RuleInfo, Severity
 from torchlint.ruleapi.catalog import all_rules as all_rules, rule_infos

@@ -17,7 +17,7 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.source.tree import children, walk
-from torchlint.data.versions import DEFAULT_TARGET as DEFAULT_TARGET, NEWEST_TARGET as NEWEST_TARGET, OLDEST_TARGET as OLDEST_TARGET, PythonVersion as PythonVersion, lowest_python as lowest_python
+from torchlint.data.versions import PythonVersion, lowest_python
 
 
 # PEP 701: from 3.12 an f-string's expressions may reuse its quotes, hold
@@ -135,3 +135,7 @@ def _requoted(node: cst.SimpleString, taken: FrozenSet[str]) -> cst.SimpleString
             return node.with_changes(value=f"{node.prefix}{other * len(quote)}{body}{other * len(quote)}")
     return node
 
+
+__all__ = [
+    "PythonVersion", "Violation", "fstring_violations", "lowest_python", "new_violations", "requote_inserted_strings",
+]

@@ -119,10 +119,28 @@ def python_nodes(tree: ast.AST) -> List[ast.AST]:
 
 
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    """``True`` or ``False`` when ``expr`` is that literal (the builtin, not a
-    name bound to something else), else None: the one test of a literal
-    truth value that rules and facts share (the analyses re-export it from
-    ``torchlint.analysis.values``; the flow fact, below values, reads it here)."""
+    """``True`` or ``False`` when ``expr`` is that literal (the keyword, which
+    no binding can shadow), else None.  With :func:`literal_none`,
+    :func:`literal_constant` and :func:`python_literal_bool`, the one test of
+    a literal truth value that rules and facts share (the analyses re-export
+    it from ``torchlint.analysis.values``)."""
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
+    return None
+
+
+def literal_none(expr: object) -> bool:
+    """``expr`` is the literal ``None``."""
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def literal_constant(expr: Optional[cst.BaseExpression]) -> bool:
+    """``expr`` is ``True``, ``False`` or ``None``: a name node that names no binding."""
+    return literal_bool(expr) is not None or literal_none(expr)
+
+
+def python_literal_bool(expr: Optional[ast.expr]) -> Optional[bool]:
+    """:func:`literal_bool` for CPython's ``ast`` (the cross-file facts)."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, bool):
+        return expr.value
     return None
