@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import warnings
 from functools import partial
 from pathlib import Path
@@ -376,11 +375,10 @@ def test_sarif_and_github_point_at_the_ipynb_line_that_holds_the_finding(
 
 def test_stdin_notebook_is_linted_and_fixed_as_a_notebook(tmp_path: Path) -> None:
     text = notebook(IMPORTS, "%time f()\n" + LOADER)
-    run = partial(subprocess.run, capture_output=True, text=True, cwd=tmp_path, input=text)
-    checked = run([sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "nb.ipynb",
-                   "--output-format", "concise"])
+    run = partial(run_in_process, cwd=tmp_path, stdin=text)
+    checked = run(["check", "-", "--stdin-filename", "nb.ipynb", "--output-format", "concise"])
     assert checked.stdout.splitlines()[0].startswith("nb.ipynb:cell 2, line 2, column 10: TL201"), checked.stdout
-    fixed = run([sys.executable, "-m", "torchlint", "fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
+    fixed = run(["fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout == text.replace(LOADER, FIXED_LOADER)
 
