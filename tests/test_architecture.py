@@ -6,12 +6,19 @@ in a module."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, FrozenSet, List, Set
 
 import torchlint
 
 PACKAGE = Path(torchlint.__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path: Path) -> ast.Module:
+    """A module's tree, parsed once for all the tests here (they only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _module(path: Path) -> str:
@@ -47,12 +54,17 @@ def _imported(tree: ast.Module, module: str, is_package: bool, typing_too: bool 
 
 
 def _graph(modules: Set[str], typing_too: bool = False) -> Dict[str, Set[str]]:
-    graph: Dict[str, Set[str]] = {}
+    return {module: set(imported) for module, imported in _frozen_graph(frozenset(modules), typing_too).items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _frozen_graph(modules: FrozenSet[str], typing_too: bool) -> Dict[str, FrozenSet[str]]:
+    graph: Dict[str, FrozenSet[str]] = {}
     for path in PACKAGE.rglob("*.py"):
         module = _module(path)
         if module in modules:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            graph[module] = _imported(tree, module, path.name == "__init__.py", typing_too) & modules - {module}
+            imported = _imported(_parsed(path), module, path.name == "__init__.py", typing_too)
+            graph[module] = frozenset(imported & modules - {module})
     return graph
 
 
@@ -162,8 +174,7 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 def test_no_module_keeps_an_index_of_the_current_run() -> None:
     """The project index is passed to each lint; nothing installs one globally."""
     for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.FunctionDef):
                 assert node.name not in ("install", "current"), f"{path.name}: def {node.name}"
 
@@ -175,8 +186,7 @@ def test_one_helper_reads_literal_truth_values() -> None:
     found = []
     for root in (PACKAGE, PACKAGE.parent / "rules"):
         for path in root.rglob("*.py"):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for node in ast.walk(tree):
+            for node in ast.walk(_parsed(path)):
                 if not isinstance(node, ast.Compare):
                     continue
                 parts = [node.left, *node.comparators]

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Dict, Sequence
 
 import pytest
 
@@ -292,35 +292,57 @@ def test_check_fix_says_when_the_write_failed(tmp_path: Path, monkeypatch: pytes
     assert "No fixes applied. Could not write 1 file (see above).\n" in fixed.output
 
 
-@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
-def test_file_name_that_is_not_utf8_in_every_format(tmp_path: Path, fmt: str) -> None:
-    name = os.fsdecode(b"caf\xe9.py")
-    (tmp_path / name).write_text(DP_SOURCE)
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}  # a strict UTF-8 stdout, as in a UTF-8 locale
-    result = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format", fmt, "."],
-                            cwd=tmp_path, capture_output=True, env=env)
+FORMATS = ["full", "concise", "json", "github", "sarif"]
+NOT_UTF8 = os.fsdecode(b"caf\xe9.py")
+
+
+@pytest.fixture(scope="module")
+def not_utf8_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("not-utf8")
+    (root / NOT_UTF8).write_text(DP_SOURCE)
+    return root
+
+
+@pytest.fixture(scope="module")
+def not_utf8_shown(not_utf8_project: Path) -> Dict[str, "subprocess.CompletedProcess[bytes]"]:
+    """``torchlint check`` in a new process, once per format, over a file whose
+    name is not UTF-8, with a strict UTF-8 stdout (as in a UTF-8 locale).  The
+    two tests below read it; the runs themselves change nothing."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return {
+        fmt: subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format", fmt, "."],
+                            cwd=not_utf8_project, capture_output=True, env=env)
+        for fmt in FORMATS
+    }
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_file_name_that_is_not_utf8_in_every_format(
+    not_utf8_shown: Dict[str, "subprocess.CompletedProcess[bytes]"], fmt: str
+) -> None:
+    result = not_utf8_shown[fmt]
     assert result.returncode == 1 and b"Traceback" not in result.stderr and b"internal error" not in result.stderr
     if fmt == "sarif":
         log = json.loads(result.stdout.decode("utf-8"))
         [finding] = log["runs"][0]["results"]
         assert finding["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "caf%E9.py"
     elif fmt == "json":
-        assert json.loads(result.stdout)[0]["filename"] == name
+        assert json.loads(result.stdout)[0]["filename"] == NOT_UTF8
     else:
         assert b"caf\xe9.py" in result.stdout  # the name's own bytes, as ls prints them
 
 
-@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
-def test_report_file_with_a_name_that_is_not_utf8(tmp_path: Path, fmt: str) -> None:
-    """``-o`` writes what standard output would carry."""
-    name = os.fsdecode(b"caf\xe9.py")
-    (tmp_path / name).write_text(DP_SOURCE)
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    args = [sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format", fmt, "."]
-    shown = subprocess.run(args, cwd=tmp_path, capture_output=True, env=env)
-    written = subprocess.run([*args, "-o", "report.out"], cwd=tmp_path, capture_output=True, env=env)
-    assert written.returncode == 1 and written.stderr == b"", written.stderr
-    assert (tmp_path / "report.out").read_bytes() == shown.stdout
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_report_file_with_a_name_that_is_not_utf8(
+    tmp_path: Path, not_utf8_shown: Dict[str, "subprocess.CompletedProcess[bytes]"], fmt: str
+) -> None:
+    """``-o`` writes what standard output would carry (the file is written by
+    the command, not through this process's stdout: it runs in-process)."""
+    (tmp_path / NOT_UTF8).write_text(DP_SOURCE)
+    written = run_in_process(["check", "--no-cache", "--output-format", fmt, ".", "-o", "report.out"], tmp_path,
+                             env={"TORCHLINT_OUTPUT_FORMAT": None})
+    assert written.returncode == 1 and written.stderr == "", written.stderr
+    assert (tmp_path / "report.out").read_bytes() == not_utf8_shown[fmt].stdout
 
 
 def test_only_a_stdout_whose_reader_left_counts_as_a_broken_pipe(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 import math
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, List, Optional
 
 import libcst as cst
 import pytest
+
+from conftest import run_in_process
 
 import torchlint.lint.fixer as fixer
 from torchlint.lint.engine import LintConfig, lint_source
@@ -197,12 +198,13 @@ def test_target_version_from_config_flag_and_requires_python(tmp_path: Path) -> 
 
 def test_cli_fix_follows_requires_python(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(NESTED, encoding="utf-8")
-    command = [sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--no-cache"]
-    refused = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    command = ["fix", "a.py", "--apply", "--no-cache"]
+    refused = run_in_process(command, tmp_path)
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == NESTED
     assert "would not parse on the target Python (target-version py39" in refused.stderr
     (tmp_path / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.12"\n', encoding="utf-8")
-    subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
+    applied = run_in_process(command, tmp_path)
+    assert applied.returncode == 0, applied.stderr
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == NESTED.replace(CALL, FIXED_CALL)
 
 

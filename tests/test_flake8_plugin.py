@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Iterator, List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 import pytest
 
@@ -65,6 +65,23 @@ TRAIN_DOUBLES = "x = boom(3)\ny = zap(4)\nz = zap(5)  # noqa: TL992\n"
 """For the rules of tests/rule_doubles.py: TL991 reports `boom()`, TL992 `zap()`."""
 
 
+def _run_in_process(args: Sequence[str]) -> Application:
+    TorchlintChecker._selections.clear()
+    app = Application()
+    app.run(["-j", "1", *args])
+    return app
+
+
+def flake8_here(capsys: pytest.CaptureFixture[str], *args: str) -> Tuple[int, str]:
+    """flake8's exit status and output, run in this process (in the current
+    folder) with the plugin's settings looked up afresh, as a new process would:
+    for tests of what the plugin reports, not of how flake8 starts."""
+    TorchlintChecker._resolver = None
+    capsys.readouterr()
+    app = _run_in_process(args)
+    return app.exit_code(), capsys.readouterr().out
+
+
 def flake8(cwd: Path, *args: str, doubles: bool = False) -> "subprocess.CompletedProcess[str]":
     """flake8 with the real rules, or with the test rules of tests/rule_doubles.py."""
     start = [sys.executable, str(DOUBLES)] if doubles else [sys.executable]
@@ -90,40 +107,42 @@ def test_selected_tl_codes_are_reported_with_flake8_noqa(project: Path) -> None:
     assert "train.py:1:5: TL991 test message: `boom()` is called" in result.stdout.splitlines()
 
 
-def test_default_selection_includes_tl(project: Path) -> None:
+def test_default_selection_includes_tl(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "train.py").write_text(TRAIN, encoding="utf-8")
-    result = flake8(project, "train.py")
-    found = codes(result.stdout)
+    _, output = flake8_here(capsys, "train.py")
+    found = codes(output)
     assert "train.py:4:5: TL101" in found and "train.py:5:9: TL501" in found
     assert "train.py:5:25: F821" in found  # flake8's own checks still run
 
 
-def test_flake8_does_the_selection(project: Path) -> None:
+def test_flake8_does_the_selection(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "train.py").write_text(TRAIN, encoding="utf-8")
-    assert codes(flake8(project, "--select", "TL1", "train.py").stdout) == ["train.py:4:5: TL101"]
-    assert codes(flake8(project, "--select", "TL", "--extend-ignore", "TL1", "train.py").stdout) == [
+    assert codes(flake8_here(capsys, "--select", "TL1", "train.py")[1]) == ["train.py:4:5: TL101"]
+    assert codes(flake8_here(capsys, "--select", "TL", "--extend-ignore", "TL1", "train.py")[1]) == [
         "train.py:5:9: TL501"
     ]
-    per_file = flake8(project, "--select", "TL", "--per-file-ignores", "train.py:TL", "train.py")
-    assert per_file.returncode == 0 and per_file.stdout == ""
+    per_file = flake8_here(capsys, "--select", "TL", "--per-file-ignores", "train.py:TL", "train.py")
+    assert per_file == (0, "")
 
 
-def test_torchlint_config_gives_torch_version_but_not_selection(project: Path) -> None:
+def test_torchlint_config_gives_torch_version_but_not_selection(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "step.py").write_text(ZERO_GRAD, encoding="utf-8")
-    assert flake8(project, "--select", "TL", "step.py").stdout == ""  # current torch: fine
+    assert flake8_here(capsys, "--select", "TL", "step.py")[1] == ""  # current torch: fine
     (project / "pyproject.toml").write_text(
         '[tool.torchlint]\ntorch-version = "1.13"\nignore = ["TL302"]\n', encoding="utf-8"
     )
     # torch-version applies; torchlint's own `ignore` does not (flake8 selects).
-    assert codes(flake8(project, "--select", "TL", "step.py").stdout) == ["step.py:2:5: TL302"]
+    assert codes(flake8_here(capsys, "--select", "TL", "step.py")[1]) == ["step.py:2:5: TL302"]
 
 
-def test_bad_torchlint_config_is_a_finding_not_a_crash(project: Path) -> None:
+def test_bad_torchlint_config_is_a_finding_not_a_crash(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "train.py").write_text(TRAIN, encoding="utf-8")
     (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = 3\n', encoding="utf-8")
-    result = flake8(project, "--select", "TL", "train.py")
-    assert codes(result.stdout) == ["train.py:1:1: TL000"]
-    assert "invalid torchlint configuration" in result.stdout and "torch-version" in result.stdout
+    _, output = flake8_here(capsys, "--select", "TL", "train.py")
+    assert codes(output) == ["train.py:1:1: TL000"]
+    assert "invalid torchlint configuration" in output and "torch-version" in output
 
 
 class _CountingParse:
@@ -142,11 +161,6 @@ class _CountingParse:
         monkeypatch.setattr(libcst, "parse_module", counting)
 
 
-def _run_in_process(args: Sequence[str]) -> Application:
-    TorchlintChecker._selections.clear()
-    app = Application()
-    app.run(["-j", "1", *args])
-    return app
 
 
 def test_no_parsing_when_tl_is_not_selected(
@@ -282,7 +296,7 @@ def test_a_trigger_word_alone_does_not_make_libcst_parse(
     assert parses.calls == 0
 
 
-def test_cross_file_facts_match_the_command_line(project: Path) -> None:
+def test_cross_file_facts_match_the_command_line(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A DataParallel subclass defined in another module is reported as
     `torchlint check train.py` reports it (the imported module is read from disk)."""
     (project / "nets").mkdir()
@@ -291,7 +305,7 @@ def test_cross_file_facts_match_the_command_line(project: Path) -> None:
         "import torch.nn as nn\n\n\nclass Balanced(nn.DataParallel):\n    pass\n", encoding="utf-8")
     (project / "train.py").write_text("import torch\nfrom nets import Balanced\n\nmodel = Balanced(torch.nn.Linear(2, 2))\n",
                                       encoding="utf-8")
-    assert codes(flake8(project, "--select", "TL5", "train.py").stdout) == ["train.py:4:9: TL501"]
+    assert codes(flake8_here(capsys, "--select", "TL5", "train.py")[1]) == ["train.py:4:9: TL501"]
 
 
 HOST_SYNC = textwrap.dedent(

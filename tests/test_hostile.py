@@ -127,8 +127,8 @@ def test_bad_configuration_exits_2_with_one_line(tmp_path: Path, config: str, fr
 def test_fix_keeps_crlf_mixed_endings_and_tabs(tmp_path: Path) -> None:
     source = b'from torch.utils.data import DataLoader\r\nif __name__ == "__main__":\n\tloader = DataLoader(ds)\r\n'
     (tmp_path / "a.py").write_bytes(source)
-    subprocess.run([sys.executable, "-m", "torchlint", "fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"],
-                   cwd=tmp_path, check=True, capture_output=True)
+    fixed = run_in_process(["fix", "a.py", "--apply", "--unsafe-fixes", "--no-cache"], tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
     assert (tmp_path / "a.py").read_bytes() == source.replace(b"DataLoader(ds)", b"DataLoader(ds, num_workers=4)")
 
 
@@ -210,10 +210,8 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
     (tmp_path / "deep.py").write_text(DEEP)
     for number in range(5):
         (tmp_path / f"good{number}.py").write_text(fixable)
-    result = subprocess.run(
-        [sys.executable, "-m", "torchlint", "fix", ".", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
-         "--no-cache", "-j", "2"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    result = run_in_process(
+        ["fix", ".", "--apply", "--unsafe-fixes", "--torch-version", "1.13", "--no-cache", "-j", "2"], tmp_path
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "Fixed 5 findings in 5 files." in result.stderr
@@ -268,10 +266,8 @@ def test_a_dead_worker_is_a_tl000_for_its_file_only(tmp_path: Path) -> None:
 )
 def test_files_cpython_refuses_get_a_tl000_and_no_fix(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "bad.py").write_bytes(content)
-    result = subprocess.run(
-        [sys.executable, "-m", "torchlint", "fix", "bad.py", "--apply", "--unsafe-fixes", "--torch-version", "1.13",
-         "--no-cache"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    result = run_in_process(
+        ["fix", "bad.py", "--apply", "--unsafe-fixes", "--torch-version", "1.13", "--no-cache"], tmp_path
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "bad.py:" in result.stderr and " TL000 SyntaxError: " in result.stderr
@@ -280,11 +276,10 @@ def test_files_cpython_refuses_get_a_tl000_and_no_fix(tmp_path: Path, content: b
 
 def test_stdin_has_the_file_size_limit(tmp_path: Path) -> None:
     data = b"# a comment line of padding text, no code here at all\n" * (11 * 1024 * 1024 // 54)
-    result = subprocess.run(
-        [sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "big.py", "--no-cache",
-         "--output-format", "concise"],
-        cwd=tmp_path, input=data, capture_output=True, timeout=300,
+    result = run_in_process(
+        ["check", "-", "--stdin-filename", "big.py", "--no-cache", "--output-format", "concise"], tmp_path,
+        stdin=data.decode("ascii"),
     )
     assert result.returncode == 1
-    [line] = [line for line in result.stdout.decode().splitlines() if line.startswith("big.py")]
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("big.py")]
     assert line.startswith("big.py:1:1: TL000 ") and "10 MB limit" in line

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -162,11 +161,11 @@ def test_suppression_config_and_baseline_apply_to_job_scripts(tmp_path: Path) ->
 def test_changing_the_launched_code_changes_the_job_scripts_findings(tmp_path: Path) -> None:
     project = _project(tmp_path)
     cached = ["check", "--select", "TL902", "--cache-dir", str(project / "cache"), "job.slurm"]
-    first = subprocess.run([sys.executable, "-m", "torchlint", *cached], cwd=project, capture_output=True, text=True)
+    first = run_in_process(cached, project)
     assert first.returncode == 1
     (project / "train.py").write_text(
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n")
-    second = subprocess.run([sys.executable, "-m", "torchlint", *cached], cwd=project, capture_output=True, text=True)
+    second = run_in_process(cached, project)
     assert second.returncode == 0, second.stdout
 
 

@@ -6,11 +6,10 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import List
+from typing import Any, List, Set
 
 import nbformat
 import pytest
@@ -249,13 +248,24 @@ def test_masking_keeps_every_offset_and_undoes_exactly(source: str) -> None:
         assert "\n" not in mask.masked and "\r" not in mask.masked
 
 
-# The fixtures with findings to report and fix (their ``*.fixed.py`` expected
-# outputs add no notebook case: fewer findings through the same cell layer).
-@pytest.mark.parametrize(
-    "fixture",
-    sorted(p for p in (NOTEBOOK.parent.parent).glob("TL*/*.py") if not p.name.endswith(".fixed.py")),
-    ids=lambda p: p.name,
-)
+def _cell_cases() -> List[Any]:
+    """Every rule fixture (its ``*.fixed.py`` expected output adds no notebook
+    case: fewer findings through the same cell layer).  The default run takes
+    one per rule folder, the first with a fix to compare if there is one (four
+    lints and fixes of each cost about 0.15 s of CPU); ``pytest -m slow``
+    (run by .ci/run) takes the others."""
+    cases: List[Any] = []
+    seen: Set[str] = set()
+    fixtures = sorted(p for p in NOTEBOOK.parent.parent.glob("TL*/*.py") if not p.name.endswith(".fixed.py"))
+    fixed = [p for p in fixtures if p.with_name(p.stem + ".fixed.py").exists()]
+    for fixture in fixed + [p for p in fixtures if p not in fixed]:
+        marks = [pytest.mark.slow] if fixture.parent.name in seen else []
+        seen.add(fixture.parent.name)
+        cases.append(pytest.param(fixture, marks=marks, id=fixture.name))
+    return sorted(cases, key=lambda case: case.values[0])
+
+
+@pytest.mark.parametrize("fixture", _cell_cases())
 def test_a_cell_is_linted_and_fixed_like_the_same_python_file(fixture: Path) -> None:
     source = fixture.read_text(encoding="utf-8")
     config = LintConfig(rules=all_rules())
@@ -376,11 +386,10 @@ def test_sarif_and_github_point_at_the_ipynb_line_that_holds_the_finding(
 
 def test_stdin_notebook_is_linted_and_fixed_as_a_notebook(tmp_path: Path) -> None:
     text = notebook(IMPORTS, "%time f()\n" + LOADER)
-    run = partial(subprocess.run, capture_output=True, text=True, cwd=tmp_path, input=text)
-    checked = run([sys.executable, "-m", "torchlint", "check", "-", "--stdin-filename", "nb.ipynb",
-                   "--output-format", "concise"])
+    run = partial(run_in_process, cwd=tmp_path, stdin=text)
+    checked = run(["check", "-", "--stdin-filename", "nb.ipynb", "--output-format", "concise"])
     assert checked.stdout.splitlines()[0].startswith("nb.ipynb:cell 2, line 2, column 10: TL201"), checked.stdout
-    fixed = run([sys.executable, "-m", "torchlint", "fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
+    fixed = run(["fix", "-", "--stdin-filename", "nb.ipynb", "--unsafe-fixes"])
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout == text.replace(LOADER, FIXED_LOADER)
 

@@ -6,38 +6,101 @@ segfault fails the test instead of the test run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
+from conftest import run_in_process
 from torchlint.model import Diagnostic
 from torchlint.source.parsing import LIMITS, measure, parse_module
 
 FINDING = "import torch.nn as nn\nm = nn.DataParallel(n)\n"  # TL501, so linting really runs
 
-LINT = """
+LINTER = """
 import json, sys
 from torchlint.lint.engine import LintConfig, lint_source
 from torchlint.ruleapi.registry import all_rules
-source = open(sys.argv[1], encoding="utf-8", newline="").read()
-found = lint_source(source, "case.py", LintConfig(rules=all_rules(), precheck=False))
-print(json.dumps([[d.code, d.start.line, d.start.column, d.message] for d in found]))
+for line in sys.stdin:
+    source = open(line.rstrip("\\n"), encoding="utf-8", newline="").read()
+    found = lint_source(source, "case.py", LintConfig(rules=all_rules(), precheck=False))
+    print(json.dumps([[d.code, d.start.line, d.start.column, d.message] for d in found]), flush=True)
 """
 
 
-def lint_in_subprocess(tmp_path: Path, source: str) -> List[List[Any]]:
+class Linter:
+    """A child process that lints case after case (one path a line on its
+    stdin, one JSON line of findings back): starting a Python that imports
+    libcst and the rules costs more than most cases.  A case that kills it
+    fails its own test with the exit status; the next case gets a new child."""
+
+    def __init__(self) -> None:
+        self.process: Optional["subprocess.Popen[str]"] = None
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+
+    def lint(self, path: Path) -> List[List[Any]]:
+        if self.process is None:
+            self.stderr = tempfile.TemporaryFile()
+            self.process = subprocess.Popen([sys.executable, "-c", LINTER], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=self.stderr, text=True)
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(f"{path}\n")
+            process.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died: the answer below is empty
+        ready, _, _ = select.select([process.stdout], [], [], 600)
+        answer = process.stdout.readline() if ready else ""
+        if not answer:
+            self.process = None
+            if not ready:
+                process.kill()
+            with contextlib.suppress(BrokenPipeError):
+                process.stdin.close()
+            status = process.wait()
+            self.stderr.seek(0)
+            stderr = self.stderr.read().decode("utf-8", "replace")
+            pytest.fail(f"the linting process died: {status}\n{stderr[-2000:]}")
+        found: List[List[Any]] = json.loads(answer)
+        return found
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.communicate(timeout=60)  # closes its stdin: it ends
+            self.process = None
+        self.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def linter() -> Iterator[Linter]:
+    child = Linter()
+    try:
+        yield child
+    finally:
+        child.close()
+
+
+LintCase = Callable[[Path, str], List[List[Any]]]
+
+
+@pytest.fixture
+def lint_in_subprocess(linter: Linter) -> LintCase:
     """lint_source's findings as [code, line, column, message], from a child
     process; a crash fails with its exit status."""
-    path = tmp_path / "case.py"
-    path.write_bytes(source.encode("utf-8"))
-    result = subprocess.run([sys.executable, "-c", LINT, str(path)], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"the linting process died: {result.returncode}\n{result.stderr[-2000:]}"
-    found: List[List[Any]] = json.loads(result.stdout)
-    return found
+
+    def lint(tmp_path: Path, source: str) -> List[List[Any]]:
+        path = tmp_path / "case.py"
+        path.write_bytes(source.encode("utf-8"))
+        return linter.lint(path)
+
+    return lint
 
 
 # Nesting of every kind, far beyond the limit: 10 KB files that used to kill
@@ -58,7 +121,7 @@ TOO_DEEP: Dict[str, str] = {
 
 
 @pytest.mark.parametrize("source", TOO_DEEP.values(), ids=TOO_DEEP.keys())
-def test_nesting_beyond_the_limit_is_a_tl000_naming_it(tmp_path: Path, source: str) -> None:
+def test_nesting_beyond_the_limit_is_a_tl000_naming_it(tmp_path: Path, lint_in_subprocess: LintCase, source: str) -> None:
     found = lint_in_subprocess(tmp_path, FINDING + source)
     assert [f[0] for f in found] == ["TL000"], found
     assert "nested too deeply to lint: depth" in found[0][3] and f"limit {LIMITS.depth}" in found[0][3]
@@ -82,24 +145,26 @@ WITHIN: Dict[str, str] = {
 
 
 @pytest.mark.parametrize("source", WITHIN.values(), ids=WITHIN.keys())
-def test_valid_code_within_the_limits_lints(tmp_path: Path, source: str) -> None:
+def test_valid_code_within_the_limits_lints(tmp_path: Path, lint_in_subprocess: LintCase, source: str) -> None:
     found = lint_in_subprocess(tmp_path, FINDING + source)
     assert [f[0] for f in found] == ["TL501"], found
 
 
-def test_900_unary_minus_signs_lint_without_an_internal_error(tmp_path: Path) -> None:
+def test_900_unary_minus_signs_lint_without_an_internal_error(tmp_path: Path, lint_in_subprocess: LintCase) -> None:
     found = lint_in_subprocess(tmp_path, FINDING + "y = " + "-" * 900 + "1\n")
     assert [f[0] for f in found] == ["TL501"], found
 
 
-def test_many_adjacent_strings_get_a_limit_message_not_a_syntax_error(tmp_path: Path) -> None:
+def test_many_adjacent_strings_get_a_limit_message_not_a_syntax_error(
+    tmp_path: Path, lint_in_subprocess: LintCase
+) -> None:
     found = lint_in_subprocess(tmp_path, FINDING + "x = (" + "'a' " * 4_000 + ")\n")
     assert [f[0] for f in found] == ["TL000"]
     assert "SyntaxError" not in found[0][3]
     assert found[0][3] == f"too many adjacent string literals: 4000, limit {LIMITS.adjacent_strings}"
 
 
-def test_too_many_tokens_is_a_tl000_naming_the_limit(tmp_path: Path) -> None:
+def test_too_many_tokens_is_a_tl000_naming_the_limit(tmp_path: Path, lint_in_subprocess: LintCase) -> None:
     tokens = LIMITS.tokens + 10_000
     literal = "x = [" + "1," * (tokens // 2) + "]\n"
     found = lint_in_subprocess(tmp_path, FINDING + literal)
@@ -118,7 +183,9 @@ def test_too_many_tokens_is_a_tl000_naming_the_limit(tmp_path: Path) -> None:
     ],
     ids=["stray-semicolon", "unterminated-string", "tab-space-mix", "nul"],
 )
-def test_syntax_errors_have_cpythons_position_and_message(tmp_path: Path, source: str, expected: List[Any]) -> None:
+def test_syntax_errors_have_cpythons_position_and_message(
+    tmp_path: Path, lint_in_subprocess: LintCase, source: str, expected: List[Any]
+) -> None:
     if sys.version_info < (3, 10) and "unterminated" in expected[2]:
         pytest.skip("CPython 3.9 words this error differently")
     [[code, line, column, message]] = lint_in_subprocess(tmp_path, source)
@@ -186,8 +253,7 @@ def test_syntax_newer_than_the_target_python_is_a_syntax_error_not_a_file_to_fix
     (tmp_path / "a.py").write_text(NEWER, encoding="utf-8")
 
     def torchlint(*args: str) -> "subprocess.CompletedProcess[str]":
-        return subprocess.run([sys.executable, "-m", "torchlint", *args, "--no-cache"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+        return run_in_process([*args, "--no-cache"], tmp_path)
 
     checked = torchlint("check", "a.py", "--output-format", "concise")
     assert checked.returncode == 1
