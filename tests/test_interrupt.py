@@ -97,7 +97,7 @@ def test_fix_apply_stops_at_once_and_cleanly(tmp_path: Path, sent: signal.Signal
 
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_a_write_still_reports_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: signal.Signals
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, sent: signal.Signals
 ) -> None:
     """The window the subprocess test above hits only by chance: the signal
     comes right after a fixed file replaced the original, before the run
@@ -106,6 +106,11 @@ def test_a_signal_during_a_write_still_reports_the_file(
     from torchlint.lint import runner
     from torchlint.lint.settings import Settings
 
+    # Python's own Ctrl-C handler, whatever this test process inherited: a pytest
+    # started in the background (`&`, nohup) ignores SIGINT, and the run rightly
+    # keeps an ignored signal ignored.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, inherited))
     files = [tmp_path / f"f{number}.py" for number in range(3)]
     for path in files:
         path.write_text(ORIGINAL)
