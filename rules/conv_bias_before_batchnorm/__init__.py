@@ -33,6 +33,8 @@ class _Producer:
     wrapper: Optional[Signature] = None
     """For a project's module class that wraps such a layer (``ConvNorm``):
     its ``__init__``'s parameters, whose ``bias`` it passes on."""
+    bias_default: Optional[bool] = True
+    """The bias when a call does not pass one (a wrapper's own default; None: not known)."""
 
     @property
     def signature(self) -> Signature:
@@ -42,13 +44,14 @@ class _Producer:
 
 def _wrapper_producer(wrapper: Layer, layer: _Producer) -> Optional[_Producer]:
     """A module class wrapping ``layer`` seen as that layer, when its bias is
-    its own ``bias`` parameter, on by default, passed on as is (then
-    ``Wrapper(..., bias=False)`` turns the layer's bias off)."""
-    if wrapper.flows_into("bias") != "bias" or wrapper.default_of("bias") is not True:
+    its own ``bias`` parameter passed on as is (then ``Wrapper(..., bias=False)``
+    turns the layer's bias off); its default is the wrapper's."""
+    if wrapper.flows_into("bias") != "bias":
         return None
     signature = wrapper.signature()
     assert signature is not None
-    return _Producer(wrapper.short, layer.dim, wrapper.flows_into(layer.out_keyword) or "", signature)
+    return _Producer(wrapper.short, layer.dim, wrapper.flows_into(layer.out_keyword) or "", signature,
+                     wrapper.default_of("bias"))
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
         if literal_bool(bias.value) is not True:
             return None
         return "positional" if arguments.positional("bias") else "keyword"
-    if arguments.may_be_present("bias") or not call.args:
+    if arguments.may_be_present("bias") or not call.args or producer.bias_default is not True:
         return None
     return "default"
 
