@@ -169,17 +169,29 @@ class ConvBiasBeforeBatchNorm(Rule):
     followed.
 
     A project's module class that wraps one such layer counts as that layer
-    (`nn.Sequential(ConvNorm(c, c, 5), nn.BatchNorm1d(c))`, `ConvNorm` in
+    (`nn.Sequential(ConvNorm(c, c, 5), nn.BatchNorm1d(c))`, or
+    `self.bn(self.conv(x))` with `self.conv = ConvNorm(...)`; `ConvNorm` in
     this file or another module): its `forward` returns the layer's output
     (`return self.conv(x)`), its `__init__` builds the layer once, passing
-    its own `bias` parameter (default `True`) on as the layer's `bias`, and
-    no method touches the layer's `.bias`; the fix passes `bias=False` to
-    the wrapper.  A wrapper whose bias its callers cannot turn off is left
-    alone.  Two layer lists that `__init__` fills (`nn.ModuleList()` then
-    `.append(layer)`, or `nn.ModuleList([layer for ...])`) count when every
-    call of one list's layers goes straight into the other list's layer at
-    the same index (`self.bns[i](self.fcs[i](h))`); a list also iterated or
-    passed on is not followed.
+    its own `bias` parameter on as the layer's `bias`, and no method touches
+    the layer's `.bias`.  The wrapper's own default decides: a call that
+    leaves `bias` out is reported when that default is `True`, one that
+    passes `bias=True` whatever the default; the fix passes `bias=False` to
+    the wrapper.  A wrapper whose bias its callers cannot turn off, or whose
+    default is not a literal, is left alone.
+
+    Layer containers that `__init__` builds count too (`nn.ModuleList()`
+    then `.append(layer)`, in loops or not; `nn.ModuleList([layer for
+    ...])`; `nn.ModuleDict({...})`), when every call of one container's
+    layers goes straight into the other container's batch norm at the same
+    index: `self.bns[i](self.fcs[i](h))`, `for fc, bn in zip(self.fcs,
+    self.bns): h = bn(fc(h))` (also under `enumerate`), `self.norms[k](self.convs[k](x))`
+    for two `ModuleDict`s, and `self.layers["bn"](self.layers["conv"](x))`
+    within one.  A `self.fcs[-1](h)` call is allowed when the last entry is
+    appended by its own statement, outside loops and branches the others are
+    not in; that entry is then not reported.  A container also iterated on
+    its own, passed on or changed elsewhere, or read with different indices
+    or keys, is not followed.
 
     ## Why is this bad?
     In training mode batch norm subtracts the per-channel mean of its input
