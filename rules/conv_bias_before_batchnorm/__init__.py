@@ -9,11 +9,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.data.apidata import CheckMethod, Parameter, Signature
+from torchlint.data.apidata import Signature
 from torchlint.ruleapi.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.analysis.composition import Element, Layer, Member, Use, UseKind, list_elements
+from torchlint.analysis.composition import Layer, Member, Use, UseKind, list_elements
 from torchlint.model import Applicability
 from torchlint.analysis.names import dotted
 from torchlint.source.tree import walk
@@ -184,10 +184,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     then `.append(layer)`, in loops or not; `nn.ModuleList([layer for
     ...])`; `nn.ModuleDict({...})`), when every call of one container's
     layers goes straight into the other container's batch norm at the same
-    index: `self.bns[i](self.fcs[i](h))`, `for fc, bn in zip(self.fcs,
-    self.bns): h = bn(fc(h))` (also under `enumerate`), `self.norms[k](self.convs[k](x))`
-    for two `ModuleDict`s, and `self.layers["bn"](self.layers["conv"](x))`
-    within one.  A `self.fcs[-1](h)` call is allowed when the last entry is
+    index: `self.bns[i](self.fcs[i](h))`,
+    `for fc, bn in zip(self.fcs, self.bns): h = bn(fc(h))` (also under
+    `enumerate`), `self.norms[k](self.convs[k](x))` for two `ModuleDict`s,
+    and `self.layers["bn"](self.layers["conv"](x))` within one.  A `self.fcs[-1](h)` call is allowed when the last entry is
     appended by its own statement, outside loops and branches the others are
     not in; that entry is then not reported.  A container also iterated on
     its own, passed on or changed elsewhere, or read with different indices

@@ -3,9 +3,8 @@
 class of the file the layers and layer containers its ``self`` attributes
 hold, with how its methods use them.
 
-A rule that asks "which layer comes right after this one" reads these facts
-and keeps only its decision (TL401: a bias a batch norm cancels; TL101: the
-layers a moved container copies).  A project's module class that wraps one
+A rule that asks "which layer comes right after this one" or "which layers
+does this container hold" reads these facts and keeps only its decision.  A project's module class that wraps one
 layer (``ConvNorm`` building one ``nn.Conv1d``) is that layer to whatever
 follows it; which of its ``__init__``'s parameters flow into the layer comes
 from the project's summaries (:class:`~torchlint.analysis.summaries.WrappedLayer`,
