@@ -111,3 +111,24 @@ def test_module_dict_keys_and_wrapped_layers() -> None:
     signature = wrapper.signature()
     assert signature is not None and [p.name for p in signature.parameters] == ["cin", "cout", "bias"]
     assert members["other"].elements is None  # a list of unknown layers: not known
+
+
+def test_an_enumerate_loop_names_the_items_and_their_positions() -> None:
+    source = """
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Conv1d(c, c, 3) for _ in range(3)])
+
+            def forward(self, x):
+                for i, block in enumerate(self.blocks):
+                    x = block(x) * i
+                for block in self.blocks:
+                    x = block(x)
+                return x
+    """
+    uses = _members(source, "Net")["blocks"].uses
+    assert [(use.kind, use.variable, use.index) for use in uses] == [
+        (UseKind.ENUMERATE, "block", "i"), (UseKind.OTHER, None, None)]

@@ -186,8 +186,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     layers goes straight into the other container's batch norm at the same
     index: `self.bns[i](self.fcs[i](h))`,
     `for fc, bn in zip(self.fcs, self.bns): h = bn(fc(h))` (also under
-    `enumerate`), `self.norms[k](self.convs[k](x))` for two `ModuleDict`s,
-    and `self.layers["bn"](self.layers["conv"](x))` within one.  A `self.fcs[-1](h)` call is allowed when the last entry is
+    `enumerate`), `for i, fc in enumerate(self.fcs): h = self.bns[i](fc(h))`,
+    `self.norms[k](self.convs[k](x))` for two `ModuleDict`s, and
+    `self.layers["bn"](self.layers["conv"](x))` within one.  A loop's names
+    must be bound nowhere else in the function.  A `self.fcs[-1](h)` call is allowed when the last entry is
     appended by its own statement, outside loops and branches the others are
     not in; that entry is then not reported.  A container also iterated on
     its own, passed on or changed elsewhere, or read with different indices
@@ -803,7 +805,14 @@ class ConvBiasBeforeBatchNorm(Rule):
                         continue
                     targets.add(self._indexed_target(use))
                 elif use.kind is UseKind.ZIP:
-                    targets.add(self._zip_target(use))
+                    partners = {variable: attr for attr, variable in use.partners}
+                    targets.add(self._loop_target(
+                        use, partners, lambda func: partners.get(func.value) if isinstance(func, cst.Name) else None))
+                elif use.kind is UseKind.ENUMERATE:
+                    assert use.index is not None and isinstance(use.node.value, cst.Name)
+                    targets.add(self._loop_target(use, {use.index: ""}, functools.partial(
+                        _subscripted, receiver=use.node.value.value, index=use.index,
+                        code=self.context.module.code_for_node)))
             norm_attr = targets.pop() if len(targets) == 1 else None
             norms = lists.get(norm_attr) if norm_attr is not None else None
             if not norms or any(norm is None or norm[0] != "norm" for norm in norms):
@@ -829,14 +838,21 @@ class ConvBiasBeforeBatchNorm(Rule):
         return _flow_target(use.call, receiver, use.parent_of, self._read_once,
                             functools.partial(_subscripted, receiver=receiver, index=use.index, code=code))
 
-    def _zip_target(self, use: Use) -> Optional[str]:
-        """``B`` when every read of the loop's name for this list's items, in
-        ``for a, b in zip(self.A, self.B)``, is a call going straight into ``b``."""
+    def _loop_target(self, use: Use, partners: Mapping[str, str],
+                     target_of: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+        """``B`` when every read of the loop's name for this list's items is a
+        call going straight into the layer ``target_of`` names: ``b`` in ``for
+        a, b in zip(self.A, self.B)``, ``self.B[i]`` in ``for i, a in
+        enumerate(self.A)``; ``partners`` (the loop's other names) must not be
+        rebound in the loop."""
         loop, variable = use.loop, use.variable
         assert loop is not None and variable is not None
-        partners = {name: attr for attr, name in use.partners}
         if variable in partners:
             return None
+        for name in (variable, *partners):
+            bound = _target_name(loop, name)
+            if bound is None or len(self.facts.scopes.resolve(bound)) != 1:
+                return None  # bound elsewhere in the function too (`i += 1`)
         found: Set[Optional[str]] = set()
         for node, parent in walk(use.method.body):
             if not isinstance(node, cst.Name) or node.value not in (variable, *partners):
@@ -853,8 +869,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                 continue
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return None
-            found.add(_flow_target(parent, "", use.parent_of, self._read_once,
-                                   lambda func: partners.get(func.value) if isinstance(func, cst.Name) else None))
+            found.add(_flow_target(parent, "", use.parent_of, self._read_once, target_of))
         return found.pop() if len(found) == 1 else None
 
     def _keyed_layers(self, members: Mapping[str, Member]) -> None:
@@ -922,7 +937,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         return targets
 
 
-_LIST_USES = (UseKind.APPEND, UseKind.INDEXED_CALL, UseKind.LEN, UseKind.ZIP)
+_LIST_USES = (UseKind.APPEND, UseKind.INDEXED_CALL, UseKind.LEN, UseKind.ZIP, UseKind.ENUMERATE)
 
 
 def _string_key(index: Optional[str]) -> Optional[str]:

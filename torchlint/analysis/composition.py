@@ -99,6 +99,8 @@ class UseKind(enum.Enum):
     """``len(self.X)``"""
     ZIP = "zip"
     """``for a, b in zip(self.X, self.Y):`` (``for i, (a, b) in enumerate(zip(...))``)"""
+    ENUMERATE = "enumerate"
+    """``for i, a in enumerate(self.X):``"""
     ATTRIBUTE = "attribute"
     """``self.X.<name>`` read, not called (``self.conv.weight``)"""
     OTHER = "other"
@@ -118,9 +120,10 @@ class Use:
     index: Optional[str] = None
     """For ``INDEXED_CALL``: the index as written."""
     loop: Optional[cst.For] = None
-    """For ``ZIP``: the loop."""
+    """For ``ZIP`` and ``ENUMERATE``: the loop."""
     variable: Optional[str] = None
-    """For ``ZIP``: the loop's name for this attribute's items."""
+    """For ``ZIP`` and ``ENUMERATE``: the loop's name for this attribute's items
+    (for ``ENUMERATE``, :attr:`index` is its name for their positions)."""
     partners: Tuple[Tuple[str, str], ...] = ()
     """For ``ZIP``: the other zipped attributes and the loop's names for their items."""
     attribute: Optional[str] = None
@@ -328,6 +331,15 @@ class Composition:
                 and parent.keyword is None and not parent.star:
             if outer.func.value == "len" and len(outer.args) == 1 and self._builtin(outer.func):
                 return Use(UseKind.LEN, node, method, parent_of)
+            if outer.func.value == "enumerate" and len(outer.args) == 1 and self._builtin(outer.func):
+                loop = parent_of.get(id(outer))
+                target = loop.target if isinstance(loop, cst.For) and loop.iter is outer else None
+                if (isinstance(loop, cst.For) and isinstance(target, cst.Tuple) and len(target.elements) == 2
+                        and all(isinstance(e.value, cst.Name) for e in target.elements)):
+                    index, item = (e.value for e in target.elements)
+                    assert isinstance(index, cst.Name) and isinstance(item, cst.Name)
+                    return Use(UseKind.ENUMERATE, node, method, parent_of, loop=loop, variable=item.value,
+                               index=index.value)
             if outer.func.value == "zip" and self._builtin(outer.func):
                 zipped = self._zip_use(node, outer, method, parent_of, receiver)
                 if zipped is not None:
