@@ -9,11 +9,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.data.apidata import CheckMethod, Parameter, Signature
+from torchlint.data.apidata import Signature
 from torchlint.ruleapi.fixes import add_keyword, bind, bound_argument, replace_argument
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import Binding, BindingKind
-from torchlint.analysis.summaries import WrappedLayer, summarize_tree
+from torchlint.analysis.composition import Layer, Member, Use, UseKind, list_elements
 from torchlint.model import Applicability
 from torchlint.analysis.names import dotted
 from torchlint.source.tree import literal_constant, walk
@@ -33,6 +33,8 @@ class _Producer:
     wrapper: Optional[Signature] = None
     """For a project's module class that wraps such a layer (``ConvNorm``):
     its ``__init__``'s parameters, whose ``bias`` it passes on."""
+    bias_default: Optional[bool] = True
+    """The bias when a call does not pass one (a wrapper's own default; None: not known)."""
 
     @property
     def signature(self) -> Signature:
@@ -40,22 +42,16 @@ class _Producer:
         return self.wrapper if self.wrapper is not None else apidata.signature(f"torch.nn.{self.short}")
 
 
-def _wrapper_producer(wrapped: WrappedLayer, layer: _Producer) -> Optional[_Producer]:
+def _wrapper_producer(wrapper: Layer, layer: _Producer) -> Optional[_Producer]:
     """A module class wrapping ``layer`` seen as that layer, when its bias is
-    its own ``bias`` parameter, on by default, passed on as is (then
-    ``Wrapper(..., bias=False)`` turns the layer's bias off)."""
-    signature = layer.signature
-    position = next((i for i, p in enumerate(signature.parameters) if p.name == "bias"), None)
-    if wrapped.passes("bias", position) != "param:bias" or wrapped.default_of("bias") is not True:
+    its own ``bias`` parameter passed on as is (then ``Wrapper(..., bias=False)``
+    turns the layer's bias off); its default is the wrapper's."""
+    if wrapper.flows_into("bias") != "bias":
         return None
-    out_position = next(i for i, p in enumerate(signature.parameters) if p.name == layer.out_keyword)
-    out = wrapped.passes(layer.out_keyword, out_position)
-    parameters = tuple(Parameter(name, True) for name in wrapped.parameters)
-    parameters += tuple(Parameter(name, False) for name in wrapped.keyword_only)
-    wrapper = Signature(wrapped.qualified, parameters, None, "kwargs" if wrapped.open_keywords else None, None,
-                        CheckMethod.NONE, "", "")
-    out_keyword = out[len("param:"):] if out is not None and out.startswith("param:") else ""
-    return _Producer(wrapped.qualified.rsplit(".", 1)[-1], layer.dim, out_keyword, wrapper)
+    signature = wrapper.signature()
+    assert signature is not None
+    return _Producer(wrapper.short, layer.dim, wrapper.flows_into(layer.out_keyword) or "", signature,
+                     wrapper.default_of("bias"))
 
 
 @dataclass(frozen=True)
@@ -119,7 +115,7 @@ def _bias_state(call: cst.Call, producer: _Producer) -> Optional[_Bias]:
         if literal_bool(bias.value) is not True:
             return None
         return "positional" if arguments.positional("bias") else "keyword"
-    if arguments.may_be_present("bias") or not call.args:
+    if arguments.may_be_present("bias") or not call.args or producer.bias_default is not True:
         return None
     return "default"
 
@@ -173,17 +169,31 @@ class ConvBiasBeforeBatchNorm(Rule):
     followed.
 
     A project's module class that wraps one such layer counts as that layer
-    (`nn.Sequential(ConvNorm(c, c, 5), nn.BatchNorm1d(c))`, `ConvNorm` in
+    (`nn.Sequential(ConvNorm(c, c, 5), nn.BatchNorm1d(c))`, or
+    `self.bn(self.conv(x))` with `self.conv = ConvNorm(...)`; `ConvNorm` in
     this file or another module): its `forward` returns the layer's output
     (`return self.conv(x)`), its `__init__` builds the layer once, passing
-    its own `bias` parameter (default `True`) on as the layer's `bias`, and
-    no method touches the layer's `.bias`; the fix passes `bias=False` to
-    the wrapper.  A wrapper whose bias its callers cannot turn off is left
-    alone.  Two layer lists that `__init__` fills (`nn.ModuleList()` then
-    `.append(layer)`, or `nn.ModuleList([layer for ...])`) count when every
-    call of one list's layers goes straight into the other list's layer at
-    the same index (`self.bns[i](self.fcs[i](h))`); a list also iterated or
-    passed on is not followed.
+    its own `bias` parameter on as the layer's `bias`, and no method touches
+    the layer's `.bias`.  The wrapper's own default decides: a call that
+    leaves `bias` out is reported when that default is `True`, one that
+    passes `bias=True` whatever the default; the fix passes `bias=False` to
+    the wrapper.  A wrapper whose bias its callers cannot turn off, or whose
+    default is not a literal, is left alone.
+
+    Layer containers that `__init__` builds count too (`nn.ModuleList()`
+    then `.append(layer)`, in loops or not; `nn.ModuleList([layer for
+    ...])`; `nn.ModuleDict({...})`), when every call of one container's
+    layers goes straight into the other container's batch norm at the same
+    index: `self.bns[i](self.fcs[i](h))`,
+    `for fc, bn in zip(self.fcs, self.bns): h = bn(fc(h))` (also under
+    `enumerate`), `for i, fc in enumerate(self.fcs): h = self.bns[i](fc(h))`,
+    `self.norms[k](self.convs[k](x))` for two `ModuleDict`s, and
+    `self.layers["bn"](self.layers["conv"](x))` within one.  A loop's names
+    must be bound nowhere else in the function.  A `self.fcs[-1](h)` call is allowed when the last entry is
+    appended by its own statement, outside loops and branches the others are
+    not in; that entry is then not reported.  A container also iterated on
+    its own, passed on or changed elsewhere, or read with different indices
+    or keys, is not followed.
 
     ## Why is this bad?
     In training mode batch norm subtracts the per-channel mean of its input
@@ -356,7 +366,6 @@ class ConvBiasBeforeBatchNorm(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._reported: Set[int] = set()
-        self._local: Optional[Dict[str, WrappedLayer]] = None
         # Layer variables read more than once: what follows each read.
         self._shared: Dict[Binding, Dict[int, Tuple[cst.Name, _Follower]]] = {}
 
@@ -368,18 +377,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         return _PRODUCERS
 
     def _single_assignment(self, name: cst.Name) -> Optional[Binding]:
-        """The one plain assignment (``x = value``, one target) that binds
-        ``name`` where it is read, if that is the only binding."""
-        bindings = self.facts.scopes.resolve(name)
-        if len(bindings) != 1:
-            return None
-        binding = bindings[0]
-        node = binding.node
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            return binding
-        if isinstance(node, cst.AnnAssign) and node.value is not None:
-            return binding
-        return None
+        return self.facts.composition.single_assignment(name)
 
     def _read_once(self, variable: cst.Name) -> bool:
         """Whether the variable a binding ``variable`` names is read exactly
@@ -390,72 +388,22 @@ class ConvBiasBeforeBatchNorm(Rule):
         return owner is not None and len(scopes.references(owner, variable.value)) == 1
 
     def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
-        if isinstance(expr, cst.Call):
-            qualified = self.names.call_name(expr) or self._alias(expr.func)
-            if qualified is None:
-                wrapper = self._wrapper(expr)
-                return ("producer", wrapper, expr, None) if wrapper is not None else None
-            producer = self._producer_table().get(qualified)
-            if producer is not None:
-                return ("producer", producer, expr, None)
-            norm = _NORMS.get(qualified)
-            if norm is not None:
-                return ("norm", norm, expr, None)
-            wrapper = self._wrapper(expr, qualified)
-            return ("producer", wrapper, expr, None) if wrapper is not None else None
-        if isinstance(expr, cst.Name) and follow_names:
-            # ``conv = nn.Conv2d(...)`` used exactly once, right here.
-            binding = self._single_assignment(expr)
-            if binding is not None and binding.scope is not None and len(
-                self.facts.scopes.references(binding.scope, expr.value)
-            ) == 1:
-                layer = self._layer(binding.value, follow_names=False)
-                if layer is not None:
-                    return (layer[0], layer[1], layer[2], binding.statement)
-        return None
+        """The producer or batch norm ``expr`` builds (the composition fact says
+        what layer it is; this rule knows which ones matter)."""
+        return self._classify(self.facts.composition.layer(expr, follow_names))
 
-    def _wrapper(self, call: cst.Call, qualified: Optional[str] = None) -> Optional[_Producer]:
-        """A module class of the project (another module's, through the
-        project's summaries, or this file's) that wraps a producer layer."""
-        wrapped: Optional[WrappedLayer] = None
-        func = call.func
-        if qualified is None and isinstance(func, cst.Name):
-            bindings = self.facts.scopes.resolve(func)
-            if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
-                wrapped = self._local_layers().get(func.value)
-            else:
-                qualified = self.facts.instances.absolute_name(func)
-        elif qualified is None and isinstance(func, cst.Attribute):
-            qualified = self.facts.instances.absolute_name(func)
-        project = self.facts.project.summaries
-        if wrapped is None and qualified is not None and project is not None:
-            wrapped = project.wrapped(self.facts.project.defined_as(qualified))
-        layer = self._producer_table().get(wrapped.layer) if wrapped is not None else None
-        return _wrapper_producer(wrapped, layer) if wrapped is not None and layer is not None else None
-
-    def _local_layers(self) -> Dict[str, WrappedLayer]:
-        """This file's module classes that wrap one layer, by class name."""
-        if self._local is None:
-            import ast
-
-            tree = self.context.python_tree
-            if not isinstance(tree, ast.Module):
-                try:
-                    tree = ast.parse(self.context.source)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
-            found = summarize_tree(tree, "", False).layers if isinstance(tree, ast.Module) else ()
-            self._local = {wrapped.qualified.rsplit(".", 1)[-1]: wrapped for wrapped in found}
-        return self._local
-
-    def _alias(self, func: cst.BaseExpression) -> Optional[str]:
-        """``BN = nn.BatchNorm2d`` (assigned once, in this function or the module)."""
-        if not isinstance(func, cst.Name):
+    def _classify(self, layer: Optional[Layer]) -> Optional[_Layer]:
+        if layer is None:
             return None
-        binding = self._single_assignment(func)
-        if binding is not None and isinstance(binding.value, (cst.Name, cst.Attribute)):
-            return self.names.qualified_name(binding.value)
-        return None
+        if layer.wrapped is None:
+            producer = self._producer_table().get(layer.qualified)
+            if producer is not None:
+                return ("producer", producer, layer.call, layer.statement)
+            norm = _NORMS.get(layer.qualified)
+            return ("norm", norm, layer.call, layer.statement) if norm is not None else None
+        inner = self._producer_table().get(layer.layer)
+        wrapper = _wrapper_producer(layer, inner) if inner is not None else None
+        return ("producer", wrapper, layer.call, layer.statement) if wrapper is not None else None
 
     # -- pairs -------------------------------------------------------------
 
@@ -648,14 +596,6 @@ class ConvBiasBeforeBatchNorm(Rule):
 
     # -- nn.Sequential(...), lists, OrderedDict ------------------------------
 
-    def _sequential_elements(self, call: cst.Call) -> List[Optional[cst.BaseExpression]]:
-        positional = [arg for arg in call.args if arg.keyword is None]
-        if len(positional) == 1 and not positional[0].star:
-            ordered = _ordered_dict_values(positional[0].value)
-            if ordered is not None:
-                return ordered
-        return [None if arg.star else arg.value for arg in positional]
-
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__":
             receiver = node.func.value
@@ -665,15 +605,15 @@ class ConvBiasBeforeBatchNorm(Rule):
                 and receiver.func.value == "super"
                 and self._in_sequential_method()
             ):
-                self._check_stream(self._sequential_elements(node))
+                self._check_stream(self.facts.composition.sequence(node))
             return
         if self.names.call_name(node) == _SEQUENTIAL:
-            self._check_stream(self._sequential_elements(node))
+            self._check_stream(self.facts.composition.sequence(node))
 
     def visit_List(self, node: cst.List) -> None:
         if any(isinstance(parent, cst.Decorator) for parent in self.parents):
             return  # @pytest.mark.parametrize("layer", [nn.Conv2d(...), nn.BatchNorm2d(...)])
-        self._check_stream(_list_elements(node))
+        self._check_stream(list_elements(node))
 
     # -- layers.append(conv); layers.append(bn) ------------------------------
 
@@ -764,16 +704,16 @@ class ConvBiasBeforeBatchNorm(Rule):
             if name is None or value is None:
                 return None
             if isinstance(value, cst.List):
-                return name, _list_elements(value), True
+                return name, list_elements(value), True
             if isinstance(value, cst.Call) and self.names.call_name(value) == _SEQUENTIAL:
                 sequentials.add(name)
-                return name, self._sequential_elements(value), True
+                return name, self.facts.composition.sequence(value), True
             return None
         if isinstance(small, cst.AugAssign):
             name = dotted(small.target)
             if name is not None and isinstance(small.operator, cst.AddAssign):
                 if isinstance(small.value, cst.List):
-                    return name, _list_elements(small.value), False
+                    return name, list_elements(small.value), False
             return None
         if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
             return None
@@ -788,7 +728,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         if method == "append" and len(args) == 1:
             return name, [args[0].value], False
         if method == "extend" and len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
-            return name, _list_elements(args[0].value), False
+            return name, list_elements(args[0].value), False
         if method == "add_module" and len(args) == 2:
             if name in sequentials or (name == "self" and self._in_sequential_method()):
                 return name, [args[1].value], False
@@ -811,55 +751,20 @@ class ConvBiasBeforeBatchNorm(Rule):
     # -- self.bn(self.conv(x)) in a module class ------------------------------
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        assigned: Dict[str, List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]] = {}
-        uses: Dict[str, List[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]] = {}
-        for method in original_node.body.body:
-            if not isinstance(method, cst.FunctionDef):
-                continue
-            params = [*method.params.posonly_params, *method.params.params]
-            if not params:
-                continue
-            receiver = params[0].name.value
-            parent_of: Dict[int, cst.CSTNode] = {}
-            for node, parent in walk(method.body):
-                if parent is not None:
-                    parent_of[id(node)] = parent
-                if not (
-                    isinstance(node, cst.Attribute)
-                    and isinstance(node.value, cst.Name)
-                    and node.value.value == receiver
-                ):
-                    continue
-                attr = node.attr.value
-                if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and (
-                    parent.target is node
-                ):
-                    entry: Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]] = (None, None)
-                    assign = parent_of.get(id(parent))
-                    if isinstance(parent, cst.AssignTarget) and isinstance(assign, cst.Assign):
-                        if len(assign.targets) == 1:
-                            entry = (assign.value, parent_of.get(id(assign)))
-                    elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
-                        entry = (parent.value, parent_of.get(id(parent)))
-                    assigned.setdefault(attr, []).append(entry)
-                else:
-                    uses.setdefault(attr, []).append((node, method, parent_of))
-        for attr, entries in assigned.items():
-            if len(entries) != 1:
-                continue
-            value, statement = entries[0]
-            producer = self._layer(value, follow_names=False)
+        members = self.facts.composition.members(original_node)
+        for member in members.values():
+            producer = self._layer(member.value, follow_names=False)
             if producer is None or producer[0] != "producer":
                 continue
             assert isinstance(producer[1], _Producer)
-            norms = self._flows(uses.get(attr, []))
+            norms = self._flows(member.uses)
             if not norms:
                 continue
             ok = True
             norm_kind: Optional[_Norm] = None
             for norm_attr in norms:
-                norm_entries = assigned.get(norm_attr, [])
-                norm = self._layer(norm_entries[0][0], follow_names=False) if len(norm_entries) == 1 else None
+                norm_member = members.get(norm_attr)
+                norm = self._layer(norm_member.value, follow_names=False) if norm_member is not None else None
                 if norm is None or norm[0] != "norm":
                     ok = False
                     break
@@ -869,109 +774,202 @@ class ConvBiasBeforeBatchNorm(Rule):
                     break
                 norm_kind = norm[1]
             if ok and norm_kind is not None:
-                self._report(producer[1], producer[2], norm_kind, statement)
-        self._paired_lists(assigned, uses)
+                self._report(producer[1], producer[2], norm_kind, member.statement)
+        self._paired_lists(members)
+        self._keyed_layers(members)
 
-    def _paired_lists(
-        self,
-        assigned: Mapping[str, List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]],
-        uses: Mapping[str, List[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]],
-    ) -> None:
-        """``self.bns[i](self.fcs[i](h))``: two layer lists that ``__init__``
-        fills (``nn.ModuleList()`` then ``.append(layer)``, or
-        ``nn.ModuleList([layer for ...])``), every call of one's layers going
-        straight into the other's layer at the same index."""
-        code = self.context.module.code_for_node
-        lists: Dict[str, List[_Layer]] = {}
-        indexed: Dict[str, List[Tuple[cst.Call, str, Dict[int, cst.CSTNode], str]]] = {}
-        for attr, entries in assigned.items():
-            layers = self._list_start(entries[0][0]) if len(entries) == 1 else None
-            if layers is None:
+    def _paired_lists(self, members: Mapping[str, Member]) -> None:
+        """``self.bns[i](self.fcs[i](h))`` and ``for fc, bn in zip(self.fcs,
+        self.bns): h = bn(fc(h))``: two layer containers that ``__init__``
+        builds, every call of one's layers going straight into the other's
+        layer at the same index (a ``[-1]`` call reads only the entry known to
+        be appended last, which is then left alone)."""
+        lists: Dict[str, List[Optional[_Layer]]] = {}
+        for name, member in members.items():
+            if member.elements is None or not member.elements:
                 continue
-            calls: List[Tuple[cst.Call, str, Dict[int, cst.CSTNode], str]] = []
-            for node, method, parent_of in uses.get(attr, []):
-                parent = parent_of.get(id(node))
-                outer = parent_of.get(id(parent)) if parent is not None else None
-                receiver = node.value.value if isinstance(node.value, cst.Name) else ""
-                if (isinstance(parent, cst.Attribute) and parent.attr.value == "append" and method.name.value == "__init__"
-                        and isinstance(outer, cst.Call) and outer.func is parent and len(outer.args) == 1
-                        and not outer.args[0].star and outer.args[0].keyword is None):
-                    layer = self._layer(outer.args[0].value)
-                    if layer is None:
-                        break
-                    layers.append((layer[0], layer[1], layer[2], _statement_of(outer, parent_of)))
-                elif isinstance(parent, cst.Subscript) and isinstance(outer, cst.Call) and outer.func is parent:
-                    calls.append((outer, "".join(code(e) for e in parent.slice), parent_of, receiver))
-                elif not (isinstance(parent, cst.Arg) and isinstance(outer, cst.Call)
-                          and isinstance(outer.func, cst.Name) and outer.func.value == "len"):
-                    break  # iterated, passed on, changed: what its layers meet is not known
-            else:
-                if layers:
-                    lists[attr] = layers
-                    indexed[attr] = calls
-        for attr, layers in lists.items():
-            if not indexed[attr] or any(layer[0] != "producer" for layer in layers):
-                continue
+            if any(use.kind not in _LIST_USES for use in member.uses):
+                continue  # iterated, passed on, changed: what its layers meet is not known
+            lists[name] = [self._classify(element.layer) for element in member.elements]
+        for name, layers in lists.items():
+            member = members[name]
+            elements = member.elements
+            assert elements is not None
             targets: Set[Optional[str]] = set()
-            for call, index, parent_of, receiver in indexed[attr]:
-                targets.add(_flow_target(call, receiver, parent_of, self._read_once,
-                                         functools.partial(_subscripted, receiver=receiver, index=index, code=code)))
+            skip_last = False
+            for use in member.uses:
+                if use.kind is UseKind.INDEXED_CALL:
+                    if use.index == "-1" and elements[-1].last:
+                        skip_last = True
+                        continue
+                    targets.add(self._indexed_target(use))
+                elif use.kind is UseKind.ZIP:
+                    partners = {variable: attr for attr, variable in use.partners}
+                    targets.add(self._loop_target(
+                        use, partners, lambda func: partners.get(func.value) if isinstance(func, cst.Name) else None))
+                elif use.kind is UseKind.ENUMERATE:
+                    assert use.index is not None and isinstance(use.node.value, cst.Name)
+                    targets.add(self._loop_target(use, {use.index: ""}, functools.partial(
+                        _subscripted, receiver=use.node.value.value, index=use.index,
+                        code=self.context.module.code_for_node)))
             norm_attr = targets.pop() if len(targets) == 1 else None
             norms = lists.get(norm_attr) if norm_attr is not None else None
-            if not norms or any(norm[0] != "norm" for norm in norms):
+            if not norms or any(norm is None or norm[0] != "norm" for norm in norms):
                 continue
-            for producer in layers:
-                assert isinstance(producer[1], _Producer)
+            paired = layers[:-1] if skip_last else layers
+            if not paired or any(layer is None or layer[0] != "producer" for layer in paired):
+                continue
+            for producer in paired:
+                assert producer is not None and isinstance(producer[1], _Producer)
                 kinds = []
                 for norm in norms:
-                    assert isinstance(norm[1], _Norm)
+                    assert norm is not None and isinstance(norm[1], _Norm)
                     if self._compatible(producer[1], producer[2], norm[1], norm[2]):
                         kinds.append(norm[1])
                 if len(kinds) == len(norms):
                     self._report(producer[1], producer[2], kinds[0], producer[3])
 
-    def _list_start(self, value: Optional[cst.BaseExpression]) -> Optional[List[_Layer]]:
-        """The layers a list attribute starts with: none for ``nn.ModuleList()``
-        (or ``[]``), the element of ``nn.ModuleList([<layer> for ...])``;
-        None for anything else."""
-        if isinstance(value, cst.List) and not value.elements:
-            return []
-        if not isinstance(value, cst.Call) or self.names.call_name(value) != "torch.nn.ModuleList":
-            return None
-        if not value.args:
-            return []
-        only = value.args[0].value if len(value.args) == 1 and not value.args[0].keyword else None
-        if isinstance(only, cst.List) and not only.elements:
-            return []
-        if isinstance(only, cst.ListComp):
-            layer = self._layer(only.elt, follow_names=False)
-            return [layer] if layer is not None else None
-        return None
+    def _indexed_target(self, use: Use) -> Optional[str]:
+        """``B`` when the call ``self.A[i](...)`` goes straight into ``self.B[i]``."""
+        assert use.call is not None and use.index is not None and isinstance(use.node.value, cst.Name)
+        receiver = use.node.value.value
+        code = self.context.module.code_for_node
+        return _flow_target(use.call, receiver, use.parent_of, self._read_once,
+                            functools.partial(_subscripted, receiver=receiver, index=use.index, code=code))
 
-    def _flows(
-        self, uses: Sequence[Tuple[cst.Attribute, cst.FunctionDef, Dict[int, cst.CSTNode]]]
-    ) -> List[str]:
+    def _loop_target(self, use: Use, partners: Mapping[str, str],
+                     target_of: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+        """``B`` when every read of the loop's name for this list's items is a
+        call going straight into the layer ``target_of`` names: ``b`` in ``for
+        a, b in zip(self.A, self.B)``, ``self.B[i]`` in ``for i, a in
+        enumerate(self.A)``; ``partners`` (the loop's other names) must not be
+        rebound in the loop."""
+        loop, variable = use.loop, use.variable
+        assert loop is not None and variable is not None
+        if variable in partners:
+            return None
+        for name in (variable, *partners):
+            bound = _target_name(loop, name)
+            if bound is None or len(self.facts.scopes.resolve(bound)) != 1:
+                return None  # bound elsewhere in the function too (`i += 1`)
+        found: Set[Optional[str]] = set()
+        for node, parent in walk(use.method.body):
+            if not isinstance(node, cst.Name) or node.value not in (variable, *partners):
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if node is _target_name(loop, node.value):
+                continue
+            if not _inside(node, loop.body, use.parent_of) or isinstance(parent, (cst.AssignTarget, cst.For)):
+                if node.value == variable or isinstance(parent, (cst.AssignTarget, cst.For)):
+                    return None  # read after the loop, or rebound
+                continue
+            if node.value != variable:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return None
+            found.add(_flow_target(parent, "", use.parent_of, self._read_once, target_of))
+        return found.pop() if len(found) == 1 else None
+
+    def _keyed_layers(self, members: Mapping[str, Member]) -> None:
+        """``self.layers = nn.ModuleDict({"conv": ..., "bn": ...})`` and
+        ``self.layers["bn"](self.layers["conv"](x))``: an entry every call of
+        which goes straight into the same container's batch norm entry."""
+        for name, member in members.items():
+            elements = member.elements
+            if not elements or any(element.key is None for element in elements):
+                continue
+            if any(use.kind not in (UseKind.INDEXED_CALL, UseKind.LEN) for use in member.uses):
+                continue
+            by_key = {element.key: element for element in elements}
+            calls: Dict[str, List[Use]] = {}
+            known = True
+            for use in member.uses:
+                if use.kind is UseKind.INDEXED_CALL:
+                    key = _string_key(use.index)
+                    if key is None or key not in by_key:
+                        known = False
+                        break
+                    calls.setdefault(key, []).append(use)
+            if not known:
+                continue
+            for key, uses in calls.items():
+                producer = self._classify(by_key[key].layer)
+                if producer is None or producer[0] != "producer":
+                    continue
+                assert isinstance(producer[1], _Producer)
+                followers = {self._indexed_key_target(use, name) for use in uses}
+                follower = followers.pop() if len(followers) == 1 else None
+                norm = self._classify(by_key[follower].layer) if follower in by_key else None
+                if norm is None or norm[0] != "norm":
+                    continue
+                assert isinstance(norm[1], _Norm)
+                if self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                    self._report(producer[1], producer[2], norm[1], None)
+
+    def _indexed_key_target(self, use: Use, attr: str) -> Optional[str]:
+        """The key ``k`` when the call ``self.D["a"](...)`` goes straight into ``self.D["k"]``."""
+        assert use.call is not None and isinstance(use.node.value, cst.Name)
+        receiver = use.node.value.value
+        code = self.context.module.code_for_node
+
+        def key_of(func: cst.BaseExpression) -> Optional[str]:
+            if isinstance(func, cst.Subscript) and _self_attribute(func.value, receiver) == attr:
+                return _string_key("".join(code(e) for e in func.slice))
+            return None
+
+        return _flow_target(use.call, receiver, use.parent_of, self._read_once, key_of)
+
+    def _flows(self, uses: Sequence[Use]) -> List[str]:
         """The norm attributes every use of a layer attribute feeds; [] if some use does not."""
         targets: List[str] = []
-        for node, method, parent_of in uses:
-            parent = parent_of.get(id(node))
-            if isinstance(parent, cst.Attribute) and parent.value is node:
-                if parent.attr.value in _BENIGN_ATTRIBUTES:
-                    continue
+        for use in uses:
+            if use.kind is UseKind.ATTRIBUTE and use.attribute in _BENIGN_ATTRIBUTES:
+                continue
+            if use.kind is not UseKind.CALL:
                 return []
-            if not (isinstance(parent, cst.Call) and parent.func is node):
-                return []
-            receiver = node.value
-            assert isinstance(receiver, cst.Name)
-            target = _flow_target(parent, receiver.value, parent_of, self._read_once)
+            assert use.call is not None and isinstance(use.node.value, cst.Name)
+            target = _flow_target(use.call, use.node.value.value, use.parent_of, self._read_once)
             if target is None:
                 return []
             targets.append(target)
         return targets
 
 
+_LIST_USES = (UseKind.APPEND, UseKind.INDEXED_CALL, UseKind.LEN, UseKind.ZIP, UseKind.ENUMERATE)
+
+
+def _string_key(index: Optional[str]) -> Optional[str]:
+    """The text of a plain string literal index (``"conv"``), else None."""
+    if index is None:
+        return None
+    try:
+        node = cst.parse_expression(index)
+    except cst.ParserSyntaxError:
+        return None
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _target_name(loop: cst.For, name: str) -> Optional[cst.Name]:
+    """The loop target's ``Name`` node called ``name``."""
+    for node, _ in walk(loop.target):
+        if isinstance(node, cst.Name) and node.value == name:
+            return node
+    return None
+
+
+def _inside(node: cst.CSTNode, block: cst.CSTNode, parent_of: Mapping[int, cst.CSTNode]) -> bool:
+    current: Optional[cst.CSTNode] = node
+    while current is not None:
+        if current is block:
+            return True
+        current = parent_of.get(id(current))
+    return False
+
+
 def _flow_target(
-    call: cst.Call, receiver: str, parent_of: Dict[int, cst.CSTNode], read_once: Callable[[cst.Name], bool],
+    call: cst.Call, receiver: str, parent_of: Mapping[int, cst.CSTNode], read_once: Callable[[cst.Name], bool],
     target_of: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None,
 ) -> Optional[str]:
     """The attribute ``B`` when the output of ``call`` goes straight into
@@ -1037,46 +1035,11 @@ def _subscripted(func: cst.BaseExpression, receiver: str, index: str, code: Call
     return _self_attribute(func.value, receiver)
 
 
-def _statement_of(node: cst.CSTNode, parent_of: Dict[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
-    current: Optional[cst.CSTNode] = node
-    while current is not None and not isinstance(current, cst.SimpleStatementLine):
-        current = parent_of.get(id(current))
-    return current
-
-
 def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         if expr.value.value == receiver:
             return expr.attr.value
     return None
-
-
-def _list_elements(node: Union[cst.List, cst.Tuple]) -> List[Optional[cst.BaseExpression]]:
-    return [e.value if isinstance(e, cst.Element) else None for e in node.elements]
-
-
-def _ordered_dict_values(expr: cst.BaseExpression) -> Optional[List[Optional[cst.BaseExpression]]]:
-    """The layers of ``OrderedDict([("conv", ...), ...])`` or ``OrderedDict({...})``."""
-    if isinstance(expr, cst.Dict):
-        return [e.value if isinstance(e, cst.DictElement) else None for e in expr.elements]
-    if not isinstance(expr, cst.Call):
-        return None
-    name = dotted(expr.func)
-    if name is None or name.split(".")[-1] != "OrderedDict" or len(expr.args) != 1:
-        return None
-    inner = expr.args[0].value
-    if isinstance(inner, cst.Dict):
-        return [e.value if isinstance(e, cst.DictElement) else None for e in inner.elements]
-    if not isinstance(inner, (cst.List, cst.Tuple)):
-        return None
-    values: List[Optional[cst.BaseExpression]] = []
-    for element in inner.elements:
-        pair = element.value if isinstance(element, cst.Element) else None
-        if isinstance(pair, cst.Tuple) and len(pair.elements) == 2:
-            values.append(pair.elements[1].value)
-        else:
-            values.append(None)
-    return values
 
 
 def _without_bias(call: cst.Call, producer: _Producer, state: _Bias, value: cst.BaseExpression) -> cst.Call:

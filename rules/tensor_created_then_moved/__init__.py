@@ -324,9 +324,11 @@ class TensorCreatedThenMoved(Rule):
     of a loop over `range(...)`); so does an `nn.Sequential(...)` of
     built-in layers (nested `Sequential` ones too), with parameter-free
     layers (activations, dropout, pooling, `Flatten`, `Identity`) among
-    them, moved as a whole.  A project's own module class built and then
-    moved (`Net(...).to(device)`) is reported only with the `user-modules`
-    option.  Losses without parameters (`nn.CrossEntropyLoss().cuda()`)
+    them, moved as a whole (a layer class named through an alias such as
+    `Dense = nn.Linear` counts; a project's module class inside the
+    container, even one that wraps a single layer, keeps it quiet).  A
+    project's own module class built and then moved (`Net(...).to(device)`)
+    is reported only with the `user-modules` option.  Losses without parameters (`nn.CrossEntropyLoss().cuda()`)
     are never reported: moving them copies nothing.
 
     ## Why is this bad?
@@ -977,7 +979,8 @@ class TensorCreatedThenMoved(Rule):
             layer = arg.value
             if arg.keyword is not None or arg.star or not isinstance(layer, cst.Call):
                 return None
-            qualified = self.names.call_name(layer)
+            built = self.facts.composition.layer(layer, follow_names=False)
+            qualified = built.qualified if built is not None and built.wrapped is None else None
             if qualified == _SEQUENTIAL:
                 inner = self._container_layers(layer, depth + 1)
                 if inner is None:

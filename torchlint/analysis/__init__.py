@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
     from torchlint.analysis.callables import Callables
+    from torchlint.analysis.composition import Composition
     from torchlint.analysis.flow import Flow
     from torchlint.analysis.frameworks import FrameworkFacts
     from torchlint.analysis.callees import Callees
@@ -154,6 +155,26 @@ class Facts:
         from torchlint.analysis.instances import Instances
 
         return Instances(self.scopes, self.names, self.values, lambda: self.parents, self.path, self.project)
+
+    @cached_property
+    def composition(self) -> "Composition":
+        """What the file's calls build as layers (a project's wrapper classes
+        included, across files), what its containers and module classes hold,
+        and how their methods use what they hold."""
+        import ast
+
+        from torchlint.analysis.composition import Composition
+
+        def tree() -> "Optional[ast.Module]":
+            if isinstance(self.python_tree, ast.Module):
+                return self.python_tree
+            try:
+                return ast.parse(self.source if self.source is not None else self.module.code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+
+        return Composition(self.names, self.scopes, lambda expr: self.instances.absolute_name(expr), self.project,
+                           tree)
 
     @cached_property
     def frameworks(self) -> "FrameworkFacts":
