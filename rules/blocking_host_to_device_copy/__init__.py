@@ -61,7 +61,13 @@ class BlockingHostToDeviceCopy(Rule):
     in a dictionary unpacked into it whose keys are known:
     `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`, also
     when a branch adds it, as `if use_cuda: kwargs.update(cuda_kwargs)` does:
-    the copies the finding is about are made on the paths that pin).
+    the copies the finding is about are made on the paths that pin), or
+    by a function of the project whose every `return` builds the loader,
+    in this file or another module, with `pin_memory=True` as the call
+    gives it: a literal in the function, the call's argument for one of
+    its parameters (or the parameter's default), or a keyword the call
+    passes through the function's `**kwargs`
+    (`get_dataloader(ds, 32, num_workers=4, pin_memory=True)`).
     The batch is followed from the loader through `for` loops (also through
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed

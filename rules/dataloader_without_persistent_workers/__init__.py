@@ -44,6 +44,21 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     What another module's function does comes from its code (the project
     index's summaries), never from its name.
 
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call, iterated again and again, is reported
+    when its worker count is a literal above 0 and it gets no
+    `persistent_workers`: fixed in the call when the call can pass it
+    (through `**kwargs`, or a parameter whose default it leaves), reported
+    without a fix when the function (in another module) cannot take it.
+
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
     loader iterated once (a loop over `range(1)` runs its body once) or

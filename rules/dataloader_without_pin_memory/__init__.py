@@ -42,6 +42,22 @@ class DataLoaderWithoutPinMemory(Rule):
     once and used only in `**` unpackings); `pin_memory=False` inside such
     a dict is reported without a fix (the dict may serve other calls).
 
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call is reported, with a fix in the call, when
+    its batches are copied to the GPU and the call decides `pin_memory`: a
+    `pin_memory=False` it passes, a parameter's default `False` it leaves,
+    or a missing `pin_memory` it could pass through `**kwargs`.  A function
+    that takes no such option is left alone (its other callers may run on
+    the CPU).
+
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
     loaders whose batches are never moved in the file, and files with no

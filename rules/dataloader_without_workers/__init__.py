@@ -54,6 +54,23 @@ class DataLoaderWithoutWorkers(Rule):
     `num_workers=`; a `num_workers=0` inside such a dict is reported
     without a fix (the dict may serve other calls).
 
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call is reported when the call decides the
+    worker count: a `num_workers=0` it passes, a parameter's default 0 it
+    leaves, or a missing `num_workers` it could pass through `**kwargs`;
+    the fix passes the count in the call.  A count the function writes
+    itself is reported at its `DataLoader(...)`, and a call that unpacks
+    `**options`, or a function that changes its `**kwargs` before passing
+    them on, is left alone.
+
     ## Why is this bad?
     With no workers the training loop itself reads files, decodes images,
     runs the augmentations and collates every batch, and the GPU sits idle
@@ -417,8 +434,11 @@ class DataLoaderWithoutWorkers(Rule):
         if value is not None and _in_tests(self.context) and not self.option("test-files"):
             return  # a test that sets its worker count chose it
         if wrapped is not None:
+            argument, settable = wrapped
+            note = f" (the default of its parameter `{settable}`)" if value is not None and argument is None \
+                and settable is not None else ""
             if value is None or count == 0:
-                written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`"
+                written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`{note}"
                 message = f"{subject} {written}, which loads every batch in {process}; pass `{keyword}` > 0 here"
             else:
                 message = (f"{subject} with `{keyword}={count}`, fewer workers than the configured minimum "
