@@ -124,6 +124,9 @@ class Function:
     """Parameters whose items (a loop's batches, or parts of them) it copies to a device."""
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies (or a part of) to a device (``x.cuda()``)."""
+    forwards: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it calls (``self.policy(x)``,
+    ``self.policy.forward(x)``) with gradients on (outside ``no_grad``)."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,10 @@ class Summary:
     """Parameters whose items it copies to a device, itself or through its callees."""
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies to a device, itself or through its callees."""
+    forwards: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it calls itself with
+    gradients on (``self.policy(obs)``): a module's forward pass, when the
+    attribute is a module."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -532,6 +539,7 @@ class _FunctionScan:
         """Local names holding a part of a parameter (``x, y = batch``)."""
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
+        self.forwards: Set[str] = set()
         self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
@@ -540,7 +548,7 @@ class _FunctionScan:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
-                        frozenset(self.moves_items), frozenset(self.moves))
+                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -836,6 +844,11 @@ class _FunctionScan:
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
         func = node.func
         self.move(node)
+        if self.instance is not None and not (disabled or self.disabled) and isinstance(func, ast.Attribute):
+            held = func.value if func.attr == "forward" else func
+            if (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)
+                    and held.value.id == self.instance and held.attr not in self.reader.methods.get(self.owner or "", ())):
+                self.forwards.add(held.attr)
         target = resolve(func, self.reader.imports, {})
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
@@ -974,6 +987,11 @@ class _FileReader:
             if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+        self.methods = {
+            s.name: frozenset(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            for s in tree.body if isinstance(s, ast.ClassDef)
+        }
+        """Each class's own methods (``self.m(...)`` calls one, not an attribute)."""
         self.attributes: Dict[str, Dict[str, Optional[str]]] = {}
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
@@ -1337,7 +1355,7 @@ def _to_json(summary: FileSummary) -> Any:
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
-            [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)],
+            [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
         ] for f in summary.functions],
     }
 
@@ -1372,9 +1390,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats) and isinstance(method, bool)):
+                           *repeats, *forwards) and isinstance(method, bool)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard in returns:
@@ -1398,7 +1416,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -1461,7 +1479,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
-                      moves_items=f.moves_items, moves=f.moves)
+                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -1562,7 +1580,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     returns.append(found)
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
-                   repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves))
+                   repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
+                   forwards=current.forwards)
 
 
 def _mapped(device: str, call: Call, target: Summary, caller: Function) -> str:
