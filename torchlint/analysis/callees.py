@@ -13,6 +13,7 @@ is unknown, and unknown calls change no fact.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -71,8 +72,10 @@ class Callees:
     """Calls of one file matched to what they run (answers cached per call)."""
 
     def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
-                 summaries: Optional[Summaries], path: str, source: str = "") -> None:
+                 summaries: Optional[Summaries], path: str, source: str = "", tree: "Optional[ast.AST]" = None) -> None:
         self._source = source
+        self._tree = tree
+        """The file's CPython tree when the pre-check parsed it (read, not parsed again, for its own summary)."""
         self._scopes = scopes
         self._names = names
         self._instances = instances
@@ -311,7 +314,8 @@ class Callees:
         from torchlint.analysis.imports import parse_quietly
         from torchlint.analysis.summaries import link, summarize_tree
 
-        tree = parse_quietly(self._source.encode("utf-8", "surrogatepass"))
+        tree = self._tree if isinstance(self._tree, ast.Module) else parse_quietly(
+            self._source.encode("utf-8", "surrogatepass"))
         if tree is None:
             return None
         try:
