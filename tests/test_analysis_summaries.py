@@ -341,3 +341,55 @@ class Rebound(nn.Module):
     assert layers["nets.Two"].layer == "torch.nn.ReLU"  # its output is the activation's
     assert "nets.Touched" not in layers  # it reads the layer's bias itself
     assert dict(layers["nets.Rebound"].arguments)["bias"] == "?"  # the parameter is rebound first
+
+
+_LOADER_BUILDERS = '''
+from torch.utils.data import DataLoader
+
+def forwarding(ds, batch_size, **kwargs):
+    return DataLoader(ds, batch_size=batch_size, **kwargs)
+
+def defaults(ds, shuffle, workers=0, *, pin=True):
+    options = dict(persistent_workers=False, drop_last=True)
+    loader = DataLoader(ds, 32, shuffle, num_workers=workers, pin_memory=pin, **options)
+    return loader
+
+def changed(ds, **kwargs):
+    kwargs.setdefault("num_workers", 4)
+    return DataLoader(ds, **kwargs)
+
+def two_ways(ds, big):
+    if big:
+        return DataLoader(ds, batch_size=256)
+    return DataLoader(ds, batch_size=32)
+
+def streams(ds):
+    yield DataLoader(ds)
+
+def other(ds):
+    return list(ds)
+
+class Data:
+    def loader(self, **kwargs):
+        return DataLoader(self.ds, batch_size=8, num_workers=2, **kwargs)
+'''
+
+
+def test_functions_that_build_a_loader_record_what_it_gets() -> None:
+    from torchlint.analysis.summaries import UNKNOWN, summarize_sources
+
+    found = summarize_sources([("pkg.data", _LOADER_BUILDERS, False)]).loaders
+    assert sorted(found) == ["pkg.data.Data.loader", "pkg.data.changed", "pkg.data.defaults", "pkg.data.forwarding"]
+    forwarding = found["pkg.data.forwarding"]
+    assert dict(forwarding.arguments) == {"dataset": "param:ds", "batch_size": "param:batch_size"}
+    assert forwarding.forwards == "kwargs" and not forwarding.open_keywords
+    defaults = found["pkg.data.defaults"]
+    assert dict(defaults.arguments) == {
+        "dataset": "param:ds", "batch_size": "lit:32", "shuffle": "param:shuffle", "num_workers": "param:workers",
+        "pin_memory": "param:pin", "persistent_workers": "lit:False", "drop_last": "lit:True",
+    }
+    assert dict(defaults.defaults) == {"workers": "lit:0", "pin": "lit:True"} and defaults.forwards is None
+    changed = found["pkg.data.changed"]  # the function changes what it passes on: not known
+    assert changed.forwards is None and changed.open_keywords
+    method = found["pkg.data.Data.loader"]
+    assert dict(method.arguments)["dataset"] == UNKNOWN and dict(method.arguments)["num_workers"] == "lit:2"

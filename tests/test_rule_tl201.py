@@ -233,7 +233,7 @@ def test_metadata_and_docs() -> None:
     rule = by_code_or_name("dataloader-without-workers")
     assert rule is not None and rule.code == "TL201"
     assert rule.options["num-workers"].default == 4
-    assert rule.trigger_words == ("DataLoader",)
+    assert rule.trigger_words == ()  # a call of a project function that builds a loader need not name `DataLoader`
     doc = rule.documentation()
     for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix safety",
                     "## Options", "## Source guide"):

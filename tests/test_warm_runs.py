@@ -235,3 +235,30 @@ def test_a_job_script_beside_unchanged_files_is_linted_again_without_an_index(wa
     third = warm.run()
     assert counts.builds == 1
     assert findings(third) == fresh(warm.files, warm.settings)
+
+
+def test_editing_a_loader_building_function_changes_its_callers_findings_on_a_warm_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """main.py's TL201 findings come from what data/loaders.py's functions
+    pass their `DataLoader`: a warm run after changing a default there
+    lints main.py again and reports what a run without cache reports."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "TL201" / "wrapper_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    files = sorted(root.rglob("*.py"))
+    monkeypatch.chdir(root)
+    settings = Settings(select=("TL201",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+
+    def main_lines(outcomes: Sequence[FileOutcome]) -> List[int]:
+        return sorted(d.start.line for o in outcomes if Path(o.path).name == "main.py" for d in o.diagnostics)
+
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert main_lines(first) == [8, 9, 12, 18]
+    loaders = root / "data" / "loaders.py"
+    loaders.write_text(loaders.read_text().replace("def build_loader(dataset, workers=0,", "def build_loader(dataset, workers=4,"))
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert "main.py" in counts.linted
+    assert main_lines(second) == [8, 9, 18]  # build_loader(train_set) now has 4 workers
+    assert findings(second) == fresh(files, settings)

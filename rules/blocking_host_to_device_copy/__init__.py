@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.data import apidata
 from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
 from torchlint.analysis.queries import summaries
+from torchlint.analysis.summaries import loading_words
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -60,7 +61,13 @@ class BlockingHostToDeviceCopy(Rule):
     in a dictionary unpacked into it whose keys are known:
     `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`, also
     when a branch adds it, as `if use_cuda: kwargs.update(cuda_kwargs)` does:
-    the copies the finding is about are made on the paths that pin).
+    the copies the finding is about are made on the paths that pin), or
+    by a function of the project whose every `return` builds the loader,
+    in this file or another module, with `pin_memory=True` as the call
+    gives it: a literal in the function, the call's argument for one of
+    its parameters (or the parameter's default), or a keyword the call
+    passes through the function's `**kwargs`
+    (`get_dataloader(ds, 32, num_workers=4, pin_memory=True)`).
     The batch is followed from the loader through `for` loops (also through
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed
@@ -130,8 +137,9 @@ class BlockingHostToDeviceCopy(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
         (``pin_memory`` may be passed by position, so its word is not required)."""
+        built = facts.mentions(loading_words(facts.project.summaries if facts.project is not None else None))
         return (
-            facts.imports_torch and facts.mentions(apidata.loader_words())
+            (built or facts.imports_torch and facts.mentions(apidata.loader_words()))
             and not facts.called_attributes.isdisjoint(("cuda", "to"))
         )
 
@@ -225,7 +233,8 @@ class BlockingHostToDeviceCopy(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             self._statements[node] = innermost_statement(self.parents)
-        elif not self._loaders and loader_class(self.names.call_name(node)):
+        elif not self._loaders and (loader_class(self.names.call_name(node))
+                                    or self.facts.callees.built_loader(node) is not None):
             self._loaders = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -236,7 +245,7 @@ class BlockingHostToDeviceCopy(Rule):
         for move in loaders.moves():
             if move.settled or move.call not in self._statements:
                 continue
-            if not all(pinned.setdefault(l, self._pins(l)) for l in move.loaders):
+            if not all(pinned.setdefault(l, self._pins(l)) for l in loaders.decided(move.loaders)):
                 continue
             if self._source_modified_later(loaders, move):
                 continue
@@ -253,7 +262,14 @@ class BlockingHostToDeviceCopy(Rule):
 
     def _pins(self, loader: cst.Call) -> bool:
         """``pin_memory=True`` on every path that passes it (a dict that holds
-        it only under ``if use_cuda:`` pins the batches where they are copied)."""
+        it only under ``if use_cuda:`` pins the batches where they are copied);
+        for a loader a project function builds, ``pin_memory=True`` as the
+        call gives it (its argument, a default, what its ``**kwargs`` carry,
+        or a literal in the function)."""
+        wrapped = self.facts.loaders.wrapped(loader)
+        if wrapped is not None:
+            pin = wrapped.keyword("pin_memory")
+            return pin.known and pin.value is not None and literal_bool(pin.value) is True
         values = bind(loader, self.facts.loaders.signature(loader), self.context.torch_version,
                       self.facts.values.splatted).values("pin_memory")
         return bool(values) and all(literal_bool(value) is True for value in values)

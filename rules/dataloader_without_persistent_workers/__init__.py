@@ -9,7 +9,8 @@ import libcst as cst
 from torchlint.analysis.queries import keyword_passed, summaries
 from torchlint.data import apidata
 from torchlint.analysis import Analysis
-from torchlint.analysis.loaders import loader_class
+from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
+from torchlint.analysis.summaries import loading_words
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -42,6 +43,21 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     again itself (a generator over `while True: for batch in loader`).
     What another module's function does comes from its code (the project
     index's summaries), never from its name.
+
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call, iterated again and again, is reported
+    when its worker count is a literal above 0 and it gets no
+    `persistent_workers`: fixed in the call when the call can pass it
+    (through `**kwargs`, or a parameter whose default it leaves), reported
+    without a fix when the function (in another module) cannot take it.
 
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
@@ -116,6 +132,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` must be named."""
+        if facts.mentions(loading_words(facts.project.summaries if facts.project is not None else None)):
+            return True  # a call of a project function that builds a loader
         return facts.imports_torch and facts.mentions(apidata.loader_words())
 
     valid = (
@@ -218,8 +236,39 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if any(arg.keyword is not None and arg.keyword.value == _SETTING for arg in node.args):
             self._set_here = True
-        if loader_class(self.names.call_name(node)):
+        if loader_class(self.names.call_name(node)) or self.facts.callees.built_loader(node) is not None:
             self._statements[node] = innermost_statement(self.parents)
+
+    def _wrapped(self, wrapped: WrappedLoader) -> None:
+        """A loader a project function builds, iterated every epoch: reported
+        at the call when its worker count is a literal above 0 and nothing
+        may pass ``persistent_workers``; fixed there when the call can pass
+        it (through ``**kwargs``, or a parameter whose default it leaves).
+        A loader the function of this file builds without a way to pass it
+        is reported at its ``DataLoader(...)`` instead."""
+        if wrapped.loader != DATALOADER:
+            return
+        persistent = wrapped.keyword(_SETTING)
+        workers = wrapped.keyword("num_workers")
+        if not persistent.known or persistent.value is not None or not workers.known:
+            return
+        if not (isinstance(workers.value, cst.Integer) and int(workers.value.evaluated_value) > 0):
+            return
+        if persistent.settable is None and self.facts.training.local_function(wrapped.call) is not None:
+            return  # the function is in this file: its `DataLoader(...)` is reported
+        fix = None
+        if persistent.settable is not None:
+            fix = self.replace(wrapped.call, add_keyword(wrapped.call, persistent.settable, cst.Name("True")),
+                               Applicability.UNSAFE, f"Pass `{persistent.settable}=True`")
+        where = "pass `persistent_workers=True` here" if fix is not None else (
+            f"`{wrapped.name}` cannot take `persistent_workers`; set it where it builds the loader")
+        self.report(
+            wrapped.call,
+            f"suggestion: the `DataLoader` `{wrapped.name}(...)` builds is iterated every epoch and starts its "
+            f"worker processes anew each time; {where}",
+            fix=fix,
+            statement=self._statements.get(wrapped.call),
+        )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._statements or self._set_here or self.context.is_test_file:
@@ -236,6 +285,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             if handed.repeated:
                 repeated |= handed.loaders
                 each_built |= handed.each_call
+        for wrapped in loaders.wrapped_calls:
+            if wrapped.call in repeated and not (loaders.rebuilt(wrapped.call) and wrapped.call not in each_built):
+                self._wrapped(wrapped)
         for call in loaders.constructors:
             if call not in repeated or (loaders.rebuilt(call) and call not in each_built):
                 continue  # iterated once, or built anew for every pass

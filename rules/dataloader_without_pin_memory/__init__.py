@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Set
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from torchlint.data import apidata
 from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
-from torchlint.analysis.loaders import loader_class
+from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import moving_words
+from torchlint.analysis.summaries import loading_words, moving_words
 from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
@@ -43,6 +42,22 @@ class DataLoaderWithoutPinMemory(Rule):
     (`kw = dict(num_workers=8); DataLoader(ds, **kw)`, the dict assigned
     once and used only in `**` unpackings); `pin_memory=False` inside such
     a dict is reported without a fix (the dict may serve other calls).
+
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call is reported, with a fix in the call, when
+    its batches are copied to the GPU and the call decides `pin_memory`: a
+    `pin_memory=False` it passes, a parameter's default `False` it leaves,
+    or a missing `pin_memory` it could pass through `**kwargs`.  A function
+    that takes no such option is left alone (its other callers may run on
+    the CPU).
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
@@ -129,7 +144,8 @@ class DataLoaderWithoutPinMemory(Rule):
         appear, or Transformers' training arguments."""
         if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(class_words(_TRANSFORMERS, "training-arguments")):
             return True
-        if not (facts.imports_torch and facts.mentions(apidata.loader_words())):
+        built = facts.mentions(loading_words(facts.project.summaries if facts.project is not None else None))
+        if not built and not (facts.imports_torch and facts.mentions(apidata.loader_words())):
             return False
         if not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader")):
             return True
@@ -232,7 +248,7 @@ class DataLoaderWithoutPinMemory(Rule):
         self._prepares: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if loader_class(self.names.call_name(node)):
+        if loader_class(self.names.call_name(node)) or self.facts.callees.built_loader(node) is not None:
             self._statements[node] = innermost_statement(self.parents)
             return
         fact = self.facts.frameworks.call(node)
@@ -270,6 +286,55 @@ class DataLoaderWithoutPinMemory(Rule):
             return False
         return all(maker.local is not None and _constant_items(maker.local) for maker in makers)
 
+    def _where(self, moved: Optional[cst.Call], by_callee: Optional[cst.Call], by_framework: Optional[cst.Call]) -> str:
+        """Where the loader's batches go to the GPU, as the message says it."""
+        lines = self.facts.positions
+        if moved is not None:
+            return f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
+        if by_callee is not None:
+            return (f"whose batches `{_callee_name(by_callee)}(...)` on {self.cite_line(lines[by_callee].start.line)} "
+                    "copies to the GPU")
+        assert by_framework is not None
+        return (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
+                f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
+
+    def _wrapped(self, wrapped: WrappedLoader, moved: Optional[cst.Call], by_framework: Optional[cst.Call],
+                 by_callee: Optional[cst.Call]) -> None:
+        """A loader a project function builds (in this file or another module),
+        reported at the call when the call decides ``pin_memory`` (its
+        argument, a default it leaves, or a keyword it could pass through
+        ``**kwargs``); a value the function writes itself is reported at its
+        ``DataLoader(...)``."""
+        if moved is None and by_framework is None and by_callee is None:
+            return
+        if wrapped.loader != DATALOADER:
+            return
+        pin = wrapped.keyword("pin_memory")
+        if not pin.known or not pin.at_call or (pin.value is not None and literal_bool(pin.value) is not False):
+            return
+        collate = wrapped.keyword("collate_fn")
+        if moved is None and collate.known and collate.value is None and self._constant_dataset(
+                wrapped.keyword("dataset").argument):
+            return  # Accelerate would move an index tensor and strings
+        fix: Optional[FixRequest] = None
+        if pin.argument is not None:
+            fix = self.replace(pin.argument, cst.Name("True"), Applicability.SAFE, "Pass `True`")
+        elif pin.settable is not None:
+            fix = self.replace(wrapped.call, add_keyword(wrapped.call, pin.settable, cst.Name("True")),
+                               Applicability.SAFE, f"Pass `{pin.settable}=True`")
+        what = "without `pin_memory`" if pin.value is None else "with `pin_memory=False`"
+        self.report(
+            wrapped.call,
+            f"`{wrapped.name}(...)` builds a `DataLoader` {what} {self._where(moved, by_callee, by_framework)}: "
+            "every copy goes through a staging buffer; pass `pin_memory=True` here",
+            fix=fix,
+            statement=self._statements.get(wrapped.call),
+        )
+
+    def _constant_dataset(self, dataset: Optional[cst.BaseExpression]) -> bool:
+        makers = self.facts.instances.makers(dataset) if dataset is not None else None
+        return bool(makers) and all(maker.local is not None and _constant_items(maker.local) for maker in makers or ())
+
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self._statements:
             return
@@ -291,7 +356,8 @@ class DataLoaderWithoutPinMemory(Rule):
                     handed.setdefault(loader, elsewhere.call)
         if not loaders.uses_cuda and not prepared and not handed:
             return
-        lines: Optional[Mapping[cst.CSTNode, CodeRange]] = None
+        for wrapped in loaders.wrapped_calls:
+            self._wrapped(wrapped, first_move.get(wrapped.call), prepared.get(wrapped.call), handed.get(wrapped.call))
         for call in loaders.constructors:
             moved = first_move.get(call)
             by_framework = prepared.get(call)
@@ -307,19 +373,7 @@ class DataLoaderWithoutPinMemory(Rule):
                 continue
             if given is not None and literal_bool(given.value) is not False:
                 continue
-            if lines is None:
-                lines = self.facts.positions
-            if moved is not None:
-                where = f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
-            elif by_callee is not None:
-                func = by_callee.func
-                callee = func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
-                where = (f"whose batches `{callee}(...)` on {self.cite_line(lines[by_callee].start.line)} "
-                         "copies to the GPU")
-            else:
-                assert by_framework is not None
-                where = (f"whose batches `{cst.Module([]).code_for_node(by_framework.func)}` on "
-                         f"{self.cite_line(lines[by_framework].start.line)} moves to the device")
+            where = self._where(moved, by_callee, by_framework)
             fix: Optional[FixRequest]
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),
@@ -335,6 +389,11 @@ class DataLoaderWithoutPinMemory(Rule):
                 fix=fix,
                 statement=self._statements.get(call),
             )
+
+
+def _callee_name(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else cst.Module([]).code_for_node(func)
 
 
 def _constant_items(node: cst.ClassDef) -> bool:

@@ -12,6 +12,8 @@ from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
 from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
+from torchlint.analysis.summaries import loading_words
+from torchlint.analysis.queries import summaries
 from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind, spell
 from torchlint.model import Applicability
@@ -51,6 +53,23 @@ class DataLoaderWithoutWorkers(Rule):
     `num_workers` key the call is reported, with a fix that adds
     `num_workers=`; a `num_workers=0` inside such a dict is reported
     without a fix (the dict may serve other calls).
+
+    A loader built by a function of the project (in the same file or
+    another module) whose every `return` builds it
+    (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
+    batch_size=batch_size, **kwargs)`, a method such as
+    `self.train_loader()`) is read at each call of the function: the
+    keywords the function writes, with the call's arguments put in for its
+    parameters (their defaults where the call leaves them) and the
+    keywords the call passes through `**kwargs` (a `**` of a dict the
+    function spells, `dict(...)` or `{...}` assigned once, counts as its
+    keywords).  What the function's code says, never its name, decides.  Such a call is reported when the call decides the
+    worker count: a `num_workers=0` it passes, a parameter's default 0 it
+    leaves, or a missing `num_workers` it could pass through `**kwargs`;
+    the fix passes the count in the call.  A count the function writes
+    itself is reported at its `DataLoader(...)`, and a call that unpacks
+    `**options`, or a function that changes its `**kwargs` before passing
+    them on, is left alone.
 
     ## Why is this bad?
     With no workers the training loop itself reads files, decodes images,
@@ -193,13 +212,15 @@ class DataLoaderWithoutWorkers(Rule):
             "`*_test.py`, `conftest.py`, files under `tests/`); a missing `num_workers` is reported there anyway.",
         ),
     }
-    trigger_words = ("DataLoader",)
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """Only calls of torch's ``DataLoader`` and of Transformers' training arguments are reported."""
         if facts.imports_from(packages(_TRANSFORMERS)) and facts.mentions(class_words(_TRANSFORMERS, "training-arguments")):
             return True
+        if facts.mentions(loading_words(facts.project.summaries if facts.project is not None else None)):
+            return True  # a call of a project function that builds a loader
         return facts.imports_torch and facts.mentions(("DataLoader",))
     valid = (
         """
@@ -344,6 +365,8 @@ class DataLoaderWithoutWorkers(Rule):
             fact = self.facts.frameworks.call(node)
             if fact is not None and fact.framework is _TRANSFORMERS and fact.role == "training-arguments":
                 self._training_arguments(fact)
+            elif fact is None and self.facts.callees.built_loader(node) is not None:
+                self._wrapped(node)
             return
         arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version,
                          self.facts.values.splatted)
@@ -357,6 +380,27 @@ class DataLoaderWithoutWorkers(Rule):
         self._check(node, "num_workers", given.value if given is not None else None,
                     ("`DataLoader`", "the main process", ""), lambda: self._hint(node),
                     lambda: self._spawn_problem(node, arguments), "num_workers" in arguments.splatted)
+
+    def _wrapped(self, node: cst.Call) -> None:
+        """A call of a project function that builds a loader (in this file or
+        another module): reported here when this call decides the worker
+        count (its argument, a default it leaves, or a keyword it could pass
+        through ``**kwargs``); a count the function writes itself is
+        reported at its ``DataLoader(...)``."""
+        wrapped = self.facts.loaders.wrapped(node)
+        if wrapped is None or wrapped.loader != _DATALOADER:
+            return
+        workers = wrapped.keyword("num_workers")
+        if not workers.known or not workers.at_call:
+            return
+        if self._repeats_per_worker(wrapped.keyword("dataset").argument):
+            return  # workers would each yield the whole stream
+        if not wrapped.keyword("worker_init_fn").known or wrapped.keyword("worker_init_fn").value is not None:
+            return
+        subject = f"`{wrapped.name}(...)` builds a `DataLoader`"
+        self._check(node, "num_workers", workers.value, (subject, "the main process", ""),
+                    lambda: "Start near the number of CPU cores per GPU", lambda: self._spawn_problem_at(node),
+                    wrapped=(workers.argument, workers.settable))
 
     def _training_arguments(self, fact: FrameworkCall) -> None:
         """Transformers' ``dataloader_num_workers``: missing, 0, or below ``min-workers``."""
@@ -374,11 +418,14 @@ class DataLoaderWithoutWorkers(Rule):
 
     def _check(self, call: cst.Call, keyword: str, value: Optional[cst.BaseExpression],
                words: Tuple[str, str, str], hint: Callable[[], str],
-               withheld: Callable[[], Optional[str]] = lambda: None, splatted: bool = False) -> None:
+               withheld: Callable[[], Optional[str]] = lambda: None, splatted: bool = False,
+               wrapped: Optional[Tuple[Optional[cst.BaseExpression], Optional[str]]] = None) -> None:
         """Report ``call`` when ``keyword`` is missing, 0 or below ``min-workers``; ``words``
         are the subject, the process that loads and a note on a missing value; ``withheld``
         says why no fix may be offered (None: a fix may be); ``splatted``: the value
-        comes from a ``**`` dict, which the fix leaves alone."""
+        comes from a ``**`` dict, which the fix leaves alone; ``wrapped``: ``call`` runs a
+        project function that builds the loader, with the call's own argument that
+        carries the value (the fix replaces it) and the keyword the call may add instead."""
         subject, process, default = words
         minimum = self.option("min-workers")
         count = _literal_int(value) if value is not None else None
@@ -386,7 +433,17 @@ class DataLoaderWithoutWorkers(Rule):
             return  # enough workers, or an expression the linter cannot know
         if value is not None and _in_tests(self.context) and not self.option("test-files"):
             return  # a test that sets its worker count chose it
-        if value is None or count == 0:
+        if wrapped is not None:
+            argument, settable = wrapped
+            note = f" (the default of its parameter `{settable}`)" if value is not None and argument is None \
+                and settable is not None else ""
+            if value is None or count == 0:
+                written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`{note}"
+                message = f"{subject} {written}, which loads every batch in {process}; pass `{keyword}` > 0 here"
+            else:
+                message = (f"{subject} with `{keyword}={count}`, fewer workers than the configured minimum "
+                           f"({minimum}); loading may not keep up with training")
+        elif value is None or count == 0:
             written = f"without `{keyword}`" if value is None else f"with `{keyword}=0`"
             message = (
                 f"{subject} {written} loads every batch in {process}{default if value is None else ''}; "
@@ -403,7 +460,15 @@ class DataLoaderWithoutWorkers(Rule):
         if reason is not None:
             message += f"; no fix is offered: {reason}"
             workers = None
-        if workers is not None:
+        if workers is not None and wrapped is not None:
+            expression, text, imports = workers
+            argument, settable = wrapped
+            if argument is not None:
+                fix = self.replace(argument, expression, Applicability.UNSAFE, f"Pass `{text}`", imports=imports)
+            elif settable is not None:
+                fix = self.replace(call, add_keyword(call, settable, expression), Applicability.UNSAFE,
+                                   f"Pass `{settable}={text}`", imports=imports)
+        elif workers is not None:
             expression, text, imports = workers
             target, new = (call, add_keyword(call, keyword, expression)) if value is None else (value, expression)
             fix = self.replace(target, new, Applicability.UNSAFE, f"Set `{keyword}={text}`", imports=imports)
@@ -492,6 +557,22 @@ class DataLoaderWithoutWorkers(Rule):
         if unguarded or iterated:
             where = "built" if unguarded else "iterated"
             return (f"the loader is {where} when the file is imported, not under `if __name__ == \"__main__\":`, "
+                    "and with the spawn start method (macOS, Windows, Python 3.14 on Linux) every worker imports "
+                    "the file again; put the training under a main guard first")
+        return None
+
+    def _spawn_problem_at(self, node: cst.Call) -> Optional[str]:
+        """Why workers could not start under the spawn start method for a
+        loader a project function builds at ``node``: the call runs when the
+        file is imported and the file has no main guard (every worker would
+        import it again), or the file is a notebook whose classes workers
+        cannot import."""
+        if PurePath(self.context.path).suffix == ".ipynb":
+            return ("the loader is built in a notebook, and workers started with the spawn start method "
+                    "(macOS, Windows, Python 3.14 on Linux) cannot import what the notebook defines")
+        at_import = ImportTime(self.facts.parents, self.facts.training)
+        if at_import.runs_at_import(node) and not any(is_main_guard(s) for s in self.context.module.body):
+            return ("the loader is built when the file is imported, not under `if __name__ == \"__main__\":`, "
                     "and with the spawn start method (macOS, Windows, Python 3.14 on Linux) every worker imports "
                     "the file again; put the training under a main guard first")
         return None

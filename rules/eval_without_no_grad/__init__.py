@@ -89,6 +89,7 @@ class _Forward:
     guarded: bool
     order: int
     func: cst.BaseExpression
+    call: Optional[cst.Call] = None
 
 
 @dataclass
@@ -134,7 +135,10 @@ class EvalWithoutNoGrad(Rule):
     Reports evaluation code that runs a model with autograd switched on.
     What is evaluation comes from training facts, never from names: a
     function that calls `.eval()` (or `.train(False)`) on an object and then
-    runs that object; a function that loads trained weights into the model
+    runs that object (or calls a method of a project class, in any module,
+    whose code calls that object with gradients on and trains nothing:
+    `agent.policy.eval()`, then `agent.act(obs)` where `act` runs
+    `self.policy(...)`); a function that loads trained weights into the model
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
     or turns outputs into plain values; or a function that every caller in
     the file hands an object it has just put in eval mode (`model.eval();
@@ -536,6 +540,29 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
+    def _method_runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
+        """``agent.act(obs)`` after ``agent.policy.eval()``, where ``act`` is a
+        method of a project class (in any module) that calls
+        ``self.policy(...)`` with gradients on and trains nothing (its
+        summary): the call runs the model put in eval mode."""
+        func = forward.func
+        if forward.call is None or not isinstance(func, cst.Attribute):
+            return False
+        receiver = dotted(func.value)
+        if receiver is None or receiver == "self":
+            return False
+        target = self.facts.callees.target(forward.call)
+        if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
+            return False
+        summary = target.summary
+        if summary.runs or summary.loop_runs:
+            return False  # it trains: gradients are wanted
+        for attribute in sorted(summary.forwards):
+            held = f"{receiver}.{attribute}"
+            if held in evaled or any(obj.startswith(held + ".") for obj in evaled):
+                return True
+        return False
+
     def _grad_off(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
         (also ``@torch.no_grad`` without parentheses)."""
@@ -626,7 +653,7 @@ class EvalWithoutNoGrad(Rule):
             parent.guards += frame.guards
             # A closure usually runs while its enclosing function runs.
             parent.forwards.extend(
-                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func)
+                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func, f.call)
                 for f in frame.forwards
             )
         verdict = self._reportable(original_node, frame)
@@ -685,7 +712,7 @@ class EvalWithoutNoGrad(Rule):
                 return None
         evaled = {obj for obj, _, _ in frame.evals}
         if has_eval:
-            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled)]
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled)]
         else:
             forwards = [
                 f for f in frame.forwards
@@ -841,7 +868,7 @@ class EvalWithoutNoGrad(Rule):
         ):
             frame.needs_grad.append(order)
         if callee is not None and node.args:
-            frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order, func))
+            frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order, func, node))
 
     # -- the verdict ------------------------------------------------------------
 

@@ -145,7 +145,7 @@ class Facts:
         from torchlint.analysis.callees import Callees
 
         return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path,
-                       self.source if self.source is not None else self.module.code)
+                       self.source if self.source is not None else self.module.code, self.python_tree)
 
     @cached_property
     def instances(self) -> "Instances":

@@ -13,6 +13,7 @@ is unknown, and unknown calls change no fact.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
-from torchlint.analysis.summaries import EMPTY_SUMMARIES, Summaries, Summary
+from torchlint.analysis.summaries import EMPTY_SUMMARIES, BuiltLoader, Summaries, Summary
 from torchlint.analysis.values import literal_bool
 
 if TYPE_CHECKING:
@@ -71,8 +72,10 @@ class Callees:
     """Calls of one file matched to what they run (answers cached per call)."""
 
     def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
-                 summaries: Optional[Summaries], path: str, source: str = "") -> None:
+                 summaries: Optional[Summaries], path: str, source: str = "", tree: "Optional[ast.AST]" = None) -> None:
         self._source = source
+        self._tree = tree
+        """The file's CPython tree when the pre-check parsed it (read, not parsed again, for its own summary)."""
         self._scopes = scopes
         self._names = names
         self._instances = instances
@@ -272,6 +275,82 @@ class Callees:
             if parameter is not None and parameter in wanted:
                 found.append(value)
         return found
+
+    def built_loader(self, call: cst.Call) -> Optional[Tuple[BuiltLoader, Target]]:
+        """The loader a call of a project function (or method) builds, when
+        every return of it builds one (:class:`~torchlint.analysis.summaries.BuiltLoader`),
+        and what the call runs; a function of this file is read from the
+        file itself when the project's summaries leave the file out."""
+        if call in self._loaders:
+            return self._loaders[call]
+        found: Optional[Tuple[BuiltLoader, Target]] = None
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last is not None and last in self._loader_words:
+            target = self.target(call)
+            built = self._summaries.loader_of(target.summary.qualified) if target is not None else None
+            if built is not None and target is not None:
+                found = (built, target)
+            elif target is None and self._local is not None:
+                found = self._local_loader(call, self._local)
+        self._loaders[call] = found
+        return found
+
+    @cached_property
+    def _loaders(self) -> Dict[cst.Call, Optional[Tuple[BuiltLoader, Target]]]:
+        return {}
+
+    @cached_property
+    def _local(self) -> Optional[Summaries]:
+        """This file's own summary, linked alone, when the project's summaries
+        leave the file out (a script on its own) and it defines a function
+        that builds a loader."""
+        if os.path.abspath(self._path) in self._summaries.paths or not self._source:
+            return None
+        from torchlint.data.apidata import loader_words
+
+        if not any(word in self._source for word in loader_words()):
+            return None
+        from torchlint.analysis.imports import parse_quietly
+        from torchlint.analysis.summaries import link, summarize_tree
+
+        tree = self._tree if isinstance(self._tree, ast.Module) else parse_quietly(
+            self._source.encode("utf-8", "surrogatepass"))
+        if tree is None:
+            return None
+        try:
+            summary = summarize_tree(tree, self._module, Path(self._path).stem == "__init__")
+        except RecursionError:
+            return None
+        return link([summary]) if summary.loaders else None
+
+    @cached_property
+    def _loader_words(self) -> FrozenSet[str]:
+        """The last parts of the names of functions that build a loader."""
+        found = {name.rsplit(".", 1)[-1] for name in self._summaries.loaders}
+        if self._local is not None:
+            found.update(name.rsplit(".", 1)[-1] for name in self._local.loaders)
+        return frozenset(found)
+
+    def _local_loader(self, call: cst.Call, local: Summaries) -> Optional[Tuple[BuiltLoader, Target]]:
+        func = call.func
+        name: Optional[str] = None
+        bound = False
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION and bindings[0].scope is not None \
+                    and bindings[0].scope.kind is ScopeKind.MODULE:
+                name = f"{self._module}.{func.value}"
+        elif isinstance(func, cst.Attribute):
+            makers = self._instances().makers(func.value)
+            classes = {maker.local.name.value for maker in makers or () if maker.local is not None}
+            if makers and len(classes) == 1 and all(maker.local is not None for maker in makers):
+                name, bound = f"{self._module}.{classes.pop()}.{func.attr.value}", True
+        if name is None:
+            return None
+        summary = local.of(name)
+        built = local.loader_of(name)
+        return (built, Target(summary, bound)) if built is not None and summary is not None else None
 
     # -- resolving ---------------------------------------------------------------------
 

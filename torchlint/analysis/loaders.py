@@ -28,7 +28,8 @@ from torchlint.analysis.names import ImportTable
 from torchlint.source.tree import children
 
 if TYPE_CHECKING:
-    from torchlint.analysis.callees import Callees
+    from torchlint.analysis.callees import Callees, Target
+    from torchlint.analysis.summaries import BuiltLoader
     from torchlint.analysis.flow import Flow
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -106,6 +107,105 @@ class LoaderLoop:
     file's calls of its function (an epoch loop)."""
 
 
+@dataclass(frozen=True)
+class LoaderKeyword:
+    """What one keyword of a loader built by a project function is, seen
+    from a call of that function (:class:`WrappedLoader`)."""
+
+    known: bool
+    """False: the value cannot be known here (an expression inside the
+    function, a ``**`` at the call, keywords the function does not show)."""
+    value: Optional[cst.BaseExpression] = None
+    """The value the loader gets: the call's argument, or a literal written
+    in the function (a default included); None with :attr:`known`: not
+    passed at all, so the loader's default."""
+    at_call: bool = False
+    """The call decides it: an argument of the call, a parameter's default
+    the call leaves, or a keyword the call could pass through ``**kwargs``."""
+    argument: Optional[cst.BaseExpression] = None
+    """The call's own argument that carries it, when it passes one."""
+    settable: Optional[str] = None
+    """The keyword the call may add to set it (a parameter whose default is
+    used, or the loader's keyword itself through ``**kwargs``); None when
+    the call cannot set it."""
+
+
+_UNKNOWN = LoaderKeyword(False)
+
+
+class WrappedLoader:
+    """A call of a project function (or method), in this file or another
+    module, that builds and returns a loader: ``get_dataloader(train_ds, 32,
+    shuffle=True)`` where ``get_dataloader`` returns ``DataLoader(ds,
+    batch_size=batch_size, **kwargs)``.  Its keywords are what the function
+    writes, with the call's arguments put in for the parameters and the
+    ``**kwargs`` it passes on."""
+
+    def __init__(self, call: cst.Call, built: "BuiltLoader", target: "Target") -> None:
+        self.call = call
+        self.built = built
+        self.function = built.qualified
+        """The function that builds the loader (its dotted name)."""
+        self.loader = built.loader
+        """The loader class."""
+        self._target = target
+        self._passed: Dict[str, cst.BaseExpression] = {}
+        self._extra: Dict[str, cst.BaseExpression] = {}
+        from torchlint.analysis.callees import arguments
+
+        for position, keyword, value in arguments(call):
+            parameter = target.parameter(position, keyword)
+            if parameter is not None:
+                self._passed[parameter] = value
+            elif keyword is not None:
+                self._extra[keyword] = value
+        self._unpacks = any(arg.star for arg in call.args)
+
+    @property
+    def name(self) -> str:
+        """The function's own name (``get_dataloader``)."""
+        return self.function.rsplit(".", 1)[-1]
+
+    def keyword(self, keyword: str) -> LoaderKeyword:
+        """What the loader gets as ``keyword`` from this call."""
+        spec = dict(self.built.arguments).get(keyword)
+        if spec is not None:
+            return self._spec(spec)
+        summary = self._target.summary
+        if self.built.forwards is not None and not self.built.open_keywords:
+            if keyword in self._extra:
+                given = self._extra[keyword]
+                return LoaderKeyword(True, given, True, given)
+            if self._unpacks:
+                return _UNKNOWN
+            if keyword in summary.parameters or keyword in summary.keyword_only:
+                return LoaderKeyword(True)  # a parameter of that name takes it: the function decides
+            return LoaderKeyword(True, None, True, settable=keyword)
+        if self.built.open_keywords or self.built.forwards is not None:
+            return _UNKNOWN
+        return LoaderKeyword(True)  # not passed, whatever the caller does
+
+    def _spec(self, spec: str) -> LoaderKeyword:
+        kind, _, text = spec.partition(":")
+        if kind == "lit":
+            return LoaderKeyword(True, _literal(text))
+        if kind != "param":
+            return _UNKNOWN
+        given = self._passed.get(text)
+        if given is not None:
+            return LoaderKeyword(True, given, True, given)
+        if self._unpacks:
+            return _UNKNOWN
+        default = dict(self.built.defaults).get(text)
+        if default is None or not default.startswith("lit:"):
+            return _UNKNOWN
+        return LoaderKeyword(True, _literal(default[4:]), True, settable=text)
+
+
+def _literal(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
 def _is_builtin(func: cst.BaseExpression, scopes: Scopes, names: FrozenSet[str]) -> bool:
     return isinstance(func, cst.Name) and func.value in names and not scopes.resolve(func)
 
@@ -141,6 +241,7 @@ class Loaders:
         self.cuda_sign: Optional[cst.CSTNode] = None
         """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
+        self._wrapped: Dict[cst.Call, Optional[WrappedLoader]] = {}
         self._held: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
@@ -168,8 +269,8 @@ class Loaders:
             qualified = self._names.call_name(call)
             if loader_class(qualified):
                 self._constructors.append(call)
-                if loops:
-                    self._in_loop.add(call)
+            if loops:
+                self._in_loop.add(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
                 self.cuda_sign = self.cuda_sign or node
                 self.uses_cuda = True
@@ -204,6 +305,42 @@ class Loaders:
         return (numbers[-1] - (numbers[0] if len(numbers) == 2 else 0)) <= 1
 
     # -- questions --------------------------------------------------------------------
+
+    def wrapped(self, call: cst.Call) -> Optional[WrappedLoader]:
+        """``call`` runs a project function (or method) that builds and returns
+        a loader, wherever it is defined: the loader with the keywords this
+        call gives it (None: not such a call, or not known)."""
+        if call in self._wrapped:
+            return self._wrapped[call]
+        found: Optional[WrappedLoader] = None
+        if self._callees is not None and not loader_class(self._names.call_name(call)):
+            built = self._callees.built_loader(call)
+            if built is not None:
+                found = WrappedLoader(call, built[0], built[1])
+        self._wrapped[call] = found
+        return found
+
+    def decided(self, loaders: FrozenSet[cst.Call]) -> FrozenSet[cst.Call]:
+        """``loaders`` without the ``DataLoader(...)`` calls inside a function
+        of this file whose call is among them too: the call says what that
+        loader gets there (its parameters filled in), the constructor alone
+        does not."""
+        inside = set()
+        for call in loaders:
+            if self.wrapped(call) is not None:
+                function = self._training.local_function(call)
+                if function is not None:
+                    inside.add(function)
+        if not inside:
+            return loaders
+        return frozenset(call for call in loaders if self._function_of.get(call) not in inside)
+
+    @property
+    def wrapped_calls(self) -> Tuple[WrappedLoader, ...]:
+        """Every call of the file that builds a loader through a project
+        function (:meth:`wrapped`), in source order."""
+        found = (self.wrapped(call) for call in self._calls)
+        return tuple(wrapped for wrapped in found if wrapped is not None)
 
     @property
     def constructors(self) -> Tuple[cst.Call, ...]:
@@ -389,8 +526,10 @@ class Loaders:
     # -- where values come from ----------------------------------------------------------
 
     def origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
-        """The ``DataLoader(...)`` calls of this file ``expr`` may hold."""
-        return frozenset(call for call in self._held_of(expr, 0) if loader_class(self._names.call_name(call)))
+        """The ``DataLoader(...)`` calls of this file ``expr`` may hold, and the
+        calls of project functions that build one (:meth:`wrapped`)."""
+        return frozenset(call for call in self._held_of(expr, 0)
+                         if loader_class(self._names.call_name(call)) or self.wrapped(call) is not None)
 
     def held(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The calls of this file whose result ``expr`` may hold: through
@@ -419,7 +558,8 @@ class Loaders:
                 return self._held_of(expr.args[0].value, depth + 1)  # an iterator over the loader
             function = self._training.local_function(expr)
             if function is not None:
-                return self._union(self._returns(function), depth)
+                found = self._union(self._returns(function), depth)
+                return found | {expr} if self.wrapped(expr) is not None else found
             return frozenset({expr})
         if isinstance(expr, cst.IfExp):
             return self._union([expr.body, expr.orelse], depth)
@@ -697,4 +837,7 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-__all__ = ["BatchMove", "DATALOADER", "HandedMove", "LoaderLoop", "LoaderPass", "Loaders", "loader_class"]
+__all__ = [
+    "BatchMove", "DATALOADER", "HandedMove", "LoaderKeyword", "LoaderLoop", "LoaderPass", "Loaders", "WrappedLoader",
+    "loader_class",
+]

@@ -36,10 +36,11 @@ from torchlint.analysis.imports import (
 )
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.source.tree import python_literal_bool
-from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, wrappers
+from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_signature, wrappers
+from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-2"
+_FORMAT = b"callable-summaries-3"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -124,6 +125,9 @@ class Function:
     """Parameters whose items (a loop's batches, or parts of them) it copies to a device."""
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies (or a part of) to a device (``x.cuda()``)."""
+    forwards: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it calls (``self.policy(x)``,
+    ``self.policy.forward(x)``) with gradients on (outside ``no_grad``)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,38 @@ class WrappedLayer:
         return found
 
 
+UNKNOWN = "?"
+"""A loader keyword's value the summary cannot know."""
+
+
+@dataclass(frozen=True)
+class BuiltLoader:
+    """A function (or method) every ``return`` of which builds a loader:
+    ``return DataLoader(ds, batch_size=bs, **kwargs)``, or a local assigned
+    once from such a call and returned.  A caller's call of it is that
+    loader, with the keywords its arguments decide."""
+
+    qualified: str
+    """The function."""
+    loader: str
+    """The loader class (``torch.utils.data.DataLoader``)."""
+    arguments: Tuple[Tuple[str, str], ...] = ()
+    """What the loader gets, by its keyword (positions mapped to names):
+    ``param:<name>`` (one of the function's parameters, passed on),
+    ``lit:<source>`` (a literal number, ``True``/``False``/``None``), or
+    :data:`UNKNOWN`; a ``**`` of a dict display or ``dict(...)`` assigned
+    once and never changed counts as its keywords."""
+    defaults: Tuple[Tuple[str, str], ...] = ()
+    """The function's parameters whose default is a literal: ``lit:<source>``."""
+    forwards: Optional[str] = None
+    """The function's ``**`` parameter, passed on whole to the loader as
+    ``**<name>`` and used for nothing else: a caller's extra keywords reach
+    the loader."""
+    open_keywords: bool = False
+    """The loader also gets a ``*``/``**`` whose contents are not known:
+    keywords not in :attr:`arguments` may be passed too."""
+
+
 @dataclass(frozen=True)
 class FileSummary:
     """The facts of one file: its functions, its classes' bases, and the
@@ -173,6 +209,8 @@ class FileSummary:
     layers: Tuple[WrappedLayer, ...] = ()
     attributes: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
     """For each class: ``self.<attr>`` set once, in ``__init__``, to one of its parameters (attr -> parameter)."""
+    loaders: Tuple[BuiltLoader, ...] = ()
+    """The functions and methods that build and return a loader."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -206,6 +244,10 @@ class Summary:
     """Parameters whose items it copies to a device, itself or through its callees."""
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies to a device, itself or through its callees."""
+    forwards: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it calls itself with
+    gradients on (``self.policy(obs)``): a module's forward pass, when the
+    attribute is a module."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -260,6 +302,8 @@ class Summaries:
     """The module name of each summarised file, by absolute path."""
     attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Each project class's ``self.<attr>`` that ``__init__`` sets to one of its parameters."""
+    loaders: Mapping[str, BuiltLoader] = field(default_factory=dict)
+    """The project's functions and methods that build and return a loader, by qualified name."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -313,7 +357,16 @@ class Summaries:
             digest.update(f"{self.layers[name]!r}\n".encode())
         for name in sorted(self.attributes):
             digest.update(f"{name}\0{sorted(self.attributes[name].items())!r}\n".encode())
+        for name in sorted(self.loaders):
+            digest.update(f"{self.loaders[name]!r}\n".encode())
         return digest.hexdigest()
+
+    def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
+        """The loader a call of the project function or method ``qualified``
+        builds (a method found through its class's bases); None when it
+        builds none, or nothing is known."""
+        summary = self.of(qualified)
+        return self.loaders.get(summary.qualified) if summary is not None and not summary.wrapper else None
 
     def init_parameter(self, qualified: str, attribute: str) -> Optional[str]:
         """The ``__init__`` parameter a class (or its first base that sets it)
@@ -405,6 +458,14 @@ def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> F
     return found
 
 
+def loading_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
+    """The names of the project's functions and methods that build and
+    return a loader (a pre-check's test for ``get_dataloader(...)``)."""
+    if summaries is None:
+        return frozenset()
+    return frozenset(name.rsplit(".", 1)[-1] for name in summaries.loaders)
+
+
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     """Words a file must mention to call a project function that copies
     data to a device (its name, or its class's): a pre-check's test."""
@@ -479,6 +540,7 @@ class _FunctionScan:
         """Local names holding a part of a parameter (``x, y = batch``)."""
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
+        self.forwards: Set[str] = set()
         self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
@@ -487,7 +549,7 @@ class _FunctionScan:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
-                        frozenset(self.moves_items), frozenset(self.moves))
+                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -783,6 +845,11 @@ class _FunctionScan:
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
         func = node.func
         self.move(node)
+        if self.instance is not None and not (disabled or self.disabled) and isinstance(func, ast.Attribute):
+            held = func.value if func.attr == "forward" else func
+            if (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)
+                    and held.value.id == self.instance and held.attr not in self.reader.methods.get(self.owner or "", ())):
+                self.forwards.add(held.attr)
         target = resolve(func, self.reader.imports, {})
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
@@ -911,6 +978,11 @@ class _FileReader:
             if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+        self.methods = {
+            s.name: frozenset(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            for s in tree.body if isinstance(s, ast.ClassDef)
+        }
+        """Each class's own methods (``self.m(...)`` calls one, not an attribute)."""
         self.attributes: Dict[str, Dict[str, Optional[str]]] = {}
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
@@ -969,9 +1041,14 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     bases: List[Tuple[str, Tuple[str, ...]]] = []
     layers: List[WrappedLayer] = []
     attributes: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
+    loaders: Dict[str, BuiltLoader] = {}
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
+            built = _built_loader(reader, statement, f"{module}.{statement.name}")
+            loaders.pop(f"{module}.{statement.name}", None)
+            if built is not None:
+                loaders[built.qualified] = built
         elif isinstance(statement, ast.ClassDef):
             qualified = f"{module}.{statement.name}"
             resolved = tuple(b for b in (resolve(base, reader.imports, reader.local) for base in statement.bases)
@@ -980,6 +1057,10 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
             for member in statement.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append(_scan(reader, member, f"{qualified}.{member.name}", statement.name))
+                    built = _built_loader(reader, member, f"{qualified}.{member.name}")
+                    loaders.pop(f"{qualified}.{member.name}", None)  # the last def of a name is the one that counts
+                    if built is not None:
+                        loaders[built.qualified] = built
             wrapped = _wrapped_layer(statement, qualified, reader)
             if wrapped is not None:
                 layers.append(wrapped)
@@ -991,7 +1072,8 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
-    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes))
+    return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
+                       tuple(loaders[name] for name in sorted(loaders)))
 
 
 def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
@@ -1125,6 +1207,124 @@ def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Option
     return scan.function()
 
 
+_NEWEST_TORCH = TorchVersion(99, 0)
+"""Positions mapped to a loader's keywords as the newest torch takes them
+(``DataLoader``'s first positions have not moved since 1.0)."""
+
+
+def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Optional[BuiltLoader]:
+    """The loader every ``return`` of ``node`` builds (see :class:`BuiltLoader`);
+    None when a return gives anything else, two returns build it differently,
+    or the function yields."""
+    returns = [child for child in _own_nodes(node.body) if isinstance(child, ast.Return)]
+    if not returns:
+        return None
+    assigned, yields, _derived = _single_assignments(node.body)
+    if yields:
+        return None
+    args = node.args
+    parameters = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    loads: Dict[str, int] = {}
+    for child in _own_nodes(node.body):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            loads[child.id] = loads.get(child.id, 0) + 1
+    found: Optional[BuiltLoader] = None
+    for statement in returns:
+        value = statement.value
+        if isinstance(value, ast.Name) and value.id not in parameters and assigned.get(value.id) is not None:
+            value = assigned[value.id]
+        if not isinstance(value, ast.Call):
+            return None
+        loader = resolve(value.func, reader.imports, reader.local)
+        if loader is None or loader_signature(loader) is None:
+            return None
+        built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
+        if found is not None and built != found:
+            return None
+        found = built
+    return found
+
+
+def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified: str,
+                     assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                     loads: Mapping[str, int]) -> BuiltLoader:
+    signature = loader_signature(loader)
+    assert signature is not None
+    positional = signature.positional_names(_NEWEST_TORCH)
+
+    def how(value: ast.expr) -> str:
+        if isinstance(value, ast.Name) and value.id in parameters and value.id not in assigned:
+            return f"param:{value.id}"
+        return _literal_text(value) or UNKNOWN
+
+    arguments: Dict[str, str] = {}
+    open_keywords = False
+    forwards: Optional[str] = None
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred) or position >= len(positional):
+            open_keywords = True
+            break
+        arguments[positional[position]] = how(argument)
+    kwarg = node.args.kwarg.arg if node.args.kwarg is not None else None
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            arguments[keyword.arg] = how(keyword.value)
+            continue
+        splat = keyword.value
+        if isinstance(splat, ast.Name) and splat.id == kwarg and kwarg not in assigned and loads.get(kwarg) == 1:
+            forwards = kwarg  # the caller's extra keywords, untouched
+            continue
+        pairs = _dict_pairs(splat, assigned, parameters, loads)
+        if pairs is None:
+            open_keywords = True
+            continue
+        for name, value in pairs:
+            arguments[name] = how(value)
+    defaults: List[Tuple[str, str]] = []
+    ordered = [*node.args.posonlyargs, *node.args.args]
+    for parameter, default in zip(ordered[len(ordered) - len(node.args.defaults):], node.args.defaults):
+        text = _literal_text(default)
+        if text is not None:
+            defaults.append((parameter.arg, text))
+    for parameter, given in zip(node.args.kwonlyargs, node.args.kw_defaults):
+        text = _literal_text(given) if given is not None else None
+        if text is not None:
+            defaults.append((parameter.arg, text))
+    return BuiltLoader(qualified, loader, tuple(sorted(arguments.items())), tuple(sorted(defaults)), forwards,
+                       open_keywords)
+
+
+def _literal_text(value: ast.expr) -> Optional[str]:
+    """``lit:<source>`` for a number, ``True``/``False``/``None`` (a negative number too)."""
+    inner = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) else value
+    if isinstance(inner, ast.Constant) and (inner.value is None or isinstance(inner.value, (bool, int, float))):
+        return f"lit:{ast.unparse(value)}"
+    return None
+
+
+def _dict_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr]]]:
+    """The keys and values of a ``**`` of a dict display or ``dict(k=v)``, or
+    of a local assigned one once and read only here; None otherwise."""
+    if isinstance(splat, ast.Name):
+        value = assigned.get(splat.id)
+        if splat.id in parameters or value is None or loads.get(splat.id) != 1:
+            return None
+        splat = value
+    if isinstance(splat, ast.Dict):
+        pairs: List[Tuple[str, ast.expr]] = []
+        for key, item in zip(splat.keys, splat.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return None
+            pairs.append((key.value, item))
+        return pairs
+    if (isinstance(splat, ast.Call) and isinstance(splat.func, ast.Name) and splat.func.id == "dict"
+            and splat.func.id not in assigned and splat.func.id not in parameters and not splat.args
+            and all(k.arg is not None for k in splat.keywords)):
+        return [(k.arg, k.value) for k in splat.keywords if k.arg is not None]
+    return None
+
+
 # -- stored in the run's cache ----------------------------------------------------------------
 
 
@@ -1135,6 +1335,8 @@ def _to_json(summary: FileSummary) -> Any:
                     list(w.positional), [list(d) for d in w.defaults], w.open_keywords] for w in summary.layers],
         "bases": [[name, list(bases)] for name, bases in summary.bases],
         "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
+        "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
+                     b.open_keywords] for b in summary.loaders],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1144,7 +1346,7 @@ def _to_json(summary: FileSummary) -> Any:
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
-            [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)],
+            [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
         ] for f in summary.functions],
     }
 
@@ -1179,9 +1381,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats) and isinstance(method, bool)):
+                           *repeats, *forwards) and isinstance(method, bool)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard in returns:
@@ -1205,7 +1407,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -1213,7 +1415,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                 return None
             layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
                                        tuple(positional), _pairs(defaults), open_keywords))
-        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes)
+        loaders = []
+        for qualified, loader, arguments, defaults, forwards, open_keywords in data["loaders"]:
+            if not (all_of(str, qualified, loader) and _optional(str, forwards) and isinstance(open_keywords, bool)):
+                return None
+            loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords))
+        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1252,16 +1459,18 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     bases: Dict[str, Tuple[str, ...]] = {}
     layers: Dict[str, WrappedLayer] = {}
     attributes: Dict[str, Mapping[str, str]] = {}
+    loaders: Dict[str, BuiltLoader] = {}
     for summary in files:
         for function in summary.functions:
             written[function.qualified] = function
         bases.update(summary.bases)
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
+        loaders.update((built.qualified, built) for built in summary.loaders)
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
-                      moves_items=f.moves_items, moves=f.moves)
+                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -1285,7 +1494,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes)
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders)
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
@@ -1362,7 +1571,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     returns.append(found)
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
-                   repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves))
+                   repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
+                   forwards=current.forwards)
 
 
 def _mapped(device: str, call: Call, target: Summary, caller: Function) -> str:
