@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.loaders import Loaders
     from torchlint.analysis.index import ProjectIndex
     from torchlint.analysis.scopes import Scopes
+    from torchlint.analysis.summaries import FileSummary
     from torchlint.analysis.training import Training
     from torchlint.analysis.values import Values
     from torchlint.analysis.workload import Workload
@@ -145,7 +146,43 @@ class Facts:
         from torchlint.analysis.callees import Callees
 
         return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path,
-                       self.source if self.source is not None else self.module.code, self.python_tree)
+                       self.source if self.source is not None else self.module.code, lambda: self.own_summary)
+
+    @cached_property
+    def python_module(self) -> "Optional[ast.Module]":
+        """CPython's tree of the same text: the pre-check's when it made one,
+        else parsed here once (None where CPython refuses the text)."""
+        import ast
+
+        if isinstance(self.python_tree, ast.Module):
+            return self.python_tree
+        from torchlint.analysis.imports import parse_quietly
+
+        text = self.source if self.source is not None else self.module.code
+        return parse_quietly(text.encode("utf-8", "surrogatepass"))
+
+    @cached_property
+    def own_summary(self) -> "Optional[FileSummary]":
+        """What this file's functions and classes do, summarised from its own
+        text (the same summary the project index makes of it): for a script
+        the index leaves out, and for the file's own wrapper classes.  Built
+        on first use, once for every fact that asks."""
+        tree = self.python_module
+        if tree is None:
+            return None
+        import os
+        from pathlib import Path
+
+        from torchlint.analysis.imports import module_name
+        from torchlint.analysis.summaries import summarize_tree
+
+        summaries = self.project.summaries
+        known = summaries.paths.get(os.path.abspath(self.path)) if summaries is not None else None
+        module = known if known is not None else module_name(Path(self.path))
+        try:
+            return summarize_tree(tree, module, Path(self.path).stem == "__init__")
+        except RecursionError:
+            return None
 
     @cached_property
     def instances(self) -> "Instances":
@@ -161,20 +198,10 @@ class Facts:
         """What the file's calls build as layers (a project's wrapper classes
         included, across files), what its containers and module classes hold,
         and how their methods use what they hold."""
-        import ast
-
         from torchlint.analysis.composition import Composition
 
-        def tree() -> "Optional[ast.Module]":
-            if isinstance(self.python_tree, ast.Module):
-                return self.python_tree
-            try:
-                return ast.parse(self.source if self.source is not None else self.module.code)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None
-
         return Composition(self.names, self.scopes, lambda expr: self.instances.absolute_name(expr), self.project,
-                           tree)
+                           lambda: self.own_summary)
 
     @cached_property
     def frameworks(self) -> "FrameworkFacts":

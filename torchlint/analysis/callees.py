@@ -13,7 +13,6 @@ is unknown, and unknown calls change no fact.
 
 from __future__ import annotations
 
-import ast
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
-from torchlint.analysis.summaries import EMPTY_SUMMARIES, BuiltLoader, Summaries, Summary
+from torchlint.analysis.summaries import EMPTY_SUMMARIES, BuiltLoader, FileSummary, Summaries, Summary, link
 from torchlint.analysis.values import literal_bool
 
 if TYPE_CHECKING:
@@ -72,10 +71,11 @@ class Callees:
     """Calls of one file matched to what they run (answers cached per call)."""
 
     def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
-                 summaries: Optional[Summaries], path: str, source: str = "", tree: "Optional[ast.AST]" = None) -> None:
+                 summaries: Optional[Summaries], path: str, source: str = "",
+                 own_summary: "Callable[[], Optional[FileSummary]]" = lambda: None) -> None:
         self._source = source
-        self._tree = tree
-        """The file's CPython tree when the pre-check parsed it (read, not parsed again, for its own summary)."""
+        self._own_summary = own_summary
+        """The file's own summary (``Facts.own_summary``: made once per file, shared with the composition fact)."""
         self._scopes = scopes
         self._names = names
         self._instances = instances
@@ -311,18 +311,8 @@ class Callees:
 
         if not any(word in self._source for word in loader_words()):
             return None
-        from torchlint.analysis.imports import parse_quietly
-        from torchlint.analysis.summaries import link, summarize_tree
-
-        tree = self._tree if isinstance(self._tree, ast.Module) else parse_quietly(
-            self._source.encode("utf-8", "surrogatepass"))
-        if tree is None:
-            return None
-        try:
-            summary = summarize_tree(tree, self._module, Path(self._path).stem == "__init__")
-        except RecursionError:
-            return None
-        return link([summary]) if summary.loaders else None
+        summary = self._own_summary()
+        return link([summary]) if summary is not None and summary.loaders else None
 
     @cached_property
     def _loader_words(self) -> FrozenSet[str]:

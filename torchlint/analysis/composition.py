@@ -13,7 +13,6 @@ linked across files), or from this file's own classes.
 
 from __future__ import annotations
 
-import ast
 import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -24,7 +23,7 @@ from torchlint.data import apidata
 from torchlint.data.apidata import CheckMethod, Parameter, Signature
 from torchlint.analysis.names import ImportTable, dotted
 from torchlint.analysis.scopes import Binding, BindingKind, Scopes
-from torchlint.analysis.summaries import WrappedLayer, summarize_tree
+from torchlint.analysis.summaries import FileSummary, WrappedLayer
 from torchlint.source.tree import walk
 
 if TYPE_CHECKING:
@@ -163,12 +162,12 @@ class Composition:
     """The file's layers and what its module classes hold (built per class on first use)."""
 
     def __init__(self, names: ImportTable, scopes: Scopes, absolute_name: Callable[[cst.BaseExpression], Optional[str]],
-                 project: "ProjectIndex", python_tree: Callable[[], Optional[ast.Module]]) -> None:
+                 project: "ProjectIndex", own_summary: Callable[[], Optional[FileSummary]]) -> None:
         self.names = names
         self.scopes = scopes
         self._absolute_name = absolute_name
         self._project = project
-        self._python_tree = python_tree
+        self._own_summary = own_summary
         self._local: Optional[Dict[str, WrappedLayer]] = None
         self._members: Dict[int, Dict[str, Member]] = {}
 
@@ -237,8 +236,8 @@ class Composition:
     def _local_layers(self) -> Dict[str, WrappedLayer]:
         """This file's module classes that wrap one layer, by class name."""
         if self._local is None:
-            tree = self._python_tree()
-            found = summarize_tree(tree, "", False).layers if tree is not None else ()
+            summary = self._own_summary()
+            found = summary.layers if summary is not None else ()
             self._local = {wrapped.qualified.rsplit(".", 1)[-1]: wrapped for wrapped in found}
         return self._local
 

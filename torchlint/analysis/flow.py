@@ -34,7 +34,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 
 import libcst as cst
 
-from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
+from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes, every_parameter
 from torchlint.source.tree import children, dotted, literal_bool, literal_constant
 
 _READ_ONLY_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index"})
@@ -290,7 +290,7 @@ class _FunctionFlow:
             for decorator in definition.decorators:
                 self._expression(decorator.decorator, state, decorator)
             if isinstance(definition, cst.FunctionDef):
-                for param in _parameters(definition.params):
+                for param in every_parameter(definition.params):
                     if param.default is not None:
                         self._expression(param.default, state, param)
             else:
@@ -517,14 +517,6 @@ def _leaves(target: cst.BaseExpression) -> List[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [leaf for element in target.elements for leaf in _leaves(element.value)]
     return [target]
-
-
-def _parameters(params: cst.Parameters) -> List[cst.Param]:
-    found = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.append(star)
-    return found
 
 
 def _pattern_names(pattern: cst.MatchPattern) -> List[cst.Name]:

@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.analysis.imports import absolute_import
 from torchlint.analysis.index import EMPTY, ProjectIndex
-from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes
+from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes, every_parameter
 from torchlint.source.tree import dotted
 from torchlint.analysis.canonical import canonical as canonical
 
@@ -79,11 +79,7 @@ class ImportTable:
         """Enter a function (not part of the module) whose parameters hide
         imported names."""
         scope = Scope(ScopeKind.FUNCTION, None, self.current_scope)
-        params = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-        for star in (parameters.star_arg, parameters.star_kwarg):
-            if isinstance(star, cst.Param):
-                params.append(star)
-        for param in params:
+        for param in every_parameter(parameters):
             scope.bindings.setdefault(param.name.value, []).append(
                 Binding(param.name.value, BindingKind.PARAMETER, param, value=param.default, scope=scope)
             )

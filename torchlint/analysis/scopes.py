@@ -210,6 +210,15 @@ class Scopes:
             stack.extend(reversed(scope.children))
 
 
+def every_parameter(parameters: cst.Parameters) -> List[cst.Param]:
+    """A signature's parameters in order, ``*args`` and ``**kwargs`` included."""
+    found = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
+    for star in (parameters.star_arg, parameters.star_kwarg):
+        if isinstance(star, cst.Param):
+            found.append(star)
+    return found
+
+
 def _unpack(
     target: cst.BaseExpression, value: Optional[cst.BaseExpression], path: Optional[Tuple[int, ...]] = ()
 ) -> Iterator[Tuple[cst.Name, Optional[cst.BaseExpression], Optional[Tuple[int, ...]]]]:
@@ -362,24 +371,16 @@ class _Builder:
         self._parameters_inside(node.params, inner)
         self.walk(node.body, inner)
 
-    @staticmethod
-    def _params(parameters: cst.Parameters) -> List[cst.Param]:
-        found = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-        for star in (parameters.star_arg, parameters.star_kwarg):
-            if isinstance(star, cst.Param):
-                found.append(star)
-        return found
-
     def _parameters_outside(self, parameters: cst.Parameters, scope: Scope) -> None:
         """Defaults and annotations are evaluated where the def stands."""
-        for param in self._params(parameters):
+        for param in every_parameter(parameters):
             if param.default is not None:
                 self.walk(param.default, scope)
             if param.annotation is not None:
                 self.walk(param.annotation.annotation, scope)
 
     def _parameters_inside(self, parameters: cst.Parameters, scope: Scope) -> None:
-        for param in self._params(parameters):
+        for param in every_parameter(parameters):
             annotation = param.annotation.annotation if param.annotation is not None else None
             self._bind(scope, param.name, BindingKind.PARAMETER, param, value=param.default, annotation=annotation)
 

@@ -793,6 +793,15 @@ class _FrameworkEntry(_Entry):
             self.fail(f"framework {framework.value!r} has no [[framework]] entry")
         return framework
 
+    def owner(self, known: Mapping[Framework, FrameworkInfo],
+              roles: Set[Tuple[Framework, str]]) -> Tuple[Framework, str]:
+        """The framework and the ``[[class]]`` role an entry belongs to."""
+        framework = self.framework(known)
+        owner = self.text("owner", required=True)
+        if (framework, owner) not in roles:
+            self.fail(f"`owner` {owner!r} is not a [[class]] role of {framework.value}")
+        return framework, owner
+
 
 def _framework_info(entry: _FrameworkEntry) -> FrameworkInfo:
     info = FrameworkInfo(
@@ -829,10 +838,7 @@ def _framework_class(entry: _FrameworkEntry, known: Mapping[Framework, Framework
 
 def _constructor(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
                  roles: Set[Tuple[Framework, str]]) -> Constructor:
-    framework = entry.framework(known)
-    owner = entry.text("owner", required=True)
-    if (framework, owner) not in roles:
-        entry.fail(f"`owner` {owner!r} is not a [[class]] role of {framework.value}")
+    framework, owner = entry.owner(known, roles)
     found = Constructor(
         framework=framework, owner=owner, name=entry.text("name", required=True),
         values_from=entry.text("values_from", required=True), releases=entry.releases(),
@@ -908,10 +914,7 @@ def _behaviour(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo])
 
 def _hook(entry: _FrameworkEntry, known: Mapping[Framework, FrameworkInfo],
           roles: Set[Tuple[Framework, str]]) -> Hook:
-    framework = entry.framework(known)
-    owner = entry.text("owner", required=True)
-    if (framework, owner) not in roles:
-        entry.fail(f"`owner` {owner!r} is not a [[class]] role of {framework.value}")
+    framework, owner = entry.owner(known, roles)
     grad = entry.text("grad", required=True)
     if grad not in _HOOK_GRADS:
         entry.fail(f"`grad` must be one of {', '.join(_HOOK_GRADS)}, not {grad!r}")
