@@ -126,6 +126,16 @@ CHANGES: Tuple[Change, ...] = (
       why="workers draw the augmentation from their own seeds"),
     B("tl201-drop-last", "loader_trainer.py", "TL201",
       ("shuffle=True)", "shuffle=True, num_workers=2, drop_last=True)"), why="an extra argument"),
+    # A loader built through the script's own helper: the fix goes to the helper's call.
+    C("tl201-wrapper-call-fix", "wrapped_loaders.py", "TL201", fix=True),
+    C("tl201-user-wrapper-workers", "wrapped_loaders.py", "TL201",
+      ("make_loader(train_set, 8, shuffle=True)", "make_loader(train_set, 8, shuffle=True, num_workers=2)")),
+    B("tl201-wrapper-shuffle-dropped", "wrapped_loaders.py", "TL201",
+      ("make_loader(train_set, 8, shuffle=True)", "make_loader(train_set, 8, num_workers=2)"),
+      why="an argument of the helper's call replaced"),
+    B("tl201-wrapper-batch-size", "wrapped_loaders.py", "TL201",
+      ("make_loader(train_set, 8, shuffle=True)", "make_loader(train_set, 4, shuffle=True, num_workers=4)"),
+      why="the helper's positional batch size edited with the fix"),
     # -- TL202 dataloader-without-pin-memory -------------------------------------------------------
     C("tl202-fix", "persistent_epochs.py", "TL202", fix=True),
     C("tl202-user-conditional", "persistent_epochs.py", "TL202",
@@ -144,6 +154,10 @@ CHANGES: Tuple[Change, ...] = (
     B("tl203-batch-size", "persistent_epochs.py", "TL203",
       ("batch_size=6, shuffle=True, num_workers=2)", "batch_size=5, shuffle=True, num_workers=2, persistent_workers=True)"),
       why="a neighbouring argument changed"),
+    C("tl203-wrapper-call-fix", "wrapped_loaders.py", "TL203", fix=True),
+    B("tl203-wrapper-drop-last", "wrapped_loaders.py", "TL203",
+      ("make_loader(val_set, 16, num_workers=2)", "make_loader(val_set, 16, num_workers=2, persistent_workers=True, drop_last=True)"),
+      why="an extra argument at the helper's call"),
     # -- TL301 eval-without-no-grad ------------------------------------------------------------------
     C("tl301-fix", "eval_trainer.py", "TL301", fix=True),
     C("tl301-user-with-block", "eval_trainer.py", "TL301",
