@@ -291,7 +291,9 @@ class TensorCreatedThenMoved(Rule):
     constructor (`nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`, `nn.LSTM`, ...)
     whose result is sent to a device in the same expression with `.cuda()`
     or `.to(<device>)`, possibly after shape-only calls such as `.view()` or
-    `.unsqueeze()` (or `.repeat()`), indexing that only adds axes (`[None, ...]`, `[:, None]`),
+    `.unsqueeze()` (or `.repeat()`; not `.expand()`, whose result is a view that a copy to
+    the device makes dense, so building the factory there would change what the code gets),
+    indexing that only adds axes (`[None, ...]`, `[:, None]`),
     fills such as `.fill_(0)`, dtype casts such as `.float()`, or a
     `torch.autograd.Variable(...)` wrapper.  Callees are resolved through
     the file's imports, aliases included (`import torch as t`).
