@@ -167,9 +167,9 @@ def test_import_statements_of_unclosed_parentheses_are_found_in_linear_time() ->
     from torchlint.analysis.imports import import_statements as _import_statements
 
     text = b"from m import (\n" * 40_000 + b"import torch\n"
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine must not fail it
     found = _import_statements(text)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert len(found) == 40_001 and found[-1] == b"import torch"
 
 
@@ -179,9 +179,9 @@ def test_class_headers_without_a_closing_parenthesis_are_searched_in_linear_time
 
     (tmp_path / "many.py").write_bytes(b"class A(\n" * 20_000)
     (tmp_path / "wrap.py").write_bytes(b"import torch\nclass Wrap(torch.nn.DataParallel):\n    pass\n")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine must not fail it
     index = build_hierarchy([tmp_path / "many.py", tmp_path / "wrap.py"], ["torch.nn.DataParallel"])
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert index.derives_from("wrap.Wrap", "torch.nn.DataParallel")
 
 

@@ -41,9 +41,9 @@ def test_own_line_suppression_comments_cost_linear_time(tmp_path: Path) -> None:
     each looked for the next command from its own line to the end of the script."""
     text = "#!/bin/bash\n#SBATCH --gres=gpu:2\n" + "# torchlint: ignore[TL903]\n" * 20_000
     text += "python -m torch.distributed.launch --nproc_per_node=2 train.py\n"
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine must not fail it
     found = lint_job_script(text, "job.sh", _config("TL903"), tmp_path / "job.sh")
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert found == []  # the comment right above the launch still silences it
 
 
@@ -59,9 +59,9 @@ def test_variable_expansion_is_bounded(tmp_path: Path) -> None:
     """A 387-byte script doubling `A=$A$A` 40 times grew to 2.6 GB."""
     text = "#!/bin/bash\n#SBATCH --gres=gpu:2\nA=xxxxxxxxxx\n" + "A=$A$A\n" * 40 + "python $A.py\ncd $A\npython train.py\n"
     (tmp_path / "train.py").write_text("import torch\n")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine must not fail it
     job = parse_job_script(text, tmp_path / "job.sh")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     # The huge value is unknown: the launch that uses it has no known file, and neither has
     # the launch after a `cd` to it.
     assert [launch.target for launch in job.launches] == [None, None]
