@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
+from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
@@ -88,6 +88,17 @@ class DataLoaderWithoutPinMemory(Rule):
       requirement, else the newest).  Its default is `True`; arguments that
       keep the Trainer off CUDA (`use_cpu`, `no_cuda`, `use_mps_device`)
       are left alone.
+      Only arguments a Trainer reads are reported: those handed to a
+      Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
+      the file, directly, through the file's functions and classes, or stored
+      on `self` and passed later; those whose `dataloader_pin_memory` the file's own code
+      reads; and those that reach code the file does not show (another
+      module's or a library's function, a `return`, a module-level name) while
+      some file of the run names a Trainer class.  Arguments kept as a bag of
+      settings for a hand-written loop (only their other fields read, printed,
+      compared) are left alone, and so are arguments that reach unseen code
+      when no file of the run names any Trainer: a run over part of a project
+      that leaves out the Trainer's module stays quiet (precision first).
 
     ## Why is this bad?
     A batch collated by the loader sits in ordinary (pageable) host memory.
@@ -135,7 +146,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
     trigger_words = apidata.loader_words()
-    project_queries = (summaries(),)
+    project_queries = (summaries(), arguments_readers())
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -265,8 +276,8 @@ class DataLoaderWithoutPinMemory(Rule):
             return
         if literal_bool(given.value) is not False:
             return
-        if keeps_off_cuda(fact):
-            return  # the Trainer may not run on CUDA (use_cpu=True forces it off anyway)
+        if keeps_off_cuda(fact) or not self.facts.frameworks.arguments_read(fact, _HF_PIN):
+            return  # the Trainer may not run on CUDA, or no Trainer reads these arguments (use_cpu=True forces it off anyway)
         self.report(
             given,
             f"`{_HF_PIN}=False` makes the Trainer's loaders copy every batch to the GPU through a staging "
