@@ -37,6 +37,21 @@ class DataLoaderWithoutPinMemory(Rule):
     `batch["image"]`, or the batch wrapped in the legacy
     `torch.autograd.Variable`, which returns the tensor itself since torch
     0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.
+    A batch made of several tensors counts whole: its items and values
+    (`{k: v.cuda() for k, v in batch.items()}`, a `for k, v in
+    batch.items()` loop, `[t.to(device) for t in batch]`), a dict or list
+    built from it (`dict(zip(names, batch))`, or a function of the file
+    that returns one for its parameter, answered call by call), and a
+    helper of the project (this file or another module) that copies its
+    parameter or its parameter's items, values or elements, recursive ones
+    included (`def to_device(batch, device): return {k: v.to(device) for k,
+    v in batch.items()}`): what the helper's code does to its parameter,
+    never its name, decides (the summaries of the project's functions).  A
+    loader is followed through a generator of the file kept on `self`
+    (`self.valid_iter = cycle(self.valid_dl)`, then `next(self.valid_iter)`).
+    In a file whose Accelerate `Accelerator` places what it prepares on its
+    device (see below), a copy to a device known only at run time
+    (`batch.to(model.device)`) counts as a copy to that device.
 
     A `**` of a dictionary whose keys are known counts as its keywords
     (`kw = dict(num_workers=8); DataLoader(ds, **kw)`, the dict assigned
@@ -357,12 +372,15 @@ class DataLoaderWithoutPinMemory(Rule):
                     prepared.setdefault(loader, prepare)
         first_move: Dict[cst.Call, cst.Call] = {}
         handed: Dict[cst.Call, cst.Call] = {}
-        if loaders.uses_cuda:
+        # A file whose Accelerator places what it prepares runs on that device: a copy to a
+        # device known at run time there (`batch.to(model.device)`) is a copy to it.
+        on_device = loaders.uses_cuda or bool(self._prepares)
+        if on_device:
             for move in loaders.moves():
                 for loader in move.loaders:
                     first_move.setdefault(loader, move.call)
         for elsewhere in loaders.handed_moves():
-            if elsewhere.cuda or loaders.uses_cuda:
+            if elsewhere.cuda or on_device:
                 for loader in elsewhere.loaders:
                     handed.setdefault(loader, elsewhere.call)
         if not loaders.uses_cuda and not prepared and not handed:
