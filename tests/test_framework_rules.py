@@ -134,7 +134,7 @@ def test_lightning_gpus_argument_until_2_0(release: str, expected: int) -> None:
 
 @pytest.mark.parametrize("release, expected", [("4.19.0", 0), ("4.20.0", 1), ("5.24.0", 1)])
 def test_transformers_fp16_bf16_from_4_20(release: str, expected: int) -> None:
-    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out")\n'
+    source = 'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out")\nTrainer(model=model, args=args).train()\n'
     assert len(messages(source, "TL602", transformers=release)) == expected
 
 
@@ -148,23 +148,72 @@ def test_accelerate_mixed_precision_from_0_6(release: str, expected: int) -> Non
 
 @pytest.mark.parametrize("release, expected", [("4.8.2", 0), ("4.9.0", 1), ("5.24.0", 1)])
 def test_transformers_workers_known_from_4_9(release: str, expected: int) -> None:
-    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out")\n'
+    source = 'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out")\nTrainer(model=model, args=args).train()\n'
     assert len(messages(source, "TL201", transformers=release)) == expected
 
 
 def test_transformers_workers_fix_follows_the_num_workers_option() -> None:
-    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out", dataloader_num_workers=0)\n'
+    source = 'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out", dataloader_num_workers=0)\nTrainer(model=model, args=args).train()\n'
     settings = Settings(select=("TL201",), rule_options={"TL201": {"num-workers": "slurm"}})
     fixed = torchlint.fix_source(source, "train.py", settings, unsafe=True).source
-    assert fixed == ('import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments("out", '
-                     'dataloader_num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))\n')
+    assert fixed == ('import os\nfrom transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out", '
+                     'dataloader_num_workers=int(os.environ.get("SLURM_CPUS_PER_TASK", 4)))\n'
+                     'Trainer(model=model, args=args).train()\n')
+
+
+# -- Training arguments no Trainer reads (a bag of settings) ------------------------------------
+
+BAG = """
+from transformers import Trainer, TrainingArguments
+def helper(model, settings):
+    return settings.learning_rate
+class Holder:
+    def __init__(self, args):
+        self.args = args
+    def fit(self, model):
+        {holder}
+def main(model, build):
+    args = TrainingArguments("out"{extra})
+    {use}
+"""
+
+
+@pytest.mark.parametrize(("use", "holder", "expected"), [
+    # Handed to a Trainer: directly, through a function of the file, or stored on self and passed later.
+    ("Trainer(model=model, args=args)", "pass", 1),
+    ("Trainer(model, args)", "pass", 1),
+    ("trainer = Trainer(model=model, args=args if model else None)", "pass", 1),
+    ("Holder(args).fit(model)", "Trainer(model=model, args=self.args).train()", 1),
+    # Escapes to code the file does not show, while the file names a Trainer.
+    ("build(model, args)\n    Trainer", "pass", 1),
+    # Read only by the file's own code: quiet, though the file names a Trainer elsewhere.
+    ("print(args.learning_rate)\n    Trainer", "pass", 0),
+    ("helper(model, args)\n    Trainer", "pass", 0),
+    ("Holder(args).fit(model)\n    Trainer", "print(self.args.num_train_epochs)", 0),
+    ("if args is not None and not args.do_train:\n        print(f'{args}')\n    Trainer", "pass", 0),
+])
+def test_training_arguments_are_read_where_they_reach_a_trainer(use: str, holder: str, expected: int) -> None:
+    source = BAG.replace("{holder}", holder).replace("{use}", use)
+    for code in ("TL201", "TL602", "TL603", "TL404"):
+        assert len(messages(source.replace("{extra}", ""), code)) == expected, code
+    checkpointing = source.replace("{extra}", ", gradient_checkpointing=True, dataloader_pin_memory=False")
+    for code in ("TL705", "TL202"):
+        assert len(messages(checkpointing, code, transformers="4.57.6")) == expected, code
+
+
+def test_training_arguments_that_escape_without_any_trainer_are_quiet() -> None:
+    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out")\nlog(args)\n'
+    assert messages(source, "TL201") == [] and messages(source, "TL602") == []
+    # The loop reads the field the rule is about: its default reaches that loop.
+    reads = source + "loader = DataLoader(ds, num_workers=args.dataloader_num_workers)\n"
+    assert len(messages(reads, "TL201")) == 1 and messages(reads, "TL602") == []
 
 
 # -- TL202: pinned memory through the frameworks ------------------------------------------------
 
 @pytest.mark.parametrize("release, expected", [("4.8.2", 0), ("4.9.0", 1)])
 def test_transformers_pin_memory_known_from_4_9(release: str, expected: int) -> None:
-    source = 'from transformers import TrainingArguments\nargs = TrainingArguments("out", dataloader_pin_memory=False)\n'
+    source = 'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out", dataloader_pin_memory=False)\nTrainer(model=model, args=args).train()\n'
     assert len(messages(source, "TL202", transformers=release)) == expected
 
 
@@ -186,7 +235,7 @@ def test_a_loader_prepared_by_accelerate_needs_pinning_unless_placement_is_off()
 # -- TL705: Transformers' gradient checkpointing ------------------------------------------------
 
 HF_CHECKPOINTING = [
-    'from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
+    'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\nTrainer(model=model, args=args).train()\n',
     'import transformers\nmodel = transformers.AutoModel.from_pretrained("m")\nmodel.gradient_checkpointing_enable()\n',
 ]
 
@@ -204,7 +253,7 @@ def test_gradient_checkpointing_enable_needs_a_transformers_import() -> None:
 
 # -- TL603 / TL404: TF32 and compiling through TrainingArguments ----------------------------------
 
-ARGS = 'from transformers import TrainingArguments\nargs = TrainingArguments("out"{extra})\n'
+ARGS = 'from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out"{extra})\nTrainer(model=model, args=args).train()\n'
 
 
 @pytest.mark.parametrize("release, expected", [("4.19.1", 0), ("4.20.0", 1)])

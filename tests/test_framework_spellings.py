@@ -52,7 +52,7 @@ def test_gpus_counted_from_the_command_line_are_gpus() -> None:
 # -- TRL ---------------------------------------------------------------------------------
 
 def test_trl_configurations_are_training_arguments_with_their_own_defaults() -> None:
-    sft = "from trl import SFTConfig\nconfig = SFTConfig(output_dir='o'{extra})\n"
+    sft = "from trl import SFTConfig, SFTTrainer\nconfig = SFTConfig(output_dir='o'{extra})\nSFTTrainer(model, args=config)\n"
     assert len(messages(sft.format(extra=""), "TL201", transformers="4.40")) == 1
     assert messages(sft.format(extra=""), "TL201", transformers="4.8.2") == []  # before the field is known
     assert messages(sft.format(extra=""), "TL602", transformers="4.40") == []  # bf16 on by default in TRL
@@ -67,6 +67,7 @@ def test_a_project_dataclass_that_declares_a_field_again_owns_its_default() -> N
         "@dataclass\nclass Args(TrainingArguments):\n    bf16: bool = field(default=True)\n"
         "    dataloader_num_workers: int = 4\n"
         "args = Args(output_dir='o', gradient_checkpointing=True)\n"
+        "from transformers import Trainer\nTrainer(model=model, args=args).train()\n"
     )
     assert messages(source, "TL602", transformers="4.40") == []
     assert messages(source, "TL201", transformers="4.40") == []
@@ -78,6 +79,8 @@ def test_a_project_dataclass_that_declares_a_field_again_owns_its_default() -> N
 FALLBACK = (
     "from transformers import TrainingArguments\n"
     "class Trainer:\n    def __init__(self, args=None):\n{body}"
+    "    def loader_settings(self):\n"
+    "        return self.args.dataloader_num_workers, self.args.fp16, self.args.bf16\n"
 )
 
 
@@ -87,9 +90,10 @@ FALLBACK = (
     ("        self.args = args or TrainingArguments(output_dir='tmp')\n", 0),
     ("        self.args = TrainingArguments(output_dir='tmp') if args is None else args\n", 0),
     # Not a stand-in for a caller's arguments:
-    ("        if args is None:\n            run = TrainingArguments(output_dir='tmp')\n", 1),
+    ("        if args is None:\n            run = TrainingArguments(output_dir='tmp')\n        self.args = run\n", 1),
     ("        self.args = TrainingArguments(output_dir='tmp') if args else None\n", 1),
-    ("        other = None\n        if other is None:\n            other = TrainingArguments(output_dir='tmp')\n", 1),
+    ("        other = None\n        if other is None:\n            other = TrainingArguments(output_dir='tmp')\n"
+     "        self.args = other\n", 1),
 ])
 def test_a_fallback_for_a_callers_arguments_is_not_read(body: str, expected: int) -> None:
     source = FALLBACK.format(body=body)

@@ -251,8 +251,9 @@ def test_no_pin_means_newest_and_the_cache_key_follows_the_pins(tmp_path: Path) 
 # -- the command line: --lightning-version, --transformers-version, --accelerate-version -------------
 
 _DP_TRAINER = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gpus=2, strategy='dp')\n"
-_CHECKPOINTING = ("from transformers import TrainingArguments\n"
-                  "args = TrainingArguments(output_dir='o', gradient_checkpointing=True)\n")
+_CHECKPOINTING = ("from transformers import Trainer, TrainingArguments\n"
+                  "args = TrainingArguments(output_dir='o', gradient_checkpointing=True)\n"
+                  "Trainer(model=model, args=args).train()\n")
 
 
 def _check(tmp_path: Path, *flags: str, select: str = "TL501") -> "subprocess.CompletedProcess[str]":

@@ -7,7 +7,7 @@ from typing import ClassVar, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import imports_framework, literal_value
+from torchlint.analysis.frameworks import arguments_readers, imports_framework, literal_value
 from torchlint.data.apidata import Framework
 from torchlint.ruleapi.fixes import add_keyword, bind, set_argument
 from torchlint.model import Applicability
@@ -47,6 +47,17 @@ class CheckpointUseReentrant(Rule):
     `DPOConfig`, ...), some releases of which set `use_reentrant=False`
     themselves (TRL 0.27), and a dataclass subclass of the file that declares
     `gradient_checkpointing_kwargs` again with its own default.
+    Only arguments a Trainer reads are reported: those handed to a
+    Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
+    the file, directly, through the file's functions and classes, or stored
+    on `self` and passed later; those whose `gradient_checkpointing` (or its kwargs)` the file's own code
+    reads; and those that reach code the file does not show (another
+    module's or a library's function, a `return`, a module-level name) while
+    some file of the run names a Trainer class.  Arguments kept as a bag of
+    settings for a hand-written loop (only their other fields read, printed,
+    compared) are left alone, and so are arguments that reach unseen code
+    when no file of the run names any Trainer: a run over part of a project
+    that leaves out the Trainer's module stays quiet (precision first).
 
     ## Why is this bad?
     Without `use_reentrant`, checkpoint uses the old reentrant
@@ -105,6 +116,7 @@ class CheckpointUseReentrant(Rule):
     fix_summary = "unsafe: pass `use_reentrant=False`"
     torch_range = TorchRange(min=TorchVersion(1, 11), note="`use_reentrant` exists since 1.11")
     trigger_words = ("checkpoint",)
+    project_queries = (arguments_readers(),)
     valid = (
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, **options)\n",
@@ -123,9 +135,10 @@ class CheckpointUseReentrant(Rule):
             fixed="import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(blocks, 2, x, use_reentrant=False)\n",
         ),
         Example(
-            'from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True)\n',
-            fixed='from transformers import TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True, '
-                  'gradient_checkpointing_kwargs={"use_reentrant": False})\n',
+            'from transformers import Trainer, TrainingArguments\n'
+            'args = TrainingArguments("out", gradient_checkpointing=True)\nTrainer(model=model, args=args).train()\n',
+            fixed='from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("out", gradient_checkpointing=True, '
+                  'gradient_checkpointing_kwargs={"use_reentrant": False})\nTrainer(model=model, args=args).train()\n',
             frameworks={"transformers": "4.57.6"},
         ),
     )
@@ -187,6 +200,8 @@ class CheckpointUseReentrant(Rule):
                 return True
             if fact.argument(_HF_KWARGS) is None and fact.may_be_present(_HF_KWARGS):
                 return True  # from **kwargs, or a default the class changes (TRL's configurations)
+            if not self.facts.frameworks.arguments_read(fact, "gradient_checkpointing", _HF_KWARGS):
+                return True  # a bag of settings no Trainer reads
             behaviour = data.behaviour(_TRANSFORMERS, "trainer-gradient-checkpointing-reentrant", release)
             what = "`gradient_checkpointing=True`"
             target: cst.CSTNode = switch

@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
+from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
@@ -37,6 +37,21 @@ class DataLoaderWithoutPinMemory(Rule):
     `batch["image"]`, or the batch wrapped in the legacy
     `torch.autograd.Variable`, which returns the tensor itself since torch
     0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.
+    A batch made of several tensors counts whole: its items and values
+    (`{k: v.cuda() for k, v in batch.items()}`, a `for k, v in
+    batch.items()` loop, `[t.to(device) for t in batch]`), a dict or list
+    built from it (`dict(zip(names, batch))`, or a function of the file
+    that returns one for its parameter, answered call by call), and a
+    helper of the project (this file or another module) that copies its
+    parameter or its parameter's items, values or elements, recursive ones
+    included (`def to_device(batch, device): return {k: v.to(device) for k,
+    v in batch.items()}`): what the helper's code does to its parameter,
+    never its name, decides (the summaries of the project's functions).  A
+    loader is followed through a generator of the file kept on `self`
+    (`self.valid_iter = cycle(self.valid_dl)`, then `next(self.valid_iter)`).
+    In a file whose Accelerate `Accelerator` places what it prepares on its
+    device (see below), a copy to a device known only at run time
+    (`batch.to(model.device)`) counts as a copy to that device.
 
     A `**` of a dictionary whose keys are known counts as its keywords
     (`kw = dict(num_workers=8); DataLoader(ds, **kw)`, the dict assigned
@@ -88,6 +103,17 @@ class DataLoaderWithoutPinMemory(Rule):
       requirement, else the newest).  Its default is `True`; arguments that
       keep the Trainer off CUDA (`use_cpu`, `no_cuda`, `use_mps_device`)
       are left alone.
+      Only arguments a Trainer reads are reported: those handed to a
+      Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
+      the file, directly, through the file's functions and classes, or stored
+      on `self` and passed later; those whose `dataloader_pin_memory` the file's own code
+      reads; and those that reach code the file does not show (another
+      module's or a library's function, a `return`, a module-level name) while
+      some file of the run names a Trainer class.  Arguments kept as a bag of
+      settings for a hand-written loop (only their other fields read, printed,
+      compared) are left alone, and so are arguments that reach unseen code
+      when no file of the run names any Trainer: a run over part of a project
+      that leaves out the Trainer's module stays quiet (precision first).
 
     ## Why is this bad?
     A batch collated by the loader sits in ordinary (pageable) host memory.
@@ -135,7 +161,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
     trigger_words = apidata.loader_words()
-    project_queries = (summaries(),)
+    project_queries = (summaries(), arguments_readers())
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -265,8 +291,8 @@ class DataLoaderWithoutPinMemory(Rule):
             return
         if literal_bool(given.value) is not False:
             return
-        if keeps_off_cuda(fact):
-            return  # the Trainer may not run on CUDA (use_cpu=True forces it off anyway)
+        if keeps_off_cuda(fact) or not self.facts.frameworks.arguments_read(fact, _HF_PIN):
+            return  # the Trainer may not run on CUDA, or no Trainer reads these arguments (use_cpu=True forces it off anyway)
         self.report(
             given,
             f"`{_HF_PIN}=False` makes the Trainer's loaders copy every batch to the GPU through a staging "
@@ -346,12 +372,15 @@ class DataLoaderWithoutPinMemory(Rule):
                     prepared.setdefault(loader, prepare)
         first_move: Dict[cst.Call, cst.Call] = {}
         handed: Dict[cst.Call, cst.Call] = {}
-        if loaders.uses_cuda:
+        # A file whose Accelerator places what it prepares runs on that device: a copy to a
+        # device known at run time there (`batch.to(model.device)`) is a copy to it.
+        on_device = loaders.uses_cuda or bool(self._prepares)
+        if on_device:
             for move in loaders.moves():
                 for loader in move.loaders:
                     first_move.setdefault(loader, move.call)
         for elsewhere in loaders.handed_moves():
-            if elsewhere.cuda or loaders.uses_cuda:
+            if elsewhere.cuda or on_device:
                 for loader in elsewhere.loaders:
                     handed.setdefault(loader, elsewhere.call)
         if not loaders.uses_cuda and not prepared and not handed:

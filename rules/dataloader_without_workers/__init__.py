@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
+from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, packages
 from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
@@ -103,6 +103,17 @@ class DataLoaderWithoutWorkers(Rule):
     `TrainingArguments(...)` that only stands in when a caller passes none
     (`if args is None: args = TrainingArguments(output_dir=...)`, as in a
     vendored `Trainer`) are left alone.
+    Only arguments a Trainer reads are reported: those handed to a
+    Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
+    the file, directly, through the file's functions and classes, or stored
+    on `self` and passed later; those whose `dataloader_num_workers` the file's own code
+    reads; and those that reach code the file does not show (another
+    module's or a library's function, a `return`, a module-level name) while
+    some file of the run names a Trainer class.  Arguments kept as a bag of
+    settings for a hand-written loop (only their other fields read, printed,
+    compared) are left alone, and so are arguments that reach unseen code
+    when no file of the run names any Trainer: a run over part of a project
+    that leaves out the Trainer's module stays quiet (precision first).
 
     Not reported, and not fixed: a loader over an `IterableDataset` whose
     class (in this file) never calls `torch.utils.data.get_worker_info()`
@@ -212,7 +223,7 @@ class DataLoaderWithoutWorkers(Rule):
             "`*_test.py`, `conftest.py`, files under `tests/`); a missing `num_workers` is reported there anyway.",
         ),
     }
-    project_queries = (summaries(),)
+    project_queries = (summaries(), arguments_readers())
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
@@ -408,6 +419,8 @@ class DataLoaderWithoutWorkers(Rule):
         given = fact.argument(_HF_WORKERS)
         if not field.exists_in(self.release(_TRANSFORMERS.value)) or (given is None and fact.may_be_present(_HF_WORKERS)):
             return
+        if not self.facts.frameworks.arguments_read(fact, _HF_WORKERS):
+            return  # a bag of settings no Trainer reads
         datasets = self.facts.frameworks.trainer_dataset(fact)
         if any(self._repeats_per_worker(dataset) for dataset in datasets) if datasets is not None \
                 else self._repeats_per_worker(None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
+from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
 from torchlint.data.apidata import Framework, frameworks
@@ -37,7 +37,19 @@ class Tf32Off(Suggestion):
     first such call of a file that passes no `tf32` is reported, unless
     `use_cpu`, `no_cuda` or `use_mps_device` is passed, or
     `torch_compile=True` makes Transformers turn TF32 on itself (from
-    4.26, unless `fp16=True` without `bf16=True`).  The fix is the same
+    4.26, unless `fp16=True` without `bf16=True`).
+    Only arguments a Trainer reads are reported: those handed to a
+    Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
+    the file, directly, through the file's functions and classes, or stored
+    on `self` and passed later; those whose `tf32` the file's own code
+    reads; and those that reach code the file does not show (another
+    module's or a library's function, a `return`, a module-level name) while
+    some file of the run names a Trainer class.  Arguments kept as a bag of
+    settings for a hand-written loop (only their other fields read, printed,
+    compared) are left alone, and so are arguments that reach unseen code
+    when no file of the run names any Trainer: a run over part of a project
+    that leaves out the Trainer's module stays quiet (precision first).
+    The fix is the same
     statement after the imports; `tf32=True` works too, but raises where
     the GPU has no TF32.  PyTorch Lightning is not read: it logs its own
     advice about `set_float32_matmul_precision` on Ampere and newer GPUs.
@@ -103,7 +115,7 @@ class Tf32Off(Suggestion):
         "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision",
         "torch.backends.cuda.matmul.fp32_precision", "torch.backends.fp32_precision",
     )
-    project_queries = (name_used(*settings),)
+    project_queries = (name_used(*settings), arguments_readers())
     needs_entry_point = True
     framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (
@@ -204,6 +216,8 @@ class Tf32Off(Suggestion):
             return
         if fact.may_be_present("tf32") or keeps_off_cuda(fact) or self.setting_present():
             return
+        if not self.facts.frameworks.arguments_read(fact, "tf32"):
+            return  # a bag of settings no Trainer reads
         compiled = fact.argument("torch_compile") is not None and fact.literal("torch_compile") is True
         if compiled and data.behaviour(Framework.TRANSFORMERS, "compile-enables-tf32", release) == "yes":
             fp16 = fact.argument("fp16") is not None and fact.literal("fp16") is True

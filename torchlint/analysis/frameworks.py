@@ -20,7 +20,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 
 import libcst as cst
 
-from torchlint.analysis.scopes import BindingKind, Scopes
+from torchlint.analysis.asks import Query, name_used
+from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.data.apidata import Framework, FrameworkClass, Literal, frameworks
 from torchlint.analysis.names import ImportTable
 from torchlint.source.tree import literal_none
@@ -47,6 +48,46 @@ def literal_value(expr: cst.BaseExpression) -> Union[Literal, Unknown]:
 
 _PREPARE = frozenset({"prepare", "prepare_model", "prepare_data_loader"})
 """``Accelerator`` methods that move what they are given (ACC:src/accelerate/accelerator.py@v1.14.0)."""
+
+
+class ArgumentsUse(enum.Enum):
+    """Where a value of Transformers' training arguments goes, as far as the file shows."""
+
+    TRAINER = "trainer"
+    """Handed to a Trainer's construction of the file (``Trainer(args=...)``, or any argument of one)."""
+    KEPT = "kept"
+    """Every use is known and none hands it on: its fields are read (``args.learning_rate``),
+    it is printed or compared, or passed to a function (or class) of the file that does only that."""
+    ESCAPES = "escapes"
+    """It reaches code the file does not show: another module's or a library's function,
+    a ``return``, a container, a module-level name other modules may import."""
+
+
+_KEEPING_BUILTINS = frozenset({
+    "print", "len", "str", "repr", "vars", "isinstance", "getattr", "hasattr", "setattr", "type", "id", "format", "dir",
+})
+"""Builtins that read a value and keep nothing of it (the name bound by nothing in the file)."""
+
+
+@dataclass(frozen=True)
+class ArgumentsFlow:
+    """Where a construction of training arguments goes: the strongest :class:`ArgumentsUse`
+    of its uses, and the fields the file's own code reads from it (``args.fp16``)."""
+
+    use: ArgumentsUse
+    fields: FrozenSet[str] = frozenset()
+
+
+def trainer_names() -> FrozenSet[str]:
+    """Every qualified name of a Transformers ``Trainer`` class the framework data
+    knows (``Trainer``, ``Seq2SeqTrainer``, TRL's trainers): what reads ``TrainingArguments``."""
+    return frameworks().names(Framework.TRANSFORMERS, "trainer")
+
+
+def arguments_readers() -> Query:
+    """The project query a rule that reads ``TrainingArguments`` fields declares:
+    whether any file of the run names a Trainer class (:meth:`FrameworkFacts.arguments_read`)."""
+    return name_used(*sorted(trainer_names()))
 
 
 FALLBACK = "fallback"
@@ -105,8 +146,12 @@ class FrameworkFacts:
                  absolute_name: Callable[[cst.BaseExpression], Optional[str]] = lambda expr: None,
                  project_bases: Callable[[str], FrozenSet[str]] = lambda qualified: frozenset(),
                  parents: Callable[[], Mapping[cst.CSTNode, cst.CSTNode]] = lambda: {},
-                 calls: Callable[[], Iterable[cst.Call]] = lambda: ()) -> None:
+                 calls: Callable[[], Iterable[cst.Call]] = lambda: (),
+                 trainers_named: Callable[[], bool] = lambda: False) -> None:
         self._module = module
+        self._trainers_named = trainers_named
+        """Some file of the run (or this file) names a Transformers Trainer class."""
+        self._flows: Dict[cst.Call, ArgumentsFlow] = {}
         self._parents = parents
         self._calls_of_file = calls
         self._scopes = scopes
@@ -220,6 +265,163 @@ class FrameworkFacts:
             found.append(dataset.value)
         return tuple(found) if found else None
 
+    def arguments_read(self, arguments: FrameworkCall, *fields: str) -> bool:
+        """Whether something reads ``fields`` of these training arguments, or
+        may: they are handed to a Trainer of this file; the file's own code
+        reads one of ``fields`` from them (a hand-written loop that takes
+        ``args.dataloader_num_workers``); or they reach code the file does not
+        show while some file of the run (or this one) names a Trainer class.
+        False when every use is known and none hands them on nor reads those
+        fields (a bag of settings for a hand-written loop), and when they only
+        reach unseen code while no file of the run names any Trainer."""
+        flow = self.arguments_flow(arguments)
+        if flow.use is ArgumentsUse.TRAINER or not flow.fields.isdisjoint(fields):
+            return True
+        return flow.use is ArgumentsUse.ESCAPES and self._trainers_named()
+
+    def arguments_flow(self, arguments: FrameworkCall) -> ArgumentsFlow:
+        """Where the value a construction of training arguments builds goes
+        (:class:`ArgumentsFlow`): followed through names, ``self`` attributes
+        (every method of the class that reads one) and the parameters of the
+        file's functions and classes it is passed to."""
+        known = self._flows.get(arguments.call)
+        if known is None:
+            found: Set[ArgumentsUse] = set()
+            fields: Set[str] = set()
+            self._follow(arguments.call, found, fields, set(), 0)
+            use = ArgumentsUse.TRAINER if ArgumentsUse.TRAINER in found else (
+                ArgumentsUse.ESCAPES if ArgumentsUse.ESCAPES in found else ArgumentsUse.KEPT)
+            known = self._flows[arguments.call] = ArgumentsFlow(use, frozenset(fields))
+        return known
+
+    def _follow(self, expr: cst.BaseExpression, found: Set[ArgumentsUse], fields: Set[str], seen: Set[cst.CSTNode],
+                depth: int) -> None:
+        """Record what each use of the value ``expr`` holds does with it."""
+        if depth > _MAX_DEPTH:
+            found.add(ArgumentsUse.ESCAPES)
+            return
+        if expr in seen:
+            return
+        seen.add(expr)
+        parent = self._parents().get(expr)
+        if isinstance(parent, cst.Attribute) and parent.value is expr:
+            fields.add(parent.attr.value)
+            return  # a field read or written, or a method of it called
+        if isinstance(parent, (cst.Expr, cst.FormattedStringExpression, cst.Comparison, cst.ComparisonTarget)):
+            return
+        if isinstance(parent, (cst.If, cst.While)) and parent.test is expr:
+            return
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            return
+        if (isinstance(parent, cst.IfExp) and expr is not parent.test) or isinstance(parent, cst.BooleanOperation):
+            self._follow(parent, found, fields, seen, depth + 1)  # the value of `a if c else b`, `a or b`
+            return
+        if isinstance(parent, cst.Arg) and parent.value is expr:
+            call = self._parents().get(parent)
+            if isinstance(call, cst.Call):
+                self._passed(call, parent, found, fields, seen, depth)
+                return
+        if isinstance(parent, cst.Assign) and parent.value is expr:
+            for target in parent.targets:
+                self._stored(target.target, found, fields, seen, depth)
+            return
+        if isinstance(parent, cst.AnnAssign) and parent.value is expr:
+            self._stored(parent.target, found, fields, seen, depth)
+            return
+        found.add(ArgumentsUse.ESCAPES)
+
+    def _passed(self, call: cst.Call, arg: cst.Arg, found: Set[ArgumentsUse], fields: Set[str],
+                seen: Set[cst.CSTNode], depth: int) -> None:
+        fact = self.call(call)
+        if fact is not None and fact.framework is Framework.TRANSFORMERS and fact.role == "trainer":
+            found.add(ArgumentsUse.TRAINER)
+            return
+        func = call.func
+        if arg.star:
+            found.add(ArgumentsUse.ESCAPES)
+            return
+        if isinstance(func, cst.Name) and func.value in _KEEPING_BUILTINS and not self._scopes.resolve(func):
+            return
+        function, bound = self._local_callee(func)
+        parameter = _parameter_for(function, call, arg, bound) if function is not None else None
+        scope = self._scopes.scope_of(function) if function is not None else None
+        if parameter is None or scope is None:
+            found.add(ArgumentsUse.ESCAPES)
+            return
+        for read in self._scopes.references(scope, parameter):
+            self._follow(read, found, fields, seen, depth + 1)
+
+    def _local_callee(self, func: cst.BaseExpression) -> Tuple[Optional[cst.FunctionDef], bool]:
+        """The function of this file a called name is bound to (once, by its
+        ``def``), or the ``__init__`` of a class of the file that defines one
+        (with True: the instance takes the first parameter)."""
+        if isinstance(func, cst.Name):
+            bindings = self._scopes.resolve(func)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION \
+                    and isinstance(bindings[0].node, cst.FunctionDef) and not bindings[0].node.decorators:
+                return bindings[0].node, False
+            local = self._local_class(func)
+            if local is not None:
+                for statement in local.body.body:
+                    if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__" \
+                            and not statement.decorators:
+                        return statement, True
+        return None, False
+
+    def _stored(self, target: cst.BaseExpression, found: Set[ArgumentsUse], fields: Set[str],
+                seen: Set[cst.CSTNode], depth: int) -> None:
+        """The value bound to ``target``: a name's reads (a module-level name may be
+        imported elsewhere, so it escapes too), a ``self`` attribute's reads in
+        every method of the class; anything else escapes."""
+        if isinstance(target, cst.Name):
+            scope = self._scopes.name_scope(target)
+            owner = scope.owner_of(target.value) if scope is not None else None
+            if owner is None or owner.kind in (ScopeKind.MODULE, ScopeKind.CLASS):
+                found.add(ArgumentsUse.ESCAPES)
+            if owner is not None:
+                for read in self._scopes.references(owner, target.value):
+                    self._follow(read, found, fields, seen, depth + 1)
+            return
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            reads = self._attribute_reads(target.value, target.attr.value)
+            if reads is None:
+                found.add(ArgumentsUse.ESCAPES)
+                return
+            for attribute in reads:
+                if attribute is not target:
+                    self._follow(attribute, found, fields, seen, depth + 1)
+            return
+        found.add(ArgumentsUse.ESCAPES)
+
+    def _attribute_reads(self, instance: cst.Name, attribute: str) -> Optional[List[cst.Attribute]]:
+        """``<self>.<attribute>`` in every method of the class whose method binds
+        ``instance`` as its first parameter; None when ``instance`` is not one."""
+        bindings = self._scopes.resolve(instance)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return None
+        scope = bindings[0].scope
+        method = scope.node if scope is not None else None
+        owner = scope.parent if scope is not None else None
+        if not isinstance(method, cst.FunctionDef) or owner is None or owner.kind is not ScopeKind.CLASS \
+                or not isinstance(owner.node, cst.ClassDef):
+            return None
+        parameters = method.params.params
+        if not parameters or parameters[0].name.value != instance.value:
+            return None
+        found: List[cst.Attribute] = []
+        for member in owner.node.body.body:
+            if not isinstance(member, cst.FunctionDef) or not member.params.params:
+                continue
+            first = member.params.params[0].name.value
+            member_scope = self._scopes.scope_of(member)
+            if member_scope is None:
+                continue
+            for read in self._scopes.references(member_scope, first):
+                parent = self._parents().get(read)
+                if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value == attribute:
+                    found.append(parent)
+        return found
+
     def class_of_class(self, node: cst.ClassDef, depth: int = 0) -> Optional[FrameworkClass]:
         """The framework class a class of this file derives from (through
         the file's other classes), if any."""
@@ -323,6 +525,25 @@ class FrameworkFacts:
         return found is not None and found.framework is Framework.LIGHTNING and found.role == "lightning-module"
 
 
+def _parameter_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg, bound: bool = False) -> Optional[str]:
+    """The parameter of ``function`` that ``arg`` of ``call`` fills (by position
+    before any unpacking, after the instance when ``bound``, or by keyword);
+    None when it cannot be told."""
+    params = function.params
+    if arg.keyword is not None:
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return arg.keyword.value if arg.keyword.value in names else None
+    position = 0
+    for given in call.args:
+        if given.star or given.keyword is not None:
+            return None
+        if given is arg:
+            break
+        position += 1
+    positional = [*params.posonly_params, *params.params][1 if bound else 0:]
+    return positional[position].name.value if position < len(positional) else None
+
+
 def _is_none_test(test: cst.BaseExpression, names: Callable[[cst.Name], bool]) -> bool:
     """``<name> is None`` for a name ``names`` accepts."""
     return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and names(test.left)
@@ -379,6 +600,6 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 
 __all__ = [
-    "FALLBACK", "FrameworkCall", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
+    "ArgumentsFlow", "ArgumentsUse", "FALLBACK", "FrameworkCall", "arguments_readers", "trainer_names", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
     "lightning_module_names", "literal_value", "packages",
 ]

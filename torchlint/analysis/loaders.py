@@ -6,9 +6,11 @@ unpacking, ``self.x`` assigned in ``__init__``, simple returns of the file's
 functions, and a parameter through the file's calls of its function), never
 through names.  A batch is a value drawn from a loader without a computation
 in between: the loop's target, ``next(iter(loader))``, its parts
-(``x, y = batch``, ``batch[0]``, ``batch["image"]``, ``batch.items()``) and
-views of them (``batch.view(n, -1)``), so that a copy of it copies what the
-loader produced (pinned memory, when the loader pins).
+(``x, y = batch``, ``batch[0]``, ``batch["image"]``, ``batch.items()``, the
+names a loop over those binds), views of them (``batch.view(n, -1)``), and
+containers of them (``dict(zip(names, batch))``, what the file's function
+returns of its parameter), so that a copy of it copies what the loader
+produced (pinned memory, when the loader pins).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import libcst as cst
 
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
-from torchlint.analysis.training import FunctionNode, Training
+from torchlint.analysis.training import FunctionNode, Training, argument_for
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -47,6 +49,8 @@ _VIEWS = frozenset({
 })
 """Tensor methods that return a view of the same memory (a pinned batch stays pinned)."""
 _MAX_DEPTH = 8
+_CONTAINERS = frozenset({"dict", "list", "tuple", "zip"})
+"""Builtins whose result holds their arguments' items: ``dict(zip(names, batch))`` holds the batch's parts."""
 _ACCELERATOR_MODULES = ("torch.cuda", "torch.accelerator")
 """Modules whose use says the file runs on an accelerator (``torch.accelerator``
 picks CUDA on an NVIDIA machine)."""
@@ -415,7 +419,9 @@ class Loaders:
             if self._training.local_function(call) is not None:
                 continue
             for argument, items, device in self._callees.moved(call):
-                loaders = self._iterated(argument) if items else self.batch_origins(argument)
+                # Items of a batch (`[t.to(device) for t in batch]`) are its parts.
+                loaders = (self._iterated(argument) or self.batch_origins(argument)) if items \
+                    else self.batch_origins(argument)
                 if not loaders:
                     continue
                 where = self._remote_device(call, device)
@@ -489,7 +495,10 @@ class Loaders:
         elif isinstance(expr, cst.Name):
             if self._annotated_int(expr):
                 return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
-            passed = self._bound_values(expr)
+            own = set(self.reaching(expr))
+            # A recursive call that passes the parameter on (`move(v, device)` inside `move`) adds nothing.
+            passed = [value for value in self._bound_values(expr)
+                      if not (isinstance(value, cst.Name) and own.issuperset(self.reaching(value)))]
         elif isinstance(expr, cst.Call) and self._training.local_function(expr) is not None:
             function = self._training.local_function(expr)
             assert function is not None
@@ -703,9 +712,11 @@ class Loaders:
                 for value in drawn:
                     found |= self._iterated(value, depth + 1)
                 return frozenset(found)
-        if isinstance(expr, cst.Name) and self._callees is not None:
+        if isinstance(expr, (cst.Name, cst.Attribute)) and self._callees is not None:
             through: Set[cst.Call] = set()
-            for value in self._bound_values(expr):
+            # `bar = tqdm(loader)`, or `self.valid_iter = cycle(self.valid_dl)` (a generator over it)
+            values = self._bound_values(expr) if isinstance(expr, cst.Name) else self._self_attribute_values(expr)
+            for value in values:
                 if isinstance(value, cst.Call) and self._callees.yielded(value):
                     through |= self._iterated(value, depth + 1)
             if through:
@@ -763,17 +774,74 @@ class Loaders:
                 return self._iterated(expr.args[0].value)
             if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
                 return self._batch_of(expr.args[0].value, depth + 1)  # `Variable(t)` is `t` since torch 0.4
+            if _is_builtin(func, self._scopes, _CONTAINERS):
+                held: Set[cst.Call] = set()
+                for arg in expr.args:
+                    if arg.keyword is None:
+                        held |= self._batch_of(arg.value, depth + 1)
+                return frozenset(held)
+            function = self._training.local_function(expr)
+            if function is not None:
+                return self._returned_parts(expr, function, depth)
         return frozenset()
+
+    def _returned_parts(self, call: cst.Call, function: cst.FunctionDef, depth: int) -> FrozenSet[cst.Call]:
+        """The loaders whose batch (or parts of it) a call of the file's function
+        returns: what the call passes for the parameters whose parts the
+        function's ``return`` holds (``return dict(zip(self.fields, data))``),
+        call by call, so that each call answers for its own argument."""
+        scope = self._scopes.scope_of(function)
+        method = scope is not None and scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+        positional = [*function.params.posonly_params, *function.params.params]
+        found: Set[cst.Call] = set()
+        for value in self._returns(function):
+            for binding in self._parameters_held(value, depth + 1):
+                index = next((i for i, p in enumerate(positional) if p is binding.node), None)
+                passed = argument_for(call, binding.name, index, method and isinstance(call.func, cst.Attribute))
+                if passed is not None:
+                    found |= self._batch_of(passed, depth + 1)
+        return frozenset(found)
+
+    def _parameters_held(self, expr: cst.BaseExpression, depth: int) -> List[Binding]:
+        """The parameters of its function whose data (or a part of it) ``expr``
+        holds as is: the parameter, its items and attributes, views, the
+        containers ``dict``/``list``/``tuple``/``zip`` of them, displays of them."""
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.Name):
+            found: List[Binding] = []
+            for binding in self.reaching(expr):
+                if binding.kind is BindingKind.PARAMETER:
+                    found.append(binding)
+                elif binding.kind in (BindingKind.ASSIGN, BindingKind.ANN_ASSIGN) and binding.value is not None:
+                    found.extend(self._parameters_held(binding.value, depth + 1))
+            return found
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            if isinstance(expr, cst.Attribute) and self._names.qualified_name(expr) is not None:
+                return []
+            return self._parameters_held(expr.value, depth + 1)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return [b for e in expr.elements for b in self._parameters_held(e.value, depth + 1)]
+        if isinstance(expr, cst.Dict):
+            return [b for e in expr.elements if isinstance(e, cst.DictElement)
+                    for b in self._parameters_held(e.value, depth + 1)]
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and (func.attr.value in _PARTS or func.attr.value in _VIEWS) \
+                    and self._names.call_name(expr) is None:
+                return self._parameters_held(func.value, depth + 1)
+            if _is_builtin(func, self._scopes, _CONTAINERS):
+                return [b for arg in expr.args if arg.keyword is None
+                        for b in self._parameters_held(arg.value, depth + 1)]
+        return []
 
     def _binding_batch(self, binding: Binding, depth: int) -> FrozenSet[cst.Call]:
         if binding.kind in (BindingKind.FOR, BindingKind.COMPREHENSION):
             source = binding.source
             if source is None:
                 return frozenset()
-            if binding.kind is BindingKind.FOR:
-                return self._iterated(source)
             loaders = self._iterated(source)
-            return loaders or self._batch_of(source, depth + 1)
+            return loaders or self._batch_of(source, depth + 1)  # `for k, v in batch.items()`: its parts
         if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
             drawn = binding.value if binding.value is not None else binding.source
             return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()

@@ -40,7 +40,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-3"
+_FORMAT = b"callable-summaries-4"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -570,6 +570,20 @@ class _FunctionScan:
                 return found
         return [(target, next(iter(drawn)))] if len(drawn) == 1 else []
 
+    def unpacked_parts(self, target: ast.expr, iterated: ast.expr) -> None:
+        """``for k, v in batch.items()`` (or ``.values()``, in a comprehension
+        too): the names the loop binds hold parts of the parameter ``batch``
+        (a dict of tensors), so copying them copies the parameter's data."""
+        if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
+                and iterated.func.attr in ("items", "values") and not iterated.args and not iterated.keywords):
+            return
+        parameter = self.part_of(iterated.func.value)
+        if parameter is None or parameter == self.instance:
+            return
+        for leaf in ast.walk(target):
+            if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
+                self.parts[leaf.id] = parameter
+
     def drawn_quietly(self, expr: ast.expr) -> Optional[str]:
         """The one parameter a loop over ``expr`` draws from (a parameter, or a
         wrapper of one), without recording anything; None otherwise."""
@@ -674,6 +688,7 @@ class _FunctionScan:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             drawn = self.drawn(node.iter, disabled)
             self.iterates |= drawn
+            self.unpacked_parts(node.target, node.iter)
             for target, source in self.item_targets(node.target, node.iter, drawn):
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name):
@@ -826,7 +841,13 @@ class _FunctionScan:
                 continue
             if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 for generator in node.generators:
-                    self.iterates |= self.drawn(generator.iter, disabled)
+                    drawn = self.drawn(generator.iter, disabled)
+                    self.iterates |= drawn
+                    self.unpacked_parts(generator.target, generator.iter)
+                    for target, source in self.item_targets(generator.target, generator.iter, drawn):
+                        for leaf in ast.walk(target):  # `[t.to(device) for t in batch]`: the batch's items
+                            if isinstance(leaf, ast.Name):
+                                self.items[leaf.id] = source
                     pending.extend((generator.target, *generator.ifs))
                 pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
                 continue
