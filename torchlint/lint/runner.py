@@ -469,8 +469,12 @@ class _Run:
         from torchlint.analysis.imports import ModuleNames
         from torchlint.analysis.queries import build
 
+        from torchlint.lint.pool import each_in_workers
+
         self.seen = Seen()
-        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
+        # The per-file part of the index is parsed in the workers too (one parse a file; small results back).
+        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen),
+                        each=each_in_workers(jobs, len(texts)))
         del texts
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []
