@@ -136,6 +136,7 @@ def instrument(ledger: Ledger, rules: Any) -> None:
     _patch(ledger, "run: read files, settings, records", runner, "lint_file")
     _patch(ledger, "pre-check: CPython ast.parse", engine, "facts_of")
     _patch(ledger, "pre-check: summary walk", precheck, "summarize")
+    _patch(ledger, "pre-check: the index's summary of the file", engine, "_summary_from_index")
     _patch(ledger, "pre-check: rules' could_match", engine, "_kept")
     _patch(ledger, "libcst parse", engine, "parse_module")
     _patch(ledger, "engine: traversal, dispatch", engine, "_run_rules")
@@ -148,12 +149,16 @@ def instrument(ledger: Ledger, rules: Any) -> None:
                 name, name)
             value.func = ledger.wrap(f"fact {label}", value.func)
     _patch(ledger, "index: other (reading, module names)", runner, "prepare_project")
-    for name in ("star_parts", "with_imported", "hierarchy", "_callers", "used_in_calls", "_methods", "connected",
-                 "reexports"):
+    for name in ("star_parts", "with_imported", "hierarchy", "_callers", "_methods", "connected", "reexports"):
         _patch(ledger, f"index {name.strip('_')}", queries, name)
-    _patch(ledger, "index used_anywhere", mentions, "used_anywhere")
-    for name in ("summarize_project", "link"):
-        _patch(ledger, f"index summaries: {name}", summaries, name)
+    # The one parse of each file (names used, keywords, methods called, summaries, saves), by part.
+    _patch(ledger, "index one_parse_each: reading, store", queries, "one_parse_each")
+    _patch(ledger, "index one_parse_each: ast.parse", queries, "parse_quietly")
+    _patch(ledger, "index one_parse_each: names used", mentions, "names_in_tree")
+    _patch(ledger, "index one_parse_each: keywords, methods called", queries, "calls_in")
+    _patch(ledger, "index one_parse_each: summaries", summaries, "summary_of_tree")
+    _patch(ledger, "index one_parse_each: saves", saves, "saves_of_module")
+    _patch(ledger, "index summaries: link", summaries, "link")
     _patch(ledger, "index project_saves", saves, "project_saves")
     for rule in rules:
         owner = f"rule {rule.code} {rule.name}"
@@ -166,6 +171,7 @@ def by_owner(files: List[Path], settings: Any) -> Tuple[Dict[str, float], Dict[s
     """One instrumented lint of ``files``: CPU seconds and calls by owner, and the whole."""
     from torchlint.lint.runner import lint_file, prepare_project
     from torchlint.ruleapi.catalog import all_rules
+    from torchlint.ruleapi.precheck import shipped
     from torchlint.source.parsing import on_deep_stack
 
     ledger = Ledger()
@@ -174,7 +180,7 @@ def by_owner(files: List[Path], settings: Any) -> Tuple[Dict[str, float], Dict[s
 
     def run() -> None:
         ledger.enter("other")
-        project = runner.prepare_project(files, lambda _: settings)
+        project = runner.prepare_project(files, lambda _: settings, per_tree=shipped)
         for path in files:
             runner.lint_file(path, settings, project)
         ledger.leave()

@@ -538,3 +538,33 @@ def test_the_per_file_part_in_worker_processes_gives_the_same_index(tmp_path: Pa
     pids = each(lambda index: os.getpid(), len(files))
     assert os.getpid() not in pids
     assert build(files, _every_part_queries(), each=each) == build(files, _every_part_queries())
+
+
+def test_a_cold_run_parses_each_file_with_ast_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's parse of a file also makes its pre-check summary
+    (``ProjectIndex.prechecks``): the lint does not parse it again."""
+    import ast
+
+    from torchlint.lint.runner import cached_run, lint_file
+    from torchlint.lint.settings import Settings
+
+    (tmp_path / "train.py").write_text(_EVERY_PART + "x = torch.zeros(3).cuda()\n")
+    (tmp_path / "lib.py").write_text("def helper():\n    pass\n")
+    parsed: List[str] = []
+    real = ast.parse
+
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
+        text = source.decode() if isinstance(source, bytes) else str(source)
+        if "non_blocking" in text:
+            parsed.append("train.py")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(select=("ALL",), root=tmp_path)
+    files = [Path("lib.py"), Path("train.py")]
+    before = cached_run(files, lambda _: settings, lint_file, cache=None)
+    monkeypatch.setattr(ast, "parse", counted)
+    outcomes = cached_run(files, lambda _: settings, lint_file, cache=None)
+    assert [o.diagnostics for o in outcomes] == [o.diagnostics for o in before]
+    assert any(o.diagnostics for o in outcomes)
+    assert parsed == ["train.py"]

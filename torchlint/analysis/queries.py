@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
     TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None, *,
           texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None,
-          each: "Optional[Each]" = None) -> ProjectIndex:
+          each: "Optional[Each]" = None, per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
     """The run's index: built once, before linting, for the questions the
     enabled rules ask, and for what star imports of project modules bind
     (nothing of either: the empty index).  ``store`` keeps each parsed
@@ -58,18 +59,21 @@ def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store
     the caller has read them already; ``module_of``: the module names (and
     with its ``seen``, what else the build reads from disk); ``each``: how
     to run the per-file work (the runner's worker processes; by default one
-    file after the other here)."""
+    file after the other here); ``per_tree``: what else to make of each run
+    file's tree while it is parsed (the lint's pre-check summary, kept in
+    :attr:`ProjectIndex.prechecks` so that no file is parsed twice; every
+    run file is then parsed here)."""
     asked = Asked.of(queries)
     texts = list(read_sources(files)) if texts is None else list(texts)
     module_of = module_of or ModuleNames()
     try:
-        return _build(texts, asked, store, module_of, each or one_by_one)
+        return _build(texts, asked, store, module_of, each or one_by_one, per_tree)
     finally:
         module_of.depended()
 
 
-def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames, each: "Each"
-           ) -> ProjectIndex:
+def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames, each: "Each",
+           per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
     stars = star_parts(texts, store, module_of)
     bases = asked.of_kind(SUBCLASSES)
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
@@ -90,7 +94,7 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     # Names used, keywords passed, methods called, summaries and saves: one
     # parse of each file serves them all, in the runner's workers when it has them.
     parts = one_parse_each(texts, names, keywords, method_calls, chosen, store,
-                           module_of if wants_saves else None, each)
+                           module_of if wants_saves else None, each, per_tree)
     used, passed, called = parts.names, parts.keywords, parts.methods
     summarized = []
     if chosen:
@@ -114,7 +118,7 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
 
         saves = project_saves(texts, store, module_of, parts.saves)
     return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries,
-                        saves)
+                        saves, prechecks=parts.extras)
 
 
 Each = Callable[[Callable[[int], Any], int], Sequence[Any]]
@@ -140,6 +144,7 @@ class _Parse:
     calls: bool
     summary_module: Optional[str]
     saves_module: Optional[str]
+    extra: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ class _Parsed:
     methods: FrozenSet[str] = frozenset()
     summary: "Optional[FileSummary]" = None
     saves: Optional[List[Tuple[int, Tuple[str, ...]]]] = None
+    extra: Any = None
 
 
 @dataclass(frozen=True)
@@ -164,15 +170,19 @@ class FileParts:
     methods: FrozenSet[str]
     summaries: Dict[str, "Optional[FileSummary]"]
     saves: Dict[str, Optional[List[Tuple[int, Tuple[str, ...]]]]]
+    extras: Dict[str, Any] = field(default_factory=dict)
+    """What ``per_tree`` made of each run file's tree, by the SHA-256 of its bytes."""
 
 
 def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Iterable[str], methods: Iterable[str],
                    chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store],
-                   saves_of: Optional[Callable[[Path], str]], each: Each = one_by_one) -> FileParts:
+                   saves_of: Optional[Callable[[Path], str]], each: Each = one_by_one,
+                   per_tree: Optional[Callable[[ast.Module], Any]] = None) -> FileParts:
     """What the index reads from each file's tree, with one ``ast`` parse of
     a file whatever asks (each part only from files whose text can hold it;
     summaries and saves from ``store`` where it has them, and stored there).
-    ``saves_of``: the module name of a file, when saves are asked."""
+    ``saves_of``: the module name of a file, when saves are asked;
+    ``per_tree``: what else to make of every run file's tree."""
     from torchlint.analysis.saves import may_save, saves_key, stored_saves
     from torchlint.analysis.summaries import store_summary, stored_summary
 
@@ -206,17 +216,21 @@ def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Itera
         # (as mentions.used_anywhere: a file that may name one of them is asked for all)
         wanted = names if linted and any(word in data for word in name_words) else frozenset()
         calls = linted and any(word in data for word in call_words)
-        if wanted or calls or summary_module is not None or saves_module is not None:
-            todo.append(_Parse(path, data, wanted, calls, summary_module, saves_module))
+        extra = linted and per_tree is not None
+        if wanted or calls or summary_module is not None or saves_module is not None or extra:
+            todo.append(_Parse(path, data, wanted, calls, summary_module, saves_module, extra))
 
     def work(index: int) -> _Parsed:
-        return _parse_once(todo[index], keywords, methods)
+        return _parse_once(todo[index], keywords, methods, per_tree)
 
     used: Set[str] = set()
     passed: Set[str] = set()
     called: Set[str] = set()
+    extras: Dict[str, Any] = {}
     for job, result in zip(todo, each(work, len(todo))):
         parsed = result if isinstance(result, _Parsed) else _Parsed()
+        if parsed.extra is not None:
+            extras[hashlib.sha256(job.data).hexdigest()] = parsed.extra
         used |= parsed.names
         passed |= parsed.keywords
         called |= parsed.methods
@@ -231,10 +245,11 @@ def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Itera
             if store is not None and isinstance(result, _Parsed):
                 store.put_facts(saves_key(job.path, job.data, job.saves_module),
                                 [[line, list(names)] for line, names in file_saves])
-    return FileParts(frozenset(used), frozenset(passed), frozenset(called), summaries, saves)
+    return FileParts(frozenset(used), frozenset(passed), frozenset(called), summaries, saves, extras)
 
 
-def _parse_once(job: _Parse, keywords: FrozenSet[str], methods: FrozenSet[str]) -> _Parsed:
+def _parse_once(job: _Parse, keywords: FrozenSet[str], methods: FrozenSet[str],
+                per_tree: Optional[Callable[[ast.Module], Any]] = None) -> _Parsed:
     """Everything ``job`` asks of one file, from one ``ast`` parse."""
     tree = parse_quietly(job.data)
     if tree is None:
@@ -255,7 +270,8 @@ def _parse_once(job: _Parse, keywords: FrozenSet[str], methods: FrozenSet[str]) 
         from torchlint.analysis.saves import saves_of_module
 
         saves = saves_of_module(tree, job.saves_module, job.path.stem == "__init__")
-    return _Parsed(names, passed, called, summary, saves)
+    extra = per_tree(tree) if job.extra and per_tree is not None else None
+    return _Parsed(names, passed, called, summary, saves, extra)
 
 
 def index_of_sources(sources: Mapping[str, str], queries: Iterable[Query] = ()) -> ProjectIndex:
