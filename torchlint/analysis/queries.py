@@ -661,30 +661,14 @@ def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], na
 # -- keywords passed and methods called anywhere ----------------------------------------
 
 
-def used_in_calls(texts: Iterable[Text], keywords: Iterable[str] = (),
+def used_in_calls(texts: Sequence[Text], keywords: Iterable[str] = (),
                   methods: Iterable[str] = ()) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """Which of the ``keywords`` some call in ``texts`` (path, contents)
     passes by name, and which of the ``methods`` some call makes on any value
-    (``x.half()``), in one walk per file; only files whose text contains a
-    word still looked for are parsed."""
-    remaining_keywords, remaining_methods = set(keywords), set(methods)
-    passed: Set[str] = set()
-    called: Set[str] = set()
-    for _path, text in texts:
-        remaining = remaining_keywords | remaining_methods
-        if not remaining:
-            break
-        if not any(word.encode() in text for word in remaining):
-            continue
-        tree = parse_quietly(text)
-        if tree is None:
-            continue
-        found_keywords, found_methods = calls_in(tree, remaining_keywords, remaining_methods)
-        passed |= found_keywords
-        called |= found_methods
-        remaining_keywords -= found_keywords
-        remaining_methods -= found_methods
-    return frozenset(passed), frozenset(called)
+    (``x.half()``); only files whose text contains a word looked for are
+    parsed (:func:`one_parse_each`, which the index uses)."""
+    parts = one_parse_each(texts, frozenset(), keywords, methods, (), None, None)
+    return parts.keywords, parts.methods
 
 
 def calls_in(tree: ast.AST, keywords: Iterable[str], methods: Iterable[str]) -> Tuple[FrozenSet[str], FrozenSet[str]]:
