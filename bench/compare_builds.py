@@ -3,6 +3,10 @@
     .venv/bin/python bench/compare_builds.py /work/main/.venv/bin/torchlint .venv/bin/torchlint CORPUS
     .venv/bin/python bench/compare_builds.py OLD NEW CORPUS --runs 5 --warm
     .venv/bin/python bench/compare_builds.py OLD NEW CORPUS --warm --select TL101,TL201,TL301,TL302,TL401,TL501
+    .venv/bin/python bench/compare_builds.py OLD NEW @files.txt --jobs 2 --select ALL --isolated
+
+CORPUS is a folder, or ``@LIST``: a file naming one path a line (run from the
+current folder).
 
 Runs the two executables alternately (so that load on a shared machine hits
 both alike), cold (`--no-cache`, `-j 1`) or warm (a cache filled by a first
@@ -35,16 +39,25 @@ def main() -> int:
     parser.add_argument("corpus")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warm", action="store_true", help="time runs that find every file in the cache")
+    parser.add_argument("--jobs", type=int, default=1, help="-j for both builds (default 1)")
+    parser.add_argument("--isolated", action="store_true", help="pass --isolated (no configuration files)")
     parser.add_argument("--select", help="rules to run in both builds (e.g. the six both have: "
                         "TL101,TL201,TL301,TL302,TL401,TL501); default: each build's defaults")
     args = parser.parse_args()
     times = {"old": [], "new": []}  # type: dict[str, List[float]]
+    if args.corpus.startswith("@"):
+        with open(args.corpus[1:], encoding="utf-8") as listing:
+            corpus = [line.strip() for line in listing if line.strip()]
+    else:
+        corpus = [args.corpus]
     with tempfile.TemporaryDirectory() as caches:
         for run in range(args.runs):
             for label in ("old", "new"):
                 executable = getattr(args, label)
                 env = dict(os.environ)
-                command = [executable, "check", "-j", "1", args.corpus]
+                command = [executable, "check", "-j", str(args.jobs), "--exit-zero"] + corpus
+                if args.isolated:
+                    command.append("--isolated")
                 if args.select:
                     command += ["--select", args.select]
                 if args.warm:
@@ -58,7 +71,9 @@ def main() -> int:
     old = statistics.median(times["old"])
     new = statistics.median(times["new"])
     mode = "warm" if args.warm else "cold"
-    print(f"{mode}: old {old:.2f} s, new {new:.2f} s CPU (median of {args.runs}); new/old = {new / old:.3f}")
+    print(f"{mode} -j {args.jobs}: old {old:.2f} s ({min(times['old']):.2f}-{max(times['old']):.2f}), "
+          f"new {new:.2f} s ({min(times['new']):.2f}-{max(times['new']):.2f}) CPU (median of {args.runs}, "
+          f"min-max); new/old = {new / old:.3f}; load average {os.getloadavg()[0]:.1f}")
     return 0
 
 

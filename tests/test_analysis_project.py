@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any, List
+
+import pytest
 
 from torchlint.analysis import imports, queries
 from torchlint.analysis.imports import Exports, absolute_import, module_name, read_sources, star_parts
@@ -475,3 +479,92 @@ def test_methods_called_anywhere_in_the_project(tmp_path: Path) -> None:
     assert index.calls_method("half") and index.calls_method("float") and not index.calls_method("bfloat16")
     assert not without.calls_method("half")  # a name `half` is no call of a method
     assert index.fingerprint_for(str(files[1])) != without.fingerprint_for(str(files[1]))
+
+
+# -- one parse a file, and the per-file part in workers (issue 27) -----------------------
+
+_EVERY_PART = (
+    "import torch\n"
+    "from lib import helper\n"
+    "torch.backends.cudnn.benchmark = True\n"
+    "def train(model, loader, opt):\n"
+    "    for batch in loader:\n"
+    "        model(batch, non_blocking=True).half().backward()\n"
+    "    torch.save(torch.nn.Linear(2, 2), 'm.pt')\n"
+    "helper()\n"
+)
+
+
+def _every_part_queries() -> List[Any]:
+    from torchlint.analysis.queries import keyword_passed, method_called, name_used, summaries, whole_saves
+
+    return [name_used("torch.backends.cudnn.benchmark"), keyword_passed("non_blocking"), method_called("half"),
+            summaries(), whole_saves()]
+
+
+def test_the_index_parses_each_file_once_whatever_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names used, keywords passed, methods called, summaries and saves all
+    read the same file: CPython parses it once for all of them."""
+    import ast
+
+    (tmp_path / "train.py").write_text(_EVERY_PART)
+    (tmp_path / "lib.py").write_text("def helper():\n    pass\n")
+    parsed: List[str] = []
+    real = ast.parse
+
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
+        text = source.decode() if isinstance(source, bytes) else str(source)
+        parsed.append("train.py" if "non_blocking" in text else "other")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counted)
+    index = build(sorted(tmp_path.glob("*.py")), _every_part_queries())
+    assert index.keywords == {"non_blocking"} and index.called == {"half"}
+    assert index.used == {"torch.backends.cudnn.benchmark"} and index.whole_saves
+    assert index.summaries is not None
+    assert parsed.count("train.py") == 1
+
+
+def test_the_per_file_part_in_worker_processes_gives_the_same_index(tmp_path: Path) -> None:
+    from torchlint.lint.pool import each_in_workers
+
+    for number in range(6):
+        (tmp_path / f"m{number}.py").write_text(_EVERY_PART.replace("helper", f"helper{number}"))
+    (tmp_path / "lib.py").write_text("".join(f"def helper{n}():\n    pass\n" for n in range(6)))
+    files = sorted(tmp_path.glob("*.py"))
+    assert each_in_workers(2, 3) is None and each_in_workers(1, 100) is None  # too few to pay, or one job
+    each = each_in_workers(2, len(files))
+    assert each is not None
+    pids = each(lambda index: os.getpid(), len(files))
+    assert os.getpid() not in pids
+    assert build(files, _every_part_queries(), each=each) == build(files, _every_part_queries())
+
+
+def test_a_cold_run_parses_each_file_with_ast_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's parse of a file also makes its pre-check summary
+    (``ProjectIndex.prechecks``): the lint does not parse it again."""
+    import ast
+
+    from torchlint.lint.runner import cached_run, lint_file
+    from torchlint.lint.settings import Settings
+
+    (tmp_path / "train.py").write_text(_EVERY_PART + "x = torch.zeros(3).cuda()\n")
+    (tmp_path / "lib.py").write_text("def helper():\n    pass\n")
+    parsed: List[str] = []
+    real = ast.parse
+
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
+        text = source.decode() if isinstance(source, bytes) else str(source)
+        if "non_blocking" in text:
+            parsed.append("train.py")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(select=("ALL",), root=tmp_path)
+    files = [Path("lib.py"), Path("train.py")]
+    before = cached_run(files, lambda _: settings, lint_file, cache=None)
+    monkeypatch.setattr(ast, "parse", counted)
+    outcomes = cached_run(files, lambda _: settings, lint_file, cache=None)
+    assert [o.diagnostics for o in outcomes] == [o.diagnostics for o in before]
+    assert any(o.diagnostics for o in outcomes)
+    assert parsed == ["train.py"]

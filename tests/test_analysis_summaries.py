@@ -231,8 +231,8 @@ def test_scripts_that_import_nothing_of_the_project_are_not_read(tmp_path: Path,
     (tmp_path / "lib.py").write_text("def g():\n    pass\n")
     (tmp_path / "user.py").write_text("from lib import g\ng()\n")
     read: List[str] = []
-    real = module.summarize_file
-    monkeypatch.setattr(module, "summarize_file", lambda path, *a: read.append(path.name) or real(path, *a))
+    real = module.summary_of_tree  # every summary of a file is made from its tree here
+    monkeypatch.setattr(module, "summary_of_tree", lambda path, *a: read.append(path.name) or real(path, *a))
     build(sorted(tmp_path.glob("*.py")), [summaries()])
     assert sorted(read) == ["lib.py", "user.py"]
 

@@ -130,6 +130,12 @@ class ProjectIndex:
     optimizer, an instance of a project class) in the project's files, when
     a rule asked (:func:`~torchlint.analysis.queries.whole_saves`;
     :mod:`torchlint.analysis.saves`)."""
+    prechecks: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What the caller of :func:`~torchlint.analysis.queries.build` asked to
+    make of each run file's CPython tree while the index parsed it (the
+    pre-check's summary), by the SHA-256 of the file's bytes: so that the
+    lint need not parse the file with ``ast`` again.  Not a fact a lint
+    depends on (it is the file's own text, summarised): not compared, not read."""
     _memo: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, repr=False)
     _digests: Dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 

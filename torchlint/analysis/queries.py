@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+)
 
 # What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
 # where rules import it from.
@@ -39,28 +42,38 @@ from torchlint.analysis.imports import (
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
 
+if TYPE_CHECKING:
+    from torchlint.analysis.summaries import FileSummary
+
 
 # -- building the index -------------------------------------------------------------
 
 
 def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None, *,
-          texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None) -> ProjectIndex:
+          texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None,
+          each: "Optional[Each]" = None, per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
     """The run's index: built once, before linting, for the questions the
     enabled rules ask, and for what star imports of project modules bind
     (nothing of either: the empty index).  ``store`` keeps each parsed
     file's part for the next run.  ``texts``: the ``.py`` files' bytes when
     the caller has read them already; ``module_of``: the module names (and
-    with its ``seen``, what else the build reads from disk)."""
+    with its ``seen``, what else the build reads from disk); ``each``: how
+    to run the per-file work (the runner's worker processes; by default one
+    file after the other here); ``per_tree``: what else to make of each run
+    file's tree while it is parsed (the lint's pre-check summary, kept in
+    :attr:`ProjectIndex.prechecks` so that no file is parsed twice; every
+    run file is then parsed here)."""
     asked = Asked.of(queries)
     texts = list(read_sources(files)) if texts is None else list(texts)
     module_of = module_of or ModuleNames()
     try:
-        return _build(texts, asked, store, module_of)
+        return _build(texts, asked, store, module_of, each or one_by_one, per_tree)
     finally:
         module_of.depended()
 
 
-def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames) -> ProjectIndex:
+def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames, each: "Each",
+           per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
     stars = star_parts(texts, store, module_of)
     bases = asked.of_kind(SUBCLASSES)
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
@@ -76,19 +89,18 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
-    used: FrozenSet[str] = frozenset()
-    if names:
-        from torchlint.analysis.mentions import used_anywhere
-
-        used = used_anywhere(texts, names)
-    passed, called = used_in_calls(texts, keywords, method_calls)
     shapes = _methods(indexed, methods, store, module_of)
-    summarized = []
     chosen = connected(indexed, module_of, statements) if wants_summaries else []
+    # Names used, keywords passed, methods called, summaries and saves: one
+    # parse of each file serves them all, in the runner's workers when it has them.
+    parts = one_parse_each(texts, names, keywords, method_calls, chosen, store,
+                           module_of if wants_saves else None, each, per_tree)
+    used, passed, called = parts.names, parts.keywords, parts.methods
+    summarized = []
     if chosen:
         from torchlint.analysis.summaries import summarize_project
 
-        summarized = summarize_project(chosen, store)
+        summarized = summarize_project(chosen, store, parts.summaries)
     targets = {*classes, *shapes}
     if summarized:
         from torchlint.analysis.summaries import defined
@@ -104,9 +116,162 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     if wants_saves:
         from torchlint.analysis.saves import project_saves
 
-        saves = project_saves(texts, store, module_of)
+        saves = project_saves(texts, store, module_of, parts.saves)
     return ProjectIndex(classes, calls, modules, used, passed, stars, shapes, called, aliases, found_summaries,
-                        saves)
+                        saves, prechecks=parts.extras)
+
+
+Each = Callable[[Callable[[int], Any], int], Sequence[Any]]
+"""How the index runs per-file work: ``each(work, count)`` is ``[work(0), ...,
+work(count - 1)]``, computed here or in worker processes (forked, so that
+``work`` and what it reads need not be pickled; each result comes back
+pickled and small).  A result that is not ``work``'s (a worker that died)
+counts as a file that does not parse."""
+
+
+def one_by_one(work: Callable[[int], Any], count: int) -> List[Any]:
+    """:data:`Each` in this process."""
+    return [work(index) for index in range(count)]
+
+
+@dataclass(frozen=True)
+class _Parse:
+    """One file the per-file pass parses, and what it reads from the tree."""
+
+    path: Path
+    data: bytes
+    names: FrozenSet[str]
+    calls: bool
+    summary_module: Optional[str]
+    saves_module: Optional[str]
+    extra: bool = False
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What one parse of a file gave (small: it travels back from a worker)."""
+
+    names: FrozenSet[str] = frozenset()
+    keywords: FrozenSet[str] = frozenset()
+    methods: FrozenSet[str] = frozenset()
+    summary: "Optional[FileSummary]" = None
+    saves: Optional[List[Tuple[int, Tuple[str, ...]]]] = None
+    extra: Any = None
+
+
+@dataclass(frozen=True)
+class FileParts:
+    """The per-file parts of the index, from one parse of each file that needs
+    one (or from the store): names used, keywords passed and methods called
+    anywhere, each chosen file's summary and each file's saves, by path."""
+
+    names: FrozenSet[str]
+    keywords: FrozenSet[str]
+    methods: FrozenSet[str]
+    summaries: Dict[str, "Optional[FileSummary]"]
+    saves: Dict[str, Optional[List[Tuple[int, Tuple[str, ...]]]]]
+    extras: Dict[str, Any] = field(default_factory=dict)
+    """What ``per_tree`` made of each run file's tree, by the SHA-256 of its bytes."""
+
+
+def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Iterable[str], methods: Iterable[str],
+                   chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store],
+                   saves_of: Optional[Callable[[Path], str]], each: Each = one_by_one,
+                   per_tree: Optional[Callable[[ast.Module], Any]] = None) -> FileParts:
+    """What the index reads from each file's tree, with one ``ast`` parse of
+    a file whatever asks (each part only from files whose text can hold it;
+    summaries and saves from ``store`` where it has them, and stored there).
+    ``saves_of``: the module name of a file, when saves are asked;
+    ``per_tree``: what else to make of every run file's tree."""
+    from torchlint.analysis.saves import may_save, saves_key, stored_saves
+    from torchlint.analysis.summaries import store_summary, stored_summary
+
+    keywords, methods = frozenset(keywords), frozenset(methods)
+    name_words = {name.rsplit(".", 1)[-1].encode() for name in names}
+    call_words = [word.encode() for word in sorted(keywords | methods)]
+    modules = {str(path): module for path, _, module in chosen}
+    summaries: Dict[str, Optional[FileSummary]] = {}
+    saves: Dict[str, Optional[List[Tuple[int, Tuple[str, ...]]]]] = {}
+    todo: List[_Parse] = []
+    in_run = {str(path) for path, _ in texts}
+    # The run's files, then the imported modules outside it whose summaries are asked.
+    sources = [(path, data, True) for path, data in texts] + [
+        (path, data, False) for path, data, _ in chosen if str(path) not in in_run]
+    for path, data, linted in sources:
+        shown = str(path)
+        summary_module = modules.get(shown)
+        if summary_module is not None and shown not in summaries:
+            found = stored_summary(path, data, summary_module, store)
+            if found is not None:
+                summaries[shown] = found
+                summary_module = None
+        else:
+            summary_module = None
+        saves_module = saves_of(path) if linted and saves_of is not None and may_save(data) else None
+        if saves_module is not None:
+            stored = stored_saves(store.get_facts(saves_key(path, data, saves_module)) if store is not None else None)
+            if stored is not None:
+                saves[shown] = stored
+                saves_module = None
+        # (as mentions.used_anywhere: a file that may name one of them is asked for all)
+        wanted = names if linted and any(word in data for word in name_words) else frozenset()
+        calls = linted and any(word in data for word in call_words)
+        extra = linted and per_tree is not None
+        if wanted or calls or summary_module is not None or saves_module is not None or extra:
+            todo.append(_Parse(path, data, wanted, calls, summary_module, saves_module, extra))
+
+    def work(index: int) -> _Parsed:
+        return _parse_once(todo[index], keywords, methods, per_tree)
+
+    used: Set[str] = set()
+    passed: Set[str] = set()
+    called: Set[str] = set()
+    extras: Dict[str, Any] = {}
+    for job, result in zip(todo, each(work, len(todo))):
+        parsed = result if isinstance(result, _Parsed) else _Parsed()
+        if parsed.extra is not None:
+            extras[hashlib.sha256(job.data).hexdigest()] = parsed.extra
+        used |= parsed.names
+        passed |= parsed.keywords
+        called |= parsed.methods
+        shown = str(job.path)
+        if job.summary_module is not None:
+            summaries[shown] = parsed.summary
+            if parsed.summary is not None:
+                store_summary(job.path, job.data, job.summary_module, store, parsed.summary)
+        if job.saves_module is not None:
+            file_saves = parsed.saves or []
+            saves[shown] = file_saves
+            if store is not None and isinstance(result, _Parsed):
+                store.put_facts(saves_key(job.path, job.data, job.saves_module),
+                                [[line, list(names)] for line, names in file_saves])
+    return FileParts(frozenset(used), frozenset(passed), frozenset(called), summaries, saves, extras)
+
+
+def _parse_once(job: _Parse, keywords: FrozenSet[str], methods: FrozenSet[str],
+                per_tree: Optional[Callable[[ast.Module], Any]] = None) -> _Parsed:
+    """Everything ``job`` asks of one file, from one ``ast`` parse."""
+    tree = parse_quietly(job.data)
+    if tree is None:
+        return _Parsed(saves=[] if job.saves_module is not None else None)
+    names: FrozenSet[str] = frozenset()
+    if job.names:
+        from torchlint.analysis.mentions import names_in_tree
+
+        names = names_in_tree(tree) & job.names
+    passed, called = calls_in(tree, keywords, methods) if job.calls else (frozenset(), frozenset())
+    summary = None
+    if job.summary_module is not None:
+        from torchlint.analysis.summaries import summary_of_tree
+
+        summary = summary_of_tree(job.path, tree, job.summary_module)
+    saves = None
+    if job.saves_module is not None:
+        from torchlint.analysis.saves import saves_of_module
+
+        saves = saves_of_module(tree, job.saves_module, job.path.stem == "__init__")
+    extra = per_tree(tree) if job.extra and per_tree is not None else None
+    return _Parsed(names, passed, called, summary, saves, extra)
 
 
 def index_of_sources(sources: Mapping[str, str], queries: Iterable[Query] = ()) -> ProjectIndex:
@@ -496,36 +661,32 @@ def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], na
 # -- keywords passed and methods called anywhere ----------------------------------------
 
 
-def used_in_calls(texts: Iterable[Text], keywords: Iterable[str] = (),
+def used_in_calls(texts: Sequence[Text], keywords: Iterable[str] = (),
                   methods: Iterable[str] = ()) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """Which of the ``keywords`` some call in ``texts`` (path, contents)
     passes by name, and which of the ``methods`` some call makes on any value
-    (``x.half()``), in one walk per file; only files whose text contains a
-    word still looked for are parsed."""
-    remaining_keywords, remaining_methods = set(keywords), set(methods)
+    (``x.half()``); only files whose text contains a word looked for are
+    parsed (:func:`one_parse_each`, which the index uses)."""
+    parts = one_parse_each(texts, frozenset(), keywords, methods, (), None, None)
+    return parts.keywords, parts.methods
+
+
+def calls_in(tree: ast.AST, keywords: Iterable[str], methods: Iterable[str]) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """Which of ``keywords`` some call of one file's tree passes by name, and
+    which of ``methods`` some call makes (nothing for a tree nested too deeply)."""
+    wanted_keywords, wanted_methods = set(keywords), set(methods)
     passed: Set[str] = set()
     called: Set[str] = set()
-    for _path, text in texts:
-        remaining = remaining_keywords | remaining_methods
-        if not remaining:
-            break
-        if not any(word.encode() in text for word in remaining):
-            continue
-        tree = parse_quietly(text)
-        if tree is None:
-            continue
-        try:
-            nodes = list(ast.walk(tree))
-        except RecursionError:
-            continue
-        for node in nodes:
-            if isinstance(node, ast.keyword) and node.arg in remaining_keywords:
-                passed.add(node.arg)
-                remaining_keywords.discard(node.arg)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in remaining_methods:
-                    called.add(node.func.attr)
-                    remaining_methods.discard(node.func.attr)
+    try:
+        nodes = list(ast.walk(tree))
+    except RecursionError:
+        return frozenset(), frozenset()
+    for node in nodes:
+        if isinstance(node, ast.keyword) and node.arg in wanted_keywords:
+            passed.add(node.arg)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in wanted_methods:
+                called.add(node.func.attr)
     return frozenset(passed), frozenset(called)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from torchlint.analysis.imports import Text, module_imports, parse_quietly, resolve
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -162,11 +162,15 @@ _SAVES_FORMAT = b"whole-saves-1"
 
 
 def project_saves(texts: Sequence[Text], store: Optional[Store],
-                  module_of: Callable[[Path], str]) -> Tuple[Tuple[str, int], ...]:
+                  module_of: Callable[[Path], str],
+                  parsed: Optional[Mapping[str, "Optional[List[Tuple[int, Tuple[str, ...]]]]"]] = None,
+                  ) -> Tuple[Tuple[str, int], ...]:
     """:attr:`ProjectIndex.whole_saves` of the run's files.  A save of what
     an imported callable returns counts when that callable is a module-level
     class of one of the run's files.  Each file's saves are kept in
-    ``store``; a file without the word ``save`` is not parsed."""
+    ``store``; a file without the word ``save`` is not parsed.  ``parsed``:
+    the saves of files already read from their tree (by the index's one
+    pass over each file), by path."""
     modules: Dict[str, bytes] = {}
     candidates: List[Tuple[str, int, Tuple[str, ...]]] = []
     for path, data in texts:
@@ -174,16 +178,15 @@ def project_saves(texts: Sequence[Text], store: Optional[Store],
         modules.setdefault(module, data)
         if not may_save(data):
             continue
-        key = store_key(path, data, module, None, _SAVES_FORMAT)
-        stored = store.get_facts(key) if store is not None else None
-        found: List[Tuple[int, Tuple[str, ...]]]
-        if isinstance(stored, list) and all(
-                isinstance(item, list) and len(item) == 2 and count(item[0]) and isinstance(item[1], list)
-                and all_of(str, *item[1]) for item in stored):
-            found = [(item[0], tuple(item[1])) for item in stored]
-        else:
-            tree = parse_quietly(data)
-            found = [] if tree is None else saves_of_module(tree, module, path.stem == "__init__")
+        key = saves_key(path, data, module)
+        found = stored_saves(store.get_facts(key) if store is not None else None)
+        if found is None:
+            done = parsed.get(str(path)) if parsed is not None else None
+            if done is not None:
+                found = done
+            else:
+                tree = parse_quietly(data)
+                found = [] if tree is None else saves_of_module(tree, module, path.stem == "__init__")
             if store is not None:
                 store.put_facts(key, [[line, list(names)] for line, names in found])
         candidates.extend((str(path), line, names) for line, names in found)
@@ -196,4 +199,18 @@ def project_saves(texts: Sequence[Text], store: Optional[Store],
                         if not names or any(name in classes for name in names)))
 
 
-__all__ = ["CLASS_HEADER", "conditional_saves", "may_save", "project_saves", "saves_of_module", "whole_object_saves"]
+def saves_key(path: Path, data: bytes, module: str) -> str:
+    """Where one file's saves are kept in the store."""
+    return store_key(path, data, module, None, _SAVES_FORMAT)
+
+
+def stored_saves(stored: Any) -> Optional[List[Tuple[int, Tuple[str, ...]]]]:
+    """A stored value of one file's saves, when it has the right shape."""
+    if isinstance(stored, list) and all(
+            isinstance(item, list) and len(item) == 2 and count(item[0]) and isinstance(item[1], list)
+            and all_of(str, *item[1]) for item in stored):
+        return [(item[0], tuple(item[1])) for item in stored]
+    return None
+
+
+__all__ = ["CLASS_HEADER", "conditional_saves", "may_save", "project_saves", "saves_key", "saves_of_module", "stored_saves", "whole_object_saves"]

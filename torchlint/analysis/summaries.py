@@ -1449,22 +1449,36 @@ def _from_json(data: Any) -> Optional[FileSummary]:
 def summarize_file(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[FileSummary]:
     """One file's summary, from ``store`` when it holds it (a warm run parses
     nothing), else parsed and stored; None when the file does not parse."""
-    key = store_key(path, data, module, None, _FORMAT)
-    if store is not None:
-        stored = store.get_facts(key)
-        found = _from_json(stored) if isinstance(stored, dict) else None
-        if found is not None:
-            return found
+    found = stored_summary(path, data, module, store)
+    if found is not None:
+        return found
     tree = parse_quietly(data)
-    if tree is None:
+    summary = None if tree is None else summary_of_tree(path, tree, module)
+    if summary is not None:
+        store_summary(path, data, module, store, summary)
+    return summary
+
+
+def stored_summary(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[FileSummary]:
+    """One file's summary as ``store`` holds it (None: not there, or damaged)."""
+    if store is None:
         return None
+    stored = store.get_facts(store_key(path, data, module, None, _FORMAT))
+    return _from_json(stored) if isinstance(stored, dict) else None
+
+
+def store_summary(path: Path, data: bytes, module: str, store: Optional[Store], summary: FileSummary) -> None:
+    """Keep one file's summary in ``store`` for the next run."""
+    if store is not None:
+        store.put_facts(store_key(path, data, module, None, _FORMAT), _to_json(summary))
+
+
+def summary_of_tree(path: Path, tree: ast.Module, module: str) -> Optional[FileSummary]:
+    """One file's summary from its CPython tree (None: nested too deeply)."""
     try:
-        summary = summarize_tree(tree, module, path.stem == "__init__")
+        return summarize_tree(tree, module, path.stem == "__init__")
     except RecursionError:
         return None
-    if store is not None:
-        store.put_facts(key, _to_json(summary))
-    return summary
 
 
 # -- linking ----------------------------------------------------------------------------------
@@ -1666,12 +1680,15 @@ def defined(files: Iterable[FileSummary]) -> Set[str]:
     return found
 
 
-def summarize_project(chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store]) -> List[FileSummary]:
+def summarize_project(chosen: Sequence[Tuple[Path, bytes, str]], store: Optional[Store],
+                      known: Optional[Mapping[str, Optional[FileSummary]]] = None) -> List[FileSummary]:
     """The summaries of the files :func:`~torchlint.analysis.imports.connected`
-    chose (path, bytes, module), from ``store`` where it holds them."""
+    chose (path, bytes, module), from ``store`` where it holds them;
+    ``known``: those the index's one pass over each file made already, by path."""
     summaries: List[FileSummary] = []
     for path, text, module in chosen:
-        summary = summarize_file(path, text, module, store)
+        summary = known[str(path)] if known is not None and str(path) in known else summarize_file(
+            path, text, module, store)
         if summary is not None:
             summaries.append(summary)
     return summaries

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
@@ -15,7 +16,7 @@ from torchlint.model import Applicability, Diagnostic, Fix
 from torchlint.analysis.names import ImportTable
 # parse_module and parse_error moved to torchlint.source.parsing; re-exported here.
 from torchlint.source.parsing import cpython_syntax_error, on_deep_stack
-from torchlint.ruleapi.precheck import PrecheckFacts, facts_of
+from torchlint.ruleapi.precheck import PrecheckFacts, facts_from, facts_of
 from torchlint.source.parsing import parse_error as parse_error, parse_module as parse_module
 from torchlint.ruleapi.rule import (
     CURRENT_TORCH,
@@ -155,7 +156,7 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
     can_match = True
     facts: Optional[PrecheckFacts] = None
     if config.precheck:
-        facts = facts_of(source)
+        facts = _summary_from_index(source, config.project) or facts_of(source)
         if facts is not None:
             # CPython's parser (far cheaper than libcst) read the file: the
             # rules decide from its summary whether libcst needs to, and
@@ -176,6 +177,16 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
     if not can_match:
         return []
     return _run_rules(parsed, source, path, config, facts.tree if facts is not None else None, enabled)
+
+
+def _summary_from_index(source: str, project: ProjectIndex) -> Optional[PrecheckFacts]:
+    """The pre-check summary the index made of this text when it parsed the
+    file (:attr:`ProjectIndex.prechecks`, by the digest of the file's bytes):
+    one ``ast`` parse a file serves both.  None: parse it here."""
+    if not project.prechecks:
+        return None
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return facts_from(project.prechecks.get(digest), source)
 
 
 def _kept(facts: PrecheckFacts, config: LintConfig) -> LintConfig:

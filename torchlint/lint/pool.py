@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Deque, Generic, List, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -166,6 +167,37 @@ def run_pool(
         finished = True
     finally:
         _stop(workers, graceful=finished)
+
+
+def each_in_workers(jobs: int, count: int) -> "Optional[Callable[[Callable[[int], Any], int], List[Any]]]":
+    """A way to compute ``[work(0), ..., work(n - 1)]`` in up to ``jobs``
+    forked processes (the project index's per-file work), or None where that
+    does not pay: one job, fewer than ``2 * jobs`` items, or no ``fork`` (the
+    work is a closure over the run's texts, which only ``fork`` shares
+    without pickling)."""
+    if jobs <= 1 or count < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return partial(_each, jobs=jobs)
+
+
+def _each(work: Callable[[int], R], count: int, *, jobs: int) -> "List[Union[R, Died]]":
+    """``work`` over ``range(count)`` in contiguous chunks (about eight a
+    worker, so that a slow file leaves no core idle for long); a chunk whose
+    worker died gives :class:`Died` for each of its items."""
+    size = max(1, -(-count // (jobs * 8)))
+    chunks = [(start, min(start + size, count)) for start in range(0, count, size)]
+    results: "List[Union[R, Died]]" = [Died("not run")] * count
+
+    def chunk(start: int, stop: int) -> List[R]:
+        return [work(index) for index in range(start, stop)]
+
+    def done(index: int, result: "Union[List[R], Died]") -> None:
+        start, stop = chunks[index]
+        for offset in range(stop - start):
+            results[start + offset] = result if isinstance(result, Died) else result[offset]
+
+    run_pool(chunk, chunks, jobs, done)
+    return results
 
 
 def _receive(connection: Connection) -> "Optional[Any]":

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
 from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
@@ -25,6 +25,8 @@ from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stampe
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
+    import ast
+
     from torchlint.lint.engine import LintConfig
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.pool import Died
@@ -270,13 +272,15 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
-                    cache: Optional[Cache] = None) -> ProjectIndex:
+                    cache: Optional[Cache] = None, per_tree: "Optional[Callable[[ast.Module], Any]]" = None
+                    ) -> ProjectIndex:
     """The cross-file index of a run over ``files``, built once before linting
     for what the enabled rules ask (their ``project_queries``); ``cache``
-    keeps each file's part.  The caller passes it to every file's lint."""
+    keeps each file's part; ``per_tree``: as for ``queries.build`` (the
+    pre-check summaries of a cold run).  The caller passes it to every file's lint."""
     from torchlint.analysis.queries import build
 
-    return build(files, resolve_files(files, settings_for, keyed=False).queries, cache)
+    return build(files, resolve_files(files, settings_for, keyed=False).queries, cache, per_tree=per_tree)
 
 
 def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
@@ -327,8 +331,11 @@ def run_files(
                 for index, (path, settings) in enumerate(tasks):
                     done(index, bound(path, settings))
             else:
-                big = [i for i, (path, _) in enumerate(tasks) if _size(path) >= BIG_FILE_BYTES]
-                small = sorted(set(range(len(tasks))) - set(big))
+                sizes = [_size(path) for path, _ in tasks]
+                big = [i for i, size in enumerate(sizes) if size >= BIG_FILE_BYTES]
+                # Largest first, so that no core is left idle on a big file at the end (the
+                # results are put back in the order of ``files``).
+                small = sorted(set(range(len(tasks))) - set(big), key=lambda i: (-sizes[i], i))
                 run_pool(bound, [tasks[i] for i in small], jobs, lambda i, r: done(small[i], r), _defer_writes)
                 # The pool has exited (and freed what it held) before the big
                 # trees are built, one at a time in a fresh process.
@@ -469,8 +476,16 @@ class _Run:
         from torchlint.analysis.imports import ModuleNames
         from torchlint.analysis.queries import build
 
+        from torchlint.lint.pool import each_in_workers
+        from torchlint.ruleapi.precheck import shipped
+
         self.seen = Seen()
-        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
+        # The per-file part of the index is parsed in the workers too (one parse a file; small results back).
+        # In a cold run (no record: every file will be linted) that parse also makes each file's pre-check
+        # summary, so that the lint does not parse the file with ast again; after a change, most files
+        # come from the cache and only those the index needs are parsed.
+        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen),
+                        each=each_in_workers(jobs, len(texts)), per_tree=shipped if self.record is None else None)
         del texts
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Set
 
 from torchlint.source.tree import python_nodes
@@ -100,7 +100,21 @@ def facts_of(source: str) -> Optional[PrecheckFacts]:
     return summarize(tree, source)
 
 
-def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
+def shipped(tree: ast.Module) -> PrecheckFacts:
+    """The summary of a file made where its tree was made (the project
+    index's one parse of each file, maybe in a worker process), small enough
+    to send back: no text and no tree (:func:`facts_from` adds the text)."""
+    return summarize(tree, "", keep_tree=False)
+
+
+def facts_from(summary: object, source: str) -> Optional[PrecheckFacts]:
+    """A :func:`shipped` summary of ``source``, ready for the rules' pre-checks."""
+    if not isinstance(summary, PrecheckFacts):
+        return None
+    return replace(summary, source=source)
+
+
+def summarize(tree: ast.AST, source: str, *, keep_tree: bool = True) -> PrecheckFacts:
     """One walk over the tree, collecting every set of :class:`PrecheckFacts`."""
     imports: Set[str] = set()
     identifiers: Set[str] = set()
@@ -143,5 +157,5 @@ def summarize(tree: ast.AST, source: str) -> PrecheckFacts:
         called_attributes=frozenset(called),
         assigned_attributes=frozenset(assigned),
         functions=frozenset(functions),
-        tree=tree,
+        tree=tree if keep_tree else None,
     )
