@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
-from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
+from torchlint.lint.cache import Cache, EntryKey, FileEntry, Variant, facts_digest, run_key
 from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
@@ -352,17 +352,9 @@ def cached_run(
     """Like :func:`run_files`, but answer from ``cache`` where it can.
 
     ``reusable`` says whether cached findings make the work unnecessary (for
-    fixing: only when none of them has an applicable fix).
-
-    One way: each file's settings are resolved once (``settings.resolve_files``:
-    its settings, their digest, the index's queries); a run over the same
-    files and configuration as an earlier one starts from that run's record
-    (:mod:`torchlint.source.stamps`): when no file's stamp changed (or its
-    bytes are the same) and nothing else the index read did, every file's
-    findings are read from the cache by the key recorded for it; no file is
-    read, no index built.  Otherwise the index is built and each file's
-    findings are looked up by the facts its last lint read.  The keys are
-    made by ``cache.entry_key`` alone.
+    fixing: only when none of them has an applicable fix).  Each file's
+    settings are resolved once (``settings.resolve_files``), then the run
+    goes as :func:`run_resolved` says.
     """
     return run_resolved(resolve_files(files, settings_for, keyed=cache is not None), work, cache=cache, jobs=jobs,
                         reusable=reusable)
@@ -377,19 +369,32 @@ def run_resolved(
     reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
 ) -> List[FileOutcome]:
     """:func:`cached_run` over files whose settings are resolved already (the
-    command line resolves them right after discovery).  Without a cache the
-    run takes the same way, with nothing to look up or to store."""
+    command line resolves them right after discovery).
+
+    One way, in batch stages.  The record of the last run over the same
+    files and configuration (``cache.get_record``) holds each file's stamp,
+    digest and findings: when no file's stamp (or bytes) and nothing else
+    the index read changed (``stamps``), it answers the whole run, and
+    nothing but the record and the files' stat data is read.  Otherwise
+    every file is read once (``stamps.read_stamped``), the index is built
+    once, each file's entry is read once (``cache.get_entries``: its lints
+    keyed by the digest of the index facts each read) and answers the file
+    when the index's facts are those it was linted under, the rest are
+    linted, and the new entries and the record are stored.  Without a cache
+    the run takes the same way, with nothing to look up or to store.
+    """
     run = _Run(resolved, cache)
     results = run.from_record(reusable, work, jobs)
     if results is None:
         results = run.with_index(reusable, work, jobs)
-    run.save()
+    run.save(results)
     return [results[index] for index in range(len(resolved.files))]
 
 
 class _Run:
-    """One cached run: its files with their resolved settings, and the rows
-    of the record the next run will start from."""
+    """One cached run: its files with their resolved settings, what the last
+    run's record says of them, and the rows of the record the next run will
+    start from."""
 
     def __init__(self, resolved: Resolved, cache: Optional[Cache]) -> None:
         self.files = resolved.files
@@ -401,35 +406,32 @@ class _Run:
             self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs) if cache is not None else None
         except OSError:  # the working folder is gone: relative paths mean nothing to a later run
             self.key = None
-        stored = cache.get_record(self.key) if cache is not None and self.key is not None else None
-        self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
+        self.previous = cache.get_record(self.key, self.shown) if cache is not None and self.key is not None else None
         # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
-        self.unchanged = self.record.unchanged_rows(self.files) if self.record is not None else None
+        self.unchanged = self.previous[0].unchanged_rows(self.files) if self.previous is not None else None
         self.rows: List[Optional[FileRow]] = [None] * len(self.files)
         self.seen: Optional[Seen] = None
-        self._keep_dependencies = False
 
     def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
                     jobs: int) -> Optional[Dict[int, FileOutcome]]:
-        """Every file's outcome from the cache, when the record shows that
-        nothing changed (None otherwise: the index is needed); files that
-        are never cached and read nothing from the index (job scripts) are
-        linted again, without it."""
-        rows = self.unchanged
-        if rows is None:
+        """Every file's outcome from the record, when it shows that nothing
+        changed (None otherwise: the index is needed); files that are never
+        cached and read nothing from the index (job scripts) are linted
+        again, without it."""
+        if self.unchanged is None or self.previous is None:
             return None
         results: Dict[int, FileOutcome] = {}
         again: List[int] = []
-        for index, row in enumerate(rows):
-            if row.digest is None:
+        for index, (row, found) in enumerate(zip(self.unchanged, self.previous[1])):
+            if row.digest is None or found is None:
                 if not row.indexless:
                     return None  # not cached (an unreadable file, an internal error): linted with the index
                 again.append(index)
                 continue
-            hit = self._lookup(index, row.digest, row.facts)
-            if hit is None or not reusable(hit[0].diagnostics):
+            outcome = self._cached(index, row.digest, found) if reusable(found) else None
+            if outcome is None:
                 return None
-            results[index] = hit[0]
+            results[index] = outcome
             self.rows[index] = row
         if again:
             from torchlint.lint.jobscripts import is_job_script, is_shell_script
@@ -447,23 +449,23 @@ class _Run:
                 return None  # it became a file whose lint may read the index
             for index, outcome in zip(again, linted):
                 results[index] = outcome
-                self.rows[index] = FileRow(None, None, "", (), True)
-        self._keep_dependencies = True  # nothing the index read changed: its record stands
+                self.rows[index] = FileRow(None, None, "", True)
+        self.seen = None  # nothing the index read changed: the record's dependencies stand
         return results
 
     def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
                    jobs: int) -> Dict[int, FileOutcome]:
-        """Build the index (reading every file), answer what the cache holds
-        for the facts each file's lint read, lint the rest."""
-        self._keep_dependencies = False
+        """The batch stages of a run where something changed: read every file
+        once, build the index, read each file's entry once and take the lint
+        whose facts hold, lint the rest, store their entries."""
         texts: List[Tuple[Path, bytes]] = []
-        digests: Dict[int, str] = {}
-        stamps: Dict[int, Optional[Stamp]] = {}
+        read: Dict[int, Tuple[Optional[Stamp], str]] = {}
         for index, path in enumerate(self.files):  # each file read once here; the .py files feed the index
             try:
-                data, stamps[index], digests[index] = read_stamped(path)
+                data, stamp, digest = read_stamped(path)
             except SourceError:
                 continue
+            read[index] = (stamp, digest)
             if path.suffix == ".py":
                 texts.append((path, data))
         from torchlint.analysis.imports import ModuleNames
@@ -472,64 +474,52 @@ class _Run:
         self.seen = Seen()
         project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
         del texts
+        looked = sorted(read) if self.cache is not None else []
+        keys = {i: EntryKey(self.shown[i], read[i][1], self.configs[i]) for i in looked}
+        entries = dict(zip(looked, self.cache.get_entries([keys[i] for i in looked]))) if self.cache else {}
         results: Dict[int, FileOutcome] = {}
         misses: List[int] = []
-        for index, path in enumerate(self.files):
-            digest = digests.get(index)
-            hit = self._lookup(index, digest, project) if digest is not None and self.cache is not None else None
-            if hit is not None and reusable(hit[0].diagnostics):
-                results[index] = hit[0]
-                self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
-            else:
+        for index in range(len(self.files)):
+            entry = entries.get(index)
+            variant = entry.answer(project) if entry is not None else None
+            outcome = (self._cached(index, read[index][1], variant.diagnostics)
+                       if variant is not None and reusable(variant.diagnostics) else None)
+            if outcome is None or variant is None:
                 misses.append(index)
+                continue
+            results[index] = outcome
+            self.rows[index] = FileRow(read[index][0], read[index][1], variant.facts)
         computed = run_files([self.files[i] for i in misses], self.resolved.settings_for, work, jobs=jobs,
                              project=project)
+        stored: List[FileEntry] = []
         for index, outcome in zip(misses, computed):
             results[index] = outcome
-            reads = outcome.reads or ()
             cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
                          # a fixed file: the findings belong to text that is no longer on disk
                          and not (outcome.fixed is not None and outcome.fixed.changed))
             if self.cache is None:
                 continue  # nothing to store, and no record
             if not cacheable or outcome.digest is None:
-                self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
+                self.rows[index] = FileRow(None, None, "", outcome.indexless)
                 continue
-            key = entry_key(outcome.path, outcome.digest, self.configs[index], project, outcome.reads)
-            self.cache.put(key, outcome.diagnostics)
-            if project is not EMPTY and outcome.reads is not None:  # else keyed by every fact that may concern it
-                self.cache.put_reads(key, reads)
-            stamp = stamps.get(index) if digests.get(index) == outcome.digest else None
-            self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
+            reads = outcome.reads or ()
+            variant = Variant(facts_digest(project, reads), reads, outcome.diagnostics)
+            entry = entries.get(index)
+            key = EntryKey(outcome.path, outcome.digest, self.configs[index])
+            stored.append((entry if entry is not None and entry.key == key else FileEntry(key)).with_variant(variant))
+            stamp = read[index][0] if index in read and read[index][1] == outcome.digest else None
+            self.rows[index] = FileRow(stamp, outcome.digest, variant.facts)
+        if self.cache is not None:
+            self.cache.put_entries(stored)
         return results
 
-    def _lookup(self, index: int, digest: str, project: Union[ProjectIndex, str]
-                ) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
-        """The file's cached outcome, its key and the index facts its last
-        lint read (from the record when the file is the same, else from the
-        cache).  ``project``: the run's index, or the facts digest the record
-        holds for an index nothing has changed since.  The file's text is
-        read only when there are findings to show (and must still be the
-        bytes of ``digest``)."""
-        if self.cache is None:
-            return None
-        reads: Optional[Tuple[str, ...]] = ()
-        if project is not EMPTY:
-            row = self.record.files[index] if self.record is not None else None
-            if row is not None and row.digest == digest:
-                reads = row.reads
-            else:
-                # What its last lint read is recorded by the file's bytes and settings alone.
-                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
-            if reads is None:
-                return None
+    def _cached(self, index: int, digest: str, diagnostics: Sequence[Diagnostic]) -> Optional[FileOutcome]:
+        """The outcome of a file answered from the cache.  Its text is read
+        only when there are findings to show (and must still be the bytes
+        of ``digest``); None when it is not."""
         path, shown = self.files[index], self.shown[index]
-        key = entry_key(shown, digest, self.configs[index], project, reads)
-        diagnostics = self.cache.get(key)
-        if diagnostics is None:
-            return None
         if not diagnostics:
-            return FileOutcome(shown, (), None, digest=digest, from_cache=True), key, reads or ()
+            return FileOutcome(shown, (), None, digest=digest, from_cache=True)
         try:
             source = read_source(path)
         except SourceError:
@@ -544,21 +534,23 @@ class _Run:
                 cells = cell_sources(load(source.text), shown)
             except NotebookError:
                 cells = None
-        outcome = FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
-                              cell_sources=cells)
-        return outcome, key, reads or ()
+        return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
+                           cell_sources=cells)
 
-    def save(self) -> None:
-        """Store the run's record, when it differs from the one it started from."""
+    def save(self, results: Dict[int, FileOutcome]) -> None:
+        """Store the run's record with its files' findings, when it differs
+        from the one it started from."""
         if self.key is None or self.cache is None or any(row is None for row in self.rows):
             return
-        rows = [row for row in self.rows if row is not None]
-        if self._keep_dependencies and self.record is not None:
-            record = RunRecord(tuple(rows), self.record.inputs, self.record.probes, self.record.listings)
+        rows = tuple(row for row in self.rows if row is not None)
+        if self.seen is None and self.previous is not None:  # answered from the record
+            record = RunRecord(rows, *self.previous[0].dependencies)
         else:
             record = RunRecord.of(rows, self.seen)
-        if record != self.record:
-            self.cache.put_record(self.key, record.to_json())
+        findings = tuple(None if row.digest is None else results[index].diagnostics
+                         for index, row in enumerate(rows))
+        if self.previous is None or (record, findings) != self.previous:
+            self.cache.put_record(self.key, record, findings)
 
 
 def _is_internal(diagnostic: Diagnostic) -> bool:
