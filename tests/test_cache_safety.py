@@ -335,3 +335,49 @@ def test_cached_run_survives_an_entry_with_an_overflowing_number(tmp_path: Path)
     second = cached_run([source], lambda _: settings, lint_file, cache=cache)
     assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
     assert not second[0].from_cache
+
+
+RECORD_WRONG_SHAPES = [
+    {"findings": "abc"},
+    {"findings": [1]},
+    {"findings": [[1]]},
+    {"findings": []},  # fewer files than the run's
+    {"findings": None},
+    {"record": []},
+    {"record": {"format": 3, "files": "abc", "inputs": [], "probes": [], "listings": []}},
+    {"record": {"format": 3, "files": [[None, None, "no"]], "inputs": [], "probes": [], "listings": []}},
+]
+
+
+@pytest.mark.parametrize("change", RECORD_WRONG_SHAPES, ids=[str(i) for i in range(len(RECORD_WRONG_SHAPES))])
+def test_a_run_record_of_the_wrong_shape_is_a_miss(tmp_path: Path, change: Dict[str, Any]) -> None:
+    """The record answers a run where nothing changed: sealed by this very
+    cache but not exactly what torchlint writes, it is ignored."""
+    user_project(tmp_path)
+    first = cli(["check", ".", "--output-format", "concise"], tmp_path)
+    records = sorted((tmp_path / ".torchlint_cache").rglob("runs/*/*.json"))
+    assert first.returncode == 1 and records
+    cache = Cache(tmp_path / ".torchlint_cache")
+    for record in records:
+        payload = json.loads(record.read_bytes().partition(b"\n")[2])
+        cache._put(cache._shard("runs", key=payload["key"]), record.name, {**payload, **change})
+    second = cli(["check", ".", "--output-format", "concise"], tmp_path)
+    assert second.returncode == 1 and second.stdout == first.stdout
+    assert "internal error" not in second.stderr and "Traceback" not in second.stderr
+
+
+def test_a_run_record_whose_findings_disagree_with_its_digests_is_a_miss(tmp_path: Path) -> None:
+    """A file recorded with a digest (cached) but no findings: the record is
+    not used, and the run lints the file again."""
+    source = tmp_path / "a.py"
+    source.write_text(FINDING)
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    first = cached_run([source], lambda _: settings, lint_file, cache=cache)
+    [record] = sorted((tmp_path / "cache").rglob("runs/*/*.json"))
+    payload = json.loads(record.read_bytes().partition(b"\n")[2])
+    assert cache.get_record(payload["key"], [first[0].path]) is not None
+    cache._put(cache._shard("runs", key=payload["key"]), record.name, {**payload, "findings": [None]})
+    assert Cache(tmp_path / "cache").get_record(payload["key"], [first[0].path]) is None
+    again = cached_run([source], lambda _: settings, lint_file, cache=Cache(tmp_path / "cache"))
+    assert [o.diagnostics for o in again] == [o.diagnostics for o in first]  # from its entry

@@ -21,10 +21,11 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import pytest
 from hostile_support import cli_in_child
 
-from torchlint.analysis.index import EMPTY
-from torchlint.lint.cache import Cache, EntryKey, FileEntry, Variant
+from torchlint.analysis.index import EMPTY, ProjectIndex
+from torchlint.lint.cache import Cache, EntryKey, Lint, Variant
 from torchlint.lint.runner import FileOutcome, cached_run, lint_file
 from torchlint.lint.settings import Settings
+from torchlint.source.stamps import RunRecord
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SECRET = b"the victim's private notes\n"
@@ -242,17 +243,20 @@ def test_an_entry_for_other_content_is_a_miss(tmp_path: Path) -> None:
     """The entry records the source's and the facts' digests; both are checked."""
     cache = Cache(tmp_path / "cache")
     key = EntryKey("a.py", "source-1", "config")
-    cache.put_entries([FileEntry(key, (Variant("", (), ()),))])
+    cache.store(EMPTY, [Lint(key, (), ())], None, RunRecord(()), (), None)
     [found] = cache.get_entries([key])
     assert found is not None and found.answer(EMPTY) == Variant("", (), ())
     payload = _payload(next((tmp_path / "cache").rglob(f"{key.key}.json")))
     for field, value in (("source", "source-2"), ("path", "b.py"), ("format", 2), ("key", "k")):
         cache._put(cache._shard(key=key.key), f"{key.key}.json", {**payload, field: value})
         assert cache.get_entries([key]) == [None], field
-    # A lint under other project facts is no answer for these.
-    cache.put_entries([FileEntry(key, (Variant("facts-of-another-index", (), ()),))])
+    # A lint under other project facts is kept beside it, and is no answer for these.
+    another = ProjectIndex(star_parts={"models": {}})
+    cache.store(another, [Lint(key, ("star_parts",), (), found)], None, RunRecord(()), (), None)
     [found] = cache.get_entries([key])
-    assert found is not None and found.answer(EMPTY) is None
+    assert found is not None and len(found.variants) == 2
+    assert found.answer(EMPTY) == Variant("", (), ()) and found.answer(another) == found.variants[0]
+    assert found.variants[0].facts == another.digest_of(["star_parts"])
 
 
 # -- two users on a shared machine (needs root) ------------------------------------------------

@@ -226,6 +226,17 @@ class FileEntry:
         return FileEntry(self.key, (variant, *kept))
 
 
+@dataclass(frozen=True)
+class Lint:
+    """A file just linted, to be stored: its entry's name, the index facts
+    the lint read, its findings and the entry it had (None: none)."""
+
+    key: EntryKey
+    reads: Tuple[str, ...]
+    diagnostics: Tuple[Diagnostic, ...]
+    entry: Optional[FileEntry] = None
+
+
 def facts_digest(project: ProjectIndex, reads: Sequence[str]) -> str:
     """The digest of the index facts a lint read, as the run's index holds
     them ("" for the empty index: a run without one).  With the file's
@@ -529,18 +540,6 @@ class Cache:
             return None
         return FileEntry(entry, variants)
 
-    def put_entries(self, entries: Sequence[FileEntry]) -> None:
-        """Store each entry atomically; failures to write are ignored."""
-        for entry in entries:
-            key = entry.key.key
-            self._put(self._shard(key=key), f"{key}.json", {
-                "format": ENTRY_FORMAT, "key": key, "path": entry.key.path, "source": entry.key.source,
-                "config": hashlib.sha256(entry.key.config.encode()).hexdigest(),
-                "variants": [{"facts": v.facts, "reads": list(v.reads),
-                              "diagnostics": [_diagnostic_to_json(d) for d in v.diagnostics]}
-                             for v in entry.variants],
-            })
-
     def get_record(self, key: str, shown: Sequence[str]) -> Optional[Tuple[RunRecord, Findings]]:
         """The record of the last run over the same files (``shown``, in
         order) and configuration, with each file's findings (None: not
@@ -548,26 +547,41 @@ class Cache:
         data = self._get(self._shard(_RUNS, key=key), f"{key}.json")
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None
-        record = RunRecord.from_json(data.get("record"), len(shown))
         try:
             found = _field(data, "findings", list)
-            if record is None or len(found) != len(shown):
-                return None
             findings = tuple(None if raw is None else _diagnostics(_items(raw), path)
                              for raw, path in zip(found, shown))
         except (ValueError, RecursionError):
             return None
-        if any((row.digest is None) != (answer is None) for row, answer in zip(record.files, findings)):
-            return None
-        return record, findings
+        record = RunRecord.from_json(data.get("record"), tuple(answer is not None for answer in findings))
+        return None if record is None or len(found) != len(shown) else (record, findings)
 
-    def put_record(self, key: str, record: RunRecord, findings: Findings) -> None:
-        """Store a run's record with its files' findings, atomically; failures
-        to write are ignored."""
-        self._put(self._shard(_RUNS, key=key), f"{key}.json", {
-            "format": ENTRY_FORMAT, "key": key, "record": record.to_json(),
-            "findings": [None if found is None else [_diagnostic_to_json(d) for d in found] for found in findings],
-        })
+    def store(self, project: ProjectIndex, linted: Sequence[Lint], key: Optional[str], record: RunRecord,
+              findings: Findings, previous: Optional[Tuple[RunRecord, Findings]]) -> None:
+        """Store the lints of a run (each in its file's entry, keyed by the
+        digest of the facts it read from ``project``), and the run's record
+        with its files' findings when it differs from ``previous`` (under
+        ``key``; None: no record), each atomically; failures to write are
+        ignored."""
+        for lint in linted:
+            variant = Variant(facts_digest(project, lint.reads), lint.reads, lint.diagnostics)
+            entry = (lint.entry if lint.entry is not None and lint.entry.key == lint.key
+                     else FileEntry(lint.key)).with_variant(variant)
+            name = entry.key.key
+            self._put(self._shard(key=name), f"{name}.json", {
+                "format": ENTRY_FORMAT, "key": name, "path": entry.key.path, "source": entry.key.source,
+                "config": hashlib.sha256(entry.key.config.encode()).hexdigest(),
+                "variants": [{"facts": v.facts, "reads": list(v.reads),
+                              "diagnostics": [_diagnostic_to_json(d) for d in v.diagnostics]}
+                             for v in entry.variants],
+            })
+        if key is not None and (record, findings) != previous:
+            self._put(self._shard(_RUNS, key=key), f"{key}.json", {
+                "format": ENTRY_FORMAT, "key": key,
+                "findings": [None if found is None else [_diagnostic_to_json(d) for d in found]
+                             for found in findings],
+                "record": record.to_json(),
+            })
 
     # -- the project index's facts ------------------------------------------------------
 

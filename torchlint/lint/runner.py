@@ -10,14 +10,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
-from torchlint.lint.cache import Cache, EntryKey, FileEntry, Variant, facts_digest, run_key
+from torchlint.lint.cache import Cache, EntryKey, FileEntry, Lint, run_key
 from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
-    SourceError, SourceFile, is_regular_file, read_source, write_source,
+    SourceError, SourceFile, is_regular_file, read_source, source_of, write_source,
 )
 from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped
 
@@ -371,186 +371,127 @@ def run_resolved(
     """:func:`cached_run` over files whose settings are resolved already (the
     command line resolves them right after discovery).
 
-    One way, in batch stages.  The record of the last run over the same
-    files and configuration (``cache.get_record``) holds each file's stamp,
-    digest and findings: when no file's stamp (or bytes) and nothing else
-    the index read changed (``stamps``), it answers the whole run, and
-    nothing but the record and the files' stat data is read.  Otherwise
-    every file is read once (``stamps.read_stamped``), the index is built
-    once, each file's entry is read once (``cache.get_entries``: its lints
-    keyed by the digest of the index facts each read) and answers the file
-    when the index's facts are those it was linted under, the rest are
-    linted, and the new entries and the record are stored.  Without a cache
-    the run takes the same way, with nothing to look up or to store.
+    One way, in batch stages: the record of the last run over the same
+    files and configuration (``cache.get_record``: each file's stamp, digest
+    and findings, and what the index read besides) → the files' stat data
+    (``stamps``): when nothing changed, the record answers every file and
+    nothing else is read; else every file is read once, the index is built
+    once and each file's entry is read once (``cache.get_entries``: its
+    lints keyed by the digest of the index facts each read) and answers the
+    file when the run's index holds the same facts → the rest are linted →
+    the new entries and the record are stored → the texts of cached files
+    with findings are read for the report.  Without a cache the run takes
+    the same way, with nothing to look up or to store.
     """
-    run = _Run(resolved, cache)
-    results = run.from_record(reusable, work, jobs)
-    if results is None:
-        results = run.with_index(reusable, work, jobs)
-    run.save(results)
-    return [results[index] for index in range(len(resolved.files))]
+    return _run(resolved, work, cache, jobs, reusable, from_record=True)
 
 
-class _Run:
-    """One cached run: its files with their resolved settings, what the last
-    run's record says of them, and the rows of the record the next run will
-    start from."""
-
-    def __init__(self, resolved: Resolved, cache: Optional[Cache]) -> None:
-        self.files = resolved.files
-        self.resolved = resolved
-        self.cache = cache
-        self.shown = [display_path(path) for path in resolved.files]
-        self.configs = resolved.digests
-        try:
-            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs) if cache is not None else None
-        except OSError:  # the working folder is gone: relative paths mean nothing to a later run
-            self.key = None
-        self.previous = cache.get_record(self.key, self.shown) if cache is not None and self.key is not None else None
-        # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
-        self.unchanged = self.previous[0].unchanged_rows(self.files) if self.previous is not None else None
-        self.rows: List[Optional[FileRow]] = [None] * len(self.files)
-        self.seen: Optional[Seen] = None
-
-    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
-                    jobs: int) -> Optional[Dict[int, FileOutcome]]:
-        """Every file's outcome from the record, when it shows that nothing
-        changed (None otherwise: the index is needed); files that are never
-        cached and read nothing from the index (job scripts) are linted
-        again, without it."""
-        if self.unchanged is None or self.previous is None:
-            return None
-        results: Dict[int, FileOutcome] = {}
-        again: List[int] = []
-        for index, (row, found) in enumerate(zip(self.unchanged, self.previous[1])):
-            if row.digest is None or found is None:
-                if not row.indexless:
-                    return None  # not cached (an unreadable file, an internal error): linted with the index
-                again.append(index)
-                continue
-            outcome = self._cached(index, row.digest, found) if reusable(found) else None
-            if outcome is None:
-                return None
-            results[index] = outcome
-            self.rows[index] = row
-        if again:
-            from torchlint.lint.jobscripts import is_job_script, is_shell_script
-
-            for index in again:  # still a job script (or a shell script that is not one)?
-                try:
-                    text = read_source(self.files[index]).text
-                except SourceError:
-                    return None
-                if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
-                                                          or is_shell_script(self.files[index], text)):
-                    return None
-            linted = run_files([self.files[i] for i in again], self.resolved.settings_for, work, jobs=jobs)
-            if not all(outcome.indexless for outcome in linted):
-                return None  # it became a file whose lint may read the index
-            for index, outcome in zip(again, linted):
-                results[index] = outcome
-                self.rows[index] = FileRow(None, None, "", True)
-        self.seen = None  # nothing the index read changed: the record's dependencies stand
-        return results
-
-    def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
-                   jobs: int) -> Dict[int, FileOutcome]:
-        """The batch stages of a run where something changed: read every file
-        once, build the index, read each file's entry once and take the lint
-        whose facts hold, lint the rest, store their entries."""
+def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[Cache], jobs: int,
+         reusable: Callable[[Sequence[Diagnostic]], bool], from_record: bool) -> List[FileOutcome]:
+    """:func:`run_resolved`'s stages; ``from_record``: the last run's record
+    may answer (not when it turned out that a file it answered changed)."""
+    files = resolved.files
+    configs = resolved.digests
+    count = len(files)
+    shown = [display_path(path) for path in files]
+    key = _record_key(shown, configs) if cache is not None else None
+    previous = cache.get_record(key, shown) if cache is not None and key is not None else None
+    # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
+    unchanged = previous[0].unchanged_rows(files) if previous is not None and from_record else None
+    rows: List[Optional[FileRow]] = list(unchanged or [None] * count)
+    answers: List[Optional[Tuple[Diagnostic, ...]]] = list(previous[1]) if unchanged and previous else [None] * count
+    data: Dict[int, bytes] = {}
+    read: Dict[int, Tuple[Optional[Stamp], str]] = {}
+    project: ProjectIndex = EMPTY
+    seen: Optional[Seen] = None
+    entries: Dict[int, Optional[FileEntry]] = {}
+    if not unchanged or not all(row.indexless if found is None else reusable(found)
+                                for row, found in zip(unchanged, answers)):
         texts: List[Tuple[Path, bytes]] = []
-        read: Dict[int, Tuple[Optional[Stamp], str]] = {}
-        for index, path in enumerate(self.files):  # each file read once here; the .py files feed the index
+        for index, path in enumerate(files):  # each file read once here; the .py files feed the index
             try:
-                data, stamp, digest = read_stamped(path)
+                data[index], stamp, digest = read_stamped(path)
             except SourceError:
                 continue
             read[index] = (stamp, digest)
             if path.suffix == ".py":
-                texts.append((path, data))
+                texts.append((path, data[index]))
         from torchlint.analysis.imports import ModuleNames
         from torchlint.analysis.queries import build
 
-        self.seen = Seen()
-        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen))
+        seen = Seen()
+        project = build(files, resolved.queries, cache, texts=texts, module_of=ModuleNames(seen))
         del texts
-        looked = sorted(read) if self.cache is not None else []
-        keys = {i: EntryKey(self.shown[i], read[i][1], self.configs[i]) for i in looked}
-        entries = dict(zip(looked, self.cache.get_entries([keys[i] for i in looked]))) if self.cache else {}
-        results: Dict[int, FileOutcome] = {}
-        misses: List[int] = []
-        for index in range(len(self.files)):
-            entry = entries.get(index)
-            variant = entry.answer(project) if entry is not None else None
-            outcome = (self._cached(index, read[index][1], variant.diagnostics)
-                       if variant is not None and reusable(variant.diagnostics) else None)
-            if outcome is None or variant is None:
-                misses.append(index)
-                continue
-            results[index] = outcome
-            self.rows[index] = FileRow(read[index][0], read[index][1], variant.facts)
-        computed = run_files([self.files[i] for i in misses], self.resolved.settings_for, work, jobs=jobs,
-                             project=project)
-        stored: List[FileEntry] = []
-        for index, outcome in zip(misses, computed):
-            results[index] = outcome
-            cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
-                         # a fixed file: the findings belong to text that is no longer on disk
-                         and not (outcome.fixed is not None and outcome.fixed.changed))
-            if self.cache is None:
-                continue  # nothing to store, and no record
-            if not cacheable or outcome.digest is None:
-                self.rows[index] = FileRow(None, None, "", outcome.indexless)
-                continue
-            reads = outcome.reads or ()
-            variant = Variant(facts_digest(project, reads), reads, outcome.diagnostics)
-            entry = entries.get(index)
-            key = EntryKey(outcome.path, outcome.digest, self.configs[index])
-            stored.append((entry if entry is not None and entry.key == key else FileEntry(key)).with_variant(variant))
-            stamp = read[index][0] if index in read and read[index][1] == outcome.digest else None
-            self.rows[index] = FileRow(stamp, outcome.digest, variant.facts)
-        if self.cache is not None:
-            self.cache.put_entries(stored)
-        return results
-
-    def _cached(self, index: int, digest: str, diagnostics: Sequence[Diagnostic]) -> Optional[FileOutcome]:
-        """The outcome of a file answered from the cache.  Its text is read
-        only when there are findings to show (and must still be the bytes
-        of ``digest``); None when it is not."""
-        path, shown = self.files[index], self.shown[index]
-        if not diagnostics:
-            return FileOutcome(shown, (), None, digest=digest, from_cache=True)
+        looked = sorted(read) if cache is not None else []
+        entries = dict(zip(looked, cache.get_entries([EntryKey(shown[i], read[i][1], configs[i]) for i in looked])
+                           if cache is not None else []))
+        answered = {i: entry.answer(project) for i, entry in entries.items() if entry is not None}
+        for index, variant in answered.items():
+            if variant is not None and reusable(variant.diagnostics):
+                answers[index] = variant.diagnostics
+                rows[index] = FileRow(read[index][0], read[index][1])
+    # The texts of the answered files with findings, for the report: the bytes of their digest.
+    sources: Dict[int, SourceFile] = {}
+    stale: Set[int] = set()
+    for index, row in enumerate(rows):
         try:
-            source = read_source(path)
+            if answers[index] and row is not None:
+                sources[index] = source_of(files[index], data[index]) if index in data else read_source(files[index])
+                if sources[index].digest != row.digest:
+                    stale.add(index)
         except SourceError:
-            return None
-        if source.digest != digest:
-            return None  # changed since its stamp was taken
+            stale.add(index)
+    if seen is None and stale:
+        return _run(resolved, work, cache, jobs, reusable, from_record=False)  # changed since its stamp was taken
+    misses = [i for i in range(count) if answers[i] is None or i in stale]
+    computed = run_files([files[i] for i in misses], resolved.settings_for, work, jobs=jobs, project=project)
+    if seen is None and not all(outcome.indexless for outcome in computed):
+        return _run(resolved, work, cache, jobs, reusable, from_record=False)  # no job script any more
+    outcomes: Dict[int, FileOutcome] = dict(zip(misses, computed))
+    linted: List[Lint] = []
+    for index, outcome in outcomes.items():
+        cacheable = (cache is not None and outcome.digest is not None
+                     and not any(_is_internal(d) for d in outcome.diagnostics)
+                     # a fixed file: the findings belong to text that is no longer on disk
+                     and not (outcome.fixed is not None and outcome.fixed.changed))
+        answers[index] = outcome.diagnostics if cacheable else None
+        rows[index] = FileRow(None, None, outcome.indexless)
+        if cacheable and outcome.digest is not None:
+            linted.append(Lint(EntryKey(outcome.path, outcome.digest, configs[index]), outcome.reads or (),
+                               outcome.diagnostics, entries.get(index)))
+            stamp = read[index][0] if index in read and read[index][1] == outcome.digest else None
+            rows[index] = FileRow(stamp, outcome.digest)
+    if cache is not None:
+        record_rows = tuple(row for row in rows if row is not None)
+        record = (RunRecord(record_rows, *previous[0].dependencies) if seen is None and previous is not None
+                  else RunRecord.of(record_rows, seen))
+        cache.store(project, linted, key, record, tuple(answers), previous)
+    for index, source in sources.items():  # the outcomes of the files answered with findings
+        if index in outcomes:
+            continue
         cells = None
-        if is_notebook(path):
+        if is_notebook(files[index]):
             from torchlint.lint.notebook import NotebookError, cell_sources, load
 
             try:
-                cells = cell_sources(load(source.text), shown)
+                cells = cell_sources(load(source.text), shown[index])
             except NotebookError:
                 cells = None
-        return FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
-                           cell_sources=cells)
+        outcomes[index] = FileOutcome(shown[index], answers[index] or (), source.text, digest=source.digest,
+                                      from_cache=True, cell_sources=cells)
+    for index, row in enumerate(rows):  # the files answered without findings
+        if index not in outcomes and row is not None:
+            outcomes[index] = FileOutcome(shown[index], (), None, digest=row.digest, from_cache=True)
+    return [outcomes[index] for index in range(count)]
 
-    def save(self, results: Dict[int, FileOutcome]) -> None:
-        """Store the run's record with its files' findings, when it differs
-        from the one it started from."""
-        if self.key is None or self.cache is None or any(row is None for row in self.rows):
-            return
-        rows = tuple(row for row in self.rows if row is not None)
-        if self.seen is None and self.previous is not None:  # answered from the record
-            record = RunRecord(rows, *self.previous[0].dependencies)
-        else:
-            record = RunRecord.of(rows, self.seen)
-        findings = tuple(None if row.digest is None else results[index].diagnostics
-                         for index, row in enumerate(rows))
-        if self.previous is None or (record, findings) != self.previous:
-            self.cache.put_record(self.key, record, findings)
+
+def _record_key(shown: Sequence[str], configs: Sequence[str]) -> Optional[str]:
+    """The name of this run's record; None when the working folder is gone
+    (relative paths mean nothing to a later run)."""
+    try:
+        return run_key(os.getcwd(), shown, configs)
+    except OSError:
+        return None
 
 
 def _is_internal(diagnostic: Diagnostic) -> bool:

@@ -128,12 +128,10 @@ class Seen:
 @dataclass(frozen=True)
 class FileRow:
     """One file of a run, as the next run needs it: its stamp (None: read it
-    again), the digest of its bytes (None: nothing was cached for it) and
-    the digest of the index facts its findings were linted under."""
+    again) and the digest of its bytes (None: nothing was cached for it)."""
 
     stamp: Optional[Stamp]
     digest: Optional[str]
-    facts: str = ""
     indexless: bool = False
     """Not cached, and its lint reads nothing from the index (a job script):
     linted again on every run, without building the index."""
@@ -195,7 +193,7 @@ class RunRecord:
     def to_json(self) -> Dict[str, Any]:
         return {
             "format": RECORD_FORMAT,
-            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.facts, r.indexless]
+            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.indexless]
                       for r in self.files],
             "inputs": [[path, None if s is None else list(s), digest] for path, s, digest in self.inputs],
             "probes": [[path, None if p is None else list(p)] for path, p in self.probes],
@@ -203,20 +201,22 @@ class RunRecord:
         }
 
     @classmethod
-    def from_json(cls, data: Any, count: int) -> Optional["RunRecord"]:
-        """The record a stored value holds for a run of ``count`` files; None
-        unless it has exactly the shape :meth:`to_json` writes."""
+    def from_json(cls, data: Any, cached: Sequence[bool]) -> Optional["RunRecord"]:
+        """The record a stored value holds for a run of ``len(cached)`` files
+        whose findings are cached where ``cached`` says; None unless it has
+        exactly the shape :meth:`to_json` writes and a digest for exactly
+        the files that are cached."""
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             return None
         try:
-            files = tuple(FileRow(_stamp(s), _text_or_none(d), _text(f), _flag(indexless))
-                          for s, d, f, indexless in _list(data["files"]))
+            files = tuple(FileRow(_stamp(s), _text_or_none(d), _flag(indexless))
+                          for s, d, indexless in _list(data["files"]))
             inputs = tuple((_text(p), _stamp(s), _text(d)) for p, s, d in _list(data["inputs"]))
             probes = tuple((_text(p), _presence(v)) for p, v in _list(data["probes"]))
             listings = tuple((_text(p), _text(d)) for p, d in _list(data["listings"]))
         except (KeyError, TypeError, ValueError):
             return None
-        if len(files) != count:
+        if len(files) != len(cached) or any((row.digest is not None) != hit for row, hit in zip(files, cached)):
             return None
         return cls(files, inputs, probes, listings)
 
@@ -233,7 +233,7 @@ def _unchanged(path: PathLike, row: FileRow) -> Optional[FileRow]:
         data, info = read_regular_with_status(path)
     except SourceError:
         return None
-    return FileRow(stamp_of(info), row.digest, row.facts) if digest_of(data) == row.digest else None
+    return FileRow(stamp_of(info), row.digest) if digest_of(data) == row.digest else None
 
 
 def _list(value: Any) -> List[Any]:
