@@ -1,13 +1,28 @@
 """Content-keyed lint results in ``.torchlint_cache/``.
 
-An entry's key (:class:`EntryKey`, the one place a key is made) hashes the
-file's bytes, the project facts its findings depend on, torchlint's own code
-and the effective configuration of that file (rules, options, torch version),
-so an entry can never be stale: anything that could change the findings
-changes the key.  Entries are written atomically, one file each, so
-concurrent runs (pre-commit starts several) at worst compute the same entry
-twice; an entry that cannot be read or is not exactly the shape torchlint
-writes is a miss, recomputed and rewritten.
+Two kinds of lint results, both sealed JSON files written atomically:
+
+- **One entry a file** (:class:`FileEntry`), named by :class:`EntryKey`
+  from the file's display path, the digest of its bytes and the digest of
+  its configuration (rules, options, torch version), in a folder named by
+  torchlint's own code.  It holds the file's lints (:class:`Variant`,
+  newest first, at most :data:`MAX_VARIANTS`): the project-index facts
+  each read, the digest of those facts (:func:`facts_digest`) and the
+  findings.  A run reads each file's entry once and takes the lint whose
+  facts digest the run's index reproduces (:meth:`FileEntry.answer`), so
+  an entry can never be stale: anything that could change the findings
+  changes the name or the facts digest.  Lints are stored, and the facts
+  digests made, in one place, :meth:`Cache.store`.
+- **One record a run** (under ``runs/``, named by :func:`run_key` from the
+  working folder, the files and their configurations): each file's stat
+  stamp and digest, what the index read besides
+  (:class:`~torchlint.source.stamps.RunRecord`) and each file's findings.
+  A run where nothing it depends on changed reads this record and the
+  files' stat data, and nothing else.
+
+Concurrent runs (pre-commit starts several) at worst compute the same entry
+twice; an entry or a record that cannot be read or is not exactly the shape
+torchlint writes is a miss, recomputed and rewritten.
 
 The cache folder is torchlint's alone: it carries a CACHEDIR.TAG whose second
 line names torchlint, :func:`check_directory` refuses a folder that is (or
@@ -25,8 +40,9 @@ shown otherwise):
 - :func:`check_directory` refuses (exit 2, one line) a cache folder that is a
   link, holds links among its folders, or whose folders belong to another
   user or are writable by other users.
-- Each entry is bound to what it describes: it records the digests of the
-  source and of the facts it depends on, checked on read, and it is sealed
+- Each entry is bound to what it describes: it records its path and the
+  digest of the source, checked on read, and each lint in it the digest of
+  the facts it read, checked against the run's index; it is sealed
   with an HMAC under the cache's key (``v2/key``, a random secret readable
   only by its owner), itself bound to that key file's inode and change time:
   an entry forged, edited, committed to a repository or copied from another
