@@ -559,7 +559,14 @@ class Cache:
     def get_record(self, key: str, shown: Sequence[str]) -> Optional[Tuple[RunRecord, Findings]]:
         """The record of the last run over the same files (``shown``, in
         order) and configuration, with each file's findings (None: not
-        cached), or None: no such run, or a record that may not be trusted."""
+        cached), or None: no such run, or a record that may not be trusted.
+        The cache folder is made first, when missing: the run will write
+        there, and a folder that appears after the index listed the working
+        folder would change what the next run sees."""
+        try:
+            self._prepare()
+        except OSError:
+            pass
         data = self._get(self._shard(_RUNS, key=key), f"{key}.json")
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None

@@ -378,10 +378,11 @@ def run_resolved(
     nothing else is read; else every file is read once, the index is built
     once and each file's entry is read once (``cache.get_entries``: its
     lints keyed by the digest of the index facts each read) and answers the
-    file when the run's index holds the same facts → the rest are linted →
-    the new entries and the record are stored → the texts of cached files
-    with findings are read for the report.  Without a cache the run takes
-    the same way, with nothing to look up or to store.
+    file when the run's index holds the same facts → the texts of the
+    answered files with findings, for the report (the bytes their digest
+    names, or the file is linted again) → the rest are linted → their
+    lints and the record are stored (``cache.store``).  Without a cache the
+    run takes the same way, with nothing to look up or to store.
     """
     return _run(resolved, work, cache, jobs, reusable, from_record=True)
 
