@@ -408,6 +408,7 @@ def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[C
     entries: Dict[int, Optional[FileEntry]] = {}
     if not unchanged or not all(row.indexless if found is None else reusable(found)
                                 for row, found in zip(unchanged, answers)):
+        rows, answers = [None] * count, [None] * count  # the record answers nothing: the index and entries do
         texts: List[Tuple[Path, bytes]] = []
         for index, path in enumerate(files):  # each file read once here; the .py files feed the index
             try:
