@@ -14,6 +14,7 @@ import pytest
 
 from conftest import run_in_process
 
+from torchlint.analysis.index import EMPTY
 from torchlint.lint.cache import Cache, EntryKey
 from torchlint.lint.runner import cached_run, lint_file
 from torchlint.lint.settings import Settings
@@ -235,14 +236,28 @@ WRONG_SHAPES = [
 ]
 
 
-KEY = EntryKey("a.py", "source-digest", "", "config")
+WRONG_SHAPES += [  # the variants of an entry (its lints under different project facts)
+    {"key": "KEY", "variants": "abc"},
+    {"key": "KEY", "variants": [1]},
+    {"key": "KEY", "variants": [{"facts": 1, "reads": [], "diagnostics": []}]},
+    {"key": "KEY", "variants": [{"reads": [], "diagnostics": []}]},
+    {"key": "KEY", "variants": [{"facts": "", "reads": "calls", "diagnostics": []}]},
+    {"key": "KEY", "variants": [{"facts": "", "reads": [1], "diagnostics": []}]},
+    {"key": "KEY", "variants": [{"facts": "", "reads": [], "diagnostics": "abc"}]},
+    {"key": "KEY", "variants": [{"facts": "", "reads": []}]},
+]
+
+KEY = EntryKey("a.py", "source-digest", "config")
 
 
 def _sealed(shape: Any, key: EntryKey = KEY) -> Any:
     """``shape`` as an entry torchlint itself would have sealed for ``key``
-    (its seal holds, so only its shape can make it a miss)."""
+    (its seal holds, so only its shape can make it a miss).  A shape given
+    with ``diagnostics`` is the entry's one lint, without an index."""
     if isinstance(shape, dict) and "key" in shape:
-        shape = {"format": 2, "path": key.path, "source": key.source, "facts": key.facts, **shape}
+        if "diagnostics" in shape:
+            shape = {"key": shape["key"], "variants": [{"facts": "", "reads": [], "diagnostics": shape["diagnostics"]}]}
+        shape = {"format": 3, "path": key.path, "source": key.source, **shape}
     return json.loads(json.dumps(shape).replace('"KEY"', json.dumps(key.key)).replace("Infinity", "1e400"))
 
 
@@ -254,15 +269,17 @@ def _plant(cache: Cache, key: EntryKey, payload: Any) -> None:
 def test_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, shape: Any) -> None:
     cache = Cache(tmp_path / "cache")
     _plant(cache, KEY, _sealed(shape))
-    assert cache.get(KEY) is None
+    assert cache.get_entries([KEY]) == [None]
 
 
 def test_a_well_formed_entry_is_a_hit(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     fix = {"edits": [{"start": 1, "end": 2, "text": "x"}], "applicability": "safe", "description": "d"}
     _plant(cache, KEY, _sealed({"key": "KEY", "diagnostics": [_entry(fix=fix, hint="h", cell=2)]}))
-    found = cache.get(KEY)
-    assert found is not None and found[0].code == "TL501" and found[0].fix is not None and found[0].cell == 2
+    [found] = cache.get_entries([KEY])
+    assert found is not None and found.answer(EMPTY) is not None
+    [finding] = found.variants[0].diagnostics
+    assert finding.code == "TL501" and finding.fix is not None and finding.cell == 2
 
 
 def reseal(directory: Path, change: Any) -> int:
@@ -271,13 +288,18 @@ def reseal(directory: Path, change: Any) -> int:
     cache = Cache(directory)
     count = 0
     for entry in sorted(directory.rglob("*.json")):
-        if {"facts", "reads", "runs"} & set(entry.parts):  # not lint entries
+        if {"facts", "runs"} & set(entry.parts):  # not lint entries
             continue
         payload = json.loads(entry.read_bytes().partition(b"\n")[2])
         key = payload["key"]
         cache._put(cache._shard(key=key), f"{key}.json", change(payload, count))
         count += 1
     return count
+
+
+def _forget_runs(directory: Path) -> None:
+    for record in directory.rglob("runs/*/*.json"):
+        record.unlink()
 
 
 def test_wrong_shaped_entries_in_a_real_run_are_recomputed(tmp_path: Path) -> None:
@@ -287,11 +309,12 @@ def test_wrong_shaped_entries_in_a_real_run_are_recomputed(tmp_path: Path) -> No
 
     def wrong(payload: Any, index: int) -> Any:
         shape = WRONG_SHAPES[index % len(WRONG_SHAPES)]
-        key = EntryKey(payload["path"], payload["source"], payload["facts"], "")
+        key = EntryKey(payload["path"], payload["source"], "")
         sealed = _sealed(shape, key)
         return json.loads(json.dumps(sealed).replace(json.dumps(key.key), json.dumps(payload["key"])))
 
     assert reseal(tmp_path / ".torchlint_cache", wrong) > 0
+    _forget_runs(tmp_path / ".torchlint_cache")  # else the run record answers, and no entry is read
     second = cli(["check", ".", "--output-format", "concise"], tmp_path)
     assert second.returncode == 1 and second.stdout == first.stdout
     assert "internal error" not in second.stderr and "Traceback" not in second.stderr
@@ -308,6 +331,53 @@ def test_cached_run_survives_an_entry_with_an_overflowing_number(tmp_path: Path)
         return json.loads(json.dumps(payload).replace('"line": 3', '"line": 1e400'))
 
     assert reseal(tmp_path / "cache", overflow) == 1
+    _forget_runs(tmp_path / "cache")
     second = cached_run([source], lambda _: settings, lint_file, cache=cache)
     assert [o.diagnostics for o in second] == [o.diagnostics for o in first]
     assert not second[0].from_cache
+
+
+RECORD_WRONG_SHAPES = [
+    {"findings": "abc"},
+    {"findings": [1]},
+    {"findings": [[1]]},
+    {"findings": []},  # fewer files than the run's
+    {"findings": None},
+    {"record": []},
+    {"record": {"format": 3, "files": "abc", "inputs": [], "probes": [], "listings": []}},
+    {"record": {"format": 3, "files": [[None, None, "no"]], "inputs": [], "probes": [], "listings": []}},
+]
+
+
+@pytest.mark.parametrize("change", RECORD_WRONG_SHAPES, ids=[str(i) for i in range(len(RECORD_WRONG_SHAPES))])
+def test_a_run_record_of_the_wrong_shape_is_a_miss(tmp_path: Path, change: Dict[str, Any]) -> None:
+    """The record answers a run where nothing changed: sealed by this very
+    cache but not exactly what torchlint writes, it is ignored."""
+    user_project(tmp_path)
+    first = cli(["check", ".", "--output-format", "concise"], tmp_path)
+    records = sorted((tmp_path / ".torchlint_cache").rglob("runs/*/*.json"))
+    assert first.returncode == 1 and records
+    cache = Cache(tmp_path / ".torchlint_cache")
+    for record in records:
+        payload = json.loads(record.read_bytes().partition(b"\n")[2])
+        cache._put(cache._shard("runs", key=payload["key"]), record.name, {**payload, **change})
+    second = cli(["check", ".", "--output-format", "concise"], tmp_path)
+    assert second.returncode == 1 and second.stdout == first.stdout
+    assert "internal error" not in second.stderr and "Traceback" not in second.stderr
+
+
+def test_a_run_record_whose_findings_disagree_with_its_digests_is_a_miss(tmp_path: Path) -> None:
+    """A file recorded with a digest (cached) but no findings: the record is
+    not used, and the run lints the file again."""
+    source = tmp_path / "a.py"
+    source.write_text(FINDING)
+    settings = Settings(select=("ALL",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    first = cached_run([source], lambda _: settings, lint_file, cache=cache)
+    [record] = sorted((tmp_path / "cache").rglob("runs/*/*.json"))
+    payload = json.loads(record.read_bytes().partition(b"\n")[2])
+    assert cache.get_record(payload["key"], [first[0].path]) is not None
+    cache._put(cache._shard("runs", key=payload["key"]), record.name, {**payload, "findings": [None]})
+    assert Cache(tmp_path / "cache").get_record(payload["key"], [first[0].path]) is None
+    again = cached_run([source], lambda _: settings, lint_file, cache=Cache(tmp_path / "cache"))
+    assert [o.diagnostics for o in again] == [o.diagnostics for o in first]  # from its entry

@@ -21,9 +21,11 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import pytest
 from hostile_support import cli_in_child
 
-from torchlint.lint.cache import Cache, EntryKey
+from torchlint.analysis.index import EMPTY, ProjectIndex
+from torchlint.lint.cache import Cache, EntryKey, Lint, Variant
 from torchlint.lint.runner import FileOutcome, cached_run, lint_file
 from torchlint.lint.settings import Settings
+from torchlint.source.stamps import RunRecord
 
 FINDING = "import torch.nn as nn\n\nmodel = nn.DataParallel(net)\n"
 SECRET = b"the victim's private notes\n"
@@ -161,6 +163,15 @@ def _payload(entry: Path) -> dict:  # type: ignore[type-arg]
     return json.loads(data if data.startswith(b"{") else data.partition(b"\n")[2])
 
 
+def _without_findings(payload: Any) -> Any:
+    """An entry or a run record as it would be had the files no findings."""
+    for variant in payload.get("variants", ()):
+        variant["diagnostics"] = []
+    if "findings" in payload:
+        payload["findings"] = [None if found is None else [] for found in payload["findings"]]
+    return payload
+
+
 def _rewrite(entry: Path, payload: dict) -> None:  # type: ignore[type-arg]
     """Write ``payload`` back into an entry in the entry's own layout; a
     sealed entry is resealed with the seal of the cache it is in (what an
@@ -171,15 +182,14 @@ def _rewrite(entry: Path, payload: dict) -> None:  # type: ignore[type-arg]
     cache_folder = next(p for p in entry.parents if (p / "CACHEDIR.TAG").exists())
     cache = Cache(cache_folder)
     key = payload["key"]
-    cache._put(cache._shard(key=key), f"{key}.json", payload)
+    cache._put(cache._shard(*(["runs"] if "runs" in entry.parts else []), key=key), f"{key}.json", payload)
 
 
 def test_an_entry_edited_to_hold_no_findings_is_a_miss(tmp_path: Path) -> None:
     work = project(tmp_path / "work")
     assert check(work, ".").returncode == 1
     for entry in entries(work / ".torchlint_cache"):
-        payload = _payload(entry)
-        payload["diagnostics"] = []
+        payload = _without_findings(_payload(entry))
         data = json.dumps(payload).encode()
         raw = entry.read_bytes()
         entry.write_bytes(data if raw.startswith(b"{") else raw.partition(b"\n")[0] + b"\n" + data)
@@ -193,9 +203,7 @@ def test_a_committed_or_copied_cache_is_not_trusted(tmp_path: Path) -> None:
     theirs = project(tmp_path / "theirs")
     assert check(theirs, ".").returncode == 1
     for entry in entries(theirs / ".torchlint_cache"):
-        payload = _payload(entry)
-        payload["diagnostics"] = []
-        _rewrite(entry, payload)
+        _rewrite(entry, _without_findings(_payload(entry)))
     assert check(theirs, ".").returncode == 0  # in their own cache the forgery holds
     checkout = tmp_path / "checkout"
     shutil.copytree(theirs, checkout)  # new files, as a clone makes them
@@ -234,13 +242,21 @@ def test_entries_written_by_another_user_are_misses(tmp_path: Path, monkeypatch:
 def test_an_entry_for_other_content_is_a_miss(tmp_path: Path) -> None:
     """The entry records the source's and the facts' digests; both are checked."""
     cache = Cache(tmp_path / "cache")
-    key = EntryKey("a.py", "source-1", "facts-1", "config")
-    cache.put(key, [])
-    assert cache.get(key) == []
+    key = EntryKey("a.py", "source-1", "config")
+    cache.store(EMPTY, [Lint(key, (), ())], None, RunRecord(()), (), None)
+    [found] = cache.get_entries([key])
+    assert found is not None and found.answer(EMPTY) == Variant("", (), ())
     payload = _payload(next((tmp_path / "cache").rglob(f"{key.key}.json")))
-    for field, value in (("source", "source-2"), ("facts", "facts-2"), ("path", "b.py"), ("format", 1)):
+    for field, value in (("source", "source-2"), ("path", "b.py"), ("format", 2), ("key", "k")):
         cache._put(cache._shard(key=key.key), f"{key.key}.json", {**payload, field: value})
-        assert cache.get(key) is None, field
+        assert cache.get_entries([key]) == [None], field
+    # A lint under other project facts is kept beside it, and is no answer for these.
+    another = ProjectIndex(star_parts={"models": {}})
+    cache.store(another, [Lint(key, ("star_parts",), (), found)], None, RunRecord(()), (), None)
+    [found] = cache.get_entries([key])
+    assert found is not None and len(found.variants) == 2
+    assert found.answer(EMPTY) == Variant("", (), ()) and found.answer(another) == found.variants[0]
+    assert found.variants[0].facts == another.digest_of(["star_parts"])
 
 
 # -- two users on a shared machine (needs root) ------------------------------------------------

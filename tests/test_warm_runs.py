@@ -262,3 +262,50 @@ def test_editing_a_loader_building_function_changes_its_callers_findings_on_a_wa
     assert "main.py" in counts.linted
     assert main_lines(second) == [8, 9, 18]  # build_loader(train_set) now has 4 workers
     assert findings(second) == fresh(files, settings)
+
+
+def test_an_unchanged_run_opens_one_cache_file_the_record(warm: Warm, trusted: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file's findings are in the run's record: no entry is opened
+    (besides the key the record is sealed with)."""
+    first = warm.run()
+    opened: List[str] = []
+    read_file = Cache._read_file
+
+    def counted(self: Cache, folder: int, name: str) -> Any:
+        opened.append(name)
+        return read_file(self, folder, name)
+
+    monkeypatch.setattr(Cache, "_read_file", counted)
+    second = warm.run(work=warm.counts.lint)
+    assert [name for name in opened if name != "key"] == [next(n for n in opened if n != "key")]
+    assert len(opened) <= 2 and findings(second) == findings(first)
+    opened.clear()
+    (warm.root / "engine.py").touch()  # a new stamp, the same bytes: still the record alone
+    assert findings(warm.run()) == findings(first) and len([n for n in opened if n != "key"]) == 1
+
+
+def test_a_changed_file_reads_each_entry_once_and_lints_only_what_its_change_reaches(
+        warm: Warm, trusted: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    warm.run()
+    opened: List[str] = []
+    read_file = Cache._read_file
+
+    def counted(self: Cache, folder: int, name: str) -> Any:
+        opened.append(name)
+        return read_file(self, folder, name)
+
+    monkeypatch.setattr(Cache, "_read_file", counted)
+    warm.counts.reset()
+    (warm.root / "README.txt").write_text("not linted")  # changes nothing the run read
+    readme_free = warm.run()
+    assert warm.counts.linted == [] and all(o.from_cache for o in readme_free)
+    lonely = next(p for p in warm.files if p.name != "engine.py")
+    lonely.write_text(lonely.read_text() + "\n# a comment\n")
+    warm.counts.reset()
+    opened.clear()
+    warm.run()
+    entries = [name for name in opened if name not in ("key",) and name.endswith(".json")]
+    # The record, then one entry a file (the facts the index keeps are read by the index builder).
+    assert warm.counts.builds == 1 and warm.counts.linted == [lonely.name]
+    assert len(set(entries)) == len(entries)

@@ -1,13 +1,28 @@
 """Content-keyed lint results in ``.torchlint_cache/``.
 
-An entry's key (:class:`EntryKey`, the one place a key is made) hashes the
-file's bytes, the project facts its findings depend on, torchlint's own code
-and the effective configuration of that file (rules, options, torch version),
-so an entry can never be stale: anything that could change the findings
-changes the key.  Entries are written atomically, one file each, so
-concurrent runs (pre-commit starts several) at worst compute the same entry
-twice; an entry that cannot be read or is not exactly the shape torchlint
-writes is a miss, recomputed and rewritten.
+Two kinds of lint results, both sealed JSON files written atomically:
+
+- **One entry a file** (:class:`FileEntry`), named by :class:`EntryKey`
+  from the file's display path, the digest of its bytes and the digest of
+  its configuration (rules, options, torch version), in a folder named by
+  torchlint's own code.  It holds the file's lints (:class:`Variant`,
+  newest first, at most :data:`MAX_VARIANTS`): the project-index facts
+  each read, the digest of those facts (:func:`facts_digest`) and the
+  findings.  A run reads each file's entry once and takes the lint whose
+  facts digest the run's index reproduces (:meth:`FileEntry.answer`), so
+  an entry can never be stale: anything that could change the findings
+  changes the name or the facts digest.  Lints are stored, and the facts
+  digests made, in one place, :meth:`Cache.store`.
+- **One record a run** (under ``runs/``, named by :func:`run_key` from the
+  working folder, the files and their configurations): each file's stat
+  stamp and digest, what the index read besides
+  (:class:`~torchlint.source.stamps.RunRecord`) and each file's findings.
+  A run where nothing it depends on changed reads this record and the
+  files' stat data, and nothing else.
+
+Concurrent runs (pre-commit starts several) at worst compute the same entry
+twice; an entry or a record that cannot be read or is not exactly the shape
+torchlint writes is a miss, recomputed and rewritten.
 
 The cache folder is torchlint's alone: it carries a CACHEDIR.TAG whose second
 line names torchlint, :func:`check_directory` refuses a folder that is (or
@@ -25,8 +40,9 @@ shown otherwise):
 - :func:`check_directory` refuses (exit 2, one line) a cache folder that is a
   link, holds links among its folders, or whose folders belong to another
   user or are writable by other users.
-- Each entry is bound to what it describes: it records the digests of the
-  source and of the facts it depends on, checked on read, and it is sealed
+- Each entry is bound to what it describes: it records its path and the
+  digest of the source, checked on read, and each lint in it the digest of
+  the facts it read, checked against the run's index; it is sealed
   with an HMAC under the cache's key (``v2/key``, a random secret readable
   only by its owner), itself bound to that key file's inode and change time:
   an entry forged, edited, committed to a repository or copied from another
@@ -50,13 +66,13 @@ import shutil
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union, cast
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 from torchlint.ruleapi.catalog import tool_fingerprint as tool_fingerprint
 from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.source.sourcefile import read_at_most
-from torchlint.source.stamps import RECORD_FORMAT
+from torchlint.source.stamps import RECORD_FORMAT, RunRecord
 
 CACHE_DIR_NAME = ".torchlint_cache"
 SHARED_VARIABLE = "TORCHLINT_CACHE_SHARED"
@@ -64,12 +80,12 @@ _FORMATS = ("v1", "v2")
 """Every versioned folder torchlint has written (the last is current); `clean`
 removes these and nothing else besides the tag and the .gitignore."""
 _FORMAT = _FORMATS[-1]
-ENTRY_FORMAT = 2
+ENTRY_FORMAT = 3
 """The version of an entry's contents (see :class:`EntryKey` and :meth:`Cache.get`)."""
 _KEY_NAME = "key"
-_FACTS, _READS, _RUNS = "facts", "reads", "runs"
+_FACTS, _RUNS = "facts", "runs"
 """The folders, beside the lint results, of the project index's per-file
-facts, of what each file's lint read from the index, and of run records."""
+facts and of run records."""
 _MAX_ENTRY_BYTES = 16 * 1024 * 1024
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -83,6 +99,8 @@ _TAG = f"{_SIGNATURE}\n{_OWNER}\n# For information about cache directory tags se
 _GITIGNORE = "# Created by torchlint.\n*\n"
 
 T = TypeVar("T")
+Findings = Tuple[Optional[Tuple[Diagnostic, ...]], ...]
+"""Each file's findings in a run, in order (None: not cached)."""
 
 
 class CacheDirError(Exception):
@@ -134,6 +152,22 @@ def _fix_from_json(raw: Any) -> Optional[Fix]:
     )
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Malformed("text")
+    return value
+
+
+def _items(value: Any) -> List[Any]:
+    if not isinstance(value, list):
+        raise _Malformed("list")
+    return value
+
+
+def _diagnostics(items: List[Any], path: str) -> Tuple[Diagnostic, ...]:
+    return tuple(_diagnostic_from_json(item, path) for item in items)
+
+
 def _diagnostic_from_json(data: Any, path: str) -> Diagnostic:
     """The diagnostic an entry holds; _Malformed unless every field has the
     type torchlint writes (a wrong shape must be a miss, not a crash later)."""
@@ -152,42 +186,78 @@ def _diagnostic_from_json(data: Any, path: str) -> Diagnostic:
 
 @dataclass(frozen=True)
 class EntryKey:
-    """Everything one file's findings depend on: the one place a cache key is
-    made.  ``source`` is the digest of the file's bytes, ``facts`` the
-    fingerprint of the project facts that concern the file ("" when the run
-    has no project index), ``config`` its configuration
-    (the settings' digest, :meth:`~torchlint.lint.settings.Settings.cache_fingerprint`).  An entry records ``source`` and ``facts``
-    and is used only when both still hold."""
+    """Names one file's entry: its display path, the digest of its bytes
+    (``source``) and of its configuration (``config``, the settings' digest,
+    :meth:`~torchlint.lint.settings.Settings.cache_fingerprint`).  The facts
+    of the project index its findings depend on are not part of the name:
+    the entry holds its findings for each set of facts it was linted under
+    (:class:`Variant`), so one read answers whatever the index now says."""
 
     path: str
     source: str
-    facts: str
     config: str
 
     @property
     def key(self) -> str:
         """The entry's name in the cache."""
-        text = json.dumps([ENTRY_FORMAT, self.path, self.source, self.facts, self.config])
+        text = json.dumps([ENTRY_FORMAT, self.path, self.source, self.config])
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def entry_key(shown: str, digest: str, config: str, project: Union[ProjectIndex, str] = EMPTY,
-              reads: Optional[Sequence[str]] = None) -> EntryKey:
-    """The cache key of one file's findings, assembled here and nowhere else
-    from what its lint read: the digest of its bytes, the digest of its
-    configuration (``config``, :meth:`Settings.cache_fingerprint`, resolved
-    once per file by the run) and the digest of the project index's facts
-    the lint read (``reads``, as recorded; None: every fact that may concern
-    the file).  ``project`` may also be that facts digest itself, as the
-    previous run recorded it for an index nothing has changed since; "" and
-    the empty index: no index."""
-    if isinstance(project, str):
-        facts = project
-    elif project is EMPTY:
-        facts = ""
-    else:
-        facts = project.digest_of(reads) if reads is not None else project.fingerprint_for(shown)
-    return EntryKey(shown, digest, facts, config)
+@dataclass(frozen=True)
+class Variant:
+    """One lint of a file: the index facts it read (``reads``), their digest
+    when it ran (``facts``: :func:`facts_digest`; "" without an index) and
+    the findings."""
+
+    facts: str
+    reads: Tuple[str, ...]
+    diagnostics: Tuple[Diagnostic, ...]
+
+
+MAX_VARIANTS = 4
+"""Lints kept per entry, newest first: switching between two branches that
+differ elsewhere in the project keeps both answers."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """What the cache holds for one file's bytes and configuration: its
+    lints under different project facts, newest first."""
+
+    key: EntryKey
+    variants: Tuple[Variant, ...] = ()
+
+    def answer(self, project: ProjectIndex) -> Optional[Variant]:
+        """The lint whose facts are the run's facts (it read the same values
+        from ``project``), or None: the file must be linted."""
+        for variant in self.variants:
+            if facts_digest(project, variant.reads) == variant.facts:
+                return variant
+        return None
+
+    def with_variant(self, variant: Variant) -> "FileEntry":
+        """This entry with ``variant`` first (replacing one with the same facts)."""
+        kept = [v for v in self.variants if v.facts != variant.facts][:MAX_VARIANTS - 1]
+        return FileEntry(self.key, (variant, *kept))
+
+
+@dataclass(frozen=True)
+class Lint:
+    """A file just linted, to be stored: its entry's name, the index facts
+    the lint read, its findings and the entry it had (None: none)."""
+
+    key: EntryKey
+    reads: Tuple[str, ...]
+    diagnostics: Tuple[Diagnostic, ...]
+    entry: Optional[FileEntry] = None
+
+
+def facts_digest(project: ProjectIndex, reads: Sequence[str]) -> str:
+    """The digest of the index facts a lint read, as the run's index holds
+    them ("" for the empty index: a run without one).  With the file's
+    digest and its settings' digest, what a cached finding is keyed by."""
+    return "" if project is EMPTY else project.digest_of(reads)
 
 
 def run_key(cwd: str, shown: Sequence[str], configs: Sequence[str]) -> str:
@@ -201,13 +271,6 @@ def run_key(cwd: str, shown: Sequence[str], configs: Sequence[str]) -> str:
             known = config_ids[config] = hashlib.sha256(config.encode("utf-8", "surrogateescape")).hexdigest()
         digest.update(f"{path}\0{known}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
-
-
-def _reads_key(entry: EntryKey) -> str:
-    """The name of the record of what one file's lint read: its path, bytes
-    and configuration, not the facts (those are what it helps to choose)."""
-    text = json.dumps([ENTRY_FORMAT, "reads", entry.path, entry.source, entry.config])
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _euid() -> int:
@@ -470,73 +533,93 @@ class Cache:
     def _shard(self, *kinds: str, key: str) -> Tuple[str, ...]:
         return (_FORMAT, tool_fingerprint(), *kinds, key[:2])
 
-    # -- lint results --------------------------------------------------------------
+    # -- lint results: one entry a file, and the run records ----------------------------
 
-    def get(self, entry: EntryKey) -> Optional[List[Diagnostic]]:
-        """The cached diagnostics, or None on a miss or an entry that is not
-        exactly what this user's torchlint wrote for this very key."""
+    def get_entries(self, keys: Sequence[EntryKey]) -> List[Optional[FileEntry]]:
+        """Each file's entry (one read a file), or None for a miss or an entry
+        that is not exactly what this user's torchlint wrote for that key."""
+        return [self._entry(key) for key in keys]
+
+    def _entry(self, entry: EntryKey) -> Optional[FileEntry]:
         key = entry.key
         data = self._get(self._shard(key=key), f"{key}.json")
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None
-        if data.get("path") != entry.path or data.get("source") != entry.source or data.get("facts") != entry.facts:
+        if data.get("path") != entry.path or data.get("source") != entry.source:
             return None
         try:
-            return [_diagnostic_from_json(item, entry.path) for item in _field(data, "diagnostics", list)]
+            variants = tuple(Variant(_field(raw, "facts", str),
+                                     tuple(_text(read) for read in _field(raw, "reads", list)),
+                                     _diagnostics(_field(raw, "diagnostics", list), entry.path))
+                             for raw in _field(data, "variants", list)[:MAX_VARIANTS])
         except (ValueError, RecursionError):
             return None
+        return FileEntry(entry, variants)
 
-    def put(self, entry: EntryKey, diagnostics: Sequence[Diagnostic]) -> None:
-        """Store an entry atomically; failures to write are ignored."""
-        key = entry.key
-        self._put(self._shard(key=key), f"{key}.json", {
-            "format": ENTRY_FORMAT, "key": key, "path": entry.path, "source": entry.source, "facts": entry.facts,
-            "config": hashlib.sha256(entry.config.encode()).hexdigest(),
-            "diagnostics": [_diagnostic_to_json(d) for d in diagnostics],
-        })
+    def get_record(self, key: str, shown: Sequence[str]) -> Optional[Tuple[RunRecord, Findings]]:
+        """The record of the last run over the same files (``shown``, in
+        order) and configuration, with each file's findings (None: not
+        cached), or None: no such run, or a record that may not be trusted.
+        The cache folder is made first, when missing: the run will write
+        there, and a folder that appears after the index listed the working
+        folder would change what the next run sees."""
+        try:
+            self._prepare()
+        except OSError:
+            pass
+        data = self._get(self._shard(_RUNS, key=key), f"{key}.json")
+        if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
+            return None
+        try:
+            found = _field(data, "findings", list)
+            findings = tuple(None if raw is None else _diagnostics(_items(raw), path)
+                             for raw, path in zip(found, shown))
+        except (ValueError, RecursionError):
+            return None
+        record = RunRecord.from_json(data.get("record"), tuple(answer is not None for answer in findings))
+        return None if record is None or len(found) != len(shown) else (record, findings)
 
-    # -- the project index's facts, what each lint read, and run records -------------
+    def store(self, project: ProjectIndex, linted: Sequence[Lint], key: Optional[str], record: RunRecord,
+              findings: Findings, previous: Optional[Tuple[RunRecord, Findings]]) -> None:
+        """Store the lints of a run (each in its file's entry, keyed by the
+        digest of the facts it read from ``project``), and the run's record
+        with its files' findings when it differs from ``previous`` (under
+        ``key``; None: no record), each atomically; failures to write are
+        ignored."""
+        for lint in linted:
+            variant = Variant(facts_digest(project, lint.reads), lint.reads, lint.diagnostics)
+            entry = (lint.entry if lint.entry is not None and lint.entry.key == lint.key
+                     else FileEntry(lint.key)).with_variant(variant)
+            name = entry.key.key
+            self._put(self._shard(key=name), f"{name}.json", {
+                "format": ENTRY_FORMAT, "key": name, "path": entry.key.path, "source": entry.key.source,
+                "config": hashlib.sha256(entry.key.config.encode()).hexdigest(),
+                "variants": [{"facts": v.facts, "reads": list(v.reads),
+                              "diagnostics": [_diagnostic_to_json(d) for d in v.diagnostics]}
+                             for v in entry.variants],
+            })
+        if key is not None and (record, findings) != previous:
+            self._put(self._shard(_RUNS, key=key), f"{key}.json", {
+                "format": ENTRY_FORMAT, "key": key,
+                "findings": [None if found is None else [_diagnostic_to_json(d) for d in found]
+                             for found in findings],
+                "record": record.to_json(),
+            })
+
+    # -- the project index's facts ------------------------------------------------------
 
     def get_facts(self, key: str) -> Optional[Any]:
         """A file's stored facts (a JSON value) under ``key``, or None on a
         miss or an entry that may not be trusted (the project index's
         contributions; ``key`` covers the file's bytes)."""
-        return self._get_value(_FACTS, key)
-
-    def put_facts(self, key: str, facts: Any) -> None:
-        """Store a file's facts atomically; failures to write are ignored."""
-        self._put_value(_FACTS, key, facts)
-
-    def get_reads(self, entry: EntryKey) -> Optional[Tuple[str, ...]]:
-        """Which facts of the project index the last lint of this file (these
-        bytes, this configuration) read (see :meth:`put_reads`); None on a miss."""
-        value = self._get_value(_READS, _reads_key(entry))
-        if not isinstance(value, list) or not all(isinstance(read, str) for read in value):
-            return None
-        return tuple(value)
-
-    def put_reads(self, entry: EntryKey, reads: Sequence[str]) -> None:
-        """Remember which facts a file's lint read, so that a later run can key
-        its findings by those facts alone (``entry.facts`` is not part of it)."""
-        self._put_value(_READS, _reads_key(entry), list(reads))
-
-    def get_record(self, key: str) -> Optional[Any]:
-        """The record of the last run over the same files and configuration
-        (:class:`~torchlint.source.stamps.RunRecord` as JSON), or None."""
-        return self._get_value(_RUNS, key)
-
-    def put_record(self, key: str, record: Any) -> None:
-        """Store a run's record atomically; failures to write are ignored."""
-        self._put_value(_RUNS, key, record)
-
-    def _get_value(self, kind: str, key: str) -> Optional[Any]:
-        data = self._get(self._shard(kind, key=key), f"{key}.json")
+        data = self._get(self._shard(_FACTS, key=key), f"{key}.json")
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None
         return data.get("facts")
 
-    def _put_value(self, kind: str, key: str, value: Any) -> None:
-        self._put(self._shard(kind, key=key), f"{key}.json", {"format": ENTRY_FORMAT, "key": key, "facts": value})
+    def put_facts(self, key: str, facts: Any) -> None:
+        """Store a file's facts atomically; failures to write are ignored."""
+        self._put(self._shard(_FACTS, key=key), f"{key}.json", {"format": ENTRY_FORMAT, "key": key, "facts": facts})
 
     def _prepare(self) -> None:
         """The cache folder, with its tag and .gitignore (written only where
@@ -630,7 +713,7 @@ def _check_parts(directory: Path, shared: bool) -> None:
         if problem is not None:
             raise CacheDirError(f"holds {'/'.join(parts)}, which {problem}; `torchlint clean` removes "
                                 "torchlint's entries")
-        if len(parts) >= 2 and parts[-1] in (tool_fingerprint(), _FACTS, _READS, _RUNS):
+        if len(parts) >= 2 and parts[-1] in (tool_fingerprint(), _FACTS, _RUNS):
             try:
                 children = sorted(entry.name for entry in os.scandir(path) if not entry.name.startswith("."))
             except OSError:

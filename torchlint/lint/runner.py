@@ -10,14 +10,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
-from torchlint.lint.cache import Cache, EntryKey, entry_key, run_key
+from torchlint.lint.cache import Cache, EntryKey, FileEntry, Lint, run_key
 from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
 from torchlint.source.sourcefile import (
-    SourceError, SourceFile, is_regular_file, read_source, write_source,
+    SourceError, SourceFile, is_regular_file, read_source, source_of, write_source,
 )
 from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stamped
 
@@ -359,17 +359,9 @@ def cached_run(
     """Like :func:`run_files`, but answer from ``cache`` where it can.
 
     ``reusable`` says whether cached findings make the work unnecessary (for
-    fixing: only when none of them has an applicable fix).
-
-    One way: each file's settings are resolved once (``settings.resolve_files``:
-    its settings, their digest, the index's queries); a run over the same
-    files and configuration as an earlier one starts from that run's record
-    (:mod:`torchlint.source.stamps`): when no file's stamp changed (or its
-    bytes are the same) and nothing else the index read did, every file's
-    findings are read from the cache by the key recorded for it; no file is
-    read, no index built.  Otherwise the index is built and each file's
-    findings are looked up by the facts its last lint read.  The keys are
-    made by ``cache.entry_key`` alone.
+    fixing: only when none of them has an applicable fix).  Each file's
+    settings are resolved once (``settings.resolve_files``), then the run
+    goes as :func:`run_resolved` says.
     """
     return run_resolved(resolve_files(files, settings_for, keyed=cache is not None), work, cache=cache, jobs=jobs,
                         reusable=reusable)
@@ -384,196 +376,139 @@ def run_resolved(
     reusable: Callable[[Sequence[Diagnostic]], bool] = lambda _: True,
 ) -> List[FileOutcome]:
     """:func:`cached_run` over files whose settings are resolved already (the
-    command line resolves them right after discovery).  Without a cache the
-    run takes the same way, with nothing to look up or to store."""
-    run = _Run(resolved, cache)
-    results = run.from_record(reusable, work, jobs)
-    if results is None:
-        results = run.with_index(reusable, work, jobs)
-    run.save()
-    return [results[index] for index in range(len(resolved.files))]
+    command line resolves them right after discovery).
+
+    One way, in batch stages: the record of the last run over the same
+    files and configuration (``cache.get_record``: each file's stamp, digest
+    and findings, and what the index read besides) → the files' stat data
+    (``stamps``): when nothing changed, the record answers every file and
+    nothing else is read; else every file is read once, the index is built
+    once and each file's entry is read once (``cache.get_entries``: its
+    lints keyed by the digest of the index facts each read) and answers the
+    file when the run's index holds the same facts → the texts of the
+    answered files with findings, for the report (the bytes their digest
+    names, or the file is linted again) → the rest are linted → their
+    lints and the record are stored (``cache.store``).  Without a cache the
+    run takes the same way, with nothing to look up or to store.
+    """
+    return _run(resolved, work, cache, jobs, reusable, from_record=True)
 
 
-class _Run:
-    """One cached run: its files with their resolved settings, and the rows
-    of the record the next run will start from."""
-
-    def __init__(self, resolved: Resolved, cache: Optional[Cache]) -> None:
-        self.files = resolved.files
-        self.resolved = resolved
-        self.cache = cache
-        self.shown = [display_path(path) for path in resolved.files]
-        self.configs = resolved.digests
-        try:
-            self.key: Optional[str] = run_key(os.getcwd(), self.shown, self.configs) if cache is not None else None
-        except OSError:  # the working folder is gone: relative paths mean nothing to a later run
-            self.key = None
-        stored = cache.get_record(self.key) if cache is not None and self.key is not None else None
-        self.record = RunRecord.from_json(stored, len(self.files)) if stored is not None else None
-        # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
-        self.unchanged = self.record.unchanged_rows(self.files) if self.record is not None else None
-        self.rows: List[Optional[FileRow]] = [None] * len(self.files)
-        self.seen: Optional[Seen] = None
-        self._keep_dependencies = False
-
-    def from_record(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
-                    jobs: int) -> Optional[Dict[int, FileOutcome]]:
-        """Every file's outcome from the cache, when the record shows that
-        nothing changed (None otherwise: the index is needed); files that
-        are never cached and read nothing from the index (job scripts) are
-        linted again, without it."""
-        rows = self.unchanged
-        if rows is None:
-            return None
-        results: Dict[int, FileOutcome] = {}
-        again: List[int] = []
-        for index, row in enumerate(rows):
-            if row.digest is None:
-                if not row.indexless:
-                    return None  # not cached (an unreadable file, an internal error): linted with the index
-                again.append(index)
-                continue
-            hit = self._lookup(index, row.digest, row.facts)
-            if hit is None or not reusable(hit[0].diagnostics):
-                return None
-            results[index] = hit[0]
-            self.rows[index] = row
-        if again:
-            from torchlint.lint.jobscripts import is_job_script, is_shell_script
-
-            for index in again:  # still a job script (or a shell script that is not one)?
-                try:
-                    text = read_source(self.files[index]).text
-                except SourceError:
-                    return None
-                if is_notebook(self.files[index]) or not (is_job_script(self.files[index], text)
-                                                          or is_shell_script(self.files[index], text)):
-                    return None
-            linted = run_files([self.files[i] for i in again], self.resolved.settings_for, work, jobs=jobs)
-            if not all(outcome.indexless for outcome in linted):
-                return None  # it became a file whose lint may read the index
-            for index, outcome in zip(again, linted):
-                results[index] = outcome
-                self.rows[index] = FileRow(None, None, "", (), True)
-        self._keep_dependencies = True  # nothing the index read changed: its record stands
-        return results
-
-    def with_index(self, reusable: Callable[[Sequence[Diagnostic]], bool], work: Callable[..., FileOutcome],
-                   jobs: int) -> Dict[int, FileOutcome]:
-        """Build the index (reading every file), answer what the cache holds
-        for the facts each file's lint read, lint the rest."""
-        self._keep_dependencies = False
+def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[Cache], jobs: int,
+         reusable: Callable[[Sequence[Diagnostic]], bool], from_record: bool) -> List[FileOutcome]:
+    """:func:`run_resolved`'s stages; ``from_record``: the last run's record
+    may answer (not when it turned out that a file it answered changed)."""
+    files = resolved.files
+    configs = resolved.digests
+    count = len(files)
+    shown = [display_path(path) for path in files]
+    key = _record_key(shown, configs) if cache is not None else None
+    previous = cache.get_record(key, shown) if cache is not None and key is not None else None
+    # The record's rows when no file's bytes and nothing the index read changed (stat data, mostly).
+    unchanged = previous[0].unchanged_rows(files) if previous is not None and from_record else None
+    rows: List[Optional[FileRow]] = list(unchanged or [None] * count)
+    answers: List[Optional[Tuple[Diagnostic, ...]]] = list(previous[1]) if unchanged and previous else [None] * count
+    data: Dict[int, bytes] = {}
+    read: Dict[int, Tuple[Optional[Stamp], str]] = {}
+    project: ProjectIndex = EMPTY
+    seen: Optional[Seen] = None
+    entries: Dict[int, Optional[FileEntry]] = {}
+    if not unchanged or not all(row.indexless if found is None else reusable(found)
+                                for row, found in zip(unchanged, answers)):
+        rows, answers = [None] * count, [None] * count  # the record answers nothing: the index and entries do
         texts: List[Tuple[Path, bytes]] = []
-        digests: Dict[int, str] = {}
-        stamps: Dict[int, Optional[Stamp]] = {}
-        for index, path in enumerate(self.files):  # each file read once here; the .py files feed the index
+        for index, path in enumerate(files):  # each file read once here; the .py files feed the index
             try:
-                data, stamps[index], digests[index] = read_stamped(path)
+                data[index], stamp, digest = read_stamped(path)
             except SourceError:
                 continue
+            read[index] = (stamp, digest)
             if path.suffix == ".py":
-                texts.append((path, data))
+                texts.append((path, data[index]))
         from torchlint.analysis.imports import ModuleNames
         from torchlint.analysis.queries import build
 
         from torchlint.lint.pool import each_in_workers
         from torchlint.ruleapi.precheck import shipped
 
-        self.seen = Seen()
+        seen = Seen()
         # The per-file part of the index is parsed in the workers too (one parse a file; small results back).
         # In a cold run (no record: every file will be linted) that parse also makes each file's pre-check
         # summary, so that the lint does not parse the file with ast again; after a change, most files
         # come from the cache and only those the index needs are parsed.
-        project = build(self.files, self.resolved.queries, self.cache, texts=texts, module_of=ModuleNames(self.seen),
-                        each=each_in_workers(jobs, len(texts)), per_tree=shipped if self.record is None else None)
+        project = build(files, resolved.queries, cache, texts=texts, module_of=ModuleNames(seen),
+                        each=each_in_workers(jobs, len(texts)), per_tree=shipped if previous is None else None)
         del texts
-        results: Dict[int, FileOutcome] = {}
-        misses: List[int] = []
-        for index, path in enumerate(self.files):
-            digest = digests.get(index)
-            hit = self._lookup(index, digest, project) if digest is not None and self.cache is not None else None
-            if hit is not None and reusable(hit[0].diagnostics):
-                results[index] = hit[0]
-                self.rows[index] = FileRow(stamps.get(index), digest, hit[1].facts, hit[2])
-            else:
-                misses.append(index)
-        computed = run_files([self.files[i] for i in misses], self.resolved.settings_for, work, jobs=jobs,
-                             project=project)
-        for index, outcome in zip(misses, computed):
-            results[index] = outcome
-            reads = outcome.reads or ()
-            cacheable = (outcome.digest is not None and not any(_is_internal(d) for d in outcome.diagnostics)
-                         # a fixed file: the findings belong to text that is no longer on disk
-                         and not (outcome.fixed is not None and outcome.fixed.changed))
-            if self.cache is None:
-                continue  # nothing to store, and no record
-            if not cacheable or outcome.digest is None:
-                self.rows[index] = FileRow(None, None, "", reads, outcome.indexless)
-                continue
-            key = entry_key(outcome.path, outcome.digest, self.configs[index], project, outcome.reads)
-            self.cache.put(key, outcome.diagnostics)
-            if project is not EMPTY and outcome.reads is not None:  # else keyed by every fact that may concern it
-                self.cache.put_reads(key, reads)
-            stamp = stamps.get(index) if digests.get(index) == outcome.digest else None
-            self.rows[index] = FileRow(stamp, outcome.digest, key.facts, reads)
-        return results
-
-    def _lookup(self, index: int, digest: str, project: Union[ProjectIndex, str]
-                ) -> Optional[Tuple[FileOutcome, EntryKey, Tuple[str, ...]]]:
-        """The file's cached outcome, its key and the index facts its last
-        lint read (from the record when the file is the same, else from the
-        cache).  ``project``: the run's index, or the facts digest the record
-        holds for an index nothing has changed since.  The file's text is
-        read only when there are findings to show (and must still be the
-        bytes of ``digest``)."""
-        if self.cache is None:
-            return None
-        reads: Optional[Tuple[str, ...]] = ()
-        if project is not EMPTY:
-            row = self.record.files[index] if self.record is not None else None
-            if row is not None and row.digest == digest:
-                reads = row.reads
-            else:
-                # What its last lint read is recorded by the file's bytes and settings alone.
-                reads = self.cache.get_reads(EntryKey(self.shown[index], digest, "", self.configs[index]))
-            if reads is None:
-                return None
-        path, shown = self.files[index], self.shown[index]
-        key = entry_key(shown, digest, self.configs[index], project, reads)
-        diagnostics = self.cache.get(key)
-        if diagnostics is None:
-            return None
-        if not diagnostics:
-            return FileOutcome(shown, (), None, digest=digest, from_cache=True), key, reads or ()
+        looked = sorted(read) if cache is not None else []
+        entries = dict(zip(looked, cache.get_entries([EntryKey(shown[i], read[i][1], configs[i]) for i in looked])
+                           if cache is not None else []))
+        answered = {i: entry.answer(project) for i, entry in entries.items() if entry is not None}
+        for index, variant in answered.items():
+            if variant is not None and reusable(variant.diagnostics):
+                answers[index] = variant.diagnostics
+                rows[index] = FileRow(read[index][0], read[index][1])
+    # The texts of the answered files with findings, for the report: the bytes of their digest.
+    sources: Dict[int, SourceFile] = {}
+    stale: Set[int] = set()
+    for index, row in enumerate(rows):
         try:
-            source = read_source(path)
+            if answers[index] and row is not None:
+                sources[index] = source_of(files[index], data[index]) if index in data else read_source(files[index])
+                if sources[index].digest != row.digest:
+                    stale.add(index)
         except SourceError:
-            return None
-        if source.digest != digest:
-            return None  # changed since its stamp was taken
+            stale.add(index)
+    if seen is None and stale:
+        return _run(resolved, work, cache, jobs, reusable, from_record=False)  # changed since its stamp was taken
+    misses = [i for i in range(count) if answers[i] is None or i in stale]
+    computed = run_files([files[i] for i in misses], resolved.settings_for, work, jobs=jobs, project=project)
+    if seen is None and not all(outcome.indexless for outcome in computed):
+        return _run(resolved, work, cache, jobs, reusable, from_record=False)  # no job script any more
+    outcomes: Dict[int, FileOutcome] = dict(zip(misses, computed))
+    linted: List[Lint] = []
+    for index, outcome in outcomes.items():
+        cacheable = (cache is not None and outcome.digest is not None
+                     and not any(_is_internal(d) for d in outcome.diagnostics)
+                     # a fixed file: the findings belong to text that is no longer on disk
+                     and not (outcome.fixed is not None and outcome.fixed.changed))
+        answers[index] = outcome.diagnostics if cacheable else None
+        rows[index] = FileRow(None, None, outcome.indexless)
+        if cacheable and outcome.digest is not None:
+            linted.append(Lint(EntryKey(outcome.path, outcome.digest, configs[index]), outcome.reads or (),
+                               outcome.diagnostics, entries.get(index)))
+            stamp = read[index][0] if index in read and read[index][1] == outcome.digest else None
+            rows[index] = FileRow(stamp, outcome.digest)
+    if cache is not None:
+        record_rows = tuple(row for row in rows if row is not None)
+        record = (RunRecord(record_rows, *previous[0].dependencies) if seen is None and previous is not None
+                  else RunRecord.of(record_rows, seen))
+        cache.store(project, linted, key, record, tuple(answers), previous)
+    for index, source in sources.items():  # the outcomes of the files answered with findings
+        if index in outcomes:
+            continue
         cells = None
-        if is_notebook(path):
+        if is_notebook(files[index]):
             from torchlint.lint.notebook import NotebookError, cell_sources, load
 
             try:
-                cells = cell_sources(load(source.text), shown)
+                cells = cell_sources(load(source.text), shown[index])
             except NotebookError:
                 cells = None
-        outcome = FileOutcome(shown, tuple(diagnostics), source.text, digest=digest, from_cache=True,
-                              cell_sources=cells)
-        return outcome, key, reads or ()
+        outcomes[index] = FileOutcome(shown[index], answers[index] or (), source.text, digest=source.digest,
+                                      from_cache=True, cell_sources=cells)
+    for index, row in enumerate(rows):  # the files answered without findings
+        if index not in outcomes and row is not None:
+            outcomes[index] = FileOutcome(shown[index], (), None, digest=row.digest, from_cache=True)
+    return [outcomes[index] for index in range(count)]
 
-    def save(self) -> None:
-        """Store the run's record, when it differs from the one it started from."""
-        if self.key is None or self.cache is None or any(row is None for row in self.rows):
-            return
-        rows = [row for row in self.rows if row is not None]
-        if self._keep_dependencies and self.record is not None:
-            record = RunRecord(tuple(rows), self.record.inputs, self.record.probes, self.record.listings)
-        else:
-            record = RunRecord.of(rows, self.seen)
-        if record != self.record:
-            self.cache.put_record(self.key, record.to_json())
+
+def _record_key(shown: Sequence[str], configs: Sequence[str]) -> Optional[str]:
+    """The name of this run's record; None when the working folder is gone
+    (relative paths mean nothing to a later run)."""
+    try:
+        return run_key(os.getcwd(), shown, configs)
+    except OSError:
+        return None
 
 
 def _is_internal(diagnostic: Diagnostic) -> bool:

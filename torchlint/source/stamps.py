@@ -36,7 +36,7 @@ Presence = Tuple[int, int]
 RACY_NS = 2_000_000_000
 """A stamp taken less than this after the file's last change is not trusted."""
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -128,14 +128,10 @@ class Seen:
 @dataclass(frozen=True)
 class FileRow:
     """One file of a run, as the next run needs it: its stamp (None: read it
-    again), the digest of its bytes (None: nothing was cached for it), the
-    facts fingerprint its findings were keyed by and the index fields its
-    lint read."""
+    again) and the digest of its bytes (None: nothing was cached for it)."""
 
     stamp: Optional[Stamp]
     digest: Optional[str]
-    facts: str = ""
-    reads: Tuple[str, ...] = ()
     indexless: bool = False
     """Not cached, and its lint reads nothing from the index (a job script):
     linted again on every run, without building the index."""
@@ -162,6 +158,12 @@ class RunRecord:
             tuple((path, presence(path)) for path in sorted(seen.probes)),
             tuple((folder, names_digest(folder)) for folder in sorted(seen.listings)),
         )
+
+    @property
+    def dependencies(self) -> Tuple[Any, ...]:
+        """What the index depended on outside the run's files (inputs, probes,
+        listings): kept as they are by a run that built no index."""
+        return (self.inputs, self.probes, self.listings)
 
     def unchanged_rows(self, files: Sequence[PathLike]) -> Optional[Tuple[FileRow, ...]]:
         """Each file's row (with a new stamp where only its stamp changed) when
@@ -191,7 +193,7 @@ class RunRecord:
     def to_json(self) -> Dict[str, Any]:
         return {
             "format": RECORD_FORMAT,
-            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.facts, list(r.reads), r.indexless]
+            "files": [[None if r.stamp is None else list(r.stamp), r.digest, r.indexless]
                       for r in self.files],
             "inputs": [[path, None if s is None else list(s), digest] for path, s, digest in self.inputs],
             "probes": [[path, None if p is None else list(p)] for path, p in self.probes],
@@ -199,21 +201,22 @@ class RunRecord:
         }
 
     @classmethod
-    def from_json(cls, data: Any, count: int) -> Optional["RunRecord"]:
-        """The record a stored value holds for a run of ``count`` files; None
-        unless it has exactly the shape :meth:`to_json` writes."""
+    def from_json(cls, data: Any, cached: Sequence[bool]) -> Optional["RunRecord"]:
+        """The record a stored value holds for a run of ``len(cached)`` files
+        whose findings are cached where ``cached`` says; None unless it has
+        exactly the shape :meth:`to_json` writes and a digest for exactly
+        the files that are cached."""
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             return None
         try:
-            files = tuple(FileRow(_stamp(s), _text_or_none(d), _text(f), tuple(_text(r) for r in _list(reads)),
-                                  _flag(indexless))
-                          for s, d, f, reads, indexless in _list(data["files"]))
+            files = tuple(FileRow(_stamp(s), _text_or_none(d), _flag(indexless))
+                          for s, d, indexless in _list(data["files"]))
             inputs = tuple((_text(p), _stamp(s), _text(d)) for p, s, d in _list(data["inputs"]))
             probes = tuple((_text(p), _presence(v)) for p, v in _list(data["probes"]))
             listings = tuple((_text(p), _text(d)) for p, d in _list(data["listings"]))
         except (KeyError, TypeError, ValueError):
             return None
-        if len(files) != count:
+        if len(files) != len(cached) or any((row.digest is not None) != hit for row, hit in zip(files, cached)):
             return None
         return cls(files, inputs, probes, listings)
 
@@ -230,7 +233,7 @@ def _unchanged(path: PathLike, row: FileRow) -> Optional[FileRow]:
         data, info = read_regular_with_status(path)
     except SourceError:
         return None
-    return FileRow(stamp_of(info), row.digest, row.facts, row.reads) if digest_of(data) == row.digest else None
+    return FileRow(stamp_of(info), row.digest) if digest_of(data) == row.digest else None
 
 
 def _list(value: Any) -> List[Any]:
