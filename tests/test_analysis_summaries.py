@@ -193,7 +193,7 @@ def test_summaries_are_stored_per_file_and_a_damaged_entry_is_a_miss(tmp_path: P
 
     parsed: List[str] = []
     real = module.summarize_tree
-    monkeypatch.setattr(module, "summarize_tree", lambda tree, name, package: parsed.append(name) or real(tree, name, package))
+    monkeypatch.setattr(module, "summarize_tree", lambda tree, name, package, *rest: parsed.append(name) or real(tree, name, package, *rest))
     warm = build(files, [summaries()], store)
     assert parsed == [] and warm.summaries == cold.summaries and warm.fingerprint == cold.fingerprint
     for key in list(store):

@@ -262,3 +262,38 @@ def test_editing_a_loader_building_function_changes_its_callers_findings_on_a_wa
     assert "main.py" in counts.linted
     assert main_lines(second) == [8, 9, 18]  # build_loader(train_set) now has 4 workers
     assert findings(second) == fresh(files, settings)
+
+
+def test_editing_only_a_caller_changes_the_factory_findings_on_a_warm_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """data/factory.py's TL202 findings come from what its callers in other
+    modules do with the loaders it returns: a warm run after a caller stops
+    (then starts again) copying the batches to CUDA lints factory.py again,
+    and its finding disappears (then reappears) as in a run without cache."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "TL202" / "factory_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    files = sorted(root.rglob("*.py"))
+    monkeypatch.chdir(root)
+    settings = Settings(select=("TL202",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+
+    def factory_lines(outcomes: Sequence[FileOutcome]) -> List[int]:
+        return sorted(d.start.line for o in outcomes if Path(o.path).name == "factory.py" for d in o.diagnostics)
+
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert factory_lines(first) == [8, 14]
+    script = root / "train_script.py"
+    original = script.read_text()
+    script.write_text(original.replace("images = images.cuda()", "images = images.cpu()")
+                      .replace("labels = labels.cuda()", "labels = labels.cpu()"))
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert "factory.py" in counts.linted
+    assert factory_lines(second) == [8]  # training_loader's only caller keeps its batches on the CPU
+    assert findings(second) == fresh(files, settings)
+    script.write_text(original)
+    counts.reset()
+    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert factory_lines(third) == [8, 14]
+    assert findings(third) == fresh(files, settings)
