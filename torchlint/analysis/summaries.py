@@ -225,6 +225,8 @@ class FileSummary:
     cuda: bool = False
     """The file names CUDA: ``.cuda()``, a ``"cuda..."`` string, ``torch.cuda``
     (a device it only knows at run time is then taken to be an accelerator)."""
+    accelerators: Tuple[str, ...] = ()
+    """Its functions some ``return`` of which gives a CUDA device (``define_device("auto")``)."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -619,6 +621,8 @@ class _FunctionScan:
                 node.body, self.parameters if arguments else None, unpacked)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
+        self.accelerator = False
+        """Some ``return`` gives a CUDA device (``"cuda"``, ``torch.device("cuda" if ... else "cpu")``)."""
         self.results: Dict[str, str] = {}
         """Local names bound once to what a call returns (or one element of it): their returned-value names."""
         kind = "g" if arguments is None else "l"
@@ -731,7 +735,9 @@ class _FunctionScan:
         receiver = func.value
         item = self.item_of(receiver)
         if spec is None and item is not None and item.startswith(RESULT) and self.runtime_device(node):
-            spec = UNKNOWN  # a device known at run time, of a returned value's items
+            device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
+            # a device known at run time, of a returned value's items (perhaps from a project helper)
+            spec = (self.device_call(device) if device is not None else None) or UNKNOWN
         if spec is None or spec == "cpu":
             return
         if item is not None:
@@ -740,6 +746,35 @@ class _FunctionScan:
         parameter = self.part_of(receiver)
         if parameter is not None and parameter != self.instance:
             self.moves.add((parameter, spec, settled))
+
+    def names_cuda(self, expr: ast.expr, depth: int) -> bool:
+        """``expr`` is a CUDA device, or may be one: a ``"cuda..."`` string,
+        a conditional with such a branch, ``torch.device(...)`` of one, or a
+        local bound once to one."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+        if isinstance(expr, ast.IfExp):
+            return self.names_cuda(expr.body, depth + 1) or self.names_cuda(expr.orelse, depth + 1)
+        if isinstance(expr, ast.Call) and expr.args and resolve(expr.func, self.reader.imports, {}) == "torch.device":
+            return self.names_cuda(expr.args[0], depth + 1)
+        if isinstance(expr, ast.Name) and expr.id not in self.parameters:
+            bound = self.locals.get(expr.id)
+            return bound is not None and self.names_cuda(bound, depth + 1)
+        return False
+
+    def device_call(self, expr: ast.expr) -> Optional[str]:
+        """``device`` bound once (here or at module level) to a call of a
+        function: ``call:<its dotted name>`` (the project may know it returns CUDA)."""
+        if not isinstance(expr, ast.Name) or expr.id in self.parameters:
+            return None
+        bound = self.locals.get(expr.id) if expr.id in self.locals else (
+            self.reader.module_assignments[0].get(expr.id) if self.reader.module_assignments is not None else None)
+        if not isinstance(bound, ast.Call) or isinstance(bound.func, ast.Name) and bound.func.id in self.locals:
+            return None
+        named = resolve(bound.func, self.reader.imports, self.reader.local)
+        return f"call:{named}" if named is not None else None
 
     def runtime_device(self, node: ast.Call) -> bool:
         """``x.to(device)`` with a device this function cannot name but that may
@@ -840,6 +875,8 @@ class _FunctionScan:
         if isinstance(node, ast.Return):
             if node.value is not None:
                 self.returns.append(self.returned(node.value, disabled, guard))
+                if not self.accelerator and self.names_cuda(node.value, 0):
+                    self.accelerator = True
             return
         if isinstance(node, ast.Assign):
             if self.loops and self.results:  # a local built anew on every pass of a loop
@@ -1161,6 +1198,8 @@ class _FileReader:
             if found is not None:
                 self.global_results[name] = found
         self._attribute_results: Dict[str, Dict[str, str]] = {}
+        self.scans: List["_FunctionScan"] = []
+        """Each ``def`` scanned, in the order of the file's functions."""
 
     def result_name(self, call: ast.Call, scan: Optional["_FunctionScan"], kind: str, position: str) -> Optional[str]:
         """The name (:data:`RESULT`) of what ``call`` returns, when it calls
@@ -1299,13 +1338,15 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
             kept = _init_parameters(statement)
             if kept:
                 attributes.append((qualified, kept))
+    accelerators = tuple(sorted(f.qualified for f, scan in zip(functions, reader.scans) if scan.accelerator))
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
-                       tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False)
+                       tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
+                       accelerators)
 
 
 def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
@@ -1433,6 +1474,7 @@ def _returned_attribute(forward: FunctionNode) -> Optional[str]:
 
 def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Optional[str]) -> Function:
     scan = _FunctionScan(reader, node, qualified, owner)
+    reader.scans.append(scan)
     for decorator in node.decorator_list:
         scan.expression(decorator, False)
     scan.body(node.body, scan.disabled, None)
@@ -1570,6 +1612,7 @@ def _to_json(summary: FileSummary) -> Any:
         "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
                      b.open_keywords] for b in summary.loaders],
         "cuda": summary.cuda,
+        "accelerators": list(summary.accelerators),
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1653,10 +1696,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             if not (all_of(str, qualified, loader) and _optional(str, forwards) and isinstance(open_keywords, bool)):
                 return None
             loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords))
-        cuda = data["cuda"]
-        if not isinstance(cuda, bool):
+        cuda, accelerators = data["cuda"], data["accelerators"]
+        if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
             return None
-        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda)
+        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
+                           tuple(accelerators))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1697,7 +1741,9 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     attributes: Dict[str, Mapping[str, str]] = {}
     loaders: Dict[str, BuiltLoader] = {}
     cuda: Set[str] = set()
+    accelerators: Set[str] = set()
     for summary in files:
+        accelerators.update(summary.accelerators)
         for function in summary.functions:
             written[function.qualified] = function
             if summary.cuda:
@@ -1733,12 +1779,12 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    returned = _returned_uses(state, bases, aliases, cuda)
+    returned = _returned_uses(state, bases, aliases, cuda, accelerators)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders, returned)
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
-                   cuda: Set[str]) -> Dict[str, Dict[str, ReturnUse]]:
+                   cuda: Set[str], accelerators: Set[str]) -> Dict[str, Dict[str, ReturnUse]]:
     """Takes the returned values (:data:`RESULT`) out of the linked summaries
     (``state``, changed in place) and joins what their callers do with them,
     by the project function that returns them and the position."""
@@ -1777,7 +1823,10 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
         for value, device, settled in summary.moves_items:
             if not value.startswith(RESULT):
                 continue
-            if device == "cuda" or (name in cuda and not device.startswith("cpu")):
+            helper = find(canonical_name(device[len("call:"):], aliases), state, bases) if device.startswith(
+                "call:") else None  # a project helper that returns CUDA (`define_device("auto")`)
+            if device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
+                    name in cuda and not device.startswith("cpu")):
                 entry = use(value, name)
                 if entry is not None:
                     entry["to_cuda"] = True
