@@ -67,7 +67,8 @@ class DataLoaderWithoutPinMemory(Rule):
     loops over the call directly, or hands it to a function), and a loop
     over it moves its batches with `.cuda()`, `.to("cuda...")`, or
     `.to(device)` with a device known only at run time in a file that uses
-    CUDA.  What callers do comes from the project index (each file's calls
+    CUDA or taken from a project helper some `return` of which gives CUDA
+    (`device = define_device("auto")`).  What callers do comes from the project index (each file's calls
     recorded once and joined), never from names; the function's own file
     need not mention CUDA.
 
