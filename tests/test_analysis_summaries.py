@@ -420,6 +420,9 @@ def test_callers_uses_of_a_returned_loader_are_joined_by_function_and_position()
         "            self.epoch()\n"
         "    def epoch(self):\n"
         "        for x in self.loader:\n            pass\n"
+        "    def batches(self):\n"
+        "        loader = kept(None)\n"
+        "        for batch in loader:\n            yield batch\n"
     )
     script = (
         "from factory import whole, helper_device\n"
@@ -440,3 +443,5 @@ def test_callers_uses_of_a_returned_loader_are_joined_by_function_and_position()
     assert kept is not None and kept.repeated and not kept.to_cuda  # self.loader, iterated in a method called per epoch
     train = found.of("exp.Exp.train")
     assert train is not None and not any(name.startswith("@") for name in train.iterates | train.repeats)
+    batches = found.of("exp.Exp.batches")  # what the summaries said before: the returned values are kept apart
+    assert batches is not None and not batches.yields_from and not batches.iterates

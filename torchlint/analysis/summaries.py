@@ -1807,7 +1807,7 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
 
     for name in sorted(state):
         summary = state[name]
-        if not any(v.startswith(RESULT) for v in (*summary.iterates, *summary.repeats)) and not any(
+        if not any(v.startswith(RESULT) for v in (*summary.iterates, *summary.repeats, *summary.yields_from)) and not any(
                 m[0].startswith(RESULT) for m in (*summary.moves_items, *summary.moves)):
             continue
         for value in summary.iterates:
@@ -1834,6 +1834,7 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
         state[name] = dataclasses.replace(
             summary,
             iterates=frozenset(v for v in summary.iterates if not v.startswith(RESULT)),
+            yields_from=frozenset(v for v in summary.yields_from if not v.startswith(RESULT)),
             repeats=frozenset(v for v in summary.repeats if not v.startswith(RESULT)),
             moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(RESULT)),
             moves=frozenset(m for m in summary.moves if not m[0].startswith(RESULT)),
