@@ -193,7 +193,7 @@ def test_summaries_are_stored_per_file_and_a_damaged_entry_is_a_miss(tmp_path: P
 
     parsed: List[str] = []
     real = module.summarize_tree
-    monkeypatch.setattr(module, "summarize_tree", lambda tree, name, package: parsed.append(name) or real(tree, name, package))
+    monkeypatch.setattr(module, "summarize_tree", lambda tree, name, package, *rest: parsed.append(name) or real(tree, name, package, *rest))
     warm = build(files, [summaries()], store)
     assert parsed == [] and warm.summaries == cold.summaries and warm.fingerprint == cold.fingerprint
     for key in list(store):
@@ -393,3 +393,55 @@ def test_functions_that_build_a_loader_record_what_it_gets() -> None:
     assert changed.forwards is None and changed.open_keywords
     method = found["pkg.data.Data.loader"]
     assert dict(method.arguments)["dataset"] == UNKNOWN and dict(method.arguments)["num_workers"] == "lit:2"
+
+
+def test_callers_uses_of_a_returned_loader_are_joined_by_function_and_position() -> None:
+    """The reverse of a summary: what callers in other modules do with what a
+    function returns (a tuple element, a module global iterated in a function
+    an epoch loop calls, a ``self`` attribute, a local rebuilt every epoch)."""
+    factory = (
+        "from torch.utils.data import DataLoader\n"
+        "def provider(args):\n    loader = DataLoader(args.ds)\n    return args.ds, loader\n"
+        "def whole(ds):\n    return DataLoader(ds)\n"
+        "def rebuilt(ds):\n    return DataLoader(ds)\n"
+        "def kept(ds):\n    return DataLoader(ds)\n"
+        "def helper_device():\n    return 'cuda' if x else 'cpu'\n"
+    )
+    exp = (
+        "from factory import provider, rebuilt, kept\n"
+        "class Exp:\n"
+        "    def __init__(self, args):\n        self.loader = kept(args.ds)\n        self.args = args\n"
+        "    def train(self):\n"
+        "        _, loader = provider(self.args)\n"
+        "        for epoch in range(3):\n"
+        "            for x, y in loader:\n                x = x.cuda()\n"
+        "            again = rebuilt(self.args.ds)\n"
+        "            for x in again:\n                pass\n"
+        "            self.epoch()\n"
+        "    def epoch(self):\n"
+        "        for x in self.loader:\n            pass\n"
+        "    def batches(self):\n"
+        "        loader = kept(None)\n"
+        "        for batch in loader:\n            yield batch\n"
+    )
+    script = (
+        "from factory import whole, helper_device\n"
+        "device = helper_device()\n"
+        "loader = whole(None)\n"
+        "def one_epoch():\n    for x, y in loader:\n        x = x.to(device, non_blocking=True)\n"
+        "for epoch in range(3):\n    one_epoch()\n"
+    )
+    found = summarize_sources([("factory", factory, False), ("exp", exp, False), ("script", script, False)])
+    provider = found.returned_use("factory.provider", "1")
+    assert provider is not None and provider.iterated and provider.repeated and provider.to_cuda and provider.blocking
+    assert found.returned_use("factory.provider", "0") is None
+    whole = found.returned_use("factory.whole", "")
+    assert whole is not None and whole.repeated and whole.to_cuda and not whole.blocking  # the helper returns CUDA
+    rebuilt = found.returned_use("factory.rebuilt", "")
+    assert rebuilt is not None and rebuilt.iterated and not rebuilt.repeated  # built anew every epoch
+    kept = found.returned_use("factory.kept", "")
+    assert kept is not None and kept.repeated and not kept.to_cuda  # self.loader, iterated in a method called per epoch
+    train = found.of("exp.Exp.train")
+    assert train is not None and not any(name.startswith("@") for name in train.iterates | train.repeats)
+    batches = found.of("exp.Exp.batches")  # what the summaries said before: the returned values are kept apart
+    assert batches is not None and not batches.yields_from and not batches.iterates

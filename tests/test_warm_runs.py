@@ -309,3 +309,38 @@ def test_a_changed_file_reads_each_entry_once_and_lints_only_what_its_change_rea
     # The record, then one entry a file (the facts the index keeps are read by the index builder).
     assert warm.counts.builds == 1 and warm.counts.linted == [lonely.name]
     assert len(set(entries)) == len(entries)
+
+
+def test_editing_only_a_caller_changes_the_factory_findings_on_a_warm_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """data/factory.py's TL202 findings come from what its callers in other
+    modules do with the loaders it returns: a warm run after a caller stops
+    (then starts again) copying the batches to CUDA lints factory.py again,
+    and its finding disappears (then reappears) as in a run without cache."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "TL202" / "factory_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    files = sorted(root.rglob("*.py"))
+    monkeypatch.chdir(root)
+    settings = Settings(select=("TL202",), root=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    counts = Counts(monkeypatch)
+
+    def factory_lines(outcomes: Sequence[FileOutcome]) -> List[int]:
+        return sorted(d.start.line for o in outcomes if Path(o.path).name == "factory.py" for d in o.diagnostics)
+
+    first = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert factory_lines(first) == [8, 14, 28]
+    script = root / "train_script.py"
+    original = script.read_text()
+    script.write_text(original.replace("images = images.cuda()", "images = images.cpu()")
+                      .replace("labels = labels.cuda()", "labels = labels.cpu()"))
+    counts.reset()
+    second = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert "factory.py" in counts.linted
+    assert factory_lines(second) == [8, 28]  # training_loader's only caller keeps its batches on the CPU
+    assert findings(second) == fresh(files, settings)
+    script.write_text(original)
+    counts.reset()
+    third = cached_run(files, lambda _: settings, counts.lint, cache=cache)
+    assert factory_lines(third) == [8, 14, 28]
+    assert findings(third) == fresh(files, settings)

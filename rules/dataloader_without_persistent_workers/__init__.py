@@ -59,6 +59,17 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     (through `**kwargs`, or a parameter whose default it leaves), reported
     without a fix when the function (in another module) cannot take it.
 
+    A `DataLoader(...)` that its function returns (the whole value, or an
+    element of a returned tuple: `return dataset, loader`) is reported at
+    that call, with the same fix, when at least one caller in the project
+    (any module) iterates the returned loader again and again: a loop over
+    it inside an epoch loop, or in a function an epoch loop calls (a loader
+    kept in a module global or a `self` attribute counts wherever it is
+    iterated).  A caller that builds it anew inside the loop does not
+    count.  When every `return` builds the loader and its worker count is a
+    literal or one of the function's parameters, the calls decide and are
+    reported instead (above).
+
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
     loader iterated once (a loop over `range(1)` runs its body once) or
@@ -288,6 +299,13 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         for wrapped in loaders.wrapped_calls:
             if wrapped.call in repeated and not (loaders.rebuilt(wrapped.call) and wrapped.call not in each_built):
                 self._wrapped(wrapped)
+        by_callers: Set[cst.Call] = set()
+        for call in loaders.constructors:  # returned to callers in the project that iterate it every epoch
+            if call not in repeated and not loaders.rebuilt(call) and not self._decided_at_calls(call):
+                use = loaders.returned_use(call)
+                if use is not None and use.repeated:
+                    repeated.add(call)
+                    by_callers.add(call)
         for call in loaders.constructors:
             if call not in repeated or (loaders.rebuilt(call) and call not in each_built):
                 continue  # iterated once, or built anew for every pass
@@ -323,13 +341,34 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 text = self.context.module.code_for_node(value)
                 fix = self.replace(call, add_keyword(call, _SETTING, condition), Applicability.UNSAFE,
                                    f"Set `persistent_workers={text} > 0`")
+            where = "is returned to callers that iterate it every epoch" if call in by_callers else (
+                "is iterated every epoch")
             self.report(
                 call,
-                "suggestion: this `DataLoader` is iterated every epoch and starts its worker processes "
+                f"suggestion: this `DataLoader` {where} and starts its worker processes "
                 "anew each time; `persistent_workers=True` keeps them",
                 fix=fix,
                 statement=self._statements.get(call),
             )
+
+    def _decided_at_calls(self, constructor: cst.Call) -> bool:
+        """The loader's function builds it on every return with a worker count
+        that is a literal above 0 or one of its parameters: its calls decide,
+        and each call iterated every epoch is reported there (a count left
+        at a default of 0 starts no workers)."""
+        function = self.facts.loaders.function_of(constructor)
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        qualified = self.facts.callees.qualified(function)
+        built = self.facts.project.summaries.loader_of(qualified) if (
+            qualified is not None and self.facts.project.summaries is not None) else None
+        if built is None:
+            return False
+        workers = dict(built.arguments).get("num_workers", "")
+        if workers.startswith("param:"):
+            return True  # the calls give the count: reported there when it is a literal above 0
+        text = workers[len("lit:"):] if workers.startswith("lit:") else ""
+        return text.isdigit() and int(text) > 0
 
 
 __all__: List[str] = ["DataLoaderWithoutPersistentWorkers"]

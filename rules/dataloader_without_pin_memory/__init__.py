@@ -11,7 +11,7 @@ from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, clas
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import loading_words, moving_words
+from torchlint.analysis.summaries import MODULE_BODY, ReturnUse, loading_words, moving_words, returning_words
 from torchlint.source.arguments import BoundArguments
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
@@ -73,6 +73,19 @@ class DataLoaderWithoutPinMemory(Rule):
     or a missing `pin_memory` it could pass through `**kwargs`.  A function
     that takes no such option is left alone (its other callers may run on
     the CPU).
+
+    A `DataLoader(...)` that its function returns (the whole value, or an
+    element of a returned tuple: `return dataset, loader`) is reported at
+    that call, with the same fix, when at least one caller in the project
+    (any module) copies its batches to the GPU: the caller keeps the
+    returned loader in a name, a module global or a `self` attribute (or
+    loops over the call directly, or hands it to a function), and a loop
+    over it moves its batches with `.cuda()`, `.to("cuda...")`, or
+    `.to(device)` with a device known only at run time in a file that uses
+    CUDA or taken from a project helper some `return` of which gives CUDA
+    (`device = define_device("auto")`).  What callers do comes from the project index (each file's calls
+    recorded once and joined), never from names; the function's own file
+    need not mention CUDA.
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
@@ -175,7 +188,8 @@ class DataLoaderWithoutPinMemory(Rule):
             return False
         if not facts.called_attributes.isdisjoint(("cuda", "to", "prepare", "prepare_data_loader")):
             return True
-        return facts.mentions(moving_words(facts.project.summaries if facts.project is not None else None))
+        known = facts.project.summaries if facts.project is not None else None
+        return facts.mentions(moving_words(known)) or facts.contains_any(returning_words(known, "to_cuda"))
 
     valid = (
         """
@@ -312,9 +326,15 @@ class DataLoaderWithoutPinMemory(Rule):
             return False
         return all(maker.local is not None and _constant_items(maker.local) for maker in makers)
 
-    def _where(self, moved: Optional[cst.Call], by_callee: Optional[cst.Call], by_framework: Optional[cst.Call]) -> str:
+    def _where(self, moved: Optional[cst.Call], by_callee: Optional[cst.Call], by_framework: Optional[cst.Call],
+               by_callers: Optional[ReturnUse] = None) -> str:
         """Where the loader's batches go to the GPU, as the message says it."""
         lines = self.facts.positions
+        if moved is None and by_callee is None and by_framework is None and by_callers is not None:
+            named = sorted(by_callers.callers, key=lambda name: name.endswith(MODULE_BODY))
+            first = named[0].replace("." + MODULE_BODY, "") if named else "a caller"
+            more = f" (and {len(by_callers.callers) - 1} more)" if len(by_callers.callers) > 1 else ""
+            return f"returned to `{first}`{more}, which copies its batches to the GPU"
         if moved is not None:
             return f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
         if by_callee is not None:
@@ -383,7 +403,12 @@ class DataLoaderWithoutPinMemory(Rule):
             if elsewhere.cuda or on_device:
                 for loader in elsewhere.loaders:
                     handed.setdefault(loader, elsewhere.call)
-        if not loaders.uses_cuda and not prepared and not handed:
+        by_callers: Dict[cst.Call, ReturnUse] = {}
+        for call in loaders.constructors:  # returned to the project's callers, which copy its batches
+            use = loaders.returned_use(call)
+            if use is not None and use.to_cuda:
+                by_callers[call] = use
+        if not loaders.uses_cuda and not prepared and not handed and not by_callers:
             return
         for wrapped in loaders.wrapped_calls:
             self._wrapped(wrapped, first_move.get(wrapped.call), prepared.get(wrapped.call), handed.get(wrapped.call))
@@ -391,18 +416,19 @@ class DataLoaderWithoutPinMemory(Rule):
             moved = first_move.get(call)
             by_framework = prepared.get(call)
             by_callee = handed.get(call)
-            if moved is None and by_framework is None and by_callee is None:
+            returned = by_callers.get(call)
+            if moved is None and by_framework is None and by_callee is None and returned is None:
                 continue
             arguments = bind(call, loaders.signature(call), self.context.torch_version,
                              self.facts.values.splatted)
-            if moved is None and self._items_hold_no_data(arguments):
+            if moved is None and returned is None and self._items_hold_no_data(arguments):
                 continue  # Accelerate would move an index tensor and strings
             given = arguments.argument("pin_memory")
             if given is None and arguments.may_be_present("pin_memory"):
                 continue
             if given is not None and literal_bool(given.value) is not False:
                 continue
-            where = self._where(moved, by_callee, by_framework)
+            where = self._where(moved, by_callee, by_framework, returned)
             fix: Optional[FixRequest]
             if given is None:
                 fix = self.replace(call, add_keyword(call, "pin_memory", cst.Name("True")),

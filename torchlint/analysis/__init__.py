@@ -180,7 +180,7 @@ class Facts:
         known = summaries.paths.get(os.path.abspath(self.path)) if summaries is not None else None
         module = known if known is not None else module_name(Path(self.path))
         try:
-            return summarize_tree(tree, module, Path(self.path).stem == "__init__")
+            return summarize_tree(tree, module, Path(self.path).stem == "__init__", cuda=False)
         except RecursionError:
             return None
 

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
-from torchlint.analysis.summaries import EMPTY_SUMMARIES, BuiltLoader, FileSummary, Summaries, Summary, link
+from torchlint.analysis.summaries import (
+    EMPTY_SUMMARIES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
+)
 from torchlint.analysis.values import literal_bool
 
 if TYPE_CHECKING:
@@ -407,17 +409,34 @@ class Callees:
         function = scope.node if scope is not None else None
         if not isinstance(function, cst.FunctionDef) or scope is None:
             return None
-        owner = scope.parent
-        if owner is not None and owner.kind is ScopeKind.CLASS and isinstance(owner.node, cst.ClassDef):
-            if owner.parent is None or owner.parent.kind is not ScopeKind.MODULE:
-                return None
-            qualified = f"{self._module}.{owner.node.name.value}.{function.name.value}"
-        elif owner is not None and owner.kind is ScopeKind.MODULE:
-            qualified = f"{self._module}.{function.name.value}"
-        else:
+        qualified = self.qualified(function)
+        if qualified is None:
             return None
         built = self._summaries.maker_of(qualified, func.value)
         return self._named(f"{built}.__call__", True) if built is not None else None
+
+    def qualified(self, function: cst.FunctionDef) -> Optional[str]:
+        """The name the summaries give a module-level function or a method of
+        a module-level class of this file (None for anything nested deeper)."""
+        scope = self._scopes.scope_of(function)
+        owner = scope.parent if scope is not None else None
+        if owner is not None and owner.kind is ScopeKind.CLASS and isinstance(owner.node, cst.ClassDef):
+            if owner.parent is None or owner.parent.kind is not ScopeKind.MODULE:
+                return None
+            return f"{self._module}.{owner.node.name.value}.{function.name.value}"
+        if owner is not None and owner.kind is ScopeKind.MODULE:
+            return f"{self._module}.{function.name.value}"
+        return None
+
+    def returned_use(self, function: cst.FunctionDef, position: str) -> Optional[ReturnUse]:
+        """What the project's callers (in this file or any other module) do
+        with what ``function`` returns at ``position`` (``""``: the whole
+        value; a digit: that element of a returned tuple); None when this
+        file is not summarised or no caller keeps the value."""
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return None
+        qualified = self.qualified(function)
+        return self._summaries.returned_use(qualified, position) if qualified is not None else None
 
 
 __all__ = ["Callees", "Target", "arguments"]

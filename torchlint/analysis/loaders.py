@@ -31,7 +31,7 @@ from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees, Target
-    from torchlint.analysis.summaries import BuiltLoader
+    from torchlint.analysis.summaries import BuiltLoader, ReturnUse
     from torchlint.analysis.flow import Flow
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -689,6 +689,32 @@ class Loaders:
         if not isinstance(node, cst.ClassDef):
             return []
         return [value for value in self._values.attribute_writes(node).get(expr.attr.value, ()) if value is not None]
+
+    def returned_use(self, constructor: cst.Call) -> "Optional[ReturnUse]":
+        """What the project's callers do with the loader ``constructor`` builds,
+        when its function returns it (whole, or as an element of a returned
+        tuple: ``return dataset, loader``): the callers' uses joined across
+        every position it is returned at (None when it is not returned, or
+        no caller keeps it)."""
+        function = self._function_of.get(constructor)
+        if self._callees is None or not isinstance(function, cst.FunctionDef):
+            return None
+        positions: Set[str] = set()
+        for value in self._returns(function):
+            if constructor in self.origins(value):
+                positions.add("")
+            elif isinstance(value, cst.Tuple):
+                for index, element in enumerate(value.elements):
+                    if isinstance(element, cst.StarredElement):
+                        break
+                    if constructor in self.origins(element.value):
+                        positions.add(str(index))
+        found: "Optional[ReturnUse]" = None
+        for position in sorted(positions):
+            use = self._callees.returned_use(function, position)
+            if use is not None:
+                found = use if found is None else found.merged(use)
+        return found
 
     @staticmethod
     def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:

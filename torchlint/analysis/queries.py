@@ -264,7 +264,7 @@ def _parse_once(job: _Parse, keywords: FrozenSet[str], methods: FrozenSet[str],
     if job.summary_module is not None:
         from torchlint.analysis.summaries import summary_of_tree
 
-        summary = summary_of_tree(job.path, tree, job.summary_module)
+        summary = summary_of_tree(job.path, tree, job.summary_module, job.data)
     saves = None
     if job.saves_module is not None:
         from torchlint.analysis.saves import saves_of_module

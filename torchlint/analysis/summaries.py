@@ -53,6 +53,17 @@ device a parameter holds), ``attr:<name>`` (the instance's attribute), or
 ``?`` -- and whether ``non_blocking`` is passed (or may be)."""
 MODULE_BODY = "<module>"
 """The name a module's top-level code is summarised under (nothing calls it)."""
+RESULT = "@"
+_PERSISTENT = RESULT + "g:"
+"""How the name of a *returned value* starts: what a call's result (or one
+element of the tuple it returns) becomes, tracked like a parameter so that
+the same facts (iterated, iterated again and again, its items copied to a
+device) are recorded for it: ``@<kind>:<callee>|<position>``, the kind
+``g`` for a value that outlives a call of the function (a module global, a
+``self`` attribute), ``l`` for a local, ``r`` for a local assigned inside a
+loop (built anew for every pass); the position empty for the whole value,
+else the index of the tuple element.  :func:`link` takes them out of the
+summaries and joins them by callee (:class:`ReturnUse`)."""
 
 
 # -- one file's facts, as written -------------------------------------------------------
@@ -211,9 +222,43 @@ class FileSummary:
     """For each class: ``self.<attr>`` set once, in ``__init__``, to one of its parameters (attr -> parameter)."""
     loaders: Tuple[BuiltLoader, ...] = ()
     """The functions and methods that build and return a loader."""
+    cuda: bool = False
+    """The file names CUDA: ``.cuda()``, a ``"cuda..."`` string, ``torch.cuda``
+    (a device it only knows at run time is then taken to be an accelerator)."""
+    accelerators: Tuple[str, ...] = ()
+    """Its functions some ``return`` of which gives a CUDA device (``define_device("auto")``)."""
 
 
 # -- after linking ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReturnUse:
+    """What the project's callers do with the value a function returns (or
+    one element of the tuple it returns), joined over every call whose result
+    is kept in a name, a module global or a ``self`` attribute, or looped
+    over directly: the reverse of a summary."""
+
+    iterated: bool = False
+    """Some caller loops over it (directly, through ``enumerate``/``tqdm``, or
+    by handing it to a function that does)."""
+    repeated: bool = False
+    """Some caller iterates the same value again and again: inside an epoch
+    loop, or in a function called in one (a value built anew inside the loop
+    does not count)."""
+    to_cuda: bool = False
+    """Some caller copies its items to a device that is not the CPU: CUDA by
+    name, or a device known only at run time in a file that uses CUDA."""
+    blocking: bool = False
+    """Some such copy passes no ``non_blocking`` (and cannot through ``*``/``**``)."""
+    callers: Tuple[str, ...] = ()
+    """The callers (functions, methods or ``<module>`` bodies) that use it, sorted."""
+
+    def merged(self, other: "ReturnUse") -> "ReturnUse":
+        """Both uses at once (a loader returned at two positions)."""
+        return ReturnUse(self.iterated or other.iterated, self.repeated or other.repeated,
+                         self.to_cuda or other.to_cuda, self.blocking or other.blocking,
+                         tuple(sorted({*self.callers, *other.callers})))
 
 
 @dataclass(frozen=True)
@@ -304,6 +349,9 @@ class Summaries:
     """Each project class's ``self.<attr>`` that ``__init__`` sets to one of its parameters."""
     loaders: Mapping[str, BuiltLoader] = field(default_factory=dict)
     """The project's functions and methods that build and return a loader, by qualified name."""
+    returned: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
+    """For each project function or method whose result some caller keeps
+    and uses: position (``""`` for the whole value) -> what callers do with it."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -359,6 +407,8 @@ class Summaries:
             digest.update(f"{name}\0{sorted(self.attributes[name].items())!r}\n".encode())
         for name in sorted(self.loaders):
             digest.update(f"{self.loaders[name]!r}\n".encode())
+        for name in sorted(self.returned):
+            digest.update(f"{name}\0{sorted(self.returned[name].items())!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -387,6 +437,12 @@ class Summaries:
     def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
         """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
         return self.layers.get(self.canonical(qualified))
+
+    def returned_use(self, qualified: str, position: str) -> Optional[ReturnUse]:
+        """What the project's callers do with what the function or method
+        ``qualified`` returns at ``position`` (``""``: the whole value; a
+        digit: that element of a returned tuple); None when no caller keeps it."""
+        return self.returned.get(self.canonical(qualified), {}).get(position)
 
 
 def _canonical(summary: Summary) -> Tuple[Any, ...]:
@@ -466,6 +522,22 @@ def loading_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     return frozenset(name.rsplit(".", 1)[-1] for name in summaries.loaders)
 
 
+def returning_words(summaries: Optional[Summaries], fact: str) -> FrozenSet[str]:
+    """The names of the project's functions and methods whose returned value
+    some caller uses as ``fact`` says (a field of :class:`ReturnUse`:
+    ``to_cuda``, ``repeated``): a pre-check's test for the file that defines one."""
+    if summaries is None:
+        return frozenset()
+    key = ("returning", fact)
+    if key not in summaries._memo:
+        summaries._memo[key] = frozenset(
+            name.rsplit(".", 1)[-1] for name, uses in summaries.returned.items()
+            if any(getattr(use, fact) for use in uses.values())
+        )
+    found: FrozenSet[str] = summaries._memo[key]
+    return found
+
+
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     """Words a file must mention to call a project function that copies
     data to a device (its name, or its class's): a pre-check's test."""
@@ -541,9 +613,29 @@ class _FunctionScan:
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
         self.forwards: Set[str] = set()
-        self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
+        unpacked: Dict[str, Tuple[ast.Call, int]] = {}
+        if arguments is None and reader.module_assignments is not None:
+            self.locals, self.generator, self.derived, unpacked = reader.module_assignments
+        else:
+            self.locals, self.generator, self.derived = _single_assignments(
+                node.body, self.parameters if arguments else None, unpacked)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
+        self.accelerator = False
+        """Some ``return`` gives a CUDA device (``"cuda"``, ``torch.device("cuda" if ... else "cpu")``)."""
+        self.results: Dict[str, str] = {}
+        """Local names bound once to what a call returns (or one element of it): their returned-value names."""
+        kind = "g" if arguments is None else "l"
+        for name, value in self.locals.items():
+            if isinstance(value, ast.Call) and name not in self.parameters:
+                found = reader.result_name(value, self, kind, "")
+                if found is not None:
+                    self.results[name] = found
+        for name, (value, position) in unpacked.items():
+            if name not in self.parameters:
+                found = reader.result_name(value, self, kind, str(position))
+                if found is not None:
+                    self.results[name] = found
 
     def function(self) -> Function:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
@@ -587,7 +679,7 @@ class _FunctionScan:
     def drawn_quietly(self, expr: ast.expr) -> Optional[str]:
         """The one parameter a loop over ``expr`` draws from (a parameter, or a
         wrapper of one), without recording anything; None otherwise."""
-        parameter = self.subject(expr)
+        parameter = self.tracked(expr)
         if parameter is not None:
             return parameter
         bound = self.locals.get(expr.id) if isinstance(expr, ast.Name) else expr
@@ -654,10 +746,14 @@ class _FunctionScan:
             device = next((k.value for k in node.keywords if k.arg == "device"), positional[0] if positional else None)
             spec = self.device_spec(device) if device is not None else None
             settled = "non_blocking" in keywords or len(positional) >= 2 or starred
-        if spec is None or spec == "cpu":
-            return
         receiver = func.value
         item = self.item_of(receiver)
+        if spec is None and item is not None and item.startswith(RESULT) and self.runtime_device(node):
+            device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
+            # a device known at run time, of a returned value's items (perhaps from a project helper)
+            spec = (self.device_call(device) if device is not None else None) or UNKNOWN
+        if spec is None or spec == "cpu":
+            return
         if item is not None:
             self.moves_items.add((item, spec, settled))
             return
@@ -665,11 +761,77 @@ class _FunctionScan:
         if parameter is not None and parameter != self.instance:
             self.moves.add((parameter, spec, settled))
 
+    def names_cuda(self, expr: ast.expr, depth: int) -> bool:
+        """``expr`` is a CUDA device, or may be one: a ``"cuda..."`` string,
+        a conditional with such a branch, ``torch.device(...)`` of one, or a
+        local bound once to one."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+        if isinstance(expr, ast.IfExp):
+            return self.names_cuda(expr.body, depth + 1) or self.names_cuda(expr.orelse, depth + 1)
+        if isinstance(expr, ast.Call) and expr.args and resolve(expr.func, self.reader.imports, {}) == "torch.device":
+            return self.names_cuda(expr.args[0], depth + 1)
+        if isinstance(expr, ast.Name) and expr.id not in self.parameters:
+            bound = self.locals.get(expr.id)
+            return bound is not None and self.names_cuda(bound, depth + 1)
+        return False
+
+    def device_call(self, expr: ast.expr) -> Optional[str]:
+        """``device`` bound once (here or at module level) to a call of a
+        function: ``call:<its dotted name>`` (the project may know it returns CUDA)."""
+        if not isinstance(expr, ast.Name) or expr.id in self.parameters:
+            return None
+        bound = self.locals.get(expr.id) if expr.id in self.locals else (
+            self.reader.module_assignments[0].get(expr.id) if self.reader.module_assignments is not None else None)
+        if not isinstance(bound, ast.Call) or isinstance(bound.func, ast.Name) and bound.func.id in self.locals:
+            return None
+        named = resolve(bound.func, self.reader.imports, self.reader.local)
+        return f"call:{named}" if named is not None else None
+
+    def runtime_device(self, node: ast.Call) -> bool:
+        """``x.to(device)`` with a device this function cannot name but that may
+        be an accelerator: a name or attribute (not a dtype such as
+        ``torch.float32`` or ``y.dtype``), or ``device=``; ``.cuda(i)`` is CUDA already."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr != "to":
+            return False
+        given = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if given is not None:
+            return True
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return False
+        first = node.args[0]
+        if isinstance(first, ast.Attribute) and first.attr == "dtype":
+            return False
+        if isinstance(first, (ast.Name, ast.Attribute)):
+            return resolve(first, self.reader.imports, {}) is None
+        return False
+
     def subject(self, expr: ast.expr) -> Optional[str]:
         """The parameter ``expr`` is (a name of one, not rebound in the function)."""
         if isinstance(expr, ast.Name) and expr.id in self.parameters and expr.id not in self.locals:
             return expr.id
         return None
+
+    def result_of(self, expr: ast.expr) -> Optional[str]:
+        """The returned value (:data:`RESULT`) ``expr`` holds: a local or module
+        global bound once to a call's result, or ``self.<attr>`` so bound in the class."""
+        if isinstance(expr, ast.Name):
+            if expr.id in self.results:
+                return self.results[expr.id]
+            if expr.id not in self.parameters and expr.id not in self.locals:
+                return self.reader.global_results.get(expr.id)
+            return None
+        if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == self.instance
+                and self.instance is not None and self.owner is not None):
+            return self.reader.attribute_results(self.owner, self).get(expr.attr)
+        return None
+
+    def tracked(self, expr: ast.expr) -> Optional[str]:
+        """The parameter, or the returned value, ``expr`` is."""
+        return self.subject(expr) or self.result_of(expr)
 
     # statements
 
@@ -728,8 +890,15 @@ class _FunctionScan:
         if isinstance(node, ast.Return):
             if node.value is not None:
                 self.returns.append(self.returned(node.value, disabled, guard))
+                if not self.accelerator and self.names_cuda(node.value, 0):
+                    self.accelerator = True
             return
         if isinstance(node, ast.Assign):
+            if self.loops and self.results:  # a local built anew on every pass of a loop
+                for target in node.targets:
+                    for leaf in ast.walk(target):
+                        if isinstance(leaf, ast.Name) and self.results.get(leaf.id, "").startswith(RESULT + "l:"):
+                            self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             drawn_from = self.item_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
@@ -778,10 +947,20 @@ class _FunctionScan:
     # expressions
 
     def drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
-        """The parameters a loop over ``expr`` draws items from."""
+        """The parameters (and returned values) a loop over ``expr`` draws items from."""
         parameter = self.subject(expr)
         if parameter is not None:
             return {parameter}
+        result = self.result_of(expr)
+        if result is not None:
+            return self._drawn(expr, disabled) | {result}
+        if isinstance(expr, ast.Call):
+            found = self._drawn(expr, disabled)
+            direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
+            return found | {direct} if direct is not None else found
+        return self._drawn(expr, disabled)
+
+    def _drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
         if isinstance(expr, ast.Name) and expr.id not in self.parameters:
             bound = self.locals.get(expr.id)
             if isinstance(bound, ast.Call):  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
@@ -822,7 +1001,7 @@ class _FunctionScan:
             slot = _wrapper_slot(wrapper, position, keyword)
             if slot is None or not (slot == wrapper.yields or wrapper.yields == EVERY_POSITIONAL):
                 continue
-            parameter = self.subject(argument)
+            parameter = self.tracked(argument)
             if parameter is not None:
                 found.add(parameter)
             elif isinstance(argument, ast.Name) and isinstance(self.locals.get(argument.id), ast.Call):
@@ -889,7 +1068,9 @@ class _FunctionScan:
         parts: List[Tuple[str, str]] = []
         for position, keyword, argument in _arguments(node):
             slot = keyword if keyword is not None else str(position)
-            parameter = self.subject(argument)
+            parameter = self.tracked(argument)
+            if parameter is None and isinstance(argument, ast.Call):  # `train(model, make_loader(...))`
+                parameter = self.reader.result_name(argument, self, "r" if self.loops else "l", "")
             if parameter is not None:
                 slots.append((slot, parameter))
             maker = self.reader.maker(argument, self)
@@ -945,12 +1126,15 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
 
 def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
+    unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
     assignment, or None when bound otherwise or more than once; whether the
     body yields; and, when ``parameters`` are given, those the body rebinds
     only from themselves (``x = x.cuda()``, ``a, b = a.to(d), b.to(d)``:
-    they still hold the argument's data).  One walk for all three."""
+    they still hold the argument's data).  One walk for all three; with
+    ``unpacked``, also the names bound once, by unpacking a call's result
+    into a flat tuple of names (``_, loader = make(...)``): name -> (call, index)."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
     yields = False
@@ -972,10 +1156,18 @@ def _single_assignments(
             targets = [child.target]
         for target in targets:
             simple = isinstance(target, ast.Name) and len(targets) == 1 and value is not None
+            flat = (unpacked is not None and len(targets) == 1 and isinstance(value, ast.Call)
+                    and isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts))
             for leaf in ast.walk(target):
                 if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
                     known = leaf.id in found
                     found[leaf.id] = value if simple and not known else None
+                    if unpacked is not None:
+                        if flat and not known:
+                            assert isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call)
+                            unpacked[leaf.id] = (value, target.elts.index(leaf))
+                        else:
+                            unpacked.pop(leaf.id, None)
                 if parameters is not None and isinstance(leaf, ast.Name) and leaf.id in parameters:
                     mentioned = value is not None and any(
                         isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
@@ -1005,9 +1197,77 @@ class _FileReader:
         }
         """Each class's own methods (``self.m(...)`` calls one, not an attribute)."""
         self.attributes: Dict[str, Dict[str, Optional[str]]] = {}
+        self._class_nodes: Dict[str, ast.ClassDef] = {}
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 self.attributes[statement.name] = self._attributes(statement)
+                self._class_nodes[statement.name] = statement
+        unpacked: Dict[str, Tuple[ast.Call, int]] = {}
+        assigned, yields, derived = _single_assignments(tree.body, None, unpacked)
+        self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
+                                                Dict[str, Tuple[ast.Call, int]]]] = (assigned, yields, derived, unpacked)
+        """The module body's single assignments (one walk, shared with its scan)."""
+        self.global_results: Dict[str, str] = {}
+        """Module globals bound once to what a call returns: their returned-value names."""
+        for name, value in assigned.items():
+            if isinstance(value, ast.Call):
+                found = self.result_name(value, None, "g", "")
+                if found is not None:
+                    self.global_results[name] = found
+        for name, (call, position) in unpacked.items():
+            found = self.result_name(call, None, "g", str(position))
+            if found is not None:
+                self.global_results[name] = found
+        self._attribute_results: Dict[str, Dict[str, str]] = {}
+        self.scans: List["_FunctionScan"] = []
+        """Each ``def`` scanned, in the order of the file's functions."""
+
+    def result_name(self, call: ast.Call, scan: Optional["_FunctionScan"], kind: str, position: str) -> Optional[str]:
+        """The name (:data:`RESULT`) of what ``call`` returns, when it calls
+        something that may be a project function: not a builtin, a library
+        wrapper or a loader class."""
+        if scan is not None:
+            found = self.callee(call.func, scan)
+            if found is None:
+                return None
+            callee = found[0]
+        else:
+            named = resolve(call.func, self.imports, self.local)
+            if named is None:
+                return None
+            callee = named
+        if callee.startswith("builtins.") or callee in wrappers() or loader_signature(callee) is not None:
+            return None
+        return f"{RESULT}{kind}:{callee}|{position}"
+
+    def attribute_results(self, owner: str, scan: "_FunctionScan") -> Dict[str, str]:
+        """``self.<attr>`` of the class ``owner`` that its methods assign only
+        once, from a call's whole result: their returned-value names."""
+        found = self._attribute_results.get(owner)
+        if found is not None:
+            return found
+        found = {}
+        node = self._class_nodes.get(owner)
+        seen: Set[str] = set()
+        for member, attribute, value in (_instance_writes(node) if node is not None else ()):
+            if attribute in seen:
+                found.pop(attribute, None)
+                continue
+            seen.add(attribute)
+            if isinstance(value, ast.Call) and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                named = self._attribute_callee(value, owner, member.args.args[0].arg)
+                if named is not None:
+                    found[attribute] = named
+        self._attribute_results[owner] = found
+        return found
+
+    def _attribute_callee(self, call: ast.Call, owner: str, instance: str) -> Optional[str]:
+        """The returned-value name of ``self.x = call`` in a method of ``owner``:
+        ``self.method(...)`` of the class, or a module's function."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
+            return f"{RESULT}g:{self.module}.{owner}.{func.attr}|"
+        return self.result_name(call, None, "g", "")
 
     def _attributes(self, node: ast.ClassDef) -> Dict[str, Optional[str]]:
         """``self.x`` -> the class whose call builds it, for attributes every
@@ -1055,8 +1315,19 @@ class _FileReader:
         return (target, False) if target is not None else None
 
 
-def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSummary:
-    """The facts of one parsed file."""
+def _names_cuda(tree: ast.Module) -> bool:
+    """The file spells CUDA in code: ``.cuda``/``torch.cuda`` or a ``"cuda..."`` string."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "cuda":
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value == "cuda" or node.value.startswith("cuda:")):
+            return True
+    return False
+
+
+def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Optional[bool] = None) -> FileSummary:
+    """The facts of one parsed file (``cuda``: False when the text cannot name CUDA at all)."""
     reader = _FileReader(tree, module, is_package)
     functions: List[Function] = []
     bases: List[Tuple[str, Tuple[str, ...]]] = []
@@ -1088,13 +1359,15 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
             kept = _init_parameters(statement)
             if kept:
                 attributes.append((qualified, kept))
+    accelerators = tuple(sorted(f.qualified for f, scan in zip(functions, reader.scans) if scan.accelerator))
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
-                       tuple(loaders[name] for name in sorted(loaders)))
+                       tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
+                       accelerators)
 
 
 def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
@@ -1222,6 +1495,7 @@ def _returned_attribute(forward: FunctionNode) -> Optional[str]:
 
 def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Optional[str]) -> Function:
     scan = _FunctionScan(reader, node, qualified, owner)
+    reader.scans.append(scan)
     for decorator in node.decorator_list:
         scan.expression(decorator, False)
     scan.body(node.body, scan.disabled, None)
@@ -1358,6 +1632,8 @@ def _to_json(summary: FileSummary) -> Any:
         "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
         "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
                      b.open_keywords] for b in summary.loaders],
+        "cuda": summary.cuda,
+        "accelerators": list(summary.accelerators),
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1441,7 +1717,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             if not (all_of(str, qualified, loader) and _optional(str, forwards) and isinstance(open_keywords, bool)):
                 return None
             loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords))
-        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders))
+        cuda, accelerators = data["cuda"], data["accelerators"]
+        if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
+            return None
+        return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
+                           tuple(accelerators))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1453,7 +1733,7 @@ def summarize_file(path: Path, data: bytes, module: str, store: Optional[Store])
     if found is not None:
         return found
     tree = parse_quietly(data)
-    summary = None if tree is None else summary_of_tree(path, tree, module)
+    summary = None if tree is None else summary_of_tree(path, tree, module, data)
     if summary is not None:
         store_summary(path, data, module, store, summary)
     return summary
@@ -1473,10 +1753,10 @@ def store_summary(path: Path, data: bytes, module: str, store: Optional[Store], 
         store.put_facts(store_key(path, data, module, None, _FORMAT), _to_json(summary))
 
 
-def summary_of_tree(path: Path, tree: ast.Module, module: str) -> Optional[FileSummary]:
-    """One file's summary from its CPython tree (None: nested too deeply)."""
+def summary_of_tree(path: Path, tree: ast.Module, module: str, data: bytes) -> Optional[FileSummary]:
+    """One file's summary from its CPython tree of ``data`` (None: nested too deeply)."""
     try:
-        return summarize_tree(tree, module, path.stem == "__init__")
+        return summarize_tree(tree, module, path.stem == "__init__", None if b"cuda" in data else False)
     except RecursionError:
         return None
 
@@ -1495,9 +1775,14 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     layers: Dict[str, WrappedLayer] = {}
     attributes: Dict[str, Mapping[str, str]] = {}
     loaders: Dict[str, BuiltLoader] = {}
+    cuda: Set[str] = set()
+    accelerators: Set[str] = set()
     for summary in files:
+        accelerators.update(summary.accelerators)
         for function in summary.functions:
             written[function.qualified] = function
+            if summary.cuda:
+                cuda.add(function.qualified)
         bases.update(summary.bases)
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
@@ -1529,7 +1814,71 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders)
+    returned = _returned_uses(state, bases, aliases, cuda, accelerators)
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders, returned)
+
+
+def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                   cuda: Set[str], accelerators: Set[str]) -> Dict[str, Dict[str, ReturnUse]]:
+    """Takes the returned values (:data:`RESULT`) out of the linked summaries
+    (``state``, changed in place) and joins what their callers do with them,
+    by the project function that returns them and the position."""
+    found: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    resolved: Dict[str, Optional[str]] = {}
+
+    def use(name: str, caller: str) -> Optional[Dict[str, Any]]:
+        kind, _, rest = name[len(RESULT):].partition(":")
+        callee, _, position = rest.rpartition("|")
+        if callee not in resolved:
+            target = find(canonical_name(callee, aliases), state, bases)
+            resolved[callee] = target.qualified if target is not None and not target.wrapper else None
+        qualified = resolved[callee]
+        if qualified is None:
+            return None
+        entry = found.setdefault((qualified, position), {"iterated": False, "repeated": False, "to_cuda": False,
+                                                         "blocking": False, "callers": set()})
+        entry["callers"].add(caller)
+        return entry
+
+    for name in sorted(state):
+        summary = state[name]
+        if not any(v.startswith(RESULT) for v in (*summary.iterates, *summary.repeats, *summary.yields_from)) and not any(
+                m[0].startswith(RESULT) for m in (*summary.moves_items, *summary.moves)):
+            continue
+        for value in summary.iterates:
+            if value.startswith(RESULT):
+                entry = use(value, name)
+                if entry is not None:
+                    entry["iterated"] = True
+        for value in summary.repeats:
+            if value.startswith(RESULT) and not value.startswith(RESULT + "r:"):
+                entry = use(value, name)
+                if entry is not None:
+                    entry["repeated"] = True
+        for value, device, settled in summary.moves_items:
+            if not value.startswith(RESULT):
+                continue
+            helper = find(canonical_name(device[len("call:"):], aliases), state, bases) if device.startswith(
+                "call:") else None  # a project helper that returns CUDA (`define_device("auto")`)
+            if device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
+                    name in cuda and not device.startswith("cpu")):
+                entry = use(value, name)
+                if entry is not None:
+                    entry["to_cuda"] = True
+                    entry["blocking"] = entry["blocking"] or not settled
+        state[name] = dataclasses.replace(
+            summary,
+            iterates=frozenset(v for v in summary.iterates if not v.startswith(RESULT)),
+            yields_from=frozenset(v for v in summary.yields_from if not v.startswith(RESULT)),
+            repeats=frozenset(v for v in summary.repeats if not v.startswith(RESULT)),
+            moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(RESULT)),
+            moves=frozenset(m for m in summary.moves if not m[0].startswith(RESULT)),
+        )
+    joined: Dict[str, Dict[str, ReturnUse]] = {}
+    for (qualified, position), entry in sorted(found.items()):
+        joined.setdefault(qualified, {})[position] = ReturnUse(
+            entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], tuple(sorted(entry["callers"])))
+    return joined
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
@@ -1560,6 +1909,15 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
         else:
             runs |= target.runs
             loop_runs |= target.loop_runs
+        if not target.wrapper:  # a global or an attribute the callee uses is the same value here
+            for value in target.iterates:
+                if value.startswith(_PERSISTENT):
+                    iterates.add(value)
+                    if call.in_loop or value in target.repeats:
+                        repeats.add(value)
+            for moved, device, settled in target.moves_items:
+                if moved.startswith(_PERSISTENT):
+                    moves_items.add((moved, _mapped(device, call, target, function), settled))
         for slot, subject in call.slots:
             filled = target.parameter_for(int(slot) if slot.isdigit() else None,
                                           None if slot.isdigit() else slot, call.bound)
@@ -1599,6 +1957,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     found = Return(builds=inner.builds, guard=ret.guard)
                 elif inner.parameter is not None:
                     mapped = dict(call.slots).get(_slot_of(target, inner.parameter, call.bound) or "")
+                    if mapped is not None and mapped.startswith(RESULT):
+                        mapped = None  # a value the caller got from a call, not one of its parameters
                     found = Return(parameter=mapped, guard=ret.guard) if mapped is not None else Return(guard=ret.guard)
                 else:
                     found = Return(guard=ret.guard)
