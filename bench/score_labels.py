@@ -440,16 +440,19 @@ def star_imported(root: Path, paths: Sequence[str]) -> List[str]:
     return sorted(extra)
 
 
-def run_torchlint(command: Sequence[str], labels: LabelSet, src: Path) -> List[Finding]:
+def run_torchlint(command: Sequence[str], labels: LabelSet, src: Path, whole: bool = False) -> List[Finding]:
     """Findings of the label set's rule over its labelled files (and the files
-    they star-import, whose findings are not judged), one run per repository."""
+    they star-import, whose findings are not judged), one run per repository.
+    ``whole``: over the whole checkout instead, as a user runs `check .`, so that
+    a labelled file's callers in other modules are part of the run (findings in
+    unlabelled files are still not judged)."""
     per_repo: Dict[str, List[str]] = {}
     for repo, _commit, path in labels.files():
         per_repo.setdefault(repo, []).append(path)
     found: List[Finding] = []
     for repo, labelled in sorted(per_repo.items()):
         root = checkout_dir(src, repo)
-        paths = [*labelled, *star_imported(root, labelled)]
+        paths = ["."] if whole else [*labelled, *star_imported(root, labelled)]
         argv = [*command, "check", "--select", labels.rule, "--no-cache", "--isolated", "--exit-zero", "--output-format", "json"]
         if labels.torch_version is not None:
             argv += ["--torch-version", labels.torch_version]
@@ -515,6 +518,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--torchlint", default=f"{shlex.quote(sys.executable)} -m torchlint", help="command that runs torchlint")
     parser.add_argument("--markdown", action="store_true", help="print the table docs/measurements.md shows")
     parser.add_argument("--markdown-out", type=Path, help="also write that table to this file")
+    parser.add_argument("--whole-checkout", action="store_true",
+                        help="run over each whole checkout (`check .`), as users do, so that callers in unlabelled modules count")
     args = parser.parse_args(argv)
     command = shlex.split(args.torchlint)
     scores: List[Score] = []
@@ -528,7 +533,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for repo, commit, _path in labels.files():
                 prepare_checkout(repo, commit, args.src, args.mirror)
             check_lines(labels, args.src)
-            scores.append(score(labels, run_torchlint(command, labels, args.src)))
+            scores.append(score(labels, run_torchlint(command, labels, args.src, args.whole_checkout)))
     except LabelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
