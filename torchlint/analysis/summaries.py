@@ -40,7 +40,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-3"
+_FORMAT = b"callable-summaries-4"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -196,6 +196,19 @@ class BuiltLoader:
     open_keywords: bool = False
     """The loader also gets a ``*``/``**`` whose contents are not known:
     keywords not in :attr:`arguments` may be passed too."""
+    through: bool = False
+    """Read from one file, not yet linked: every ``return`` gives what a call
+    of the callable :attr:`loader` (a project function, perhaps) returns;
+    :attr:`arguments` are that call's, by slot (a position as a digit
+    string, or a keyword), :attr:`forwards` the function's ``**`` passed on
+    whole to it.  :func:`link` puts the loader the callee builds in its
+    place, or drops it."""
+    bound: bool = False
+    """With :attr:`through`: the call is a method of the function's own instance (``self.build(...)``)."""
+
+
+_MAX_CHAIN = 8
+"""How many project functions deep a loader is followed through functions that return another's."""
 
 
 @dataclass(frozen=True)
@@ -1045,7 +1058,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
-            built = _built_loader(reader, statement, f"{module}.{statement.name}")
+            built = _built_loader(reader, statement, f"{module}.{statement.name}", None)
             loaders.pop(f"{module}.{statement.name}", None)
             if built is not None:
                 loaders[built.qualified] = built
@@ -1057,7 +1070,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool) -> FileSumma
             for member in statement.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append(_scan(reader, member, f"{qualified}.{member.name}", statement.name))
-                    built = _built_loader(reader, member, f"{qualified}.{member.name}")
+                    built = _built_loader(reader, member, f"{qualified}.{member.name}", statement.name)
                     loaders.pop(f"{qualified}.{member.name}", None)  # the last def of a name is the one that counts
                     if built is not None:
                         loaders[built.qualified] = built
@@ -1212,10 +1225,13 @@ _NEWEST_TORCH = TorchVersion(99, 0)
 (``DataLoader``'s first positions have not moved since 1.0)."""
 
 
-def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Optional[BuiltLoader]:
-    """The loader every ``return`` of ``node`` builds (see :class:`BuiltLoader`);
-    None when a return gives anything else, two returns build it differently,
-    or the function yields."""
+def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
+                  owner: Optional[str]) -> Optional[BuiltLoader]:
+    """The loader every ``return`` of ``node`` builds (see :class:`BuiltLoader`),
+    or the call of another callable every ``return`` makes (``return
+    build(ds, num_workers=w, **kw)``: :attr:`BuiltLoader.through`, for
+    :func:`link` to follow); None when a return gives anything else, two
+    returns differ, or the function yields."""
     returns = [child for child in _own_nodes(node.body) if isinstance(child, ast.Return)]
     if not returns:
         return None
@@ -1228,6 +1244,7 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Op
     for child in _own_nodes(node.body):
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
             loads[child.id] = loads.get(child.id, 0) + 1
+    instance = args.args[0].arg if owner is not None and args.args else None
     found: Optional[BuiltLoader] = None
     for statement in returns:
         value = statement.value
@@ -1235,22 +1252,48 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Op
             value = assigned[value.id]
         if not isinstance(value, ast.Call):
             return None
+        built: Optional[BuiltLoader] = None
         loader = resolve(value.func, reader.imports, reader.local)
-        if loader is None or loader_signature(loader) is None:
-            return None
-        built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
-        if found is not None and built != found:
+        if loader is not None and loader_signature(loader) is not None:
+            built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
+        else:
+            built = _passed_on(value, loader, instance, owner, reader, node, qualified, assigned, parameters, loads)
+        if built is None or (found is not None and built != found):
             return None
         found = built
     return found
 
 
-def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified: str,
-                     assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
-                     loads: Mapping[str, int]) -> BuiltLoader:
-    signature = loader_signature(loader)
-    assert signature is not None
-    positional = signature.positional_names(_NEWEST_TORCH)
+def _passed_on(call: ast.Call, callee: Optional[str], instance: Optional[str], owner: Optional[str],
+               reader: _FileReader, node: FunctionNode, qualified: str, assigned: Mapping[str, Optional[ast.expr]],
+               parameters: Set[str], loads: Mapping[str, int]) -> Optional[BuiltLoader]:
+    """A ``return`` of another callable's call, which may build a loader: the
+    call's arguments by slot, for :func:`link` to put in the callee's loader."""
+    func = call.func
+    bound = False
+    if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and instance is not None
+            and func.value.id == instance and instance not in assigned
+            and func.attr in reader.methods.get(owner or "", frozenset())):
+        callee, bound = f"{reader.module}.{owner}.{func.attr}", True
+    else:
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in parameters or root.id in assigned:
+            return None  # a callable the function was given or made: not known here
+    if callee is None or callee.startswith("builtins."):
+        return None
+    slots, forwards, open_keywords = _call_keywords(call, None, node, assigned, parameters, loads)
+    return BuiltLoader(qualified, callee, slots, _literal_defaults(node), forwards, open_keywords, True, bound)
+
+
+def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: FunctionNode,
+                   assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                   loads: Mapping[str, int]) -> Tuple[Tuple[Tuple[str, str], ...], Optional[str], bool]:
+    """What a call of ``node``'s gets, by keyword (a position mapped through
+    ``positional``, or written as a digit string when None): ``param:<name>``,
+    ``lit:<source>`` or :data:`UNKNOWN`; the function's ``**`` parameter it
+    passes on whole; whether it also gets a ``*``/``**`` of unknown contents."""
 
     def how(value: ast.expr) -> str:
         if isinstance(value, ast.Name) and value.id in parameters and value.id not in assigned:
@@ -1261,10 +1304,10 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
     open_keywords = False
     forwards: Optional[str] = None
     for position, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred) or position >= len(positional):
+        if isinstance(argument, ast.Starred) or (positional is not None and position >= len(positional)):
             open_keywords = True
             break
-        arguments[positional[position]] = how(argument)
+        arguments[positional[position] if positional is not None else str(position)] = how(argument)
     kwarg = node.args.kwarg.arg if node.args.kwarg is not None else None
     for keyword in call.keywords:
         if keyword.arg is not None:
@@ -1280,6 +1323,11 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
             continue
         for name, value in pairs:
             arguments[name] = how(value)
+    return tuple(sorted(arguments.items())), forwards, open_keywords
+
+
+def _literal_defaults(node: FunctionNode) -> Tuple[Tuple[str, str], ...]:
+    """The function's parameters whose default is a literal: ``lit:<source>``."""
     defaults: List[Tuple[str, str]] = []
     ordered = [*node.args.posonlyargs, *node.args.args]
     for parameter, default in zip(ordered[len(ordered) - len(node.args.defaults):], node.args.defaults):
@@ -1290,8 +1338,17 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
         text = _literal_text(given) if given is not None else None
         if text is not None:
             defaults.append((parameter.arg, text))
-    return BuiltLoader(qualified, loader, tuple(sorted(arguments.items())), tuple(sorted(defaults)), forwards,
-                       open_keywords)
+    return tuple(sorted(defaults))
+
+
+def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified: str,
+                     assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                     loads: Mapping[str, int]) -> BuiltLoader:
+    signature = loader_signature(loader)
+    assert signature is not None
+    positional = signature.positional_names(_NEWEST_TORCH)
+    arguments, forwards, open_keywords = _call_keywords(call, positional, node, assigned, parameters, loads)
+    return BuiltLoader(qualified, loader, arguments, _literal_defaults(node), forwards, open_keywords)
 
 
 def _literal_text(value: ast.expr) -> Optional[str]:
@@ -1336,7 +1393,7 @@ def _to_json(summary: FileSummary) -> Any:
         "bases": [[name, list(bases)] for name, bases in summary.bases],
         "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
         "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
-                     b.open_keywords] for b in summary.loaders],
+                     b.open_keywords, b.through, b.bound] for b in summary.loaders],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1416,10 +1473,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
                                        tuple(positional), _pairs(defaults), open_keywords))
         loaders = []
-        for qualified, loader, arguments, defaults, forwards, open_keywords in data["loaders"]:
-            if not (all_of(str, qualified, loader) and _optional(str, forwards) and isinstance(open_keywords, bool)):
+        for qualified, loader, arguments, defaults, forwards, open_keywords, through, bound in data["loaders"]:
+            if not (all_of(str, qualified, loader) and _optional(str, forwards)
+                    and all_of(bool, open_keywords, through, bound)):
                 return None
-            loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords))
+            loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords,
+                                       through, bound))
         return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders))
     except (KeyError, TypeError, ValueError):
         return None
@@ -1494,7 +1553,92 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders)
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
+                     _linked_loaders(loaders, state, bases, aliases))
+
+
+def _linked_loaders(loaders: Mapping[str, BuiltLoader], state: Mapping[str, Summary],
+                    bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Dict[str, BuiltLoader]:
+    """Every function's loader, those that return another project function's
+    call (:attr:`BuiltLoader.through`) given the loader that call builds, in
+    their own parameters' terms; the rest of those dropped.  Each function is
+    resolved once (a chain at most :data:`_MAX_CHAIN` deep, a cycle builds
+    nothing), so the work is linear in the number of functions."""
+    done: Dict[str, Optional[BuiltLoader]] = {}
+    for start in sorted(loaders):
+        chain: List[str] = []
+        name: Optional[str] = start
+        found: Optional[BuiltLoader] = None
+        while name is not None and name not in done:  # walk down to a known loader (or none)
+            built = loaders.get(name)
+            if built is None or not built.through:
+                done[name] = built
+                break
+            if name in chain or len(chain) >= _MAX_CHAIN:
+                break
+            chain.append(name)
+            target = find(canonical_name(built.loader, aliases), state, bases)
+            name = target.qualified if target is not None and not target.wrapper else None
+        found = done.get(name) if name is not None else None
+        for outer in reversed(chain):  # then back up, each link composed with the one below
+            built = loaders[outer]
+            target = find(canonical_name(built.loader, aliases), state, bases)
+            found = (_composed(built, found, target, state.get(outer))
+                     if found is not None and target is not None and not target.wrapper else None)
+            done[outer] = found
+    return {name: built for name, built in done.items() if built is not None and name in loaders}
+
+
+def _composed(outer: BuiltLoader, inner: BuiltLoader, callee: Summary, own: Optional[Summary]) -> Optional[BuiltLoader]:
+    """The loader ``outer``'s call of ``callee`` builds (``inner``: what
+    ``callee`` passes its loader, in its parameters' terms), in ``outer``'s
+    terms: a parameter of ``callee`` the call fills takes the call's
+    argument; one it leaves takes its default, or, when ``outer`` passes its
+    own ``**`` on and has no parameter of that name, what ``outer``'s
+    callers pass under that name (a keyword of ``outer`` whose default is
+    ``callee``'s)."""
+    if own is None:
+        return None
+    passed: Dict[str, str] = {}
+    extra: Dict[str, str] = {}
+    unknown = outer.open_keywords
+    for slot, spec in outer.arguments:
+        position = int(slot) if slot.isdigit() else None
+        keyword = None if position is not None else slot
+        parameter = callee.parameter_for(position, keyword, outer.bound)
+        if parameter is not None:
+            passed[parameter] = spec
+        elif keyword is not None:
+            extra[keyword] = spec
+        else:
+            unknown = True  # a position ``callee`` takes through ``*args``
+    mine = set(own.parameters) | set(own.keyword_only)
+    inner_defaults = dict(inner.defaults)
+    defaults = dict(outer.defaults)
+    arguments: Dict[str, str] = {}
+    for keyword, spec in inner.arguments:
+        kind, _, parameter = spec.partition(":")
+        if kind != "param":
+            arguments[keyword] = spec
+        elif parameter in passed:
+            arguments[keyword] = passed[parameter]
+        elif unknown:
+            arguments[keyword] = UNKNOWN
+        elif outer.forwards is not None and parameter not in mine:
+            arguments[keyword] = f"param:{parameter}"  # outer's callers may pass it through ``**``
+            if parameter in inner_defaults:
+                defaults[parameter] = inner_defaults[parameter]
+        else:
+            arguments[keyword] = inner_defaults.get(parameter, UNKNOWN)
+    forwards: Optional[str] = None
+    open_keywords = inner.open_keywords
+    if inner.forwards is not None:
+        for keyword, spec in extra.items():
+            arguments.setdefault(keyword, spec)
+        forwards = outer.forwards
+        open_keywords = open_keywords or unknown
+    return BuiltLoader(outer.qualified, inner.loader, tuple(sorted(arguments.items())), tuple(sorted(defaults.items())),
+                       forwards, open_keywords)
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
