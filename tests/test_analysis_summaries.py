@@ -497,3 +497,81 @@ def test_loader_chains_are_linked_once_each(monkeypatch: pytest.MonkeyPatch) -> 
     found = module.summarize_sources([("m", "".join(lines), False)]).loaders
     assert composed[0] <= count
     assert f"m.f{count - module._MAX_CHAIN}" in found and "m.f0" not in found
+
+
+_AGENT_MODELS = """
+import torch
+
+
+class Policy:
+    def __init__(self, n):
+        self.net = Net(n)
+        self.head = Net(n)
+
+    def eval(self):
+        self.net.eval()
+        self.head.train(False)
+
+    def act(self, obs):
+        return self._forward(obs)
+
+    def _forward(self, x):
+        return self.net(x)
+
+    def peek(self, x):
+        self.head.eval()
+        out = self.head(x)
+        self.head.train()
+        return out
+
+
+class Node:
+    def __init__(self):
+        self.child = Node()
+        self.net = Net(2)
+
+    def run(self, x):
+        return self.child.run(self.net(x))
+"""
+_AGENT = """
+import torch
+from pkg.models import Policy
+
+
+class Agent:
+    def __init__(self, n):
+        self.policy = Policy(n)
+
+    def eval(self):
+        self.policy.eval()
+
+    def act(self, obs):
+        return self.policy.act(obs)
+
+    def act_quietly(self, obs):
+        with torch.no_grad():
+            return self.policy.act(obs)
+"""
+
+
+def test_method_forwards_and_eval_switches_follow_the_instance() -> None:
+    """What a method runs with gradients on and what it leaves in eval mode,
+    through the instance's other methods and its attributes' project
+    classes (in another module), as dotted paths; a call under ``no_grad``
+    adds no forward; a switch undone by ``.train()`` is none; a class that
+    holds itself stops at the path bound."""
+    found = summarize_sources([("pkg.models", _AGENT_MODELS, False), ("pkg.agent", _AGENT, False)])
+    act = found.of("pkg.models.Policy.act")
+    assert act is not None and act.forwards == {"net"}
+    policy_eval = found.of("pkg.models.Policy.eval")
+    assert policy_eval is not None and policy_eval.evals == {"net", "head"}
+    peek = found.of("pkg.models.Policy.peek")
+    assert peek is not None and peek.evals == frozenset() and peek.forwards == {"head"}
+    agent_act = found.of("pkg.agent.Agent.act")
+    assert agent_act is not None and agent_act.forwards == {"policy.net"}
+    quiet = found.of("pkg.agent.Agent.act_quietly")
+    assert quiet is not None and quiet.forwards == frozenset()
+    agent_eval = found.of("pkg.agent.Agent.eval")
+    assert agent_eval is not None and agent_eval.evals == {"policy", "policy.net", "policy.head"}
+    run = found.of("pkg.models.Node.run")
+    assert run is not None and run.forwards == {"net", "child.net", "child.child.net"}

@@ -98,6 +98,9 @@ class Call:
     parts: Tuple[Tuple[str, str], ...] = ()
     """Slots filled with a part of one of the function's parameters
     (``to_gpu(x)`` after ``x, y = batch``): slot -> that parameter."""
+    on_self: Optional[str] = None
+    """For a method's call on its own instance: ``""`` for ``self.m(...)``,
+    the attribute for ``self.<attr>.m(...)``; None for any other call."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,10 @@ class Function:
     forwards: FrozenSet[str] = frozenset()
     """For a method: the instance's attributes it calls (``self.policy(x)``,
     ``self.policy.forward(x)``) with gradients on (outside ``no_grad``)."""
+    evals: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it puts in eval mode
+    (``self.net.eval()``, ``self.net.train(False)``) and never back in
+    training mode (``self.net.train()``)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,8 @@ class BuiltLoader:
 
 _MAX_CHAIN = 8
 """How many project functions deep a loader is followed through functions that return another's."""
+_MAX_PATH = 3
+"""How many attributes deep a method's forwards and eval switches are followed (``self.a.b.c``)."""
 
 
 @dataclass(frozen=True)
@@ -258,9 +267,17 @@ class Summary:
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies to a device, itself or through its callees."""
     forwards: FrozenSet[str] = frozenset()
-    """For a method: the instance's attributes it calls itself with
-    gradients on (``self.policy(obs)``): a module's forward pass, when the
-    attribute is a module."""
+    """For a method: the instance's attributes it calls with gradients on
+    (``self.policy(obs)``): a module's forward pass, when the attribute is a
+    module; also through the instance's other methods (``self._forward(x)``)
+    and through methods of its attributes' project classes, as dotted paths
+    (``self.model.predict(x)`` whose ``predict`` calls ``self.net(x)``:
+    ``model.net``), at most :data:`_MAX_PATH` attributes long."""
+    evals: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it leaves in eval mode, itself
+    or through the instance's methods and its attributes' project classes'
+    methods (``def eval(self): self.policy.eval()`` where ``policy``'s own
+    ``eval`` switches ``self.net``: ``policy``, ``policy.net``)."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -554,6 +571,8 @@ class _FunctionScan:
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
         self.forwards: Set[str] = set()
+        self.evals: Set[str] = set()
+        self.trains: Set[str] = set()
         self.locals, self.generator, self.derived = _single_assignments(node.body, self.parameters if arguments else None)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
@@ -562,7 +581,8 @@ class _FunctionScan:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
-                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards))
+                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
+                        frozenset(self.evals - self.trains))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -863,6 +883,19 @@ class _FunctionScan:
             if (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)
                     and held.value.id == self.instance and held.attr not in self.reader.methods.get(self.owner or "", ())):
                 self.forwards.add(held.attr)
+        on_self: Optional[str] = None
+        if self.instance is not None and isinstance(func, ast.Attribute):
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and receiver.id == self.instance:
+                on_self = ""
+            elif (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                  and receiver.value.id == self.instance):
+                on_self = receiver.attr
+                if func.attr == "eval" and not node.args and not node.keywords:
+                    self.evals.add(on_self)
+                elif func.attr == "train":
+                    mode = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+                    (self.evals if mode is not None and python_literal_bool(mode) is False else self.trains).add(on_self)
         target = resolve(func, self.reader.imports, {})
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
@@ -898,7 +931,7 @@ class _FunctionScan:
             if spec is not None:
                 devices.append((slot, spec))
         self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
-                               self.loops > 0, tuple(items), tuple(devices), tuple(parts)))
+                               self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self))
 
 
 def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
@@ -1399,11 +1432,13 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.yields_from),
             [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
-              c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts]]
+              c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
+              c.on_self]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
+            sorted(f.evals),
         ] for f in summary.functions],
     }
 
@@ -1438,9 +1473,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards) and isinstance(method, bool)):
+                           *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard in returns:
@@ -1451,11 +1486,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                     return None
                 parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts in calls:
-                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)):
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self in calls:
+                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)
+                        and _optional(str, on_self)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
-                                         _pairs(items), _pairs(devices), _pairs(parts)))
+                                         _pairs(items), _pairs(devices), _pairs(parts), on_self))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -1464,7 +1500,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves), frozenset(forwards)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -1529,7 +1565,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
-                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards)
+                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -1648,6 +1684,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     runs, iterates, yields = set(current.runs), set(current.iterates), set(current.yields_from)
     loop_runs, repeats = set(current.loop_runs), set(current.repeats)
     moves_items, moves = set(current.moves_items), set(current.moves)
+    forwards, evals = set(current.forwards), set(current.evals)
     returns = list(current.returns)
     for called, in_loop in function.called_parameters:
         built = makers.get(function.qualified, {}).get(called)
@@ -1669,6 +1706,12 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
         else:
             runs |= target.runs
             loop_runs |= target.loop_runs
+        if call.on_self is not None and target.method and not target.wrapper and function.method:
+            prefix = f"{call.on_self}." if call.on_self else ""
+            if not call.disabled:
+                forwards.update(_within(prefix, target.forwards))
+            if call.callee.rsplit(".", 1)[-1] == "eval" or not call.on_self:  # `self.x.eval()`, `self.helper()`
+                evals.update(_within(prefix, target.evals))
         for slot, subject in call.slots:
             filled = target.parameter_for(int(slot) if slot.isdigit() else None,
                                           None if slot.isdigit() else slot, call.bound)
@@ -1716,7 +1759,16 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
-                   forwards=current.forwards)
+                   forwards=frozenset(forwards), evals=frozenset(evals))
+
+
+def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
+    """``paths`` under ``prefix``, those longer than :data:`_MAX_PATH` attributes left out
+    (a class that holds an instance of itself would grow them for ever)."""
+    for path in paths:
+        found = prefix + path
+        if found.count(".") < _MAX_PATH:
+            yield found
 
 
 def _mapped(device: str, call: Call, target: Summary, caller: Function) -> str:
