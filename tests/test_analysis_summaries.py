@@ -575,3 +575,21 @@ def test_method_forwards_and_eval_switches_follow_the_instance() -> None:
     assert agent_eval is not None and agent_eval.evals == {"policy", "policy.net", "policy.head"}
     run = found.of("pkg.models.Node.run")
     assert run is not None and run.forwards == {"net", "child.net", "child.child.net"}
+
+
+def test_a_loader_is_followed_through_a_method_of_a_base_class() -> None:
+    from torchlint.analysis.summaries import summarize_sources
+
+    base = (
+        "from torch.utils.data import DataLoader\n"
+        "class Base:\n    def _loader(self, ds, workers=0, **kw):\n        return DataLoader(ds, num_workers=workers, **kw)\n"
+    )
+    child = (
+        "from pkg.base import Base\n"
+        "class Data(Base):\n    def train_loader(self, ds):\n        return self._loader(ds, shuffle=True)\n"
+        "    def odd(self, ds):\n        return self.factory(ds)\n"
+    )
+    found = summarize_sources([("pkg.base", base, False), ("pkg.child", child, False)]).loaders
+    built = found["pkg.child.Data.train_loader"]
+    assert dict(built.arguments) == {"dataset": "param:ds", "num_workers": "lit:0", "shuffle": "lit:True"}
+    assert built.forwards is None and "pkg.child.Data.odd" not in found

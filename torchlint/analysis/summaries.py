@@ -1305,8 +1305,7 @@ def _passed_on(call: ast.Call, callee: Optional[str], instance: Optional[str], o
     func = call.func
     bound = False
     if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and instance is not None
-            and func.value.id == instance and instance not in assigned
-            and func.attr in reader.methods.get(owner or "", frozenset())):
+            and func.value.id == instance and instance not in assigned):  # a method, perhaps of a base
         callee, bound = f"{reader.module}.{owner}.{func.attr}", True
     else:
         root = func
