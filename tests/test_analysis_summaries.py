@@ -445,3 +445,203 @@ def test_callers_uses_of_a_returned_loader_are_joined_by_function_and_position()
     assert train is not None and not any(name.startswith("@") for name in train.iterates | train.repeats)
     batches = found.of("exp.Exp.batches")  # what the summaries said before: the returned values are kept apart
     assert batches is not None and not batches.yields_from and not batches.iterates
+
+
+_CHAIN_BASE = """
+from torch.utils.data import DataLoader
+
+
+def build(ds, **kw):
+    return DataLoader(ds, **kw)
+
+
+def build_fixed(ds, workers=0):
+    return DataLoader(ds, batch_size=64, num_workers=workers)
+"""
+_CHAIN_FACTORY = """
+from pkg.base import build, build_fixed
+
+
+def make_loader(ds, workers=0, **kw):
+    return build(ds, num_workers=workers, **kw)
+
+
+def make_eval(ds, **kw):
+    return make_loader(ds, batch_size=256, **kw)
+
+
+def make_default(ds, **kw):
+    return build_fixed(ds, **kw)
+
+
+def make_named(ds, workers=2):
+    return build_fixed(ds)
+
+
+def make_opaque(ds, options):
+    return build(ds, **options)
+
+
+def ping(ds):
+    return pong(ds)
+
+
+def pong(ds):
+    return ping(ds)
+
+
+class Data:
+    def loader(self, ds, bs=8, **kw):
+        return self.inner(ds, batch_size=bs, **kw)
+
+    def inner(self, ds, batch_size, shuffle=False, **kw):
+        return build(ds, batch_size=batch_size, shuffle=shuffle, **kw)
+"""
+
+
+def test_a_loader_is_followed_through_functions_that_return_another_ones() -> None:
+    """``make_loader`` returns ``build(...)``, which returns ``DataLoader(...)``:
+    what the loader gets is written in ``make_loader``'s (and its callers')
+    terms; a cycle builds nothing; a function whose ``**`` reaches a
+    parameter of the one it calls offers that parameter under its name."""
+    from torchlint.analysis.summaries import UNKNOWN, summarize_sources
+
+    found = summarize_sources([("pkg.base", _CHAIN_BASE, False), ("pkg.factory", _CHAIN_FACTORY, False)]).loaders
+    assert "pkg.factory.ping" not in found and "pkg.factory.pong" not in found
+    made = found["pkg.factory.make_loader"]
+    assert made.loader == "torch.utils.data.DataLoader" and not made.through
+    assert dict(made.arguments) == {"dataset": "param:ds", "num_workers": "param:workers"}
+    assert dict(made.defaults) == {"workers": "lit:0"} and made.forwards == "kw" and not made.open_keywords
+    evaluated = found["pkg.factory.make_eval"]  # three deep: its callers still decide the count, as `workers`
+    assert dict(evaluated.arguments) == {"dataset": "param:ds", "num_workers": "param:workers", "batch_size": "lit:256"}
+    assert dict(evaluated.defaults) == {"workers": "lit:0"} and evaluated.forwards == "kw"
+    default = found["pkg.factory.make_default"]  # `build_fixed` passes nothing on: callers set only `workers`
+    assert dict(default.arguments)["num_workers"] == "param:workers" and default.forwards is None
+    assert dict(default.defaults) == {"workers": "lit:0"}
+    named = found["pkg.factory.make_named"]  # its own `workers` never reaches the loader
+    assert dict(named.arguments)["num_workers"] == "lit:0"
+    opaque = found["pkg.factory.make_opaque"]
+    assert opaque.open_keywords and dict(opaque.arguments) == {"dataset": "param:ds"}
+    method = found["pkg.factory.Data.loader"]  # `self.inner(...)`, then `build(...)`
+    assert dict(method.arguments) == {"dataset": "param:ds", "batch_size": "param:bs", "shuffle": "param:shuffle"}
+    assert dict(method.defaults) == {"bs": "lit:8", "shuffle": "lit:False"}  # `shuffle` reaches `inner` through `**kw`
+    assert method.forwards == "kw" and UNKNOWN not in dict(method.arguments).values()
+
+
+def test_loader_chains_are_linked_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain of 3,000 functions, each returning the next one's call: each
+    link is composed once (counted, not timed); chains deeper than the guard
+    build nothing rather than recurse."""
+    import torchlint.analysis.summaries as module
+
+    composed = [0]
+    real = module._composed
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        composed[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_composed", counted)
+    count = 3000
+    lines = ["from torch.utils.data import DataLoader\n"]
+    lines += [f"def f{i}(ds, **kw):\n    return f{i + 1}(ds, **kw)\n" for i in range(count)]
+    lines.append(f"def f{count}(ds, **kw):\n    return DataLoader(ds, **kw)\n")
+    found = module.summarize_sources([("m", "".join(lines), False)]).loaders
+    assert composed[0] <= count
+    assert f"m.f{count - module._MAX_CHAIN}" in found and "m.f0" not in found
+
+
+_AGENT_MODELS = """
+import torch
+
+
+class Policy:
+    def __init__(self, n):
+        self.net = Net(n)
+        self.head = Net(n)
+
+    def eval(self):
+        self.net.eval()
+        self.head.train(False)
+
+    def act(self, obs):
+        return self._forward(obs)
+
+    def _forward(self, x):
+        return self.net(x)
+
+    def peek(self, x):
+        self.head.eval()
+        out = self.head(x)
+        self.head.train()
+        return out
+
+
+class Node:
+    def __init__(self):
+        self.child = Node()
+        self.net = Net(2)
+
+    def run(self, x):
+        return self.child.run(self.net(x))
+"""
+_AGENT = """
+import torch
+from pkg.models import Policy
+
+
+class Agent:
+    def __init__(self, n):
+        self.policy = Policy(n)
+
+    def eval(self):
+        self.policy.eval()
+
+    def act(self, obs):
+        return self.policy.act(obs)
+
+    def act_quietly(self, obs):
+        with torch.no_grad():
+            return self.policy.act(obs)
+"""
+
+
+def test_method_forwards_and_eval_switches_follow_the_instance() -> None:
+    """What a method runs with gradients on and what it leaves in eval mode,
+    through the instance's other methods and its attributes' project
+    classes (in another module), as dotted paths; a call under ``no_grad``
+    adds no forward; a switch undone by ``.train()`` is none; a class that
+    holds itself stops at the path bound."""
+    found = summarize_sources([("pkg.models", _AGENT_MODELS, False), ("pkg.agent", _AGENT, False)])
+    act = found.of("pkg.models.Policy.act")
+    assert act is not None and act.forwards == {"net"}
+    policy_eval = found.of("pkg.models.Policy.eval")
+    assert policy_eval is not None and policy_eval.evals == {"net", "head"}
+    peek = found.of("pkg.models.Policy.peek")
+    assert peek is not None and peek.evals == frozenset() and peek.forwards == {"head"}
+    agent_act = found.of("pkg.agent.Agent.act")
+    assert agent_act is not None and agent_act.forwards == {"policy.net"}
+    quiet = found.of("pkg.agent.Agent.act_quietly")
+    assert quiet is not None and quiet.forwards == frozenset()
+    agent_eval = found.of("pkg.agent.Agent.eval")
+    assert agent_eval is not None and agent_eval.evals == {"policy", "policy.net", "policy.head"}
+    run = found.of("pkg.models.Node.run")
+    assert run is not None and run.forwards == {"net", "child.net", "child.child.net"}
+
+
+def test_a_loader_is_followed_through_a_method_of_a_base_class() -> None:
+    from torchlint.analysis.summaries import summarize_sources
+
+    base = (
+        "from torch.utils.data import DataLoader\n"
+        "class Base:\n    def _loader(self, ds, workers=0, **kw):\n        return DataLoader(ds, num_workers=workers, **kw)\n"
+    )
+    child = (
+        "from pkg.base import Base\n"
+        "class Data(Base):\n    def train_loader(self, ds):\n        return self._loader(ds, shuffle=True)\n"
+        "    def odd(self, ds):\n        return self.factory(ds)\n"
+    )
+    found = summarize_sources([("pkg.base", base, False), ("pkg.child", child, False)]).loaders
+    built = found["pkg.child.Data.train_loader"]
+    assert dict(built.arguments) == {"dataset": "param:ds", "num_workers": "lit:0", "shuffle": "lit:True"}
+    assert built.forwards is None and "pkg.child.Data.odd" not in found

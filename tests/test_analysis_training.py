@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Dict
+from typing import Dict, List
 
 import libcst as cst
 
@@ -368,3 +368,45 @@ def test_accelerate_backward_is_a_backward_pass() -> None:
     trained = sorted(node.name.value for node, found in facts.training.functions.items()
                      if isinstance(node, cst.FunctionDef) and any(facts.training.is_training_loop(l) for l in found.loops))
     assert trained == ["fit", "main"]
+
+
+def test_simple_statements_know_their_grad_mode() -> None:
+    """The grad-mode fact answers for a statement as for a call: the innermost
+    grad-mode context around it within its function decides (``with A, B:``
+    enters ``B`` last), a decorator counts, a nested function starts afresh."""
+    source = textwrap.dedent('''
+        import torch
+
+        def f(loss, total):
+            total += loss
+            with torch.no_grad():
+                a = total + loss
+                with torch.enable_grad():
+                    b = total + loss
+            with torch.no_grad(), torch.enable_grad(): c = total + loss
+            with torch.enable_grad(), torch.no_grad(): d = total + loss
+
+        @torch.no_grad()
+        def g(loss, total):
+            e = total + loss
+
+            def inner():
+                h = total + loss
+    ''')
+    module = cst.parse_module(source)
+    found = Facts.of_module(module).training
+    statements = {cst.ensure_type(s.targets[0].target, cst.Name).value: s for s in _walk_assigns(module)}
+    disabled = {name for name, statement in statements.items() if found.grad_disabled(statement)}
+    assert disabled == {"a", "d", "e"}
+
+
+def _walk_assigns(module: cst.Module) -> List[cst.Assign]:
+    found: List[cst.Assign] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.targets[0].target, cst.Name):
+                found.append(node)
+
+    module.visit(Visitor())
+    return found

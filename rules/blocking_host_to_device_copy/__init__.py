@@ -67,7 +67,9 @@ class BlockingHostToDeviceCopy(Rule):
     gives it: a literal in the function, the call's argument for one of
     its parameters (or the parameter's default), or a keyword the call
     passes through the function's `**kwargs`
-    (`get_dataloader(ds, 32, num_workers=4, pin_memory=True)`).
+    (`get_dataloader(ds, 32, num_workers=4, pin_memory=True)`), also
+    through functions that return another project function's call that
+    builds it, up to eight deep.
     The batch is followed from the loader through `for` loops (also through
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed

@@ -53,7 +53,12 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     parameters (their defaults where the call leaves them) and the
     keywords the call passes through `**kwargs` (a `**` of a dict the
     function spells, `dict(...)` or `{...}` assigned once, counts as its
-    keywords).  What the function's code says, never its name, decides.  Such a call, iterated again and again, is reported
+    keywords).  A function may also return another project
+    function's call that builds it (`def make_loader(ds, workers=0, **kw):
+    return build(ds, num_workers=workers, **kw)`), up to eight functions
+    deep: the keyword is then read at the outermost call that decides it,
+    and a keyword that reaches an inner function's parameter through
+    `**kw` is set by passing it under that parameter's name.  What the function's code says, never its name, decides.  Such a call, iterated again and again, is reported
     when its worker count is a literal above 0 and it gets no
     `persistent_workers`: fixed in the call when the call can pass it
     (through `**kwargs`, or a parameter whose default it leaves), reported

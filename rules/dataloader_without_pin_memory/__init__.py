@@ -67,7 +67,12 @@ class DataLoaderWithoutPinMemory(Rule):
     parameters (their defaults where the call leaves them) and the
     keywords the call passes through `**kwargs` (a `**` of a dict the
     function spells, `dict(...)` or `{...}` assigned once, counts as its
-    keywords).  What the function's code says, never its name, decides.  Such a call is reported, with a fix in the call, when
+    keywords).  A function may also return another project
+    function's call that builds it (`def make_loader(ds, workers=0, **kw):
+    return build(ds, num_workers=workers, **kw)`), up to eight functions
+    deep: the keyword is then read at the outermost call that decides it,
+    and a keyword that reaches an inner function's parameter through
+    `**kw` is set by passing it under that parameter's name.  What the function's code says, never its name, decides.  Such a call is reported, with a fix in the call, when
     its batches are copied to the GPU and the call decides `pin_memory`: a
     `pin_memory=False` it passes, a parameter's default `False` it leaves,
     or a missing `pin_memory` it could pass through `**kwargs`.  A function

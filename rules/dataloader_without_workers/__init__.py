@@ -63,7 +63,12 @@ class DataLoaderWithoutWorkers(Rule):
     parameters (their defaults where the call leaves them) and the
     keywords the call passes through `**kwargs` (a `**` of a dict the
     function spells, `dict(...)` or `{...}` assigned once, counts as its
-    keywords).  What the function's code says, never its name, decides.  Such a call is reported when the call decides the
+    keywords).  A function may also return another project
+    function's call that builds it (`def make_loader(ds, workers=0, **kw):
+    return build(ds, num_workers=workers, **kw)`), up to eight functions
+    deep: the keyword is then read at the outermost call that decides it,
+    and a keyword that reaches an inner function's parameter through
+    `**kw` is set by passing it under that parameter's name.  What the function's code says, never its name, decides.  Such a call is reported when the call decides the
     worker count: a `num_workers=0` it passes, a parameter's default 0 it
     leaves, or a missing `num_workers` it could pass through `**kwargs`;
     the fix passes the count in the call.  A count the function writes

@@ -138,7 +138,11 @@ class EvalWithoutNoGrad(Rule):
     runs that object (or calls a method of a project class, in any module,
     whose code calls that object with gradients on and trains nothing:
     `agent.policy.eval()`, then `agent.act(obs)` where `act` runs
-    `self.policy(...)`); a function that loads trained weights into the model
+    `self.policy(...)`, also behind the class's other methods, such as
+    `self._forward(x)`, and behind methods of a project class held in an
+    attribute, such as `self.policy.act(obs)`; `agent.eval()` counts as well
+    when the class's own `eval` puts those attributes in eval mode, such as
+    `def eval(self): self.policy.eval()`); a function that loads trained weights into the model
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
     or turns outputs into plain values; or a function that every caller in
     the file hands an object it has just put in eval mode (`model.eval();
@@ -563,6 +567,21 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
+    def _switched_through_methods(self, frame: _Frame) -> Set[str]:
+        """``agent.eval()`` where ``eval`` is a method of a project class (in
+        any module) that puts attributes of its instance in eval mode
+        (``self.net.eval()``, itself or through its other methods and its
+        attributes' classes: its summary): ``agent.net`` is in eval mode."""
+        found: Set[str] = set()
+        for receiver, call, _ in frame.evals:
+            if receiver == "self":
+                continue
+            target = self.facts.callees.target(call)
+            if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
+                continue
+            found.update(f"{receiver}.{path}" for path in target.summary.evals)
+        return found
+
     def _grad_off(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
         (also ``@torch.no_grad`` without parentheses)."""
@@ -710,7 +729,7 @@ class EvalWithoutNoGrad(Rule):
                 # A private step of a framework class (a predictor, an
                 # inferer): its public caller, often elsewhere, sets the mode.
                 return None
-        evaled = {obj for obj, _, _ in frame.evals}
+        evaled = {obj for obj, _, _ in frame.evals} | self._switched_through_methods(frame)
         if has_eval:
             forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled)]
         else:

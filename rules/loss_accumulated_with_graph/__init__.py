@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, Mapping, Optional, Tuple, Union
+from typing import FrozenSet, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.training import GradMode, LoopFacts, grad_mode
+from torchlint.analysis.scopes import Binding, BindingKind
+from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.values import ValueKind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -51,11 +52,18 @@ class LossAccumulatedWithGraph(Rule):
     whose code does (the project index's summaries; a scaler passed in as a
     parameter counts when every call in the project passes the same class).
 
+    What `loss` holds is read from the assignments that reach the addition
+    (the shared flow fact): `loss = loss.detach()` after `total += loss`
+    comes too late and is reported.
+
     Not reported: accumulating `loss.item()`, `loss.detach()` or
-    `float(loss)`; a `loss` reassigned to one of these in the loop; an
+    `float(loss)`; a `loss` that, where it is added, may hold one of these
+    (an assignment that reaches the addition on some path); an
     accumulator that is itself backpropagated in the same function
     (gradient accumulation: `acc += loss` ... `acc.backward()`); additions
-    under `torch.no_grad()`/`inference_mode()`.
+    where gradients are off (the innermost grad-mode context around them:
+    `torch.no_grad()`, `inference_mode()`, a decorator, Lightning's
+    evaluation hooks).
 
     ## Why is this bad?
     A tensor that requires grad holds the graph that produced it, and
@@ -155,6 +163,13 @@ class LossAccumulatedWithGraph(Rule):
             fixed="for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss.detach()\n",
         ),
         Example(
+            "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss\n    loss = loss.detach()\n",
+            fixed=(
+                "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss.detach()\n"
+                "    loss = loss.detach()\n"
+            ),
+        ),
+        Example(
             "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n    total = total + loss\n",
             fixed=(
                 "for x in data:\n    loss = model(x).sum()\n    loss.backward()\n"
@@ -186,7 +201,7 @@ class LossAccumulatedWithGraph(Rule):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Name):
-            self._check(node.target, node.value)
+            self._check(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -198,19 +213,20 @@ class LossAccumulatedWithGraph(Rule):
         code = self.context.module.code_for_node
         for total, added in ((value.left, value.right), (value.right, value.left)):
             if isinstance(added, cst.Name) and code(total) == code(target):
-                self._check(target, added)
+                self._check(node, target, added)
                 return
 
-    def _check(self, total: cst.BaseExpression, loss: cst.Name) -> None:
+    def _check(self, statement: Union[cst.AugAssign, cst.Assign], total: cst.BaseExpression, loss: cst.Name) -> None:
         if not isinstance(total, (cst.Name, cst.Attribute)):
             return
         loop = self._loop()
-        if loop is None or self._grad_disabled():
+        if loop is None or self.facts.training.grad_disabled(statement):
             return
         function = self._function()
         facts = self.facts.training.function(function)
         loop_facts = next((f for f in facts.loops if f.node is loop), None)
-        if loop_facts is None or self._detached_in(loop, loss.value):
+        bindings = self.facts.flow.bindings_at(loss)  # what `loss` may hold here
+        if loop_facts is None or self._detached(bindings):
             return
         total_code = self.context.module.code_for_node(total)
         for fact in facts.backward:
@@ -219,9 +235,9 @@ class LossAccumulatedWithGraph(Rule):
                 return  # gradient accumulation: the total is what is backpropagated
         if self._backpropagated(loop_facts, loss.value):
             why = f"`{loss.value}` is backpropagated in this loop"
-        elif self._from_loss_call(loop, loss.value) and self.facts.training.is_training_loop(loop_facts):
+        elif self._from_loss_call(bindings) and self.facts.training.is_training_loop(loop_facts):
             why = f"`{loss.value}` is a loss computed with gradients on"
-        elif self._returned_backpropagated(loop, loss.value):
+        elif self._returned_backpropagated(bindings):
             why = f"`{loss.value}` is a loss that the function called here backpropagates and returns"
         else:
             return
@@ -248,19 +264,6 @@ class LossAccumulatedWithGraph(Rule):
             if isinstance(parent, cst.FunctionDef):
                 return parent
         return self.context.module
-
-    def _grad_disabled(self) -> bool:
-        for parent in reversed(self.parents):
-            if isinstance(parent, cst.With):
-                modes = [grad_mode(item.item, self.names) for item in parent.items]
-                if GradMode.DISABLED in modes:
-                    return True
-                if GradMode.ENABLED in modes:
-                    return False
-            if isinstance(parent, cst.FunctionDef):
-                modes = [grad_mode(d.decorator, self.names) for d in parent.decorators]
-                return GradMode.DISABLED in modes
-        return False
 
     def _backward_target(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What a backward call backpropagates: ``x`` of ``x.backward()``,
@@ -292,35 +295,24 @@ class LossAccumulatedWithGraph(Rule):
                 return True
         return False
 
-    def _assigned_values(self, loop: Union[Loop, cst.FunctionDef], name: str) -> Iterator[cst.BaseExpression]:
-        for node in walk_body(loop.body):
-            if isinstance(node, cst.Assign) and any(
-                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
-            ):
-                yield node.value
-
-    def _call_results(self, loop: Loop, name: str) -> Iterator[Tuple[cst.Call, Optional[int]]]:
-        """Calls whose result is bound to ``name`` in the loop, with the position of
-        ``name`` when the result is unpacked (``a, b = f()``), ``None`` when bound whole."""
-        for node in walk_body(loop.body):
-            if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+    @staticmethod
+    def _call_results(bindings: Sequence[Binding]) -> Iterator[Tuple[cst.Call, Optional[int]]]:
+        """The calls whose result the name holds through ``bindings``, with its
+        position when the result is unpacked (``a, b = f()``), ``None`` when
+        bound whole."""
+        for binding in bindings:
+            if binding.kind is not BindingKind.ASSIGN:
                 continue
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    yield node.value, None
-                elif isinstance(target.target, (cst.Tuple, cst.List)):
-                    elements = target.target.elements
-                    for index, element in enumerate(elements):
-                        if isinstance(element, cst.StarredElement):
-                            break
-                        if isinstance(element.value, cst.Name) and element.value.value == name:
-                            yield node.value, index
+            if binding.path == () and isinstance(binding.value, cst.Call):
+                yield binding.value, None
+            elif binding.path is not None and len(binding.path) == 1 and isinstance(binding.source, cst.Call):
+                yield binding.source, binding.path[0]
 
-    def _returned_backpropagated(self, loop: Loop, name: str) -> bool:
-        """``name`` comes from one of the file's functions that calls backward on the
-        tensor it returns there, returned undetached, on every ``return``."""
+    def _returned_backpropagated(self, bindings: Sequence[Binding]) -> bool:
+        """The name holds what one of the file's functions returns, on every
+        ``return``, undetached: a tensor that function calls backward on."""
         training = self.facts.training
-        for call, index in self._call_results(loop, name):
+        for call, index in self._call_results(bindings):
             callee = training.local_function(call)
             if callee is None or training.grad_disabled(call):
                 continue
@@ -330,15 +322,18 @@ class LossAccumulatedWithGraph(Rule):
                 if isinstance(target, cst.Name)
             }
             returns = [n for n in walk_body(callee.body) if isinstance(n, cst.Return)]
-            names = {self._returned_name(r, index) for r in returns}
+            returned = [self._returned_name(r, index) for r in returns]
+            names = {name.value if name is not None else None for name in returned}
             if returns and len(names) == 1:
-                returned = names.pop()
-                if returned is not None and returned in backpropagated and not self._detached_in(callee, returned):
+                only = names.pop()
+                if only is not None and only in backpropagated and not any(
+                    name is not None and self._detached(self.facts.flow.bindings_at(name)) for name in returned
+                ):
                     return True
         return False
 
     @staticmethod
-    def _returned_name(node: cst.Return, index: Optional[int]) -> Optional[str]:
+    def _returned_name(node: cst.Return, index: Optional[int]) -> Optional[cst.Name]:
         value = node.value
         if index is not None:
             if not (isinstance(value, cst.Tuple) and index < len(value.elements)):
@@ -347,11 +342,13 @@ class LossAccumulatedWithGraph(Rule):
             if isinstance(element, cst.StarredElement):
                 return None
             value = element.value
-        return value.value if isinstance(value, cst.Name) else None
+        return value if isinstance(value, cst.Name) else None
 
-    def _detached_in(self, loop: Union[Loop, cst.FunctionDef], name: str) -> bool:
-        """``name`` is (also) assigned a detached value in the loop (or function)."""
-        for value in self._assigned_values(loop, name):
+    @staticmethod
+    def _detached(bindings: Sequence[Binding]) -> bool:
+        """Some binding the read may see detaches the value (``loss = loss.item()``)."""
+        for binding in bindings:
+            value = binding.value if binding.path == () else None
             if not isinstance(value, cst.Call):
                 continue
             func = value.func
@@ -361,8 +358,9 @@ class LossAccumulatedWithGraph(Rule):
                 return True
         return False
 
-    def _from_loss_call(self, loop: Loop, name: str) -> bool:
-        for value in self._assigned_values(loop, name):
+    def _from_loss_call(self, bindings: Sequence[Binding]) -> bool:
+        for binding in bindings:
+            value = binding.value if binding.path == () else None
             if isinstance(value, cst.Call) and self._is_loss_call(value):
                 return not self.facts.training.grad_disabled(value)
         return False

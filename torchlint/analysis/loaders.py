@@ -196,6 +196,8 @@ class WrappedLoader:
         if kind != "param":
             return _UNKNOWN
         given = self._passed.get(text)
+        if given is None and text not in self._target.summary.parameters:
+            given = self._extra.get(text)  # a keyword the function passes on through ``**`` to the one that builds it
         if given is not None:
             return LoaderKeyword(True, given, True, given)
         if self._unpacks:

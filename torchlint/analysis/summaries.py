@@ -40,7 +40,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-4"
+_FORMAT = b"callable-summaries-5"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -109,6 +109,9 @@ class Call:
     parts: Tuple[Tuple[str, str], ...] = ()
     """Slots filled with a part of one of the function's parameters
     (``to_gpu(x)`` after ``x, y = batch``): slot -> that parameter."""
+    on_self: Optional[str] = None
+    """For a method's call on its own instance: ``""`` for ``self.m(...)``,
+    the attribute for ``self.<attr>.m(...)``; None for any other call."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,10 @@ class Function:
     forwards: FrozenSet[str] = frozenset()
     """For a method: the instance's attributes it calls (``self.policy(x)``,
     ``self.policy.forward(x)``) with gradients on (outside ``no_grad``)."""
+    evals: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it puts in eval mode
+    (``self.net.eval()``, ``self.net.train(False)``) and never back in
+    training mode (``self.net.train()``)."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +214,21 @@ class BuiltLoader:
     open_keywords: bool = False
     """The loader also gets a ``*``/``**`` whose contents are not known:
     keywords not in :attr:`arguments` may be passed too."""
+    through: bool = False
+    """Read from one file, not yet linked: every ``return`` gives what a call
+    of the callable :attr:`loader` (a project function, perhaps) returns;
+    :attr:`arguments` are that call's, by slot (a position as a digit
+    string, or a keyword), :attr:`forwards` the function's ``**`` passed on
+    whole to it.  :func:`link` puts the loader the callee builds in its
+    place, or drops it."""
+    bound: bool = False
+    """With :attr:`through`: the call is a method of the function's own instance (``self.build(...)``)."""
+
+
+_MAX_CHAIN = 8
+"""How many project functions deep a loader is followed through functions that return another's."""
+_MAX_PATH = 3
+"""How many attributes deep a method's forwards and eval switches are followed (``self.a.b.c``)."""
 
 
 @dataclass(frozen=True)
@@ -290,9 +312,17 @@ class Summary:
     moves: FrozenSet[Move] = frozenset()
     """Parameters it copies to a device, itself or through its callees."""
     forwards: FrozenSet[str] = frozenset()
-    """For a method: the instance's attributes it calls itself with
-    gradients on (``self.policy(obs)``): a module's forward pass, when the
-    attribute is a module."""
+    """For a method: the instance's attributes it calls with gradients on
+    (``self.policy(obs)``): a module's forward pass, when the attribute is a
+    module; also through the instance's other methods (``self._forward(x)``)
+    and through methods of its attributes' project classes, as dotted paths
+    (``self.model.predict(x)`` whose ``predict`` calls ``self.net(x)``:
+    ``model.net``), at most :data:`_MAX_PATH` attributes long."""
+    evals: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes it leaves in eval mode, itself
+    or through the instance's methods and its attributes' project classes'
+    methods (``def eval(self): self.policy.eval()`` where ``policy``'s own
+    ``eval`` switches ``self.net``: ``policy``, ``policy.net``)."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -613,6 +643,8 @@ class _FunctionScan:
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
         self.forwards: Set[str] = set()
+        self.evals: Set[str] = set()
+        self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
         if arguments is None and reader.module_assignments is not None:
             self.locals, self.generator, self.derived, unpacked = reader.module_assignments
@@ -641,7 +673,8 @@ class _FunctionScan:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
-                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards))
+                        frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
+                        frozenset(self.evals - self.trains))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -1050,6 +1083,19 @@ class _FunctionScan:
             if (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)
                     and held.value.id == self.instance and held.attr not in self.reader.methods.get(self.owner or "", ())):
                 self.forwards.add(held.attr)
+        on_self: Optional[str] = None
+        if self.instance is not None and isinstance(func, ast.Attribute):
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and receiver.id == self.instance:
+                on_self = ""
+            elif (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                  and receiver.value.id == self.instance):
+                on_self = receiver.attr
+                if func.attr == "eval" and not node.args and not node.keywords:
+                    self.evals.add(on_self)
+                elif func.attr == "train":
+                    mode = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+                    (self.evals if mode is not None and python_literal_bool(mode) is False else self.trains).add(on_self)
         target = resolve(func, self.reader.imports, {})
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
@@ -1087,7 +1133,7 @@ class _FunctionScan:
             if spec is not None:
                 devices.append((slot, spec))
         self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
-                               self.loops > 0, tuple(items), tuple(devices), tuple(parts)))
+                               self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self))
 
 
 def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
@@ -1337,7 +1383,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(_scan(reader, statement, f"{module}.{statement.name}", None))
-            built = _built_loader(reader, statement, f"{module}.{statement.name}")
+            built = _built_loader(reader, statement, f"{module}.{statement.name}", None)
             loaders.pop(f"{module}.{statement.name}", None)
             if built is not None:
                 loaders[built.qualified] = built
@@ -1349,7 +1395,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
             for member in statement.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append(_scan(reader, member, f"{qualified}.{member.name}", statement.name))
-                    built = _built_loader(reader, member, f"{qualified}.{member.name}")
+                    built = _built_loader(reader, member, f"{qualified}.{member.name}", statement.name)
                     loaders.pop(f"{qualified}.{member.name}", None)  # the last def of a name is the one that counts
                     if built is not None:
                         loaders[built.qualified] = built
@@ -1507,10 +1553,13 @@ _NEWEST_TORCH = TorchVersion(99, 0)
 (``DataLoader``'s first positions have not moved since 1.0)."""
 
 
-def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Optional[BuiltLoader]:
-    """The loader every ``return`` of ``node`` builds (see :class:`BuiltLoader`);
-    None when a return gives anything else, two returns build it differently,
-    or the function yields."""
+def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
+                  owner: Optional[str]) -> Optional[BuiltLoader]:
+    """The loader every ``return`` of ``node`` builds (see :class:`BuiltLoader`),
+    or the call of another callable every ``return`` makes (``return
+    build(ds, num_workers=w, **kw)``: :attr:`BuiltLoader.through`, for
+    :func:`link` to follow); None when a return gives anything else, two
+    returns differ, or the function yields."""
     returns = [child for child in _own_nodes(node.body) if isinstance(child, ast.Return)]
     if not returns:
         return None
@@ -1523,6 +1572,7 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Op
     for child in _own_nodes(node.body):
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
             loads[child.id] = loads.get(child.id, 0) + 1
+    instance = args.args[0].arg if owner is not None and args.args else None
     found: Optional[BuiltLoader] = None
     for statement in returns:
         value = statement.value
@@ -1530,22 +1580,47 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str) -> Op
             value = assigned[value.id]
         if not isinstance(value, ast.Call):
             return None
+        built: Optional[BuiltLoader] = None
         loader = resolve(value.func, reader.imports, reader.local)
-        if loader is None or loader_signature(loader) is None:
-            return None
-        built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
-        if found is not None and built != found:
+        if loader is not None and loader_signature(loader) is not None:
+            built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
+        else:
+            built = _passed_on(value, loader, instance, owner, reader, node, qualified, assigned, parameters, loads)
+        if built is None or (found is not None and built != found):
             return None
         found = built
     return found
 
 
-def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified: str,
-                     assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
-                     loads: Mapping[str, int]) -> BuiltLoader:
-    signature = loader_signature(loader)
-    assert signature is not None
-    positional = signature.positional_names(_NEWEST_TORCH)
+def _passed_on(call: ast.Call, callee: Optional[str], instance: Optional[str], owner: Optional[str],
+               reader: _FileReader, node: FunctionNode, qualified: str, assigned: Mapping[str, Optional[ast.expr]],
+               parameters: Set[str], loads: Mapping[str, int]) -> Optional[BuiltLoader]:
+    """A ``return`` of another callable's call, which may build a loader: the
+    call's arguments by slot, for :func:`link` to put in the callee's loader."""
+    func = call.func
+    bound = False
+    if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and instance is not None
+            and func.value.id == instance and instance not in assigned):  # a method, perhaps of a base
+        callee, bound = f"{reader.module}.{owner}.{func.attr}", True
+    else:
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in parameters or root.id in assigned:
+            return None  # a callable the function was given or made: not known here
+    if callee is None or callee.startswith("builtins."):
+        return None
+    slots, forwards, open_keywords = _call_keywords(call, None, node, assigned, parameters, loads)
+    return BuiltLoader(qualified, callee, slots, _literal_defaults(node), forwards, open_keywords, True, bound)
+
+
+def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: FunctionNode,
+                   assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                   loads: Mapping[str, int]) -> Tuple[Tuple[Tuple[str, str], ...], Optional[str], bool]:
+    """What a call of ``node``'s gets, by keyword (a position mapped through
+    ``positional``, or written as a digit string when None): ``param:<name>``,
+    ``lit:<source>`` or :data:`UNKNOWN`; the function's ``**`` parameter it
+    passes on whole; whether it also gets a ``*``/``**`` of unknown contents."""
 
     def how(value: ast.expr) -> str:
         if isinstance(value, ast.Name) and value.id in parameters and value.id not in assigned:
@@ -1556,10 +1631,10 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
     open_keywords = False
     forwards: Optional[str] = None
     for position, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred) or position >= len(positional):
+        if isinstance(argument, ast.Starred) or (positional is not None and position >= len(positional)):
             open_keywords = True
             break
-        arguments[positional[position]] = how(argument)
+        arguments[positional[position] if positional is not None else str(position)] = how(argument)
     kwarg = node.args.kwarg.arg if node.args.kwarg is not None else None
     for keyword in call.keywords:
         if keyword.arg is not None:
@@ -1575,6 +1650,11 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
             continue
         for name, value in pairs:
             arguments[name] = how(value)
+    return tuple(sorted(arguments.items())), forwards, open_keywords
+
+
+def _literal_defaults(node: FunctionNode) -> Tuple[Tuple[str, str], ...]:
+    """The function's parameters whose default is a literal: ``lit:<source>``."""
     defaults: List[Tuple[str, str]] = []
     ordered = [*node.args.posonlyargs, *node.args.args]
     for parameter, default in zip(ordered[len(ordered) - len(node.args.defaults):], node.args.defaults):
@@ -1585,8 +1665,17 @@ def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified:
         text = _literal_text(given) if given is not None else None
         if text is not None:
             defaults.append((parameter.arg, text))
-    return BuiltLoader(qualified, loader, tuple(sorted(arguments.items())), tuple(sorted(defaults)), forwards,
-                       open_keywords)
+    return tuple(sorted(defaults))
+
+
+def _loader_keywords(call: ast.Call, loader: str, node: FunctionNode, qualified: str,
+                     assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                     loads: Mapping[str, int]) -> BuiltLoader:
+    signature = loader_signature(loader)
+    assert signature is not None
+    positional = signature.positional_names(_NEWEST_TORCH)
+    arguments, forwards, open_keywords = _call_keywords(call, positional, node, assigned, parameters, loads)
+    return BuiltLoader(qualified, loader, arguments, _literal_defaults(node), forwards, open_keywords)
 
 
 def _literal_text(value: ast.expr) -> Optional[str]:
@@ -1631,7 +1720,7 @@ def _to_json(summary: FileSummary) -> Any:
         "bases": [[name, list(bases)] for name, bases in summary.bases],
         "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
         "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
-                     b.open_keywords] for b in summary.loaders],
+                     b.open_keywords, b.through, b.bound] for b in summary.loaders],
         "cuda": summary.cuda,
         "accelerators": list(summary.accelerators),
         "functions": [[
@@ -1639,11 +1728,13 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.yields_from),
             [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
-              c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts]]
+              c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
+              c.on_self]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
+            sorted(f.evals),
         ] for f in summary.functions],
     }
 
@@ -1678,9 +1769,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards) and isinstance(method, bool)):
+                           *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard in returns:
@@ -1691,11 +1782,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                     return None
                 parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts in calls:
-                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)):
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self in calls:
+                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)
+                        and _optional(str, on_self)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
-                                         _pairs(items), _pairs(devices), _pairs(parts)))
+                                         _pairs(items), _pairs(devices), _pairs(parts), on_self))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -1704,7 +1796,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves), frozenset(forwards)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -1713,10 +1805,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
                                        tuple(positional), _pairs(defaults), open_keywords))
         loaders = []
-        for qualified, loader, arguments, defaults, forwards, open_keywords in data["loaders"]:
-            if not (all_of(str, qualified, loader) and _optional(str, forwards) and isinstance(open_keywords, bool)):
+        for qualified, loader, arguments, defaults, forwards, open_keywords, through, bound in data["loaders"]:
+            if not (all_of(str, qualified, loader) and _optional(str, forwards)
+                    and all_of(bool, open_keywords, through, bound)):
                 return None
-            loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords))
+            loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords,
+                                       through, bound))
         cuda, accelerators = data["cuda"], data["accelerators"]
         if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
             return None
@@ -1790,7 +1884,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
-                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards)
+                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -1815,7 +1909,8 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                     queued.add(caller)
                     pending.append(caller)
     returned = _returned_uses(state, bases, aliases, cuda, accelerators)
-    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes, loaders, returned)
+    return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
+                     _linked_loaders(loaders, state, bases, aliases), returned)
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
@@ -1881,6 +1976,90 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
     return joined
 
 
+def _linked_loaders(loaders: Mapping[str, BuiltLoader], state: Mapping[str, Summary],
+                    bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Dict[str, BuiltLoader]:
+    """Every function's loader, those that return another project function's
+    call (:attr:`BuiltLoader.through`) given the loader that call builds, in
+    their own parameters' terms; the rest of those dropped.  Each function is
+    resolved once (a chain at most :data:`_MAX_CHAIN` deep, a cycle builds
+    nothing), so the work is linear in the number of functions."""
+    done: Dict[str, Optional[BuiltLoader]] = {}
+    for start in sorted(loaders):
+        chain: List[str] = []
+        name: Optional[str] = start
+        found: Optional[BuiltLoader] = None
+        while name is not None and name not in done:  # walk down to a known loader (or none)
+            built = loaders.get(name)
+            if built is None or not built.through:
+                done[name] = built
+                break
+            if name in chain or len(chain) >= _MAX_CHAIN:
+                break
+            chain.append(name)
+            target = find(canonical_name(built.loader, aliases), state, bases)
+            name = target.qualified if target is not None and not target.wrapper else None
+        found = done.get(name) if name is not None else None
+        for outer in reversed(chain):  # then back up, each link composed with the one below
+            built = loaders[outer]
+            target = find(canonical_name(built.loader, aliases), state, bases)
+            found = (_composed(built, found, target, state.get(outer))
+                     if found is not None and target is not None and not target.wrapper else None)
+            done[outer] = found
+    return {name: built for name, built in done.items() if built is not None and name in loaders}
+
+
+def _composed(outer: BuiltLoader, inner: BuiltLoader, callee: Summary, own: Optional[Summary]) -> Optional[BuiltLoader]:
+    """The loader ``outer``'s call of ``callee`` builds (``inner``: what
+    ``callee`` passes its loader, in its parameters' terms), in ``outer``'s
+    terms: a parameter of ``callee`` the call fills takes the call's
+    argument; one it leaves takes its default, or, when ``outer`` passes its
+    own ``**`` on and has no parameter of that name, what ``outer``'s
+    callers pass under that name (a keyword of ``outer`` whose default is
+    ``callee``'s)."""
+    if own is None:
+        return None
+    passed: Dict[str, str] = {}
+    extra: Dict[str, str] = {}
+    unknown = outer.open_keywords
+    for slot, spec in outer.arguments:
+        position = int(slot) if slot.isdigit() else None
+        keyword = None if position is not None else slot
+        parameter = callee.parameter_for(position, keyword, outer.bound)
+        if parameter is not None:
+            passed[parameter] = spec
+        elif keyword is not None:
+            extra[keyword] = spec
+        else:
+            unknown = True  # a position ``callee`` takes through ``*args``
+    mine = set(own.parameters) | set(own.keyword_only)
+    inner_defaults = dict(inner.defaults)
+    defaults = dict(outer.defaults)
+    arguments: Dict[str, str] = {}
+    for keyword, spec in inner.arguments:
+        kind, _, parameter = spec.partition(":")
+        if kind != "param":
+            arguments[keyword] = spec
+        elif parameter in passed:
+            arguments[keyword] = passed[parameter]
+        elif unknown:
+            arguments[keyword] = UNKNOWN
+        elif outer.forwards is not None and parameter not in mine:
+            arguments[keyword] = f"param:{parameter}"  # outer's callers may pass it through ``**``
+            if parameter in inner_defaults:
+                defaults[parameter] = inner_defaults[parameter]
+        else:
+            arguments[keyword] = inner_defaults.get(parameter, UNKNOWN)
+    forwards: Optional[str] = None
+    open_keywords = inner.open_keywords
+    if inner.forwards is not None:
+        for keyword, spec in extra.items():
+            arguments.setdefault(keyword, spec)
+        forwards = outer.forwards
+        open_keywords = open_keywords or unknown
+    return BuiltLoader(outer.qualified, inner.loader, tuple(sorted(arguments.items())), tuple(sorted(defaults.items())),
+                       forwards, open_keywords)
+
+
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
            makers: Mapping[str, Mapping[str, str]], aliases: Mapping[str, str]) -> Summary:
     """The function's facts with its callees' current facts added."""
@@ -1888,6 +2067,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     runs, iterates, yields = set(current.runs), set(current.iterates), set(current.yields_from)
     loop_runs, repeats = set(current.loop_runs), set(current.repeats)
     moves_items, moves = set(current.moves_items), set(current.moves)
+    forwards, evals = set(current.forwards), set(current.evals)
     returns = list(current.returns)
     for called, in_loop in function.called_parameters:
         built = makers.get(function.qualified, {}).get(called)
@@ -1918,6 +2098,12 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             for moved, device, settled in target.moves_items:
                 if moved.startswith(_PERSISTENT):
                     moves_items.add((moved, _mapped(device, call, target, function), settled))
+        if call.on_self is not None and target.method and not target.wrapper and function.method:
+            prefix = f"{call.on_self}." if call.on_self else ""
+            if not call.disabled:
+                forwards.update(_within(prefix, target.forwards))
+            if call.callee.rsplit(".", 1)[-1] == "eval" or not call.on_self:  # `self.x.eval()`, `self.helper()`
+                evals.update(_within(prefix, target.evals))
         for slot, subject in call.slots:
             filled = target.parameter_for(int(slot) if slot.isdigit() else None,
                                           None if slot.isdigit() else slot, call.bound)
@@ -1967,7 +2153,16 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
-                   forwards=current.forwards)
+                   forwards=frozenset(forwards), evals=frozenset(evals))
+
+
+def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
+    """``paths`` under ``prefix``, those longer than :data:`_MAX_PATH` attributes left out
+    (a class that holds an instance of itself would grow them for ever)."""
+    for path in paths:
+        found = prefix + path
+        if found.count(".") < _MAX_PATH:
+            yield found
 
 
 def _mapped(device: str, call: Call, target: Summary, caller: Function) -> str:

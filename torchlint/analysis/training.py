@@ -159,7 +159,8 @@ class Training:
         """What calls of library wrappers and of the project's other modules
         run (``loss_scaler(loss, optimizer)`` calls backward)."""
         self.functions: Dict[FunctionNode, FunctionFacts] = {}
-        self._disabled: Set[cst.Call] = set()
+        self._disabled: Set[cst.CSTNode] = set()
+        """Calls, and simple statements (``total += loss``), made with gradients off."""
         self._walker_function: List[FunctionFacts] = []
         self._loops: List[LoopFacts] = []
         self._grad: List[GradMode] = []
@@ -217,9 +218,13 @@ class Training:
                 found.append(passed)
         return found
 
-    def grad_disabled(self, call: cst.Call) -> bool:
-        """Whether ``call`` runs in a grad-disabled ``with`` block or function."""
-        return call in self._disabled
+    def grad_disabled(self, node: Union[cst.Call, cst.BaseSmallStatement]) -> bool:
+        """Whether ``node`` (a call, or a simple statement such as an
+        assignment) runs in a grad-disabled ``with`` block or function: the
+        innermost grad-mode context around it, within its function, turns
+        gradients off (the function's decorator, or Lightning's evaluation
+        hooks, count as its outermost one)."""
+        return node in self._disabled
 
     def reaches_backward(self, function: FunctionNode, elsewhere: bool = True) -> bool:
         """Whether ``function`` calls backward/autograd.grad, directly or
@@ -332,7 +337,10 @@ class Training:
         if kind is cst.For or kind is cst.While:
             self._loop(cast(Union[cst.For, cst.While], node))
             return
-        if kind is cst.Call:
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            if self._grad and self._grad[-1] is GradMode.DISABLED:
+                self._disabled.update(cast(Union[cst.SimpleStatementLine, cst.SimpleStatementSuite], node).body)
+        elif kind is cst.Call:
             self._call(cast(cst.Call, node))
         elif kind is cst.Attribute and cast(cst.Attribute, node).attr.value == "grad":
             self._current.grad_reads.append(cast(cst.Attribute, node))
