@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.analysis.queries import keyword_passed, summaries
 from torchlint.data import apidata
 from torchlint.analysis import Analysis
+from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.analysis.summaries import loading_words
 from torchlint.ruleapi.fixes import add_keyword, bind
@@ -73,7 +74,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     iterated).  A caller that builds it anew inside the loop does not
     count.  When every `return` builds the loader and its worker count is a
     literal or one of the function's parameters, the calls decide and are
-    reported instead (above).
+    reported instead (above).  A worker count that is one of the function's own
+    parameters (`num_workers=num_workers`) is decided by the calls (a call
+    may pass 0) and is not reported at the returned loader either.
 
     Not reported: `num_workers=0` or a missing `num_workers` (there are no
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
@@ -306,7 +309,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 self._wrapped(wrapped)
         by_callers: Set[cst.Call] = set()
         for call in loaders.constructors:  # returned to callers in the project that iterate it every epoch
-            if call not in repeated and not loaders.rebuilt(call) and not self._decided_at_calls(call):
+            if (call not in repeated and not loaders.rebuilt(call) and not self._decided_at_calls(call)
+                    and not self._count_is_a_parameter(call)):
                 use = loaders.returned_use(call)
                 if use is not None and use.repeated:
                     repeated.add(call)
@@ -355,6 +359,19 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 fix=fix,
                 statement=self._statements.get(call),
             )
+
+    def _count_is_a_parameter(self, constructor: cst.Call) -> bool:
+        """The worker count is one of the function's own parameters
+        (`num_workers=num_workers`): its calls decide it, and a call may pass
+        0, so a loader returned to callers (in a tuple, where
+        :meth:`_decided_at_calls` does not read the calls) is left alone, as
+        one returned whole is left to its calls."""
+        arguments = bind(constructor, self.facts.loaders.signature(constructor), self.context.torch_version,
+                         self.facts.values.splatted)
+        workers = arguments.argument("num_workers")
+        if workers is None or not isinstance(workers.value, cst.Name):
+            return False
+        return any(binding.kind is BindingKind.PARAMETER for binding in self.facts.scopes.resolve(workers.value))
 
     def _decided_at_calls(self, constructor: cst.Call) -> bool:
         """The loader's function builds it on every return with a worker count
