@@ -56,7 +56,9 @@ def _modifies_in_place(node: cst.CSTNode, name: str) -> bool:
 class BlockingHostToDeviceCopy(Rule):
     """## What it does
     Reports `.cuda()` and `.to(device)` calls without `non_blocking=True`
-    that copy a batch (or a part of it) drawn from a `DataLoader` built in
+    that copy a batch (or a part of it) drawn from a `DataLoader` (also one
+    read by key from a dict of loaders, `loaders[phase]`, every loader of
+    which is pinned) built in
     the same file with a literal `pin_memory=True` (written in the call, or
     in a dictionary unpacked into it whose keys are known:
     `kw = dict(num_workers=8, pin_memory=True); DataLoader(ds, **kw)`, also

@@ -35,7 +35,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     A suggestion, off by default.  Reports a `torch.utils.data.DataLoader`
     with worker processes (`num_workers` a positive literal, or a variable)
     and no `persistent_workers`, when the file iterates the loader again
-    and again: a `for` loop over it that itself runs inside another loop
+    and again (also through a dict of loaders read by key, `loaders[phase]`,
+    where any loader of the dict counts): a `for` loop over it that itself runs inside another loop
     (an epoch loop), directly or through a function of the file that an
     epoch loop calls; or a call in an epoch loop that hands the loader to
     a function of another module that iterates it

@@ -32,8 +32,10 @@ class DataLoaderWithoutPinMemory(Rule):
     Reports a `torch.utils.data.DataLoader(...)` call without `pin_memory`
     (or with a literal `pin_memory=False`) whose batches the same file copies
     to CUDA: a `for` loop over the loader (directly, through `enumerate`,
-    `tqdm` or `zip`, or through a function of the file that receives the
-    loader) moves the batch, or a part of it (`x, y = batch`, `batch[0]`,
+    `tqdm` or `zip`, through a function of the file that receives the
+    loader, or through a dict of loaders read by key, `loaders[phase]` of
+    `{x: DataLoader(...) for x in phases}` or of a dict display, where any
+    loader of the dict counts) moves the batch, or a part of it (`x, y = batch`, `batch[0]`,
     `batch["image"]`, or the batch wrapped in the legacy
     `torch.autograd.Variable`, which returns the tensor itself since torch
     0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.

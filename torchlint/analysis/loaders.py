@@ -578,7 +578,23 @@ class Loaders:
             return self._union(self._bound_values(expr), depth)
         if isinstance(expr, cst.Attribute):
             return self._union(self._self_attribute_values(expr), depth)
+        if isinstance(expr, cst.Subscript):  # `loaders[phase]`: any value of the dict it reads
+            return self._union(self._dict_values(expr.value, depth), depth)
         return frozenset()
+
+    def _dict_values(self, expr: cst.BaseExpression, depth: int) -> List[cst.BaseExpression]:
+        """The values a dict ``expr`` may hold, when it is a dict display or
+        a dict comprehension (through names): ``{"train": DataLoader(...),
+        "val": DataLoader(...)}``, ``{x: DataLoader(sets[x]) for x in phases}``."""
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.Dict):
+            return [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
+        if isinstance(expr, cst.DictComp):
+            return [expr.value]
+        if isinstance(expr, cst.Name):
+            return [value for bound in self._bound_values(expr) for value in self._dict_values(bound, depth + 1)]
+        return []
 
     def _union(self, exprs: Sequence[cst.BaseExpression], depth: int) -> FrozenSet[cst.Call]:
         found: Set[cst.Call] = set()
