@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
+from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
@@ -128,11 +128,12 @@ class DataLoaderWithoutPinMemory(Rule):
       the file, directly, through the file's functions and classes, or stored
       on `self` and passed later; those whose `dataloader_pin_memory` the file's own code
       reads; and those that reach code the file does not show (another
-      module's or a library's function, a `return`, a module-level name),
-      where a Trainer may take them (whether the rest of the project names one
-      is not asked: one-file front ends must agree with `torchlint check`).
-      Arguments kept as a bag of settings for a hand-written loop (only their
-      other fields read, printed, compared) are left alone.
+      module's or a library's function, a `return`, a module-level name) while
+      some file of the run names a Trainer class.  Arguments kept as a bag of
+      settings for a hand-written loop (only their other fields read, printed,
+      compared) are left alone, and so are arguments that reach unseen code
+      when no file of the run names any Trainer: a run over part of a project
+      that leaves out the Trainer's module stays quiet (precision first).
 
     ## Why is this bad?
     A batch collated by the loader sits in ordinary (pageable) host memory.
@@ -180,7 +181,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
     trigger_words = apidata.loader_words()
-    project_queries = (summaries(),)
+    project_queries = (summaries(), arguments_readers())
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:

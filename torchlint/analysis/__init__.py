@@ -210,13 +210,17 @@ class Facts:
         which values are their instances, which classes are LightningModules."""
         import libcst
 
-        from torchlint.analysis.frameworks import FrameworkFacts
+        from torchlint.analysis.frameworks import FrameworkFacts, trainer_names
+
+        def trainers_named() -> bool:
+            names = trainer_names()
+            return any(self.project.uses(name) for name in sorted(names)) or not names.isdisjoint(self.names_mentioned)
 
         return FrameworkFacts(
             self.module, self.scopes, self.names, lambda expr: self.instances.construction(expr),
             lambda expr: self.instances.absolute_name(expr) if self.project.classes else None,
             lambda qualified: self.project.bases_of(qualified),
-            lambda: self.parents, lambda: self.nodes_of(libcst.Call),
+            lambda: self.parents, lambda: self.nodes_of(libcst.Call), trainers_named,
         )
 
     @cached_property

@@ -20,6 +20,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 
 import libcst as cst
 
+from torchlint.analysis.asks import Query, name_used
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.data.apidata import Framework, FrameworkClass, Literal, frameworks
 from torchlint.analysis.names import ImportTable
@@ -75,6 +76,18 @@ class ArgumentsFlow:
 
     use: ArgumentsUse
     fields: FrozenSet[str] = frozenset()
+
+
+def trainer_names() -> FrozenSet[str]:
+    """Every qualified name of a Transformers ``Trainer`` class the framework data
+    knows (``Trainer``, ``Seq2SeqTrainer``, TRL's trainers): what reads ``TrainingArguments``."""
+    return frameworks().names(Framework.TRANSFORMERS, "trainer")
+
+
+def arguments_readers() -> Query:
+    """The project query a rule that reads ``TrainingArguments`` fields declares:
+    whether any file of the run names a Trainer class (:meth:`FrameworkFacts.arguments_read`)."""
+    return name_used(*sorted(trainer_names()))
 
 
 FALLBACK = "fallback"
@@ -133,8 +146,11 @@ class FrameworkFacts:
                  absolute_name: Callable[[cst.BaseExpression], Optional[str]] = lambda expr: None,
                  project_bases: Callable[[str], FrozenSet[str]] = lambda qualified: frozenset(),
                  parents: Callable[[], Mapping[cst.CSTNode, cst.CSTNode]] = lambda: {},
-                 calls: Callable[[], Iterable[cst.Call]] = lambda: ()) -> None:
+                 calls: Callable[[], Iterable[cst.Call]] = lambda: (),
+                 trainers_named: Callable[[], bool] = lambda: False) -> None:
         self._module = module
+        self._trainers_named = trainers_named
+        """Some file of the run (or this file) names a Transformers Trainer class."""
         self._flows: Dict[cst.Call, ArgumentsFlow] = {}
         self._parents = parents
         self._calls_of_file = calls
@@ -254,16 +270,14 @@ class FrameworkFacts:
         may: they are handed to a Trainer of this file; the file's own code
         reads one of ``fields`` from them (a hand-written loop that takes
         ``args.dataloader_num_workers``); or they reach code the file does not
-        show (another module, a library, a ``return``), where a Trainer may take
-        them.  False when every use is known and none hands them on nor reads
-        those fields (a bag of settings for a hand-written loop).  Whether the
-        rest of the project names a Trainer is not asked: the answer would
-        depend on which files a run lints, and a one-file front end (flake8,
-        the editor) must agree with ``torchlint check``."""
+        show while some file of the run (or this one) names a Trainer class.
+        False when every use is known and none hands them on nor reads those
+        fields (a bag of settings for a hand-written loop), and when they only
+        reach unseen code while no file of the run names any Trainer."""
         flow = self.arguments_flow(arguments)
         if flow.use is ArgumentsUse.TRAINER or not flow.fields.isdisjoint(fields):
             return True
-        return flow.use is ArgumentsUse.ESCAPES
+        return flow.use is ArgumentsUse.ESCAPES and self._trainers_named()
 
     def arguments_flow(self, arguments: FrameworkCall) -> ArgumentsFlow:
         """Where the value a construction of training arguments builds goes
@@ -586,6 +600,6 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 
 __all__ = [
-    "ArgumentsFlow", "ArgumentsUse", "FALLBACK", "FrameworkCall", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
+    "ArgumentsFlow", "ArgumentsUse", "FALLBACK", "FrameworkCall", "arguments_readers", "trainer_names", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
     "lightning_module_names", "literal_value", "packages",
 ]
