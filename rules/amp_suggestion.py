@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List
 
-from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, arguments_readers, keeps_off_cuda, literal_value
+from torchlint.analysis.frameworks import UNKNOWN, FrameworkCall, keeps_off_cuda, literal_value
 from torchlint.analysis.queries import method_called, name_used
 from torchlint.analysis.workload import Workload
 from torchlint.data.apidata import Framework, frameworks
@@ -77,11 +77,13 @@ class AmpSuggestion(Suggestion):
       on `self` and passed later; those whose `fp16` or `bf16` the file's own code
       reads; and those that reach code the file does not show (another
       module's or a library's function, a `return`, a module-level name) while
-      some file of the run names a Trainer class.  Arguments kept as a bag of
-      settings for a hand-written loop (only their other fields read, printed,
-      compared) are left alone, and so are arguments that reach unseen code
-      when no file of the run names any Trainer: a run over part of a project
-      that leaves out the Trainer's module stays quiet (precision first).
+      the file names a Trainer class.  Arguments kept as a bag of settings for a
+      hand-written loop (only their other fields read, printed, compared) are
+      left alone, and so are arguments that reach unseen code from a file that
+      names no Trainer (precision first; what other files name is not asked, as
+      flake8 and the editor lint one file and must agree with `torchlint check`):
+      a module that only builds the arguments another module hands to its
+      Trainer is not reported.
     - Accelerate's `Accelerator(mixed_precision="no")` (from 0.6), unless
       `cpu=` is passed.  Without the argument, `accelerate launch
       --mixed_precision` and the `accelerate config` file decide, so that
@@ -138,7 +140,7 @@ class AmpSuggestion(Suggestion):
         "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.float16", "torch.half", "torch.bfloat16",
         "apex.amp", "accelerate.Accelerator", "deepspeed.initialize",
     )
-    project_queries = (name_used(*settings), method_called(*_LOW_PRECISION_CASTS), arguments_readers())
+    project_queries = (name_used(*settings), method_called(*_LOW_PRECISION_CASTS))
     framework_roles = ((_LIGHTNING, "trainer"), (_LIGHTNING, "fabric"), (_TRANSFORMERS, "training-arguments"),
                        (_ACCELERATE, "accelerator"))
     valid = (

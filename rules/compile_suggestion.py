@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, keeps_off_cuda
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
 from torchlint.data.apidata import Framework, frameworks
@@ -33,11 +33,13 @@ class CompileSuggestion(Suggestion):
     on `self` and passed later; those whose `torch_compile` the file's own code
     reads; and those that reach code the file does not show (another
     module's or a library's function, a `return`, a module-level name) while
-    some file of the run names a Trainer class.  Arguments kept as a bag of
-    settings for a hand-written loop (only their other fields read, printed,
-    compared) are left alone, and so are arguments that reach unseen code
-    when no file of the run names any Trainer: a run over part of a project
-    that leaves out the Trainer's module stays quiet (precision first).
+    the file names a Trainer class.  Arguments kept as a bag of settings for a
+    hand-written loop (only their other fields read, printed, compared) are
+    left alone, and so are arguments that reach unseen code from a file that
+    names no Trainer (precision first; what other files name is not asked, as
+    flake8 and the editor lint one file and must agree with `torchlint check`):
+    a module that only builds the arguments another module hands to its
+    Trainer is not reported.
 
     ## Why is this bad?
     It is not a defect.  `torch.compile` traces the model's forward (and,
@@ -82,7 +84,7 @@ class CompileSuggestion(Suggestion):
     fix_summary = "none: compile where it fits"
     torch_range = TorchRange(min=TorchVersion(2, 0), note="`torch.compile` exists since 2.0")
     settings = ("torch.compile", "torch._dynamo.optimize")
-    project_queries = (name_used(*settings), arguments_readers())
+    project_queries = (name_used(*settings),)
     framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (
         """

@@ -7,7 +7,7 @@ from typing import ClassVar, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import arguments_readers, imports_framework, literal_value
+from torchlint.analysis.frameworks import imports_framework, literal_value
 from torchlint.data.apidata import Framework
 from torchlint.ruleapi.fixes import add_keyword, bind, set_argument
 from torchlint.model import Applicability
@@ -53,11 +53,13 @@ class CheckpointUseReentrant(Rule):
     on `self` and passed later; those whose `gradient_checkpointing` (or its kwargs)` the file's own code
     reads; and those that reach code the file does not show (another
     module's or a library's function, a `return`, a module-level name) while
-    some file of the run names a Trainer class.  Arguments kept as a bag of
-    settings for a hand-written loop (only their other fields read, printed,
-    compared) are left alone, and so are arguments that reach unseen code
-    when no file of the run names any Trainer: a run over part of a project
-    that leaves out the Trainer's module stays quiet (precision first).
+    the file names a Trainer class.  Arguments kept as a bag of settings for a
+    hand-written loop (only their other fields read, printed, compared) are
+    left alone, and so are arguments that reach unseen code from a file that
+    names no Trainer (precision first; what other files name is not asked, as
+    flake8 and the editor lint one file and must agree with `torchlint check`):
+    a module that only builds the arguments another module hands to its
+    Trainer is not reported.
 
     ## Why is this bad?
     Without `use_reentrant`, checkpoint uses the old reentrant
@@ -116,7 +118,6 @@ class CheckpointUseReentrant(Rule):
     fix_summary = "unsafe: pass `use_reentrant=False`"
     torch_range = TorchRange(min=TorchVersion(1, 11), note="`use_reentrant` exists since 1.11")
     trigger_words = ("checkpoint",)
-    project_queries = (arguments_readers(),)
     valid = (
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, **options)\n",

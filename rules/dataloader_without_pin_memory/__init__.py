@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional, Set
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, keeps_off_cuda, packages
+from torchlint.analysis.frameworks import FrameworkCall, class_words, keeps_off_cuda, packages
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
 from torchlint.data.apidata import Framework
 from torchlint.analysis.queries import summaries
@@ -129,11 +129,13 @@ class DataLoaderWithoutPinMemory(Rule):
       on `self` and passed later; those whose `dataloader_pin_memory` the file's own code
       reads; and those that reach code the file does not show (another
       module's or a library's function, a `return`, a module-level name) while
-      some file of the run names a Trainer class.  Arguments kept as a bag of
-      settings for a hand-written loop (only their other fields read, printed,
-      compared) are left alone, and so are arguments that reach unseen code
-      when no file of the run names any Trainer: a run over part of a project
-      that leaves out the Trainer's module stays quiet (precision first).
+      the file names a Trainer class.  Arguments kept as a bag of settings for a
+      hand-written loop (only their other fields read, printed, compared) are
+      left alone, and so are arguments that reach unseen code from a file that
+      names no Trainer (precision first; what other files name is not asked, as
+      flake8 and the editor lint one file and must agree with `torchlint check`):
+      a module that only builds the arguments another module hands to its
+      Trainer is not reported.
 
     ## Why is this bad?
     A batch collated by the loader sits in ordinary (pageable) host memory.
@@ -181,7 +183,7 @@ class DataLoaderWithoutPinMemory(Rule):
     fix_summary = "safe: `pin_memory=True`"
     torch_range = TorchRange(note="`pin_memory` exists in every release")
     trigger_words = apidata.loader_words()
-    project_queries = (summaries(), arguments_readers())
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:

@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from torchlint.data import apidata
-from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, class_words, packages
+from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
 from torchlint.data.apidata import Framework
 from torchlint.analysis.import_time import ImportTime, defined_in_function, is_main_guard
 from torchlint.analysis.scopes import BindingKind
@@ -114,11 +114,13 @@ class DataLoaderWithoutWorkers(Rule):
     on `self` and passed later; those whose `dataloader_num_workers` the file's own code
     reads; and those that reach code the file does not show (another
     module's or a library's function, a `return`, a module-level name) while
-    some file of the run names a Trainer class.  Arguments kept as a bag of
-    settings for a hand-written loop (only their other fields read, printed,
-    compared) are left alone, and so are arguments that reach unseen code
-    when no file of the run names any Trainer: a run over part of a project
-    that leaves out the Trainer's module stays quiet (precision first).
+    the file names a Trainer class.  Arguments kept as a bag of settings for a
+    hand-written loop (only their other fields read, printed, compared) are
+    left alone, and so are arguments that reach unseen code from a file that
+    names no Trainer (precision first; what other files name is not asked, as
+    flake8 and the editor lint one file and must agree with `torchlint check`):
+    a module that only builds the arguments another module hands to its
+    Trainer is not reported.
 
     Not reported, and not fixed: a loader over an `IterableDataset` whose
     class (in this file) never calls `torch.utils.data.get_worker_info()`
@@ -228,7 +230,7 @@ class DataLoaderWithoutWorkers(Rule):
             "`*_test.py`, `conftest.py`, files under `tests/`); a missing `num_workers` is reported there anyway.",
         ),
     }
-    project_queries = (summaries(), arguments_readers())
+    project_queries = (summaries(),)
 
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from torchlint.analysis.frameworks import FrameworkCall, arguments_readers, keeps_off_cuda
+from torchlint.analysis.frameworks import FrameworkCall, keeps_off_cuda
 from torchlint.analysis.queries import name_used
 from torchlint.analysis.workload import Workload
 from torchlint.data.apidata import Framework, frameworks
@@ -44,11 +44,13 @@ class Tf32Off(Suggestion):
     on `self` and passed later; those whose `tf32` the file's own code
     reads; and those that reach code the file does not show (another
     module's or a library's function, a `return`, a module-level name) while
-    some file of the run names a Trainer class.  Arguments kept as a bag of
-    settings for a hand-written loop (only their other fields read, printed,
-    compared) are left alone, and so are arguments that reach unseen code
-    when no file of the run names any Trainer: a run over part of a project
-    that leaves out the Trainer's module stays quiet (precision first).
+    the file names a Trainer class.  Arguments kept as a bag of settings for a
+    hand-written loop (only their other fields read, printed, compared) are
+    left alone, and so are arguments that reach unseen code from a file that
+    names no Trainer (precision first; what other files name is not asked, as
+    flake8 and the editor lint one file and must agree with `torchlint check`):
+    a module that only builds the arguments another module hands to its
+    Trainer is not reported.
     The fix is the same
     statement after the imports; `tf32=True` works too, but raises where
     the GPU has no TF32.  PyTorch Lightning is not read: it logs its own
@@ -115,7 +117,7 @@ class Tf32Off(Suggestion):
         "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision",
         "torch.backends.cuda.matmul.fp32_precision", "torch.backends.fp32_precision",
     )
-    project_queries = (name_used(*settings), arguments_readers())
+    project_queries = (name_used(*settings),)
     needs_entry_point = True
     framework_roles = ((Framework.TRANSFORMERS, "training-arguments"),)
     valid = (

@@ -212,9 +212,8 @@ class Facts:
 
         from torchlint.analysis.frameworks import FrameworkFacts, trainer_names
 
-        def trainers_named() -> bool:
-            names = trainer_names()
-            return any(self.project.uses(name) for name in sorted(names)) or not names.isdisjoint(self.names_mentioned)
+        def trainers_named() -> bool:  # this file only: a run-wide answer would depend on the files linted
+            return not trainer_names().isdisjoint(self.names_mentioned)
 
         return FrameworkFacts(
             self.module, self.scopes, self.names, lambda expr: self.instances.construction(expr),

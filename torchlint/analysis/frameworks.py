@@ -20,7 +20,6 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 
 import libcst as cst
 
-from torchlint.analysis.asks import Query, name_used
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.data.apidata import Framework, FrameworkClass, Literal, frameworks
 from torchlint.analysis.names import ImportTable
@@ -84,12 +83,6 @@ def trainer_names() -> FrozenSet[str]:
     return frameworks().names(Framework.TRANSFORMERS, "trainer")
 
 
-def arguments_readers() -> Query:
-    """The project query a rule that reads ``TrainingArguments`` fields declares:
-    whether any file of the run names a Trainer class (:meth:`FrameworkFacts.arguments_read`)."""
-    return name_used(*sorted(trainer_names()))
-
-
 FALLBACK = "fallback"
 """:attr:`FrameworkCall.elsewhere` of a construction that only stands in when a
 caller passes none (``if args is None: args = TrainingArguments(...)``)."""
@@ -150,7 +143,8 @@ class FrameworkFacts:
                  trainers_named: Callable[[], bool] = lambda: False) -> None:
         self._module = module
         self._trainers_named = trainers_named
-        """Some file of the run (or this file) names a Transformers Trainer class."""
+        """This file names a Transformers Trainer class (not the run: flake8 and the
+        editor lint one file and must agree with ``torchlint check``)."""
         self._flows: Dict[cst.Call, ArgumentsFlow] = {}
         self._parents = parents
         self._calls_of_file = calls
@@ -270,10 +264,12 @@ class FrameworkFacts:
         may: they are handed to a Trainer of this file; the file's own code
         reads one of ``fields`` from them (a hand-written loop that takes
         ``args.dataloader_num_workers``); or they reach code the file does not
-        show while some file of the run (or this one) names a Trainer class.
-        False when every use is known and none hands them on nor reads those
-        fields (a bag of settings for a hand-written loop), and when they only
-        reach unseen code while no file of the run names any Trainer."""
+        show while this file names a Trainer class.  False when every use is
+        known and none hands them on nor reads those fields (a bag of settings
+        for a hand-written loop), and when they only reach unseen code from a
+        file that names no Trainer (what the rest of the project names would
+        depend on which files a run lints: a one-file front end must agree
+        with ``torchlint check``)."""
         flow = self.arguments_flow(arguments)
         if flow.use is ArgumentsUse.TRAINER or not flow.fields.isdisjoint(fields):
             return True
@@ -600,6 +596,6 @@ def imports_framework(names: ImportTable, framework: Framework) -> bool:
 
 
 __all__ = [
-    "ArgumentsFlow", "ArgumentsUse", "FALLBACK", "FrameworkCall", "arguments_readers", "trainer_names", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
+    "ArgumentsFlow", "ArgumentsUse", "FALLBACK", "FrameworkCall", "trainer_names", "class_words", "FrameworkFacts", "UNKNOWN", "Unknown", "hooks_without_grad", "imports_framework", "keeps_off_cuda",
     "lightning_module_names", "literal_value", "packages",
 ]
