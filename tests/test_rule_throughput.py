@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from torchlint.analysis import Facts
 from torchlint.analysis.queries import build, name_used
-from torchlint.analysis.mentions import names_used, used_anywhere
+from torchlint.analysis.mentions import names_used
 from torchlint.interfaces.cli import main
 from torchlint.lint.engine import lint_source
 from torchlint.lint.settings import settings_from_table
@@ -48,12 +48,6 @@ def test_names_used_resolve_through_imports_not_words() -> None:
     # Not torch's: a local object called cudnn, and a word in a string or comment.
     assert names_used("cudnn = Config()\ncudnn.benchmark = True  # torch.compile\n", wanted) == set()
     assert names_used("def f(:\n", wanted) == set()
-
-
-def test_used_anywhere_reads_only_files_that_mention_a_name(tmp_path: Path) -> None:
-    files = [(Path("a.py"), b"import torch\nx = 1\n"), (Path("b.py"), b"import torch\nm = torch.compile(m)\n")]
-    assert used_anywhere(files, ["torch.compile", "torch.autocast"]) == {"torch.compile"}
-    assert used_anywhere([], ["torch.compile"]) == set()
 
 
 def test_prepare_records_the_names_rules_ask_about(tmp_path: Path) -> None:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, Sequence, Set, Union
 
 from torchlint.analysis.imports import add_import as _add_import, dotted as _dotted
 from torchlint.analysis.canonical import canonical
@@ -68,19 +67,4 @@ def names_in_tree(tree: ast.AST) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def used_anywhere(texts: Iterable[Tuple[Path, bytes]], wanted: Iterable[str]) -> FrozenSet[str]:
-    """The names of ``wanted`` that some file among ``texts`` refers to."""
-    remaining = frozenset(wanted)
-    found: Set[str] = set()
-    for _path, text in texts:
-        if not remaining:
-            break
-        if not any(name.rsplit(".", 1)[-1].encode() in text for name in remaining):
-            continue
-        hits = names_used(text, remaining)
-        found |= hits
-        remaining -= hits
-    return frozenset(found)
-
-
-__all__ = ["all_names_used", "names_in_tree", "names_used", "used_anywhere"]
+__all__ = ["all_names_used", "names_in_tree", "names_used"]

@@ -213,7 +213,7 @@ def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Itera
             if stored is not None:
                 saves[shown] = stored
                 saves_module = None
-        # (as mentions.used_anywhere: a file that may name one of them is asked for all)
+        # A file that may name one of them (a word of it in the bytes) is asked for all.
         wanted = names if linted and any(word in data for word in name_words) else frozenset()
         calls = linted and any(word in data for word in call_words)
         extra = linted and per_tree is not None

@@ -534,12 +534,15 @@ def building_words(summaries: Optional[Summaries], classes: FrozenSet[str]) -> F
     one of ``classes`` (a pre-check's test for ``make_sampler(...)``)."""
     if summaries is None:
         return frozenset()
-    key = ("building", classes)
+    return _memoised_words(summaries, ("building", classes), (
+        name for name, summary in summaries.functions.items() if any(r.builds in classes for r in summary.returns)))
+
+
+def _memoised_words(summaries: Summaries, key: Tuple[str, Any], names: Iterable[str]) -> FrozenSet[str]:
+    """The last dotted part of ``names``, computed once per index under ``key``
+    (``names`` is a generator: not run when the answer is already kept)."""
     if key not in summaries._memo:
-        summaries._memo[key] = frozenset(
-            name.rsplit(".", 1)[-1] for name, summary in summaries.functions.items()
-            if any(r.builds in classes for r in summary.returns)
-        )
+        summaries._memo[key] = frozenset(name.rsplit(".", 1)[-1] for name in names)
     found: FrozenSet[str] = summaries._memo[key]
     return found
 
@@ -558,14 +561,8 @@ def returning_words(summaries: Optional[Summaries], fact: str) -> FrozenSet[str]
     ``to_cuda``, ``repeated``): a pre-check's test for the file that defines one."""
     if summaries is None:
         return frozenset()
-    key = ("returning", fact)
-    if key not in summaries._memo:
-        summaries._memo[key] = frozenset(
-            name.rsplit(".", 1)[-1] for name, uses in summaries.returned.items()
-            if any(getattr(use, fact) for use in uses.values())
-        )
-    found: FrozenSet[str] = summaries._memo[key]
-    return found
+    return _memoised_words(summaries, ("returning", fact), (
+        name for name, uses in summaries.returned.items() if any(getattr(use, fact) for use in uses.values())))
 
 
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
