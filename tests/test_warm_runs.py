@@ -30,7 +30,7 @@ class Counts:
         self.linted: List[str] = []
         self.builds = 0
         self.reads: List[str] = []
-        build = queries.build
+        build = queries.build_from
         read_source = runner.read_source
         stamp_read = stamps.read_regular_with_status
 
@@ -44,7 +44,7 @@ class Counts:
                 return read(path, *args, **kwargs)
             return wrapped
 
-        monkeypatch.setattr(queries, "build", counted_build)
+        monkeypatch.setattr(queries, "build_from", counted_build)
         monkeypatch.setattr(runner, "read_source", counting(read_source))
         monkeypatch.setattr(stamps, "read_regular_with_status", counting(stamp_read))
 

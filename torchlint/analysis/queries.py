@@ -4,7 +4,7 @@ A rule declares what it asks in ``Rule.project_queries``, a tuple of
 :class:`Query` values made by the functions below (``subclasses_of``,
 ``callers_of``, ``name_used``, ``keyword_passed``, ``method_shapes``,
 ``method_called``, ``summaries``).  Before linting, the runner merges the
-enabled rules' queries and calls :func:`build` once; each kind of query has
+enabled rules' queries and calls :func:`build_from` once; each kind of query has
 one builder here that reads only the files it needs (narrow words keep a
 cold run cheap) and stores each file's part in the run's cache.  A new
 cross-file question is one query kind (a constructor, a builder, a field of
@@ -50,24 +50,32 @@ if TYPE_CHECKING:
 
 
 def build(files: Sequence[Path], queries: Iterable[Query], store: Optional[Store] = None, *,
-          texts: Optional[Sequence[Text]] = None, module_of: Optional[ModuleNames] = None,
-          each: "Optional[Each]" = None, per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
+          module_of: Optional[ModuleNames] = None, each: "Optional[Each]" = None,
+          per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
+    """:func:`build_from` the ``.py`` files among ``files``, read here (for
+    one-file front ends and tests; the runner reads each file once itself)."""
+    return build_from(list(read_sources(files)), queries, store, module_of=module_of, each=each, per_tree=per_tree)
+
+
+def build_from(texts: Sequence[Text], queries: Iterable[Query], store: Optional[Store] = None, *,
+               module_of: Optional[ModuleNames] = None, each: "Optional[Each]" = None,
+               per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
     """The run's index: built once, before linting, for the questions the
     enabled rules ask, and for what star imports of project modules bind
-    (nothing of either: the empty index).  ``store`` keeps each parsed
-    file's part for the next run.  ``texts``: the ``.py`` files' bytes when
-    the caller has read them already; ``module_of``: the module names (and
-    with its ``seen``, what else the build reads from disk); ``each``: how
-    to run the per-file work (the runner's worker processes; by default one
-    file after the other here); ``per_tree``: what else to make of each run
-    file's tree while it is parsed (the lint's pre-check summary, kept in
+    (nothing of either: the empty index).  ``texts``: the run's ``.py``
+    files and their bytes, read by the caller (the index reads from disk only
+    the project modules they import, through ``module_of``); ``store`` keeps
+    each parsed file's part for the next run; ``module_of``: the module names
+    (and with its ``seen``, what else the build reads from disk); ``each``:
+    how to run the per-file work (the runner's worker processes; by default
+    one file after the other here); ``per_tree``: what else to make of each
+    run file's tree while it is parsed (the lint's pre-check summary, kept in
     :attr:`ProjectIndex.prechecks` so that no file is parsed twice; every
     run file is then parsed here)."""
     asked = Asked.of(queries)
-    texts = list(read_sources(files)) if texts is None else list(texts)
     module_of = module_of or ModuleNames()
     try:
-        return _build(texts, asked, store, module_of, each or one_by_one, per_tree)
+        return _build(list(texts), asked, store, module_of, each or one_by_one, per_tree)
     finally:
         module_of.depended()
 

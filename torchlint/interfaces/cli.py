@@ -377,32 +377,29 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
         sources.update(outcome.cell_sources or {})
         if outcome.fixed is not None and not outcome.write_error:
             sources[outcome.path] = outcome.fixed.source
-    if write_baseline is not None or baseline is not None:
-        from torchlint.lint import baseline as baseline_module
     if baseline is not None and baseline_create and not baseline.exists():
         write_baseline = baseline
-    if write_baseline is not None:
+    if write_baseline is not None or baseline is not None:
+        from torchlint.lint.baseline import BaselineError, settle
+
         try:
-            count = baseline_module.write_baseline(write_baseline, diagnostics, sources)
-        except baseline_module.BaselineError as error:
-            _fail(str(error))
-            return EXIT_ERROR
-        if not silent:
-            click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}"
-                       f"{'; commit it, and later runs fail only on new findings' if baseline_create else ''}",
-                       err=True)
-        return EXIT_CLEAN
-    if baseline is not None:
-        try:
-            fresh = baseline_module.new_findings(diagnostics, sources, baseline)
-        except baseline_module.BaselineError as error:
-            hint = " (pass --baseline-create to record it on the first run)" if not baseline.exists() else ""
+            settled = settle(diagnostics, sources, write=write_baseline, read=baseline)
+        except BaselineError as error:
+            hint = (" (pass --baseline-create to record it on the first run)"
+                    if write_baseline is None and baseline is not None and not baseline.exists() else "")
             _fail(f"{error}{hint}")
             return EXIT_ERROR
-        known = len(diagnostics) - len(fresh)
-        if known and not quiet:
+        if settled.written is not None:
+            if not silent:
+                count = settled.written
+                click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}"
+                           f"{'; commit it, and later runs fail only on new findings' if baseline_create else ''}",
+                           err=True)
+            return EXIT_CLEAN
+        if settled.known and not quiet:
+            known = settled.known
             click.echo(f"{known} finding{'s' if known != 1 else ''} in the baseline {baseline} not shown.", err=True)
-        diagnostics = fresh
+        diagnostics = list(settled.fresh)
     context = ReportContext(sources=sources, unsafe_fixes=unsafe, color=_use_color() and output_file is None,
                             fixed=fixed_count, show_summary=not quiet)
     if statistics:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from torchlint.model import Diagnostic
 from torchlint.lint.notebook import cell_key
@@ -41,21 +42,6 @@ def fingerprint(diagnostic: Diagnostic, sources: Mapping[str, str], base: Path) 
     key = diagnostic.path if diagnostic.cell is None else cell_key(diagnostic.path, diagnostic.cell)
     text = normalised_line(sources.get(key), diagnostic.start.line)
     return (_relative(diagnostic.path, base), diagnostic.code, text)
-
-
-def write_baseline(path: Path, diagnostics: Sequence[Diagnostic], sources: Mapping[str, str]) -> int:
-    """Record every finding, atomically (a failed write keeps the old
-    baseline); returns how many were written."""
-    counts = Counter(fingerprint(d, sources, path.parent) for d in diagnostics)
-    entries = [
-        {"path": p, "code": c, "line": t, "count": n} for (p, c, t), n in sorted(counts.items())
-    ]
-    payload = {"version": _VERSION, "tool": "torchlint", "findings": entries}
-    try:
-        write_atomically(path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
-    except SourceError as error:
-        raise BaselineError(f"{path}: cannot write baseline: {error}") from None
-    return len(diagnostics)
 
 
 def load_baseline(path: Path) -> "Counter[Fingerprint]":
@@ -100,16 +86,40 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def new_findings(
-    diagnostics: Sequence[Diagnostic], sources: Mapping[str, str], path: Path
-) -> List[Diagnostic]:
-    """The findings not covered by the baseline at ``path``."""
+@dataclass(frozen=True)
+class Settled:
+    """What a baseline did to a run's findings: ``written`` findings
+    recorded (the run then reports nothing), or the ``fresh`` ones the
+    baseline does not cover (``known`` of them it did)."""
+
+    fresh: Tuple[Diagnostic, ...]
+    known: int
+    written: Optional[int] = None
+
+
+def settle(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str], *, write: Optional[Path] = None,
+           read: Optional[Path] = None) -> Settled:
+    """Record the findings in ``write`` (atomically: a failed write keeps the
+    old baseline), or else keep those the baseline at ``read`` does not
+    cover.  Each finding is fingerprinted once, relative to the baseline's
+    folder; BaselineError names what is wrong."""
+    path = write if write is not None else read
+    if path is None:
+        return Settled(tuple(diagnostics), 0)
+    keys = [fingerprint(d, sources, path.parent) for d in diagnostics]
+    if write is not None:
+        entries = [{"path": p, "code": c, "line": t, "count": n} for (p, c, t), n in sorted(Counter(keys).items())]
+        payload = {"version": _VERSION, "tool": "torchlint", "findings": entries}
+        try:
+            write_atomically(write, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
+        except SourceError as error:
+            raise BaselineError(f"{write}: cannot write baseline: {error}") from None
+        return Settled((), 0, len(keys))
     remaining: Dict[Fingerprint, int] = dict(load_baseline(path))
     fresh = []
-    for diagnostic in diagnostics:
-        key = fingerprint(diagnostic, sources, path.parent)
+    for diagnostic, key in zip(diagnostics, keys):
         if remaining.get(key, 0) > 0:
             remaining[key] -= 1
         else:
             fresh.append(diagnostic)
-    return fresh
+    return Settled(tuple(fresh), len(keys) - len(fresh))

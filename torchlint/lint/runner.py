@@ -276,7 +276,7 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
                     ) -> ProjectIndex:
     """The cross-file index of a run over ``files``, built once before linting
     for what the enabled rules ask (their ``project_queries``); ``cache``
-    keeps each file's part; ``per_tree``: as for ``queries.build`` (the
+    keeps each file's part; ``per_tree``: as for ``queries.build_from`` (the
     pre-check summaries of a cold run).  The caller passes it to every file's lint."""
     from torchlint.analysis.queries import build
 
@@ -426,7 +426,7 @@ def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[C
             if path.suffix == ".py":
                 texts.append((path, data[index]))
         from torchlint.analysis.imports import ModuleNames
-        from torchlint.analysis.queries import build
+        from torchlint.analysis.queries import build_from
 
         from torchlint.lint.pool import each_in_workers
         from torchlint.ruleapi.precheck import shipped
@@ -436,7 +436,7 @@ def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[C
         # In a cold run (no record: every file will be linted) that parse also makes each file's pre-check
         # summary, so that the lint does not parse the file with ast again; after a change, most files
         # come from the cache and only those the index needs are parsed.
-        project = build(files, resolved.queries, cache, texts=texts, module_of=ModuleNames(seen),
+        project = build_from(texts, resolved.queries, cache, module_of=ModuleNames(seen),
                         each=each_in_workers(jobs, len(texts)), per_tree=shipped if previous is None else None)
         del texts
         looked = sorted(read) if cache is not None else []

@@ -20,9 +20,12 @@ if TYPE_CHECKING:
     from torchlint.ruleapi.rule import RuleClass
 
 
+_UNDERSCORE_AS_DASH = str.maketrans("_", "-")
+
+
 def _as_name(key: str) -> str:
     """Rule names as users type them: ``data_parallel`` means ``data-parallel``."""
-    return key.strip().lower().replace("_", "-")
+    return key.strip().lower().translate(_UNDERSCORE_AS_DASH)
 
 
 def rule_class(code: str) -> "RuleClass":
