@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Dict, Optional
 
+import pytest
+
 from conftest import run_in_process
 
 GOOD = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
@@ -97,6 +99,7 @@ HERMETIC_TESTS = [
 ]
 
 
+@pytest.mark.slow  # a pytest run of its own (~25 s); .ci/run's second call runs it
 def test_the_suite_is_hermetic_against_files_above_its_temporary_folder(tmp_path: Path) -> None:
     """A bad configuration file, a repository and a .gitignore ignoring every
     Python file, all above the temporary folder of a test session, change no
