@@ -96,7 +96,11 @@ class DataLoaderWithoutPinMemory(Rule):
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
-    loaders whose batches are never moved in the file, and files with no
+    loaders whose batches are never moved in the file (a value computed from
+    a batch, such as `images.float().cuda()`, is not the batch: a cast that
+    changes the dtype copies a new, unpinned tensor that pinning the loader
+    would not speed up, and the dtype is not known before the run; TL102
+    agrees), and files with no
     CUDA use at all (no `torch.cuda`, no `.cuda()`, no `"cuda"` device), such
     as code that only runs on the CPU or on Apple's `mps`.
 
