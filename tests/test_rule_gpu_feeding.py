@@ -183,6 +183,29 @@ for epoch in range(3):
 """
 
 
+@pytest.mark.parametrize("call, advice, fixed_call", [
+    ("make(data)", "pass `pin=True` here", "make(data, pin=True)"),
+    ("make(data, pin=False)", "pass `True` where this call passes `False`", "make(data, pin=True)"),
+])
+def test_tl202_at_a_helpers_call_names_what_that_call_can_change(call: str, advice: str, fixed_call: str) -> None:
+    """The helper hands its own parameter `pin` to `pin_memory`: the advice
+    names `pin` (or the `False` the call passes), as the fix does, never a
+    `pin_memory=` the helper does not take."""
+    source = f"""
+        import torch
+        from torch.utils.data import DataLoader
+        def make(data, pin=False):
+            return DataLoader(data, batch_size=8, pin_memory=pin)
+        loader = {call}
+        for x in loader:
+            x = x.cuda()
+    """
+    settings = Settings(select=("TL202",))
+    (found,) = torchlint.check_source(textwrap.dedent(source), "train.py", settings)
+    assert found.message.endswith(advice), found.message
+    assert f"loader = {fixed_call}" in fixed("TL202", source)
+
+
 def test_tl203_reports_a_loader_iterated_every_epoch_and_writes_the_guarded_flag_for_a_variable() -> None:
     assert lines("TL203", EPOCHS.format(workers=4)) == [3]
     assert "num_workers=4, persistent_workers=True)" in fixed("TL203", EPOCHS.format(workers=4))

@@ -376,16 +376,21 @@ class DataLoaderWithoutPinMemory(Rule):
                 wrapped.keyword("dataset").argument):
             return  # Accelerate would move an index tensor and strings
         fix: Optional[FixRequest] = None
+        # The advice names what this call can change: the `False` it passes, or the
+        # parameter (perhaps under another name) that the function hands to `pin_memory`.
+        advice = "pass `pin_memory=True` here"
         if pin.argument is not None:
             fix = self.replace(pin.argument, cst.Name("True"), Applicability.SAFE, "Pass `True`")
+            advice = "pass `True` where this call passes `False`"
         elif pin.settable is not None:
             fix = self.replace(wrapped.call, add_keyword(wrapped.call, pin.settable, cst.Name("True")),
                                Applicability.SAFE, f"Pass `{pin.settable}=True`")
+            advice = f"pass `{pin.settable}=True` here"
         what = "without `pin_memory`" if pin.value is None else "with `pin_memory=False`"
         self.report(
             wrapped.call,
             f"`{wrapped.name}(...)` builds a `DataLoader` {what} {self._where(moved, by_callee, by_framework)}: "
-            "every copy goes through a staging buffer; pass `pin_memory=True` here",
+            f"every copy goes through a staging buffer; {advice}",
             fix=fix,
             statement=self._statements.get(wrapped.call),
         )
