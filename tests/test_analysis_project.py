@@ -237,12 +237,17 @@ def test_a_damaged_stored_contribution_is_a_miss(tmp_path: Path) -> None:
     assert build(files, [callers_of((".eval(",))], store).calls == expected
 
 
-def test_a_file_cache_fingerprint_changes_only_with_its_own_callers() -> None:
+def test_the_digest_of_one_functions_callers_changes_only_with_those_calls() -> None:
+    """What a cache entry is keyed by: a lint that asked for `engine.evaluate`'s
+    callers depends on those calls, not on another function's."""
     before = index_of_sources({**CALLERS, "other.py": "def g():\n    return 1\n"})
     guarded = CALLERS["main.py"].replace("    evaluate(1)\n", "    pass\nevaluate(1)\n")
     after = index_of_sources({**CALLERS, "main.py": guarded, "other.py": "def g():\n    return 1\n"})
-    assert before.fingerprint_for("engine.py") != after.fingerprint_for("engine.py")
-    assert before.fingerprint_for("other.py") == after.fingerprint_for("other.py")
+    recorded = before.recording()
+    recorded.callers_of("engine.evaluate")
+    assert recorded.reads == {"calls:engine.evaluate"}
+    assert before.digest_of(recorded.reads) != after.digest_of(recorded.reads)
+    assert before.digest_of(["calls:other.g"]) == after.digest_of(["calls:other.g"])
 
 
 def test_relative_imports_are_made_absolute(tmp_path: Path) -> None:
@@ -405,7 +410,7 @@ def test_method_shapes_are_cached_and_change_the_fingerprint(tmp_path: Path) -> 
                                          "def zero_grad(self, set_to_none=False):\n        pass\nclass Flexible"))
     changed = build(files, [method_shapes("zero_grad")], store)
     assert changed.method("optim.wrap.Scheduled", "zero_grad") == MethodShape(("set_to_none",), 1)
-    assert changed.fingerprint_for(str(files[0])) != cold.fingerprint_for(str(files[0]))
+    assert changed.digest_of(["methods"]) != cold.digest_of(["methods"])
 
 
 def test_two_scripts_with_one_module_name_and_different_methods_give_none(tmp_path: Path) -> None:
@@ -478,7 +483,7 @@ def test_methods_called_anywhere_in_the_project(tmp_path: Path) -> None:
     without = build(files[1:], [method_called("half", "bfloat16", "float")])
     assert index.calls_method("half") and index.calls_method("float") and not index.calls_method("bfloat16")
     assert not without.calls_method("half")  # a name `half` is no call of a method
-    assert index.fingerprint_for(str(files[1])) != without.fingerprint_for(str(files[1]))
+    assert index.digest_of(["called"]) != without.digest_of(["called"])
 
 
 # -- one parse a file, and the per-file part in workers (issue 27) -----------------------

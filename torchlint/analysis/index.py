@@ -249,18 +249,6 @@ class ProjectIndex:
         """Changes whenever a fact changes."""
         return self.digest_of(READ_FIELDS)
 
-    def fingerprint_for(self, path: str) -> str:
-        """The facts one file's findings may depend on when nothing recorded
-        what its lint read: every fact, but of the calls only those of this
-        file's own functions from other modules.  An edit elsewhere that
-        changes neither keeps this file's cache entry valid."""
-        module = self.module_of(path)
-        if module is None or not self.calls:
-            return self.digest_of([f for f in READ_FIELDS if f != "calls"])
-        prefix = module + "."
-        own = [f"calls:{name}" for name in self.calls if name.startswith(prefix) and "." not in name[len(prefix):]]
-        return self.digest_of([*(f for f in READ_FIELDS if f != "calls"), *own])
-
     def recording(self) -> "RecordingIndex":
         """A copy of this index that records which facts are read from it."""
         return RecordingIndex(**{f.name: getattr(self, f.name) for f in fields(self) if f.init})
