@@ -155,6 +155,18 @@ def test_a_symlink_to_a_file_in_the_tree_is_linted_once(tmp_path: Path) -> None:
     assert found(tmp_path, tmp_path / "alias", tree) == ["alias/a.py", "alias/ext.py"]
 
 
+def test_files_named_one_by_one_through_linked_folders_and_links_are_linted_once(tmp_path: Path) -> None:
+    """Files given by name: one through a linked folder, one through a link to
+    the file, one through `..`, each the same file as a plainly named one."""
+    touch(tmp_path, "pkg/a.py", "pkg/b.py", "pkg/sub/c.py")
+    os.symlink(tmp_path / "pkg", tmp_path / "alias")
+    os.symlink("b.py", tmp_path / "pkg" / "link.py")
+    pkg = tmp_path / "pkg"
+    named = [tmp_path / "alias" / "a.py", pkg / "a.py", pkg / "link.py", pkg / "b.py",
+             pkg / "sub" / ".." / "sub" / "c.py", tmp_path / "alias" / "sub" / "c.py"]
+    assert found(tmp_path, *named) == ["alias/a.py", "alias/sub/c.py", "pkg/b.py"]
+
+
 def test_gitignore_brackets_git_rejects_match_nothing_instead_of_crashing(tmp_path: Path) -> None:
     from torchlint.source.gitignore import parse_line, verdict
 
