@@ -6,7 +6,6 @@ import importlib
 import json
 import os
 import select
-import shutil
 import sys
 from dataclasses import replace
 from functools import partial
@@ -516,6 +515,7 @@ def _check_stdin(resolver: SettingsResolver, stdin_filename: Optional[str], appl
     if len(data) > MAX_FILE_BYTES:
         if apply_fix:  # a filter never swallows its input: pass it all through
             _write_stdout_bytes(data)
+            import shutil  # only here: not on every run's import path
             shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
             sys.stdout.buffer.flush()
         message = f"standard input is over the {MAX_FILE_BYTES / 1e6:.0f} MB limit; skipped"

@@ -61,8 +61,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import shutil
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -427,6 +425,8 @@ class Cache:
         link at that name rather than writing through it.  OSError on failure."""
         mode = 0o640 if self.shared else 0o600
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        import secrets  # only where the cache writes: not on a warm run's import path
+
         while True:
             temporary = f".{name[:100]}.{secrets.token_hex(4)}.torchlint"
             try:
@@ -481,6 +481,8 @@ class Cache:
             pass
         except OSError:
             return None
+        import secrets  # only where the cache writes: not on a warm run's import path
+
         temporary = f".{_KEY_NAME}.{secrets.token_hex(4)}.torchlint"
         try:
             self._write_file(folder, temporary, secrets.token_hex(32).encode())
@@ -746,6 +748,8 @@ def clean(directory: Path) -> Cleaned:
     for name in os.listdir(directory):
         entry = directory / name
         if name in _FORMATS and entry.is_dir() and not entry.is_symlink():
+            import shutil  # only when cleaning
+
             shutil.rmtree(entry, ignore_errors=True)
         elif name.startswith(".") and name.endswith(".torchlint") and entry.is_file() and not entry.is_symlink():
             _unlink(entry)

@@ -31,11 +31,6 @@ if TYPE_CHECKING:
     from torchlint.lint.engine import LintConfig
     from torchlint.ruleapi.rule import RuleClass
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11
-    import tomli as tomllib
-
 CONFIG_FILENAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 MAX_CONFIG_BYTES = 1024 * 1024
 """Configuration and requirements files larger than this are not read."""
@@ -441,6 +436,11 @@ def path_matches(relative: str, pattern: str, parents_checked: bool = False) -> 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
     from torchlint.source.sourcefile import SourceError, read_regular
+
+    if sys.version_info >= (3, 11):  # imported only when a configuration file is read
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11
+        import tomli as tomllib
 
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES)

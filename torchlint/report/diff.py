@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import List, Optional, Sequence, Tuple
 
 from torchlint.model import Edit, Fix, apply_edits
@@ -28,6 +27,8 @@ def render_fix_diff(source: str, fix: Fix, style: Style) -> List[str]:
     if new == old:
         return []
     old_lines, new_lines = split_lines(old), split_lines(new)
+    import difflib  # only when a diff is shown: not on every run's import path
+
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     groups = list(matcher.get_grouped_opcodes(CONTEXT_LINES))
     offset = line_index(source).line_of(base) - 1
@@ -79,6 +80,8 @@ def _group_lines(
 
 def unified_diff(before: str, after: str, path: str) -> str:
     """A ``git diff``-style unified diff of one file."""
+    import difflib  # only when a diff is shown
+
     lines = difflib.unified_diff(split_lines(before), split_lines(after), f"a/{path}", f"b/{path}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)

@@ -15,7 +15,6 @@ import hashlib
 import importlib
 import json
 import os
-import pkgutil
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -145,6 +144,8 @@ def _rule_modules() -> Tuple["RuleClass", ...]:
     """The rules of ``torchlint.rules``, sorted by code (imported once)."""
     import torchlint.rules as package
     from torchlint.ruleapi.rule import Rule
+
+    import pkgutil  # only here: not on every run's import path
 
     found: Dict[str, RuleClass] = {}
     for info in pkgutil.iter_modules(package.__path__):

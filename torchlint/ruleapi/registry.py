@@ -8,7 +8,6 @@ Lookups by selector, name or alias answer from the rules' metadata
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
@@ -65,6 +64,7 @@ def suggest(selector: str) -> Optional[str]:
     key = selector.strip()
     codes = [rule.code for rule in rule_infos()] + sorted({a for rule in rule_infos() for a in rule.aliases})
     names = [rule.name for rule in rule_infos()]
+    import difflib  # only here: not on every run's import path
     close = difflib.get_close_matches(key.upper(), codes, n=1, cutoff=0.6) or difflib.get_close_matches(
         _as_name(key), names, n=1, cutoff=0.6
     )

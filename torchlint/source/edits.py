@@ -11,7 +11,6 @@ outside the node it replaces.
 from __future__ import annotations
 
 import bisect
-import difflib
 import io
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -371,6 +370,7 @@ class Located:
         line_offsets = [edit.start]
         for line in old_lines:
             line_offsets.append(line_offsets[-1] + len(line))
+        import difflib  # only here: not on every run's import path
         matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
         for tag, a0, a1, b0, b1 in matcher.get_opcodes():
             if tag == "equal":

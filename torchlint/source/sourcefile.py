@@ -15,7 +15,6 @@ import errno
 import hashlib
 import io
 import os
-import secrets
 import stat
 import tokenize
 from dataclasses import dataclass
@@ -296,6 +295,7 @@ def _temporary(target: Path, mode: int) -> "tuple[int, Path]":
     ending in .py, so no linter picks it up if it is ever left behind."""
     stem = target.name[:100]
     while True:
+        import secrets  # only here: not on every run's import path
         candidate = target.with_name(f".{stem}.{secrets.token_hex(4)}.torchlint")
         try:
             return os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), candidate
