@@ -37,7 +37,12 @@ class Tf32Off(Suggestion):
     first such call of a file that passes no `tf32` is reported, unless
     `use_cpu`, `no_cuda` or `use_mps_device` is passed, or
     `torch_compile=True` makes Transformers turn TF32 on itself (from
-    4.26, unless `fp16=True` without `bf16=True`).
+    4.26, unless `fp16=True` without `bf16=True`).  Arguments with
+    `fp16=True` or `bf16=True` are still reported: autocast runs most
+    matrix multiplications in half precision, so the gain is smaller, but
+    the float32 ones it leaves (code outside the autocast region, layers
+    kept in float32) still run at full float32 cost, and turning TF32 on
+    changes nothing else.
     Only arguments a Trainer reads are reported: those handed to a
     Transformers `Trainer` (`Seq2SeqTrainer`, a subclass, a TRL trainer) of
     the file, directly, through the file's functions and classes, or stored
