@@ -372,9 +372,11 @@ class SamplerWithoutSetEpoch(Rule):
 
     def _same(self, expr: cst.BaseExpression, text: str, home: FunctionNode, where: FunctionNode) -> bool:
         """``expr`` spells ``text`` and can mean the value bound to it in ``home``."""
-        if self.context.module.code_for_node(expr) != text:
-            return self._is_parameter(expr)
-        return where is home or text.startswith("self.") or isinstance(home, cst.Module)
+        if where is home or text.startswith("self.") or isinstance(home, cst.Module):
+            return self.context.module.code_for_node(expr) == text or self._is_parameter(expr)
+        # Another function: a parameter may receive them, whatever its name (the
+        # same name as the caller's local included).
+        return self._is_parameter(expr)
 
     def _is_parameter(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and any(
