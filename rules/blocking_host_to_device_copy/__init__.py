@@ -76,7 +76,9 @@ class BlockingHostToDeviceCopy(Rule):
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed
     to), unpacking,
-    subscripts, `.items()`/`.values()` and `next(iter(loader))`.
+    subscripts, `.items()`/`.values()`, `next(iter(loader))` and a batch
+    drawn by hand from a stored iterator (`it = enumerate(loader)`, then
+    `next(it)` or `it.__next__()`).
 
     Not reported: a loader whose `pin_memory` is a variable, copies to the
     CPU (`.cpu()`, `.to("cpu")`), a call that passes `non_blocking` in any
