@@ -1240,27 +1240,29 @@ def _consumer(
     afterwards (reassigned, or returned, on every branch), and, for an ``if``
     without ``else`` (when ``conditional``), its test."""
     if isinstance(statement, cst.If):
-        if any(isinstance(node, cst.Name) and node.value == variable for node, _ in walk(statement.test)):
-            return None
-        branches: List[cst.BaseSuite] = [statement.body]
-        orelse = statement.orelse
-        if isinstance(orelse, cst.If):
-            return _elif_consumer(statement, variable, target)
-        if isinstance(orelse, cst.Else):
-            branches.append(orelse.body)
-        elif not conditional:
-            return None
         found: Set[str] = set()
-        for branch in branches:
-            if not isinstance(branch, cst.IndentedBlock) or not branch.body:
+        current: Optional[Union[cst.If, cst.Else]] = statement
+        while current is not None:
+            if isinstance(current, cst.If) and any(
+                    isinstance(node, cst.Name) and node.value == variable for node, _ in walk(current.test)):
                 return None
-            inner = _consumer(branch.body[0], variable, target, False)
+            body = current.body
+            if not isinstance(body, cst.IndentedBlock) or not body.body:
+                return None
+            inner = _consumer(body.body[0], variable, target, False)
             if inner is None or not inner[1]:
                 return None
             found.add(inner[0])
+            if isinstance(current, cst.Else) or current.orelse is None:
+                break
+            current = current.orelse
         if len(found) != 1:
             return None
-        return found.pop(), True, statement.test if orelse is None else None
+        if isinstance(current, cst.If):  # no `else`: the norm follows only when the test holds
+            if not conditional or current is not statement:
+                return None  # an `elif` chain: more than one test
+            return found.pop(), True, statement.test
+        return found.pop(), True, None
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
@@ -1288,31 +1290,6 @@ def _consumer(
         isinstance(t.target, cst.Name) and t.target.value == variable for t in small.targets
     )
     return result, reassigned or isinstance(small, cst.Return), None
-
-
-def _elif_consumer(
-    statement: cst.If, variable: str, target: Callable[[cst.BaseExpression], Optional[str]],
-) -> Optional[Tuple[str, bool, Optional[cst.BaseExpression]]]:
-    """An ``if``/``elif``/``else`` chain every branch of which starts by passing ``variable`` to the same target."""
-    found: Set[str] = set()
-    current: Optional[Union[cst.If, cst.Else]] = statement
-    while current is not None:
-        body = current.body
-        if not isinstance(body, cst.IndentedBlock) or not body.body:
-            return None
-        inner = _consumer(body.body[0], variable, target, False)
-        if inner is None or not inner[1]:
-            return None
-        found.add(inner[0])
-        if isinstance(current, cst.Else):
-            break
-        if any(isinstance(node, cst.Name) and node.value == variable for node, _ in walk(current.test)):
-            return None
-        orelse = current.orelse
-        if orelse is None:
-            return None
-        current = orelse
-    return (found.pop(), True, None) if len(found) == 1 else None
 
 
 def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
