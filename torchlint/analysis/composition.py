@@ -13,6 +13,7 @@ linked across files), or from this file's own classes.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -147,8 +148,9 @@ class Element:
     last: bool = False
     """Known to be the container's last entry (what ``[-1]`` reads)."""
     inner: Optional[Tuple["Element", ...]] = None
-    """For an entry that is itself a ``ModuleList`` built as a display or a
-    comprehension (``nn.ModuleList([nn.Conv2d(...) for _ in range(k)])``): its layers."""
+    """For an entry that is itself a container built in place, as
+    :meth:`Composition._container_start` reads one
+    (``nn.ModuleList([nn.Conv2d(...) for _ in range(k)])``): its layers."""
 
 
 @dataclass(frozen=True)
@@ -437,7 +439,7 @@ class Composition:
             inner = self._container_start(use.call.args[0].value, nested=False)
             elements.append(Element(layer, inner=tuple(inner) if inner else None))
         if appends and not returns_in_init and self._runs_last(appends[-1], [u for u in appends[:-1]]):
-            elements[-1] = Element(elements[-1].layer, elements[-1].key, True)
+            elements[-1] = dataclasses.replace(elements[-1], last=True)
         return tuple(elements)
 
     def _container_start(self, value: Optional[cst.BaseExpression], nested: bool = True) -> Optional[List[Element]]:
