@@ -151,9 +151,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     output may be reshaped on the way, `self.bn(self.fc(x).view(-1, 64))`,
     when the view's last size is a known integer equal to the layer's
     `out_features`: each row is then one row of the output, so the norm's
-    channels are the layer's features.  An attribute assigned in branches
-    no run takes together (`if`/`elif`/`else` in `__init__`), a layer that
-    keeps its bias in each, is reported in each.  Only the pair matters: an activation, dropout, pooling
+    channels are the layer's features.  An attribute that `__init__`
+    assigns in branches no run takes together (`if`/`elif`/`else`) is
+    followed when every branch builds such a layer with its bias on; each
+    of them is reported.  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
     channel counts known to differ (literals, or names assigned only
     literals).
@@ -199,8 +200,8 @@ class ConvBiasBeforeBatchNorm(Rule):
     be given a local name first (`bn = self.bns[i]`, then `bn(conv(x))`,
     where the name is bound once and given before the call in the same
     block), and containers of containers may be paired two indices deep
-    (`self.bn_blocks[i][j]` after `self.conv_blocks[i][j]`, each filled
-    with `nn.ModuleList([...])`).  A norm that follows only under `if
+    (`self.bn_blocks[i][j]` after `self.conv_blocks[i][j]`, each entry an
+    `nn.ModuleList([<layer> for ...])`).  A norm that follows only under `if
     self.<flag>:` (no `else`) is reported with the fix `bias=not
     self.<flag>` when `__init__` assigns the flag once, in its own body,
     before it builds the layers (and nothing else assigns it); a flag that
