@@ -132,3 +132,54 @@ def test_an_enumerate_loop_names_the_items_and_their_positions() -> None:
     uses = _members(source, "Net")["blocks"].uses
     assert [(use.kind, use.variable, use.index) for use in uses] == [
         (UseKind.ENUMERATE, "block", "i"), (UseKind.OTHER, None, None)]
+
+
+NESTED = """
+    from torch import nn
+
+    class Stages(nn.Module):
+        def __init__(self, stages, depth, c, kind):
+            super().__init__()
+            self.blocks = nn.ModuleList()
+            for _ in range(stages):
+                self.blocks.append(nn.ModuleList([nn.Conv2d(c, c, 3) for _ in range(depth)]))
+            self.norms = nn.ModuleList([nn.ModuleList([nn.BatchNorm2d(c) for _ in range(depth)]) for _ in range(stages)])
+            if kind:
+                self.stem = nn.Conv2d(3, c, 3)
+            else:
+                self.stem = nn.Conv2d(3, c, 5)
+
+        def forward(self, x):
+            for i in range(len(self.blocks)):
+                for j in range(len(self.blocks[i])):
+                    norm = self.norms[i][j]
+                    x = norm(self.blocks[i][j](x))
+            return x
+"""
+
+
+def test_containers_of_containers_read_two_indices_deep() -> None:
+    members = _members(NESTED, "Stages")
+    blocks = members["blocks"]
+    assert blocks.elements is not None and len(blocks.elements) == 1
+    inner = blocks.elements[0].inner
+    assert inner is not None and inner[0].layer is not None and inner[0].layer.qualified == "torch.nn.Conv2d"
+    norms = members["norms"].elements
+    assert norms is not None and norms[0].inner is not None
+    assert norms[0].inner[0].layer is not None and norms[0].inner[0].layer.qualified == "torch.nn.BatchNorm2d"
+    calls = [(use.index, use.depth) for use in blocks.uses if use.kind is UseKind.INDEXED_CALL]
+    assert calls == [("i][j", 2)]
+    assert [(use.index, use.depth) for use in blocks.uses if use.kind is UseKind.LEN] == [(None, 1), ("i", 1)]
+
+
+def test_an_entry_given_a_local_name_is_an_alias_use() -> None:
+    uses = _members(NESTED, "Stages")["norms"].uses
+    aliases = [use for use in uses if use.kind is UseKind.INDEXED_ALIAS]
+    assert [(use.variable, use.index, use.depth) for use in aliases] == [("norm", "i][j", 2)]
+
+
+def test_every_assignment_of_an_attribute_is_kept_in_order() -> None:
+    stem = _members(NESTED, "Stages")["stem"]
+    assert stem.value is None
+    assert [cst.Module([]).code_for_node(value) for value, _ in stem.entries if value is not None] == [
+        "nn.Conv2d(3, c, 3)", "nn.Conv2d(3, c, 5)"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Set
 
 import libcst as cst
 
 from torchlint.data import apidata
 from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import loading_words
+from torchlint.analysis.summaries import loading_words, moving_words
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -76,7 +76,20 @@ class BlockingHostToDeviceCopy(Rule):
     `enumerate`, `tqdm`, `zip`, a project generator such as a logger's
     `log_every(loader, n)`, and a function of the file the loader is passed
     to), unpacking,
-    subscripts, `.items()`/`.values()` and `next(iter(loader))`.
+    subscripts, `.items()`/`.values()`, `next(iter(loader))` and a batch
+    drawn by hand from a stored iterator (`it = enumerate(loader)`, then
+    `next(it)` or `it.__next__()`).
+
+    A pinned loader (or one of its batches) handed to a function of another
+    module of the project that copies the batches without `non_blocking`
+    (`train_one_epoch(model, train_loader, optimizer)` in a driver, with
+    `x, y = x.cuda(), y.cuda()` in the epoch function's loop) is reported
+    at that call, without a fix: the copies to change are in the other
+    module, and that module's own report cannot know that its callers pin
+    the loader.  There the function's copies count as its summary sees them
+    (items drawn from the parameter, their parts, not values computed from
+    them); a later in-place change of the source inside that function is
+    not looked for.
 
     Not reported: a loader whose `pin_memory` is a variable, copies to the
     CPU (`.cpu()`, `.to("cpu")`), a call that passes `non_blocking` in any
@@ -131,7 +144,7 @@ class BlockingHostToDeviceCopy(Rule):
     code = "TL102"
     name = "blocking-host-to-device-copy"
     summary = "a pinned batch is copied to the GPU without `non_blocking=True`"
-    fix_availability = FixAvailability.ALWAYS
+    fix_availability = FixAvailability.SOMETIMES
     fix_summary = "safe: `non_blocking=True`"
     torch_range = TorchRange(note="`non_blocking` exists in every release (named `async` before 0.4)")
     trigger_words = apidata.loader_words()
@@ -141,10 +154,11 @@ class BlockingHostToDeviceCopy(Rule):
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
         (``pin_memory`` may be passed by position, so its word is not required)."""
-        built = facts.mentions(loading_words(facts.project.summaries if facts.project is not None else None))
-        return (
+        summaries = facts.project.summaries if facts.project is not None else None
+        built = facts.mentions(loading_words(summaries))
+        return bool(
             (built or facts.imports_torch and facts.mentions(apidata.loader_words()))
-            and not facts.called_attributes.isdisjoint(("cuda", "to"))
+            and (not facts.called_attributes.isdisjoint(("cuda", "to")) or facts.mentions(moving_words(summaries)))
         )
 
     valid = (
@@ -242,10 +256,13 @@ class BlockingHostToDeviceCopy(Rule):
             self._loaders = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not (self._loaders and self._statements):
+        if not self._loaders:
             return
         loaders = self.facts.loaders
         pinned: Dict[cst.Call, bool] = {}
+        self._handed(loaders, pinned)
+        if not self._statements:
+            return
         for move in loaders.moves():
             if move.settled or move.call not in self._statements:
                 continue
@@ -262,6 +279,25 @@ class BlockingHostToDeviceCopy(Rule):
                 fix=self.replace(move.call, add_keyword(move.call, "non_blocking", cst.Name("True")),
                                  Applicability.SAFE, "Pass `non_blocking=True`"),
                 statement=self._statements[move.call],
+            )
+
+    def _handed(self, loaders: Loaders, pinned: Dict[cst.Call, bool]) -> None:
+        """A pinned loader (or one of its batches) handed to another module's
+        function that copies the batches without ``non_blocking``, as its
+        summary says (``train_one_epoch(model, loader, optimizer)``): reported
+        at the call, without a fix, since the copy is in the other module."""
+        reported: Set[cst.Call] = set()
+        for handed in loaders.handed_moves():
+            if not handed.blocking or handed.call in reported:
+                continue
+            if not all(pinned.setdefault(l, self._pins(l)) for l in loaders.decided(handed.loaders)):
+                continue
+            reported.add(handed.call)
+            name = self.names.call_name(handed.call) or self.context.module.code_for_node(handed.call.func)
+            self.report(
+                handed.call,
+                f"`{name}` copies batches from a loader with `pin_memory=True` to the GPU and waits for "
+                "each copy; pass `non_blocking=True` to its `.cuda()`/`.to(...)` calls",
             )
 
     def _pins(self, loader: cst.Call) -> bool:

@@ -146,7 +146,15 @@ class ConvBiasBeforeBatchNorm(Rule):
     an `nn.Sequential(...)`, of a layer list (`[...]`, `append`, `+=`,
     `nn.ModuleList([...])`, an `OrderedDict`), or, inside a module class,
     `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
-    `x = self.bn(x)`.  Only the pair matters: an activation, dropout, pooling
+    `x = self.bn(x)` (or by an `if`/`elif`/`else` every branch of which
+    starts with `x = self.bn(x)` or `return self.bn(x)`).  A linear layer's
+    output may be reshaped on the way, `self.bn(self.fc(x).view(-1, 64))`,
+    when the view's last size is a known integer equal to the layer's
+    `out_features`: each row is then one row of the output, so the norm's
+    channels are the layer's features.  An attribute that `__init__`
+    assigns in branches no run takes together (`if`/`elif`/`else`) is
+    followed when every branch builds such a layer with its bias on; each
+    of them is reported.  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
     channel counts known to differ (literals, or names assigned only
     literals).
@@ -188,8 +196,17 @@ class ConvBiasBeforeBatchNorm(Rule):
     `for fc, bn in zip(self.fcs, self.bns): h = bn(fc(h))` (also under
     `enumerate`), `for i, fc in enumerate(self.fcs): h = self.bns[i](fc(h))`,
     `self.norms[k](self.convs[k](x))` for two `ModuleDict`s, and
-    `self.layers["bn"](self.layers["conv"](x))` within one.  A loop's names
-    must be bound nowhere else in the function.  A `self.fcs[-1](h)` call is allowed when the last entry is
+    `self.layers["bn"](self.layers["conv"](x))` within one.  An entry may
+    be given a local name first (`bn = self.bns[i]`, then `bn(conv(x))`,
+    where the name is bound once and given before the call in the same
+    block), and containers of containers may be paired two indices deep
+    (`self.bn_blocks[i][j]` after `self.conv_blocks[i][j]`, each entry an
+    `nn.ModuleList([<layer> for ...])`).  A norm that follows only under `if
+    self.<flag>:` (no `else`) is reported with the fix `bias=not
+    self.<flag>` when `__init__` assigns the flag once, in its own body,
+    before it builds the layers (and nothing else assigns it); a flag that
+    `forward` receives, or one set after the layers, keeps the report away.
+    A loop's names must be bound nowhere else in the function.  A `self.fcs[-1](h)` call is allowed when the last entry is
     appended by its own statement, outside loops and branches the others are
     not in; that entry is then not reported.  A container also iterated on
     its own, passed on or changed elsewhere, or read with different indices
@@ -753,11 +770,10 @@ class ConvBiasBeforeBatchNorm(Rule):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         members = self.facts.composition.members(original_node)
         for member in members.values():
-            producer = self._layer(member.value, follow_names=False)
-            if producer is None or producer[0] != "producer":
+            producers = self._member_producers(member)
+            if not producers:
                 continue
-            assert isinstance(producer[1], _Producer)
-            norms = self._flows(member.uses)
+            norms = self._flows(member.uses, [(p[1], p[2]) for p in producers])
             if not norms:
                 continue
             ok = True
@@ -769,40 +785,87 @@ class ConvBiasBeforeBatchNorm(Rule):
                     ok = False
                     break
                 assert isinstance(norm[1], _Norm)
-                if not self._compatible(producer[1], producer[2], norm[1], norm[2]):
-                    ok = False
-                    break
+                for producer in producers:
+                    assert isinstance(producer[1], _Producer)
+                    if not self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                        ok = False
                 norm_kind = norm[1]
             if ok and norm_kind is not None:
-                self._report(producer[1], producer[2], norm_kind, member.statement)
-        self._paired_lists(members)
+                for producer in producers:
+                    assert isinstance(producer[1], _Producer)
+                    self._report(producer[1], producer[2], norm_kind, producer[3])
+        self._paired_lists(members, original_node)
         self._keyed_layers(members)
 
-    def _paired_lists(self, members: Mapping[str, Member]) -> None:
+    def _member_producers(self, member: Member) -> List[_Layer]:
+        """The layers a ``self`` attribute holds: its one assignment, or, when
+        it is assigned in branches no run takes together (``if``/``elif``/
+        ``else`` in ``__init__``), every one of them, each a producer."""
+        if member.value is not None:
+            producer = self._layer(member.value, follow_names=False)
+            if producer is None or producer[0] != "producer":
+                return []
+            return [("producer", producer[1], producer[2], member.statement)]
+        entries = member.entries
+        if len(entries) < 2 or any(value is None or statement is None for value, statement in entries):
+            return []
+        found: List[_Layer] = []
+        for value, statement in entries:
+            producer = self._layer(value, follow_names=False)
+            if producer is None or producer[0] != "producer":
+                return []
+            found.append(("producer", producer[1], producer[2], statement))
+        flow = self.facts.flow
+        for index, (_, first) in enumerate(entries):
+            for _, second in entries[index + 1:]:
+                assert first is not None and second is not None
+                if not flow.exclusive(first, second):
+                    return []
+        return found
+
+    def _paired_lists(self, members: Mapping[str, Member], node: cst.ClassDef) -> None:
         """``self.bns[i](self.fcs[i](h))`` and ``for fc, bn in zip(self.fcs,
         self.bns): h = bn(fc(h))``: two layer containers that ``__init__``
         builds, every call of one's layers going straight into the other's
         layer at the same index (a ``[-1]`` call reads only the entry known to
-        be appended last, which is then left alone)."""
+        be appended last, which is then left alone).  An entry may be read
+        through a local name (``bn = self.bns[i]``), two levels deep when
+        both containers hold containers (``self.convs[i][j]``), and the norm
+        may follow under ``if self.<flag>:`` only (the fix is then ``bias=not self.<flag>``)."""
         lists: Dict[str, List[Optional[_Layer]]] = {}
         for name, member in members.items():
             if member.elements is None or not member.elements:
                 continue
             if any(use.kind not in _LIST_USES for use in member.uses):
                 continue  # iterated, passed on, changed: what its layers meet is not known
-            lists[name] = [self._classify(element.layer) for element in member.elements]
+            depths = {use.depth for use in member.uses
+                      if use.kind in (UseKind.INDEXED_CALL, UseKind.INDEXED_ALIAS)}
+            if depths == {2}:
+                if any(use.kind in (UseKind.ZIP, UseKind.ENUMERATE) for use in member.uses):
+                    continue
+                inner = [element.inner for element in member.elements]
+                if any(entries is None for entries in inner):
+                    continue
+                lists[name] = [self._classify(entry.layer) for entries in inner if entries is not None
+                               for entry in entries]
+            elif depths <= {1}:
+                lists[name] = [self._classify(element.layer) for element in member.elements]
+        aliases = self._aliases(members)
         for name, layers in lists.items():
             member = members[name]
             elements = member.elements
             assert elements is not None
             targets: Set[Optional[str]] = set()
+            tests: List[cst.BaseExpression] = []
             skip_last = False
             for use in member.uses:
                 if use.kind is UseKind.INDEXED_CALL:
-                    if use.index == "-1" and elements[-1].last:
+                    if use.index == "-1" and use.depth == 1 and elements[-1].last:
                         skip_last = True
                         continue
-                    targets.add(self._indexed_target(use))
+                    targets.add(self._indexed_target(use, aliases, tests))
+                elif use.kind is UseKind.INDEXED_ALIAS:
+                    targets.add(self._alias_target(use, aliases, tests))
                 elif use.kind is UseKind.ZIP:
                     partners = {variable: attr for attr, variable in use.partners}
                     targets.add(self._loop_target(
@@ -810,11 +873,14 @@ class ConvBiasBeforeBatchNorm(Rule):
                 elif use.kind is UseKind.ENUMERATE:
                     assert use.index is not None and isinstance(use.node.value, cst.Name)
                     targets.add(self._loop_target(use, {use.index: ""}, functools.partial(
-                        _subscripted, receiver=use.node.value.value, index=use.index,
-                        code=self.context.module.code_for_node)))
+                        self._entry_of, receiver=use.node.value.value, index=use.index, aliases=aliases),
+                        tests))
             norm_attr = targets.pop() if len(targets) == 1 else None
             norms = lists.get(norm_attr) if norm_attr is not None else None
             if not norms or any(norm is None or norm[0] != "norm" for norm in norms):
+                continue
+            test = self._class_test(tests, members, layers, node)
+            if tests and test is None:
                 continue
             paired = layers[:-1] if skip_last else layers
             if not paired or any(layer is None or layer[0] != "producer" for layer in paired):
@@ -827,18 +893,123 @@ class ConvBiasBeforeBatchNorm(Rule):
                     if self._compatible(producer[1], producer[2], norm[1], norm[2]):
                         kinds.append(norm[1])
                 if len(kinds) == len(norms):
-                    self._report(producer[1], producer[2], kinds[0], producer[3])
+                    self._report(producer[1], producer[2], kinds[0], producer[3], test)
 
-    def _indexed_target(self, use: Use) -> Optional[str]:
+    def _class_test(self, tests: Sequence[cst.BaseExpression], members: Mapping[str, Member],
+                    layers: Sequence[Optional[_Layer]], node: cst.ClassDef) -> Optional[cst.BaseExpression]:
+        """The one test under which the norm follows, when it can be moved to the
+        layers' constructors: ``self.<flag>`` (or ``not self.<flag>``) in every
+        use, the attribute assigned once, by a statement of ``__init__``'s own
+        body (no branch, no loop) written before every layer is built."""
+        if not tests:
+            return None
+        code = self.context.module.code_for_node
+        texts = {code(test) for test in tests}
+        if len(texts) != 1:
+            return None
+        test = tests[0]
+        attribute = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            else test
+        if not isinstance(attribute, cst.Attribute) or not isinstance(attribute.value, cst.Name) or attribute.lpar:
+            return None
+        member = members.get(attribute.attr.value)
+        if member is None or member.value is None or len(member.entries) != 1 or member.statement is None:
+            return None
+        init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+                    None)
+        if init is None or not isinstance(init.body, cst.IndentedBlock) \
+                or not any(statement is member.statement for statement in init.body.body):
+            return None
+        positions = self.facts.positions
+        assigned = positions[member.statement].end.line
+        end = positions[init].end.line
+        for layer in layers:
+            if layer is None or not assigned < positions[layer[2]].start.line <= end:
+                return None
+        return test
+
+    def _aliases(self, members: Mapping[str, Member]) -> "Dict[int, _Alias]":
+        """The local names given one entry of a layer container
+        (``bn = self.bns[i]``), by their assignment; only where the
+        index's names are bound once in the function (the index the entry
+        was read with is the one they hold later)."""
+        found: Dict[int, _Alias] = {}
+        scopes = self.facts.scopes
+        for name, member in members.items():
+            for use in member.uses:
+                if use.kind is not UseKind.INDEXED_ALIAS:
+                    continue
+                subscript: Optional[cst.CSTNode] = use.parent_of.get(id(use.node))
+                while isinstance(subscript, cst.Subscript) and isinstance(use.parent_of.get(id(subscript)), cst.Subscript):
+                    subscript = use.parent_of.get(id(subscript))
+                assign = use.parent_of.get(id(subscript)) if subscript is not None else None
+                statement = use.parent_of.get(id(assign)) if assign is not None else None
+                if not isinstance(assign, cst.Assign) or not isinstance(statement, cst.SimpleStatementLine) \
+                        or not isinstance(assign.targets[0].target, cst.Name):
+                    continue
+                target = assign.targets[0].target
+                if len(scopes.resolve(target)) != 1:
+                    continue
+                stable = all(len(scopes.resolve(n)) == 1 for n, _ in walk(assign.value)
+                             if isinstance(n, cst.Name) and n is not use.node.value
+                             and not isinstance(use.parent_of.get(id(n)), cst.Attribute))
+                if stable:
+                    found[id(assign)] = _Alias(name, use, statement, target)
+        return found
+
+    def _entry_of(self, func: cst.BaseExpression, receiver: str, index: str,
+                  aliases: "Mapping[int, _Alias]") -> Optional[str]:
+        """``B`` when ``func`` is ``self.B[<index>]`` (the same index text, ``i][j``
+        two levels deep), or a local name given that entry (``bn = self.B[i]``)
+        by a statement that runs before ``func``'s in the same block."""
+        if isinstance(func, cst.Name):
+            bindings = self.facts.scopes.resolve(func)
+            alias = aliases.get(id(bindings[0].node)) if len(bindings) == 1 else None
+            if alias is None or alias.use.index != index or not _runs_before(alias.statement, func, alias.use.parent_of):
+                return None
+            return alias.attribute
+        levels: List[str] = []
+        code = self.context.module.code_for_node
+        while isinstance(func, cst.Subscript) and len(levels) < 2:
+            levels.insert(0, "".join(code(e) for e in func.slice))
+            func = func.value
+        if "][".join(levels) != index:
+            return None
+        return _self_attribute(func, receiver)
+
+    def _indexed_target(self, use: Use, aliases: "Mapping[int, _Alias]",
+                        tests: Optional[List[cst.BaseExpression]] = None) -> Optional[str]:
         """``B`` when the call ``self.A[i](...)`` goes straight into ``self.B[i]``."""
         assert use.call is not None and use.index is not None and isinstance(use.node.value, cst.Name)
         receiver = use.node.value.value
-        code = self.context.module.code_for_node
         return _flow_target(use.call, receiver, use.parent_of, self._read_once,
-                            functools.partial(_subscripted, receiver=receiver, index=use.index, code=code))
+                            functools.partial(self._entry_of, receiver=receiver, index=use.index, aliases=aliases),
+                            tests=tests)
+
+    def _alias_target(self, use: Use, aliases: "Mapping[int, _Alias]",
+                      tests: List[cst.BaseExpression]) -> Optional[str]:
+        """``B`` when every call of the local name ``a = self.A[i]`` goes straight into ``self.B[i]``."""
+        assert use.variable is not None and use.index is not None and isinstance(use.node.value, cst.Name)
+        alias = next((a for a in aliases.values() if a.use is use), None)
+        if alias is None:
+            return None
+        receiver = use.node.value.value
+        scopes = self.facts.scopes
+        scope = scopes.name_scope(alias.target)
+        references = scopes.references(scope, use.variable) if scope is not None else ()
+        found: Set[Optional[str]] = set()
+        for reference in references:
+            parent = use.parent_of.get(id(reference))
+            if not isinstance(parent, cst.Call) or parent.func is not reference \
+                    or not _runs_before(alias.statement, reference, use.parent_of):
+                return None
+            found.add(_flow_target(parent, receiver, use.parent_of, self._read_once, functools.partial(
+                self._entry_of, receiver=receiver, index=use.index, aliases=aliases), tests=tests))
+        return found.pop() if len(found) == 1 else None
 
     def _loop_target(self, use: Use, partners: Mapping[str, str],
-                     target_of: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+                     target_of: Callable[[cst.BaseExpression], Optional[str]],
+                     tests: Optional[List[cst.BaseExpression]] = None) -> Optional[str]:
         """``B`` when every read of the loop's name for this list's items is a
         call going straight into the layer ``target_of`` names: ``b`` in ``for
         a, b in zip(self.A, self.B)``, ``self.B[i]`` in ``for i, a in
@@ -868,7 +1039,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                 continue
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return None
-            found.add(_flow_target(parent, "", use.parent_of, self._read_once, target_of))
+            found.add(_flow_target(parent, "", use.parent_of, self._read_once, target_of, tests=tests))
         return found.pop() if len(found) == 1 else None
 
     def _keyed_layers(self, members: Mapping[str, Member]) -> None:
@@ -920,7 +1091,7 @@ class ConvBiasBeforeBatchNorm(Rule):
 
         return _flow_target(use.call, receiver, use.parent_of, self._read_once, key_of)
 
-    def _flows(self, uses: Sequence[Use]) -> List[str]:
+    def _flows(self, uses: Sequence[Use], producers: Sequence[Tuple[Union[_Producer, _Norm], cst.Call]]) -> List[str]:
         """The norm attributes every use of a layer attribute feeds; [] if some use does not."""
         targets: List[str] = []
         for use in uses:
@@ -929,14 +1100,53 @@ class ConvBiasBeforeBatchNorm(Rule):
             if use.kind is not UseKind.CALL:
                 return []
             assert use.call is not None and isinstance(use.node.value, cst.Name)
-            target = _flow_target(use.call, use.node.value.value, use.parent_of, self._read_once)
+            target = _flow_target(use.call, use.node.value.value, use.parent_of, self._read_once,
+                                  keeps_features=lambda view: all(self._keeps_features(view, p, c) for p, c in producers))
             if target is None:
                 return []
             targets.append(target)
         return targets
 
+    def _keeps_features(self, view: cst.Call, producer: Union[_Producer, _Norm], call: cst.Call) -> bool:
+        """``.view(n, F)``/``.reshape(n, F)`` of a linear layer's output whose
+        ``out_features`` is ``F`` (both known integers): each row of the result is one
+        row of the output, so the batch norm's channels are the layer's output features."""
+        if not isinstance(producer, _Producer) or producer.dim != 1 or not producer.out_keyword:
+            return False
+        if len(view.args) != 2 or any(arg.keyword is not None or arg.star for arg in view.args):
+            return False
+        out = _argument(call, producer.signature, producer.out_keyword)
+        values = self.facts.values
+        size = values.int_constant(out) if out is not None else None
+        return size is not None and values.int_constant(view.args[1].value) == size
 
-_LIST_USES = (UseKind.APPEND, UseKind.INDEXED_CALL, UseKind.LEN, UseKind.ZIP, UseKind.ENUMERATE)
+
+_LIST_USES = (UseKind.APPEND, UseKind.INDEXED_CALL, UseKind.INDEXED_ALIAS, UseKind.LEN, UseKind.ZIP,
+              UseKind.ENUMERATE)
+
+
+@dataclass(frozen=True)
+class _Alias:
+    """``bn = self.bns[i]``: a local name for one entry of a layer container."""
+
+    attribute: str
+    use: Use
+    statement: cst.SimpleStatementLine
+    target: cst.Name
+
+
+def _runs_before(statement: cst.SimpleStatementLine, node: cst.CSTNode, parent_of: Mapping[int, cst.CSTNode]) -> bool:
+    """``statement`` sits in a block that also holds ``node``, in a later statement of it."""
+    block = parent_of.get(id(statement))
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    current: Optional[cst.CSTNode] = node
+    while current is not None and parent_of.get(id(current)) is not block:
+        current = parent_of.get(id(current))
+    if current is None:
+        return False
+    body = list(block.body)
+    return any(s is statement for s in body[:next(i for i, s in enumerate(body) if s is current)])
 
 
 def _string_key(index: Optional[str]) -> Optional[str]:
@@ -971,13 +1181,27 @@ def _inside(node: cst.CSTNode, block: cst.CSTNode, parent_of: Mapping[int, cst.C
 def _flow_target(
     call: cst.Call, receiver: str, parent_of: Mapping[int, cst.CSTNode], read_once: Callable[[cst.Name], bool],
     target_of: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None,
+    keeps_features: Optional[Callable[[cst.Call], bool]] = None,
+    tests: Optional[List[cst.BaseExpression]] = None,
 ) -> Optional[str]:
     """The attribute ``B`` when the output of ``call`` goes straight into
-    ``self.B(...)`` (``target_of``: what else counts, ``self.B[i]``)."""
+    ``self.B(...)`` (``target_of``: what else counts, ``self.B[i]``): as its
+    argument, or through a variable the next statement passes to it (in
+    every branch of an ``if``/``elif``/``else`` that starts with it).  With
+    ``keeps_features``, a ``.view(...)``/``.reshape(...)`` of the output it
+    accepts may sit in between; with ``tests``, the next statement may be an
+    ``if`` without ``else`` whose body starts with the call of ``B``: its test is
+    added to ``tests`` (the norm follows only when it holds)."""
     def target(func: cst.BaseExpression) -> Optional[str]:
         return target_of(func) if target_of is not None else _self_attribute(func, receiver)
 
     parent = parent_of.get(id(call))
+    if keeps_features is not None and isinstance(parent, cst.Attribute) and parent.value is call \
+            and parent.attr.value in ("view", "reshape"):
+        view = parent_of.get(id(parent))
+        if not (isinstance(view, cst.Call) and view.func is parent and keeps_features(view)):
+            return None
+        call, parent = view, parent_of.get(id(view))
     if isinstance(parent, cst.Arg):
         outer = parent_of.get(id(parent))
         if isinstance(outer, cst.Call) and len(outer.args) == 1 and parent.keyword is None:
@@ -996,14 +1220,57 @@ def _flow_target(
     index = next(i for i, statement in enumerate(body) if statement is line)
     if index + 1 >= len(body):
         return None
-    following = body[index + 1]
-    if not isinstance(following, cst.SimpleStatementLine) or len(following.body) != 1:
+    consumed = _consumer(body[index + 1], variable.value, target, tests is not None)
+    if consumed is None:
         return None
-    small = following.body[0]
-    found: Optional[str] = None
+    found, dead, test = consumed
+    if test is not None:
+        assert tests is not None
+        tests.append(test)
+    if dead or read_once(variable):
+        return found
+    return None
+
+
+def _consumer(
+    statement: cst.BaseStatement, variable: str, target: Callable[[cst.BaseExpression], Optional[str]],
+    conditional: bool,
+) -> Optional[Tuple[str, bool, Optional[cst.BaseExpression]]]:
+    """What ``statement`` passes ``variable`` (read there once, as the only
+    argument of a call) to: the target, whether the variable's value is dead
+    afterwards (reassigned, or returned, on every branch), and, for an ``if``
+    without ``else`` (when ``conditional``), its test."""
+    if isinstance(statement, cst.If):
+        found: Set[str] = set()
+        current: Optional[Union[cst.If, cst.Else]] = statement
+        while current is not None:
+            if isinstance(current, cst.If) and any(
+                    isinstance(node, cst.Name) and node.value == variable for node, _ in walk(current.test)):
+                return None
+            body = current.body
+            if not isinstance(body, cst.IndentedBlock) or not body.body:
+                return None
+            inner = _consumer(body.body[0], variable, target, False)
+            if inner is None or not inner[1]:
+                return None
+            found.add(inner[0])
+            if isinstance(current, cst.Else) or current.orelse is None:
+                break
+            current = current.orelse
+        if len(found) != 1:
+            return None
+        if isinstance(current, cst.If):  # no `else`: the norm follows only when the test holds
+            if not conditional or current is not statement:
+                return None  # an `elif` chain: more than one test
+            return found.pop(), True, statement.test
+        return found.pop(), True, None
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    result: Optional[str] = None
     loads = 0
     for node, node_parent in walk(small):
-        if isinstance(node, cst.Name) and node.value == variable.value:
+        if isinstance(node, cst.Name) and node.value == variable:
             if isinstance(node_parent, cst.Attribute) and node_parent.attr is node:
                 continue
             if isinstance(node_parent, cst.AssignTarget):
@@ -1015,24 +1282,15 @@ def _flow_target(
             and node.args[0].keyword is None
             and not node.args[0].star
             and isinstance(node.args[0].value, cst.Name)
-            and node.args[0].value.value == variable.value
+            and node.args[0].value.value == variable
         ):
-            found = target(node.func) or found
-    if found is None or loads != 1:
+            result = target(node.func) or result
+    if result is None or loads != 1:
         return None
     reassigned = isinstance(small, cst.Assign) and any(
-        isinstance(t.target, cst.Name) and t.target.value == variable.value for t in small.targets
+        isinstance(t.target, cst.Name) and t.target.value == variable for t in small.targets
     )
-    if reassigned or read_once(variable):
-        return found
-    return None
-
-
-def _subscripted(func: cst.BaseExpression, receiver: str, index: str, code: Callable[[cst.CSTNode], str]) -> Optional[str]:
-    """``B`` when ``func`` is ``self.B[<index>]`` with the same index text."""
-    if not isinstance(func, cst.Subscript) or "".join(code(e) for e in func.slice) != index:
-        return None
-    return _self_attribute(func.value, receiver)
+    return result, reassigned or isinstance(small, cst.Return), None
 
 
 def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:

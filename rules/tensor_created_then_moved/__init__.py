@@ -207,6 +207,9 @@ _TENSOR_RETURNING: FrozenSet[str] = frozenset({"cpu", "cuda", "detach", "clone",
 
 _DTYPE_NAME = re.compile(r"(?i)^(?:\w*_)?dtype$")
 
+_MASK_FUNCTIONS: FrozenSet[str] = frozenset({"torch.triu", "torch.tril"})
+"""The function forms of the triangle masks (their tensor is the first argument)."""
+
 _MAX_CHAIN = 16
 _SCALE_OPERATORS = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
 """Arithmetic with a number whose result is the same on every device (correctly rounded)."""
@@ -218,7 +221,7 @@ class _Step:
     the order they run."""
 
     call: Union[cst.Call, cst.Subscript, cst.BinaryOperation]
-    kind: str  # "move", "cast", "view", "fill", "pass", "wrap", "scale"
+    kind: str  # "move", "cast", "view", "fill", "pass", "wrap", "scale", "mask" (`torch.triu(t)`)
     device: Optional[cst.BaseExpression] = None  # where a move goes
     to_cpu: bool = False  # a move certainly to the CPU
     device_safe: bool = True  # False: `.cuda(k)` with a k that may be None
@@ -238,6 +241,17 @@ class _Chain:
     steps: Tuple[_Step, ...]
 
 
+
+
+def _mask_arguments(call: cst.Call) -> bool:
+    """``torch.triu(t)``, ``torch.triu(t, k)``, ``torch.triu(t, diagonal=k)``: no ``out=``, nothing unpacked."""
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or first.star:
+        return False
+    rest = call.args[1:]
+    if len(rest) > 1 or any(arg.star for arg in rest):
+        return False
+    return all(arg.keyword is None or arg.keyword.value == "diagonal" for arg in rest)
 
 
 def _loss(qualified: Optional[str]) -> bool:
@@ -293,7 +307,9 @@ class TensorCreatedThenMoved(Rule):
     or `.to(<device>)`, possibly after shape-only calls such as `.view()` or
     `.unsqueeze()` (or `.repeat()`; not `.expand()`, whose result is a view that a copy to
     the device makes dense, so building the factory there would change what the code gets),
-    indexing that only adds axes (`[None, ...]`, `[:, None]`),
+    indexing that only adds axes (`[None, ...]`, `[:, None]`), triangle
+    masks (`.triu()`, `.tril()`, and `torch.triu(<factory>, diagonal=k)`
+    around it, which gives the same zeros and values on every device),
     fills such as `.fill_(0)`, dtype casts such as `.float()`, or a
     `torch.autograd.Variable(...)` wrapper.  Callees are resolved through
     the file's imports, aliases included (`import torch as t`).
@@ -322,9 +338,14 @@ class TensorCreatedThenMoved(Rule):
     What it covers: tensor expressions, built-in layers and built-in
     containers of them.  Arithmetic with a Python number between the
     factory and the move counts (`(torch.ones(n) * i).to(x.device)`, with
-    `i` a literal, a name assigned only integer literals, or the variable
-    of a loop over `range(...)`); so does an `nn.Sequential(...)` of
-    built-in layers (nested `Sequential` ones too), with parameter-free
+    `i` a literal, a size read from a tensor (`x.shape[1]`, `x.size(1)`,
+    `x.numel()`), a call of the builtins `int`, `float` or `len`, integer
+    arithmetic of these, the variable of a loop over `range(...)`, or a
+    name every assignment of which gives one of these); a name the code
+    does not show to be a number (a parameter, `length` in
+    `(torch.ones(b, l) / length).to(x.device)`) may be a tensor on another
+    device, and keeps the report away.  An `nn.Sequential(...)` of
+    built-in layers counts too (nested `Sequential` ones too), with parameter-free
     layers (activations, dropout, pooling, `Flatten`, `Identity`) among
     them, moved as a whole (a layer class named through an alias such as
     `Dense = nn.Linear` counts; a project's module class inside the
@@ -644,6 +665,13 @@ class TensorCreatedThenMoved(Rule):
                 calls.append((expr, "Variable"))
                 expr = expr.args[0].value
                 continue
+            if qualified in _MASK_FUNCTIONS:
+                # `torch.triu(torch.ones(n, n), diagonal=1)`: the triangle of its first argument.
+                if not calls or not _mask_arguments(expr):
+                    return None
+                calls.append((expr, "mask"))
+                expr = expr.args[0].value
+                continue
             func = expr.func
             if not isinstance(func, cst.Attribute):
                 return None
@@ -663,6 +691,8 @@ class TensorCreatedThenMoved(Rule):
                 step = None if is_module else _Step(call, "view")
             elif method == "Variable":
                 step = None if is_module else self._variable_step(call)
+            elif method == "mask":
+                step = None if is_module else _Step(call, "mask")
             else:
                 step = self._step(call, method, is_module)
             if step is None:
@@ -672,21 +702,30 @@ class TensorCreatedThenMoved(Rule):
             return None
         return _Chain(base, qualified, is_module, tuple(steps))
 
-    def _number(self, expr: cst.BaseExpression) -> bool:
-        """A Python number: a literal (negated too), a name assigned only
-        integer literals, or the variable of a loop over ``range(...)``
-        (``for i in reversed(range(steps))``)."""
+    def _number(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A Python number: a literal (negated too), a size read from a tensor
+        (``x.shape[1]``, ``x.size(1)``, ``x.numel()``), a call of the builtins
+        ``int``/``float``/``len``, integer arithmetic of such (``values.is_int``), the variable
+        of a loop over ``range(...)`` (``for i in reversed(range(steps))``), or
+        a name every binding of which assigns one of these."""
+        if depth > 4:
+            return False
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             expr = expr.expression
         if isinstance(expr, (cst.Integer, cst.Float)):
             return True
+        if self._integer_expr(expr) or self.facts.values.is_int(expr):
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "float" \
+                and not self.facts.scopes.resolve(expr.func):
+            return True
         if not isinstance(expr, cst.Name):
             return False
-        if self.facts.values.int_constant(expr) is not None:
-            return True
         bindings = self.facts.scopes.resolve(expr)
         return bool(bindings) and all(
-            binding.kind is BindingKind.FOR and binding.node is not None and self._over_range(binding)
+            (binding.kind is BindingKind.FOR and binding.node is not None and self._over_range(binding))
+            or (binding.kind is BindingKind.ASSIGN and binding.value is not None
+                and self._number(binding.value, depth + 1))
             for binding in bindings
         )
 
@@ -1223,7 +1262,7 @@ class TensorCreatedThenMoved(Rule):
         blocked = False
         kept: List[Tuple[_Step, Optional[cst.BaseExpression]]] = []  # (step, `.to` dtype to emit)
         for step in chain.steps:
-            if step.kind in ("view", "scale"):
+            if step.kind in ("view", "scale", "mask"):
                 kept.append((step, None))
                 blocked = blocked or not step.keeps_dtype
                 continue
@@ -1282,7 +1321,7 @@ class TensorCreatedThenMoved(Rule):
                 new = step.call.with_changes(value=new)
             elif isinstance(step.call, cst.BinaryOperation):
                 new = step.call.with_changes(left=new) if step.left else step.call.with_changes(right=new)
-            elif step.kind == "wrap":
+            elif step.kind in ("wrap", "mask"):
                 first, *rest = step.call.args
                 new = step.call.with_changes(args=[first.with_changes(value=new), *rest])
             else:

@@ -182,25 +182,26 @@ class Callees:
     def _moving(self) -> "_Spelled":
         return self._spelled("moves")
 
-    def moved(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, bool, str]]:
+    def moved(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, bool, str, bool]]:
         """The arguments whose data ``call`` copies to a device in another
         module's function (its summary): (argument, whether the items a loop
         draws from it are copied rather than the argument itself, device as
-        the summary names it: ``cuda``, ``param:<name>``, ``attr:<name>``, ``?``)."""
+        the summary names it: ``cuda``, ``param:<name>``, ``attr:<name>``, ``?``,
+        whether that copy passes ``non_blocking`` (or may))."""
         target = self.target(call, self._moving)
         if target is None or not (target.summary.moves_items or target.summary.moves):
             return []
-        found: List[Tuple[cst.BaseExpression, bool, str]] = []
+        found: List[Tuple[cst.BaseExpression, bool, str, bool]] = []
         for position, keyword, value in arguments(call):
             parameter = target.parameter(position, keyword)
             if parameter is None:
                 continue
-            for moved, device, _settled in sorted(target.summary.moves_items):
+            for moved, device, settled in sorted(target.summary.moves_items):
                 if moved == parameter:
-                    found.append((value, True, device))
-            for moved, device, _settled in sorted(target.summary.moves):
+                    found.append((value, True, device, settled))
+            for moved, device, settled in sorted(target.summary.moves):
                 if moved == parameter:
-                    found.append((value, False, device))
+                    found.append((value, False, device, settled))
         return found
 
     def argument(self, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:

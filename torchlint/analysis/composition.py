@@ -13,6 +13,7 @@ linked across files), or from this file's own classes.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -91,11 +92,13 @@ class UseKind(enum.Enum):
     CALL = "call"
     """``self.X(...)``"""
     INDEXED_CALL = "indexed call"
-    """``self.X[i](...)``"""
+    """``self.X[i](...)`` (``self.X[i][j](...)`` for a container of containers)"""
+    INDEXED_ALIAS = "indexed alias"
+    """``name = self.X[i]``: one entry given a local name (:attr:`Use.variable`)"""
     APPEND = "append"
     """``self.X.append(layer)`` in ``__init__``"""
     LEN = "len"
-    """``len(self.X)``"""
+    """``len(self.X)`` (``len(self.X[i])``)"""
     ZIP = "zip"
     """``for a, b in zip(self.X, self.Y):`` (``for i, (a, b) in enumerate(zip(...))``)"""
     ENUMERATE = "enumerate"
@@ -117,12 +120,17 @@ class Use:
     call: Optional[cst.Call] = None
     """For ``CALL``/``INDEXED_CALL``: the call; for ``APPEND``: the ``append`` call."""
     index: Optional[str] = None
-    """For ``INDEXED_CALL``: the index as written."""
+    """For ``INDEXED_CALL`` and ``INDEXED_ALIAS``: the index as written (the
+    indices of nested subscripts joined by ``][``: ``i][j``)."""
+    depth: int = 1
+    """For ``INDEXED_CALL``, ``INDEXED_ALIAS`` and ``LEN`` of an entry
+    (``len(self.X[i])``, :attr:`index` set): how many subscripts deep."""
     loop: Optional[cst.For] = None
     """For ``ZIP`` and ``ENUMERATE``: the loop."""
     variable: Optional[str] = None
     """For ``ZIP`` and ``ENUMERATE``: the loop's name for this attribute's items
-    (for ``ENUMERATE``, :attr:`index` is its name for their positions)."""
+    (for ``ENUMERATE``, :attr:`index` is its name for their positions); for
+    ``INDEXED_ALIAS``: the local name."""
     partners: Tuple[Tuple[str, str], ...] = ()
     """For ``ZIP``: the other zipped attributes and the loop's names for their items."""
     attribute: Optional[str] = None
@@ -139,6 +147,10 @@ class Element:
     """A ``ModuleDict`` literal's key."""
     last: bool = False
     """Known to be the container's last entry (what ``[-1]`` reads)."""
+    inner: Optional[Tuple["Element", ...]] = None
+    """For an entry that is itself a container built in place, as
+    :meth:`Composition._container_start` reads one
+    (``nn.ModuleList([nn.Conv2d(...) for _ in range(k)])``): its layers."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +165,9 @@ class Member:
     """For a ``ModuleList``/``ModuleDict``/list that ``__init__`` builds (and fills by
     ``append``): its layers in order; None when not such a container."""
     uses: Tuple[Use, ...]
+    entries: Tuple[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]], ...] = ()
+    """Every assignment of the attribute (value and statement; ``(None, None)``
+    for one that is not a plain one-target assignment), in the order written."""
 
 
 _Entry = Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]
@@ -304,7 +319,7 @@ class Composition:
             value, statement = entries[0] if len(entries) == 1 else (None, None)
             attr_uses = tuple(uses.get(attr, ()))
             elements = self._elements(value, attr_uses, returns_in_init) if len(entries) == 1 else None
-            members[attr] = Member(attr, value, statement, elements, attr_uses)
+            members[attr] = Member(attr, value, statement, elements, attr_uses, tuple(entries))
         return members
 
     def _use(self, node: cst.Attribute, method: cst.FunctionDef, parent_of: Dict[int, cst.CSTNode],
@@ -321,11 +336,8 @@ class Composition:
             if not (isinstance(outer, cst.Call) and outer.func is parent):
                 return Use(UseKind.ATTRIBUTE, node, method, parent_of, attribute=parent.attr.value)
             return Use(UseKind.OTHER, node, method, parent_of)
-        if isinstance(parent, cst.Subscript) and parent.value is node and isinstance(outer, cst.Call) \
-                and outer.func is parent:
-            code = cst.Module([]).code_for_node
-            return Use(UseKind.INDEXED_CALL, node, method, parent_of, call=outer,
-                       index="".join(code(e) for e in parent.slice))
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            return self._indexed_use(node, parent, method, parent_of)
         if isinstance(parent, cst.Arg) and isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) \
                 and parent.keyword is None and not parent.star:
             if outer.func.value == "len" and len(outer.args) == 1 and self._builtin(outer.func):
@@ -343,6 +355,31 @@ class Composition:
                 zipped = self._zip_use(node, outer, method, parent_of, receiver)
                 if zipped is not None:
                     return zipped
+        return Use(UseKind.OTHER, node, method, parent_of)
+
+    def _indexed_use(self, node: cst.Attribute, subscript: cst.Subscript, method: cst.FunctionDef,
+                     parent_of: Dict[int, cst.CSTNode]) -> Use:
+        """``self.X[i](...)``, ``self.X[i][j](...)``, ``name = self.X[i]``,
+        ``len(self.X[i])``; anything else done with an entry is ``OTHER``."""
+        code = cst.Module([]).code_for_node
+        levels = ["".join(code(e) for e in subscript.slice)]
+        outer = parent_of.get(id(subscript))
+        while isinstance(outer, cst.Subscript) and outer.value is subscript and len(levels) < 2:
+            subscript = outer
+            levels.append("".join(code(e) for e in subscript.slice))
+            outer = parent_of.get(id(subscript))
+        index, depth = "][".join(levels), len(levels)
+        if isinstance(outer, cst.Call) and outer.func is subscript:
+            return Use(UseKind.INDEXED_CALL, node, method, parent_of, call=outer, index=index, depth=depth)
+        if isinstance(outer, cst.Assign) and outer.value is subscript and len(outer.targets) == 1 \
+                and isinstance(outer.targets[0].target, cst.Name):
+            return Use(UseKind.INDEXED_ALIAS, node, method, parent_of, index=index, depth=depth,
+                       variable=outer.targets[0].target.value)
+        call = parent_of.get(id(outer)) if isinstance(outer, cst.Arg) else None
+        if (isinstance(outer, cst.Arg) and outer.keyword is None and not outer.star and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1
+                and self._builtin(call.func)):
+            return Use(UseKind.LEN, node, method, parent_of, index=index, depth=depth)
         return Use(UseKind.OTHER, node, method, parent_of)
 
     def _builtin(self, name: cst.Name) -> bool:
@@ -399,12 +436,13 @@ class Composition:
             statement = _statement_of(use.call, use.parent_of)
             if layer is not None:
                 layer = Layer(layer.qualified, layer.call, statement, layer.wrapped)
-            elements.append(Element(layer))
+            inner = self._container_start(use.call.args[0].value, nested=False)
+            elements.append(Element(layer, inner=tuple(inner) if inner else None))
         if appends and not returns_in_init and self._runs_last(appends[-1], [u for u in appends[:-1]]):
-            elements[-1] = Element(elements[-1].layer, elements[-1].key, True)
+            elements[-1] = dataclasses.replace(elements[-1], last=True)
         return tuple(elements)
 
-    def _container_start(self, value: Optional[cst.BaseExpression]) -> Optional[List[Element]]:
+    def _container_start(self, value: Optional[cst.BaseExpression], nested: bool = True) -> Optional[List[Element]]:
         """The layers a container attribute starts with: none for
         ``nn.ModuleList()`` (or ``[]``), the element of
         ``nn.ModuleList([<layer> for ...])``, the entries of a list or dict
@@ -436,7 +474,8 @@ class Composition:
         if isinstance(only, cst.List) and not only.elements:
             return []
         if isinstance(only, cst.ListComp):
-            return [Element(self.layer(only.elt, follow_names=False))]
+            inner = self._container_start(only.elt, nested=False) if nested else None
+            return [Element(self.layer(only.elt, follow_names=False), inner=tuple(inner) if inner else None)]
         return None
 
     @staticmethod

@@ -83,6 +83,10 @@ class HandedMove:
     loaders: FrozenSet[cst.Call]
     cuda: bool
     """Certainly CUDA (the callee writes ``.cuda()`` or a ``"cuda"`` device)."""
+    items: bool = False
+    """The callee copies the batches a loop draws from the argument (not the argument itself)."""
+    blocking: bool = False
+    """The callee's copy passes no ``non_blocking`` (and cannot through ``*``/``**``)."""
 
 
 @dataclass(frozen=True)
@@ -420,7 +424,7 @@ class Loaders:
         for call in self._calls:
             if self._training.local_function(call) is not None:
                 continue
-            for argument, items, device in self._callees.moved(call):
+            for argument, items, device, settled in self._callees.moved(call):
                 # Items of a batch (`[t.to(device) for t in batch]`) are its parts.
                 loaders = (self._iterated(argument) or self.batch_origins(argument)) if items \
                     else self.batch_origins(argument)
@@ -429,7 +433,8 @@ class Loaders:
                 where = self._remote_device(call, device)
                 if where is None or where.is_cpu:
                     continue
-                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda")
+                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda", items,
+                                 not settled)
 
     def _remote_device(self, call: cst.Call, device: str) -> Optional[Device]:
         """A device as another module's summary names it, seen from ``call``."""
@@ -816,6 +821,8 @@ class Loaders:
                 return self._batch_of(func.value, depth + 1)
             if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
                 return self._iterated(expr.args[0].value)
+            if isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not expr.args:
+                return self._iterated(func.value)  # `it.__next__()` is `next(it)`
             if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
                 return self._batch_of(expr.args[0].value, depth + 1)  # `Variable(t)` is `t` since torch 0.4
             if _is_builtin(func, self._scopes, _CONTAINERS):
