@@ -628,6 +628,9 @@ class Loaders:
                 return [] if arities is None else self._parts(binding.source, binding.path, depth + 1, arities)
         elif binding.kind is BindingKind.PARAMETER:
             return self._parameter_values(binding)
+        elif binding.kind is BindingKind.WITH and isinstance(binding.source, cst.Call) and binding.path == () and (
+                self._callees is not None and self._callees.entered_as_itself(binding.source)):
+            return [binding.source]  # `with tqdm(loader) as bar`: the bar itself
         return []
 
     def _parts(self, expr: cst.BaseExpression, path: Tuple[int, ...], depth: int,
