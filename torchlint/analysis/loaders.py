@@ -238,6 +238,7 @@ class Loaders:
         self._constructors: List[cst.Call] = []
         self._in_loop: Set[cst.CSTNode] = set()
         self._for_loops: List[Tuple[cst.For, bool]] = []
+        self._looped_yields: List[cst.BaseExpression] = []
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
@@ -293,6 +294,8 @@ class Loaders:
         is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
+        elif kind is cst.Yield and loops and isinstance(cast(cst.Yield, node).value, cst.From):
+            self._looped_yields.append(cast(cst.From, cast(cst.Yield, node).value).item)
         for child in children(node):
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
@@ -384,6 +387,15 @@ class Loaders:
             loaders = self._iterated(loop.iter)
             if loaders:
                 yield LoaderLoop(loop, loaders, nested or self._called_in_loop(loop, set()))
+
+    def looped_yields(self) -> FrozenSet[cst.Call]:
+        """Loaders a generator hands out pass after pass: a ``yield from``
+        over them inside a loop (``while True: yield from loader``), each
+        turn of which starts a new pass."""
+        found: Set[cst.Call] = set()
+        for item in self._looped_yields:
+            found |= self._iterated(item)
+        return frozenset(found)
 
     def passes(self) -> Iterator[LoaderPass]:
         """Every call that hands a loader to another module's function (or
