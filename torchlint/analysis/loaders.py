@@ -902,11 +902,11 @@ class Loaders:
             loaders = self._iterated(source)
             if loaders:
                 return loaders
-            found = set(self._batch_of(source, depth + 1))  # `for k, v in batch.items()`: its parts
-            if not found and isinstance(source, cst.Call) and self._callees is not None:
+            parts = set(self._batch_of(source, depth + 1))  # `for k, v in batch.items()`: its parts
+            if not parts and isinstance(source, cst.Call) and self._callees is not None:
                 for value in self._callees.yielded(source):  # `for i, t in enumerate(batch)`: its parts too
-                    found |= self._batch_of(value, depth + 1)
-            return frozenset(found)
+                    parts |= self._batch_of(value, depth + 1)
+            return frozenset(parts)
         if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
             drawn = binding.value if binding.value is not None else binding.source
             return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()
