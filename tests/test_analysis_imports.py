@@ -215,3 +215,26 @@ def test_two_editor_lints_at_once_each_see_their_own_project(tmp_path: Path, mon
             worker.join()
             found = {name: [d.code for d in getattr(result, "diagnostics", ())] for name, result in results.items()}
             assert found == {"one": ["TL501"], "other": []}, found
+
+
+def test_namespace_packages_give_modules_their_other_names(tmp_path: Path) -> None:
+    """Folders without `__init__.py` under the working folder prefix a
+    module's name (as Python 3 imports them); a name two files could have, a
+    module's own name, and folders above the working folder do not."""
+    from torchlint.analysis.imports import namespace_aliases
+
+    files = _write(tmp_path / "work", {
+        "utils/data_utils.py": "",          # utils.data_utils, not above work/
+        "exp/models/net.py": "",            # models.net, exp.models.net
+        "pkg/__init__.py": "", "pkg/mod.py": "",  # a package: its own name only
+        "a/common/io.py": "", "b/common/io.py": "",  # common.io is ambiguous: left out
+        "tools/utils.py": "", "utils.py": "",  # tools.utils is fine; `utils` is a module's own name
+    })
+    texts = [(path, b"") for path in files]
+    aliases = namespace_aliases(texts, top=tmp_path / "work")
+    assert aliases["utils.data_utils"] == "data_utils"
+    assert aliases["models.net"] == "net" and aliases["exp.models.net"] == "net"
+    assert aliases["a.common.io"] == "io" and aliases["b.common.io"] == "io"
+    assert "common.io" not in aliases
+    assert aliases["tools.utils"] == "utils"
+    assert not any(name.startswith(("work.", "pkg")) for name in aliases)

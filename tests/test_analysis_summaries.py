@@ -273,7 +273,9 @@ def test_linking_is_linear_in_the_calls(monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_wrapper_table_is_validated(tmp_path: Path) -> None:
     table = wrappers()
     assert table["tqdm.tqdm"] is table["tqdm.std.tqdm"] and table["builtins.zip"].yields == "*"
+    assert table["tqdm.tqdm"].enters_itself and not table["builtins.enumerate"].enters_itself
     cases = {
+        'name = "a.b"\nenters = "value"\nnote = "n"\n': "`enters` is 'value'",
         'name = "a.b"\nparameters = ["x"]\nyields = "y"\nnote = "n"\n': "`yields` names 'y'",
         'name = "a.b"\nruns = ["fly"]\nnote = "n"\n': "unknown effect 'fly'",
         'name = "a.b"\nnote = "n"\ncolour = 1\n': "unknown key 'colour'",

@@ -42,7 +42,10 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     a function of another module that iterates it
     (`train_one_epoch(model, loader, ...)`, through `enumerate`, `tqdm` or
     a logger's `log_every(loader)`), or to one that iterates it again and
-    again itself (a generator over `while True: for batch in loader`).
+    again itself (a generator over `while True: for batch in loader`);
+    or a generator of the file that hands out its batches pass after pass
+    (`while True: yield from loader`, also when the generator builds the
+    loader itself; also `with tqdm(loader) as bar: for batch in bar`).
     What another module's function does comes from its code (the project
     index's summaries), never from its name.
 
@@ -301,6 +304,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         for loop in loaders.loops():
             if loop.repeated:
                 repeated |= loop.loaders
+        repeated |= loaders.looped_yields()  # `while True: yield from loader`
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders

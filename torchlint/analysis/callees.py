@@ -169,6 +169,18 @@ class Callees:
         target = self.target(call, self._yielding)
         return target is not None and target.summary.wrapper and bool(target.summary.yields_from)
 
+    def entered_as_itself(self, call: cst.Call) -> bool:
+        """``with call as x`` binds x to the call's value: a library wrapper
+        whose ``__enter__`` returns itself (``with tqdm(loader) as bar``), as
+        the wrapper table says (``enters = "self"``)."""
+        target = self.target(call, self._yielding)
+        if target is None or not target.summary.wrapper:
+            return False
+        from torchlint.data.apidata import wrappers
+
+        wrapper = wrappers().get(target.summary.qualified)
+        return wrapper is not None and wrapper.enters_itself
+
     def iterated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)

@@ -413,17 +413,54 @@ def with_imported(texts: Sequence[Text], statements: Callable[[bytes], List[byte
     return [*texts, *added]
 
 
+_NAMESPACE_LEVELS = 3
+"""How many folders without ``__init__.py`` above a module may prefix its name."""
+
+
+def namespace_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name,
+                      top: Optional[Path] = None) -> Dict[str, str]:
+    """Other dotted names of the modules in ``texts``, through the folders
+    without ``__init__.py`` above them (namespace packages, which Python 3
+    imports as packages): ``utils/data_utils.py`` is ``data_utils`` and,
+    for a script in the folder above ``utils``, ``utils.data_utils``.  Up
+    to :data:`_NAMESPACE_LEVELS` folders, none above ``top`` (the working
+    folder); a name two files could have, or that is a module's own name,
+    is left out.  Maps each other name to the module's own."""
+    top = Path(os.path.abspath(top if top is not None else Path.cwd()))
+    own = {module_of(path) for path, _ in texts}
+    found: Dict[str, Optional[Tuple[str, str]]] = {}  # name -> (file, module); None when two files claim it
+    for path, _ in texts:
+        module = module_of(path)
+        where = os.path.abspath(path)
+        folder = Path(os.path.abspath(path)).parent
+        for _ in range(module.count(".") + (path.stem == "__init__")):  # up to the folder above the top package
+            folder = folder.parent
+        name = module
+        for _ in range(_NAMESPACE_LEVELS):
+            if folder == top or top not in folder.parents or (folder / "__init__.py").exists():
+                break
+            name = f"{folder.name}.{name}"
+            if name not in own:
+                claim = found.get(name, (where, module))
+                found[name] = claim if claim == (where, module) else None
+            folder = folder.parent
+    return {name: claim[1] for name, claim in sorted(found.items()) if claim is not None}
+
+
 def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name,
-              statements: Callable[[bytes], List[bytes]] = import_statements) -> List[Tuple[Path, bytes, str]]:
+              statements: Callable[[bytes], List[bytes]] = import_statements,
+              aliases: Optional[Mapping[str, str]] = None) -> List[Tuple[Path, bytes, str]]:
     """The files whose functions the project's other files can call, and
     those that call them: every project module some file imports, and every
     file that imports one (path, bytes, module name).  torch's own modules
     are left out, and so is a file that neither imports a project module
-    nor is imported (a script on its own)."""
+    nor is imported (a script on its own).  ``aliases``: other names of
+    the modules (:func:`namespace_aliases`), as imports may spell them."""
     names = [(path, text, module_of(path)) for path, text in texts]
     modules = {module for _, _, module in names if not is_torch_module(module)}
     if not modules:
         return []
+    other = aliases or {}
     imported: Dict[int, Set[str]] = {}
     targets: Set[str] = set()
     for i, (path, text, module) in enumerate(names):
@@ -432,6 +469,7 @@ def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_n
         found: Set[str] = set()
         for source, taken in imported_modules(statements(text), module, path.stem == "__init__"):
             for candidate in (source, *(f"{source}.{name}" for name in taken)):
+                candidate = other.get(candidate, candidate)
                 if candidate in modules and candidate != module:
                     found.add(candidate)
         imported[i] = found

@@ -242,6 +242,7 @@ class Loaders:
         self._constructors: List[cst.Call] = []
         self._in_loop: Set[cst.CSTNode] = set()
         self._for_loops: List[Tuple[cst.For, bool]] = []
+        self._looped_yields: List[cst.BaseExpression] = []
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
@@ -297,6 +298,8 @@ class Loaders:
         is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
+        elif kind is cst.Yield and loops and isinstance(cast(cst.Yield, node).value, cst.From):
+            self._looped_yields.append(cast(cst.From, cast(cst.Yield, node).value).item)
         for child in children(node):
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
@@ -388,6 +391,15 @@ class Loaders:
             loaders = self._iterated(loop.iter)
             if loaders:
                 yield LoaderLoop(loop, loaders, nested or self._called_in_loop(loop, set()))
+
+    def looped_yields(self) -> FrozenSet[cst.Call]:
+        """Loaders a generator hands out pass after pass: a ``yield from``
+        over them inside a loop (``while True: yield from loader``), each
+        turn of which starts a new pass."""
+        found: Set[cst.Call] = set()
+        for item in self._looped_yields:
+            found |= self._iterated(item)
+        return frozenset(found)
 
     def passes(self) -> Iterator[LoaderPass]:
         """Every call that hands a loader to another module's function (or
@@ -633,6 +645,9 @@ class Loaders:
                 return [] if arities is None else self._parts(binding.source, binding.path, depth + 1, arities)
         elif binding.kind is BindingKind.PARAMETER:
             return self._parameter_values(binding)
+        elif binding.kind is BindingKind.WITH and isinstance(binding.source, cst.Call) and binding.path == () and (
+                self._callees is not None and self._callees.entered_as_itself(binding.source)):
+            return [binding.source]  # `with tqdm(loader) as bar`: the bar itself
         return []
 
     def _parts(self, expr: cst.BaseExpression, path: Tuple[int, ...], depth: int,
@@ -892,7 +907,13 @@ class Loaders:
             if source is None:
                 return frozenset()
             loaders = self._iterated(source)
-            return loaders or self._batch_of(source, depth + 1)  # `for k, v in batch.items()`: its parts
+            if loaders:
+                return loaders
+            parts = set(self._batch_of(source, depth + 1))  # `for k, v in batch.items()`: its parts
+            if not parts and isinstance(source, cst.Call) and self._callees is not None:
+                for value in self._callees.yielded(source):  # `for i, t in enumerate(batch)`: its parts too
+                    parts |= self._batch_of(value, depth + 1)
+            return frozenset(parts)
         if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
             drawn = binding.value if binding.value is not None else binding.source
             return self._batch_of(drawn, depth + 1) if drawn is not None else frozenset()

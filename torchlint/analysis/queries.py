@@ -37,7 +37,7 @@ from torchlint.analysis.asks import (
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
-    parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
+    namespace_aliases, parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -98,7 +98,8 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
     shapes = _methods(indexed, methods, store, module_of)
-    chosen = connected(indexed, module_of, statements) if wants_summaries else []
+    namespaces = namespace_aliases(indexed, module_of) if wants_summaries or bases or methods else {}
+    chosen = connected(indexed, module_of, statements, namespaces) if wants_summaries else []
     # Names used, keywords passed, methods called, summaries and saves: one
     # parse of each file serves them all, in the runner's workers when it has them.
     parts = one_parse_each(texts, names, keywords, method_calls, chosen, store,
@@ -114,7 +115,7 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
         from torchlint.analysis.summaries import defined
 
         targets |= defined(summarized)
-    aliases = reexports(indexed, targets, store, statements, module_of)
+    aliases = {**namespaces, **reexports(indexed, targets, store, statements, module_of)}
     found_summaries = None
     if summarized:  # (nothing to summarise, as in torch's own tree: no summaries module to import)
         from torchlint.analysis.summaries import link

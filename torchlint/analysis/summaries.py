@@ -1973,6 +1973,14 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
     return joined
 
 
+def _passed_over_again(subject: str) -> str:
+    """A value the callee itself iterates again and again: repeated whatever
+    loop of the caller built it (a returned value built anew on every pass,
+    ``@r:``, counts as a kept one, ``@l:``: each one built is iterated many times)."""
+    anew = RESULT + "r:"
+    return RESULT + "l:" + subject[len(anew):] if subject.startswith(anew) else subject
+
+
 def _linked_loaders(loaders: Mapping[str, BuiltLoader], state: Mapping[str, Summary],
                     bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Dict[str, BuiltLoader]:
     """Every function's loader, those that return another project function's
@@ -2109,7 +2117,9 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             parameter = filled
             if parameter in target.iterates or (call.role == "iter" and parameter in target.yields_from):
                 iterates.add(subject)
-                if call.in_loop or parameter in target.repeats:
+                if parameter in target.repeats:
+                    repeats.add(_passed_over_again(subject))
+                elif call.in_loop:
                     repeats.add(subject)
             if target.moves_items or target.moves:
                 for moved, device, settled in target.moves_items:

@@ -309,11 +309,14 @@ def _wrapper(entry: _Entry) -> Wrapper:
     for key, value in (("yields", yields), ("returns", returns)):
         if value is not None and value not in parameters and not (key == "yields" and value == EVERY_POSITIONAL):
             entry.fail(f"`{key}` names {value!r}, which is not a parameter")
+    enters = entry.text("enters") or None
+    if enters not in (None, "self"):
+        entry.fail(f"`enters` is {enters!r}; the only value is \"self\"")
     name = entry.text("name", required=True)
     if "." not in name:
         entry.fail("`name` must be dotted (`builtins.zip`, `tqdm.std.tqdm`, `<class>.<method>`)")
     wrapper = Wrapper(name, tuple(entry.names("aliases")), tuple(parameters), yields, returns, frozenset(runs),
-                      entry.text("note", required=True))
+                      entry.text("note", required=True), enters_itself=enters == "self")
     entry.finish()
     return wrapper
 
@@ -393,6 +396,8 @@ class Wrapper:
     """The parameter the call's value stands for."""
     runs: FrozenSet[Effect]
     note: str
+    enters_itself: bool = False
+    """``with call as x`` binds x to the call's value (``enters = "self"``)."""
 
     def slot(self, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
         """The parameter an argument at ``position`` (or passed as ``keyword``) fills."""
