@@ -23,6 +23,7 @@ import libcst as cst
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training, argument_for
+from torchlint.analysis.summaries import VIEW_METHODS
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -43,11 +44,7 @@ def loader_class(qualified: Optional[str]) -> bool:
     return qualified is not None and loader_signature(qualified) is not None
 
 _PARTS = frozenset({"items", "values"})
-_VIEWS = frozenset({
-    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
-    "narrow", "view_as", "reshape_as", "expand", "expand_as", "contiguous",
-})
-"""Tensor methods that return a view of the same memory (a pinned batch stays pinned)."""
+_VIEWS = VIEW_METHODS
 _MAX_DEPTH = 8
 _CONTAINERS = frozenset({"dict", "list", "tuple", "zip"})
 """Builtins whose result holds their arguments' items: ``dict(zip(names, batch))`` holds the batch's parts."""

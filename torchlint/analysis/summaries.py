@@ -53,6 +53,12 @@ device a parameter holds), ``attr:<name>`` (the instance's attribute), or
 ``?`` -- and whether ``non_blocking`` is passed (or may be)."""
 MODULE_BODY = "<module>"
 """The name a module's top-level code is summarised under (nothing calls it)."""
+VIEW_METHODS = frozenset({
+    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "narrow", "view_as", "reshape_as", "expand", "expand_as", "contiguous",
+})
+"""Tensor methods that return a view of the same memory (a pinned batch stays
+pinned); a cast such as ``.float()`` makes a new tensor."""
 RESULT = "@"
 _PERSISTENT = RESULT + "g:"
 """How the name of a *returned value* starts: what a call's result (or one
@@ -736,9 +742,15 @@ class _FunctionScan:
 
     def item_of(self, expr: ast.expr) -> Optional[str]:
         """The parameter whose drawn item (or a part of it: ``batch[0]``,
-        ``batch["x"]``, ``graph.ndata``) ``expr`` is."""
-        while isinstance(expr, (ast.Subscript, ast.Attribute)):
-            expr = expr.value
+        ``batch["x"]``, ``graph.ndata``, a view ``batch.view(n, -1)``) ``expr`` is."""
+        while True:
+            if isinstance(expr, (ast.Subscript, ast.Attribute)):
+                expr = expr.value
+            elif (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                  and expr.func.attr in VIEW_METHODS):
+                expr = expr.func.value
+            else:
+                break
         return self.items.get(expr.id) if isinstance(expr, ast.Name) else None
 
     def device_spec(self, expr: ast.expr) -> Optional[str]:
@@ -923,6 +935,7 @@ class _FunctionScan:
                 if not self.accelerator and self.names_cuda(node.value, 0):
                     self.accelerator = True
             return
+        rebound: List[str] = []  # names an assignment binds to something else than a drawn item
         if isinstance(node, ast.Assign):
             if self.loops and self.results:  # a local built anew on every pass of a loop
                 for target in node.targets:
@@ -937,6 +950,8 @@ class _FunctionScan:
                         self.items[leaf.id] = drawn_from
                     elif isinstance(leaf, ast.Name) and part is not None and leaf.id not in self.parameters:
                         self.parts[leaf.id] = part
+                if drawn_from is None:  # `x = x.float()`: a new tensor from here on, no longer the item
+                    rebound.extend(_rebound(target))
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self.statement(child, disabled, None)
@@ -948,6 +963,8 @@ class _FunctionScan:
                         self.statement(grandchild, disabled, None)
                     elif isinstance(grandchild, ast.expr):
                         self.expression(grandchild, disabled)
+        for name in rebound:  # after the value: `x = x.cuda()` is still a copy of the item
+            self.items.pop(name, None)
 
     def _guard(self, test: ast.expr) -> Optional[Tuple[str, bool]]:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -1971,6 +1988,17 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
         joined.setdefault(qualified, {})[position] = ReturnUse(
             entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], tuple(sorted(entry["callers"])))
     return joined
+
+
+def _rebound(target: ast.expr) -> List[str]:
+    """The names an assignment target binds itself (not ``x`` of ``x[0] = ...``)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _rebound(element)]
+    if isinstance(target, ast.Starred):
+        return _rebound(target.value)
+    return []
 
 
 def _passed_over_again(subject: str) -> str:
