@@ -120,6 +120,7 @@ def test_comments_below_the_last_directive_are_not_tokenized(monkeypatch: pytest
     import tokenize
 
     from torchlint.lint import suppress
+    from torchlint.source.lines import line_texts
 
     source = "x = f(  # noqa: TL101\n    1,\n)\ny = 2  # a comment\n" + "z = 3  # more\n" * 500
     rows: List[int] = []
@@ -130,11 +131,11 @@ def test_comments_below_the_last_directive_are_not_tokenized(monkeypatch: pytest
             rows.append(token.start[0])
             yield token
 
-    monkeypatch.setattr(suppress.tokenize, "generate_tokens", counted)
+    monkeypatch.setattr(tokenize, "generate_tokens", counted)
     found = suppress.parse_suppressions(source)
     assert max(rows) <= 4
-    monkeypatch.setattr(suppress.tokenize, "generate_tokens", real)
-    lines = suppress.line_texts(source)
+    monkeypatch.setattr(tokenize, "generate_tokens", real)
+    lines = line_texts(source)
     every = suppress._build(suppress._comments(source, lines), suppress.NextCodeLine(lines).after)
     assert found == every
     assert [d.text for row in (1, 2, 3) for d in found.trailing.get(row, ())] == ["# noqa: TL101"] * 3
