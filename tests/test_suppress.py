@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
+import pytest
+
 import torchlint
 from torchlint.lint.settings import Settings
 
@@ -109,3 +111,31 @@ def test_unused_suppression_is_off_by_default_and_fixed_safely() -> None:
     fixed = torchlint.fix_source(HEADER + "m = nn.DataParallel(x)  # noqa: TL501, TL101, E501\nk = 1  # noqa: TL501\n"
                                  "# torchlint: ignore[TL501]\nj = 2\n", "s.py", settings=UNUSED)
     assert fixed.source == HEADER + "m = nn.DataParallel(x)  # noqa: TL501, E501\nk = 1\nj = 2\n"
+
+
+def test_comments_below_the_last_directive_are_not_tokenized(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokenizing is what reading suppressions costs: it stops at the end of
+    the logical line holding the last ``noqa``/``torchlint`` comment, and the
+    suppressions are those of reading every comment."""
+    import tokenize
+
+    from torchlint.lint import suppress
+    from torchlint.source.lines import line_texts
+
+    source = "x = f(  # noqa: TL101\n    1,\n)\ny = 2  # a comment\n" + "z = 3  # more\n" * 500
+    rows: List[int] = []
+    real = tokenize.generate_tokens
+
+    def counted(readline):  # type: ignore[no-untyped-def]
+        for token in real(readline):
+            rows.append(token.start[0])
+            yield token
+
+    monkeypatch.setattr(tokenize, "generate_tokens", counted)
+    found = suppress.parse_suppressions(source)
+    assert max(rows) <= 4
+    monkeypatch.setattr(tokenize, "generate_tokens", real)
+    lines = line_texts(source)
+    every = suppress._build(suppress._comments(source, lines), suppress.NextCodeLine(lines).after)
+    assert found == every
+    assert [d.text for row in (1, 2, 3) for d in found.trailing.get(row, ())] == ["# noqa: TL101"] * 3

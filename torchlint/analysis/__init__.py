@@ -85,11 +85,14 @@ class Facts:
 
     @cached_property
     def located(self) -> "Located":
-        """Every node's range in the real text: one code-generation pass over
-        the module, shared by the rules that quote a line and the engine."""
+        """Node ranges in the real text, shared by the rules that quote a line
+        and the engine: code generation of the top-level statements asked
+        about, not of the whole module (``Located``'s lazy mode)."""
         from torchlint.source.edits import Located
 
-        return Located(self.module, self.source if self.source is not None else self.module.code)
+        if self.source is None:
+            return Located(self.module, self.module.code)
+        return Located(self.module, self.source, lazy=True)
 
     @property
     def positions(self) -> "Mapping[cst.CSTNode, CodeRange]":

@@ -69,8 +69,10 @@ class _Comment:
     noqa mapping); ``(row, row)`` when not known."""
 
 
-def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[_Comment]:
-    """Every comment, with the logical line it belongs to."""
+def _comments(source: str, lines: Tuple[str, ...], last_row: Optional[int] = None) -> Iterator[_Comment]:
+    """Every comment, with the logical line it belongs to; with ``last_row``,
+    at least those on lines up to it (tokenizing stops at the first line
+    break after it, where every earlier comment's logical line has ended)."""
     pending: List[Tuple[int, int, str, bool]] = []
     first: Optional[int] = None
     last = 0
@@ -89,6 +91,8 @@ def _comments(source: str, lines: Tuple[str, ...]) -> Iterator[_Comment]:
                         yield _Comment(row, col, text, alone, span)
                     pending.clear()
                     first = None
+                    if last_row is not None and token.start[0] >= last_row:
+                        return
                 continue
             if token.type not in (tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER) and first is None:
                 first = token.start[0]
@@ -137,7 +141,10 @@ def parse_suppressions(source: str) -> Suppressions:
     if not _QUICK.search(source):
         return Suppressions.none()
     lines = line_texts(source)
-    return _build(_comments(source, lines), NextCodeLine(lines).after)
+    # A directive names ``noqa`` or ``torchlint`` on its own line: comments
+    # below the last line that does are not read (tokenizing is the cost).
+    last = max(match.start() for match in _QUICK.finditer(source))
+    return _build(_comments(source, lines, source.count("\n", 0, last) + 1), NextCodeLine(lines).after)
 
 
 def suppressions_from(

@@ -23,6 +23,7 @@ from libcst.metadata import CodePosition, CodeRange
 from torchlint.model import Edit, Position
 from torchlint.source.lines import LineIndex
 from torchlint.source.target import requote_inserted_strings
+from torchlint.source.tree import children
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,17 @@ class PositionState(CodegenState):
         """What the node was rendered within."""
         return self._contexts[id(node)]
 
+    def absorb(self, piece: "PositionState", shift: int) -> None:
+        """Take the records of ``piece`` (a pass over part of the module that
+        started at offset 0) as if that part had been rendered at ``shift``."""
+        for key, (start, end) in piece._syntactic.items():
+            self._syntactic.setdefault(key, (start + shift, end + shift))
+        for key, (start, end) in piece._inclusive.items():
+            self._inclusive.setdefault(key, (start + shift, end + shift))
+        for key, context in piece._contexts.items():
+            self._contexts.setdefault(key, context)
+        self._order.extend(piece._order)
+
     def increase_indent(self, value: str) -> None:
         super().increase_indent(value)
         self._context = None
@@ -270,28 +282,91 @@ class CodeRanges(Mapping[cst.CSTNode, CodeRange]):
 
 
 class Located:
-    """A module's node positions in the real text, and its fixes as edits."""
+    """A module's node positions in the real text, and its fixes as edits.
 
-    def __init__(self, module: cst.Module, source: str) -> None:
-        state = PositionState(module)
-        module._codegen(state)
-        self._state = state
+    Positions come from code generation.  By default one pass over the whole
+    module records every node.  A *lazy* ``Located`` renders a top-level
+    statement only when a node in it is asked about, and finds where that
+    statement sits by searching the text for its rendering: a file's findings
+    are usually in a few statements, so most of the module is never rendered.
+    That search is only trusted where the rendering is the text itself (no
+    form feed, vertical tab, carriage return or byte order mark, which libcst
+    may drop, and a final newline) and where the statement's text occurs at
+    one line start only; anything else renders the whole module once, as the
+    eager pass does, so both give the same positions."""
+
+    def __init__(self, module: cst.Module, source: str, *, lazy: bool = False) -> None:
         self.module = module
         self.source = source
         self.index = LineIndex(source)
+        self._state = PositionState(module)
+        self._rendered: Optional[str] = None
+        self._map: Optional[SourceMap] = None
+        self._complete = False
+        # Lazy: id(node) -> its top-level statement's number, filled by a walk
+        # that stops at the node asked about (each statement walked once).
+        self._owners: Dict[int, int] = {}
+        self._walk: Optional[Iterator[Tuple[int, cst.CSTNode]]] = None
+        if not (lazy and _renders_as_is(module, source)):
+            self._render_all()
+
+    def _render_all(self) -> None:
+        state = PositionState(self.module)
+        self.module._codegen(state)
+        self._state = state
+        self._complete = True
         rendered = "".join(state.tokens)
         state.tokens.clear()
         # Usually the rendering is the text itself and needs no map.
-        self._rendered: Optional[str] = None if rendered == source else rendered
-        self._map = None if self._rendered is None else SourceMap(rendered, source)
+        self._rendered = None if rendered == self.source else rendered
+        self._map = None if self._rendered is None else SourceMap(rendered, self.source)
+
+    def _recorded(self, node: cst.CSTNode) -> PositionState:
+        """The state holding ``node``'s records (rendering what it takes)."""
+        state = self._state
+        if self._complete or id(node) in state._inclusive:
+            return state
+        number = self._owner(node)
+        if number is None or not self._render_statement(number):
+            self._render_all()
+        return self._state
+
+    def _owner(self, node: cst.CSTNode) -> Optional[int]:
+        """The number of the top-level statement holding ``node``."""
+        key = id(node)
+        found = self._owners.get(key)
+        if found is not None:
+            return found
+        if self._walk is None:
+            self._walk = _statement_nodes(self.module)
+        for number, each in self._walk:
+            self._owners.setdefault(id(each), number)
+            if id(each) == key:
+                return number
+        return None  # the module itself, or a node outside its statements
+
+    def _render_statement(self, number: int) -> bool:
+        """Record one top-level statement's nodes where its text sits; False
+        when that place is not certain."""
+        statement = self.module.body[number]
+        piece = PositionState(self.module)
+        statement._codegen(piece)
+        text = "".join(piece.tokens)
+        start = _only_line_start(self.source, text)
+        if start is None:
+            return False
+        self._state.absorb(piece, start)
+        return True
 
     def nodes(self) -> Sequence[cst.CSTNode]:
         """Every node with a range."""
+        if not self._complete:
+            self._render_all()
         return self._state.nodes()
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """The real character range of a node (libcst's syntactic range)."""
-        return self._real(*self._state.syntactic(node))
+        return self._real(*self._recorded(node).syntactic(node))
 
     def range(self, node: cst.CSTNode) -> Tuple[Position, Position]:
         """The 1-based start and end positions of a node in the real text."""
@@ -314,7 +389,7 @@ class Located:
             if found is None:
                 return ()
             edits.extend(found)
-            bounds.append(self._real(*self._state.inclusive(replacement.node)))
+            bounds.append(self._real(*self._recorded(replacement.node).inclusive(replacement.node)))
         for name in imports:
             edit = self._import_edit(name)
             edits.append(edit)
@@ -335,10 +410,11 @@ class Located:
 
     def _replacement_edits(self, replacement: Replacement) -> Optional[List[Edit]]:
         node, new_node = replacement.node, replacement.new_node
-        context = self._state.context(node)
+        state = self._recorded(node)
+        context = state.context(node)
         if context.fstring_quotes:
             new_node = requote_inserted_strings(node, new_node, context.fstring_quotes)
-        start, end = self._state.inclusive(node)
+        start, end = state.inclusive(node)
         text = self._rendered_text()
         old = text[start:end]
         # The module itself renders as the text this pass rendered; any other
@@ -403,6 +479,43 @@ class Located:
         text = self.source
         prefix = "" if not text or text.endswith(("\n", "\r")) else newline
         return Edit(len(text), len(text), f"{prefix}import {name}{newline}")
+
+
+_CHANGED_BY_RENDERING = ("\f", "\v", "\r", "\ufeff")
+
+
+def _renders_as_is(module: cst.Module, source: str) -> bool:
+    """Whether libcst's rendering of ``module`` is ``source`` itself, as far
+    as the text shows: none of the characters it may drop, and the final
+    newline that the last statement renders."""
+    return module.has_trailing_newline and not any(character in source for character in _CHANGED_BY_RENDERING)
+
+
+def _only_line_start(text: str, piece: str) -> Optional[int]:
+    """The one offset at a line start where ``piece`` occurs in ``text``;
+    None when there is none or more than one."""
+    if not piece:
+        return None
+    found: Optional[int] = None
+    at = text.find(piece)
+    while at != -1:
+        if at == 0 or text[at - 1] == "\n":
+            if found is not None:
+                return None
+            found = at
+        at = text.find(piece, at + 1)
+    return found
+
+
+def _statement_nodes(module: cst.Module) -> Iterator[Tuple[int, cst.CSTNode]]:
+    """(number of its top-level statement, node) for every node under the
+    module's statements, statement by statement, depth first."""
+    for number, statement in enumerate(module.body):
+        stack: List[cst.CSTNode] = [statement]
+        while stack:
+            node = stack.pop()
+            yield number, node
+            stack.extend(reversed(children(node)))
 
 
 def _lines(text: str) -> List[str]:
