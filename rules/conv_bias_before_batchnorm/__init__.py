@@ -206,6 +206,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     self.<flag>` when `__init__` assigns the flag once, in its own body,
     before it builds the layers (and nothing else assigns it); a flag that
     `forward` receives, or one set after the layers, keeps the report away.
+    The same holds for two layer attributes and a conditional expression,
+    `out = self.bn(y) if self.with_bn else y` after `y = self.linear(x)`
+    (`y` read there only).
     A loop's names must be bound nowhere else in the function.  A `self.fcs[-1](h)` call is allowed when the last entry is
     appended by its own statement, outside loops and branches the others are
     not in; that entry is then not reported.  A container also iterated on
@@ -403,6 +406,13 @@ class ConvBiasBeforeBatchNorm(Rule):
         scope = scopes.name_scope(variable)
         owner = scope.owner_of(variable.value) if scope is not None else None
         return owner is not None and len(scopes.references(owner, variable.value)) == 1
+
+    def _read_twice(self, variable: cst.Name) -> bool:
+        """Whether the variable ``variable`` binds is read exactly twice in its scope."""
+        scopes = self.facts.scopes
+        scope = scopes.name_scope(variable)
+        owner = scope.owner_of(variable.value) if scope is not None else None
+        return owner is not None and len(scopes.references(owner, variable.value)) == 2
 
     def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
         """The producer or batch norm ``expr`` builds (the composition fact says
@@ -773,9 +783,13 @@ class ConvBiasBeforeBatchNorm(Rule):
             producers = self._member_producers(member)
             if not producers:
                 continue
-            norms = self._flows(member.uses, [(p[1], p[2]) for p in producers])
+            tests: List[cst.BaseExpression] = []
+            norms = self._flows(member.uses, [(p[1], p[2]) for p in producers], tests)
             if not norms:
                 continue
+            test = self._class_test(tests, members, producers, original_node)
+            if tests and test is None:
+                continue  # a condition that cannot be moved to the constructor
             ok = True
             norm_kind: Optional[_Norm] = None
             for norm_attr in norms:
@@ -793,7 +807,7 @@ class ConvBiasBeforeBatchNorm(Rule):
             if ok and norm_kind is not None:
                 for producer in producers:
                     assert isinstance(producer[1], _Producer)
-                    self._report(producer[1], producer[2], norm_kind, producer[3])
+                    self._report(producer[1], producer[2], norm_kind, producer[3], test)
         self._paired_lists(members, original_node)
         self._keyed_layers(members)
 
@@ -1091,8 +1105,10 @@ class ConvBiasBeforeBatchNorm(Rule):
 
         return _flow_target(use.call, receiver, use.parent_of, self._read_once, key_of)
 
-    def _flows(self, uses: Sequence[Use], producers: Sequence[Tuple[Union[_Producer, _Norm], cst.Call]]) -> List[str]:
-        """The norm attributes every use of a layer attribute feeds; [] if some use does not."""
+    def _flows(self, uses: Sequence[Use], producers: Sequence[Tuple[Union[_Producer, _Norm], cst.Call]],
+               tests: Optional[List[cst.BaseExpression]] = None) -> List[str]:
+        """The norm attributes every use of a layer attribute feeds; [] if some use does not.
+        With ``tests``, a norm applied under a condition counts (its test is added)."""
         targets: List[str] = []
         for use in uses:
             if use.kind is UseKind.ATTRIBUTE and use.attribute in _BENIGN_ATTRIBUTES:
@@ -1101,7 +1117,8 @@ class ConvBiasBeforeBatchNorm(Rule):
                 return []
             assert use.call is not None and isinstance(use.node.value, cst.Name)
             target = _flow_target(use.call, use.node.value.value, use.parent_of, self._read_once,
-                                  keeps_features=lambda view: all(self._keeps_features(view, p, c) for p, c in producers))
+                                  keeps_features=lambda view: all(self._keeps_features(view, p, c) for p, c in producers),
+                                  tests=tests, read_twice=self._read_twice)
             if target is None:
                 return []
             targets.append(target)
@@ -1183,6 +1200,7 @@ def _flow_target(
     target_of: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None,
     keeps_features: Optional[Callable[[cst.Call], bool]] = None,
     tests: Optional[List[cst.BaseExpression]] = None,
+    read_twice: Optional[Callable[[cst.Name], bool]] = None,
 ) -> Optional[str]:
     """The attribute ``B`` when the output of ``call`` goes straight into
     ``self.B(...)`` (``target_of``: what else counts, ``self.B[i]``): as its
@@ -1220,6 +1238,11 @@ def _flow_target(
     index = next(i for i, statement in enumerate(body) if statement is line)
     if index + 1 >= len(body):
         return None
+    if tests is not None and read_twice is not None and read_twice(variable):
+        guarded = _guarded_consumer(body[index + 1], variable.value, target)
+        if guarded is not None:  # `y = self.bn(x) if self.use_bn else x`: x is read there only
+            tests.append(guarded[1])
+            return guarded[0]
     consumed = _consumer(body[index + 1], variable.value, target, tests is not None)
     if consumed is None:
         return None
@@ -1230,6 +1253,28 @@ def _flow_target(
     if dead or read_once(variable):
         return found
     return None
+
+
+def _guarded_consumer(
+    statement: cst.BaseStatement, variable: str, target: Callable[[cst.BaseExpression], Optional[str]],
+) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``y = self.B(variable) if <test> else variable`` (or ``return ...``): the
+    target ``B`` and the test under which the output goes through it."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.Return)) else None
+    if not isinstance(value, cst.IfExp):
+        return None
+    body, orelse = value.body, value.orelse
+    if not (isinstance(orelse, cst.Name) and orelse.value == variable and isinstance(body, cst.Call)
+            and len(body.args) == 1 and body.args[0].keyword is None and not body.args[0].star
+            and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == variable):
+        return None
+    if any(isinstance(node, cst.Name) and node.value == variable for node, _ in walk(value.test)):
+        return None
+    found = target(body.func)
+    return (found, value.test) if found is not None else None
 
 
 def _consumer(
