@@ -40,7 +40,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-5"
+_FORMAT = b"callable-summaries-6"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -64,6 +64,12 @@ device) are recorded for it: ``@<kind>:<callee>|<position>``, the kind
 loop (built anew for every pass); the position empty for the whole value,
 else the index of the tuple element.  :func:`link` takes them out of the
 summaries and joins them by callee (:class:`ReturnUse`)."""
+HELD = "self."
+"""How an attribute of a method's own instance is named where a parameter
+would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
+like a parameter through the class's methods, then, for a class built by a
+call of the project, put in terms of the ``__init__`` parameter the class
+stores in that attribute (:func:`link`'s construction summaries)."""
 
 
 # -- one file's facts, as written -------------------------------------------------------
@@ -249,6 +255,11 @@ class FileSummary:
     (a device it only knows at run time is then taken to be an accelerator)."""
     accelerators: Tuple[str, ...] = ()
     """Its functions some ``return`` of which gives a CUDA device (``define_device("auto")``)."""
+    devices: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
+    """For each class: ``self.<attr>`` set once, to a device that may be CUDA
+    (``cuda``: ``torch.device("cuda" if ... else "cpu")``), to the CPU (``cpu``), or to what a call
+    returns (``call:<dotted name>``; ``self._acquire_device()`` as
+    ``<module>.<Class>._acquire_device``): attr -> that."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -323,6 +334,12 @@ class Summary:
     or through the instance's methods and its attributes' project classes'
     methods (``def eval(self): self.policy.eval()`` where ``policy``'s own
     ``eval`` switches ``self.net``: ``policy``, ``policy.net``)."""
+    constructs: bool = False
+    """What building an instance of a project class (``Solver(cfg, loader)``)
+    commits its arguments to: ``__init__``'s own facts, and, for each
+    parameter ``__init__`` stores on ``self``, what the class's methods do
+    to that attribute (iterate it, every epoch, copy its batches); the
+    parameters are ``__init__``'s after the instance.  Named after the class."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -651,6 +668,8 @@ class _FunctionScan:
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
         self.accelerator = False
+        self.cuda_locals: Set[str] = set()
+        """Locals some assignment of which names a CUDA device."""
         """Some ``return`` gives a CUDA device (``"cuda"``, ``torch.device("cuda" if ... else "cpu")``)."""
         self.results: Dict[str, str] = {}
         """Local names bound once to what a call returns (or one element of it): their returned-value names."""
@@ -778,7 +797,7 @@ class _FunctionScan:
             settled = "non_blocking" in keywords or len(positional) >= 2 or starred
         receiver = func.value
         item = self.item_of(receiver)
-        if spec is None and item is not None and item.startswith(RESULT) and self.runtime_device(node):
+        if spec is None and item is not None and item.startswith((RESULT, HELD)) and self.runtime_device(node):
             device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
             # a device known at run time, of a returned value's items (perhaps from a project helper)
             spec = (self.device_call(device) if device is not None else None) or UNKNOWN
@@ -797,15 +816,17 @@ class _FunctionScan:
         local bound once to one."""
         if depth > 4:
             return False
-        if isinstance(expr, ast.Constant):
-            return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+        if _cuda_text(expr):
+            return True
         if isinstance(expr, ast.IfExp):
             return self.names_cuda(expr.body, depth + 1) or self.names_cuda(expr.orelse, depth + 1)
         if isinstance(expr, ast.Call) and expr.args and resolve(expr.func, self.reader.imports, {}) == "torch.device":
             return self.names_cuda(expr.args[0], depth + 1)
         if isinstance(expr, ast.Name) and expr.id not in self.parameters:
             bound = self.locals.get(expr.id)
-            return bound is not None and self.names_cuda(bound, depth + 1)
+            if bound is None:  # assigned on several paths (`if args.use_gpu: device = ... else: ...`)
+                return expr.id in self.cuda_locals
+            return self.names_cuda(bound, depth + 1)
         return False
 
     def device_call(self, expr: ast.expr) -> Optional[str]:
@@ -860,8 +881,16 @@ class _FunctionScan:
         return None
 
     def tracked(self, expr: ast.expr) -> Optional[str]:
-        """The parameter, or the returned value, ``expr`` is."""
-        return self.subject(expr) or self.result_of(expr)
+        """The parameter, the returned value, or the instance's attribute ``expr`` is."""
+        return self.subject(expr) or self.result_of(expr) or self.held(expr)
+
+    def held(self, expr: ast.expr) -> Optional[str]:
+        """``self.<attr>`` in a method (:data:`HELD`), the instance not rebound."""
+        if (self.instance is not None and self.owner is not None and isinstance(expr, ast.Attribute)
+                and isinstance(expr.value, ast.Name) and expr.value.id == self.instance
+                and self.instance not in self.locals):
+            return HELD + expr.attr
+        return None
 
     # statements
 
@@ -929,6 +958,8 @@ class _FunctionScan:
                     for leaf in ast.walk(target):
                         if isinstance(leaf, ast.Name) and self.results.get(leaf.id, "").startswith(RESULT + "l:"):
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
+                self.cuda_locals.add(node.targets[0].id)
             drawn_from = self.item_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
@@ -984,6 +1015,9 @@ class _FunctionScan:
         result = self.result_of(expr)
         if result is not None:
             return self._drawn(expr, disabled) | {result}
+        held = self.held(expr)
+        if held is not None:
+            return {held}
         if isinstance(expr, ast.Call):
             found = self._drawn(expr, disabled)
             direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
@@ -1358,6 +1392,20 @@ class _FileReader:
         return (target, False) if target is not None else None
 
 
+def _cuda_text(expr: ast.expr) -> bool:
+    """A string that names a CUDA device: ``"cuda"``, ``"cuda:0"``, and
+    formatted ones (``"cuda:{}".format(i)``, ``f"cuda:{i}"``, ``"cuda:" + str(i)``)."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+        return _cuda_text(expr.func.value)
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        return _cuda_text(expr.values[0])
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+        return _cuda_text(expr.left)
+    return False
+
+
 def _names_cuda(tree: ast.Module) -> bool:
     """The file spells CUDA in code: ``.cuda``/``torch.cuda`` or a ``"cuda..."`` string."""
     for node in ast.walk(tree):
@@ -1376,6 +1424,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     bases: List[Tuple[str, Tuple[str, ...]]] = []
     layers: List[WrappedLayer] = []
     attributes: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
+    devices: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
     loaders: Dict[str, BuiltLoader] = {}
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1402,6 +1451,9 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
             kept = _init_parameters(statement)
             if kept:
                 attributes.append((qualified, kept))
+            placed = _device_attributes(statement, reader)
+            if placed:
+                devices.append((qualified, placed))
     accelerators = tuple(sorted(f.qualified for f, scan in zip(functions, reader.scans) if scan.accelerator))
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
@@ -1410,7 +1462,46 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
                        tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
-                       accelerators)
+                       accelerators, tuple(devices))
+
+
+def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple[str, str], ...]:
+    """``self.<attr>`` a method of the class sets once, and nothing else
+    writes, to a device that may be CUDA or to a call's result (see
+    :attr:`FileSummary.devices`)."""
+    writes: Dict[str, List[Optional[str]]] = {}
+    for member, attribute, value in _instance_writes(node):
+        spec: Optional[str] = None
+        if value is not None and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            spec = _device_value(value, reader, node.name, member.args.args[0].arg, 0)
+        writes.setdefault(attribute, []).append(spec)
+    return tuple(sorted((attr, found[0]) for attr, found in writes.items() if len(found) == 1 and found[0] is not None))
+
+
+def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: str, depth: int) -> Optional[str]:
+    """``cuda`` for a device that may be CUDA (a ``"cuda..."`` string, a
+    conditional with such a branch, ``torch.device(...)`` of one), ``cpu``
+    for the CPU, ``call:<name>`` for a call of the instance's method or of a
+    named function; else None."""
+    if depth > 3:
+        return None
+    if _cuda_text(value):
+        return "cuda"
+    if isinstance(value, ast.Constant) and value.value == "cpu":
+        return "cpu"
+    if isinstance(value, ast.IfExp):
+        either = {_device_value(value.body, reader, owner, instance, depth + 1),
+                  _device_value(value.orelse, reader, owner, instance, depth + 1)}
+        return "cuda" if "cuda" in either else None
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    named = resolve(func, reader.imports, reader.local)
+    if named == "torch.device":
+        return _device_value(value.args[0], reader, owner, instance, depth + 1) if value.args else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
+        return f"call:{reader.module}.{owner}.{func.attr}"
+    return f"call:{named}" if named is not None and not named.startswith("torch.") else None
 
 
 def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
@@ -1720,6 +1811,7 @@ def _to_json(summary: FileSummary) -> Any:
                      b.open_keywords, b.through, b.bound] for b in summary.loaders],
         "cuda": summary.cuda,
         "accelerators": list(summary.accelerators),
+        "devices": [[name, [list(a) for a in pairs]] for name, pairs in summary.devices],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1811,8 +1903,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         cuda, accelerators = data["cuda"], data["accelerators"]
         if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
             return None
+        devices = tuple((name, _pairs(pairs)) for name, pairs in data["devices"])
+        if not all(isinstance(name, str) for name, _ in devices):
+            return None
         return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
-                           tuple(accelerators))
+                           tuple(accelerators), devices)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1868,8 +1963,10 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     loaders: Dict[str, BuiltLoader] = {}
     cuda: Set[str] = set()
     accelerators: Set[str] = set()
+    devices: Dict[str, Mapping[str, str]] = {}
     for summary in files:
         accelerators.update(summary.accelerators)
+        devices.update((name, dict(pairs)) for name, pairs in summary.devices)
         for function in summary.functions:
             written[function.qualified] = function
             if summary.cuda:
@@ -1885,7 +1982,13 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
+    placed = _Placed(state, devices, bases, aliases, accelerators, cuda)
+    built = _constructions(written, state, bases, aliases, attributes)
     callers: Dict[str, Set[str]] = {}
+    for cls, (init, members, _held) in built.items():
+        state[cls] = _construction(cls, state[init], members, state, _held, placed)
+        for member in members:
+            callers.setdefault(member, set()).add(cls)
     targets: Dict[Tuple[str, int], Optional[str]] = {}
     for name, function in written.items():
         for index, call in enumerate(function.calls):
@@ -1893,25 +1996,36 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
             targets[(name, index)] = target.qualified if target is not None else None
             if target is not None and not target.wrapper:
                 callers.setdefault(target.qualified, set()).add(name)
-    pending = sorted(written)
+    pending = sorted({*written, *built})
     queued = set(pending)
     while pending:
         name = pending.pop()
         queued.discard(name)
-        grown = _apply(written[name], state, bases, makers, aliases)
+        if name in built:
+            init, members, held = built[name]
+            grown = _construction(name, state[init], members, state, held, placed)
+        else:
+            grown = _apply(written[name], state, bases, makers, aliases)
         if grown != state[name]:
             state[name] = grown
             for caller in callers.get(name, ()):
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    returned = _returned_uses(state, bases, aliases, cuda, accelerators)
+    for name, summary in state.items():  # the instance's attributes served the constructions only
+        if not summary.constructs and (any(v.startswith(HELD) for v in summary.iterates)
+                                       or any(m[0].startswith(HELD) for m in summary.moves_items)):
+            state[name] = dataclasses.replace(
+                summary, iterates=frozenset(v for v in summary.iterates if not v.startswith(HELD)),
+                repeats=frozenset(v for v in summary.repeats if not v.startswith(HELD)),
+                moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(HELD)))
+    returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      _linked_loaders(loaders, state, bases, aliases), returned)
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
-                   cuda: Set[str], accelerators: Set[str]) -> Dict[str, Dict[str, ReturnUse]]:
+                   cuda: Set[str], accelerators: Set[str], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
     """Takes the returned values (:data:`RESULT`) out of the linked summaries
     (``state``, changed in place) and joins what their callers do with them,
     by the project function that returns them and the position."""
@@ -1952,8 +2066,9 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
                 continue
             helper = find(canonical_name(device[len("call:"):], aliases), state, bases) if device.startswith(
                 "call:") else None  # a project helper that returns CUDA (`define_device("auto")`)
-            if device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
-                    name in cuda and not device.startswith("cpu")):
+            where = placed.attribute(name.rpartition(".")[0], device[5:]) if device.startswith("attr:") else None
+            if where == "cuda" or device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
+                    name in cuda and not device.startswith("cpu") and where is None):
                 entry = use(value, name)
                 if entry is not None:
                     entry["to_cuda"] = True
@@ -2074,13 +2189,14 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             loop_runs |= target.loop_runs
     for index, call in enumerate(function.calls):
         target = find(canonical_name(call.callee, aliases), state, bases)
-        if target is None:
+        if target is None or target.constructs:
             for ret in function.returns:  # not a function of the project: a new instance of what it names
                 if ret.call == index and not call.bound:
                     found = Return(builds=call.callee, guard=ret.guard)
                     if found not in returns:
                         returns.append(found)
-            continue
+            if target is None:
+                continue
         if call.in_loop:
             loop_runs |= target.runs | target.loop_runs
         else:
@@ -2094,6 +2210,15 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                         repeats.add(value)
             for moved, device, settled in target.moves_items:
                 if moved.startswith(_PERSISTENT):
+                    moves_items.add((moved, _mapped(device, call, target, function), settled))
+        if call.on_self == "" and target.method and not target.wrapper and function.method:
+            for value in target.iterates:  # `self.train_epoch()`: the same instance's attributes
+                if value.startswith(HELD):
+                    iterates.add(value)
+                    if call.in_loop or value in target.repeats:
+                        repeats.add(value)
+            for moved, device, settled in target.moves_items:
+                if moved.startswith(HELD):
                     moves_items.add((moved, _mapped(device, call, target, function), settled))
         if call.on_self is not None and target.method and not target.wrapper and function.method:
             prefix = f"{call.on_self}." if call.on_self else ""
@@ -2140,7 +2265,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     found = Return(builds=inner.builds, guard=ret.guard)
                 elif inner.parameter is not None:
                     mapped = dict(call.slots).get(_slot_of(target, inner.parameter, call.bound) or "")
-                    if mapped is not None and mapped.startswith(RESULT):
+                    if mapped is not None and mapped.startswith((RESULT, HELD)):
                         mapped = None  # a value the caller got from a call, not one of its parameters
                     found = Return(parameter=mapped, guard=ret.guard) if mapped is not None else Return(guard=ret.guard)
                 else:
@@ -2151,6 +2276,145 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
                    forwards=frozenset(forwards), evals=frozenset(evals))
+
+
+class _Placed:
+    """Where the project's classes place their ``self.<attr>`` devices, and
+    which devices a method's copy goes to, as far as the summaries know."""
+
+    def __init__(self, state: Mapping[str, Summary], devices: Mapping[str, Mapping[str, str]],
+                 bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str], accelerators: Set[str],
+                 cuda: Set[str]) -> None:
+        self.state = state
+        """The summaries as linked so far (the caller's, growing)."""
+        self.devices = devices
+        self.bases = bases
+        self.aliases = aliases
+        self.accelerators = accelerators
+        self.cuda = cuda
+
+    def attribute(self, owner: str, attribute: str) -> Optional[str]:
+        """``cuda`` when the class ``owner`` (or the first of its bases that
+        sets it) sets ``self.<attribute>`` to a device that may be CUDA, or to
+        what a project function that returns one gives; ``cpu`` when it sets
+        it to the CPU; None otherwise."""
+        pending = [canonical_name(owner, self.aliases)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            spec = self.devices.get(name, {}).get(attribute)
+            if spec is not None:
+                if spec in ("cuda", "cpu"):
+                    return spec
+                helper = find(canonical_name(spec[len("call:"):], self.aliases), self.state, self.bases)
+                return "cuda" if helper is not None and helper.qualified in self.accelerators else None
+            pending.extend(self.bases.get(name, ()))
+        return None
+
+    def device(self, device: str, method: str, owner: str, held: Mapping[str, str]) -> Optional[str]:
+        """A device a method of ``owner`` copies its instance's attribute to,
+        for a construction of ``owner``: ``param:<name>`` for an ``__init__``
+        parameter kept in ``self.<attr>``; ``cuda`` for a CUDA device, or one
+        known only at run time in a file that uses CUDA; None for the CPU or
+        what cannot be known."""
+        kind, _, name = device.partition(":")
+        if kind == "cuda":
+            return device
+        if kind == "cpu":
+            return None
+        if kind == "attr":
+            if name in held:
+                return f"param:{held[name]}"
+            where = self.attribute(owner, name)
+            if where is not None:
+                return where if where == "cuda" else None
+        if kind == "call":
+            helper = find(canonical_name(name, self.aliases), self.state, self.bases)
+            if helper is not None and helper.qualified in self.accelerators:
+                return "cuda"
+        return "cuda" if method in self.cuda else None
+
+
+def _constructions(written: Mapping[str, Function], state: Mapping[str, Summary],
+                   bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                   attributes: Mapping[str, Mapping[str, str]]) -> Dict[str, Tuple[str, Tuple[str, ...], Dict[str, str]]]:
+    """The project classes the project's code builds (``Solver(cfg, loader)``)
+    whose ``__init__`` is the project's: class -> (that ``__init__``, the
+    methods an instance has, the ``__init__`` parameters it keeps in
+    ``self.<attr>``: attr -> parameter)."""
+    owners: Dict[str, List[str]] = {}
+    for name in written:
+        owner = name.rpartition(".")[0]
+        if owner in bases:
+            owners.setdefault(owner, []).append(name)
+    found: Dict[str, Tuple[str, Tuple[str, ...], Dict[str, str]]] = {}
+    seen: Set[str] = set()
+    for function in written.values():
+        for call in function.calls:
+            cls = canonical_name(call.callee, aliases)
+            if call.bound or cls in seen or cls not in bases:
+                continue
+            seen.add(cls)
+            init = find(f"{cls}.__init__", state, bases)
+            if init is None or init.wrapper or find(cls, state, bases) is not None:
+                continue
+            members: List[str] = []
+            names: Set[str] = set()
+            pending = [cls]
+            classes: Set[str] = set()
+            while pending:  # the class and its bases, each once: every method an instance has
+                current = pending.pop(0)
+                if current in classes:
+                    continue
+                classes.add(current)
+                for method in owners.get(current, ()):
+                    last = method.rpartition(".")[2]
+                    if last in names:
+                        continue
+                    names.add(last)
+                    target = find(f"{cls}.{last}", state, bases)
+                    if target is not None and not target.wrapper:
+                        members.append(target.qualified)
+                pending.extend(bases.get(current, ()))
+            held = dict(attributes.get(init.qualified.rpartition(".")[0], {}))
+            found[cls] = (init.qualified, tuple(sorted(set(members))), held)
+    return found
+
+
+def _construction(cls: str, init: Summary, members: Sequence[str], state: Mapping[str, Summary],
+                  held: Mapping[str, str], placed: _Placed) -> Summary:
+    """What building ``cls`` commits its arguments to (:attr:`Summary.constructs`)."""
+    instance = init.parameters[0] if init.method and init.parameters else None
+    parameters = init.parameters[1:] if init.method else init.parameters
+
+    def own(value: str) -> bool:
+        return value != instance and not value.startswith((RESULT, HELD))
+
+    iterates = {v for v in init.iterates if own(v)}
+    repeats = {v for v in init.repeats if own(v)}
+    moves_items = {m for m in init.moves_items if own(m[0])}
+    for member in members:
+        summary = state.get(member)
+        if summary is None:
+            continue
+        for value in summary.iterates:
+            parameter = held.get(value[len(HELD):]) if value.startswith(HELD) else None
+            if parameter is not None:
+                iterates.add(parameter)
+                if value in summary.repeats:
+                    repeats.add(parameter)
+        for moved, device, settled in summary.moves_items:
+            parameter = held.get(moved[len(HELD):]) if moved.startswith(HELD) else None
+            where = placed.device(device, member, cls, held) if parameter is not None else None
+            if parameter is not None and where is not None:
+                moves_items.add((parameter, where, settled))
+    return Summary(cls, parameters, init.keyword_only, False, init.runs, frozenset(iterates),
+                   frozenset(v for v in init.yields_from if own(v)), (), loop_runs=init.loop_runs,
+                   repeats=frozenset(repeats), moves_items=frozenset(moves_items),
+                   moves=frozenset(m for m in init.moves if own(m[0])), constructs=True)
 
 
 def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
