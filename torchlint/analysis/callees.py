@@ -85,6 +85,8 @@ class Callees:
         self._path = path
         self._cache: Dict[cst.Call, Optional[Target]] = {}
         self._mentioned: Dict[FrozenSet[str], bool] = {}
+        self._aliases: Dict[FrozenSet[str], FrozenSet[str]] = {}
+        """Names imported under another name, per set of names (asked once per set)."""
         """Whether the file's text names one of some classes (asked once per set)."""
 
     def _spelled(self, fact: str) -> "_Spelled":
@@ -114,12 +116,25 @@ class Callees:
             return func.attr.value in spelled.names
         if not isinstance(func, cst.Name):
             return False
-        if func.value in spelled.names:
+        if func.value in spelled.names or func.value in self._renamed(spelled):
             return True
         mentioned = self._mentioned.get(spelled.classes)
         if mentioned is None:
             mentioned = self._mentioned[spelled.classes] = any(word in self._source for word in spelled.classes)
         return mentioned or self._calls_parameters
+
+    def _renamed(self, spelled: "_Spelled") -> FrozenSet[str]:
+        """Module-level names an import binds to a callable spelled as
+        ``spelled`` says under another name (``from loops import train as fit``)."""
+        found = self._aliases.get(spelled.names)
+        if found is None:
+            scope = self._scopes.module_scope
+            found = frozenset(
+                local for local, bindings in scope.bindings.items()
+                if any(b.kind is BindingKind.IMPORT and b.imported is not None and local != b.imported.rsplit(".", 1)[-1]
+                       and b.imported.rsplit(".", 1)[-1] in spelled.names for b in bindings))
+            self._aliases[spelled.names] = found
+        return found
 
     @cached_property
     def _calls_parameters(self) -> bool:
