@@ -544,7 +544,7 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
-    def _method_runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
+    def _method_runs_evaled(self, forward: _Forward, evaled: Set[str], function: Optional[cst.FunctionDef]) -> bool:
         """``agent.act(obs)`` after ``agent.policy.eval()``, where ``act`` is a
         method of a project class (in any module) that calls
         ``self.policy(...)`` with gradients on and trains nothing (its
@@ -553,12 +553,18 @@ class EvalWithoutNoGrad(Rule):
         if forward.call is None or not isinstance(func, cst.Attribute):
             return False
         receiver = dotted(func.value)
-        if receiver is None or receiver == "self":
+        if receiver is None:
             return False
-        target = self.facts.callees.target(forward.call)
-        if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
-            return False
-        summary = target.summary
+        if receiver == "self":  # another method of the same class: `self._process_one_batch(x)`
+            found = self.facts.callees.sibling(function, func.attr.value) if function is not None else None
+            if found is None or not found.method or found.wrapper:
+                return False
+            summary = found
+        else:
+            target = self.facts.callees.target(forward.call)
+            if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
+                return False
+            summary = target.summary
         if summary.runs or summary.loop_runs:
             return False  # it trains: gradients are wanted
         for attribute in sorted(summary.forwards):
@@ -679,25 +685,36 @@ class EvalWithoutNoGrad(Rule):
         if verdict is not None:
             outside = self._outside_callers(original_node)
             self._candidates.append(_Candidate(original_node, bool(frame.evals), outside, verdict))
+        elif frame.needs_grad and frame.evals and frame.guard_depth == 0 and self._kind(original_node) is not None:
+            # It trains, then evaluates (each epoch): the stretch after `.eval()`, as in a script.
+            self._report_stretches(frame, "in a function that also trains, ")
 
-    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
-        """None when the function is not evaluation code to report; else
-        whether that rests on its callers alone (checked again once every
-        use in the file is known)."""
+    def _kind(self, node: cst.FunctionDef) -> Optional[str]:
+        """The kind of class the function is a method of (``function`` for a
+        plain function); None for a function this rule never reports
+        (``forward``, special methods, async, compiled or grad-mode
+        decorated, Lightning's and tests' methods, another framework's file)."""
         name = node.name.value
         if name == "forward" or (name.startswith("__") and name != "__call__"):
             return None
         if node.asynchronous is not None or self._other_framework:
-            return None
-        if frame.needs_grad or frame.manages_grad or frame.guards:
-            # Gradients are wanted, or the author already chose where they are off.
             return None
         if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
                for d in node.decorators):
             return None
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
-        if kind in ("lightning", "test"):
+        return None if kind in ("lightning", "test") else kind
+
+    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
+        """None when the function is not evaluation code to report; else
+        whether that rests on its callers alone (checked again once every
+        use in the file is known)."""
+        name = node.name.value
+        if frame.needs_grad or frame.manages_grad:
+            return None  # gradients are wanted, or the author switches them by hand
+        kind = self._kind(node)
+        if kind is None:
             return None
         if kind == "framework" and _LIGHTNING_HOOK.match(name):
             # A class whose base the linter cannot see (a Lightning callback,
@@ -731,7 +748,7 @@ class EvalWithoutNoGrad(Rule):
                 return None
         evaled = {obj for obj, _, _ in frame.evals} | self._switched_through_methods(frame)
         if has_eval:
-            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled)]
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled, node)]
         else:
             forwards = [
                 f for f in frame.forwards
@@ -740,6 +757,11 @@ class EvalWithoutNoGrad(Rule):
                 or (named and self._calls_model(f.func))
             ]
         if not forwards or all(f.guarded for f in forwards):
+            return None
+        if frame.guards and (not has_eval or any(f.guarded for f in forwards)):
+            # The author chose where gradients are off; reported only when no
+            # forward pass of the model put in eval mode is inside those blocks
+            # (`with torch.no_grad():` around the input copies, the forward after it).
             return None
         if not has_eval and not given and not (frame.loops or frame.reads_values):
             # A one-line helper may serve training too; an evaluation loop
@@ -894,7 +916,8 @@ class EvalWithoutNoGrad(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         for candidate in self._candidates:
             self._report_function(candidate)
-        self._report_module_level(self._frames[0])
+        if not self._other_framework:
+            self._report_stretches(self._frames[0], "")
 
     def _always_guarded(self, name: str, seen: Set[str]) -> bool:
         """Whether every use of ``name`` in this file runs with gradients off:
@@ -990,15 +1013,14 @@ class EvalWithoutNoGrad(Rule):
         parents = self.facts.parents
         return all(isinstance(parents.get(call), cst.Expr) for call in calls)
 
-    def _report_module_level(self, frame: _Frame) -> None:
-        """A script that puts a model in eval mode (or loads trained weights
-        into it) and then runs it outside ``torch.no_grad()``, with no
-        gradient work before the model goes back to ``.train()``."""
-        if self._other_framework:
-            return
+    def _report_stretches(self, frame: _Frame, where: str) -> None:
+        """A script (or a function that also trains: ``where`` says so) that
+        puts a model in eval mode (or loads trained weights into it, in a
+        script) and then runs it outside ``torch.no_grad()``, with no gradient
+        work before the model goes back to ``.train()`` (or the code ends)."""
         reported: Set[str] = set()
         evaled = {obj for obj, _, _ in frame.evals}
-        loads = [entry for entry in frame.loads if entry[0] not in evaled]
+        loads = [entry for entry in frame.loads if entry[0] not in evaled] if frame.node is None else []
         for (obj, call, start), by_eval in [*((e, True) for e in frame.evals), *((e, False) for e in loads)]:
             if obj in reported:
                 continue
@@ -1016,7 +1038,7 @@ class EvalWithoutNoGrad(Rule):
             what = "is put in eval mode and" if by_eval else "gets trained weights and is"
             self.report(
                 call,
-                f"`{obj}` {what} then run without `torch.no_grad()`; "
+                f"{where}`{obj}` {what} then run without `torch.no_grad()`; "
                 "autograd keeps a graph and activations for a backward pass that never comes",
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",

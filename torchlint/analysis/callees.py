@@ -443,6 +443,26 @@ class Callees:
             return f"{self._module}.{function.name.value}"
         return None
 
+    def sibling(self, function: cst.FunctionDef, method: str) -> Optional[Summary]:
+        """The summary of ``method`` of the class whose method ``function`` is
+        (``self._process_one_batch(x)`` inside ``vali``), found through the
+        class's bases: from the project's summaries, or from this file's own
+        summary, linked alone, when the run left the file out."""
+        qualified = self.qualified(function)
+        if qualified is None or qualified.count(".") < self._module.count(".") + 2:
+            return None  # not a method of a module-level class
+        name = f"{qualified.rpartition('.')[0]}.{method}"
+        if os.path.abspath(self._path) in self._summaries.paths:
+            return self._summaries.of(name)
+        alone = self._alone
+        return alone.of(name) if alone is not None else None
+
+    @cached_property
+    def _alone(self) -> Optional[Summaries]:
+        """This file's own summary, linked alone."""
+        summary = self._own_summary()
+        return link([summary]) if summary is not None else None
+
     def returned_use(self, function: cst.FunctionDef, position: str) -> Optional[ReturnUse]:
         """What the project's callers (in this file or any other module) do
         with what ``function`` returns at ``position`` (``""``: the whole
