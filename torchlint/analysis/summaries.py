@@ -255,6 +255,8 @@ class FileSummary:
     (a device it only knows at run time is then taken to be an accelerator)."""
     accelerators: Tuple[str, ...] = ()
     """Its functions some ``return`` of which gives a CUDA device (``define_device("auto")``)."""
+    epochs: bool = False
+    """The file calls a ``set_epoch`` method somewhere."""
     devices: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
     """For each class: ``self.<attr>`` set once, to a device that may be CUDA
     (``cuda``: ``torch.device("cuda" if ... else "cpu")``), to the CPU (``cpu``), or to what a call
@@ -340,6 +342,11 @@ class Summary:
     parameter ``__init__`` stores on ``self``, what the class's methods do
     to that attribute (iterate it, every epoch, copy its batches); the
     parameters are ``__init__``'s after the instance.  Named after the class."""
+    epochs: FrozenSet[str] = frozenset()
+    """For a construction: the parameters a method of the instance iterates
+    again and again in a loop that trains (runs ``backward()``), in a class
+    whose methods' modules call ``set_epoch`` nowhere: a ``DistributedSampler``
+    they draw from shuffles every epoch the same way."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -1417,8 +1424,10 @@ def _names_cuda(tree: ast.Module) -> bool:
     return False
 
 
-def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Optional[bool] = None) -> FileSummary:
-    """The facts of one parsed file (``cuda``: False when the text cannot name CUDA at all)."""
+def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Optional[bool] = None,
+                   epochs: Optional[bool] = None) -> FileSummary:
+    """The facts of one parsed file (``cuda``, ``epochs``: False when the text
+    cannot name CUDA, or ``set_epoch``, at all)."""
     reader = _FileReader(tree, module, is_package)
     functions: List[Function] = []
     bases: List[Tuple[str, Tuple[str, ...]]] = []
@@ -1462,7 +1471,13 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
                        tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
-                       accelerators, tuple(devices))
+                       accelerators, epochs=_sets_epoch(tree) if epochs is not False else False, devices=tuple(devices))
+
+
+def _sets_epoch(tree: ast.Module) -> bool:
+    """The file calls a ``set_epoch`` method."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch"
+               for node in ast.walk(tree))
 
 
 def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple[str, str], ...]:
@@ -1812,6 +1827,7 @@ def _to_json(summary: FileSummary) -> Any:
         "cuda": summary.cuda,
         "accelerators": list(summary.accelerators),
         "devices": [[name, [list(a) for a in pairs]] for name, pairs in summary.devices],
+        "epochs": summary.epochs,
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1906,8 +1922,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         devices = tuple((name, _pairs(pairs)) for name, pairs in data["devices"])
         if not all(isinstance(name, str) for name, _ in devices):
             return None
+        epochs = data["epochs"]
+        if not isinstance(epochs, bool):
+            return None
         return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
-                           tuple(accelerators), devices)
+                           tuple(accelerators), epochs=epochs, devices=devices)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1942,7 +1961,8 @@ def store_summary(path: Path, data: bytes, module: str, store: Optional[Store], 
 def summary_of_tree(path: Path, tree: ast.Module, module: str, data: bytes) -> Optional[FileSummary]:
     """One file's summary from its CPython tree of ``data`` (None: nested too deeply)."""
     try:
-        return summarize_tree(tree, module, path.stem == "__init__", None if b"cuda" in data else False)
+        return summarize_tree(tree, module, path.stem == "__init__", None if b"cuda" in data else False,
+                              None if b"set_epoch" in data else False)
     except RecursionError:
         return None
 
@@ -1964,6 +1984,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     cuda: Set[str] = set()
     accelerators: Set[str] = set()
     devices: Dict[str, Mapping[str, str]] = {}
+    epochs: Set[str] = set()
     for summary in files:
         accelerators.update(summary.accelerators)
         devices.update((name, dict(pairs)) for name, pairs in summary.devices)
@@ -1971,6 +1992,8 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
             written[function.qualified] = function
             if summary.cuda:
                 cuda.add(function.qualified)
+            if summary.epochs:
+                epochs.add(function.qualified)
         bases.update(summary.bases)
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
@@ -1982,7 +2005,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
-    placed = _Placed(state, devices, bases, aliases, accelerators, cuda)
+    placed = _Placed(state, written, devices, bases, aliases, accelerators, cuda, epochs)
     built = _constructions(written, state, bases, aliases, attributes)
     callers: Dict[str, Set[str]] = {}
     for cls, (init, members, _held) in built.items():
@@ -2012,13 +2035,13 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    for name, summary in state.items():  # the instance's attributes served the constructions only
-        if not summary.constructs and (any(v.startswith(HELD) for v in summary.iterates)
-                                       or any(m[0].startswith(HELD) for m in summary.moves_items)):
+    for name, linked in list(state.items()):  # the instance's attributes served the constructions only
+        if not linked.constructs and (any(v.startswith(HELD) for v in linked.iterates)
+                                      or any(m[0].startswith(HELD) for m in linked.moves_items)):
             state[name] = dataclasses.replace(
-                summary, iterates=frozenset(v for v in summary.iterates if not v.startswith(HELD)),
-                repeats=frozenset(v for v in summary.repeats if not v.startswith(HELD)),
-                moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(HELD)))
+                linked, iterates=frozenset(v for v in linked.iterates if not v.startswith(HELD)),
+                repeats=frozenset(v for v in linked.repeats if not v.startswith(HELD)),
+                moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)))
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      _linked_loaders(loaders, state, bases, aliases), returned)
@@ -2282,9 +2305,10 @@ class _Placed:
     """Where the project's classes place their ``self.<attr>`` devices, and
     which devices a method's copy goes to, as far as the summaries know."""
 
-    def __init__(self, state: Mapping[str, Summary], devices: Mapping[str, Mapping[str, str]],
+    def __init__(self, state: Mapping[str, Summary], written: Mapping[str, Function],
+                 devices: Mapping[str, Mapping[str, str]],
                  bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str], accelerators: Set[str],
-                 cuda: Set[str]) -> None:
+                 cuda: Set[str], epochs: Set[str]) -> None:
         self.state = state
         """The summaries as linked so far (the caller's, growing)."""
         self.devices = devices
@@ -2292,6 +2316,31 @@ class _Placed:
         self.aliases = aliases
         self.accelerators = accelerators
         self.cuda = cuda
+        self.epochs = epochs
+        """The functions of files that call ``set_epoch``."""
+        self.written = written
+        self._setting: Dict[Tuple[str, ...], bool] = {}
+
+    def sets_epoch(self, members: Sequence[str]) -> bool:
+        """Some of ``members``, or a function one of them calls, is in a file
+        that calls ``set_epoch`` (asked once per class)."""
+        key = tuple(members)
+        if key not in self._setting:
+            found = False
+            for member in members:
+                function = self.written.get(member)
+                if member in self.epochs or function is None:
+                    found = True
+                    break
+                for call in function.calls:
+                    target = find(canonical_name(call.callee, self.aliases), self.state, self.bases)
+                    if target is not None and target.qualified in self.epochs:
+                        found = True
+                        break
+                if found:
+                    break
+            self._setting[key] = found
+        return self._setting[key]
 
     def attribute(self, owner: str, attribute: str) -> Optional[str]:
         """``cuda`` when the class ``owner`` (or the first of its bases that
@@ -2396,6 +2445,7 @@ def _construction(cls: str, init: Summary, members: Sequence[str], state: Mappin
     iterates = {v for v in init.iterates if own(v)}
     repeats = {v for v in init.repeats if own(v)}
     moves_items = {m for m in init.moves_items if own(m[0])}
+    trained: Set[str] = set()
     for member in members:
         summary = state.get(member)
         if summary is None:
@@ -2406,6 +2456,8 @@ def _construction(cls: str, init: Summary, members: Sequence[str], state: Mappin
                 iterates.add(parameter)
                 if value in summary.repeats:
                     repeats.add(parameter)
+                    if BACKWARD in summary.loop_runs:
+                        trained.add(parameter)
         for moved, device, settled in summary.moves_items:
             parameter = held.get(moved[len(HELD):]) if moved.startswith(HELD) else None
             where = placed.device(device, member, cls, held) if parameter is not None else None
@@ -2414,7 +2466,8 @@ def _construction(cls: str, init: Summary, members: Sequence[str], state: Mappin
     return Summary(cls, parameters, init.keyword_only, False, init.runs, frozenset(iterates),
                    frozenset(v for v in init.yields_from if own(v)), (), loop_runs=init.loop_runs,
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items),
-                   moves=frozenset(m for m in init.moves if own(m[0])), constructs=True)
+                   moves=frozenset(m for m in init.moves if own(m[0])), constructs=True,
+                   epochs=frozenset() if placed.sets_epoch(members) else frozenset(trained))
 
 
 def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
