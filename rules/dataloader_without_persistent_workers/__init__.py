@@ -44,7 +44,16 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     a logger's `log_every(loader)`), or to one that iterates it again and
     again itself (a generator over `while True: for batch in loader`).
     What another module's function does comes from its code (the project
-    index's summaries), never from its name.
+    index's summaries), never from its name.  An epoch loop may also be a
+    `while` loop (`while step < max_step:` or `while True:` with a `break`)
+    around the `for`.  A loader handed to the constructor of a project class
+    (`Solver(model, optimizer, loader)`, in any module) whose `__init__` keeps
+    it on `self` counts when a method of the class iterates `self.<name>`
+    again and again (inside its own epoch loop, or in a method its epoch
+    loop calls); the report is at the loader's `DataLoader(...)`, in the
+    factory module when a function there builds and returns it.  Epoch
+    functions are found under the names a file imports them as
+    (`import helper.loops as loops`, `from loops import train as fit`).
 
     A loader built by a function of the project (in the same file or
     another module) whose every `return` builds it

@@ -51,6 +51,20 @@ class DataLoaderWithoutPinMemory(Rule):
     never its name, decides (the summaries of the project's functions).  A
     loader is followed through a generator of the file kept on `self`
     (`self.valid_iter = cycle(self.valid_dl)`, then `next(self.valid_iter)`).
+    A loader handed to the constructor of a project class (in this file or
+    another module: `Solver(cfg, train_loader, val_loader)`) whose `__init__`
+    keeps it on `self` counts as handed to the class's methods: one of them
+    that loops over `self.train_loader` and copies the batches to the GPU
+    reports the loader, at its `DataLoader(...)` (in the factory module when
+    a function there builds and returns it).  A copy to `self.device` counts
+    when the class, or a base class in another module, sets `self.device`
+    once to a device that may be CUDA (`torch.device("cuda" if ... else
+    "cpu")`, `torch.device("cuda:{}".format(i))`), or to what a method or
+    function of the project returns when some `return` of it gives one
+    (`self.device = self._acquire_device()`); set to the CPU, it does not.
+    Epoch functions of other modules are found under the names a file
+    imports them as (`import helper.loops as loops`, `from loops import
+    train as fit`).
     In a file whose Accelerate `Accelerator` places what it prepares on its
     device (see below), a copy to a device known only at run time
     (`batch.to(model.device)`) counts as a copy to that device.

@@ -140,7 +140,11 @@ class EvalWithoutNoGrad(Rule):
     `agent.policy.eval()`, then `agent.act(obs)` where `act` runs
     `self.policy(...)`, also behind the class's other methods, such as
     `self._forward(x)`, and behind methods of a project class held in an
-    attribute, such as `self.policy.act(obs)`; `agent.eval()` counts as well
+    attribute, such as `self.policy.act(obs)`; a method that puts
+    `self.model` in eval mode and runs it through another method of its own
+    class counts the same way, the class in this file or another module
+    (`pred = self._process_one_batch(batch)`, where `_process_one_batch`
+    calls `self.model(...)` with gradients on); `agent.eval()` counts as well
     when the class's own `eval` puts those attributes in eval mode, such as
     `def eval(self): self.policy.eval()`); a function that loads trained weights into the model
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
@@ -154,7 +158,10 @@ class EvalWithoutNoGrad(Rule):
     `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
     no adversarial or gradient-attribution helpers), and neither it nor its
     code touches `torch.no_grad`, `torch.inference_mode` or
-    `torch.set_grad_enabled`.
+    `torch.set_grad_enabled`; the one exception is a method or function that
+    puts a model in eval mode and whose `with torch.no_grad():` blocks hold
+    none of that model's forward passes (the block wraps the input copies,
+    the forward runs after it), which is reported.
 
     Its callers count, in the file and in the project's other modules (the
     project index): a function every call of which runs with gradients off
@@ -185,6 +192,13 @@ class EvalWithoutNoGrad(Rule):
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
     goes back to `.train()`, is reported on the `.eval()` (or loading) line.
+    The same holds inside a function or method that also trains (a
+    `backward()`, an optimizer step) and then evaluates, each epoch: a
+    `model.eval()` followed by a forward pass of that model outside
+    `torch.no_grad()`, with no gradient work before the model goes back to
+    `.train()` (or the function ends), is reported on that `.eval()` line,
+    without a fix (decorating the function would switch gradients off for
+    its training too).
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to

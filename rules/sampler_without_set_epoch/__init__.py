@@ -59,6 +59,13 @@ class SamplerWithoutSetEpoch(Rule):
     (`make_sampler(dataset, distributed=True)`, where `make_sampler`
     returns one under `if distributed:`): what that function builds comes
     from its code (the project index's summaries), never from its name.
+    A loader handed to the constructor of a project class (in any module:
+    `Solver(model, optimizer, loader, epochs).run()`) whose `__init__` keeps
+    it on `self` counts too, when a method of the class iterates it inside
+    another loop of its own (or of a method that calls it) and that loop
+    calls `backward()`, and no method of the class, nor any function they
+    call, lives in a module that calls `set_epoch`: the class runs the epoch
+    loop, so the report has no fix.
 
     A loader built by a helper of the same file and returned (alone, in a
     tuple, unpacked by the caller: `loader, n = prepare_dataloaders(cfg)`)
