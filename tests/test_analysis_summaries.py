@@ -761,3 +761,18 @@ def test_a_summary_with_classes_round_trips_through_json() -> None:
     assert summary.devices == (("solver.Base", (("device", "call:solver.Base._acquire_device"),)),
                                ("solver.OnCpu", (("device", "cpu"),)))
     assert summary.accelerators == ("solver.Base._acquire_device",)
+
+
+def test_a_function_that_returns_what_another_returned_relays_its_callers_uses() -> None:
+    sources = [
+        ("factory", "from torch.utils.data import DataLoader\n\ndef provide(ds):\n"
+                    "    return ds, DataLoader(ds, num_workers=2)\n", False),
+        ("exp", "import torch\nfrom factory import provide\n\nclass Exp:\n    def _get(self, ds):\n"
+                "        data, loader = provide(ds)\n        return data, loader\n\n"
+                "    def train(self, ds, epochs):\n        _, loader = self._get(ds)\n"
+                "        for _ in range(epochs):\n            for x in loader:\n                x.cuda()\n", False),
+    ]
+    found = summarize_sources(sources)
+    use = found.returned_use("factory.provide", "1")
+    assert use is not None and use.iterated and use.repeated and use.to_cuda and use.callers == ("exp.Exp.train",)
+    assert found.returned_use("factory.provide", "0") is None

@@ -62,6 +62,9 @@ class DataLoaderWithoutPinMemory(Rule):
     "cpu")`, `torch.device("cuda:{}".format(i))`), or to what a method or
     function of the project returns when some `return` of it gives one
     (`self.device = self._acquire_device()`); set to the CPU, it does not.
+    A caller's use of a returned loader also reaches through functions that
+    return what they got from the factory (`data_set, data_loader =
+    data_provider(args, flag); return data_set, data_loader`).
     Epoch functions of other modules are found under the names a file
     imports them as (`import helper.loops as loops`, `from loops import
     train as fit`).

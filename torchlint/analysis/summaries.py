@@ -152,6 +152,11 @@ class Function:
     """For a method: the instance's attributes it puts in eval mode
     (``self.net.eval()``, ``self.net.train(False)``) and never back in
     training mode (``self.net.train()``)."""
+    relays: Tuple[Tuple[str, str], ...] = ()
+    """What it returns that a call of another function returned: its
+    position (``""`` for the whole value, else the tuple element) -> that
+    returned value's name (:data:`RESULT`): ``data_set, data_loader =
+    data_provider(args, flag); return data_set, data_loader``."""
 
 
 @dataclass(frozen=True)
@@ -676,6 +681,7 @@ class _FunctionScan:
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
         self.accelerator = False
         self.cuda_locals: Set[str] = set()
+        self.relays: List[Tuple[str, str]] = []
         """Locals some assignment of which names a CUDA device."""
         """Some ``return`` gives a CUDA device (``"cuda"``, ``torch.device("cuda" if ... else "cpu")``)."""
         self.results: Dict[str, str] = {}
@@ -697,7 +703,7 @@ class _FunctionScan:
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
-                        frozenset(self.evals - self.trains))
+                        frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -995,6 +1001,12 @@ class _FunctionScan:
         return (name, True) if name is not None else None
 
     def returned(self, value: ast.expr, disabled: bool, guard: Optional[Tuple[str, bool]]) -> Return:
+        if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
+            self.relays.append(("", self.results[value.id]))
+        elif isinstance(value, ast.Tuple):
+            for position, element in enumerate(value.elts):
+                if isinstance(element, ast.Name) and element.id in self.results and element.id not in self.parameters:
+                    self.relays.append((str(position), self.results[element.id]))
         if isinstance(value, ast.IfExp) and isinstance(value.orelse, ast.Constant) and value.orelse.value is None:
             condition = self._guard(value.test)
             self.expression(value.test, disabled)
@@ -1839,7 +1851,7 @@ def _to_json(summary: FileSummary) -> Any:
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals),
+            sorted(f.evals), [list(r) for r in f.relays],
         ] for f in summary.functions],
     }
 
@@ -1874,7 +1886,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -1901,7 +1913,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
+                                      _pairs(relays)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2042,20 +2055,22 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 linked, iterates=frozenset(v for v in linked.iterates if not v.startswith(HELD)),
                 repeats=frozenset(v for v in linked.repeats if not v.startswith(HELD)),
                 moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)))
-    returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed)
+    relays = {name: function.relays for name, function in written.items() if function.relays}
+    returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      _linked_loaders(loaders, state, bases, aliases), returned)
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
-                   cuda: Set[str], accelerators: Set[str], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
+                   cuda: Set[str], accelerators: Set[str], placed: "_Placed",
+                   relays: Mapping[str, Tuple[Tuple[str, str], ...]]) -> Dict[str, Dict[str, ReturnUse]]:
     """Takes the returned values (:data:`RESULT`) out of the linked summaries
     (``state``, changed in place) and joins what their callers do with them,
     by the project function that returns them and the position."""
     found: Dict[Tuple[str, str], Dict[str, Any]] = {}
     resolved: Dict[str, Optional[str]] = {}
 
-    def use(name: str, caller: str) -> Optional[Dict[str, Any]]:
+    def use(name: str, caller: Optional[str]) -> Optional[Dict[str, Any]]:
         kind, _, rest = name[len(RESULT):].partition(":")
         callee, _, position = rest.rpartition("|")
         if callee not in resolved:
@@ -2066,7 +2081,8 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             return None
         entry = found.setdefault((qualified, position), {"iterated": False, "repeated": False, "to_cuda": False,
                                                          "blocking": False, "callers": set()})
-        entry["callers"].add(caller)
+        if caller is not None:
+            entry["callers"].add(caller)
         return entry
 
     for name in sorted(state):
@@ -2104,6 +2120,26 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(RESULT)),
             moves=frozenset(m for m in summary.moves if not m[0].startswith(RESULT)),
         )
+    for _ in range(_MAX_CHAIN):  # a function that returns what another returned: its callers' uses are that one's
+        grown = False
+        for name in sorted(relays):
+            for position, value in relays[name]:
+                source = found.get((name, position))
+                kind, _, rest = value[len(RESULT):].partition(":")
+                callee, _, inner = rest.rpartition("|")
+                if source is None or kind == "g":
+                    continue
+                entry = use(value, None)
+                if entry is None:
+                    continue
+                before = (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], len(entry["callers"]))
+                for flag in ("iterated", "repeated", "to_cuda", "blocking"):
+                    entry[flag] = entry[flag] or source[flag]
+                entry["callers"] |= source["callers"]
+                grown = grown or before != (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"],
+                                            len(entry["callers"]))
+        if not grown:
+            break
     joined: Dict[str, Dict[str, ReturnUse]] = {}
     for (qualified, position), entry in sorted(found.items()):
         joined.setdefault(qualified, {})[position] = ReturnUse(
