@@ -62,6 +62,9 @@ class DataLoaderWithoutPinMemory(Rule):
     "cpu")`, `torch.device("cuda:{}".format(i))`), or to what a method or
     function of the project returns when some `return` of it gives one
     (`self.device = self._acquire_device()`); set to the CPU, it does not.
+    A loader a method keeps on its own instance (`self.tr_set =
+    DataLoader(...)` in a base class) is reported when a method of a
+    subclass, in any module, copies the batches of `self.tr_set` to the GPU.
     A caller's use of a returned loader also reaches through functions that
     return what they got from the factory (`data_set, data_loader =
     data_provider(args, flag); return data_set, data_loader`).
@@ -360,7 +363,8 @@ class DataLoaderWithoutPinMemory(Rule):
             named = sorted(by_callers.callers, key=lambda name: name.endswith(MODULE_BODY))
             first = named[0].replace("." + MODULE_BODY, "") if named else "a caller"
             more = f" (and {len(by_callers.callers) - 1} more)" if len(by_callers.callers) > 1 else ""
-            return f"returned to `{first}`{more}, which copies its batches to the GPU"
+            how = "kept on `self` for" if by_callers.kept else "returned to"
+            return f"{how} `{first}`{more}, which copies its batches to the GPU"
         if moved is not None:
             return f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
         if by_callee is not None:

@@ -463,6 +463,17 @@ class Callees:
         summary = self._own_summary()
         return link([summary]) if summary is not None else None
 
+    def kept_use(self, function: cst.FunctionDef, attribute: str) -> Optional[ReturnUse]:
+        """What the methods of the subclasses (in any module) of the class
+        whose method ``function`` is do with ``self.<attribute>`` (None: this
+        file is not summarised, or no subclass uses it)."""
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return None
+        qualified = self.qualified(function)
+        if qualified is None or qualified.count(".") < self._module.count(".") + 2:
+            return None
+        return self._summaries.kept_use(qualified.rpartition(".")[0], attribute)
+
     def returned_use(self, function: cst.FunctionDef, position: str) -> Optional[ReturnUse]:
         """What the project's callers (in this file or any other module) do
         with what ``function`` returns at ``position`` (``""``: the whole

@@ -293,12 +293,15 @@ class ReturnUse:
     """Some such copy passes no ``non_blocking`` (and cannot through ``*``/``**``)."""
     callers: Tuple[str, ...] = ()
     """The callers (functions, methods or ``<module>`` bodies) that use it, sorted."""
+    kept: bool = False
+    """Not returned but kept in a ``self`` attribute, and used by the methods
+    of the class's subclasses (:meth:`Summaries.kept_use`)."""
 
     def merged(self, other: "ReturnUse") -> "ReturnUse":
         """Both uses at once (a loader returned at two positions)."""
         return ReturnUse(self.iterated or other.iterated, self.repeated or other.repeated,
                          self.to_cuda or other.to_cuda, self.blocking or other.blocking,
-                         tuple(sorted({*self.callers, *other.callers})))
+                         tuple(sorted({*self.callers, *other.callers})), self.kept and other.kept)
 
 
 @dataclass(frozen=True)
@@ -411,6 +414,9 @@ class Summaries:
     returned: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
     """For each project function or method whose result some caller keeps
     and uses: position (``""`` for the whole value) -> what callers do with it."""
+    held: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
+    """For each project class whose methods use ``self.<attr>``: attr -> what
+    they do with it (the :class:`ReturnUse` facts, the methods as callers)."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -468,6 +474,8 @@ class Summaries:
             digest.update(f"{self.loaders[name]!r}\n".encode())
         for name in sorted(self.returned):
             digest.update(f"{name}\0{sorted(self.returned[name].items())!r}\n".encode())
+        for name in sorted(self.held):
+            digest.update(f"{name}\0{sorted(self.held[name].items())!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -492,6 +500,32 @@ class Summaries:
                 return found
             pending.extend(self.bases.get(name, ()))
         return None
+
+    def kept_use(self, qualified: str, attribute: str) -> Optional[ReturnUse]:
+        """What the methods of the project class ``qualified``'s subclasses (in
+        any module) do with ``self.<attribute>``, a value the class keeps
+        there (``self.tr_set = DataLoader(...)`` in a base class, iterated by
+        a subclass's training loop); None when no subclass uses it."""
+        key = ("subclasses", self.canonical(qualified))
+        if key not in self._memo:
+            found: List[str] = []
+            for name in sorted(self.bases):
+                pending, seen = list(self.bases[name]), set()
+                while pending:
+                    base = self.canonical(pending.pop())
+                    if base == key[1]:
+                        found.append(name)
+                        break
+                    if base not in seen:
+                        seen.add(base)
+                        pending.extend(self.bases.get(base, ()))
+            self._memo[key] = tuple(found)
+        use: Optional[ReturnUse] = None
+        for subclass in self._memo[key]:
+            one = self.held.get(subclass, {}).get(attribute)
+            if one is not None:
+                use = one if use is None else use.merged(one)
+        return dataclasses.replace(use, kept=True) if use is not None else None
 
     def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
         """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
@@ -587,11 +621,15 @@ def loading_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
 def returning_words(summaries: Optional[Summaries], fact: str) -> FrozenSet[str]:
     """The names of the project's functions and methods whose returned value
     some caller uses as ``fact`` says (a field of :class:`ReturnUse`:
-    ``to_cuda``, ``repeated``): a pre-check's test for the file that defines one."""
+    ``to_cuda``, ``repeated``), and of the ``self`` attributes some class's
+    methods use so (:attr:`Summaries.held`): a pre-check's test for the file
+    that defines one."""
     if summaries is None:
         return frozenset()
     return _memoised_words(summaries, ("returning", fact), (
-        name for name, uses in summaries.returned.items() if any(getattr(use, fact) for use in uses.values())))
+        *(name for name, uses in summaries.returned.items() if any(getattr(use, fact) for use in uses.values())),
+        *(f"x.{attribute}" for uses in summaries.held.values() for attribute, use in uses.items()
+          if getattr(use, fact))))
 
 
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
@@ -2048,6 +2086,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
+    kept = _held_uses(state, placed)
     for name, linked in list(state.items()):  # the instance's attributes served the constructions only
         if not linked.constructs and (any(v.startswith(HELD) for v in linked.iterates)
                                       or any(m[0].startswith(HELD) for m in linked.moves_items)):
@@ -2058,7 +2097,35 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
-                     _linked_loaders(loaders, state, bases, aliases), returned)
+                     _linked_loaders(loaders, state, bases, aliases), returned, kept)
+
+
+def _held_uses(state: Mapping[str, Summary], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
+    """What each class's own methods do with its ``self.<attr>`` values
+    (:data:`HELD`), by class and attribute: iterated, again and again, items
+    copied to a device that may be CUDA (as for returned values)."""
+    found: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for name in sorted(state):
+        summary = state[name]
+        if summary.constructs or not any(v.startswith(HELD) for v in summary.iterates):
+            continue
+        owner = name.rpartition(".")[0]
+        for value in summary.iterates:
+            if value.startswith(HELD):
+                entry = found.setdefault((owner, value[len(HELD):]), {
+                    "iterated": True, "repeated": False, "to_cuda": False, "blocking": False, "callers": set()})
+                entry["callers"].add(name)
+                entry["repeated"] = entry["repeated"] or value in summary.repeats
+        for moved, device, settled in summary.moves_items:
+            moved_entry = found.get((owner, moved[len(HELD):])) if moved.startswith(HELD) else None
+            if moved_entry is not None and placed.device(device, name, owner, {}) == "cuda":
+                moved_entry["to_cuda"] = True
+                moved_entry["blocking"] = moved_entry["blocking"] or not settled
+    joined: Dict[str, Dict[str, ReturnUse]] = {}
+    for (owner, attribute), entry in sorted(found.items()):
+        joined.setdefault(owner, {})[attribute] = ReturnUse(
+            entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], tuple(sorted(entry["callers"])))
+    return joined
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
