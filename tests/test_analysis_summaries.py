@@ -758,8 +758,9 @@ def test_a_summary_with_classes_round_trips_through_json() -> None:
         summary = summarize_tree(ast.parse(text), module, False)
         assert _from_json(_to_json(summary)) == summary
     summary = summarize_tree(ast.parse(CONSTRUCTED["solver"]), "solver", False)
-    assert summary.devices == (("solver.Base", (("device", "call:solver.Base._acquire_device"),)),
-                               ("solver.OnCpu", (("device", "cpu"),)))
+    devices = dict(summary.devices)
+    assert devices["solver.Base"] == (("args", "?"), ("device", "call:solver.Base._acquire_device"))
+    assert dict(devices["solver.OnCpu"])["device"] == "cpu" and dict(devices["solver.Solver"])["target"] == "?"
     assert summary.accelerators == ("solver.Base._acquire_device",)
 
 
@@ -776,3 +777,13 @@ def test_a_function_that_returns_what_another_returned_relays_its_callers_uses()
     use = found.returned_use("factory.provide", "1")
     assert use is not None and use.iterated and use.repeated and use.to_cuda and use.callers == ("exp.Exp.train",)
     assert found.returned_use("factory.provide", "0") is None
+
+
+def test_a_subclass_that_sets_a_device_of_its_own_hides_its_base_ones() -> None:
+    text = CONSTRUCTED["solver"] + (
+        "\n\nclass Configured(OnCpu):\n    def __init__(self, loader, args):\n        super().__init__(loader)\n"
+        "        self.device = torch.device(args.device)\n")
+    found = summarize_sources([("solver", text, False)])
+    assert found.attribute_device("solver.OnCpu", "device") == "cpu"
+    assert found.attribute_device("solver.Configured", "device") is None
+    assert found.attribute_device("solver.Solver", "device") == "cuda"  # its base's `_acquire_device()`

@@ -249,6 +249,25 @@ class Callees:
         init = self._summaries.of(f"{owner}.__init__")
         if parameter is None or init is None:
             return None
+        found = self._constructed(call)
+        if found is None:
+            return None
+        construction, qualified = found
+        if self._summaries.canonical(qualified) != self._summaries.canonical(owner):
+            return None  # built by a subclass, or not known to be this class
+        built = Target(init, True)
+        for position, keyword, value in arguments(construction):
+            if built.parameter(position, keyword) == parameter:
+                return value
+        return None
+
+    def _constructed(self, call: cst.Call) -> Optional[Tuple[cst.Call, str]]:
+        """For a method call on an instance, the one construction of the
+        instance (``discr = Discriminator(n)``, or ``Learning(...).run(...)``
+        itself) and the class it names."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
         receiver = func.value
         construction = receiver if isinstance(receiver, cst.Call) else self._instances().construction(receiver)
         if construction is None:
@@ -256,13 +275,15 @@ class Callees:
         qualified = self._names.call_name(construction) or self._instances().absolute_name(construction.func)
         if qualified is None and isinstance(construction.func, cst.Name):
             qualified = self._local_definition(construction.func)
-        if qualified is None or self._summaries.canonical(qualified) != self._summaries.canonical(owner):
-            return None  # built by a subclass, or not known to be this class
-        built = Target(init, True)
-        for position, keyword, value in arguments(construction):
-            if built.parameter(position, keyword) == parameter:
-                return value
-        return None
+        return (construction, qualified) if qualified is not None else None
+
+    def attribute_device(self, call: cst.Call, attribute: str) -> Optional[str]:
+        """For a method call on an instance, ``cuda`` or ``cpu``: the device
+        the class that built the instance (or a base) keeps in ``self.<attribute>``."""
+        if self.owner(call) is None:
+            return None
+        found = self._constructed(call)
+        return self._summaries.attribute_device(found[1], attribute) if found is not None else None
 
     def builds(self, call: cst.Call) -> Optional[str]:
         """The class every return of the project function ``call`` runs

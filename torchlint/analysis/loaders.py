@@ -436,7 +436,8 @@ class Loaders:
                 where = self._remote_device(call, device)
                 if where is None or where.is_cpu:
                     continue
-                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda")
+                # CUDA by name: the summary's `cuda`, or a device its class keeps (read at the call itself).
+                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and where.expr is call)
 
     def _remote_device(self, call: cst.Call, device: str) -> Optional[Device]:
         """A device as another module's summary names it, seen from ``call``."""
@@ -448,6 +449,10 @@ class Loaders:
             passed = self._callees.argument(call, name)
         elif kind == "attr":
             passed = self._callees.attribute_argument(call, name)
+            if passed is None:  # a device the class (or a base) sets itself
+                where = self._callees.attribute_device(call, name)
+                if where is not None:
+                    return Device(DeviceKind.ACCELERATOR if where == "cuda" else DeviceKind.CPU, call)
         else:
             return None
         return self.device_of(passed) if passed is not None else None

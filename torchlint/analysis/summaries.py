@@ -263,7 +263,8 @@ class FileSummary:
     epochs: bool = False
     """The file calls a ``set_epoch`` method somewhere."""
     devices: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
-    """For each class: ``self.<attr>`` set once, to a device that may be CUDA
+    """For each class, each ``self.<attr>`` it writes: ``?``, unless it sets
+    it once, to a device that may be CUDA
     (``cuda``: ``torch.device("cuda" if ... else "cpu")``), to the CPU (``cpu``), or to what a call
     returns (``call:<dotted name>``; ``self._acquire_device()`` as
     ``<module>.<Class>._acquire_device``): attr -> that."""
@@ -417,6 +418,11 @@ class Summaries:
     held: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
     """For each project class whose methods use ``self.<attr>``: attr -> what
     they do with it (the :class:`ReturnUse` facts, the methods as callers)."""
+    placed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """For each project class that sets ``self.<attr>`` once to a device:
+    attr -> ``cuda`` (a device that may be CUDA, also through a project
+    helper some ``return`` of which gives one) or ``cpu``; ``?`` where it
+    writes something else to an attribute another class keeps a device in."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -476,6 +482,8 @@ class Summaries:
             digest.update(f"{name}\0{sorted(self.returned[name].items())!r}\n".encode())
         for name in sorted(self.held):
             digest.update(f"{name}\0{sorted(self.held[name].items())!r}\n".encode())
+        for name in sorted(self.placed):
+            digest.update(f"{name}\0{sorted(self.placed[name].items())!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -498,6 +506,23 @@ class Summaries:
             found = self.attributes.get(name, {}).get(attribute)
             if found is not None:
                 return found
+            pending.extend(self.bases.get(name, ()))
+        return None
+
+    def attribute_device(self, qualified: str, attribute: str) -> Optional[str]:
+        """``cuda`` or ``cpu``: the device the project class ``qualified`` (or
+        the first of its bases that sets it) keeps in ``self.<attribute>``
+        (:attr:`placed`); None when unknown."""
+        pending = [self.canonical(qualified)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.placed.get(name, {}).get(attribute)
+            if found is not None:
+                return found if found != UNKNOWN else None
             pending.extend(self.bases.get(name, ()))
         return None
 
@@ -1532,15 +1557,17 @@ def _sets_epoch(tree: ast.Module) -> bool:
 
 def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple[str, str], ...]:
     """``self.<attr>`` a method of the class sets once, and nothing else
-    writes, to a device that may be CUDA or to a call's result (see
-    :attr:`FileSummary.devices`)."""
+    writes, to a device that may be CUDA, the CPU or a call's result (see
+    :attr:`FileSummary.devices`); any other attribute the class writes is
+    ``?`` (it hides what a base class sets)."""
     writes: Dict[str, List[Optional[str]]] = {}
     for member, attribute, value in _instance_writes(node):
         spec: Optional[str] = None
         if value is not None and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
             spec = _device_value(value, reader, node.name, member.args.args[0].arg, 0)
         writes.setdefault(attribute, []).append(spec)
-    return tuple(sorted((attr, found[0]) for attr, found in writes.items() if len(found) == 1 and found[0] is not None))
+    return tuple(sorted((attr, found[0] if len(found) == 1 and found[0] is not None else UNKNOWN)
+                        for attr, found in writes.items()))
 
 
 def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: str, depth: int) -> Optional[str]:
@@ -2097,7 +2124,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
-                     _linked_loaders(loaders, state, bases, aliases), returned, kept)
+                     _linked_loaders(loaders, state, bases, aliases), returned, kept, placed.resolved())
 
 
 def _held_uses(state: Mapping[str, Summary], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
@@ -2445,7 +2472,7 @@ class _Placed:
             self._setting[key] = found
         return self._setting[key]
 
-    def attribute(self, owner: str, attribute: str) -> Optional[str]:
+    def attribute(self, owner: str, attribute: str, walk: bool = True) -> Optional[str]:
         """``cuda`` when the class ``owner`` (or the first of its bases that
         sets it) sets ``self.<attribute>`` to a device that may be CUDA, or to
         what a project function that returns one gives; ``cpu`` when it sets
@@ -2461,10 +2488,24 @@ class _Placed:
             if spec is not None:
                 if spec in ("cuda", "cpu"):
                     return spec
+                if spec == UNKNOWN:
+                    return None
                 helper = find(canonical_name(spec[len("call:"):], self.aliases), self.state, self.bases)
                 return "cuda" if helper is not None and helper.qualified in self.accelerators else None
-            pending.extend(self.bases.get(name, ()))
+            if walk:
+                pending.extend(self.bases.get(name, ()))
         return None
+
+    def resolved(self) -> Dict[str, Dict[str, str]]:
+        """Each class's own device attributes (:attr:`Summaries.placed`):
+        ``cuda``, ``cpu``, or ``?`` where a class writes an attribute that
+        some class keeps a known device in (it hides the base's)."""
+        own = {cls: {attr: self.attribute(cls, attr, walk=False) or UNKNOWN for attr in attrs}
+               for cls, attrs in self.devices.items()}
+        known = {attr for attrs in own.values() for attr, where in attrs.items() if where != UNKNOWN}
+        return {cls: found for cls, found in (
+            (cls, {attr: where for attr, where in sorted(attrs.items()) if attr in known})
+            for cls, attrs in sorted(own.items())) if found}
 
     def device(self, device: str, method: str, owner: str, held: Mapping[str, str]) -> Optional[str]:
         """A device a method of ``owner`` copies its instance's attribute to,
