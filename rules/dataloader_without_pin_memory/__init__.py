@@ -61,7 +61,11 @@ class DataLoaderWithoutPinMemory(Rule):
     once to a device that may be CUDA (`torch.device("cuda" if ... else
     "cpu")`, `torch.device("cuda:{}".format(i))`), or to what a method or
     function of the project returns when some `return` of it gives one
-    (`self.device = self._acquire_device()`); set to the CPU, it does not.
+    (`self.device = self._acquire_device()`); set to the CPU, or by a
+    subclass to anything else (`torch.device(args.device)`), it does not.
+    That holds for a method of such an instance the file calls too
+    (`Trainer(model, opt).train(train_loader=loader)`, whose epoch function
+    copies to the `self.device` it is handed).
     A loader a method keeps on its own instance (`self.tr_set =
     DataLoader(...)` in a base class) is reported when a method of a
     subclass, in any module, copies the batches of `self.tr_set` to the GPU.
