@@ -90,6 +90,8 @@ class _Forward:
     order: int
     func: cst.BaseExpression
     call: Optional[cst.Call] = None
+    nested: bool = False
+    """Made in a closure of the function (which may run where its caller chooses)."""
 
 
 @dataclass
@@ -692,7 +694,7 @@ class EvalWithoutNoGrad(Rule):
             parent.guards += frame.guards
             # A closure usually runs while its enclosing function runs.
             parent.forwards.extend(
-                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func, f.call)
+                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func, f.call, True)
                 for f in frame.forwards
             )
         verdict = self._reportable(original_node, frame)
@@ -772,7 +774,7 @@ class EvalWithoutNoGrad(Rule):
             ]
         if not forwards or all(f.guarded for f in forwards):
             return None
-        if frame.guards and (not has_eval or any(f.guarded for f in forwards)):
+        if frame.guards and (not has_eval or any(f.guarded or f.nested for f in forwards)):
             # The author chose where gradients are off; reported only when no
             # forward pass of the model put in eval mode is inside those blocks
             # (`with torch.no_grad():` around the input copies, the forward after it).
