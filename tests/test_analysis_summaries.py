@@ -647,3 +647,145 @@ def test_a_loader_is_followed_through_a_method_of_a_base_class() -> None:
     built = found["pkg.child.Data.train_loader"]
     assert dict(built.arguments) == {"dataset": "param:ds", "num_workers": "lit:0", "shuffle": "lit:True"}
     assert built.forwards is None and "pkg.child.Data.odd" not in found
+
+
+CONSTRUCTED = {
+    "solver": '''
+import torch
+
+
+class Base:
+    def __init__(self, args):
+        self.args = args
+        self.device = self._acquire_device()
+
+    def _acquire_device(self):
+        if self.args.use_gpu:
+            device = torch.device("cuda:{}".format(self.args.gpu))
+        else:
+            device = torch.device("cpu")
+        return device
+
+
+class Solver(Base):
+    def __init__(self, args, train_loader, val_loader, device):
+        super().__init__(args)
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.target = device
+
+    def train_epoch(self):
+        for x, y in self.train_loader:
+            x = x.to(self.device)
+            self.model(x, y).backward()
+
+    def validate(self):
+        for x, _ in self.val_loader:
+            self.model(x.to(self.target))
+
+    def run(self):
+        for epoch in range(self.args.epochs):
+            self.train_epoch()
+        self.validate()
+
+
+class OnCpu:
+    def __init__(self, loader):
+        self.loader = loader
+        self.device = torch.device("cpu")
+
+    def fit(self, epochs):
+        for _ in range(epochs):
+            for x in self.loader:
+                self.model(x.to(self.device)).backward()
+''',
+    "main": '''
+from solver import OnCpu, Solver
+
+
+def main(args, a, b):
+    Solver(args, a, b, "cpu").run()
+    OnCpu(a).fit(3)
+''',
+}
+
+
+def test_building_a_project_class_commits_the_loaders_it_keeps_to_its_methods() -> None:
+    """``Solver(args, a, b, dev)``: what the class's methods do to the
+    ``__init__`` parameters it keeps on ``self`` (iterated, every epoch,
+    batches copied to a device the base class picks, or to the parameter
+    kept as ``self.target``); a device set to the CPU is no copy to the GPU."""
+    found = summarize_sources([(module, text, False) for module, text in CONSTRUCTED.items()])
+    solver = found.of("solver.Solver")
+    assert solver is not None and solver.constructs and solver.parameters == ("args", "train_loader", "val_loader", "device")
+    assert solver.iterates == {"train_loader", "val_loader"} and solver.repeats == {"train_loader"}
+    assert solver.moves_items == {("train_loader", "cuda", False), ("val_loader", "param:device", False)}
+    assert solver.epochs == {"train_loader"}  # trained over again and again, and no set_epoch anywhere
+    cpu = found.of("solver.OnCpu")
+    assert cpu is not None and cpu.repeats == {"loader"} and cpu.moves_items == frozenset()
+    # The methods' own summaries keep no trace of the instance's attributes.
+    run = found.of("solver.Solver.run")
+    assert run is not None and run.iterates == frozenset() and run.moves_items == frozenset()
+
+
+def test_a_class_whose_module_sets_the_epoch_commits_no_epochs() -> None:
+    text = CONSTRUCTED["solver"] + "\n\ndef seed(loader, epoch):\n    loader.sampler.set_epoch(epoch)\n"
+    found = summarize_sources([("solver", text, False), ("main", CONSTRUCTED["main"], False)])
+    solver = found.of("solver.Solver")
+    assert solver is not None and solver.repeats == {"train_loader"} and solver.epochs == frozenset()
+
+
+def test_a_base_class_device_from_a_helper_makes_returned_loaders_copied_to_cuda() -> None:
+    """A method of a subclass copies a returned loader's batches to
+    ``self.device``, which its base class (another module) sets from
+    ``self._acquire_device()``, some ``return`` of which is CUDA; the
+    subclass's module never names CUDA."""
+    sources = [
+        ("factory", "from torch.utils.data import DataLoader\n\ndef provide(ds):\n"
+                    "    return ds, DataLoader(ds, num_workers=2)\n", False),
+        ("base", CONSTRUCTED["solver"], False),
+        ("exp", "from base import Base\nfrom factory import provide\n\nclass Exp(Base):\n"
+                "    def train(self, ds):\n        _, loader = provide(ds)\n        for x in loader:\n"
+                "            x.to(self.device)\n", False),
+    ]
+    found = summarize_sources(sources)
+    use = found.returned_use("factory.provide", "1")
+    assert use is not None and use.iterated and use.to_cuda
+
+
+def test_a_summary_with_classes_round_trips_through_json() -> None:
+    import ast
+
+    for module, text in CONSTRUCTED.items():
+        summary = summarize_tree(ast.parse(text), module, False)
+        assert _from_json(_to_json(summary)) == summary
+    summary = summarize_tree(ast.parse(CONSTRUCTED["solver"]), "solver", False)
+    devices = dict(summary.devices)
+    assert devices["solver.Base"] == (("args", "?"), ("device", "call:solver.Base._acquire_device"))
+    assert dict(devices["solver.OnCpu"])["device"] == "cpu" and dict(devices["solver.Solver"])["target"] == "?"
+    assert summary.accelerators == ("solver.Base._acquire_device",)
+
+
+def test_a_function_that_returns_what_another_returned_relays_its_callers_uses() -> None:
+    sources = [
+        ("factory", "from torch.utils.data import DataLoader\n\ndef provide(ds):\n"
+                    "    return ds, DataLoader(ds, num_workers=2)\n", False),
+        ("exp", "import torch\nfrom factory import provide\n\nclass Exp:\n    def _get(self, ds):\n"
+                "        data, loader = provide(ds)\n        return data, loader\n\n"
+                "    def train(self, ds, epochs):\n        _, loader = self._get(ds)\n"
+                "        for _ in range(epochs):\n            for x in loader:\n                x.cuda()\n", False),
+    ]
+    found = summarize_sources(sources)
+    use = found.returned_use("factory.provide", "1")
+    assert use is not None and use.iterated and use.repeated and use.to_cuda and use.callers == ("exp.Exp.train",)
+    assert found.returned_use("factory.provide", "0") is None
+
+
+def test_a_subclass_that_sets_a_device_of_its_own_hides_its_base_ones() -> None:
+    text = CONSTRUCTED["solver"] + (
+        "\n\nclass Configured(OnCpu):\n    def __init__(self, loader, args):\n        super().__init__(loader)\n"
+        "        self.device = torch.device(args.device)\n")
+    found = summarize_sources([("solver", text, False)])
+    assert found.attribute_device("solver.OnCpu", "device") == "cpu"
+    assert found.attribute_device("solver.Configured", "device") is None
+    assert found.attribute_device("solver.Solver", "device") == "cuda"  # its base's `_acquire_device()`

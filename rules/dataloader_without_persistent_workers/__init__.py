@@ -47,7 +47,18 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     (`while True: yield from loader`, also when the generator builds the
     loader itself; also `with tqdm(loader) as bar: for batch in bar`).
     What another module's function does comes from its code (the project
-    index's summaries), never from its name.
+    index's summaries), never from its name.  An epoch loop may also be a
+    `while` loop (`while step < max_step:` or `while True:` with a `break`)
+    around the `for`.  A loader handed to the constructor of a project class
+    (`Solver(model, optimizer, loader)`, in any module) whose `__init__` keeps
+    it on `self` counts when a method of the class iterates `self.<name>`
+    again and again (inside its own epoch loop, or in a method its epoch
+    loop calls); the report is at the loader's `DataLoader(...)`, in the
+    factory module when a function there builds and returns it.  A loader
+    a method keeps on its own instance (`self.tr_set = DataLoader(...)` in a
+    base class) counts when a method of a subclass, in any module, iterates
+    `self.tr_set` again and again.  Epoch functions are found under the names a file imports them as
+    (`import helper.loops as loops`, `from loops import train as fit`).
 
     A loader built by a function of the project (in the same file or
     another module) whose every `return` builds it
@@ -313,13 +324,14 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             if wrapped.call in repeated and not (loaders.rebuilt(wrapped.call) and wrapped.call not in each_built):
                 self._wrapped(wrapped)
         by_callers: Set[cst.Call] = set()
+        kept: Set[cst.Call] = set()
         for call in loaders.constructors:  # returned to callers in the project that iterate it every epoch
             if (call not in repeated and not loaders.rebuilt(call) and not self._decided_at_calls(call)
                     and not self._count_is_a_parameter(call)):
                 use = loaders.returned_use(call)
                 if use is not None and use.repeated:
                     repeated.add(call)
-                    by_callers.add(call)
+                    (kept if use.kept else by_callers).add(call)
         for call in loaders.constructors:
             if call not in repeated or (loaders.rebuilt(call) and call not in each_built):
                 continue  # iterated once, or built anew for every pass
@@ -356,6 +368,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 fix = self.replace(call, add_keyword(call, _SETTING, condition), Applicability.UNSAFE,
                                    f"Set `persistent_workers={text} > 0`")
             where = "is returned to callers that iterate it every epoch" if call in by_callers else (
+                "is kept on `self` for subclasses' methods that iterate it every epoch" if call in kept else
                 "is iterated every epoch")
             self.report(
                 call,

@@ -51,6 +51,30 @@ class DataLoaderWithoutPinMemory(Rule):
     never its name, decides (the summaries of the project's functions).  A
     loader is followed through a generator of the file kept on `self`
     (`self.valid_iter = cycle(self.valid_dl)`, then `next(self.valid_iter)`).
+    A loader handed to the constructor of a project class (in this file or
+    another module: `Solver(cfg, train_loader, val_loader)`) whose `__init__`
+    keeps it on `self` counts as handed to the class's methods: one of them
+    that loops over `self.train_loader` and copies the batches to the GPU
+    reports the loader, at its `DataLoader(...)` (in the factory module when
+    a function there builds and returns it).  A copy to `self.device` counts
+    when the class, or a base class in another module, sets `self.device`
+    once to a device that may be CUDA (`torch.device("cuda" if ... else
+    "cpu")`, `torch.device("cuda:{}".format(i))`), or to what a method or
+    function of the project returns when some `return` of it gives one
+    (`self.device = self._acquire_device()`); set to the CPU, or by a
+    subclass to anything else (`torch.device(args.device)`), it does not.
+    That holds for a method of such an instance the file calls too
+    (`Trainer(model, opt).train(train_loader=loader)`, whose epoch function
+    copies to the `self.device` it is handed).
+    A loader a method keeps on its own instance (`self.tr_set =
+    DataLoader(...)` in a base class) is reported when a method of a
+    subclass, in any module, copies the batches of `self.tr_set` to the GPU.
+    A caller's use of a returned loader also reaches through functions that
+    return what they got from the factory (`data_set, data_loader =
+    data_provider(args, flag); return data_set, data_loader`).
+    Epoch functions of other modules are found under the names a file
+    imports them as (`import helper.loops as loops`, `from loops import
+    train as fit`).
     In a file whose Accelerate `Accelerator` places what it prepares on its
     device (see below), a copy to a device known only at run time
     (`batch.to(model.device)`) counts as a copy to that device.
@@ -347,7 +371,8 @@ class DataLoaderWithoutPinMemory(Rule):
             named = sorted(by_callers.callers, key=lambda name: name.endswith(MODULE_BODY))
             first = named[0].replace("." + MODULE_BODY, "") if named else "a caller"
             more = f" (and {len(by_callers.callers) - 1} more)" if len(by_callers.callers) > 1 else ""
-            return f"returned to `{first}`{more}, which copies its batches to the GPU"
+            how = "kept on `self` for" if by_callers.kept else "returned to"
+            return f"{how} `{first}`{more}, which copies its batches to the GPU"
         if moved is not None:
             return f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"
         if by_callee is not None:

@@ -90,6 +90,8 @@ class _Forward:
     order: int
     func: cst.BaseExpression
     call: Optional[cst.Call] = None
+    nested: bool = False
+    """Made in a closure of the function (which may run where its caller chooses)."""
 
 
 @dataclass
@@ -140,7 +142,11 @@ class EvalWithoutNoGrad(Rule):
     `agent.policy.eval()`, then `agent.act(obs)` where `act` runs
     `self.policy(...)`, also behind the class's other methods, such as
     `self._forward(x)`, and behind methods of a project class held in an
-    attribute, such as `self.policy.act(obs)`; `agent.eval()` counts as well
+    attribute, such as `self.policy.act(obs)`; a method that puts
+    `self.model` in eval mode and runs it through another method of its own
+    class counts the same way, the class in this file or another module
+    (`pred = self._process_one_batch(batch)`, where `_process_one_batch`
+    calls `self.model(...)` with gradients on); `agent.eval()` counts as well
     when the class's own `eval` puts those attributes in eval mode, such as
     `def eval(self): self.policy.eval()`); a function that loads trained weights into the model
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
@@ -154,7 +160,10 @@ class EvalWithoutNoGrad(Rule):
     `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
     no adversarial or gradient-attribution helpers), and neither it nor its
     code touches `torch.no_grad`, `torch.inference_mode` or
-    `torch.set_grad_enabled`.
+    `torch.set_grad_enabled`; the one exception is a method or function that
+    puts a model in eval mode and whose `with torch.no_grad():` blocks hold
+    none of that model's forward passes (the block wraps the input copies,
+    the forward runs after it), which is reported.
 
     Its callers count, in the file and in the project's other modules (the
     project index): a function every call of which runs with gradients off
@@ -185,6 +194,13 @@ class EvalWithoutNoGrad(Rule):
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
     goes back to `.train()`, is reported on the `.eval()` (or loading) line.
+    The same holds inside a function or method that also trains (a
+    `backward()`, an optimizer step) and then evaluates, each epoch: a
+    `model.eval()` followed by a forward pass of that model outside
+    `torch.no_grad()`, with no gradient work before the model goes back to
+    `.train()` (or the function ends), is reported on that `.eval()` line,
+    without a fix (decorating the function would switch gradients off for
+    its training too).
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to
@@ -544,7 +560,7 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
-    def _method_runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
+    def _method_runs_evaled(self, forward: _Forward, evaled: Set[str], function: Optional[cst.FunctionDef]) -> bool:
         """``agent.act(obs)`` after ``agent.policy.eval()``, where ``act`` is a
         method of a project class (in any module) that calls
         ``self.policy(...)`` with gradients on and trains nothing (its
@@ -553,12 +569,18 @@ class EvalWithoutNoGrad(Rule):
         if forward.call is None or not isinstance(func, cst.Attribute):
             return False
         receiver = dotted(func.value)
-        if receiver is None or receiver == "self":
+        if receiver is None:
             return False
-        target = self.facts.callees.target(forward.call)
-        if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
-            return False
-        summary = target.summary
+        if receiver == "self":  # another method of the same class: `self._process_one_batch(x)`
+            found = self.facts.callees.sibling(function, func.attr.value) if function is not None else None
+            if found is None or not found.method or found.wrapper:
+                return False
+            summary = found
+        else:
+            target = self.facts.callees.target(forward.call)
+            if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
+                return False
+            summary = target.summary
         if summary.runs or summary.loop_runs:
             return False  # it trains: gradients are wanted
         for attribute in sorted(summary.forwards):
@@ -672,32 +694,43 @@ class EvalWithoutNoGrad(Rule):
             parent.guards += frame.guards
             # A closure usually runs while its enclosing function runs.
             parent.forwards.extend(
-                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func, f.call)
+                _Forward(f.callee, f.guarded or parent.guard_depth > 0, f.order, f.func, f.call, True)
                 for f in frame.forwards
             )
         verdict = self._reportable(original_node, frame)
         if verdict is not None:
             outside = self._outside_callers(original_node)
             self._candidates.append(_Candidate(original_node, bool(frame.evals), outside, verdict))
+        elif frame.needs_grad and frame.evals and frame.guard_depth == 0 and self._kind(original_node) is not None:
+            # It trains, then evaluates (each epoch): the stretch after `.eval()`, as in a script.
+            self._report_stretches(frame, "in a function that also trains, ")
 
-    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
-        """None when the function is not evaluation code to report; else
-        whether that rests on its callers alone (checked again once every
-        use in the file is known)."""
+    def _kind(self, node: cst.FunctionDef) -> Optional[str]:
+        """The kind of class the function is a method of (``function`` for a
+        plain function); None for a function this rule never reports
+        (``forward``, special methods, async, compiled or grad-mode
+        decorated, Lightning's and tests' methods, another framework's file)."""
         name = node.name.value
         if name == "forward" or (name.startswith("__") and name != "__call__"):
             return None
         if node.asynchronous is not None or self._other_framework:
-            return None
-        if frame.needs_grad or frame.manages_grad or frame.guards:
-            # Gradients are wanted, or the author already chose where they are off.
             return None
         if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
                for d in node.decorators):
             return None
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
-        if kind in ("lightning", "test"):
+        return None if kind in ("lightning", "test") else kind
+
+    def _reportable(self, node: cst.FunctionDef, frame: _Frame) -> Optional[bool]:
+        """None when the function is not evaluation code to report; else
+        whether that rests on its callers alone (checked again once every
+        use in the file is known)."""
+        name = node.name.value
+        if frame.needs_grad or frame.manages_grad:
+            return None  # gradients are wanted, or the author switches them by hand
+        kind = self._kind(node)
+        if kind is None:
             return None
         if kind == "framework" and _LIGHTNING_HOOK.match(name):
             # A class whose base the linter cannot see (a Lightning callback,
@@ -731,7 +764,7 @@ class EvalWithoutNoGrad(Rule):
                 return None
         evaled = {obj for obj, _, _ in frame.evals} | self._switched_through_methods(frame)
         if has_eval:
-            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled)]
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled, node)]
         else:
             forwards = [
                 f for f in frame.forwards
@@ -740,6 +773,11 @@ class EvalWithoutNoGrad(Rule):
                 or (named and self._calls_model(f.func))
             ]
         if not forwards or all(f.guarded for f in forwards):
+            return None
+        if frame.guards and (not has_eval or any(f.guarded or f.nested for f in forwards)):
+            # The author chose where gradients are off; reported only when no
+            # forward pass of the model put in eval mode is inside those blocks
+            # (`with torch.no_grad():` around the input copies, the forward after it).
             return None
         if not has_eval and not given and not (frame.loops or frame.reads_values):
             # A one-line helper may serve training too; an evaluation loop
@@ -894,7 +932,8 @@ class EvalWithoutNoGrad(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         for candidate in self._candidates:
             self._report_function(candidate)
-        self._report_module_level(self._frames[0])
+        if not self._other_framework:
+            self._report_stretches(self._frames[0], "")
 
     def _always_guarded(self, name: str, seen: Set[str]) -> bool:
         """Whether every use of ``name`` in this file runs with gradients off:
@@ -990,15 +1029,14 @@ class EvalWithoutNoGrad(Rule):
         parents = self.facts.parents
         return all(isinstance(parents.get(call), cst.Expr) for call in calls)
 
-    def _report_module_level(self, frame: _Frame) -> None:
-        """A script that puts a model in eval mode (or loads trained weights
-        into it) and then runs it outside ``torch.no_grad()``, with no
-        gradient work before the model goes back to ``.train()``."""
-        if self._other_framework:
-            return
+    def _report_stretches(self, frame: _Frame, where: str) -> None:
+        """A script (or a function that also trains: ``where`` says so) that
+        puts a model in eval mode (or loads trained weights into it, in a
+        script) and then runs it outside ``torch.no_grad()``, with no gradient
+        work before the model goes back to ``.train()`` (or the code ends)."""
         reported: Set[str] = set()
         evaled = {obj for obj, _, _ in frame.evals}
-        loads = [entry for entry in frame.loads if entry[0] not in evaled]
+        loads = [entry for entry in frame.loads if entry[0] not in evaled] if frame.node is None else []
         for (obj, call, start), by_eval in [*((e, True) for e in frame.evals), *((e, False) for e in loads)]:
             if obj in reported:
                 continue
@@ -1016,7 +1054,7 @@ class EvalWithoutNoGrad(Rule):
             what = "is put in eval mode and" if by_eval else "gets trained weights and is"
             self.report(
                 call,
-                f"`{obj}` {what} then run without `torch.no_grad()`; "
+                f"{where}`{obj}` {what} then run without `torch.no_grad()`; "
                 "autograd keeps a graph and activations for a backward pass that never comes",
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",

@@ -8,6 +8,7 @@ from typing import Callable, Iterator, List, Mapping, Optional, Set, Tuple, Unio
 import libcst as cst
 
 from torchlint.analysis import Analysis
+from torchlint.analysis.callees import arguments
 from torchlint.analysis.queries import summaries
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.summaries import BACKWARD, building_words
@@ -32,11 +33,14 @@ _Code = Callable[[cst.CSTNode], str]
 class _Use:
     """A training loop iterating the loader, and the loop around it that repeats it (the epoch loop)."""
 
-    loop: Union[LoopNode, cst.Call]
+    loop: Union[LoopNode, cst.BaseExpression]
     """The loop, or a call of another module's function that loops over the loader."""
     epoch: Union[LoopNode, cst.Call]
     epoch_function: FunctionNode
     loader_text: str  # how the epoch loop's function spells the loader
+    keeper: Optional[str] = None
+    """The project class that keeps the loader and runs the epoch loop itself
+    (``Solver(cfg, loader)``), when that is how it is iterated."""
 
 
 class SamplerWithoutSetEpoch(Rule):
@@ -55,6 +59,13 @@ class SamplerWithoutSetEpoch(Rule):
     (`make_sampler(dataset, distributed=True)`, where `make_sampler`
     returns one under `if distributed:`): what that function builds comes
     from its code (the project index's summaries), never from its name.
+    A loader handed to the constructor of a project class (in any module:
+    `Solver(model, optimizer, loader, epochs).run()`) whose `__init__` keeps
+    it on `self` counts too, when a method of the class iterates it inside
+    another loop of its own (or of a method that calls it) and that loop
+    calls `backward()`, and no method of the class, nor any function they
+    call, lives in a module that calls `set_epoch`: the class runs the epoch
+    loop, so the report has no fix.
 
     A loader built by a helper of the same file and returned (alone, in a
     tuple, unpacked by the caller: `loader, n = prepare_dataloaders(cfg)`)
@@ -254,7 +265,9 @@ class SamplerWithoutSetEpoch(Rule):
             )
             if use is None:
                 continue
-            where = f" on {self.cite_line(self._line(use.loop))}"
+            where = f" on {self.cite_line(self._line(use.loop))}" if use.keeper is None else (
+                f" by the `{use.keeper}` built on {self.cite_line(self._line(use.epoch))}, whose methods never call "
+                "`set_epoch`")
             self.report(
                 sampler,
                 f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "
@@ -407,6 +420,7 @@ class SamplerWithoutSetEpoch(Rule):
                     else:
                         yield from self._repeated(loop.node, facts.node, text)
             yield from self._handed(facts.node, facts.calls, text)
+            yield from self._kept(facts.node, facts.calls, text)
             for edge in facts.local_calls:
                 method = isinstance(self._parents.get(self._parents.get(edge.callee, edge.callee)), cst.ClassDef)
                 for name in _parameters_given(edge.call, edge.callee, text, code, method):
@@ -435,6 +449,22 @@ class SamplerWithoutSetEpoch(Rule):
                 yield _Use(fact.call, fact.loops[-1], function, text)
             else:
                 yield _Use(fact.call, fact.call, function, text)
+
+    def _kept(self, function: FunctionNode, calls: List[CallFact], text: str) -> Iterator[_Use]:
+        """Constructions of a project class (in any module) that keeps the
+        loader spelled ``text`` on ``self`` and trains over it every epoch in
+        its own methods, none of which (nor the functions they call) is in a
+        module that calls ``set_epoch`` (its construction summary)."""
+        code = self.context.module.code_for_node
+        callees = self.facts.callees
+        for fact in calls:
+            target = callees.target(fact.call)
+            if target is None or not target.summary.constructs or not target.summary.epochs:
+                continue
+            for position, keyword, value in arguments(fact.call):
+                if target.parameter(position, keyword) in target.summary.epochs and code(value) == text:
+                    keeper = target.summary.qualified.rsplit(".", 1)[-1]
+                    yield _Use(value, fact.call, function, text, keeper)
 
     def _repeated(self, loop: LoopNode, function: FunctionNode, text: str) -> Iterator[_Use]:
         """A training loop with no loop around it: marked with itself as its epoch

@@ -85,6 +85,8 @@ class Callees:
         self._path = path
         self._cache: Dict[cst.Call, Optional[Target]] = {}
         self._mentioned: Dict[FrozenSet[str], bool] = {}
+        self._aliases: Dict[FrozenSet[str], FrozenSet[str]] = {}
+        """Names imported under another name, per set of names (asked once per set)."""
         """Whether the file's text names one of some classes (asked once per set)."""
 
     def _spelled(self, fact: str) -> "_Spelled":
@@ -114,12 +116,25 @@ class Callees:
             return func.attr.value in spelled.names
         if not isinstance(func, cst.Name):
             return False
-        if func.value in spelled.names:
+        if func.value in spelled.names or func.value in self._renamed(spelled):
             return True
         mentioned = self._mentioned.get(spelled.classes)
         if mentioned is None:
             mentioned = self._mentioned[spelled.classes] = any(word in self._source for word in spelled.classes)
         return mentioned or self._calls_parameters
+
+    def _renamed(self, spelled: "_Spelled") -> FrozenSet[str]:
+        """Module-level names an import binds to a callable spelled as
+        ``spelled`` says under another name (``from loops import train as fit``)."""
+        found = self._aliases.get(spelled.names)
+        if found is None:
+            scope = self._scopes.module_scope
+            found = frozenset(
+                local for local, bindings in scope.bindings.items()
+                if any(b.kind is BindingKind.IMPORT and b.imported is not None and local != b.imported.rsplit(".", 1)[-1]
+                       and b.imported.rsplit(".", 1)[-1] in spelled.names for b in bindings))
+            self._aliases[spelled.names] = found
+        return found
 
     @cached_property
     def _calls_parameters(self) -> bool:
@@ -247,6 +262,25 @@ class Callees:
         init = self._summaries.of(f"{owner}.__init__")
         if parameter is None or init is None:
             return None
+        found = self._constructed(call)
+        if found is None:
+            return None
+        construction, qualified = found
+        if self._summaries.canonical(qualified) != self._summaries.canonical(owner):
+            return None  # built by a subclass, or not known to be this class
+        built = Target(init, True)
+        for position, keyword, value in arguments(construction):
+            if built.parameter(position, keyword) == parameter:
+                return value
+        return None
+
+    def _constructed(self, call: cst.Call) -> Optional[Tuple[cst.Call, str]]:
+        """For a method call on an instance, the one construction of the
+        instance (``discr = Discriminator(n)``, or ``Learning(...).run(...)``
+        itself) and the class it names."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
         receiver = func.value
         construction = receiver if isinstance(receiver, cst.Call) else self._instances().construction(receiver)
         if construction is None:
@@ -254,13 +288,15 @@ class Callees:
         qualified = self._names.call_name(construction) or self._instances().absolute_name(construction.func)
         if qualified is None and isinstance(construction.func, cst.Name):
             qualified = self._local_definition(construction.func)
-        if qualified is None or self._summaries.canonical(qualified) != self._summaries.canonical(owner):
-            return None  # built by a subclass, or not known to be this class
-        built = Target(init, True)
-        for position, keyword, value in arguments(construction):
-            if built.parameter(position, keyword) == parameter:
-                return value
-        return None
+        return (construction, qualified) if qualified is not None else None
+
+    def attribute_device(self, call: cst.Call, attribute: str) -> Optional[str]:
+        """For a method call on an instance, ``cuda`` or ``cpu``: the device
+        the class that built the instance (or a base) keeps in ``self.<attribute>``."""
+        if self.owner(call) is None:
+            return None
+        found = self._constructed(call)
+        return self._summaries.attribute_device(found[1], attribute) if found is not None else None
 
     def builds(self, call: cst.Call) -> Optional[str]:
         """The class every return of the project function ``call`` runs
@@ -440,6 +476,37 @@ class Callees:
         if owner is not None and owner.kind is ScopeKind.MODULE:
             return f"{self._module}.{function.name.value}"
         return None
+
+    def sibling(self, function: cst.FunctionDef, method: str) -> Optional[Summary]:
+        """The summary of ``method`` of the class whose method ``function`` is
+        (``self._process_one_batch(x)`` inside ``vali``), found through the
+        class's bases: from the project's summaries, or from this file's own
+        summary, linked alone, when the run left the file out."""
+        qualified = self.qualified(function)
+        if qualified is None or qualified.count(".") < self._module.count(".") + 2:
+            return None  # not a method of a module-level class
+        name = f"{qualified.rpartition('.')[0]}.{method}"
+        if os.path.abspath(self._path) in self._summaries.paths:
+            return self._summaries.of(name)
+        alone = self._alone
+        return alone.of(name) if alone is not None else None
+
+    @cached_property
+    def _alone(self) -> Optional[Summaries]:
+        """This file's own summary, linked alone."""
+        summary = self._own_summary()
+        return link([summary]) if summary is not None else None
+
+    def kept_use(self, function: cst.FunctionDef, attribute: str) -> Optional[ReturnUse]:
+        """What the methods of the subclasses (in any module) of the class
+        whose method ``function`` is do with ``self.<attribute>`` (None: this
+        file is not summarised, or no subclass uses it)."""
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return None
+        qualified = self.qualified(function)
+        if qualified is None or qualified.count(".") < self._module.count(".") + 2:
+            return None
+        return self._summaries.kept_use(qualified.rpartition(".")[0], attribute)
 
     def returned_use(self, function: cst.FunctionDef, position: str) -> Optional[ReturnUse]:
         """What the project's callers (in this file or any other module) do

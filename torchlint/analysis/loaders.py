@@ -243,6 +243,8 @@ class Loaders:
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
+        self._attribute_of: Dict[cst.Call, cst.Attribute] = {}
+        """Calls that are the whole value of an assignment to one attribute (``self.tr_set = DataLoader(...)``)."""
         self.uses_cuda = False
         """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
         or writes a ``"cuda..."`` device."""
@@ -287,6 +289,11 @@ class Loaders:
             if qualified is not None and qualified.startswith(_ACCELERATOR_MODULES):
                 self.cuda_sign = node
                 self.uses_cuda = True
+        elif kind is cst.Assign:
+            assign = cast(cst.Assign, node)
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if type(target) is cst.Attribute and type(assign.value) is cst.Call:
+                self._attribute_of[assign.value] = target
         elif kind is cst.SimpleString and not self.uses_cuda:
             text = _string(cast(cst.SimpleString, node))
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
@@ -442,7 +449,8 @@ class Loaders:
                 where = self._remote_device(call, device)
                 if where is None or where.is_cpu:
                     continue
-                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and device == "cuda", items,
+                # CUDA by name: the summary's `cuda`, or a device its class keeps (read at the call itself).
+                yield HandedMove(call, loaders, where.kind is DeviceKind.ACCELERATOR and where.expr is call, items,
                                  not settled)
 
     def _remote_device(self, call: cst.Call, device: str) -> Optional[Device]:
@@ -455,6 +463,10 @@ class Loaders:
             passed = self._callees.argument(call, name)
         elif kind == "attr":
             passed = self._callees.attribute_argument(call, name)
+            if passed is None:  # a device the class (or a base) sets itself
+                where = self._callees.attribute_device(call, name)
+                if where is not None:
+                    return Device(DeviceKind.ACCELERATOR if where == "cuda" else DeviceKind.CPU, call)
         else:
             return None
         return self.device_of(passed) if passed is not None else None
@@ -749,7 +761,24 @@ class Loaders:
             use = self._callees.returned_use(function, position)
             if use is not None:
                 found = use if found is None else found.merged(use)
+        attribute = self._kept_as(constructor, function)
+        if attribute is not None:  # `self.tr_set = DataLoader(...)`, used by subclasses' methods
+            use = self._callees.kept_use(function, attribute)
+            if use is not None:
+                found = use if found is None else found.merged(use)
         return found
+
+    def _kept_as(self, constructor: cst.Call, function: cst.FunctionDef) -> Optional[str]:
+        """The attribute of a method's own instance the loader is assigned to
+        (``self.tr_set = DataLoader(...)``), if that is the whole statement."""
+        target = self._attribute_of.get(constructor)
+        params = function.params.params
+        if target is None or not params:
+            return None
+        if (isinstance(target.value, cst.Name)
+                and target.value.value == params[0].name.value):
+            return target.attr.value
+        return None
 
     @staticmethod
     def _returns(function: cst.FunctionDef) -> List[cst.BaseExpression]:

@@ -40,7 +40,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-5"
+_FORMAT = b"callable-summaries-6"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -70,6 +70,12 @@ device) are recorded for it: ``@<kind>:<callee>|<position>``, the kind
 loop (built anew for every pass); the position empty for the whole value,
 else the index of the tuple element.  :func:`link` takes them out of the
 summaries and joins them by callee (:class:`ReturnUse`)."""
+HELD = "self."
+"""How an attribute of a method's own instance is named where a parameter
+would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
+like a parameter through the class's methods, then, for a class built by a
+call of the project, put in terms of the ``__init__`` parameter the class
+stores in that attribute (:func:`link`'s construction summaries)."""
 
 
 # -- one file's facts, as written -------------------------------------------------------
@@ -152,6 +158,11 @@ class Function:
     """For a method: the instance's attributes it puts in eval mode
     (``self.net.eval()``, ``self.net.train(False)``) and never back in
     training mode (``self.net.train()``)."""
+    relays: Tuple[Tuple[str, str], ...] = ()
+    """What it returns that a call of another function returned: its
+    position (``""`` for the whole value, else the tuple element) -> that
+    returned value's name (:data:`RESULT`): ``data_set, data_loader =
+    data_provider(args, flag); return data_set, data_loader``."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +266,14 @@ class FileSummary:
     (a device it only knows at run time is then taken to be an accelerator)."""
     accelerators: Tuple[str, ...] = ()
     """Its functions some ``return`` of which gives a CUDA device (``define_device("auto")``)."""
+    epochs: bool = False
+    """The file calls a ``set_epoch`` method somewhere."""
+    devices: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
+    """For each class, each ``self.<attr>`` it writes: ``?``, unless it sets
+    it once, to a device that may be CUDA
+    (``cuda``: ``torch.device("cuda" if ... else "cpu")``), to the CPU (``cpu``), or to what a call
+    returns (``call:<dotted name>``; ``self._acquire_device()`` as
+    ``<module>.<Class>._acquire_device``): attr -> that."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -281,12 +300,15 @@ class ReturnUse:
     """Some such copy passes no ``non_blocking`` (and cannot through ``*``/``**``)."""
     callers: Tuple[str, ...] = ()
     """The callers (functions, methods or ``<module>`` bodies) that use it, sorted."""
+    kept: bool = False
+    """Not returned but kept in a ``self`` attribute, and used by the methods
+    of the class's subclasses (:meth:`Summaries.kept_use`)."""
 
     def merged(self, other: "ReturnUse") -> "ReturnUse":
         """Both uses at once (a loader returned at two positions)."""
         return ReturnUse(self.iterated or other.iterated, self.repeated or other.repeated,
                          self.to_cuda or other.to_cuda, self.blocking or other.blocking,
-                         tuple(sorted({*self.callers, *other.callers})))
+                         tuple(sorted({*self.callers, *other.callers})), self.kept and other.kept)
 
 
 @dataclass(frozen=True)
@@ -329,6 +351,17 @@ class Summary:
     or through the instance's methods and its attributes' project classes'
     methods (``def eval(self): self.policy.eval()`` where ``policy``'s own
     ``eval`` switches ``self.net``: ``policy``, ``policy.net``)."""
+    constructs: bool = False
+    """What building an instance of a project class (``Solver(cfg, loader)``)
+    commits its arguments to: ``__init__``'s own facts, and, for each
+    parameter ``__init__`` stores on ``self``, what the class's methods do
+    to that attribute (iterate it, every epoch, copy its batches); the
+    parameters are ``__init__``'s after the instance.  Named after the class."""
+    epochs: FrozenSet[str] = frozenset()
+    """For a construction: the parameters a method of the instance iterates
+    again and again in a loop that trains (runs ``backward()``), in a class
+    whose methods' modules call ``set_epoch`` nowhere: a ``DistributedSampler``
+    they draw from shuffles every epoch the same way."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -388,6 +421,14 @@ class Summaries:
     returned: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
     """For each project function or method whose result some caller keeps
     and uses: position (``""`` for the whole value) -> what callers do with it."""
+    held: Mapping[str, Mapping[str, ReturnUse]] = field(default_factory=dict)
+    """For each project class whose methods use ``self.<attr>``: attr -> what
+    they do with it (the :class:`ReturnUse` facts, the methods as callers)."""
+    placed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """For each project class that sets ``self.<attr>`` once to a device:
+    attr -> ``cuda`` (a device that may be CUDA, also through a project
+    helper some ``return`` of which gives one) or ``cpu``; ``?`` where it
+    writes something else to an attribute another class keeps a device in."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -445,6 +486,10 @@ class Summaries:
             digest.update(f"{self.loaders[name]!r}\n".encode())
         for name in sorted(self.returned):
             digest.update(f"{name}\0{sorted(self.returned[name].items())!r}\n".encode())
+        for name in sorted(self.held):
+            digest.update(f"{name}\0{sorted(self.held[name].items())!r}\n".encode())
+        for name in sorted(self.placed):
+            digest.update(f"{name}\0{sorted(self.placed[name].items())!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -469,6 +514,49 @@ class Summaries:
                 return found
             pending.extend(self.bases.get(name, ()))
         return None
+
+    def attribute_device(self, qualified: str, attribute: str) -> Optional[str]:
+        """``cuda`` or ``cpu``: the device the project class ``qualified`` (or
+        the first of its bases that sets it) keeps in ``self.<attribute>``
+        (:attr:`placed`); None when unknown."""
+        pending = [self.canonical(qualified)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.placed.get(name, {}).get(attribute)
+            if found is not None:
+                return found if found != UNKNOWN else None
+            pending.extend(self.bases.get(name, ()))
+        return None
+
+    def kept_use(self, qualified: str, attribute: str) -> Optional[ReturnUse]:
+        """What the methods of the project class ``qualified``'s subclasses (in
+        any module) do with ``self.<attribute>``, a value the class keeps
+        there (``self.tr_set = DataLoader(...)`` in a base class, iterated by
+        a subclass's training loop); None when no subclass uses it."""
+        key = ("subclasses", self.canonical(qualified))
+        if key not in self._memo:
+            found: List[str] = []
+            for name in sorted(self.bases):
+                pending, seen = list(self.bases[name]), set()
+                while pending:
+                    base = self.canonical(pending.pop())
+                    if base == key[1]:
+                        found.append(name)
+                        break
+                    if base not in seen:
+                        seen.add(base)
+                        pending.extend(self.bases.get(base, ()))
+            self._memo[key] = tuple(found)
+        use: Optional[ReturnUse] = None
+        for subclass in self._memo[key]:
+            one = self.held.get(subclass, {}).get(attribute)
+            if one is not None:
+                use = one if use is None else use.merged(one)
+        return dataclasses.replace(use, kept=True) if use is not None else None
 
     def wrapped(self, qualified: str) -> Optional[WrappedLayer]:
         """The one layer the project's module class ``qualified`` wraps, if it wraps one."""
@@ -564,11 +652,15 @@ def loading_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
 def returning_words(summaries: Optional[Summaries], fact: str) -> FrozenSet[str]:
     """The names of the project's functions and methods whose returned value
     some caller uses as ``fact`` says (a field of :class:`ReturnUse`:
-    ``to_cuda``, ``repeated``): a pre-check's test for the file that defines one."""
+    ``to_cuda``, ``repeated``), and of the ``self`` attributes some class's
+    methods use so (:attr:`Summaries.held`): a pre-check's test for the file
+    that defines one."""
     if summaries is None:
         return frozenset()
     return _memoised_words(summaries, ("returning", fact), (
-        name for name, uses in summaries.returned.items() if any(getattr(use, fact) for use in uses.values())))
+        *(name for name, uses in summaries.returned.items() if any(getattr(use, fact) for use in uses.values())),
+        *(f"x.{attribute}" for uses in summaries.held.values() for attribute, use in uses.items()
+          if getattr(use, fact))))
 
 
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
@@ -657,6 +749,9 @@ class _FunctionScan:
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
         self.accelerator = False
+        self.cuda_locals: Set[str] = set()
+        self.relays: List[Tuple[str, str]] = []
+        """Locals some assignment of which names a CUDA device."""
         """Some ``return`` gives a CUDA device (``"cuda"``, ``torch.device("cuda" if ... else "cpu")``)."""
         self.results: Dict[str, str] = {}
         """Local names bound once to what a call returns (or one element of it): their returned-value names."""
@@ -677,7 +772,7 @@ class _FunctionScan:
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
-                        frozenset(self.evals - self.trains))
+                        frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -790,7 +885,7 @@ class _FunctionScan:
             settled = "non_blocking" in keywords or len(positional) >= 2 or starred
         receiver = func.value
         item = self.item_of(receiver)
-        if spec is None and item is not None and item.startswith(RESULT) and self.runtime_device(node):
+        if spec is None and item is not None and item.startswith((RESULT, HELD)) and self.runtime_device(node):
             device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
             # a device known at run time, of a returned value's items (perhaps from a project helper)
             spec = (self.device_call(device) if device is not None else None) or UNKNOWN
@@ -809,15 +904,17 @@ class _FunctionScan:
         local bound once to one."""
         if depth > 4:
             return False
-        if isinstance(expr, ast.Constant):
-            return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+        if _cuda_text(expr):
+            return True
         if isinstance(expr, ast.IfExp):
             return self.names_cuda(expr.body, depth + 1) or self.names_cuda(expr.orelse, depth + 1)
         if isinstance(expr, ast.Call) and expr.args and resolve(expr.func, self.reader.imports, {}) == "torch.device":
             return self.names_cuda(expr.args[0], depth + 1)
         if isinstance(expr, ast.Name) and expr.id not in self.parameters:
             bound = self.locals.get(expr.id)
-            return bound is not None and self.names_cuda(bound, depth + 1)
+            if bound is None:  # assigned on several paths (`if args.use_gpu: device = ... else: ...`)
+                return expr.id in self.cuda_locals
+            return self.names_cuda(bound, depth + 1)
         return False
 
     def device_call(self, expr: ast.expr) -> Optional[str]:
@@ -872,8 +969,16 @@ class _FunctionScan:
         return None
 
     def tracked(self, expr: ast.expr) -> Optional[str]:
-        """The parameter, or the returned value, ``expr`` is."""
-        return self.subject(expr) or self.result_of(expr)
+        """The parameter, the returned value, or the instance's attribute ``expr`` is."""
+        return self.subject(expr) or self.result_of(expr) or self.held(expr)
+
+    def held(self, expr: ast.expr) -> Optional[str]:
+        """``self.<attr>`` in a method (:data:`HELD`), the instance not rebound."""
+        if (self.instance is not None and self.owner is not None and isinstance(expr, ast.Attribute)
+                and isinstance(expr.value, ast.Name) and expr.value.id == self.instance
+                and self.instance not in self.locals):
+            return HELD + expr.attr
+        return None
 
     # statements
 
@@ -942,6 +1047,8 @@ class _FunctionScan:
                     for leaf in ast.walk(target):
                         if isinstance(leaf, ast.Name) and self.results.get(leaf.id, "").startswith(RESULT + "l:"):
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
+                self.cuda_locals.add(node.targets[0].id)
             drawn_from = self.item_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
@@ -974,6 +1081,12 @@ class _FunctionScan:
         return (name, True) if name is not None else None
 
     def returned(self, value: ast.expr, disabled: bool, guard: Optional[Tuple[str, bool]]) -> Return:
+        if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
+            self.relays.append(("", self.results[value.id]))
+        elif isinstance(value, ast.Tuple):
+            for position, element in enumerate(value.elts):
+                if isinstance(element, ast.Name) and element.id in self.results and element.id not in self.parameters:
+                    self.relays.append((str(position), self.results[element.id]))
         if isinstance(value, ast.IfExp) and isinstance(value.orelse, ast.Constant) and value.orelse.value is None:
             condition = self._guard(value.test)
             self.expression(value.test, disabled)
@@ -1001,6 +1114,9 @@ class _FunctionScan:
         result = self.result_of(expr)
         if result is not None:
             return self._drawn(expr, disabled) | {result}
+        held = self.held(expr)
+        if held is not None:
+            return {held}
         if isinstance(expr, ast.Call):
             found = self._drawn(expr, disabled)
             direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
@@ -1375,6 +1491,20 @@ class _FileReader:
         return (target, False) if target is not None else None
 
 
+def _cuda_text(expr: ast.expr) -> bool:
+    """A string that names a CUDA device: ``"cuda"``, ``"cuda:0"``, and
+    formatted ones (``"cuda:{}".format(i)``, ``f"cuda:{i}"``, ``"cuda:" + str(i)``)."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, str) and (expr.value == "cuda" or expr.value.startswith("cuda:"))
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+        return _cuda_text(expr.func.value)
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        return _cuda_text(expr.values[0])
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+        return _cuda_text(expr.left)
+    return False
+
+
 def _names_cuda(tree: ast.Module) -> bool:
     """The file spells CUDA in code: ``.cuda``/``torch.cuda`` or a ``"cuda..."`` string."""
     for node in ast.walk(tree):
@@ -1386,13 +1516,16 @@ def _names_cuda(tree: ast.Module) -> bool:
     return False
 
 
-def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Optional[bool] = None) -> FileSummary:
-    """The facts of one parsed file (``cuda``: False when the text cannot name CUDA at all)."""
+def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Optional[bool] = None,
+                   epochs: Optional[bool] = None) -> FileSummary:
+    """The facts of one parsed file (``cuda``, ``epochs``: False when the text
+    cannot name CUDA, or ``set_epoch``, at all)."""
     reader = _FileReader(tree, module, is_package)
     functions: List[Function] = []
     bases: List[Tuple[str, Tuple[str, ...]]] = []
     layers: List[WrappedLayer] = []
     attributes: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
+    devices: List[Tuple[str, Tuple[Tuple[str, str], ...]]] = []
     loaders: Dict[str, BuiltLoader] = {}
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1419,6 +1552,9 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
             kept = _init_parameters(statement)
             if kept:
                 attributes.append((qualified, kept))
+            placed = _device_attributes(statement, reader)
+            if placed:
+                devices.append((qualified, placed))
     accelerators = tuple(sorted(f.qualified for f, scan in zip(functions, reader.scans) if scan.accelerator))
     top = _FunctionScan(reader, tree, f"{module}.{MODULE_BODY}", None)
     top.body(tree.body, False, None)  # the script's own calls: what it passes to the project's functions
@@ -1427,7 +1563,54 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
                        tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
-                       accelerators)
+                       accelerators, epochs=_sets_epoch(tree) if epochs is not False else False, devices=tuple(devices))
+
+
+def _sets_epoch(tree: ast.Module) -> bool:
+    """The file calls a ``set_epoch`` method."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch"
+               for node in ast.walk(tree))
+
+
+def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple[str, str], ...]:
+    """``self.<attr>`` a method of the class sets once, and nothing else
+    writes, to a device that may be CUDA, the CPU or a call's result (see
+    :attr:`FileSummary.devices`); any other attribute the class writes is
+    ``?`` (it hides what a base class sets)."""
+    writes: Dict[str, List[Optional[str]]] = {}
+    for member, attribute, value in _instance_writes(node):
+        spec: Optional[str] = None
+        if value is not None and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            spec = _device_value(value, reader, node.name, member.args.args[0].arg, 0)
+        writes.setdefault(attribute, []).append(spec)
+    return tuple(sorted((attr, found[0] if len(found) == 1 and found[0] is not None else UNKNOWN)
+                        for attr, found in writes.items()))
+
+
+def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: str, depth: int) -> Optional[str]:
+    """``cuda`` for a device that may be CUDA (a ``"cuda..."`` string, a
+    conditional with such a branch, ``torch.device(...)`` of one), ``cpu``
+    for the CPU, ``call:<name>`` for a call of the instance's method or of a
+    named function; else None."""
+    if depth > 3:
+        return None
+    if _cuda_text(value):
+        return "cuda"
+    if isinstance(value, ast.Constant) and value.value == "cpu":
+        return "cpu"
+    if isinstance(value, ast.IfExp):
+        either = {_device_value(value.body, reader, owner, instance, depth + 1),
+                  _device_value(value.orelse, reader, owner, instance, depth + 1)}
+        return "cuda" if "cuda" in either else None
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    named = resolve(func, reader.imports, reader.local)
+    if named == "torch.device":
+        return _device_value(value.args[0], reader, owner, instance, depth + 1) if value.args else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
+        return f"call:{reader.module}.{owner}.{func.attr}"
+    return f"call:{named}" if named is not None and not named.startswith("torch.") else None
 
 
 def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
@@ -1737,6 +1920,8 @@ def _to_json(summary: FileSummary) -> Any:
                      b.open_keywords, b.through, b.bound] for b in summary.loaders],
         "cuda": summary.cuda,
         "accelerators": list(summary.accelerators),
+        "devices": [[name, [list(a) for a in pairs]] for name, pairs in summary.devices],
+        "epochs": summary.epochs,
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -1748,7 +1933,7 @@ def _to_json(summary: FileSummary) -> Any:
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals),
+            sorted(f.evals), [list(r) for r in f.relays],
         ] for f in summary.functions],
     }
 
@@ -1783,7 +1968,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -1810,7 +1995,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             functions.append(Function(qualified, tuple(parameters), tuple(keyword_only), method, frozenset(runs),
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
-                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals)))
+                                      _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
+                                      _pairs(relays)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -1828,8 +2014,14 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         cuda, accelerators = data["cuda"], data["accelerators"]
         if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
             return None
+        devices = tuple((name, _pairs(pairs)) for name, pairs in data["devices"])
+        if not all(isinstance(name, str) for name, _ in devices):
+            return None
+        epochs = data["epochs"]
+        if not isinstance(epochs, bool):
+            return None
         return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
-                           tuple(accelerators))
+                           tuple(accelerators), epochs=epochs, devices=devices)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -1864,7 +2056,8 @@ def store_summary(path: Path, data: bytes, module: str, store: Optional[Store], 
 def summary_of_tree(path: Path, tree: ast.Module, module: str, data: bytes) -> Optional[FileSummary]:
     """One file's summary from its CPython tree of ``data`` (None: nested too deeply)."""
     try:
-        return summarize_tree(tree, module, path.stem == "__init__", None if b"cuda" in data else False)
+        return summarize_tree(tree, module, path.stem == "__init__", None if b"cuda" in data else False,
+                              None if b"set_epoch" in data else False)
     except RecursionError:
         return None
 
@@ -1885,12 +2078,17 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     loaders: Dict[str, BuiltLoader] = {}
     cuda: Set[str] = set()
     accelerators: Set[str] = set()
+    devices: Dict[str, Mapping[str, str]] = {}
+    epochs: Set[str] = set()
     for summary in files:
         accelerators.update(summary.accelerators)
+        devices.update((name, dict(pairs)) for name, pairs in summary.devices)
         for function in summary.functions:
             written[function.qualified] = function
             if summary.cuda:
                 cuda.add(function.qualified)
+            if summary.epochs:
+                epochs.add(function.qualified)
         bases.update(summary.bases)
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
@@ -1902,7 +2100,13 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
+    placed = _Placed(state, written, devices, bases, aliases, accelerators, cuda, epochs)
+    built = _constructions(written, state, bases, aliases, attributes)
     callers: Dict[str, Set[str]] = {}
+    for cls, (init, members, _held) in built.items():
+        state[cls] = _construction(cls, state[init], members, state, _held, placed)
+        for member in members:
+            callers.setdefault(member, set()).add(cls)
     targets: Dict[Tuple[str, int], Optional[str]] = {}
     for name, function in written.items():
         for index, call in enumerate(function.calls):
@@ -1910,32 +2114,74 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
             targets[(name, index)] = target.qualified if target is not None else None
             if target is not None and not target.wrapper:
                 callers.setdefault(target.qualified, set()).add(name)
-    pending = sorted(written)
+    pending = sorted({*written, *built})
     queued = set(pending)
     while pending:
         name = pending.pop()
         queued.discard(name)
-        grown = _apply(written[name], state, bases, makers, aliases)
+        if name in built:
+            init, members, held = built[name]
+            grown = _construction(name, state[init], members, state, held, placed)
+        else:
+            grown = _apply(written[name], state, bases, makers, aliases)
         if grown != state[name]:
             state[name] = grown
             for caller in callers.get(name, ()):
                 if caller not in queued:
                     queued.add(caller)
                     pending.append(caller)
-    returned = _returned_uses(state, bases, aliases, cuda, accelerators)
+    kept = _held_uses(state, placed)
+    for name, linked in list(state.items()):  # the instance's attributes served the constructions only
+        if not linked.constructs and (any(v.startswith(HELD) for v in linked.iterates)
+                                      or any(m[0].startswith(HELD) for m in linked.moves_items)):
+            state[name] = dataclasses.replace(
+                linked, iterates=frozenset(v for v in linked.iterates if not v.startswith(HELD)),
+                repeats=frozenset(v for v in linked.repeats if not v.startswith(HELD)),
+                moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)))
+    relays = {name: function.relays for name, function in written.items() if function.relays}
+    returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
-                     _linked_loaders(loaders, state, bases, aliases), returned)
+                     _linked_loaders(loaders, state, bases, aliases), returned, kept, placed.resolved())
+
+
+def _held_uses(state: Mapping[str, Summary], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
+    """What each class's own methods do with its ``self.<attr>`` values
+    (:data:`HELD`), by class and attribute: iterated, again and again, items
+    copied to a device that may be CUDA (as for returned values)."""
+    found: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for name in sorted(state):
+        summary = state[name]
+        if summary.constructs or not any(v.startswith(HELD) for v in summary.iterates):
+            continue
+        owner = name.rpartition(".")[0]
+        for value in summary.iterates:
+            if value.startswith(HELD):
+                entry = found.setdefault((owner, value[len(HELD):]), {
+                    "iterated": True, "repeated": False, "to_cuda": False, "blocking": False, "callers": set()})
+                entry["callers"].add(name)
+                entry["repeated"] = entry["repeated"] or value in summary.repeats
+        for moved, device, settled in summary.moves_items:
+            moved_entry = found.get((owner, moved[len(HELD):])) if moved.startswith(HELD) else None
+            if moved_entry is not None and placed.device(device, name, owner, {}) == "cuda":
+                moved_entry["to_cuda"] = True
+                moved_entry["blocking"] = moved_entry["blocking"] or not settled
+    joined: Dict[str, Dict[str, ReturnUse]] = {}
+    for (owner, attribute), entry in sorted(found.items()):
+        joined.setdefault(owner, {})[attribute] = ReturnUse(
+            entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], tuple(sorted(entry["callers"])))
+    return joined
 
 
 def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
-                   cuda: Set[str], accelerators: Set[str]) -> Dict[str, Dict[str, ReturnUse]]:
+                   cuda: Set[str], accelerators: Set[str], placed: "_Placed",
+                   relays: Mapping[str, Tuple[Tuple[str, str], ...]]) -> Dict[str, Dict[str, ReturnUse]]:
     """Takes the returned values (:data:`RESULT`) out of the linked summaries
     (``state``, changed in place) and joins what their callers do with them,
     by the project function that returns them and the position."""
     found: Dict[Tuple[str, str], Dict[str, Any]] = {}
     resolved: Dict[str, Optional[str]] = {}
 
-    def use(name: str, caller: str) -> Optional[Dict[str, Any]]:
+    def use(name: str, caller: Optional[str]) -> Optional[Dict[str, Any]]:
         kind, _, rest = name[len(RESULT):].partition(":")
         callee, _, position = rest.rpartition("|")
         if callee not in resolved:
@@ -1946,7 +2192,8 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             return None
         entry = found.setdefault((qualified, position), {"iterated": False, "repeated": False, "to_cuda": False,
                                                          "blocking": False, "callers": set()})
-        entry["callers"].add(caller)
+        if caller is not None:
+            entry["callers"].add(caller)
         return entry
 
     for name in sorted(state):
@@ -1969,8 +2216,9 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
                 continue
             helper = find(canonical_name(device[len("call:"):], aliases), state, bases) if device.startswith(
                 "call:") else None  # a project helper that returns CUDA (`define_device("auto")`)
-            if device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
-                    name in cuda and not device.startswith("cpu")):
+            where = placed.attribute(name.rpartition(".")[0], device[5:]) if device.startswith("attr:") else None
+            if where == "cuda" or device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
+                    name in cuda and not device.startswith("cpu") and where is None):
                 entry = use(value, name)
                 if entry is not None:
                     entry["to_cuda"] = True
@@ -1983,6 +2231,26 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             moves_items=frozenset(m for m in summary.moves_items if not m[0].startswith(RESULT)),
             moves=frozenset(m for m in summary.moves if not m[0].startswith(RESULT)),
         )
+    for _ in range(_MAX_CHAIN):  # a function that returns what another returned: its callers' uses are that one's
+        grown = False
+        for name in sorted(relays):
+            for position, value in relays[name]:
+                source = found.get((name, position))
+                kind, _, rest = value[len(RESULT):].partition(":")
+                callee, _, inner = rest.rpartition("|")
+                if source is None or kind == "g":
+                    continue
+                entry = use(value, None)
+                if entry is None:
+                    continue
+                before = (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], len(entry["callers"]))
+                for flag in ("iterated", "repeated", "to_cuda", "blocking"):
+                    entry[flag] = entry[flag] or source[flag]
+                entry["callers"] |= source["callers"]
+                grown = grown or before != (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"],
+                                            len(entry["callers"]))
+        if not grown:
+            break
     joined: Dict[str, Dict[str, ReturnUse]] = {}
     for (qualified, position), entry in sorted(found.items()):
         joined.setdefault(qualified, {})[position] = ReturnUse(
@@ -2110,13 +2378,14 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             loop_runs |= target.loop_runs
     for index, call in enumerate(function.calls):
         target = find(canonical_name(call.callee, aliases), state, bases)
-        if target is None:
+        if target is None or target.constructs:
             for ret in function.returns:  # not a function of the project: a new instance of what it names
                 if ret.call == index and not call.bound:
                     found = Return(builds=call.callee, guard=ret.guard)
                     if found not in returns:
                         returns.append(found)
-            continue
+            if target is None:
+                continue
         if call.in_loop:
             loop_runs |= target.runs | target.loop_runs
         else:
@@ -2130,6 +2399,15 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                         repeats.add(value)
             for moved, device, settled in target.moves_items:
                 if moved.startswith(_PERSISTENT):
+                    moves_items.add((moved, _mapped(device, call, target, function), settled))
+        if call.on_self == "" and target.method and not target.wrapper and function.method:
+            for value in target.iterates:  # `self.train_epoch()`: the same instance's attributes
+                if value.startswith(HELD):
+                    iterates.add(value)
+                    if call.in_loop or value in target.repeats:
+                        repeats.add(value)
+            for moved, device, settled in target.moves_items:
+                if moved.startswith(HELD):
                     moves_items.add((moved, _mapped(device, call, target, function), settled))
         if call.on_self is not None and target.method and not target.wrapper and function.method:
             prefix = f"{call.on_self}." if call.on_self else ""
@@ -2178,7 +2456,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                     found = Return(builds=inner.builds, guard=ret.guard)
                 elif inner.parameter is not None:
                     mapped = dict(call.slots).get(_slot_of(target, inner.parameter, call.bound) or "")
-                    if mapped is not None and mapped.startswith(RESULT):
+                    if mapped is not None and mapped.startswith((RESULT, HELD)):
                         mapped = None  # a value the caller got from a call, not one of its parameters
                     found = Return(parameter=mapped, guard=ret.guard) if mapped is not None else Return(guard=ret.guard)
                 else:
@@ -2189,6 +2467,189 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
                    forwards=frozenset(forwards), evals=frozenset(evals))
+
+
+class _Placed:
+    """Where the project's classes place their ``self.<attr>`` devices, and
+    which devices a method's copy goes to, as far as the summaries know."""
+
+    def __init__(self, state: Mapping[str, Summary], written: Mapping[str, Function],
+                 devices: Mapping[str, Mapping[str, str]],
+                 bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str], accelerators: Set[str],
+                 cuda: Set[str], epochs: Set[str]) -> None:
+        self.state = state
+        """The summaries as linked so far (the caller's, growing)."""
+        self.devices = devices
+        self.bases = bases
+        self.aliases = aliases
+        self.accelerators = accelerators
+        self.cuda = cuda
+        self.epochs = epochs
+        """The functions of files that call ``set_epoch``."""
+        self.written = written
+        self._setting: Dict[Tuple[str, ...], bool] = {}
+
+    def sets_epoch(self, members: Sequence[str]) -> bool:
+        """Some of ``members``, or a function one of them calls, is in a file
+        that calls ``set_epoch`` (asked once per class)."""
+        key = tuple(members)
+        if key not in self._setting:
+            found = False
+            for member in members:
+                function = self.written.get(member)
+                if member in self.epochs or function is None:
+                    found = True
+                    break
+                for call in function.calls:
+                    target = find(canonical_name(call.callee, self.aliases), self.state, self.bases)
+                    if target is not None and target.qualified in self.epochs:
+                        found = True
+                        break
+                if found:
+                    break
+            self._setting[key] = found
+        return self._setting[key]
+
+    def attribute(self, owner: str, attribute: str, walk: bool = True) -> Optional[str]:
+        """``cuda`` when the class ``owner`` (or the first of its bases that
+        sets it) sets ``self.<attribute>`` to a device that may be CUDA, or to
+        what a project function that returns one gives; ``cpu`` when it sets
+        it to the CPU; None otherwise."""
+        pending = [canonical_name(owner, self.aliases)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            spec = self.devices.get(name, {}).get(attribute)
+            if spec is not None:
+                if spec in ("cuda", "cpu"):
+                    return spec
+                if spec == UNKNOWN:
+                    return None
+                helper = find(canonical_name(spec[len("call:"):], self.aliases), self.state, self.bases)
+                return "cuda" if helper is not None and helper.qualified in self.accelerators else None
+            if walk:
+                pending.extend(self.bases.get(name, ()))
+        return None
+
+    def resolved(self) -> Dict[str, Dict[str, str]]:
+        """Each class's own device attributes (:attr:`Summaries.placed`):
+        ``cuda``, ``cpu``, or ``?`` where a class writes an attribute that
+        some class keeps a known device in (it hides the base's)."""
+        own = {cls: {attr: self.attribute(cls, attr, walk=False) or UNKNOWN for attr in attrs}
+               for cls, attrs in self.devices.items()}
+        known = {attr for attrs in own.values() for attr, where in attrs.items() if where != UNKNOWN}
+        return {cls: found for cls, found in (
+            (cls, {attr: where for attr, where in sorted(attrs.items()) if attr in known})
+            for cls, attrs in sorted(own.items())) if found}
+
+    def device(self, device: str, method: str, owner: str, held: Mapping[str, str]) -> Optional[str]:
+        """A device a method of ``owner`` copies its instance's attribute to,
+        for a construction of ``owner``: ``param:<name>`` for an ``__init__``
+        parameter kept in ``self.<attr>``; ``cuda`` for a CUDA device, or one
+        known only at run time in a file that uses CUDA; None for the CPU or
+        what cannot be known."""
+        kind, _, name = device.partition(":")
+        if kind == "cuda":
+            return device
+        if kind == "cpu":
+            return None
+        if kind == "attr":
+            if name in held:
+                return f"param:{held[name]}"
+            where = self.attribute(owner, name)
+            if where is not None:
+                return where if where == "cuda" else None
+        if kind == "call":
+            helper = find(canonical_name(name, self.aliases), self.state, self.bases)
+            if helper is not None and helper.qualified in self.accelerators:
+                return "cuda"
+        return "cuda" if method in self.cuda else None
+
+
+def _constructions(written: Mapping[str, Function], state: Mapping[str, Summary],
+                   bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                   attributes: Mapping[str, Mapping[str, str]]) -> Dict[str, Tuple[str, Tuple[str, ...], Dict[str, str]]]:
+    """The project classes the project's code builds (``Solver(cfg, loader)``)
+    whose ``__init__`` is the project's: class -> (that ``__init__``, the
+    methods an instance has, the ``__init__`` parameters it keeps in
+    ``self.<attr>``: attr -> parameter)."""
+    owners: Dict[str, List[str]] = {}
+    for name in written:
+        owner = name.rpartition(".")[0]
+        if owner in bases:
+            owners.setdefault(owner, []).append(name)
+    found: Dict[str, Tuple[str, Tuple[str, ...], Dict[str, str]]] = {}
+    seen: Set[str] = set()
+    for function in written.values():
+        for call in function.calls:
+            cls = canonical_name(call.callee, aliases)
+            if call.bound or cls in seen or cls not in bases:
+                continue
+            seen.add(cls)
+            init = find(f"{cls}.__init__", state, bases)
+            if init is None or init.wrapper or find(cls, state, bases) is not None:
+                continue
+            members: List[str] = []
+            names: Set[str] = set()
+            pending = [cls]
+            classes: Set[str] = set()
+            while pending:  # the class and its bases, each once: every method an instance has
+                current = pending.pop(0)
+                if current in classes:
+                    continue
+                classes.add(current)
+                for method in owners.get(current, ()):
+                    last = method.rpartition(".")[2]
+                    if last in names:
+                        continue
+                    names.add(last)
+                    target = find(f"{cls}.{last}", state, bases)
+                    if target is not None and not target.wrapper:
+                        members.append(target.qualified)
+                pending.extend(bases.get(current, ()))
+            held = dict(attributes.get(init.qualified.rpartition(".")[0], {}))
+            found[cls] = (init.qualified, tuple(sorted(set(members))), held)
+    return found
+
+
+def _construction(cls: str, init: Summary, members: Sequence[str], state: Mapping[str, Summary],
+                  held: Mapping[str, str], placed: _Placed) -> Summary:
+    """What building ``cls`` commits its arguments to (:attr:`Summary.constructs`)."""
+    instance = init.parameters[0] if init.method and init.parameters else None
+    parameters = init.parameters[1:] if init.method else init.parameters
+
+    def own(value: str) -> bool:
+        return value != instance and not value.startswith((RESULT, HELD))
+
+    iterates = {v for v in init.iterates if own(v)}
+    repeats = {v for v in init.repeats if own(v)}
+    moves_items = {m for m in init.moves_items if own(m[0])}
+    trained: Set[str] = set()
+    for member in members:
+        summary = state.get(member)
+        if summary is None:
+            continue
+        for value in summary.iterates:
+            parameter = held.get(value[len(HELD):]) if value.startswith(HELD) else None
+            if parameter is not None:
+                iterates.add(parameter)
+                if value in summary.repeats:
+                    repeats.add(parameter)
+                    if BACKWARD in summary.loop_runs:
+                        trained.add(parameter)
+        for moved, device, settled in summary.moves_items:
+            parameter = held.get(moved[len(HELD):]) if moved.startswith(HELD) else None
+            where = placed.device(device, member, cls, held) if parameter is not None else None
+            if parameter is not None and where is not None:
+                moves_items.add((parameter, where, settled))
+    return Summary(cls, parameters, init.keyword_only, False, init.runs, frozenset(iterates),
+                   frozenset(v for v in init.yields_from if own(v)), (), loop_runs=init.loop_runs,
+                   repeats=frozenset(repeats), moves_items=frozenset(moves_items),
+                   moves=frozenset(m for m in init.moves if own(m[0])), constructs=True,
+                   epochs=frozenset() if placed.sets_epoch(members) else frozenset(trained))
 
 
 def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
