@@ -502,23 +502,18 @@ class Summaries:
     def init_parameter(self, qualified: str, attribute: str) -> Optional[str]:
         """The ``__init__`` parameter a class (or its first base that sets it)
         stores as ``self.<attribute>``; None when unknown."""
-        pending = [self.canonical(qualified)]
-        seen: Set[str] = set()
-        while pending:
-            name = pending.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            found = self.attributes.get(name, {}).get(attribute)
-            if found is not None:
-                return found
-            pending.extend(self.bases.get(name, ()))
-        return None
+        return self._first_in_bases(qualified, lambda name: self.attributes.get(name, {}).get(attribute))
 
     def attribute_device(self, qualified: str, attribute: str) -> Optional[str]:
         """``cuda`` or ``cpu``: the device the project class ``qualified`` (or
         the first of its bases that sets it) keeps in ``self.<attribute>``
         (:attr:`placed`); None when unknown."""
+        found = self._first_in_bases(qualified, lambda name: self.placed.get(name, {}).get(attribute))
+        return found if found != UNKNOWN else None
+
+    def _first_in_bases(self, qualified: str, look: Callable[[str], Optional[str]]) -> Optional[str]:
+        """What ``look`` finds first for the class ``qualified`` or its bases,
+        nearest first (each class once)."""
         pending = [self.canonical(qualified)]
         seen: Set[str] = set()
         while pending:
@@ -526,9 +521,9 @@ class Summaries:
             if name in seen:
                 continue
             seen.add(name)
-            found = self.placed.get(name, {}).get(attribute)
+            found = look(name)
             if found is not None:
-                return found if found != UNKNOWN else None
+                return found
             pending.extend(self.bases.get(name, ()))
         return None
 
