@@ -2386,23 +2386,19 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
         else:
             runs |= target.runs
             loop_runs |= target.loop_runs
-        if not target.wrapper:  # a global or an attribute the callee uses is the same value here
-            for value in target.iterates:
-                if value.startswith(_PERSISTENT):
-                    iterates.add(value)
-                    if call.in_loop or value in target.repeats:
-                        repeats.add(value)
-            for moved, device, settled in target.moves_items:
-                if moved.startswith(_PERSISTENT):
-                    moves_items.add((moved, _mapped(device, call, target, function), settled))
+        shared: List[str] = []  # values that are the same here as in the callee
+        if not target.wrapper:
+            shared.append(_PERSISTENT)  # a global or an attribute the callee uses
         if call.on_self == "" and target.method and not target.wrapper and function.method:
-            for value in target.iterates:  # `self.train_epoch()`: the same instance's attributes
-                if value.startswith(HELD):
+            shared.append(HELD)  # `self.train_epoch()`: the same instance's attributes
+        for prefix in shared:
+            for value in target.iterates:
+                if value.startswith(prefix):
                     iterates.add(value)
                     if call.in_loop or value in target.repeats:
                         repeats.add(value)
             for moved, device, settled in target.moves_items:
-                if moved.startswith(HELD):
+                if moved.startswith(prefix):
                     moves_items.add((moved, _mapped(device, call, target, function), settled))
         if call.on_self is not None and target.method and not target.wrapper and function.method:
             prefix = f"{call.on_self}." if call.on_self else ""
