@@ -791,9 +791,16 @@ class _FunctionScan:
     def unpacked_parts(self, target: ast.expr, iterated: ast.expr) -> None:
         """``for k, v in batch.items()`` (or ``.values()``, in a comprehension
         too): the names the loop binds hold parts of the parameter ``batch``
-        (a dict of tensors), so copying them copies the parameter's data."""
+        (a dict of tensors), so copying them copies the parameter's data; of a
+        drawn item (a dict batch), they are parts of that item."""
         if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
                 and iterated.func.attr in ("items", "values") and not iterated.args and not iterated.keywords):
+            return
+        item = self.item_of(iterated.func.value)
+        if item is not None:  # `{k: v.to(device) for k, v in data.items()}`, `data` drawn from a loader
+            for leaf in ast.walk(target):
+                if isinstance(leaf, ast.Name):
+                    self.items[leaf.id] = item
             return
         parameter = self.part_of(iterated.func.value)
         if parameter is None or parameter == self.instance:
