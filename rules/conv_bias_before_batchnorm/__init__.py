@@ -399,20 +399,19 @@ class ConvBiasBeforeBatchNorm(Rule):
     def _single_assignment(self, name: cst.Name) -> Optional[Binding]:
         return self.facts.composition.single_assignment(name)
 
-    def _read_once(self, variable: cst.Name) -> bool:
-        """Whether the variable a binding ``variable`` names is read exactly
-        once in its scope (nested scopes included)."""
+    def _reads(self, variable: cst.Name) -> int:
+        """How often the variable a binding ``variable`` names is read in its
+        scope (nested scopes included); 0 when the scope is not known."""
         scopes = self.facts.scopes
         scope = scopes.name_scope(variable)
         owner = scope.owner_of(variable.value) if scope is not None else None
-        return owner is not None and len(scopes.references(owner, variable.value)) == 1
+        return len(scopes.references(owner, variable.value)) if owner is not None else 0
+
+    def _read_once(self, variable: cst.Name) -> bool:
+        return self._reads(variable) == 1
 
     def _read_twice(self, variable: cst.Name) -> bool:
-        """Whether the variable ``variable`` binds is read exactly twice in its scope."""
-        scopes = self.facts.scopes
-        scope = scopes.name_scope(variable)
-        owner = scope.owner_of(variable.value) if scope is not None else None
-        return owner is not None and len(scopes.references(owner, variable.value)) == 2
+        return self._reads(variable) == 2
 
     def _layer(self, expr: Optional[cst.BaseExpression], follow_names: bool = True) -> Optional[_Layer]:
         """The producer or batch norm ``expr`` builds (the composition fact says

@@ -138,6 +138,11 @@ class ModuleNames:
         for name in self._reals:
             self.seen.probe(name)
 
+    def is_package(self, folder: Path) -> bool:
+        """Whether ``folder`` holds an ``__init__.py`` (looked up once, and
+        told to ``seen`` by :meth:`depended`, as the module names' folders are)."""
+        return bool(_package(folder, self._packages))
+
     def __call__(self, path: Path) -> str:
         key = str(path)
         found = self._names.get(key)
@@ -427,6 +432,9 @@ def namespace_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = 
     folder); a name two files could have, or that is a module's own name,
     is left out.  Maps each other name to the module's own."""
     top = Path(os.path.abspath(top if top is not None else Path.cwd()))
+    packages: Dict[Path, str] = {}
+    is_package = module_of.is_package if isinstance(module_of, ModuleNames) else (
+        lambda folder: bool(_package(folder, packages)))
     own = {module_of(path) for path, _ in texts}
     found: Dict[str, Optional[Tuple[str, str]]] = {}  # name -> (file, module); None when two files claim it
     for path, _ in texts:
@@ -437,7 +445,7 @@ def namespace_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = 
             folder = folder.parent
         name = module
         for _ in range(_NAMESPACE_LEVELS):
-            if folder == top or top not in folder.parents or (folder / "__init__.py").exists():
+            if folder == top or top not in folder.parents or is_package(folder):
                 break
             name = f"{folder.name}.{name}"
             if name not in own:

@@ -23,6 +23,7 @@ known when every call agrees.
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 import functools
 import hashlib
@@ -502,30 +503,17 @@ class Summaries:
     def init_parameter(self, qualified: str, attribute: str) -> Optional[str]:
         """The ``__init__`` parameter a class (or its first base that sets it)
         stores as ``self.<attribute>``; None when unknown."""
-        return self._first_in_bases(qualified, lambda name: self.attributes.get(name, {}).get(attribute))
+        return first_in_bases(self.canonical(qualified), self.bases,
+                              lambda name: self.attributes.get(name, {}).get(attribute))
 
     def attribute_device(self, qualified: str, attribute: str) -> Optional[str]:
         """``cuda`` or ``cpu``: the device the project class ``qualified`` (or
         the first of its bases that sets it) keeps in ``self.<attribute>``
         (:attr:`placed`); None when unknown."""
-        found = self._first_in_bases(qualified, lambda name: self.placed.get(name, {}).get(attribute))
+        found = first_in_bases(self.canonical(qualified), self.bases,
+                               lambda name: self.placed.get(name, {}).get(attribute))
         return found if found != UNKNOWN else None
 
-    def _first_in_bases(self, qualified: str, look: Callable[[str], Optional[str]]) -> Optional[str]:
-        """What ``look`` finds first for the class ``qualified`` or its bases,
-        nearest first (each class once)."""
-        pending = [self.canonical(qualified)]
-        seen: Set[str] = set()
-        while pending:
-            name = pending.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            found = look(name)
-            if found is not None:
-                return found
-            pending.extend(self.bases.get(name, ()))
-        return None
 
     def kept_use(self, qualified: str, attribute: str) -> Optional[ReturnUse]:
         """What the methods of the project class ``qualified``'s subclasses (in
@@ -569,6 +557,24 @@ def _canonical(summary: Summary) -> Tuple[Any, ...]:
     set's order follows string hashing, which differs between processes)."""
     return tuple(sorted(value) if isinstance(value, frozenset) else value
                  for value in (getattr(summary, f.name) for f in dataclasses.fields(summary)))
+
+
+def first_in_bases(start: str, bases: Mapping[str, Tuple[str, ...]],
+                   look: Callable[[str], Optional[str]]) -> Optional[str]:
+    """What ``look`` finds first for the class ``start`` or its bases,
+    nearest first, each class once (linear in the classes reached)."""
+    pending = collections.deque([start])
+    seen: Set[str] = set()
+    while pending:
+        name = pending.popleft()
+        if name in seen:
+            continue
+        seen.add(name)
+        found = look(name)
+        if found is not None:
+            return found
+        pending.extend(bases.get(name, ()))
+    return None
 
 
 def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
@@ -2513,24 +2519,15 @@ class _Placed:
         sets it) sets ``self.<attribute>`` to a device that may be CUDA, or to
         what a project function that returns one gives; ``cpu`` when it sets
         it to the CPU; None otherwise."""
-        pending = [canonical_name(owner, self.aliases)]
-        seen: Set[str] = set()
-        while pending:
-            name = pending.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            spec = self.devices.get(name, {}).get(attribute)
-            if spec is not None:
-                if spec in ("cuda", "cpu"):
-                    return spec
-                if spec == UNKNOWN:
-                    return None
-                helper = find(canonical_name(spec[len("call:"):], self.aliases), self.state, self.bases)
-                return "cuda" if helper is not None and helper.qualified in self.accelerators else None
-            if walk:
-                pending.extend(self.bases.get(name, ()))
-        return None
+        start = canonical_name(owner, self.aliases)
+        spec = first_in_bases(start, self.bases if walk else {},
+                              lambda name: self.devices.get(name, {}).get(attribute))
+        if spec is None or spec in ("cuda", "cpu"):
+            return spec
+        if spec == UNKNOWN:
+            return None
+        helper = find(canonical_name(spec[len("call:"):], self.aliases), self.state, self.bases)
+        return "cuda" if helper is not None and helper.qualified in self.accelerators else None
 
     def resolved(self) -> Dict[str, Dict[str, str]]:
         """Each class's own device attributes (:attr:`Summaries.placed`):
