@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import (
-    EMPTY_SUMMARIES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
+    EMPTY_SUMMARIES, HELD, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
 )
 from torchlint.analysis.values import literal_bool
 
@@ -199,6 +199,22 @@ class Callees:
     def iterated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
+
+    def held_iterated(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, bool]]:
+        """For a method call on an instance (``trainer.train(epoch)``), what the
+        instance's one construction passed for the ``self`` attributes the
+        method iterates (``Trainer(model, loader)`` keeps ``loader`` as
+        ``self.train_data``), each with whether one call iterates it again and
+        again: the loop that repeats the method is the caller's to see."""
+        target = self.target(call, self._iterating)
+        if target is None or not target.bound or not target.summary.method:
+            return []
+        found: List[Tuple[cst.BaseExpression, bool]] = []
+        for value in sorted(target.summary.held_iterates):
+            passed = self.attribute_argument(call, value[len(HELD):])
+            if passed is not None:
+                found.append((passed, value in target.summary.held_repeats))
+        return found
 
     def repeated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates again and again (``while True: for b

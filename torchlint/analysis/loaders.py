@@ -417,9 +417,15 @@ class Loaders:
             loaders: Set[cst.Call] = set()
             for argument in self._callees.iterated(call):
                 loaders |= self._iterated(argument)
+            again: Set[cst.Call] = set()
+            # `trainer.train(epoch)`: a loader the instance's construction handed over.
+            for argument, repeats in self._callees.held_iterated(call):
+                held = self._iterated(argument)
+                loaders |= held
+                if repeats:
+                    again |= held
             if not loaders:
                 continue
-            again: Set[cst.Call] = set()
             for argument in self._callees.repeated(call):
                 again |= self._iterated(argument)
             inside = frozenset(again)

@@ -358,6 +358,12 @@ class Summary:
     parameter ``__init__`` stores on ``self``, what the class's methods do
     to that attribute (iterate it, every epoch, copy its batches); the
     parameters are ``__init__``'s after the instance.  Named after the class."""
+    held_iterates: FrozenSet[str] = frozenset()
+    """For a method: the instance's attributes (:data:`HELD`, ``self.loader``)
+    it iterates, itself or through the instance's other methods; a caller
+    that knows the instance's construction sees which argument that is."""
+    held_repeats: FrozenSet[str] = frozenset()
+    """Those of :attr:`held_iterates` one call iterates again and again."""
     epochs: FrozenSet[str] = frozenset()
     """For a construction: the parameters a method of the instance iterates
     again and again in a loop that trains (runs ``backward()``), in a class
@@ -618,7 +624,7 @@ EMPTY_SUMMARIES = Summaries()
 _FACTS: Dict[str, Callable[[Summary], bool]] = {
     "runs": lambda summary: bool(summary.runs or summary.loop_runs),
     "yields": lambda summary: bool(summary.yields_from),
-    "iterates": lambda summary: bool(summary.iterates),
+    "iterates": lambda summary: bool(summary.iterates or summary.held_iterates),
     "builds": lambda summary: any(r.builds is not None for r in summary.returns),
     "moves": lambda summary: bool(summary.moves_items or summary.moves),
 }
@@ -2145,7 +2151,9 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
             state[name] = dataclasses.replace(
                 linked, iterates=frozenset(v for v in linked.iterates if not v.startswith(HELD)),
                 repeats=frozenset(v for v in linked.repeats if not v.startswith(HELD)),
-                moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)))
+                moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)),
+                held_iterates=frozenset(v for v in linked.iterates if v.startswith(HELD)),
+                held_repeats=frozenset(v for v in linked.repeats if v.startswith(HELD)))
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
