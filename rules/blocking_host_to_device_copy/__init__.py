@@ -9,13 +9,22 @@ import libcst as cst
 from torchlint.data import apidata
 from torchlint.analysis.loaders import BatchMove, Loaders, loader_class
 from torchlint.analysis.queries import summaries
-from torchlint.analysis.summaries import loading_words, moving_words
+from torchlint.analysis.summaries import loading_words, moving_words, pinned_words
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, OptionValue, Rule, TorchRange, innermost_statement
 from torchlint.ruleapi.verification import Contract, VerificationSpec
 from torchlint.analysis.values import literal_bool
+
+
+def _passes_non_blocking(call: cst.Call) -> bool:
+    """``non_blocking`` given by keyword, by ``*``/``**``, or by position
+    (``.cuda(device, True)``, ``.to(device, dtype, True)``): a decision made."""
+    if any(arg.star or (arg.keyword is not None and arg.keyword.value == "non_blocking") for arg in call.args):
+        return True
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return len(positional) >= 2
 
 
 def _root(expr: cst.BaseExpression) -> Optional[str]:
@@ -80,16 +89,24 @@ class BlockingHostToDeviceCopy(Rule):
     drawn by hand from a stored iterator (`it = enumerate(loader)`, then
     `next(it)` or `it.__next__()`).
 
-    A pinned loader (or one of its batches) handed to a function of another
-    module of the project that copies the batches without `non_blocking`
-    (`train_one_epoch(model, train_loader, optimizer)` in a driver, with
-    `x, y = x.cuda(), y.cuda()` in the epoch function's loop) is reported
-    at that call, without a fix: the copies to change are in the other
-    module, and that module's own report cannot know that its callers pin
-    the loader.  There the function's copies count as its summary sees them
-    (items drawn from the parameter, their parts, not values computed from
-    them); a later in-place change of the source inside that function is
-    not looked for.
+    Across modules, the copy is reported where it is made, with the same
+    fix: a function or method of the project whose callers hand it a pinned
+    loader, or one of its batches (`train_one_epoch(model, train_loader,
+    optimizer)` in a driver, `x, y = x.cuda(), y.cuda()` in the epoch
+    function's loop; a trainer object built with the loader, whose method
+    copies the batches of what it kept on `self`, also through the
+    instance's other methods and helpers it hands a batch to).  The
+    callers are followed through the project's summaries: a loader built
+    with a literal `pin_memory=True` (directly, or by a project function
+    whose loader gets it), passed on through parameters, constructions and
+    batches drawn from it.  One such caller is enough: the flag costs
+    nothing where the memory is not pinned.  The copy counts as the
+    summary sees it (items drawn from the parameter, their parts, not
+    values computed from them); a later in-place change of the source is
+    not looked for there.  Where the summaries cannot follow the loader
+    into the function that copies it, the call that hands the loader over
+    is reported instead, without a fix, when that function's summary says
+    it copies the batches without `non_blocking`.
 
     Not reported: a loader whose `pin_memory` is a variable, copies to the
     CPU (`.cpu()`, `.to("cpu")`), a call that passes `non_blocking` in any
@@ -155,6 +172,9 @@ class BlockingHostToDeviceCopy(Rule):
         """A torch ``DataLoader`` and a ``cuda``/``to`` call must both appear
         (``pin_memory`` may be passed by position, so its word is not required)."""
         summaries = facts.project.summaries if facts.project is not None else None
+        if not facts.functions.isdisjoint(pinned_words(summaries)) and not facts.called_attributes.isdisjoint(
+                ("cuda", "to")):
+            return True  # a function whose callers hand it pinned loaders copies something
         built = facts.mentions(loading_words(summaries))
         return bool(
             (built or facts.imports_torch and facts.mentions(apidata.loader_words()))
@@ -256,8 +276,14 @@ class BlockingHostToDeviceCopy(Rule):
             self._loaders = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._loaders:
-            return
+        reported: Set[cst.Call] = set()
+        if self._loaders:
+            self._in_file(reported)
+        if self._statements and self.facts.callees.pinned_copies():
+            self._callers_pin(reported)
+
+    def _in_file(self, reported: Set[cst.Call]) -> None:
+        """Copies of batches of the file's own pinned loaders."""
         loaders = self.facts.loaders
         pinned: Dict[cst.Call, bool] = {}
         self._handed(loaders, pinned)
@@ -270,16 +296,38 @@ class BlockingHostToDeviceCopy(Rule):
                 continue
             if self._source_modified_later(loaders, move):
                 continue
-            func = move.call.func
-            method = "cuda()" if isinstance(func, cst.Attribute) and func.attr.value == "cuda" else "to(...)"
-            self.report(
-                move.call,
-                f"`.{method}` copies a batch from a loader with `pin_memory=True` and waits for it; "
-                "pass `non_blocking=True` so the copy overlaps with computation",
-                fix=self.replace(move.call, add_keyword(move.call, "non_blocking", cst.Name("True")),
-                                 Applicability.SAFE, "Pass `non_blocking=True`"),
-                statement=self._statements[move.call],
-            )
+            reported.add(move.call)
+            self._blocking(move.call, "a batch from a loader with `pin_memory=True`")
+
+    def _callers_pin(self, reported: Set[cst.Call]) -> None:
+        """Copies in this file's functions of batches drawn from what the
+        project's callers hand them pinned (:meth:`Callees.pinned_copies`,
+        which names each copy call by its line and UTF-8 column)."""
+        wanted = self.facts.callees.pinned_copies()
+        lines = self.context.source.splitlines()
+        found: List[cst.Call] = []
+        for call in self._statements:
+            start = self.facts.positions[call].start
+            text = lines[start.line - 1] if 0 < start.line <= len(lines) else ""
+            if (start.line, len(text[:start.column].encode("utf-8"))) in wanted:
+                found.append(call)
+        for call in found:
+            if call in reported or _passes_non_blocking(call):
+                continue
+            reported.add(call)
+            self._blocking(call, "a batch from a loader that the project's callers pin (`pin_memory=True`)")
+
+    def _blocking(self, call: cst.Call, what: str) -> None:
+        func = call.func
+        method = "cuda()" if isinstance(func, cst.Attribute) and func.attr.value == "cuda" else "to(...)"
+        self.report(
+            call,
+            f"`.{method}` copies {what} and waits for it; "
+            "pass `non_blocking=True` so the copy overlaps with computation",
+            fix=self.replace(call, add_keyword(call, "non_blocking", cst.Name("True")),
+                             Applicability.SAFE, "Pass `non_blocking=True`"),
+            statement=self._statements[call],
+        )
 
     def _handed(self, loaders: Loaders, pinned: Dict[cst.Call, bool]) -> None:
         """A pinned loader (or one of its batches) handed to another module's
@@ -288,8 +336,8 @@ class BlockingHostToDeviceCopy(Rule):
         at the call, without a fix, since the copy is in the other module."""
         reported: Set[cst.Call] = set()
         for handed in loaders.handed_moves():
-            if not handed.blocking or handed.call in reported:
-                continue
+            if not handed.blocking or handed.call in reported or self.facts.callees.takes_pinned(handed.call):
+                continue  # (the callee's module reports the copies it makes of a loader the project pins)
             if not all(pinned.setdefault(l, self._pins(l)) for l in loaders.decided(handed.loaders)):
                 continue
             reported.add(handed.call)

@@ -200,6 +200,31 @@ class Callees:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
 
+    def pinned_copies(self) -> FrozenSet[Tuple[int, int]]:
+        """Where (line, UTF-8 column) this file's copy calls without ``non_blocking`` of batches
+        drawn from loaders that the project's callers build pinned and hand
+        to its functions (``train_one_epoch(model, loader)`` in a driver, the
+        copy in this file's loop): :attr:`Summaries.pinned_copies`."""
+        if os.path.abspath(self._path) not in self._summaries.paths:
+            return frozenset()
+        return self._summaries.pinned_copies.get(self._module, frozenset())
+
+    def takes_pinned(self, call: cst.Call) -> bool:
+        """What ``call`` runs is a project function some of whose inputs the
+        project's callers pin (:attr:`Summaries.pinned`): its own module
+        reports the copies it makes of them."""
+        target = self.target(call)
+        if target is None or target.summary.wrapper:
+            return False
+        if target.summary.constructs:  # a class: the methods that get what its construction keeps
+            return target.summary.qualified in self._pinned_owners
+        return target.summary.qualified in self._summaries.pinned
+
+    @cached_property
+    def _pinned_owners(self) -> FrozenSet[str]:
+        return frozenset(name.rpartition(".")[0] for name, values in self._summaries.pinned.items()
+                         if any(value.startswith(HELD) for value in values))
+
     def held_iterated(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, bool]]:
         """For a method call on an instance (``trainer.train(epoch)``), what the
         instance's one construction passed for the ``self`` attributes the

@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-6"
+_FORMAT = b"callable-summaries-7"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -72,6 +72,8 @@ loop (built anew for every pass); the position empty for the whole value,
 else the index of the tuple element.  :func:`link` takes them out of the
 summaries and joins them by callee (:class:`ReturnUse`)."""
 HELD = "self."
+BATCH = "="
+"""Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
 """How an attribute of a method's own instance is named where a parameter
 would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
 like a parameter through the class's methods, then, for a class built by a
@@ -125,6 +127,11 @@ class Call:
     on_self: Optional[str] = None
     """For a method's call on its own instance: ``""`` for ``self.m(...)``,
     the attribute for ``self.<attr>.m(...)``; None for any other call."""
+    pins: Tuple[Tuple[str, str], ...] = ()
+    """For each slot whose argument a call built (a local assigned once from
+    ``f(...)``, or ``f(...)`` itself; :attr:`makers` names ``f``): what that
+    call passes for ``pin_memory``: ``lit`` a literal ``True``, ``no``
+    anything else, ``""`` nothing (``**`` unpacked: not recorded)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,12 @@ class Function:
     position (``""`` for the whole value, else the tuple element) -> that
     returned value's name (:data:`RESULT`): ``data_set, data_loader =
     data_provider(args, flag); return data_set, data_loader``."""
+    copies: Tuple[Tuple[str, int, int], ...] = ()
+    """Its own copies to a device without ``non_blocking`` of items drawn
+    from a parameter (or from ``self.<attr>``, :data:`HELD`), or of a
+    parameter itself or a part of it (:data:`BATCH` and its name): (that
+    source, the copy call's line and UTF-8 column).  Where the project's callers pin what they pass for
+    it, the copy is a blocking copy of pinned memory (:attr:`Summaries.pinned_copies`)."""
 
 
 @dataclass(frozen=True)
@@ -436,6 +449,14 @@ class Summaries:
     attr -> ``cuda`` (a device that may be CUDA, also through a project
     helper some ``return`` of which gives one) or ``cpu``; ``?`` where it
     writes something else to an attribute another class keeps a device in."""
+    pinned: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
+    """For each project function or method: the parameters (and, for a
+    method, the ``self.<attr>`` values, :data:`HELD`) some project call
+    fills with a loader built with a literal ``pin_memory=True``, directly or
+    handed on through other functions and constructions."""
+    pinned_copies: Mapping[str, FrozenSet[Tuple[int, int]]] = field(default_factory=dict)
+    """By module: the line and UTF-8 column of its functions' copy calls without
+    ``non_blocking`` of batches drawn from what :attr:`pinned` holds."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -497,6 +518,10 @@ class Summaries:
             digest.update(f"{name}\0{sorted(self.held[name].items())!r}\n".encode())
         for name in sorted(self.placed):
             digest.update(f"{name}\0{sorted(self.placed[name].items())!r}\n".encode())
+        for name in sorted(self.pinned):
+            digest.update(f"{name}\0{sorted(self.pinned[name])!r}\n".encode())
+        for name in sorted(self.pinned_copies):
+            digest.update(f"{name}\0{sorted(self.pinned_copies[name])!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -670,6 +695,15 @@ def returning_words(summaries: Optional[Summaries], fact: str) -> FrozenSet[str]
           if getattr(use, fact))))
 
 
+def pinned_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
+    """The names of the project's functions and methods some of whose inputs
+    the project's callers pin (:attr:`Summaries.pinned`): a pre-check's test
+    for the file that defines one."""
+    if summaries is None or not summaries.pinned_copies:
+        return frozenset()
+    return _memoised_words(summaries, ("pinned", ""), summaries.pinned)
+
+
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     """Words a file must mention to call a project function that copies
     data to a device (its name, or its class's): a pre-check's test."""
@@ -744,6 +778,7 @@ class _FunctionScan:
         """Local names holding a part of a parameter (``x, y = batch``)."""
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
+        self.copies: Set[Tuple[str, int, int]] = set()
         self.forwards: Set[str] = set()
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
@@ -779,7 +814,8 @@ class _FunctionScan:
                         frozenset(self.iterates), frozenset(self.yields_from), tuple(self.returns), tuple(self.calls),
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
-                        frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))))
+                        frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
+                        tuple(sorted(self.copies)))
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -907,10 +943,14 @@ class _FunctionScan:
             return
         if item is not None:
             self.moves_items.add((item, spec, settled))
+            if not settled and not item.startswith(RESULT):
+                self.copies.add((item, node.lineno, node.col_offset))
             return
         parameter = self.part_of(receiver)
         if parameter is not None and parameter != self.instance:
             self.moves.add((parameter, spec, settled))
+            if not settled:
+                self.copies.add((BATCH + parameter, node.lineno, node.col_offset))
 
     def names_cuda(self, expr: ast.expr, depth: int) -> bool:
         """``expr`` is a CUDA device, or may be one: a ``"cuda..."`` string,
@@ -1256,6 +1296,7 @@ class _FunctionScan:
         items: List[Tuple[str, str]] = []
         devices: List[Tuple[str, str]] = []
         parts: List[Tuple[str, str]] = []
+        pins: List[Tuple[str, str]] = []
         for position, keyword, argument in _arguments(node):
             slot = keyword if keyword is not None else str(position)
             parameter = self.tracked(argument)
@@ -1266,6 +1307,9 @@ class _FunctionScan:
             maker = self.reader.maker(argument, self)
             if maker is not None:
                 makers.append((slot, maker))
+                pin = self.reader.pin_state(argument, self)
+                if pin is not None:
+                    pins.append((slot, pin))
             item = self.item_of(argument)
             if item is not None:
                 items.append((slot, item))
@@ -1277,7 +1321,7 @@ class _FunctionScan:
             if spec is not None:
                 devices.append((slot, spec))
         self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
-                               self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self))
+                               self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins)))
 
 
 def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
@@ -1479,6 +1523,21 @@ class _FileReader:
         if isinstance(expr, ast.Call):
             return resolve(expr.func, self.imports, self.local)
         return None
+
+    def pin_state(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
+        """What the call that built ``expr`` (as :meth:`maker` finds it) passes
+        for ``pin_memory`` (:attr:`Call.pins`); None for a ``**`` that may carry it."""
+        if isinstance(expr, ast.Name) and expr.id in scan.locals and expr.id not in scan.parameters:
+            value = scan.locals[expr.id]
+            expr = value if value is not None else expr
+        if not isinstance(expr, ast.Call):
+            return None
+        for keyword in expr.keywords:
+            if keyword.arg is None:
+                return None
+            if keyword.arg == "pin_memory":
+                return "lit" if python_literal_bool(keyword.value) is True else "no"
+        return ""
 
     def callee(self, func: ast.expr, scan: _FunctionScan) -> Optional[Tuple[str, bool]]:
         """(dotted name, whether an instance is bound) of what ``func`` calls, when known."""
@@ -1942,12 +2001,12 @@ def _to_json(summary: FileSummary) -> Any:
             [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
               c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
-              c.on_self]
+              c.on_self, [list(p) for p in c.pins]]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals), [list(r) for r in f.relays],
+            sorted(f.evals), [list(r) for r in f.relays], [list(c) for c in f.copies],
         ] for f in summary.functions],
     }
 
@@ -1957,6 +2016,14 @@ def _moves(value: Any) -> FrozenSet[Move]:
             isinstance(m, list) and len(m) == 3 and all_of(str, m[0], m[1]) and isinstance(m[2], bool) for m in value):
         raise ValueError("moves")
     return frozenset((m[0], m[1], m[2]) for m in value)
+
+
+def _copies(value: Any) -> Tuple[Tuple[str, int, int], ...]:
+    if not isinstance(value, list) or not all(
+            isinstance(c, list) and len(c) == 3 and isinstance(c[0], str) and type(c[1]) is int and type(c[2]) is int
+            for c in value):
+        raise ValueError("copies")
+    return tuple((c[0], c[1], c[2]) for c in value)
 
 
 def _optional(kind: type, value: Any) -> bool:
@@ -1982,7 +2049,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals, relays) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays, copies) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -1995,12 +2062,12 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                     return None
                 parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self in calls:
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins in calls:
                 if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)
                         and _optional(str, on_self)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
-                                         _pairs(items), _pairs(devices), _pairs(parts), on_self))
+                                         _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins)))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -2010,7 +2077,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
-                                      _pairs(relays)))
+                                      _pairs(relays), _copies(copies)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2094,11 +2161,13 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     accelerators: Set[str] = set()
     devices: Dict[str, Mapping[str, str]] = {}
     epochs: Set[str] = set()
+    modules: Dict[str, str] = {}
     for summary in files:
         accelerators.update(summary.accelerators)
         devices.update((name, dict(pairs)) for name, pairs in summary.devices)
         for function in summary.functions:
             written[function.qualified] = function
+            modules[function.qualified] = summary.module
             if summary.cuda:
                 cuda.add(function.qualified)
             if summary.epochs:
@@ -2156,8 +2225,130 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 held_repeats=frozenset(v for v in linked.repeats if v.startswith(HELD)))
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
+    linked_loaders = _linked_loaders(loaders, state, bases, aliases)
+    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
-                     _linked_loaders(loaders, state, bases, aliases), returned, kept, placed.resolved())
+                     linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
+                     pinned_copies=_pinned_copies(written, modules, pinned))
+
+
+def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], aliases: Mapping[str, str]) -> bool:
+    """A call of ``maker`` that passes ``pin`` for ``pin_memory``
+    (:attr:`Call.pins`) builds a loader with a literal ``pin_memory=True``:
+    a loader class given it, or a project function whose loader gets it
+    (a literal there, its ``pin_memory`` parameter so passed or left at a
+    ``True`` default, or the call's keyword through its ``**kwargs``)."""
+    if maker is None:
+        return False
+    if loader_signature(maker) is not None:
+        return pin == "lit"
+    built = loaders.get(canonical_name(maker, aliases))
+    if built is None:
+        return False
+    given = dict(built.arguments).get("pin_memory")
+    if given is None:
+        return built.forwards is not None and pin == "lit"
+    if given == "lit:True":
+        return True
+    if given == "param:pin_memory":
+        return pin == "lit" or (pin == "" and dict(built.defaults).get("pin_memory") == "lit:True")
+    return False
+
+
+def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
+            aliases: Mapping[str, str], attributes: Mapping[str, Mapping[str, str]],
+            loaders: Mapping[str, BuiltLoader]) -> Dict[str, FrozenSet[str]]:
+    """:attr:`Summaries.pinned`: pinned loaders from the calls that build them
+    to the parameters they fill, then on through the calls that pass those
+    parameters (or the ``self`` attributes a construction keeps them in),
+    to a fixed point; each (function, parameter) is added once."""
+    found: Dict[str, Set[str]] = {}
+    held: Dict[str, Set[str]] = {}  # class (and its bases) -> pinned self attributes
+    pending: List[str] = []
+    methods: Dict[str, List[str]] = {}
+    for name, function in written.items():
+        if function.method:
+            methods.setdefault(name.rpartition(".")[0], []).append(name)
+
+    def add(target: Summary, slot: str, bound: bool, batch: bool = False) -> None:
+        position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
+        parameter = target.parameter_for(position, keyword, bound)
+        if parameter is None or (batch and target.constructs):
+            return
+        if batch:
+            parameter = BATCH + parameter
+        if target.constructs:  # the attributes `__init__` keeps the argument in, for every method
+            kept = {attr for attr, param in attributes.get(target.qualified, {}).items() if param == parameter}
+            owner: Optional[str] = target.qualified
+            seen: Set[str] = set()
+            while owner is not None and owner not in seen and kept:
+                seen.add(owner)
+                grown = kept - held.setdefault(owner, set())
+                if grown:
+                    held[owner] |= grown
+                    pending.extend(methods.get(owner, ()))
+                parents = bases.get(owner, ())
+                owner = canonical_name(parents[0], aliases) if parents else None
+            return
+        if parameter not in found.setdefault(target.qualified, set()):
+            found[target.qualified].add(parameter)
+            pending.append(target.qualified)
+
+    targets: Dict[Tuple[str, int], Optional[Summary]] = {}
+
+    def target_of(name: str, index: int, call: Call) -> Optional[Summary]:
+        key = (name, index)
+        if key not in targets:
+            target = find(canonical_name(call.callee, aliases), state, bases)
+            targets[key] = target if target is not None and not target.wrapper else None
+        return targets[key]
+
+    for name, function in written.items():
+        for index, call in enumerate(function.calls):
+            makers = dict(call.makers)
+            for slot, pin in call.pins:
+                if _pins(makers.get(slot), pin, loaders, aliases):
+                    target = target_of(name, index, call)
+                    if target is not None:
+                        add(target, slot, call.bound)
+    done: Set[Tuple[str, int, str, bool]] = set()
+    while pending:
+        name = pending.pop()
+        current = written.get(name)
+        if current is None:
+            continue
+        owner = name.rpartition(".")[0] if current.method else ""
+        sources = found.get(name, set()) | {HELD + attr for attr in held.get(owner, ())}
+        for index, call in enumerate(current.calls):
+            passed = [(slot, False) for slot, value in call.slots if value in sources]
+            passed += [(slot, True) for slot, value in call.slots if BATCH + value in sources]
+            passed += [(slot, True) for slot, value in call.items if value in sources]  # a batch drawn here
+            passed += [(slot, True) for slot, value in call.parts if BATCH + value in sources]
+            for slot, batch in passed:
+                if (name, index, slot, batch) not in done:
+                    done.add((name, index, slot, batch))
+                    target = target_of(name, index, call)
+                    if target is not None:
+                        add(target, slot, call.bound, batch)
+    for owner, attrs in held.items():
+        for name in methods.get(owner, ()):
+            found.setdefault(name, set()).update(HELD + attr for attr in attrs)
+    return {name: frozenset(values) for name, values in sorted(found.items()) if values}
+
+
+def _pinned_copies(written: Mapping[str, Function], modules: Mapping[str, str],
+                   pinned: Mapping[str, FrozenSet[str]]) -> Dict[str, FrozenSet[Tuple[int, int]]]:
+    """:attr:`Summaries.pinned_copies`: each function's own blocking copies
+    (:attr:`Function.copies`) of what its callers pin, by module."""
+    lines: Dict[str, Set[Tuple[int, int]]] = {}
+    for name, values in pinned.items():
+        function = written.get(name)
+        if function is None:
+            continue
+        for source, line, column in function.copies:
+            if source in values:
+                lines.setdefault(modules[name], set()).add((line, column))
+    return {module: frozenset(found) for module, found in sorted(lines.items())}
 
 
 def _held_uses(state: Mapping[str, Summary], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:
