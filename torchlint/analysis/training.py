@@ -152,6 +152,9 @@ class Training:
         self._scopes = scopes
         self._names = names
         self._values = values
+        self._module = module
+        self._built: Optional[Dict[cst.CSTNode, int]] = None
+        """How many calls of the file build each of its classes (counted on first need)."""
         self._lightning_module = lightning_module
         self._classes: List[Tuple[cst.ClassDef, bool]] = []
         self._hooks_without_grad: Optional[FrozenSet[str]] = None
@@ -520,7 +523,10 @@ class Training:
         current.setup_calls.extend(f for f in current.calls if id(f.call) in made)
 
     def _local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The file's function a call invokes: ``f(...)`` or ``self.f(...)``."""
+        """The file's function a call invokes: ``f(...)``, ``self.f(...)``, or
+        a method of one of the file's classes on an instance the call's
+        scope builds once (``trainer = Trainer(...)`` then ``trainer.fit()``,
+        or ``Trainer(...).fit()``), the method defined in that class itself."""
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self._scopes.resolve(func)
@@ -528,18 +534,65 @@ class Training:
                 node = bindings[0].node
                 return node if isinstance(node, cst.FunctionDef) else None
             return None
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            bindings = self._scopes.resolve(func.value)
-            if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
-                return None
-            method_scope = bindings[0].scope
-            class_scope = method_scope.parent if method_scope is not None else None
-            if class_scope is None or class_scope.kind is not ScopeKind.CLASS:
-                return None
-            found = class_scope.bindings.get(func.attr.value, [])
-            if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
-                return found[0].node
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = func.value
+        if isinstance(receiver, cst.Call):
+            return self._method_of_built(receiver, func.attr.value)
+        if not isinstance(receiver, cst.Name):
+            return None
+        bindings = self._scopes.resolve(receiver)
+        if len(bindings) != 1:
+            return None
+        if bindings[0].kind is BindingKind.ASSIGN and isinstance(bindings[0].value, cst.Call) and bindings[0].path == ():
+            return self._method_of_built(bindings[0].value, func.attr.value)
+        if bindings[0].kind is not BindingKind.PARAMETER:
+            return None
+        method_scope = bindings[0].scope
+        class_scope = method_scope.parent if method_scope is not None else None
+        if class_scope is None or class_scope.kind is not ScopeKind.CLASS:
+            return None
+        found = class_scope.bindings.get(func.attr.value, [])
+        if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
+            return found[0].node
         return None
+
+    def _method_of_built(self, construction: cst.Call, method: str) -> Optional[cst.FunctionDef]:
+        """``method`` as the file's class that ``construction`` builds
+        (``Trainer(...)``) defines it, when that is the file's only
+        construction of the class: what the instance keeps is then what this
+        call passed (the file's facts join ``self`` attributes over every
+        construction of a class)."""
+        if not isinstance(construction.func, cst.Name):
+            return None
+        bindings = self._scopes.resolve(construction.func)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
+            return None
+        if self._constructions().get(bindings[0].node, 0) != 1:
+            return None
+        scope = self._scopes.scope_of(bindings[0].node)
+        if scope is None or scope.kind is not ScopeKind.CLASS:
+            return None
+        found = scope.bindings.get(method, [])
+        if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
+            return found[0].node
+        return None
+
+
+    def _constructions(self) -> Dict[cst.CSTNode, int]:
+        """Per class of the file, how many calls build it (``Cls(...)`` by its name)."""
+        if self._built is None:
+            counts: Dict[cst.CSTNode, int] = {}
+            pending: List[cst.CSTNode] = [self._module]
+            while pending:
+                node = pending.pop()
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    bindings = self._scopes.resolve(node.func)
+                    if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                        counts[bindings[0].node] = counts.get(bindings[0].node, 0) + 1
+                pending.extend(children(node))
+            self._built = counts
+        return self._built
 
 
 def _drawn_from(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
