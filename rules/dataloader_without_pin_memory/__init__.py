@@ -65,7 +65,11 @@ class DataLoaderWithoutPinMemory(Rule):
     subclass to anything else (`torch.device(args.device)`), it does not.
     That holds for a method of such an instance the file calls too
     (`Trainer(model, opt).train(train_loader=loader)`, whose epoch function
-    copies to the `self.device` it is handed).
+    copies to the `self.device` it is handed).  A device parameter the call
+    (or the construction) leaves out counts at its default when that names
+    a device: `def train_one_epoch(model, loader, device="cuda")` copies to
+    the GPU from `train_one_epoch(model, loader)`, not when the default is
+    `"cpu"`.
     A loader a method keeps on its own instance (`self.tr_set =
     DataLoader(...)` in a base class) is reported when a method of a
     subclass, in any module, copies the batches of `self.tr_set` to the GPU.

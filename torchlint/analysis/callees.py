@@ -283,6 +283,35 @@ class Callees:
                 return value
         return None
 
+    def default_device(self, call: cst.Call, parameter: str) -> Optional[str]:
+        """``cuda`` or ``cpu``: the device default of ``parameter`` of what
+        ``call`` runs (``def __init__(self, ..., device="cuda")``), when the
+        call leaves it to the default (None: passed, or no such default)."""
+        target = self._cache.get(call) if call in self._cache else self.target(call)
+        if target is None:
+            return None
+        default = dict(target.summary.device_defaults).get(parameter)
+        if default is None or any(arg.star for arg in call.args):
+            return None
+        for position, keyword, _ in arguments(call):
+            if target.parameter(position, keyword) == parameter:
+                return None
+        return default
+
+    def attribute_default_device(self, call: cst.Call, attribute: str) -> Optional[str]:
+        """For a method call on an instance, ``cuda`` or ``cpu``: the device
+        default of the ``__init__`` parameter the class keeps as
+        ``self.<attribute>``, when the instance's construction left it out."""
+        owner = self.owner(call)
+        found = self._constructed(call) if owner is not None else None
+        if owner is None or found is None:
+            return None
+        parameter = self._summaries.init_parameter(owner, attribute)
+        construction, qualified = found
+        if parameter is None or self._summaries.canonical(qualified) != self._summaries.canonical(owner):
+            return None
+        return self.default_device(construction, parameter)
+
     def owner(self, call: cst.Call) -> Optional[str]:
         """The class whose method ``call`` runs on an instance (None for a function)."""
         target = self._cache.get(call) if call in self._cache else self.target(call)

@@ -467,14 +467,17 @@ class Loaders:
             return Device(DeviceKind.ACCELERATOR, call)
         if kind == "param":
             passed = self._callees.argument(call, name)
+            where = self._callees.default_device(call, name) if passed is None else None
         elif kind == "attr":
             passed = self._callees.attribute_argument(call, name)
-            if passed is None:  # a device the class (or a base) sets itself
-                where = self._callees.attribute_device(call, name)
-                if where is not None:
-                    return Device(DeviceKind.ACCELERATOR if where == "cuda" else DeviceKind.CPU, call)
+            where = None
+            if passed is None:  # a device the class (or a base) sets itself, or a parameter's default
+                where = self._callees.attribute_device(call, name) or self._callees.attribute_default_device(
+                    call, name)
         else:
             return None
+        if where is not None:
+            return Device(DeviceKind.ACCELERATOR if where == "cuda" else DeviceKind.CPU, call)
         return self.device_of(passed) if passed is not None else None
 
     def moves(self) -> Iterator[BatchMove]:

@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-7"
+_FORMAT = b"callable-summaries-8"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -171,6 +171,9 @@ class Function:
     position (``""`` for the whole value, else the tuple element) -> that
     returned value's name (:data:`RESULT`): ``data_set, data_loader =
     data_provider(args, flag); return data_set, data_loader``."""
+    device_defaults: Tuple[Tuple[str, str], ...] = ()
+    """Parameters whose default is a device it can name: ``cuda`` or ``cpu``
+    (``device="cuda"``): what a call that leaves them out copies to."""
     copies: Tuple[Tuple[str, int, int], ...] = ()
     """Its own copies to a device without ``non_blocking`` of items drawn
     from a parameter (or from ``self.<attr>``, :data:`HELD`), or of a
@@ -371,6 +374,9 @@ class Summary:
     parameter ``__init__`` stores on ``self``, what the class's methods do
     to that attribute (iterate it, every epoch, copy its batches); the
     parameters are ``__init__``'s after the instance.  Named after the class."""
+    device_defaults: Tuple[Tuple[str, str], ...] = ()
+    """Parameters whose default is a device (:attr:`Function.device_defaults`;
+    for a construction, ``__init__``'s)."""
     held_iterates: FrozenSet[str] = frozenset()
     """For a method: the instance's attributes (:data:`HELD`, ``self.loader``)
     it iterates, itself or through the instance's other methods; a caller
@@ -759,6 +765,13 @@ class _FunctionScan:
         self.positional = tuple(a.arg for a in (*arguments.posonlyargs, *arguments.args)) if arguments else ()
         self.keyword_only = tuple(a.arg for a in arguments.kwonlyargs) if arguments else ()
         self.parameters = frozenset((*self.positional, *self.keyword_only))
+        self.defaults: List[Tuple[str, ast.expr]] = []
+        """Each parameter that has a default, with it."""
+        if arguments is not None:
+            self.defaults.extend(zip(self.positional[len(self.positional) - len(arguments.defaults):],
+                                     arguments.defaults))
+            self.defaults.extend((name, default) for name, default in zip(self.keyword_only, arguments.kw_defaults)
+                                 if default is not None)
         self.method = owner is not None and not any(
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators
         )
@@ -815,7 +828,15 @@ class _FunctionScan:
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
                         frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
-                        tuple(sorted(self.copies)))
+                        tuple(sorted(self._device_defaults())), tuple(sorted(self.copies)))
+
+    def _device_defaults(self) -> List[Tuple[str, str]]:
+        found: List[Tuple[str, str]] = []
+        for name, default in self.defaults:
+            spec = self.device_spec(default)
+            if spec in ("cuda", "cpu"):
+                found.append((name, spec))
+        return found
 
     def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
@@ -2006,7 +2027,8 @@ def _to_json(summary: FileSummary) -> Any:
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals), [list(r) for r in f.relays], [list(c) for c in f.copies],
+            sorted(f.evals), [list(r) for r in f.relays], [list(d) for d in f.device_defaults],
+            [list(c) for c in f.copies],
         ] for f in summary.functions],
     }
 
@@ -2049,7 +2071,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals, relays, copies) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays, device_defaults,
+             copies) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -2077,7 +2100,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
-                                      _pairs(relays), _copies(copies)))
+                                      _pairs(relays), _pairs(device_defaults), _copies(copies)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2179,7 +2202,8 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
-                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals)
+                      moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals,
+                      device_defaults=f.device_defaults)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -2669,7 +2693,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
-                   forwards=frozenset(forwards), evals=frozenset(evals))
+                   forwards=frozenset(forwards), evals=frozenset(evals), device_defaults=current.device_defaults)
 
 
 class _Placed:
@@ -2843,7 +2867,8 @@ def _construction(cls: str, init: Summary, members: Sequence[str], state: Mappin
                    frozenset(v for v in init.yields_from if own(v)), (), loop_runs=init.loop_runs,
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items),
                    moves=frozenset(m for m in init.moves if own(m[0])), constructs=True,
-                   epochs=frozenset() if placed.sets_epoch(members) else frozenset(trained))
+                   epochs=frozenset() if placed.sets_epoch(members) else frozenset(trained),
+                   device_defaults=init.device_defaults)
 
 
 def _within(prefix: str, paths: FrozenSet[str]) -> Iterator[str]:
