@@ -51,6 +51,11 @@ class DataLoaderWithoutPinMemory(Rule):
     never its name, decides (the summaries of the project's functions).  A
     loader is followed through a generator of the file kept on `self`
     (`self.valid_iter = cycle(self.valid_dl)`, then `next(self.valid_iter)`).
+    A project function that hands out a loader's batches (`yield from
+    loader`, for ever in a `while True:` or once) counts as returning them:
+    its callers' copies of the items they draw (`batch, cond =
+    next(self.data)` in a loop object the generator was handed to) copy the
+    loader's batches.
     A loader handed to the constructor of a project class (in this file or
     another module: `Solver(cfg, train_loader, val_loader)`) whose `__init__`
     keeps it on `self` counts as handed to the class's methods: one of them

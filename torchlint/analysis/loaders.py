@@ -23,7 +23,7 @@ import libcst as cst
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training, argument_for
-from torchlint.analysis.summaries import VIEW_METHODS
+from torchlint.analysis.summaries import VIEW_METHODS, ReturnUse
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -32,7 +32,7 @@ from torchlint.source.tree import children
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees, Target
-    from torchlint.analysis.summaries import BuiltLoader, ReturnUse
+    from torchlint.analysis.summaries import BuiltLoader
     from torchlint.analysis.flow import Flow
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -240,6 +240,8 @@ class Loaders:
         self._in_loop: Set[cst.CSTNode] = set()
         self._for_loops: List[Tuple[cst.For, bool]] = []
         self._looped_yields: List[cst.BaseExpression] = []
+        self._yields_from: List[cst.From] = []
+        """Every ``yield from`` of the file (its function: :attr:`_function_of`)."""
         self._calls: List[cst.Call] = []
         self._order: Dict[cst.CSTNode, int] = {}
         self._function_of: Dict[cst.CSTNode, FunctionNode] = {}
@@ -302,8 +304,12 @@ class Loaders:
         is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
-        elif kind is cst.Yield and loops and isinstance(cast(cst.Yield, node).value, cst.From):
-            self._looped_yields.append(cast(cst.From, cast(cst.Yield, node).value).item)
+        elif kind is cst.Yield and isinstance(cast(cst.Yield, node).value, cst.From):
+            delegated = cast(cst.From, cast(cst.Yield, node).value)
+            self._yields_from.append(delegated)
+            self._function_of[delegated] = function
+            if loops:
+                self._looped_yields.append(delegated.item)
         for child in children(node):
             self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
 
@@ -770,6 +776,15 @@ class Loaders:
             use = self._callees.returned_use(function, position)
             if use is not None:
                 found = use if found is None else found.merged(use)
+        if any(self._function_of.get(delegated) is function and constructor in self.origins(delegated.item)
+               for delegated in self._yields_from):
+            # A generator that yields the loader's batches (`yield from loader`): its callers'
+            # copies of the items they draw (`next(data)`) copy those batches; how often they
+            # iterate the generator says nothing about the loader's passes.
+            use = self._callees.returned_use(function, "")
+            if use is not None and use.to_cuda:
+                drawn = ReturnUse(to_cuda=True, blocking=use.blocking, callers=use.callers)
+                found = drawn if found is None else found.merged(drawn)
         attribute = self._kept_as(constructor, function)
         if attribute is not None:  # `self.tr_set = DataLoader(...)`, used by subclasses' methods
             use = self._callees.kept_use(function, attribute)

@@ -1124,7 +1124,7 @@ class _FunctionScan:
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
-            drawn_from = self.item_of(node.value)
+            drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
                 for leaf in ast.walk(target):
@@ -1180,6 +1180,16 @@ class _FunctionScan:
         return Return(guard=guard)
 
     # expressions
+
+    def next_of(self, expr: ast.expr) -> Optional[str]:
+        """``next(it)`` (the builtin) of a parameter, a returned value or
+        ``self.<attr>``: what the item it draws comes from (``batch, cond =
+        next(self.data)`` over a generator that yields a loader's batches)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "next"
+                and expr.args and not isinstance(expr.args[0], ast.Starred) and not expr.keywords
+                and not self.reader.shadowed("next", self)):
+            return None
+        return self.tracked(expr.args[0])
 
     def drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
         """The parameters (and returned values) a loop over ``expr`` draws items from."""
