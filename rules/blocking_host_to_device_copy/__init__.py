@@ -97,9 +97,10 @@ class BlockingHostToDeviceCopy(Rule):
     copies the batches of what it kept on `self`, also through the
     instance's other methods and helpers it hands a batch to).  The
     callers are followed through the project's summaries: a loader built
-    with a literal `pin_memory=True` (directly, or by a project function
-    whose loader gets it), passed on through parameters, constructions and
-    batches drawn from it.  One such caller is enough: the flag costs
+    with a literal `pin_memory=True` (directly, by a project function
+    whose loader gets it, or returned by a project function that builds it
+    so, alone or in a tuple: `train_loader, val_loader = get_loaders(cfg)`),
+    passed on through parameters, constructions and batches drawn from it.  One such caller is enough: the flag costs
     nothing where the memory is not pinned.  The copy counts as the
     summary sees it (items drawn from the parameter, their parts, not
     values computed from them); a later in-place change of the source is

@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-8"
+_FORMAT = b"callable-summaries-9"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -171,6 +171,11 @@ class Function:
     position (``""`` for the whole value, else the tuple element) -> that
     returned value's name (:data:`RESULT`): ``data_set, data_loader =
     data_provider(args, flag); return data_set, data_loader``."""
+    pinned_returns: FrozenSet[str] = frozenset()
+    """Where it returns a loader it builds with a literal ``pin_memory=True``
+    (a local assigned once from the construction, or the construction):
+    ``""`` for the whole value, else the tuple element's position
+    (``return train_loader, val_loader``)."""
     device_defaults: Tuple[Tuple[str, str], ...] = ()
     """Parameters whose default is a device it can name: ``cuda`` or ``cpu``
     (``device="cuda"``): what a call that leaves them out copies to."""
@@ -792,6 +797,7 @@ class _FunctionScan:
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
         self.copies: Set[Tuple[str, int, int]] = set()
+        self.pinned_returns: Set[str] = set()
         self.forwards: Set[str] = set()
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
@@ -828,7 +834,8 @@ class _FunctionScan:
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
                         frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
-                        tuple(sorted(self._device_defaults())), tuple(sorted(self.copies)))
+                        frozenset(self.pinned_returns), tuple(sorted(self._device_defaults())),
+                        tuple(sorted(self.copies)))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         found: List[Tuple[str, str]] = []
@@ -1156,6 +1163,10 @@ class _FunctionScan:
         return (name, True) if name is not None else None
 
     def returned(self, value: ast.expr, disabled: bool, guard: Optional[Tuple[str, bool]]) -> Return:
+        for where, element in ([(str(i), e) for i, e in enumerate(value.elts)] if isinstance(value, ast.Tuple)
+                               else [("", value)]):
+            if self.pins_loader(element):
+                self.pinned_returns.add(where)
         if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
             self.relays.append(("", self.results[value.id]))
         elif isinstance(value, ast.Tuple):
@@ -1180,6 +1191,13 @@ class _FunctionScan:
         return Return(guard=guard)
 
     # expressions
+
+    def pins_loader(self, expr: ast.expr) -> bool:
+        """``expr`` is a loader class's construction with a literal
+        ``pin_memory=True`` (or a local assigned once from one)."""
+        maker = self.reader.maker(expr, self)
+        return (maker is not None and loader_signature(maker) is not None
+                and self.reader.pin_state(expr, self) == "lit")
 
     def next_of(self, expr: ast.expr) -> Optional[str]:
         """``next(it)`` (the builtin) of a parameter, a returned value or
@@ -2037,7 +2055,8 @@ def _to_json(summary: FileSummary) -> Any:
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals), [list(r) for r in f.relays], [list(d) for d in f.device_defaults],
+            sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns),
+            [list(d) for d in f.device_defaults],
             [list(c) for c in f.copies],
         ] for f in summary.functions],
     }
@@ -2048,6 +2067,12 @@ def _moves(value: Any) -> FrozenSet[Move]:
             isinstance(m, list) and len(m) == 3 and all_of(str, m[0], m[1]) and isinstance(m[2], bool) for m in value):
         raise ValueError("moves")
     return frozenset((m[0], m[1], m[2]) for m in value)
+
+
+def _strings(value: Any) -> FrozenSet[str]:
+    if not isinstance(value, list) or not all_of(str, *value):
+        raise ValueError("strings")
+    return frozenset(value)
 
 
 def _copies(value: Any) -> Tuple[Tuple[str, int, int], ...]:
@@ -2081,7 +2106,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals, relays, device_defaults,
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, device_defaults,
              copies) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
@@ -2110,7 +2135,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
-                                      _pairs(relays), _pairs(device_defaults), _copies(copies)))
+                                      _pairs(relays), _strings(pinned_returns), _pairs(device_defaults),
+                                      _copies(copies)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2340,11 +2366,19 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
     for name, function in written.items():
         for index, call in enumerate(function.calls):
             makers = dict(call.makers)
-            for slot, pin in call.pins:
-                if _pins(makers.get(slot), pin, loaders, aliases):
-                    target = target_of(name, index, call)
-                    if target is not None:
-                        add(target, slot, call.bound)
+            pinned_slots = [slot for slot, pin in call.pins if _pins(makers.get(slot), pin, loaders, aliases)]
+            for slot, value in call.slots:  # `train_loader, val_loader = get_loaders(cfg)`, then passed on
+                if value.startswith(RESULT):
+                    kind, _, rest = value[len(RESULT):].partition(":")
+                    callee, _, position = rest.rpartition("|")
+                    built = find(canonical_name(callee, aliases), state, bases)
+                    source = written.get(built.qualified) if built is not None else None
+                    if source is not None and position in source.pinned_returns:
+                        pinned_slots.append(slot)
+            for slot in pinned_slots:
+                target = target_of(name, index, call)
+                if target is not None:
+                    add(target, slot, call.bound)
     done: Set[Tuple[str, int, str, bool]] = set()
     while pending:
         name = pending.pop()
