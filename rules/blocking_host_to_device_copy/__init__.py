@@ -100,7 +100,10 @@ class BlockingHostToDeviceCopy(Rule):
     with a literal `pin_memory=True` (directly, by a project function
     whose loader gets it, or returned by a project function that builds it
     so, alone or in a tuple: `train_loader, val_loader = get_loaders(cfg)`),
-    passed on through parameters, constructions and batches drawn from it.  One such caller is enough: the flag costs
+    passed on through parameters, constructions and batches drawn from it,
+    or kept on `self` by a class whose methods, or its base classes'
+    methods, copy its batches (`self.train_loader = DataLoader(...,
+    pin_memory=True)` in a subclass, the loop in the base class's module).  One such caller is enough: the flag costs
     nothing where the memory is not pinned.  The copy counts as the
     summary sees it (items drawn from the parameter, their parts, not
     values computed from them); a later in-place change of the source is
@@ -316,7 +319,7 @@ class BlockingHostToDeviceCopy(Rule):
             if call in reported or _passes_non_blocking(call):
                 continue
             reported.add(call)
-            self._blocking(call, "a batch from a loader that the project's callers pin (`pin_memory=True`)")
+            self._blocking(call, "a batch from a loader built with `pin_memory=True` elsewhere in the project")
 
     def _blocking(self, call: cst.Call, what: str) -> None:
         func = call.func

@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-9"
+_FORMAT = b"callable-summaries-10"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -176,6 +176,9 @@ class Function:
     (a local assigned once from the construction, or the construction):
     ``""`` for the whole value, else the tuple element's position
     (``return train_loader, val_loader``)."""
+    pinned_attributes: FrozenSet[str] = frozenset()
+    """For a method: the ``self.<attr>`` it assigns a loader built with a
+    literal ``pin_memory=True`` (``self.train_loader = DataLoader(...)``)."""
     device_defaults: Tuple[Tuple[str, str], ...] = ()
     """Parameters whose default is a device it can name: ``cuda`` or ``cpu``
     (``device="cuda"``): what a call that leaves them out copies to."""
@@ -798,6 +801,7 @@ class _FunctionScan:
         self.moves: Set[Move] = set()
         self.copies: Set[Tuple[str, int, int]] = set()
         self.pinned_returns: Set[str] = set()
+        self.pinned_attributes: Set[str] = set()
         self.forwards: Set[str] = set()
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
@@ -834,7 +838,8 @@ class _FunctionScan:
                         tuple(sorted(self.called.items())), frozenset(self.loop_runs), frozenset(self.repeats),
                         frozenset(self.moves_items), frozenset(self.moves), frozenset(self.forwards),
                         frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
-                        frozenset(self.pinned_returns), tuple(sorted(self._device_defaults())),
+                        frozenset(self.pinned_returns), frozenset(self.pinned_attributes),
+                        tuple(sorted(self._device_defaults())),
                         tuple(sorted(self.copies)))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
@@ -1131,6 +1136,9 @@ class _FunctionScan:
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
+            kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
+            if kept is not None and self.pins_loader(node.value):
+                self.pinned_attributes.add(kept[len(HELD):])
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
@@ -2055,7 +2063,7 @@ def _to_json(summary: FileSummary) -> Any:
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
-            sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns),
+            sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults],
             [list(c) for c in f.copies],
         ] for f in summary.functions],
@@ -2106,8 +2114,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             return None
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
-             loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, device_defaults,
-             copies) in data["functions"]:
+             loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
+             device_defaults, copies) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -2135,7 +2143,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       frozenset(iterates), frozenset(yields), tuple(parsed_returns),
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
-                                      _pairs(relays), _strings(pinned_returns), _pairs(device_defaults),
+                                      _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
+                                      _pairs(device_defaults),
                                       _copies(copies)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
@@ -2330,6 +2339,20 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
         if function.method:
             methods.setdefault(name.rpartition(".")[0], []).append(name)
 
+    def keep(cls: str, kept: Set[str]) -> None:
+        """``kept`` attributes of instances of ``cls`` hold pinned loaders: for
+        its methods and those of its bases (the first base at each step)."""
+        owner: Optional[str] = cls
+        seen: Set[str] = set()
+        while owner is not None and owner not in seen and kept:
+            seen.add(owner)
+            grown = kept - held.setdefault(owner, set())
+            if grown:
+                held[owner] |= grown
+                pending.extend(methods.get(owner, ()))
+            parents = bases.get(owner, ())
+            owner = canonical_name(parents[0], aliases) if parents else None
+
     def add(target: Summary, slot: str, bound: bool, batch: bool = False) -> None:
         position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
         parameter = target.parameter_for(position, keyword, bound)
@@ -2338,17 +2361,8 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
         if batch:
             parameter = BATCH + parameter
         if target.constructs:  # the attributes `__init__` keeps the argument in, for every method
-            kept = {attr for attr, param in attributes.get(target.qualified, {}).items() if param == parameter}
-            owner: Optional[str] = target.qualified
-            seen: Set[str] = set()
-            while owner is not None and owner not in seen and kept:
-                seen.add(owner)
-                grown = kept - held.setdefault(owner, set())
-                if grown:
-                    held[owner] |= grown
-                    pending.extend(methods.get(owner, ()))
-                parents = bases.get(owner, ())
-                owner = canonical_name(parents[0], aliases) if parents else None
+            keep(target.qualified, {attr for attr, param in attributes.get(target.qualified, {}).items()
+                                    if param == parameter})
             return
         if parameter not in found.setdefault(target.qualified, set()):
             found[target.qualified].add(parameter)
@@ -2364,6 +2378,8 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
         return targets[key]
 
     for name, function in written.items():
+        if function.pinned_attributes:  # `self.train_loader = DataLoader(..., pin_memory=True)`
+            keep(name.rpartition(".")[0], set(function.pinned_attributes))
         for index, call in enumerate(function.calls):
             makers = dict(call.makers)
             pinned_slots = [slot for slot, pin in call.pins if _pins(makers.get(slot), pin, loaders, aliases)]
