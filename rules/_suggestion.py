@@ -20,6 +20,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
+from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
 from torchlint.analysis.workload import Workload
@@ -74,12 +75,21 @@ class Suggestion(Rule):
         suggestion is about (override)."""
 
     def applies(self, work: Workload) -> bool:
-        """Whether the file is the training this suggestion is about."""
-        if self.step_loop(work) is None or self.context.is_test_file:
+        """Whether the file is the training this suggestion is about: torch
+        is imported (or may be, through a star import), as the pre-check
+        asks, and a step loop runs."""
+        if self.step_loop(work) is None or self.context.is_test_file or not self._imports_torch():
             return False
         if self.needs_convolution and work.convolution is None:
             return False
         return work.entry_point or not self.needs_entry_point
+
+    def _imports_torch(self) -> bool:
+        scopes = self.names.scopes
+        return scopes.star_imports or any(
+            binding.kind is BindingKind.IMPORT and binding.imported is not None
+            and (binding.imported == "torch" or binding.imported.startswith("torch."))
+            for scope in scopes.all_scopes() for binding in scope.iter_bindings())
 
     def step_loop(self, work: Workload) -> Optional[LoopFacts]:
         """The loop the suggestion is about: the file's first step loop, or,
