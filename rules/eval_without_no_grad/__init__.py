@@ -193,7 +193,10 @@ class EvalWithoutNoGrad(Rule):
     another array framework but not torch.  In a script, a `model.eval()`
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
-    goes back to `.train()`, is reported on the `.eval()` (or loading) line.
+    goes back to `.train()`, is reported on the `.eval()` (or loading) line;
+    not when the script switches gradients off by hand before that point
+    (`torch.set_grad_enabled(False)` as a statement at the top of its
+    `__main__` block holds for everything after it).
     The same holds inside a function or method that also trains (a
     `backward()`, an optimizer step) and then evaluates, each epoch: a
     `model.eval()` followed by a forward pass of that model outside
@@ -1043,7 +1046,10 @@ class EvalWithoutNoGrad(Rule):
             # The stretch until the same model goes back to training.
             end = min([order for o, order in frame.trains if o == obj and order > start],
                       default=self._order + 1)
-            if any(start < order < end for order in frame.needs_grad + frame.manages_grad):
+            # Gradient work in the stretch, or grad mode managed by hand before its end
+            # (`torch.set_grad_enabled(False)` at the top of `__main__` holds for the rest).
+            if any(start < order < end for order in frame.needs_grad) or any(
+                    order < end for order in frame.manages_grad):
                 continue
             if not any(
                 start < f.order < end and not f.guarded and self._runs_evaled(f, {obj})

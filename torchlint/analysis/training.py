@@ -341,8 +341,18 @@ class Training:
             self._loop(cast(Union[cst.For, cst.While], node))
             return
         if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            line = cast(Union[cst.SimpleStatementLine, cst.SimpleStatementSuite], node)
             if self._grad and self._grad[-1] is GradMode.DISABLED:
-                self._disabled.update(cast(Union[cst.SimpleStatementLine, cst.SimpleStatementSuite], node).body)
+                self._disabled.update(line.body)
+            for child in children(node):
+                self._walk(child)
+            for small in line.body:  # `torch.set_grad_enabled(False)` as a statement: from here on
+                if type(small) is cst.Expr and type(cast(cst.Expr, small).value) is cst.Call:
+                    setting = cast(cst.Call, cast(cst.Expr, small).value)
+                    found = self._grad_mode(setting)
+                    if found is not None and found[1].endswith("set_grad_enabled"):
+                        self._grad.append(found[0])
+            return
         elif kind is cst.Call:
             self._call(cast(cst.Call, node))
         elif kind is cst.Attribute and cast(cst.Attribute, node).attr.value == "grad":
@@ -373,18 +383,17 @@ class Training:
             self._loops, self._grad = saved_loops, saved_grad
 
     def _with(self, node: cst.With) -> None:
-        pushed = 0
+        depth = len(self._grad)
         for item in node.items:
             self._walk(item.item)
             found = self._grad_mode(item.item)
             if found is not None:
                 self._current.regions.append(GradRegion(node, found[0], found[1]))
                 self._grad.append(found[0])
-                pushed += 1
         try:
             self._walk(node.body)
         finally:
-            del self._grad[len(self._grad) - pushed:]
+            del self._grad[depth:]
 
     def _loop(self, node: LoopNode) -> None:
         parent = self._loops[-1] if self._loops else None
