@@ -38,7 +38,10 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     and again (also through a dict of loaders read by key, `loaders[phase]`,
     where any loader of the dict counts): a `for` loop over it that itself runs inside another loop
     (an epoch loop), directly or through a function of the file that an
-    epoch loop calls; or a call in an epoch loop that hands the loader to
+    epoch loop calls (when that function loops over its parameter, only the
+    loaders the calls made in a loop pass count: `test(model, test_loader)`
+    once after the epochs is one pass; a method of the file's class called
+    on its one instance counts as such a function); or a call in an epoch loop that hands the loader to
     a function of another module that iterates it
     (`train_one_epoch(model, loader, ...)`, through `enumerate`, `tqdm` or
     a logger's `log_every(loader)`), or to one that iterates it again and

@@ -399,8 +399,52 @@ class Loaders:
         """Every ``for`` loop over a loader of this file."""
         for loop, nested in self._for_loops:
             loaders = self._iterated(loop.iter)
-            if loaders:
-                yield LoaderLoop(loop, loaders, nested or self._called_in_loop(loop, set()))
+            if not loaders:
+                continue
+            repeated = nested or self._called_in_loop(loop, set())
+            split = self._by_caller(loop) if repeated and not nested else None
+            if split is None:
+                yield LoaderLoop(loop, loaders, repeated)
+                continue
+            again = loaders & split  # passed by calls that run in a loop; the rest once per call
+            if again:
+                yield LoaderLoop(loop, again, True)
+            if loaders - again:
+                yield LoaderLoop(loop, loaders - again, False)
+
+    def _by_caller(self, loop: cst.For) -> Optional[FrozenSet[cst.Call]]:
+        """For a loop over one of its function's parameters (``for x, y in
+        loader``, through ``enumerate``/``tqdm`` too) that repeats only
+        because the file calls the function in a loop: the loaders the calls
+        made in a loop pass (a ``test(model, test_loader)`` after the epoch
+        loop that also calls ``test(model, val_loader)`` passes one pass's
+        loader); None when the loop's source is not such a parameter."""
+        source: cst.BaseExpression = loop.iter
+        if isinstance(source, cst.Call) and self._callees is not None:
+            drawn = self._callees.yielded(source)
+            if len(drawn) != 1:
+                return None
+            source = drawn[0]
+        if not isinstance(source, cst.Name):
+            return None
+        bindings = self._scopes.resolve(source)
+        function = self._function_of.get(loop)
+        if (len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER or bindings[0].scope is None
+                or bindings[0].scope.node is not function or not isinstance(function, cst.FunctionDef)
+                or not isinstance(bindings[0].node, cst.Param)):
+            return None
+        scope = bindings[0].scope
+        positional = [*function.params.posonly_params, *function.params.params]
+        index = next((i for i, p in enumerate(positional) if p is bindings[0].node), None)
+        method = scope.parent is not None and scope.parent.kind is ScopeKind.CLASS
+        again: Set[cst.Call] = set()
+        for edge in self._training.callers(function):
+            if self._call_loops.get(edge.call, False) or self._called_in_loop(edge.call, set()):
+                passed = argument_for(edge.call, bindings[0].name, index, method)
+                if passed is None:
+                    return None  # the default is what repeats
+                again |= self._iterated(passed)
+        return frozenset(again)
 
     def looped_yields(self) -> FrozenSet[cst.Call]:
         """Loaders a generator hands out pass after pass: a ``yield from``

@@ -347,8 +347,8 @@ class Training:
             for child in children(node):
                 self._walk(child)
             for small in line.body:  # `torch.set_grad_enabled(False)` as a statement: from here on
-                if type(small) is cst.Expr and type(cast(cst.Expr, small).value) is cst.Call:
-                    setting = cast(cst.Call, cast(cst.Expr, small).value)
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    setting = small.value
                     found = self._grad_mode(setting)
                     if found is not None and found[1].endswith("set_grad_enabled"):
                         self._grad.append(found[0])
