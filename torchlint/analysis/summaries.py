@@ -1141,6 +1141,8 @@ class _FunctionScan:
                 self.pinned_attributes.add(kept[len(HELD):])
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
+            paired = self.pairwise(node.targets[0], node.value) if (
+                drawn_from is None and part is None and len(node.targets) == 1) else set()
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name) and drawn_from is not None:
@@ -1148,7 +1150,7 @@ class _FunctionScan:
                     elif isinstance(leaf, ast.Name) and part is not None and leaf.id not in self.parameters:
                         self.parts[leaf.id] = part
                 if drawn_from is None:  # `x = x.float()`: a new tensor from here on, no longer the item
-                    rebound.extend(_rebound(target))
+                    rebound.extend(name for name in _rebound(target) if name not in paired)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self.statement(child, disabled, None)
@@ -1206,6 +1208,29 @@ class _FunctionScan:
         maker = self.reader.maker(expr, self)
         return (maker is not None and loader_signature(maker) is not None
                 and self.reader.pin_state(expr, self) == "lit")
+
+    def pairwise(self, target: ast.expr, value: ast.expr) -> Set[str]:
+        """``images, targets = batch[0], batch[1]``: each name holds what the
+        element beside it holds (an item drawn from a parameter, or a part of
+        one); the names so bound."""
+        paired: Set[str] = set()
+        if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)
+                and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))):
+            return paired
+        for name, element in zip(target.elts, value.elts):
+            if not isinstance(name, ast.Name):
+                continue
+            item = self.item_of(element)
+            if item is not None:
+                self.items[name.id] = item
+                paired.add(name.id)
+                continue
+            part = self.part_of(element)
+            if part is not None and name.id not in self.parameters:
+                self.parts[name.id] = part
+                paired.add(name.id)
+        return paired
 
     def next_of(self, expr: ast.expr) -> Optional[str]:
         """``next(it)`` (the builtin) of a parameter, a returned value or
