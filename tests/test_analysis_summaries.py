@@ -789,3 +789,54 @@ def test_a_subclass_that_sets_a_device_of_its_own_hides_its_base_ones() -> None:
     assert found.attribute_device("solver.OnCpu", "device") == "cpu"
     assert found.attribute_device("solver.Configured", "device") is None
     assert found.attribute_device("solver.Solver", "device") == "cuda"  # its base's `_acquire_device()`
+
+
+_WALKED = '''
+import torch
+from torch.utils.data import DataLoader
+
+
+class Net(torch.nn.Module):
+    def __init__(self, width, device="cuda"):
+        super().__init__()
+        self.layer = torch.nn.Linear(width, width)
+        self.device = device
+        self.width = width
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def make_loader(dataset, workers=2):
+    loader = DataLoader(dataset, num_workers=workers)
+    return loader
+
+
+def train(model, loader):
+    for batch in loader:
+        out = model(batch.cuda())
+        yield out
+'''
+
+
+def test_a_summary_walks_each_body_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan, the single assignments, the loader a function builds and its
+    class's attribute writes read one walk of each body (the walk is the cost)."""
+    import ast
+    from collections import Counter
+
+    import torchlint.analysis.summaries as module
+
+    walked: "Counter[int]" = Counter()
+    walk = module._own_nodes
+
+    def counted(statements: Any) -> Any:
+        walked[id(statements)] += 1
+        return walk(statements)
+
+    tree = ast.parse(_WALKED)
+    unpatched = summarize_tree(tree, "pkg.train", False)
+    monkeypatch.setattr(module, "_own_nodes", counted)
+    summary = summarize_tree(tree, "pkg.train", False)
+    assert summary == unpatched  # the same facts
+    assert walked and max(walked.values()) == 1, walked

@@ -110,6 +110,8 @@ _PROBE = textwrap.dedent("""
                                # the index's builders: a run answered from the cache builds no index
                                "torchlint.analysis.queries", "torchlint.analysis.imports",
                                "torchlint.analysis.summaries", "torchlint.analysis.gradmode",
+                               # nor the index itself (a run that builds none passes None for it)
+                               "torchlint.analysis.index",
                                # nor what Python files and the default output never need
                                "torchlint.jobscript.parse", "torchlint.report.statistics"))
     print("HEAVY", ",".join(heavy), file=sys.stderr)
@@ -139,6 +141,23 @@ def test_a_cache_hit_imports_neither_libcst_nor_any_rule(tmp_path: Path) -> None
     assert second.returncode == 1, second.stderr
     assert second.stdout == first.stdout
     assert "TL501" in second.stdout
+    assert _heavy(second) == []
+
+
+def test_a_warm_run_over_a_folder_in_the_default_format_imports_no_analysis_of_the_index(tmp_path: Path) -> None:
+    """The run benchmarks time: a folder, the full report, every file a cache hit."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("import torch\nfrom torch import nn\n\nmodel = nn.DataParallel(net)\n",
+                                      encoding="utf-8")
+    (project / "clean.py").write_text("import torch\n\n\ndef step(x):\n    return torch.relu(x)\n",
+                                      encoding="utf-8")
+    store = tmp_path / "store"
+    first = _probe(project, store, "check", ".")
+    assert "torchlint.analysis.index" in _heavy(first)  # the first run builds the index
+    second = _probe(project, store, "check", ".")
+    assert second.returncode == 1, second.stderr
+    assert second.stdout == first.stdout and "TL501" in second.stdout
     assert _heavy(second) == []
 
 

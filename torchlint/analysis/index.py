@@ -249,6 +249,12 @@ class ProjectIndex:
         """Changes whenever a fact changes."""
         return self.digest_of(READ_FIELDS)
 
+    @property
+    def is_empty(self) -> bool:
+        """Whether this is :data:`EMPTY`, the index of a run that builds none
+        (callers that must not import this module to know, pass None instead)."""
+        return self is EMPTY
+
     def recording(self) -> "RecordingIndex":
         """A copy of this index that records which facts are read from it."""
         return RecordingIndex(**{f.name: getattr(self, f.name) for f in fields(self) if f.init})

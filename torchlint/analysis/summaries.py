@@ -810,7 +810,7 @@ class _FunctionScan:
             self.locals, self.generator, self.derived, unpacked = reader.module_assignments
         else:
             self.locals, self.generator, self.derived = _single_assignments(
-                node.body, self.parameters if arguments else None, unpacked)
+                node.body, self.parameters if arguments else None, unpacked, reader.own_nodes)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
         self.accelerator = False
@@ -1423,6 +1423,10 @@ def _wrapper_slot(wrapper: Wrapper, position: Optional[int], keyword: Optional[s
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
+OwnNodes = Callable[[Sequence[ast.stmt]], Iterable[ast.AST]]
+"""A walk of a body's own nodes: :func:`_own_nodes`, or a file reader's memoised
+:meth:`_FileReader.own_nodes`."""
+
 
 def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of a body, nested functions, classes and lambdas left out."""
@@ -1442,7 +1446,7 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
 
 def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
-    unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None,
+    unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
     assignment, or None when bound otherwise or more than once; whether the
@@ -1450,11 +1454,12 @@ def _single_assignments(
     only from themselves (``x = x.cuda()``, ``a, b = a.to(d), b.to(d)``:
     they still hold the argument's data).  One walk for all three; with
     ``unpacked``, also the names bound once, by unpacking a call's result
-    into a flat tuple of names (``_, loader = make(...)``): name -> (call, index)."""
+    into a flat tuple of names (``_, loader = make(...)``): name -> (call, index).
+    ``own``: the walk of a body (a file's reader passes its memoised one)."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
     yields = False
-    for child in _own_nodes(body):
+    for child in own(body):
         if isinstance(child, (ast.Yield, ast.YieldFrom)):
             yields = True
             continue
@@ -1512,6 +1517,8 @@ class _FileReader:
             for s in tree.body if isinstance(s, ast.ClassDef)
         }
         """Each class's own methods (``self.m(...)`` calls one, not an attribute)."""
+        self._own: Dict[int, Tuple[Sequence[ast.stmt], Tuple[ast.AST, ...]]] = {}
+        self._writes: Dict[int, Tuple[ast.ClassDef, Tuple[Tuple[ast.AST, str, Optional[ast.expr]], ...]]] = {}
         self.attributes: Dict[str, Dict[str, Optional[str]]] = {}
         self._class_nodes: Dict[str, ast.ClassDef] = {}
         for statement in tree.body:
@@ -1519,7 +1526,7 @@ class _FileReader:
                 self.attributes[statement.name] = self._attributes(statement)
                 self._class_nodes[statement.name] = statement
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        assigned, yields, derived = _single_assignments(tree.body, None, unpacked)
+        assigned, yields, derived = _single_assignments(tree.body, None, unpacked, self.own_nodes)
         self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
                                                 Dict[str, Tuple[ast.Call, int]]]] = (assigned, yields, derived, unpacked)
         """The module body's single assignments (one walk, shared with its scan)."""
@@ -1556,6 +1563,24 @@ class _FileReader:
             return None
         return f"{RESULT}{kind}:{callee}|{position}"
 
+    def own_nodes(self, statements: Sequence[ast.stmt]) -> Tuple[ast.AST, ...]:
+        """:func:`_own_nodes` of a body of this file's tree, walked once: a
+        function's body is read by its scan, its assignments, its loader and
+        its class's attribute writes."""
+        found = self._own.get(id(statements))
+        if found is None or found[0] is not statements:
+            found = (statements, tuple(_own_nodes(statements)))
+            self._own[id(statements)] = found
+        return found[1]
+
+    def instance_writes(self, node: ast.ClassDef) -> Tuple[Tuple[ast.AST, str, Optional[ast.expr]], ...]:
+        """:func:`_instance_writes` of a class of this file, found once (four facts ask them)."""
+        found = self._writes.get(id(node))
+        if found is None or found[0] is not node:
+            found = (node, tuple(_instance_writes(node, self.own_nodes)))
+            self._writes[id(node)] = found
+        return found[1]
+
     def attribute_results(self, owner: str, scan: "_FunctionScan") -> Dict[str, str]:
         """``self.<attr>`` of the class ``owner`` that its methods assign only
         once, from a call's whole result: their returned-value names."""
@@ -1565,7 +1590,7 @@ class _FileReader:
         found = {}
         node = self._class_nodes.get(owner)
         seen: Set[str] = set()
-        for member, attribute, value in (_instance_writes(node) if node is not None else ()):
+        for member, attribute, value in (self.instance_writes(node) if node is not None else ()):
             if attribute in seen:
                 found.pop(attribute, None)
                 continue
@@ -1589,7 +1614,7 @@ class _FileReader:
         """``self.x`` -> the class whose call builds it, for attributes every
         method assigns only once, from ``Cls(...)``."""
         found: Dict[str, Optional[str]] = {}
-        for _member, attribute, value in _instance_writes(node):
+        for _member, attribute, value in self.instance_writes(node):
             built = resolve(value.func, self.imports, self.local) if isinstance(value, ast.Call) else None
             found[attribute] = built if attribute not in found else None
         return found
@@ -1704,7 +1729,7 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
             wrapped = _wrapped_layer(statement, qualified, reader)
             if wrapped is not None:
                 layers.append(wrapped)
-            kept = _init_parameters(statement)
+            kept = _init_parameters(statement, reader)
             if kept:
                 attributes.append((qualified, kept))
             placed = _device_attributes(statement, reader)
@@ -1733,7 +1758,7 @@ def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple
     :attr:`FileSummary.devices`); any other attribute the class writes is
     ``?`` (it hides what a base class sets)."""
     writes: Dict[str, List[Optional[str]]] = {}
-    for member, attribute, value in _instance_writes(node):
+    for member, attribute, value in reader.instance_writes(node):
         spec: Optional[str] = None
         if value is not None and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
             spec = _device_value(value, reader, node.name, member.args.args[0].arg, 0)
@@ -1768,7 +1793,8 @@ def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: 
     return f"call:{named}" if named is not None and not named.startswith("torch.") else None
 
 
-def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
+def _instance_writes(node: ast.ClassDef,
+                     own: OwnNodes = _own_nodes) -> Iterator[Tuple[ast.AST, str, Optional[ast.expr]]]:
     """Each ``self.<attr>`` a method of the class writes in its own body: (the
     method, the attribute, the value when the attribute is the whole and only
     target of a plain assignment, else None)."""
@@ -1776,7 +1802,7 @@ def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optiona
         if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or not member.args.args:
             continue
         instance = member.args.args[0].arg
-        for child in _own_nodes(member.body):
+        for child in own(member.body):
             targets: List[ast.expr] = []
             value: Optional[ast.expr] = None
             if isinstance(child, ast.Assign):
@@ -1790,15 +1816,15 @@ def _instance_writes(node: ast.ClassDef) -> Iterator[Tuple[ast.AST, str, Optiona
                         yield member, leaf.attr, value if whole else None
 
 
-def _init_parameters(node: ast.ClassDef) -> Tuple[Tuple[str, str], ...]:
+def _init_parameters(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple[str, str], ...]:
     """``self.<attr> = <parameter>`` in ``__init__`` (the parameter not
     rebound there), for attributes no method writes anywhere else."""
     writes: Dict[str, List[Optional[str]]] = {}
     inits = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__"]
     init = inits[-1] if inits and inits[-1].args.args else None  # the last def of a name is the one that counts
     parameters = {a.arg for a in (*init.args.args[1:], *init.args.kwonlyargs)} if init is not None else set()
-    rebound = set(_single_assignments(init.body)[0]) if init is not None else set()
-    for member, attribute, value in _instance_writes(node):
+    rebound = set(_single_assignments(init.body, own=reader.own_nodes)[0]) if init is not None else set()
+    for member, attribute, value in reader.instance_writes(node):
         given = (value.id if member is init and isinstance(value, ast.Name)
                  and value.id in parameters and value.id not in rebound else None)
         writes.setdefault(attribute, []).append(given)
@@ -1822,7 +1848,7 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
     built: List[ast.Call] = []
     for method in methods.values():
         receiver = method.args.args[0].arg if method.args.args else None
-        for child in _own_nodes(method.body):
+        for child in reader.own_nodes(method.body):
             if (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Attribute)
                     and isinstance(child.value.value, ast.Name) and child.value.value.id == receiver
                     and child.value.attr == attribute and child.attr == "bias"):
@@ -1843,7 +1869,8 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
         return None
     parameters = tuple(a.arg for a in init.args.args[1:])
     keyword_only = tuple(a.arg for a in init.args.kwonlyargs)
-    every = (set(parameters) | set(keyword_only)) - set(_single_assignments(init.body)[0])  # not rebound
+    rebound = _single_assignments(init.body, own=reader.own_nodes)[0]
+    every = (set(parameters) | set(keyword_only)) - set(rebound)  # not rebound
 
     def how(value: ast.expr) -> str:
         if python_literal_bool(value) is not None:
@@ -1912,16 +1939,17 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
     build(ds, num_workers=w, **kw)``: :attr:`BuiltLoader.through`, for
     :func:`link` to follow); None when a return gives anything else, two
     returns differ, or the function yields."""
-    returns = [child for child in _own_nodes(node.body) if isinstance(child, ast.Return)]
+    own = reader.own_nodes(node.body)
+    returns = [child for child in own if isinstance(child, ast.Return)]
     if not returns:
         return None
-    assigned, yields, _derived = _single_assignments(node.body)
+    assigned, yields, _derived = _single_assignments(node.body, own=reader.own_nodes)
     if yields:
         return None
     args = node.args
     parameters = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     loads: Dict[str, int] = {}
-    for child in _own_nodes(node.body):
+    for child in own:
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
             loads[child.id] = loads.get(child.id, 0) + 1
     instance = args.args[0].arg if owner is not None and args.args else None

@@ -64,13 +64,15 @@ import os
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 from torchlint.ruleapi.catalog import tool_fingerprint as tool_fingerprint
-from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
 from torchlint.source.sourcefile import read_at_most
 from torchlint.source.stamps import RECORD_FORMAT, RunRecord
+
+if TYPE_CHECKING:  # a run answered from the record builds no index: the module is imported by whoever builds one
+    from torchlint.analysis.index import ProjectIndex
 
 CACHE_DIR_NAME = ".torchlint_cache"
 SHARED_VARIABLE = "TORCHLINT_CACHE_SHARED"
@@ -226,7 +228,7 @@ class FileEntry:
     key: EntryKey
     variants: Tuple[Variant, ...] = ()
 
-    def answer(self, project: ProjectIndex) -> Optional[Variant]:
+    def answer(self, project: "Optional[ProjectIndex]") -> Optional[Variant]:
         """The lint whose facts are the run's facts (it read the same values
         from ``project``), or None: the file must be linted."""
         for variant in self.variants:
@@ -251,11 +253,11 @@ class Lint:
     entry: Optional[FileEntry] = None
 
 
-def facts_digest(project: ProjectIndex, reads: Sequence[str]) -> str:
+def facts_digest(project: "Optional[ProjectIndex]", reads: Sequence[str]) -> str:
     """The digest of the index facts a lint read, as the run's index holds
-    them ("" for the empty index: a run without one).  With the file's
-    digest and its settings' digest, what a cached finding is keyed by."""
-    return "" if project is EMPTY else project.digest_of(reads)
+    them ("" for the empty index, or None: a run without one).  With the
+    file's digest and its settings' digest, what a cached finding is keyed by."""
+    return "" if project is None or project.is_empty else project.digest_of(reads)
 
 
 def run_key(cwd: str, shown: Sequence[str], configs: Sequence[str]) -> str:
@@ -581,7 +583,7 @@ class Cache:
         record = RunRecord.from_json(data.get("record"), tuple(answer is not None for answer in findings))
         return None if record is None or len(found) != len(shown) else (record, findings)
 
-    def store(self, project: ProjectIndex, linted: Sequence[Lint], key: Optional[str], record: RunRecord,
+    def store(self, project: "Optional[ProjectIndex]", linted: Sequence[Lint], key: Optional[str], record: RunRecord,
               findings: Findings, previous: Optional[Tuple[RunRecord, Findings]]) -> None:
         """Store the lints of a run (each in its file's entry, keyed by the
         digest of the facts it read from ``project``), and the run's record

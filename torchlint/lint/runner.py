@@ -12,7 +12,6 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.analysis.index import EMPTY, ProjectIndex, RecordingIndex
 from torchlint.lint.cache import Cache, EntryKey, FileEntry, Lint, run_key
 from torchlint.lint.settings import Resolved, Settings, resolve_files
 from torchlint.model import Diagnostic, parse_error
@@ -25,6 +24,7 @@ from torchlint.source.stamps import FileRow, RunRecord, Seen, Stamp, read_stampe
 # functions that lint, so that a run answered from the cache never loads them.
 
 if TYPE_CHECKING:
+    from torchlint.analysis.index import ProjectIndex, RecordingIndex
     import ast
 
     from torchlint.lint.engine import LintConfig
@@ -92,14 +92,16 @@ class _Opened:
     recorder: "Optional[RecordingIndex]"
     """A copy of the run's index that records what the file's lint reads (none for a run without an index)."""
 
-    def config(self, path: Path, settings: Settings, project: ProjectIndex) -> "LintConfig":
-        return replace(settings.lint_config(path), project=self.recorder or project)
+    def config(self, path: Path, settings: Settings, project: "Optional[ProjectIndex]") -> "LintConfig":
+        config = settings.lint_config(path)
+        chosen = self.recorder or project
+        return config if chosen is None else replace(config, project=chosen)
 
     def reads(self) -> Optional[Tuple[str, ...]]:
         return None if self.recorder is None else tuple(sorted(self.recorder.reads))
 
 
-def _open(path: Path, project: ProjectIndex) -> "Union[_Opened, FileOutcome]":
+def _open(path: Path, project: "Optional[ProjectIndex]") -> "Union[_Opened, FileOutcome]":
     """The file read, or the outcome of one that is not linted: unreadable
     (TL000), or a shell script that is not a job script (a note)."""
     from torchlint.lint.jobscripts import NOT_A_JOB_SCRIPT, is_job_script, is_shell_script
@@ -112,12 +114,12 @@ def _open(path: Path, project: ProjectIndex) -> "Union[_Opened, FileOutcome]":
     job = is_job_script(path, source.text)
     if not job and is_shell_script(path, source.text):
         return FileOutcome(shown, (), note=NOT_A_JOB_SCRIPT, indexless=True)
-    return _Opened(shown, source, job, None if project is EMPTY else project.recording())
+    return _Opened(shown, source, job, None if project is None or project.is_empty else project.recording())
 
 
-def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> FileOutcome:
-    """Read and lint one file (in the run whose index is ``project``); every
-    failure becomes a TL000 diagnostic."""
+def lint_file(path: Path, settings: Settings, project: "Optional[ProjectIndex]" = None) -> FileOutcome:
+    """Read and lint one file (in the run whose index is ``project``; None:
+    the empty index); every failure becomes a TL000 diagnostic."""
     from torchlint.lint.engine import lint_source
     from torchlint.lint.jobscripts import lint_job_script
     from torchlint.lint.notebook import cell_sources, lint_notebook
@@ -144,7 +146,7 @@ def lint_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY) -> 
                        reads=opened.reads(), indexless=opened.job and not is_notebook(path))
 
 
-def fix_file(path: Path, settings: Settings, project: ProjectIndex = EMPTY, *, unsafe: bool,
+def fix_file(path: Path, settings: Settings, project: "Optional[ProjectIndex]" = None, *, unsafe: bool,
              write: bool) -> FileOutcome:
     """Fix one file in memory (in the run whose index is ``project``), and
     write it when ``write`` is set."""
@@ -273,7 +275,7 @@ def _died(path: Path, died: "Died") -> FileOutcome:
 
 def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settings],
                     cache: Optional[Cache] = None, per_tree: "Optional[Callable[[ast.Module], Any]]" = None
-                    ) -> ProjectIndex:
+                    ) -> "ProjectIndex":
     """The cross-file index of a run over ``files``, built once before linting
     for what the enabled rules ask (their ``project_queries``); ``cache``
     keeps each file's part; ``per_tree``: as for ``queries.build_from`` (the
@@ -283,12 +285,14 @@ def prepare_project(files: Sequence[Path], settings_for: Callable[[Path], Settin
     return build(files, resolve_files(files, settings_for, keyed=False).queries, cache, per_tree=per_tree)
 
 
-def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> ProjectIndex:
+def prepare_one_file(path: Optional[Path], settings_for: Callable[[Path], Settings]) -> "ProjectIndex":
     """The index a run over just this file builds (the project modules it
     imports are read from disk): for the editor and flake8, which lint one
     file at a time and should agree with ``torchlint check``.  Text with no
     file behind it gets the empty index."""
     if path is None or not is_regular_file(path):  # an editor's buffer may have any name
+        from torchlint.analysis.index import EMPTY
+
         return EMPTY
     return prepare_project([path], settings_for)
 
@@ -299,7 +303,7 @@ def run_files(
     work: Callable[..., FileOutcome],
     *,
     jobs: int = 1,
-    project: ProjectIndex = EMPTY,
+    project: "Optional[ProjectIndex]" = None,
 ) -> List[FileOutcome]:
     """Apply ``work`` to each file (``work(path, settings, project)``); in
     ``jobs`` processes when that pays off.
@@ -314,7 +318,7 @@ def run_files(
     tasks = [(path, settings_for(path)) for path in files]
     results: Dict[int, FileOutcome] = {}
     # The index travels with the work (pickled once per worker), not through module state.
-    bound = partial(work, project=project) if project is not EMPTY else work
+    bound = partial(work, project=project) if project is not None and not project.is_empty else work
 
     from torchlint.lint.pool import Died, run_pool  # only runs that lint files need workers
 
@@ -410,7 +414,7 @@ def _run(resolved: Resolved, work: Callable[..., FileOutcome], cache: Optional[C
     answers: List[Optional[Tuple[Diagnostic, ...]]] = list(previous[1]) if unchanged and previous else [None] * count
     data: Dict[int, bytes] = {}
     read: Dict[int, Tuple[Optional[Stamp], str]] = {}
-    project: ProjectIndex = EMPTY
+    project: "Optional[ProjectIndex]" = None  # None: no index (the empty one)
     seen: Optional[Seen] = None
     entries: Dict[int, Optional[FileEntry]] = {}
     if not unchanged or not all(row.indexless if found is None else reusable(found)
