@@ -601,7 +601,8 @@ class Values:
     def splatted(self, expr: cst.BaseExpression) -> "Optional[KnownKeys]":
         """What ``**expr`` passes, when the keys are known: a dict display with
         string keys, ``dict(key=value, ...)``, ``dict(other, ...)``,
-        ``other.copy()``, or a name whose reaching definitions (the flow) are
+        ``other.copy()``, ``a if cond else b`` of those (each key of one side
+        only a maybe-key), or a name whose reaching definitions (the flow) are
         those, changed on the way only by ``.update(...)``, ``[key] = value``,
         ``.setdefault(...)`` or ``.pop(key)``.  A key present on some paths
         only (``if use_cuda: kwargs.update(cuda_kwargs)``) is a maybe-key with
@@ -660,6 +661,9 @@ class Values:
             if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not expr.args:
                 return self._dict_value(func.value, depth + 1, seen)
             return None
+        if isinstance(expr, cst.IfExp):  # `{"num_workers": 1, "pin_memory": True} if args.cuda else {}`: two paths
+            return self._joined([self._dict_value(expr.body, depth + 1, seen),
+                                 self._dict_value(expr.orelse, depth + 1, seen)])
         if isinstance(expr, cst.Name) and self._flow is not None:
             definitions = self._flow().definitions_at(expr)
             if definitions is None:
