@@ -802,6 +802,9 @@ class _FunctionScan:
         self.copies: Set[Tuple[str, int, int]] = set()
         self.pinned_returns: Set[str] = set()
         self.pinned_attributes: Set[str] = set()
+        self.pinned_names: Dict[str, Optional[str]] = {}
+        """Local names every assignment so far binds to a construction of one
+        loader class with a literal ``pin_memory=True`` (that class), or None."""
         self.forwards: Set[str] = set()
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
@@ -1089,6 +1092,7 @@ class _FunctionScan:
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name):
                         self.items[leaf.id] = source
+            self.drawn_parts(node.target, node.iter, drawn)
             if self.loops:
                 self.repeats |= drawn
             if self.generator and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
@@ -1139,6 +1143,13 @@ class _FunctionScan:
             kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
             if kept is not None and self.pins_loader(node.value):
                 self.pinned_attributes.add(kept[len(HELD):])
+            for target in node.targets:  # `gen = DataLoader(..., pin_memory=True)`, perhaps in two branches
+                built = self.reader.maker(node.value, self) if isinstance(target, ast.Name) else None
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        pinned = built if built is not None and self.pins_loader(node.value) else None
+                        earlier = self.pinned_names.get(leaf.id, pinned)
+                        self.pinned_names[leaf.id] = pinned if earlier == pinned else None
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             paired = self.pairwise(node.targets[0], node.value) if (
@@ -1208,6 +1219,18 @@ class _FunctionScan:
         maker = self.reader.maker(expr, self)
         return (maker is not None and loader_signature(maker) is not None
                 and self.reader.pin_state(expr, self) == "lit")
+
+    def drawn_parts(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> None:
+        """``[ann.cuda() for ann in targets]`` where ``targets`` is (a part of)
+        an item drawn from a parameter: what the loop binds are parts of it."""
+        if drawn:
+            return
+        item = self.item_of(iterated)
+        if item is None:
+            return
+        for leaf in ast.walk(target):
+            if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
+                self.items[leaf.id] = item
 
     def pairwise(self, target: ast.expr, value: ast.expr) -> Set[str]:
         """``images, targets = batch[0], batch[1]``: each name holds what the
@@ -1326,6 +1349,7 @@ class _FunctionScan:
                         for leaf in ast.walk(target):  # `[t.to(device) for t in batch]`: the batch's items
                             if isinstance(leaf, ast.Name):
                                 self.items[leaf.id] = source
+                    self.drawn_parts(generator.target, generator.iter, drawn)
                     pending.extend((generator.target, *generator.ifs))
                 pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
                 continue
@@ -1392,6 +1416,9 @@ class _FunctionScan:
                 pin = self.reader.pin_state(argument, self)
                 if pin is not None:
                     pins.append((slot, pin))
+            elif isinstance(argument, ast.Name) and self.pinned_names.get(argument.id) is not None:
+                makers.append((slot, str(self.pinned_names[argument.id])))  # assigned more than once, each pinned
+                pins.append((slot, "lit"))
             item = self.item_of(argument)
             if item is not None:
                 items.append((slot, item))
