@@ -27,6 +27,18 @@ def _passes_non_blocking(call: cst.Call) -> bool:
     return len(positional) >= 2
 
 
+def _drawn_in_place(expr: cst.BaseExpression) -> bool:
+    """``next(it)`` (or ``next(it)[0]``, ``it.__next__()``): a batch drawn right
+    where it is copied, which no name holds afterwards."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    return (isinstance(func, cst.Name) and func.value == "next") or (
+        isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not expr.args)
+
+
 def _root(expr: cst.BaseExpression) -> Optional[str]:
     """The name an expression reads through subscripts and attributes (``batch`` of ``batch["x"]``)."""
     while isinstance(expr, (cst.Subscript, cst.Attribute)):
@@ -367,6 +379,8 @@ class BlockingHostToDeviceCopy(Rule):
         return bool(values) and all(literal_bool(value) is True for value in values)
 
     def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
+        if _drawn_in_place(move.receiver):
+            return False  # `next(it).cuda()`: the source is a fresh batch no name holds
         name = _root(move.receiver)
         if name is None:
             return True  # a source the rule cannot follow
