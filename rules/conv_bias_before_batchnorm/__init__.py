@@ -159,7 +159,7 @@ class ConvBiasBeforeBatchNorm(Rule):
     channel counts known to differ (literals, or names assigned only
     literals).
 
-    Layer lists built in loops count: `layers += [conv2d, nn.BatchNorm2d(v),
+    Layer lists built in loops count (grown by a list or a tuple): `layers += [conv2d, nn.BatchNorm2d(v),
     nn.ReLU()]`, `layers.append(conv)` then `layers.append(bn)`.  A batch
     norm that follows only under a condition is reported with the fix
     `bias=not <test>`: `layers = [nn.Linear(a, b)]` directly followed by
@@ -738,7 +738,7 @@ class ConvBiasBeforeBatchNorm(Rule):
         if isinstance(small, cst.AugAssign):
             name = dotted(small.target)
             if name is not None and isinstance(small.operator, cst.AddAssign):
-                if isinstance(small.value, cst.List):
+                if isinstance(small.value, (cst.List, cst.Tuple)):  # `layers += (conv2d, nn.BatchNorm2d(v))` too
                     return name, list_elements(small.value), False
             return None
         if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
