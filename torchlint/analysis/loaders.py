@@ -930,8 +930,8 @@ class Loaders:
                 return self._batch_of(func.value, depth + 1)
             if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
                 return self._iterated(expr.args[0].value)
-            if isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not expr.args:
-                return self._iterated(func.value)  # `it.__next__()` is `next(it)`
+            if isinstance(func, cst.Attribute) and func.attr.value in ("__next__", "next") and not expr.args:
+                return self._iterated(func.value)  # `it.__next__()` is `next(it)`, as old loaders' `it.next()` was
             if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
                 return self._batch_of(expr.args[0].value, depth + 1)  # `Variable(t)` is `t` since torch 0.4
             if _is_builtin(func, self._scopes, _CONTAINERS):
