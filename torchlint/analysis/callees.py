@@ -291,11 +291,8 @@ class Callees:
         if target is None:
             return None
         default = dict(target.summary.device_defaults).get(parameter)
-        if default is None or any(arg.star for arg in call.args):
+        if default is None or any(arg.star for arg in call.args) or self.argument(call, parameter) is not None:
             return None
-        for position, keyword, _ in arguments(call):
-            if target.parameter(position, keyword) == parameter:
-                return None
         return default
 
     def attribute_default_device(self, call: cst.Call, attribute: str) -> Optional[str]:
