@@ -368,3 +368,30 @@ def test_tl201_num_workers_accepts_slurm_and_refuses_other_words(tmp_path: Path)
     bad.write_text('[dataloader-without-workers]\nnum-workers = "all"\n')
     with pytest.raises(ConfigError, match='must be an integer or "slurm"'):
         load_config_file(bad)
+
+
+def test_tl202_says_a_generator_hands_the_batches_out_rather_than_returning_the_loader(tmp_path: Path) -> None:
+    """The loader behind `yield from loader` is not returned: the message says
+    a generator hands its batches out; a factory that returns the loader is
+    still "returned to" its caller."""
+    from torchlint.analysis.queries import summaries
+
+    for body, said in (("    yield from DataLoader(ds, batch_size=8)\n", "handed out batch by batch by a generator to"),
+                       ("    return DataLoader(ds, batch_size=8)\n", "returned to")):
+        folder = tmp_path / said.split()[0]
+        folder.mkdir()
+        (folder / "data.py").write_text("from torch.utils.data import DataLoader\n\n\ndef make(ds):\n" + body)
+        (folder / "train.py").write_text(textwrap.dedent("""
+            from data import make
+
+
+            def main(ds):
+                batches = make(ds)
+                for x, y in batches:
+                    x.cuda()
+        """))
+        index = build(sorted(folder.glob("*.py")), [summaries()])
+        data = folder / "data.py"
+        found = torchlint.check_source(data.read_text(), str(data), Settings(select=("TL202",)), index)
+        assert [d.code for d in found] == ["TL202"]
+        assert f"{said} `train.main`" in found[0].message

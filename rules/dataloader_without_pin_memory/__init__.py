@@ -380,7 +380,8 @@ class DataLoaderWithoutPinMemory(Rule):
             named = sorted(by_callers.callers, key=lambda name: name.endswith(MODULE_BODY))
             first = named[0].replace("." + MODULE_BODY, "") if named else "a caller"
             more = f" (and {len(by_callers.callers) - 1} more)" if len(by_callers.callers) > 1 else ""
-            how = "kept on `self` for" if by_callers.kept else "returned to"
+            how = ("kept on `self` for" if by_callers.kept else
+                   "handed out batch by batch by a generator to" if by_callers.yielded else "returned to")
             return f"{how} `{first}`{more}, which copies its batches to the GPU"
         if moved is not None:
             return f"whose batches are copied to the GPU on {self.cite_line(lines[moved].start.line)}"

@@ -827,7 +827,7 @@ class Loaders:
             # iterate the generator says nothing about the loader's passes.
             use = self._callees.returned_use(function, "")
             if use is not None and use.to_cuda:
-                drawn = ReturnUse(to_cuda=True, blocking=use.blocking, callers=use.callers)
+                drawn = ReturnUse(to_cuda=True, blocking=use.blocking, callers=use.callers, yielded=True)
                 found = drawn if found is None else found.merged(drawn)
         attribute = self._kept_as(constructor, function)
         if attribute is not None:  # `self.tr_set = DataLoader(...)`, used by subclasses' methods

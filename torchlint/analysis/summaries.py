@@ -328,12 +328,16 @@ class ReturnUse:
     kept: bool = False
     """Not returned but kept in a ``self`` attribute, and used by the methods
     of the class's subclasses (:meth:`Summaries.kept_use`)."""
+    yielded: bool = False
+    """Not returned but handed out batch by batch by a generator (``yield
+    from loader``): the callers' uses are of the items they draw."""
 
     def merged(self, other: "ReturnUse") -> "ReturnUse":
         """Both uses at once (a loader returned at two positions)."""
         return ReturnUse(self.iterated or other.iterated, self.repeated or other.repeated,
                          self.to_cuda or other.to_cuda, self.blocking or other.blocking,
-                         tuple(sorted({*self.callers, *other.callers})), self.kept and other.kept)
+                         tuple(sorted({*self.callers, *other.callers})), self.kept and other.kept,
+                         self.yielded and other.yielded)
 
 
 @dataclass(frozen=True)
