@@ -20,6 +20,7 @@ import libcst as cst
 
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import FrameworkCall, class_words, packages
+from torchlint.analysis.imports import is_torch_module
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.cells import CellOrder
 from torchlint.analysis.training import LoopFacts
@@ -87,8 +88,7 @@ class Suggestion(Rule):
     def _imports_torch(self) -> bool:
         scopes = self.names.scopes
         return scopes.star_imports or any(
-            binding.kind is BindingKind.IMPORT and binding.imported is not None
-            and (binding.imported == "torch" or binding.imported.startswith("torch."))
+            binding.kind is BindingKind.IMPORT and binding.imported is not None and is_torch_module(binding.imported)
             for scope in scopes.all_scopes() for binding in scope.iter_bindings())
 
     def step_loop(self, work: Workload) -> Optional[LoopFacts]:

@@ -328,6 +328,8 @@ class BlockingHostToDeviceCopy(Rule):
             if (start.line, len(text[:start.column].encode("utf-8"))) in wanted:
                 found.append(call)
         for call in found:
+            # The index's summaries may predate this text (a fix pass re-reads the file, not the
+            # project): a copy that now decides `non_blocking` is settled.
             if call in reported or _passes_non_blocking(call):
                 continue
             reported.add(call)

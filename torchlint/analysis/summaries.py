@@ -72,13 +72,13 @@ loop (built anew for every pass); the position empty for the whole value,
 else the index of the tuple element.  :func:`link` takes them out of the
 summaries and joins them by callee (:class:`ReturnUse`)."""
 HELD = "self."
-BATCH = "="
-"""Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
 """How an attribute of a method's own instance is named where a parameter
 would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
 like a parameter through the class's methods, then, for a class built by a
 call of the project, put in terms of the ``__init__`` parameter the class
 stores in that attribute (:func:`link`'s construction summaries)."""
+BATCH = "="
+"""Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
 
 
 # -- one file's facts, as written -------------------------------------------------------
@@ -562,7 +562,6 @@ class Summaries:
         found = first_in_bases(self.canonical(qualified), self.bases,
                                lambda name: self.placed.get(name, {}).get(attribute))
         return found if found != UNKNOWN else None
-
 
     def kept_use(self, qualified: str, attribute: str) -> Optional[ReturnUse]:
         """What the methods of the project class ``qualified``'s subclasses (in
@@ -2379,7 +2378,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
-    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders)
+    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
                      pinned_copies=_pinned_copies(written, modules, pinned))
@@ -2410,7 +2409,8 @@ def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], al
 
 def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
             aliases: Mapping[str, str], attributes: Mapping[str, Mapping[str, str]],
-            loaders: Mapping[str, BuiltLoader]) -> Dict[str, FrozenSet[str]]:
+            loaders: Mapping[str, BuiltLoader],
+            targets: Mapping[Tuple[str, int], Optional[str]]) -> Dict[str, FrozenSet[str]]:
     """:attr:`Summaries.pinned`: pinned loaders from the calls that build them
     to the parameters they fill, then on through the calls that pass those
     parameters (or the ``self`` attributes a construction keeps them in),
@@ -2452,14 +2452,10 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             found[target.qualified].add(parameter)
             pending.append(target.qualified)
 
-    targets: Dict[Tuple[str, int], Optional[Summary]] = {}
-
-    def target_of(name: str, index: int, call: Call) -> Optional[Summary]:
-        key = (name, index)
-        if key not in targets:
-            target = find(canonical_name(call.callee, aliases), state, bases)
-            targets[key] = target if target is not None and not target.wrapper else None
-        return targets[key]
+    def target_of(name: str, index: int) -> Optional[Summary]:
+        """What the function's call number ``index`` runs (resolved once, by :func:`link`)."""
+        qualified = targets.get((name, index))
+        return state.get(qualified) if qualified is not None else None
 
     for name, function in written.items():
         if function.pinned_attributes:  # `self.train_loader = DataLoader(..., pin_memory=True)`
@@ -2476,7 +2472,7 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
                     if source is not None and position in source.pinned_returns:
                         pinned_slots.append(slot)
             for slot in pinned_slots:
-                target = target_of(name, index, call)
+                target = target_of(name, index)
                 if target is not None:
                     add(target, slot, call.bound)
     done: Set[Tuple[str, int, str, bool]] = set()
@@ -2495,7 +2491,7 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             for slot, batch in passed:
                 if (name, index, slot, batch) not in done:
                     done.add((name, index, slot, batch))
-                    target = target_of(name, index, call)
+                    target = target_of(name, index)
                     if target is not None:
                         add(target, slot, call.bound, batch)
     for owner, attrs in held.items():

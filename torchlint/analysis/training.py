@@ -152,9 +152,6 @@ class Training:
         self._scopes = scopes
         self._names = names
         self._values = values
-        self._module = module
-        self._built: Optional[Dict[cst.CSTNode, int]] = None
-        """How many calls of the file build each of its classes (counted on first need)."""
         self._lightning_module = lightning_module
         self._classes: List[Tuple[cst.ClassDef, bool]] = []
         self._hooks_without_grad: Optional[FrozenSet[str]] = None
@@ -569,16 +566,17 @@ class Training:
     def _method_of_built(self, construction: cst.Call, method: str) -> Optional[cst.FunctionDef]:
         """``method`` as the file's class that ``construction`` builds
         (``Trainer(...)``) defines it, when that is the file's only
-        construction of the class: what the instance keeps is then what this
-        call passed (the file's facts join ``self`` attributes over every
-        construction of a class)."""
+        construction of the class (its one use by name): what the instance
+        keeps is then what this call passed (the file's facts join ``self``
+        attributes over every construction of a class)."""
         if not isinstance(construction.func, cst.Name):
             return None
         bindings = self._scopes.resolve(construction.func)
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
             return None
-        if self._constructions().get(bindings[0].node, 0) != 1:
-            return None
+        owner = bindings[0].scope
+        if owner is None or self._scopes.references(owner, bindings[0].name) != (construction.func,):
+            return None  # the class is named elsewhere too: built (or used) more than once
         scope = self._scopes.scope_of(bindings[0].node)
         if scope is None or scope.kind is not ScopeKind.CLASS:
             return None
@@ -586,22 +584,6 @@ class Training:
         if len(found) == 1 and isinstance(found[0].node, cst.FunctionDef):
             return found[0].node
         return None
-
-
-    def _constructions(self) -> Dict[cst.CSTNode, int]:
-        """Per class of the file, how many calls build it (``Cls(...)`` by its name)."""
-        if self._built is None:
-            counts: Dict[cst.CSTNode, int] = {}
-            pending: List[cst.CSTNode] = [self._module]
-            while pending:
-                node = pending.pop()
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-                    bindings = self._scopes.resolve(node.func)
-                    if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
-                        counts[bindings[0].node] = counts.get(bindings[0].node, 0) + 1
-                pending.extend(children(node))
-            self._built = counts
-        return self._built
 
 
 def _drawn_from(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
