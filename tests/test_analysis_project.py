@@ -294,6 +294,67 @@ def test_star_exports_follow_star_imports_of_the_project(tmp_path: Path) -> None
     assert index.star_export("utils.tools", "os") == "os"
 
 
+REEXPORT_PROJECT = {
+    "common.py": "import torch\nfrom torch.utils.data import DataLoader, Dataset\nfrom torch import load\n",
+    "data.py": "from common import DataLoader\nfrom common import load as restore\n",
+    "own.py": "from torch.utils.data import DataLoader\nclass DataLoader(DataLoader):\n    pass\n",
+    "rebound.py": "from torch import load\nload = None\n",
+    "quiet.py": "import torch\nclass Dataset:\n    pass\n",
+    "train.py": (
+        "from data import DataLoader, restore\nfrom own import DataLoader as Own\nfrom rebound import load\n"
+        "from quiet import Dataset\n"
+    ),
+}
+
+
+def test_a_name_a_project_module_imports_and_others_import_from_it_resolves(tmp_path: Path) -> None:
+    """`from data import DataLoader` where data.py imports it from common.py,
+    which imports torch's: the chain ends at torch.  A module that defines
+    or assigns the name itself re-exports nothing; a module whose imports do
+    not spell the name is not parsed for it (not among the parts)."""
+    files = _write(tmp_path, REEXPORT_PROJECT)
+    index = build(files, [])
+    assert index is not EMPTY
+    assert index.named_export("data.DataLoader") == "torch.utils.data.DataLoader"
+    assert index.named_export("data.restore") == "torch.load"
+    assert index.named_export("own.DataLoader") is None
+    assert index.named_export("rebound.load") is None
+    assert index.named_export("quiet.Dataset") is None
+    assert "quiet" not in index.star_parts and "data" in index.star_parts
+    assert index.named_export("missing.DataLoader") is None
+
+
+def test_a_project_that_re_exports_nothing_keeps_the_empty_index(tmp_path: Path) -> None:
+    files = _write(tmp_path, {"models.py": "import torch\nclass Net:\n    pass\n",
+                              "train.py": "from models import Net\nimport torch\n"})
+    assert build(files, []) is EMPTY
+
+
+def test_re_exported_torch_names_resolve_in_the_import_table(tmp_path: Path) -> None:
+    import libcst as cst
+
+    from torchlint.analysis.names import ImportTable
+
+    files = _write(tmp_path, REEXPORT_PROJECT)
+    index = build(files, [])
+    module = cst.parse_module(REEXPORT_PROJECT["train.py"] + "DataLoader(ds)\nOwn(ds)\nload(p)\nrestore(p)\n")
+    table = ImportTable.from_module(module, str(tmp_path / "train.py"), index)
+    assert table.qualified_name(cst.parse_expression("DataLoader")) == "torch.utils.data.DataLoader"
+    assert table.qualified_name(cst.parse_expression("restore")) == "torch.load"
+    assert table.qualified_name(cst.parse_expression("Own")) == "own.DataLoader"
+    assert table.qualified_name(cst.parse_expression("load")) == "rebound.load"
+    alone = ImportTable.from_module(module, str(tmp_path / "train.py"))
+    assert alone.qualified_name(cst.parse_expression("DataLoader")) == "data.DataLoader"  # no index: as imported
+
+
+def test_a_star_imported_module_s_own_definition_is_not_an_import(tmp_path: Path) -> None:
+    """`from models import *` where models.py imports `load` from torch and
+    then defines its own `load`: the star import binds the project's one."""
+    files = _write(tmp_path, {"models.py": "from torch import load\ndef load(p):\n    return p\n",
+                              "train.py": "from models import *\n"})
+    assert build(files, []).star_export("models", "load") is None
+
+
 def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> None:
     sources = dict(STAR_PROJECT)
     sources["other/__init__.py"] = ""

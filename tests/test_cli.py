@@ -424,6 +424,22 @@ def test_torch_from_a_project_star_import_is_torch(tmp_path: Path) -> None:
     assert "TL801" not in unknown.stdout and unknown.returncode == 0, unknown.stdout
 
 
+def test_torch_name_re_exported_by_a_project_module_is_torch(tmp_path: Path) -> None:
+    """`from utils import load` where the project's utils.py imports torch's
+    `load`: in a run over the project the call is torch's; where the module
+    defines its own `load` after importing torch's, it is not."""
+    root = project(tmp_path, {
+        "utils.py": "from torch import load\n",
+        "train.py": "from utils import load\nstate = load('ckpt.pt')\n",
+        "mine.py": "from torch import load\ndef load(path):\n    return path\n",
+        "other.py": "from mine import load\nstate = load('ckpt.pt')\n",
+    })
+    args = ["check", "--select", "TL801", "--torch-version", "2.0", "--no-cache", "--output-format", "concise", "."]
+    result = run(args, root)
+    assert "train.py:2:9: TL801" in result.stdout, result.stdout + result.stderr
+    assert "other.py" not in result.stdout
+
+
 def test_torch_from_a_relative_star_import_in_a_package(tmp_path: Path) -> None:
     """Inside a package, `from .common import *` where `common` imports torch."""
     root = project(tmp_path, {

@@ -489,18 +489,22 @@ def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_n
 # -- star imports -----------------------------------------------------------------
 
 _STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
-_EXPORTS_FORMAT = b"star-exports-2"
+_EXPORTS_FORMAT = b"star-exports-3"
 
 
 @dataclass(frozen=True)
 class Exports:
-    """One module's part of what its star import binds: the names its own
-    import statements bind, the modules it star-imports in turn (in source
-    order), and ``__all__`` when it is a literal list or tuple of strings."""
+    """One module's part of what its star import (or a ``from`` import of
+    one of its names) binds: the names its own import statements bind, the
+    modules it star-imports in turn (in source order), ``__all__`` when it
+    is a literal list or tuple of strings, and the names it also binds at
+    module level otherwise (a ``def``, ``class`` or assignment: such a name
+    is not, or not only, what it imported)."""
 
     imported: Mapping[str, str]
     stars: Tuple[str, ...]
     public: Optional[FrozenSet[str]]
+    defined: FrozenSet[str] = frozenset()
 
     def exports(self, name: str) -> bool:
         """Whether ``from <this module> import *`` may bind ``name``."""
@@ -511,6 +515,7 @@ def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
     """The :class:`Exports` of one parsed module."""
     stars: List[str] = []
     public: Optional[FrozenSet[str]] = None
+    defined: Set[str] = set()
     for statement in module_level(tree):
         if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
             source = absolute(module, statement.level, statement.module, is_package)
@@ -523,7 +528,20 @@ def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
             and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in statement.value.elts)
         ):
             public = frozenset(str(e.value) for e in statement.value.elts if isinstance(e, ast.Constant))
-    return Exports(module_imports(tree, module, is_package), tuple(stars), public)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            pending: List[ast.expr] = (list(statement.targets) if isinstance(statement, ast.Assign)
+                                       else [statement.target])
+            while pending:  # the names bound: `a, (b, *c) = ...` (not `a.x = ...`, `a[i] = ...`)
+                target = pending.pop()
+                if isinstance(target, ast.Name):
+                    defined.add(target.id)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    pending.extend(target.elts)
+                elif isinstance(target, ast.Starred):
+                    pending.append(target.value)
+    return Exports(module_imports(tree, module, is_package), tuple(stars), public, frozenset(defined))
 
 
 def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[Exports]:
@@ -534,12 +552,15 @@ def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store])
         stored = store.get_facts(key)
         if isinstance(stored, dict):
             imported, stars, public = stored.get("imported"), stored.get("stars"), stored.get("public")
+            defined = stored.get("defined")
             if (
                 isinstance(imported, dict) and all_of(str, *imported, *imported.values())
                 and isinstance(stars, list) and all_of(str, *stars)
                 and (public is None or (isinstance(public, list) and all_of(str, *public)))
+                and isinstance(defined, list) and all_of(str, *defined)
             ):
-                return Exports(imported, tuple(stars), None if public is None else frozenset(public))
+                return Exports(imported, tuple(stars), None if public is None else frozenset(public),
+                               frozenset(defined))
     tree = parse_quietly(data)
     if tree is None:
         return None
@@ -547,24 +568,39 @@ def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store])
     if store is not None:
         store.put_facts(key, {
             "imported": dict(found.imported), "stars": list(found.stars),
-            "public": None if found.public is None else sorted(found.public),
+            "public": None if found.public is None else sorted(found.public), "defined": sorted(found.defined),
         })
     return found
 
 
 def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
-               module_of: Optional[ModuleNames] = None) -> Dict[str, Exports]:
+               module_of: Optional[ModuleNames] = None,
+               statements: Callable[[bytes], List[bytes]] = import_statements) -> Dict[str, Exports]:
     """The :class:`Exports` of the project modules that some file
     star-imports, and of those they star-import in turn: each module read
     and parsed once.  A module name held by two files that disagree is left
     out (it binds nothing).  A module that is not among the run's files is
     looked for on disk where Python would find it for the importing script
     (its folder, and the working folder), so that linting only the changed
-    files (as pre-commit does) resolves as a run over the project."""
+    files (as pre-commit does) resolves as a run over the project.
+
+    Also, of the run's modules that another run file imports a name from
+    (``from dataset import DataLoader``), those that bind that name by an
+    import of their own (a re-export: :func:`named_lookup`), chains of such
+    modules followed.  Only a module whose import statements hold the word is
+    parsed, and only one that re-exports a name someone imports is kept."""
     wanted: Set[str] = set()
+    named: Dict[str, Set[str]] = {}
     roots: Set[Path] = {Path.cwd()}
     module_of = module_of or ModuleNames()
     for path, text in texts:
+        if b"from" in text:
+            lines = statements(text)
+            if lines:
+                module = module_of(path)
+                for source, names in imported_modules(lines, module, path.stem == "__init__"):
+                    if names and source != module and not is_torch_module(source):
+                        named.setdefault(source, set()).update(names)
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue
         stars = [(d, t.decode()) for d, t in _STAR_IMPORT.findall(text) if d or not is_torch_module(t.decode())]
@@ -579,29 +615,84 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
         # The folder above the file's top package: where a relative import starts.
         depth = module.count(".") + (path.stem == "__init__")
         roots.add(path.parents[depth] if depth < len(path.parents) else path.parent)
-    if not wanted:
+    if not wanted and not named:
         return {}
     by_last: Dict[str, List[Text]] = {}
     for path, text in texts:
         by_last.setdefault(path.parent.name if path.stem == "__init__" else path.stem, []).append((path, text))
+
+    def run_module(name: str) -> List[Text]:
+        return [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if module_of(p) == name]
+
+    def exports_in(name: str, candidates: List[Text]) -> Optional[Exports]:
+        found = [e for e in (stored_exports(path, text, name, store) for path, text in candidates) if e is not None]
+        return found[0] if len(found) == 1 or (found and all(f == found[0] for f in found)) else None
+
     parts: Dict[str, Optional[Exports]] = {}
     pending = sorted(wanted)
     while pending:
         name = pending.pop()
         if name in parts or is_torch_module(name):
             continue
-        candidates = [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if module_of(p) == name]
-        if not candidates:
-            candidates = on_disk(name, roots, module_of)
-        found: List[Exports] = []
-        for path, text in candidates:
-            exports = stored_exports(path, text, name, store)
-            if exports is not None:
-                found.append(exports)
-        parts[name] = found[0] if len(found) == 1 or (found and all(f == found[0] for f in found)) else None
-        for exports in found[:1]:
-            pending.extend(star for star in exports.stars if star not in parts)
-    return {name: exports for name, exports in sorted(parts.items()) if exports is not None}
+        candidates = run_module(name) or on_disk(name, roots, module_of)
+        parts[name] = exports_in(name, candidates)
+        held = parts[name]
+        if held is not None:
+            pending.extend(star for star in held.stars if star not in parts)
+    reexporting: Dict[str, Exports] = {}
+    done: Dict[str, Set[str]] = {}
+    asked = sorted(named.items())
+    while asked:
+        name, words = asked.pop()
+        fresh = words - done.setdefault(name, set())
+        if not fresh or name in parts:
+            continue
+        done[name] |= fresh
+        held = reexporting.get(name)
+        if held is None:
+            candidates = run_module(name)
+            spelled = {w for _, text in candidates for w in _WORD.findall(b" ".join(statements(text)))}
+            if not any(word.encode() in spelled for word in fresh):
+                continue  # (asked again for other words, the module is searched again: rare)
+            held = exports_in(name, candidates)
+            if held is None:
+                continue
+        reexported = sorted(word for word in fresh if word in held.imported and word not in held.defined)
+        if not reexported:
+            continue
+        reexporting[name] = held
+        for word in reexported:  # the module it imports the name from may re-export it in turn
+            origin = held.imported[word]
+            if "." in origin and not is_torch_module(origin):
+                module, _, last = origin.rpartition(".")
+                asked.append((module, {last}))
+    kept = {name: exports for name, exports in parts.items() if exports is not None}
+    return dict(sorted({**reexporting, **kept}.items()))
+
+
+def named_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optional[str]:
+    """The dotted path ``name`` has after ``from <module> import name``,
+    when the module binds it by an import of its own and nothing else
+    (``dataset.py`` doing ``from torch.utils.data import DataLoader``),
+    followed through modules that re-export it in turn (each once); None
+    when the module is not known or defines or assigns the name itself."""
+    seen: Set[Tuple[str, str]] = set()
+    target: Optional[str] = None
+    while (module, name) not in seen:
+        seen.add((module, name))
+        exports = parts.get(module)
+        if exports is None or name in exports.defined:
+            return target
+        found = exports.imported.get(name)
+        if found is None:
+            found = star_lookup(parts, module, name)
+        if found is None:
+            return None
+        target = found
+        module, _, name = found.rpartition(".")
+        if not module:
+            return target
+    return None  # a cycle
 
 
 def star_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optional[str]:
@@ -618,6 +709,8 @@ def star_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optiona
     exports: Optional[Exports] = first
     while True:
         if exports is not None:
+            if name in exports.defined:
+                return None  # the module's own definition, not an import
             if name in exports.imported:
                 return exports.imported[name]
             stack.append(iter(reversed(exports.stars)))

@@ -111,8 +111,10 @@ class ProjectIndex:
     call in the project passes by name: a setting the project already makes."""
     star_parts: Mapping[str, Exports] = field(default_factory=dict)
     """For each project module that some file star-imports, and those it
-    star-imports in turn: what its own imports bind, what it star-imports,
-    its ``__all__`` (:meth:`star_export` resolves a name through them)."""
+    star-imports in turn, and each run module that re-exports by an import a
+    name another run file imports from it: what its own imports bind, what it
+    star-imports, its ``__all__``, what it defines itself (:meth:`star_export`
+    and :meth:`named_export` resolve a name through them)."""
     methods: Mapping[str, Mapping[str, MethodShape]] = field(default_factory=dict)
     """For each module-level class of the project that defines one of the
     methods rules asked about: those methods' shapes, by name."""
@@ -162,6 +164,20 @@ class ProjectIndex:
             from torchlint.analysis.imports import star_lookup
 
             self._memo[key] = star_lookup(self.star_parts, module, name)
+        return self._memo[key]
+
+    def named_export(self, qualified: str) -> Optional[str]:
+        """The dotted path a name imported from a project module has
+        (``dataset.DataLoader`` -> ``torch.utils.data.DataLoader``) when that
+        module re-exports it by an import; None otherwise."""
+        if not self.star_parts or "." not in qualified:
+            return None
+        key = ("=", qualified)
+        if key not in self._memo:
+            from torchlint.analysis.imports import named_lookup
+
+            module, _, name = qualified.rpartition(".")
+            self._memo[key] = named_lookup(self.star_parts, module, name)
         return self._memo[key]
 
     def calls_method(self, name: str) -> bool:

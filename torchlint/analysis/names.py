@@ -123,6 +123,11 @@ class ImportTable:
             if target is not None and binding.imported != target:
                 return None
             target = binding.imported
+        if target is not None and not _is_torch(target):
+            # `from dataset import DataLoader`, where the project's dataset.py imports torch's.
+            found = self._project.named_export(target)
+            if found is not None and _is_torch(found):
+                return found
         return target
 
     def _star_binding(self, local: str, scope: Scope) -> Optional[str]:

@@ -82,7 +82,8 @@ def build_from(texts: Sequence[Text], queries: Iterable[Query], store: Optional[
 
 def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: ModuleNames, each: "Each",
            per_tree: Optional[Callable[[ast.Module], Any]] = None) -> ProjectIndex:
-    stars = star_parts(texts, store, module_of)
+    statements = ImportLines()
+    stars = star_parts(texts, store, module_of, statements)
     bases = asked.of_kind(SUBCLASSES)
     callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
     names = frozenset(asked.of_kind(NAMES))
@@ -93,7 +94,6 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
             or wants_saves):
         # No rule asks about the project; star imports of its modules still resolve.
         return ProjectIndex(star_parts=stars) if stars else EMPTY
-    statements = ImportLines()
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)

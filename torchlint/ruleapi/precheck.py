@@ -55,8 +55,15 @@ class PrecheckFacts:
         """Whether any import names ``torch`` or a module under it, or may
         bring it in: a star import of another module (the project index can
         tell that ``from models import *`` binds ``torch``), the only ways a
-        rule's qualified ``torch.*`` name can resolve."""
-        return any(name == "torch" or name.startswith("torch.") or name.endswith(".*") for name in self.imports)
+        rule's qualified ``torch.*`` name can resolve; or a name the index
+        says a project module re-exports from torch (``from dataset import
+        DataLoader``)."""
+        if any(name == "torch" or name.startswith("torch.") or name.endswith(".*") for name in self.imports):
+            return True
+        project = self.project
+        if project is None or not project.star_parts:
+            return False
+        return any(_is_torch(project.named_export(name)) for name in self.imports)
 
     def imports_from(self, packages: Iterable[str]) -> bool:
         """Whether any import names one of ``packages`` (top-level names such
@@ -86,6 +93,10 @@ class PrecheckFacts:
     def contains_any(self, words: Iterable[str]) -> bool:
         """Whether the text contains one of ``words`` (the trigger-word test)."""
         return any(word in self.source for word in words)
+
+
+def _is_torch(name: Optional[str]) -> bool:
+    return name is not None and (name == "torch" or name.startswith("torch."))
 
 
 def facts_of(source: str) -> Optional[PrecheckFacts]:
