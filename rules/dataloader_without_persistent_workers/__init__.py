@@ -48,7 +48,10 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     again itself (a generator over `while True: for batch in loader`);
     or a generator of the file that hands out its batches pass after pass
     (`while True: yield from loader`, also when the generator builds the
-    loader itself; also `with tqdm(loader) as bar: for batch in bar`).
+    loader itself; also `with tqdm(loader) as bar: for batch in bar`); or
+    a loader iterated by hand with an `iter(loader)` that runs again and
+    again (in the epoch loop, or where a run-dry iterator is made anew in
+    the step loop: `except StopIteration: it = iter(loader)`).
     What another module's function does comes from its code (the project
     index's summaries), never from its name.  An epoch loop may also be a
     `while` loop (`while step < max_step:` or `while True:` with a `break`)
@@ -319,6 +322,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             if loop.repeated:
                 repeated |= loop.loaders
         repeated |= loaders.looped_yields()  # `while True: yield from loader`
+        repeated |= loaders.restarted()  # `it = iter(loader)` again and again
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders

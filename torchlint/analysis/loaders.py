@@ -455,6 +455,20 @@ class Loaders:
             found |= self._iterated(item)
         return frozenset(found)
 
+    def restarted(self) -> FrozenSet[cst.Call]:
+        """Loaders iterated by hand again and again: an ``iter(loader)`` that
+        runs in a loop (or in a function of the file called in one), as
+        where an iterator run dry is made anew inside the step loop
+        (``except StopIteration: it = iter(loader)``); each call starts a
+        new pass over the loader."""
+        found: Set[cst.Call] = set()
+        for call in self._calls:
+            if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+                    and _is_builtin(call.func, self._scopes, frozenset({"iter"}))
+                    and (call in self._in_loop or self._called_in_loop(call, set()))):
+                found |= self._iterated(call.args[0].value)
+        return frozenset(found)
+
     def passes(self) -> Iterator[LoaderPass]:
         """Every call that hands a loader to another module's function (or
         a library's) which iterates it; the file's own functions are
