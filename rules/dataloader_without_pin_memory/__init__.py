@@ -55,7 +55,8 @@ class DataLoaderWithoutPinMemory(Rule):
     loader`, for ever in a `while True:` or once) counts as returning them:
     its callers' copies of the items they draw (`batch, cond =
     next(self.data)` in a loop object the generator was handed to) copy the
-    loader's batches.
+    loader's batches; so does a generator of a script that no other module
+    imports (`self.dl = cycle(DataLoader(...))`, then `next(self.dl).cuda()`).
     A loader handed to the constructor of a project class (in this file or
     another module: `Solver(cfg, train_loader, val_loader)`) whose `__init__`
     keeps it on `self` counts as handed to the class's methods: one of them

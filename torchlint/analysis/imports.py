@@ -462,8 +462,11 @@ def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_n
     those that call them: every project module some file imports, and every
     file that imports one (path, bytes, module name).  torch's own modules
     are left out, and so is a file that neither imports a project module
-    nor is imported (a script on its own).  ``aliases``: other names of
-    the modules (:func:`namespace_aliases`), as imports may spell them."""
+    nor is imported (a script on its own), unless it defines a generator
+    (it says ``yield``): what the file's own generators hand out (a loader's
+    batches, drawn with ``next``) is known from their summaries alone.
+    ``aliases``: other names of the modules (:func:`namespace_aliases`), as
+    imports may spell them."""
     names = [(path, text, module_of(path)) for path, text in texts]
     modules = {module for _, _, module in names if not is_torch_module(module)}
     if not modules:
@@ -483,7 +486,7 @@ def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_n
         imported[i] = found
         targets |= found
     return [(path, text, module) for i, (path, text, module) in enumerate(names)
-            if module in modules and (module in targets or imported[i])]
+            if module in modules and (module in targets or imported[i] or b"yield" in text)]
 
 
 # -- star imports -----------------------------------------------------------------
