@@ -36,7 +36,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     with worker processes (`num_workers` a positive literal, or a variable)
     and no `persistent_workers`, when the file iterates the loader again
     and again (also through a dict of loaders read by key, `loaders[phase]`,
-    where any loader of the dict counts): a `for` loop over it that itself runs inside another loop
+    where any loader of the dict counts, in this file or in another
+    module's function the dict is handed to): a `for` loop over it that itself runs inside another loop
     (an epoch loop), directly or through a function of the file that an
     epoch loop calls (when that function loops over its parameter, only the
     loaders the calls made in a loop pass count: `test(model, test_loader)`

@@ -35,7 +35,8 @@ class DataLoaderWithoutPinMemory(Rule):
     `tqdm` or `zip`, through a function of the file that receives the
     loader, or through a dict of loaders read by key, `loaders[phase]` of
     `{x: DataLoader(...) for x in phases}` or of a dict display, where any
-    loader of the dict counts) moves the batch, or a part of it (`x, y = batch`, `batch[0]`,
+    loader of the dict counts, also when the dict is handed to another
+    module's function that loops over `dataloaders[phase]`) moves the batch, or a part of it (`x, y = batch`, `batch[0]`,
     `batch["image"]`, or the batch wrapped in the legacy
     `torch.autograd.Variable`, which returns the tensor itself since torch
     0.4), with `.cuda()` or `.to(device)` where the device is not the CPU.

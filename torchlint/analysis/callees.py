@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import (
-    EMPTY_SUMMARIES, HELD, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
+    EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
 )
 from torchlint.analysis.values import literal_bool
 
@@ -267,6 +267,8 @@ class Callees:
             for moved, device, settled in sorted(target.summary.moves_items):
                 if moved == parameter:
                     found.append((value, True, device, settled))
+                elif moved == parameter + VALUES:  # the items of the loaders a dict passed for it holds
+                    found.append((values_of(value), True, device, settled))
             for moved, device, settled in sorted(target.summary.moves):
                 if moved == parameter:
                     found.append((value, False, device, settled))
@@ -392,6 +394,8 @@ class Callees:
             parameter = target.parameter(position, keyword)
             if parameter is not None and parameter in wanted:
                 found.append(value)
+            if parameter is not None and parameter + VALUES in wanted:
+                found.append(values_of(value))
         return found
 
     def built_loader(self, call: cst.Call) -> Optional[Tuple[BuiltLoader, Target]]:
@@ -587,3 +591,11 @@ class Callees:
 
 
 __all__ = ["Callees", "Target", "arguments"]
+
+
+def values_of(argument: cst.BaseExpression) -> cst.Subscript:
+    """``argument[...]``: what a callee reads from a container an argument
+    passes (:data:`~torchlint.analysis.summaries.VALUES`), for the loader
+    facts, which read a subscript as any value of the dict it reads.  Not a
+    node of the module: only its ``value`` is looked up."""
+    return cst.Subscript(value=argument, slice=(cst.SubscriptElement(cst.Index(cst.Ellipsis())),))

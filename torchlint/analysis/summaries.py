@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-10"
+_FORMAT = b"callable-summaries-11"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -79,6 +79,11 @@ call of the project, put in terms of the ``__init__`` parameter the class
 stores in that attribute (:func:`link`'s construction summaries)."""
 BATCH = "="
 """Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
+VALUES = "[]"
+"""After a parameter's name: the values the parameter holds (a dict or list of
+loaders: ``for x, y in dataloaders[phase]``), not the parameter itself, which
+a loop over it would draw keys or elements from.  Callers put in
+``argument[...]`` for it (:meth:`~torchlint.analysis.callees.Callees.iterated`)."""
 
 
 # -- one file's facts, as written -------------------------------------------------------
@@ -1273,6 +1278,11 @@ class _FunctionScan:
         parameter = self.subject(expr)
         if parameter is not None:
             return {parameter}
+        if isinstance(expr, ast.Subscript):  # `for x, y in dataloaders[phase]`: a loader the container holds
+            container = self.subject(expr.value)
+            if container is not None:
+                self.expression(expr.slice, disabled)
+                return {container + VALUES}
         result = self.result_of(expr)
         if result is not None:
             return self._drawn(expr, disabled) | {result}
