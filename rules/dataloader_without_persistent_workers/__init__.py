@@ -52,7 +52,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     loader itself; also `with tqdm(loader) as bar: for batch in bar`); or
     a loader iterated by hand with an `iter(loader)` that runs again and
     again (in the epoch loop, or where a run-dry iterator is made anew in
-    the step loop: `except StopIteration: it = iter(loader)`).
+    the step loop: `except StopIteration: it = iter(loader)`), in this
+    file or in a method of a project class, in any module, that keeps the
+    loader on `self` (`data_iter = iter(self.loader)` again in its step loop).
     What another module's function does comes from its code (the project
     index's summaries), never from its name.  An epoch loop may also be a
     `while` loop (`while step < max_step:` or `while True:` with a `break`)

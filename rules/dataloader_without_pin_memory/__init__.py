@@ -58,6 +58,10 @@ class DataLoaderWithoutPinMemory(Rule):
     next(self.data)` in a loop object the generator was handed to) copy the
     loader's batches; so does a generator of a script that no other module
     imports (`self.dl = cycle(DataLoader(...))`, then `next(self.dl).cuda()`).
+    Batches drawn by hand count too: `x, y = next(data_iter)` where every
+    assignment of `data_iter` is `iter(...)` of the same loader (a parameter,
+    a value a project function returned, or `self.loader` in a method of a
+    class that keeps the loader, in any module).
     A loader handed to the constructor of a project class (in this file or
     another module: `Solver(cfg, train_loader, val_loader)`) whose `__init__`
     keeps it on `self` counts as handed to the class's methods: one of them

@@ -810,6 +810,10 @@ class _FunctionScan:
         self.copies: Set[Tuple[str, int, int]] = set()
         self.pinned_returns: Set[str] = set()
         self.pinned_attributes: Set[str] = set()
+        self.iterators: Dict[str, Optional[str]] = {}
+        """Local names every assignment so far binds to ``iter(x)`` of one
+        tracked value (a parameter, a returned value, ``self.<attr>``): that
+        value, which ``next(name)`` draws from; None after any other binding."""
         self.pinned_names: Dict[str, Optional[str]] = {}
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
@@ -1158,6 +1162,13 @@ class _FunctionScan:
                         pinned = built if built is not None and self.pins_loader(node.value) else None
                         earlier = self.pinned_names.get(leaf.id, pinned)
                         self.pinned_names[leaf.id] = pinned if earlier == pinned else None
+            iterated = self.iterator_of(node.value)
+            for target in node.targets:  # `data_iter = iter(self.loader)`, perhaps again once it runs dry
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name) and (iterated is not None or leaf.id in self.iterators):
+                        earlier = self.iterators.get(leaf.id, iterated)
+                        self.iterators[leaf.id] = iterated if earlier == iterated and isinstance(
+                            target, ast.Name) else None
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             paired = self.pairwise(node.targets[0], node.value) if (
@@ -1271,6 +1282,17 @@ class _FunctionScan:
                 and expr.args and not isinstance(expr.args[0], ast.Starred) and not expr.keywords
                 and not self.reader.shadowed("next", self)):
             return None
+        source = expr.args[0]
+        if isinstance(source, ast.Name) and source.id in self.iterators:  # `next(data_iter)`
+            return self.iterators[source.id]
+        return self.tracked(source)
+
+    def iterator_of(self, expr: ast.expr) -> Optional[str]:
+        """``iter(x)`` (the builtin) of a parameter, a returned value or ``self.<attr>``: that value."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "iter"
+                and len(expr.args) == 1 and not isinstance(expr.args[0], ast.Starred) and not expr.keywords
+                and not self.reader.shadowed("iter", self)):
+            return None
         return self.tracked(expr.args[0])
 
     def drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
@@ -1376,6 +1398,11 @@ class _FunctionScan:
                     parameter = self.subject(node.args[0])
                     if parameter is not None and not self.reader.shadowed(node.func.id, self):
                         self.iterates.add(parameter)
+                    restarted = self.iterator_of(node)
+                    if restarted is not None:  # `iter(self.loader)`: a new pass, again and again in a loop
+                        self.iterates.add(restarted)
+                        if self.loops:
+                            self.repeats.add(restarted)
             pending.extend(ast.iter_child_nodes(node))
 
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
