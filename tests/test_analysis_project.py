@@ -355,6 +355,26 @@ def test_a_star_imported_module_s_own_definition_is_not_an_import(tmp_path: Path
     assert build(files, []).star_export("models", "load") is None
 
 
+def test_a_name_bound_once_to_a_torch_name_is_exported_as_that_name(tmp_path: Path) -> None:
+    """`LongTensor = torch.LongTensor` at module level, reached through two
+    star imports, is torch's; a name bound twice, or bound and also defined
+    by a `def`, or bound to something that is not torch, is not an alias."""
+    files = _write(tmp_path, {
+        "utils/__init__.py": "from utils.tensors import *\n",
+        "utils/tensors.py": (
+            "import torch\nimport numpy as np\nLongTensor = torch.LongTensor\n"
+            "Double = torch.DoubleTensor\nDouble = torch.FloatTensor\n"
+            "def ones(*size):\n    return size\nones = torch.ones\nfloat32 = np.float32\n"
+        ),
+        "train.py": "from utils import *\nx = LongTensor([1])\n",
+    })
+    index = build(files, [])
+    assert index.star_export("utils", "LongTensor") == "torch.LongTensor"
+    assert index.star_export("utils", "Double") is None
+    assert index.star_export("utils", "ones") is None
+    assert index.star_export("utils", "float32") is None
+
+
 def test_star_exports_of_a_module_name_two_files_disagree_on(tmp_path: Path) -> None:
     sources = dict(STAR_PROJECT)
     sources["other/__init__.py"] = ""

@@ -493,12 +493,16 @@ def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_n
 
 _STAR_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 _EXPORTS_FORMAT = b"star-exports-3"
+_UNKNOWN = ast.Constant(None)
+"""What a binding that is not ``name = <dotted name>`` binds, as far as aliases go."""
 
 
 @dataclass(frozen=True)
 class Exports:
     """One module's part of what its star import (or a ``from`` import of
-    one of its names) binds: the names its own import statements bind, the
+    one of its names) binds: the names its own import statements bind (and
+    those it binds once, and only, to a torch name: ``LongTensor =
+    torch.LongTensor``), the
     modules it star-imports in turn (in source order), ``__all__`` when it
     is a literal list or tuple of strings, and the names it also binds at
     module level otherwise (a ``def``, ``class`` or assignment: such a name
@@ -519,6 +523,7 @@ def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
     stars: List[str] = []
     public: Optional[FrozenSet[str]] = None
     defined: Set[str] = set()
+    assigned: Dict[str, List[ast.expr]] = {}
     for statement in module_level(tree):
         if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
             source = absolute(module, statement.level, statement.module, is_package)
@@ -533,6 +538,7 @@ def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
             public = frozenset(str(e.value) for e in statement.value.elts if isinstance(e, ast.Constant))
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.add(statement.name)
+            assigned.setdefault(statement.name, []).append(_UNKNOWN)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             pending: List[ast.expr] = (list(statement.targets) if isinstance(statement, ast.Assign)
                                        else [statement.target])
@@ -540,11 +546,25 @@ def exports_of(tree: ast.Module, module: str, is_package: bool) -> Exports:
                 target = pending.pop()
                 if isinstance(target, ast.Name):
                     defined.add(target.id)
+                    whole = isinstance(statement, ast.Assign) and len(statement.targets) == 1 and (
+                        statement.targets[0] is target)
+                    value = statement.value if whole else None
+                    assigned.setdefault(target.id, []).append(value if value is not None else _UNKNOWN)
                 elif isinstance(target, (ast.Tuple, ast.List)):
                     pending.extend(target.elts)
                 elif isinstance(target, ast.Starred):
                     pending.append(target.value)
-    return Exports(module_imports(tree, module, is_package), tuple(stars), public, frozenset(defined))
+    imported = module_imports(tree, module, is_package)
+    # `LongTensor = torch.LongTensor`, bound once and by nothing else: another
+    # name of the torch object, as an import would bind it.
+    aliases = {}
+    for name, values in assigned.items():
+        if len(values) == 1 and name not in imported and isinstance(values[0], (ast.Name, ast.Attribute)):
+            target_name = resolve(values[0], imported, {})
+            if target_name is not None and is_torch_module(target_name):
+                aliases[name] = target_name
+    defined -= set(aliases)
+    return Exports({**imported, **aliases}, tuple(stars), public, frozenset(defined))
 
 
 def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store]) -> Optional[Exports]:
