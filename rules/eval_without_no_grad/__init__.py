@@ -149,7 +149,8 @@ class EvalWithoutNoGrad(Rule):
     calls `self.model(...)` with gradients on); `agent.eval()` counts as well
     when the class's own `eval` puts those attributes in eval mode, such as
     `def eval(self): self.policy.eval()`); a function that loads trained weights into the model
-    it runs (`m.load_state_dict(...)`, `m = torch.load(...)`) and iterates
+    it runs (`m.load_state_dict(...)`, `m = torch.load(...)`, or a whole model kept
+    in a checkpoint, `m = torch.load(...)["model"]`) and iterates
     or turns outputs into plain values; or a function that every caller in
     the file hands an object it has just put in eval mode (`model.eval();
     decode(model, x)` makes `decode` evaluation code); or, in a script that
@@ -196,7 +197,10 @@ class EvalWithoutNoGrad(Rule):
     goes back to `.train()`, is reported on the `.eval()` (or loading) line;
     not when the script switches gradients off by hand before that point
     (`torch.set_grad_enabled(False)` as a statement at the top of its
-    `__main__` block holds for everything after it).
+    `__main__` block holds for everything after it).  Each such `.eval()`
+    is reported for the forward passes before the model's next `.eval()`:
+    an evaluation every few steps inside the training loop and the test loop
+    after it are two places to fix.
     The same holds inside a function or method that also trains (a
     `backward()`, an optimizer step) and then evaluates, each epoch: a
     `model.eval()` followed by a forward pass of that model outside
@@ -877,9 +881,12 @@ class EvalWithoutNoGrad(Rule):
         value = node.value
         if isinstance(value, cst.Call):
             self._frame.constructed.add(target)
-            if self.names.call_name(value) == "torch.load":
-                self._frame.loaded.add(target)
-                self._frame.loads.append((target, value, self._tick()))
+        # `model = torch.load(path)`, or a whole model kept in a checkpoint: `torch.load(path)["model"]`
+        loading = value.value if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(
+            value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.SimpleString) else value
+        if isinstance(loading, cst.Call) and self.names.call_name(loading) == "torch.load":
+            self._frame.loaded.add(target)
+            self._frame.loads.append((target, loading, self._tick()))
         # model = Net().to(device).eval()
         eval_call = _eval_in_chain(value)
         if eval_call is not None:
@@ -1037,26 +1044,25 @@ class EvalWithoutNoGrad(Rule):
         puts a model in eval mode (or loads trained weights into it, in a
         script) and then runs it outside ``torch.no_grad()``, with no gradient
         work before the model goes back to ``.train()`` (or the code ends)."""
-        reported: Set[str] = set()
         evaled = {obj for obj, _, _ in frame.evals}
         loads = [entry for entry in frame.loads if entry[0] not in evaled] if frame.node is None else []
         for (obj, call, start), by_eval in [*((e, True) for e in frame.evals), *((e, False) for e in loads)]:
-            if obj in reported:
-                continue
             # The stretch until the same model goes back to training.
             end = min([order for o, order in frame.trains if o == obj and order > start],
                       default=self._order + 1)
+            # Its own forward passes: those before the model's next `.eval()` (which
+            # is reported for what follows it): each evaluation is a place to fix.
+            own = min([order for o, _, order in frame.evals if o == obj and order > start], default=end)
             # Gradient work in the stretch, or grad mode managed by hand before its end
             # (`torch.set_grad_enabled(False)` at the top of `__main__` holds for the rest).
             if any(start < order < end for order in frame.needs_grad) or any(
                     order < end for order in frame.manages_grad):
                 continue
             if not any(
-                start < f.order < end and not f.guarded and self._runs_evaled(f, {obj})
+                start < f.order < min(end, own) and not f.guarded and self._runs_evaled(f, {obj})
                 for f in frame.forwards
             ):
                 continue
-            reported.add(obj)
             what = "is put in eval mode and" if by_eval else "gets trained weights and is"
             self.report(
                 call,
