@@ -131,7 +131,11 @@ class DataLoaderWithoutPinMemory(Rule):
     CUDA or taken from a project helper some `return` of which gives CUDA
     (`device = define_device("auto")`).  What callers do comes from the project index (each file's calls
     recorded once and joined), never from names; the function's own file
-    need not mention CUDA.
+    need not mention CUDA.  Nor need a subclass's module: a copy to
+    `self.device` where a base class of the project (in any module) sets
+    `self.device` to CUDA on some path (`self.device = self.get_device()`,
+    which returns `torch.device("cuda")` when it is available) is a copy
+    to the GPU, unless the class sets its own device.
 
     Not reported: a loader with `**kwargs` that may carry `pin_memory`, a
     `pin_memory` given by a variable or any expression other than `False`,
@@ -454,8 +458,10 @@ class DataLoaderWithoutPinMemory(Rule):
         # A file whose Accelerator places what it prepares runs on that device: a copy to a
         # device known at run time there (`batch.to(model.device)`) is a copy to it.
         on_device = loaders.uses_cuda or bool(self._prepares)
-        if on_device:
-            for move in loaders.moves():
+        for move in loaders.moves():
+            # (A file that never names CUDA may copy to a device a base class of
+            # another module keeps: `batch_X.to(self.device)`, the summaries' CUDA by name.)
+            if on_device or move.cuda:
                 for loader in move.loaders:
                     first_move.setdefault(loader, move.call)
         for elsewhere in loaders.handed_moves():
@@ -467,7 +473,7 @@ class DataLoaderWithoutPinMemory(Rule):
             use = loaders.returned_use(call)
             if use is not None and use.to_cuda:
                 by_callers[call] = use
-        if not loaders.uses_cuda and not prepared and not handed and not by_callers:
+        if not loaders.uses_cuda and not prepared and not handed and not by_callers and not first_move:
             return
         for wrapped in loaders.wrapped_calls:
             self._wrapped(wrapped, first_move.get(wrapped.call), prepared.get(wrapped.call), handed.get(wrapped.call))

@@ -311,6 +311,17 @@ class Callees:
             return None
         return self.default_device(construction, parameter)
 
+    def kept_device(self, node: cst.ClassDef, attribute: str) -> Optional[str]:
+        """``cuda`` or ``cpu``: the device this file's module-level class (or
+        the first of its bases, in any module, that sets it) keeps in
+        ``self.<attribute>`` (``self.device = self.get_device()`` in a base
+        class of another module); None when unknown."""
+        scope = self._scopes.scope_of(node)
+        owner = scope.parent if scope is not None else None
+        if owner is None or owner.kind is not ScopeKind.MODULE:
+            return None
+        return self._summaries.attribute_device(f"{self._module}.{node.name.value}", attribute)
+
     def owner(self, call: cst.Call) -> Optional[str]:
         """The class whose method ``call`` runs on an instance (None for a function)."""
         target = self._cache.get(call) if call in self._cache else self.target(call)

@@ -581,7 +581,9 @@ class Loaders:
         if len(positional) >= 3 and non_blocking is None:
             non_blocking = positional[2]
         settled = non_blocking is not None or starred or len(positional) == 2
-        return BatchMove(call, receiver, loaders, self._certainly_cuda(target.value), non_blocking, settled)
+        # `self.device` a base class of another module sets: CUDA by name there (the summaries).
+        kept = isinstance(target.value, cst.Attribute) and self._kept_device(target.value) == "cuda"
+        return BatchMove(call, receiver, loaders, self._certainly_cuda(target.value) or kept, non_blocking, settled)
 
     def device_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[Device]:
         """The device ``expr`` is, following a parameter to the arguments the
@@ -794,19 +796,32 @@ class Loaders:
                     found.append(call)
         return found
 
-    def _self_attribute_values(self, expr: cst.Attribute) -> List[cst.BaseExpression]:
-        """``self.x``: what the class's ``__init__`` assigns to ``self.x``."""
+    def _kept_device(self, expr: cst.Attribute) -> Optional[str]:
+        """``self.x`` in a method: the device the summaries say the class (or
+        a base) keeps there, ``cuda`` by name on some path or ``cpu``."""
+        node = self._own_class(expr)
+        if node is None or self._callees is None:
+            return None
+        return self._callees.kept_device(node, expr.attr.value)
+
+    def _own_class(self, expr: cst.Attribute) -> Optional[cst.ClassDef]:
+        """The class whose method reads ``self.x`` (``self`` its first parameter)."""
         receiver = expr.value
         if not isinstance(receiver, cst.Name):
-            return []
+            return None
         bindings = self._scopes.resolve(receiver)
         if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
-            return []
+            return None
         scope = bindings[0].scope
         if scope is None or scope.parent is None or scope.parent.kind is not ScopeKind.CLASS:
-            return []
+            return None
         node = scope.parent.node
-        if not isinstance(node, cst.ClassDef):
+        return node if isinstance(node, cst.ClassDef) else None
+
+    def _self_attribute_values(self, expr: cst.Attribute) -> List[cst.BaseExpression]:
+        """``self.x``: what the class's ``__init__`` assigns to ``self.x``."""
+        node = self._own_class(expr)
+        if node is None:
             return []
         return [value for value in self._values.attribute_writes(node).get(expr.attr.value, ()) if value is not None]
 
