@@ -440,6 +440,21 @@ def test_torch_name_re_exported_by_a_project_module_is_torch(tmp_path: Path) -> 
     assert "other.py" not in result.stdout
 
 
+def test_torch_from_a_star_import_of_a_namespace_package_module(tmp_path: Path) -> None:
+    """`from nerf.utils import *` where the folder nerf/ has no `__init__.py`
+    (a namespace package, which Python 3 imports all the same) and utils.py
+    imports torch: over the project and over the one file."""
+    root = project(tmp_path, {
+        "nerf/utils.py": "import torch\n",
+        "dnerf/train.py": "from nerf.utils import *\nstate = torch.load('ckpt.pt')\n",
+    })
+    args = ["check", "--select", "TL801", "--torch-version", "2.0", "--no-cache", "--output-format", "concise"]
+    whole = run([*args, "."], root)
+    assert "train.py:2:9: TL801" in whole.stdout, whole.stdout + whole.stderr
+    alone = run([*args, "dnerf/train.py"], root)
+    assert "train.py:2:9: TL801" in alone.stdout, alone.stdout + alone.stderr
+
+
 def test_torch_from_a_relative_star_import_in_a_package(tmp_path: Path) -> None:
     """Inside a package, `from .common import *` where `common` imports torch."""
     root = project(tmp_path, {

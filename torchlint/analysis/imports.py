@@ -347,9 +347,11 @@ def top_names(root: Path) -> FrozenSet[str]:
                      if e.name.endswith(".py") or e.name.isidentifier())
 
 
-def on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] = module_name) -> List[Text]:
+def on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] = module_name,
+            known_as: Optional[Callable[[Path, str], bool]] = None) -> List[Text]:
     """The files module ``name`` is under one of ``roots`` (``models`` ->
-    ``models.py`` or ``models/__init__.py``), whose module name it is."""
+    ``models.py`` or ``models/__init__.py``), whose module name it is (or,
+    with ``known_as``, that Python imports under that name)."""
     relative = Path(*name.split("."))
     found: List[Text] = []
     seen = module_of.seen if isinstance(module_of, ModuleNames) else None
@@ -360,7 +362,7 @@ def on_disk(name: str, roots: Iterable[Path], module_of: Callable[[Path], str] =
             if seen is not None:
                 seen.probe(candidate)
             for path, data in read_sources([candidate], seen):
-                if module_of(path) == name:
+                if (known_as(path, name) if known_as is not None else module_of(path) == name):
                     found.append((path, data))
     return found
 
@@ -644,8 +646,21 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
     for path, text in texts:
         by_last.setdefault(path.parent.name if path.stem == "__init__" else path.stem, []).append((path, text))
 
+    def known_as(path: Path, name: str) -> bool:
+        """Python imports the file as ``name``: its module name, or, under
+        folders without ``__init__.py`` (namespace packages: the module's
+        name is then its stem alone), the folders above it spell the rest."""
+        own = module_of(path)
+        if own == name:
+            return True
+        parts = name.split(".")
+        if own != parts[-1] or "." not in name:
+            return False
+        folders = path.parent.parts
+        return len(folders) >= len(parts) - 1 and list(folders[len(folders) - len(parts) + 1:]) == parts[:-1]
+
     def run_module(name: str) -> List[Text]:
-        return [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if module_of(p) == name]
+        return [(p, t) for p, t in by_last.get(name.rsplit(".", 1)[-1], []) if known_as(p, name)]
 
     def exports_in(name: str, candidates: List[Text]) -> Optional[Exports]:
         found = [e for e in (stored_exports(path, text, name, store) for path, text in candidates) if e is not None]
@@ -657,7 +672,7 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
         name = pending.pop()
         if name in parts or is_torch_module(name):
             continue
-        candidates = run_module(name) or on_disk(name, roots, module_of)
+        candidates = run_module(name) or on_disk(name, roots, module_of, known_as)
         parts[name] = exports_in(name, candidates)
         held = parts[name]
         if held is not None:
