@@ -111,7 +111,8 @@ class BlockingHostToDeviceCopy(Rule):
     callers are followed through the project's summaries: a loader built
     with a literal `pin_memory=True` (directly, by a project function
     whose loader gets it, or returned by a project function that builds it
-    so, alone or in a tuple: `train_loader, val_loader = get_loaders(cfg)`),
+    so, alone or in a tuple: `train_loader, val_loader = get_loaders(cfg)`,
+    or in a list it fills with `append` in a loop, every loader pinned),
     passed on through parameters, constructions and batches drawn from it,
     or kept on `self` by a class whose methods, or its base classes'
     methods, copy its batches (`self.train_loader = DataLoader(...,

@@ -79,6 +79,10 @@ call of the project, put in terms of the ``__init__`` parameter the class
 stores in that attribute (:func:`link`'s construction summaries)."""
 BATCH = "="
 """Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
+PINNED_EACH = "*"
+"""In :attr:`Function.pinned_returns`: the function returns a list every
+element of which is a loader built with ``pin_memory=True`` (filled by
+``append`` in a loop): whatever position a caller unpacks is pinned."""
 VALUES = "[]"
 """After a parameter's name: the values the parameter holds (a dict or list of
 loaders: ``for x, y in dataloaders[phase]``), not the parameter itself, which
@@ -814,6 +818,10 @@ class _FunctionScan:
         """Local names every assignment so far binds to ``iter(x)`` of one
         tracked value (a parameter, a returned value, ``self.<attr>``): that
         value, which ``next(name)`` draws from; None after any other binding."""
+        self.pinned_lists: Dict[str, Optional[bool]] = {}
+        """Local lists made empty (``loaders = []``): True once every ``append``
+        so far added a loader built with ``pin_memory=True``, None before any,
+        False after anything else (another append, another binding)."""
         self.pinned_names: Dict[str, Optional[str]] = {}
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
@@ -1162,6 +1170,13 @@ class _FunctionScan:
                         pinned = built if built is not None and self.pins_loader(node.value) else None
                         earlier = self.pinned_names.get(leaf.id, pinned)
                         self.pinned_names[leaf.id] = pinned if earlier == pinned else None
+            for target in node.targets:  # `loaders = []`, then filled with pinned loaders
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        fresh = (target is leaf and isinstance(node.value, ast.List) and not node.value.elts
+                                 and leaf.id not in self.pinned_lists)
+                        if fresh or leaf.id in self.pinned_lists:
+                            self.pinned_lists[leaf.id] = None if fresh else False
             iterated = self.iterator_of(node.value)
             for target in node.targets:  # `data_iter = iter(self.loader)`, perhaps again once it runs dry
                 for leaf in ast.walk(target):
@@ -1207,6 +1222,8 @@ class _FunctionScan:
                                else [("", value)]):
             if self.pins_loader(element):
                 self.pinned_returns.add(where)
+            elif isinstance(element, ast.Name) and self.pinned_lists.get(element.id):
+                self.pinned_returns.add(where + PINNED_EACH)  # a list of pinned loaders: each element
         if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
             self.relays.append(("", self.results[value.id]))
         elif isinstance(value, ast.Tuple):
@@ -1394,6 +1411,13 @@ class _FunctionScan:
                     self.yields_from.add(parameter)
             if isinstance(node, ast.Call):
                 self.call(node, disabled, "call")
+                func = node.func
+                if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                        and func.value.id in self.pinned_lists):
+                    pinned = func.attr == "append" and len(node.args) == 1 and not node.keywords and (
+                        self.pins_loader(node.args[0]))
+                    if self.pinned_lists[func.value.id] is not False:
+                        self.pinned_lists[func.value.id] = pinned
                 if isinstance(node.func, ast.Name) and node.func.id in ("iter", "next") and node.args:
                     parameter = self.subject(node.args[0])
                     if parameter is not None and not self.reader.shadowed(node.func.id, self):
@@ -2506,7 +2530,8 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
                     callee, _, position = rest.rpartition("|")
                     built = find(canonical_name(callee, aliases), state, bases)
                     source = written.get(built.qualified) if built is not None else None
-                    if source is not None and position in source.pinned_returns:
+                    if source is not None and (position in source.pinned_returns or (
+                            position and PINNED_EACH in source.pinned_returns)):
                         pinned_slots.append(slot)
             for slot in pinned_slots:
                 target = target_of(name, index)
