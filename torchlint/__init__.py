@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, List, Optional
 
 from torchlint.version import __version__ as __version__
 
-from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-
 if TYPE_CHECKING:
+    from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
     from torchlint.analysis.index import ProjectIndex
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.settings import Settings
@@ -59,9 +58,18 @@ def fix_source(
     return fix_text(source, path, config if project is None else replace(config, project=project), unsafe=unsafe)
 
 
+_MODEL = ("Applicability", "Diagnostic", "Edit", "Fix", "Position")
+
+
 def __getattr__(name: str) -> Any:
     """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
-    which plugins loaded by other tools (flake8) should not pay for."""
+    which plugins loaded by other tools (flake8) should not pay for; and the
+    model's types too: the replay of an unchanged command-line run imports
+    the package without them."""
+    if name in _MODEL:
+        import torchlint.model
+
+        return getattr(torchlint.model, name)
     if name == "FixResult":
         from torchlint.lint.fixer import FixResult
 

@@ -255,6 +255,8 @@ class Cache(SealedStore):
 
     def __init__(self, directory: Path, *, shared: bool = False) -> None:
         super().__init__(directory, shared=shared, fingerprint=tool_fingerprint)
+        self.recorded: Optional[RunRecord] = None
+        """The record of the last run stored (what a replay of the command line checks)."""
 
     # -- lint results: one entry a file, and the run records ----------------------------
 
@@ -309,6 +311,7 @@ class Cache(SealedStore):
         with its files' findings when it differs from ``previous`` (under
         ``key``; None: no record), each atomically; failures to write are
         ignored."""
+        self.recorded = record
         for lint in linted:
             variant = Variant(facts_digest(project, lint.reads), lint.reads, lint.diagnostics)
             entry = (lint.entry if lint.entry is not None and lint.entry.key == lint.key

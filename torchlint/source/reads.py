@@ -38,6 +38,9 @@ class Watch:
     def failed(self, path: str, follow: bool, missing: bool) -> None:
         """A read failed: no file there (``missing``), or one that could not be read."""
 
+    def expanded(self, raw: str, value: str) -> None:
+        """A path written with ``~`` or environment variables (``raw``) was taken as ``value``."""
+
 
 _WATCH: "ContextVar[Optional[Watch]]" = ContextVar("torchlint_read_watch", default=None)
 """The watch of the code running now (a replayable command-line run sets
@@ -52,6 +55,13 @@ def watched(watch: Optional[Watch]) -> object:
 
 def unwatched(token: object) -> None:
     _WATCH.reset(token)  # type: ignore[arg-type]
+
+
+def expansion(raw: str, value: str) -> None:
+    """Tell the watch that ``raw`` (a path with ``~`` or variables) was taken as ``value``."""
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.expanded(raw, value)
 
 
 class SourceError(Exception):

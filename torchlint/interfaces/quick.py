@@ -1,0 +1,101 @@
+"""The ``torchlint`` command's entry point: replays a ``check`` run whose
+inputs did not change, importing almost nothing; else runs the command line.
+
+Standard library only until it knows: the arguments and the environment
+name the cache folder as the command line does (``--cache-dir``,
+``TORCHLINT_CACHE_DIR``, ``--cache-shared``, ``TORCHLINT_CACHE_SHARED``), the
+folder passes the command line's own checks (:func:`~torchlint.lint.sealed.check_directory`),
+the record under the run's key (:func:`~torchlint.lint.replay.replay_key`)
+is sealed with the cache's key, and every input it names holds
+(:func:`~torchlint.lint.replay.holds_still`).  Then the recorded output is
+written and the run exits with the recorded code.  Anything else, or any
+doubt, runs the full command line (:mod:`torchlint.interfaces.cli`)
+unchanged, recording it when it may be replayed (:mod:`torchlint.lint.replay`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional, Tuple
+
+_TRUE = ("1", "true", "t", "yes", "y", "on")
+_FALSE = ("0", "false", "f", "no", "n", "off", "")
+"""How the command line reads ``TORCHLINT_CACHE_SHARED`` (click's booleans)."""
+
+
+def cache_choice(argv: List[str]) -> Optional[Tuple[Optional[str], bool]]:
+    """(the --cache-dir value or TORCHLINT_CACHE_DIR, shared) for a ``check``
+    run that uses the cache; None for any other command, ``--no-cache``, or
+    arguments this cannot read for sure (``--``, standard input, a missing value)."""
+    if not argv or argv[0] != "check":
+        return None
+    value = os.environ.get("TORCHLINT_CACHE_DIR")
+    variable = os.environ.get("TORCHLINT_CACHE_SHARED", "").strip().lower()
+    if variable not in _TRUE and variable not in _FALSE:
+        return None
+    shared = variable in _TRUE
+    arguments = iter(argv[1:])
+    for argument in arguments:
+        if argument in ("--no-cache", "--", "-"):
+            return None
+        if argument == "--cache-shared":
+            shared = True
+        elif argument == "--cache-dir":
+            value = next(arguments, None)
+            if value is None:
+                return None
+        elif argument.startswith("--cache-dir="):
+            value = argument[len("--cache-dir="):]
+    return value, shared
+
+
+def _replayed(argv: List[str], choice: Tuple[Optional[str], bool], cwd: str, key: str, code: str) -> Optional[int]:
+    """The exit code of the replayed run, or None: no record holds."""
+    from pathlib import Path
+
+    from torchlint.lint.replay import holds_still, open_record, replay
+    from torchlint.lint.sealed import CACHE_DIR_NAME, CacheDirError, SealedStore, check_directory
+
+    value, shared = choice
+    try:
+        directory = check_directory(CACHE_DIR_NAME if value is None else value, Path(cwd), fingerprint=code,
+                                    shared=shared)
+    except (CacheDirError, OSError, ValueError):
+        return None
+    store = SealedStore(directory, shared=shared, fingerprint=lambda: code)
+    try:
+        record = open_record(store, key)
+    finally:
+        store.close()
+    if record is None or not holds_still(record):
+        return None
+    return replay(record)
+
+
+def main() -> None:
+    """Replay, or run the command line (recording it when it may be replayed)."""
+    argv = sys.argv[1:]
+    choice = cache_choice(argv)
+    key = None
+    if choice is not None and sys.stdout is not None and sys.stderr is not None:
+        from torchlint.lint.replay import fingerprint, replay_key
+
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+        if cwd is not None:
+            code = fingerprint()
+            key = replay_key(argv, cwd, os.environ, code)
+            replayed = _replayed(argv, choice, cwd, key, code)
+            if replayed is not None:
+                sys.exit(replayed)
+    from torchlint.interfaces.cli import main as full
+
+    if key is None:
+        full()
+        return
+    from torchlint.lint.replay import recorded
+
+    recorded(full, key)
