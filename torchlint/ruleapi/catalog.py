@@ -242,10 +242,15 @@ def rule_infos(replaced: RuleSet) -> Tuple[RuleInfo, ...]:
     folder = store_directory()
     entry = folder / f"rules-{fingerprint}.json" if folder is not None else None
     if entry is not None:
+        from torchlint.source.reads import unwatched, watched
+
+        token = watched(None)  # torchlint's own metadata, keyed by its code: not an input of the run
         try:
             return _from_json(read_regular(entry, _MAX_STORE_BYTES).decode("utf-8"), fingerprint)
         except (SourceError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             pass
+        finally:
+            unwatched(token)
     infos = tuple(info_of(rule) for rule in all_rules())
     if entry is not None:
         _store(entry, _to_json(infos, fingerprint))
