@@ -321,13 +321,25 @@ def test_no_cache_never_replays_nor_records(runs: Runs, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("options", [
-    ("--fix",), ("--add-noqa",), ("-o", "report.txt"), ("--baseline", "base.json", "--baseline-create"),
-    ("--write-baseline", "base.json"), ("--show-files",), ("--show-settings",), ("--stdin-filename", "a.py", "-"),
+    ("--fix",), ("--add-noqa",), ("-o", "{out}/report.txt"), ("--baseline", "{out}/base.json", "--baseline-create"),
+    ("--write-baseline", "{out}/base.json"), ("--show-files",), ("--show-settings",), ("--stdin-filename", "a.py", "-"),
 ])
 def test_options_that_write_or_show_are_never_recorded(runs: Runs, tmp_path: Path, options: Sequence[str]) -> None:
+    """What they write goes outside the project: no folder the run depends on changes."""
     root = make(tmp_path / "p", {"a.py": CLEAN})
+    (tmp_path / "out").mkdir()
+    settle()
+    arguments = [option.format(out=tmp_path / "out") for option in options]
     for _ in range(2):
-        assert runs("check", *options, *([] if "-" in options else ["a.py"]), cwd=root)[0] == "full"
+        assert runs("check", *arguments, *([] if "-" in options else ["a.py"]), cwd=root)[0] == "full"
+    assert runs.records() == []
+
+
+def test_watch_mode_is_never_recorded(runs: Runs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCHLINT_WATCH_TIMEOUT", "0.01")
+    root = make(tmp_path / "p", {"a.py": FINDING})
+    for _ in range(2):
+        assert runs("check", "--watch", "a.py", cwd=root)[0] == "full"
     assert runs.records() == []
 
 
