@@ -10,12 +10,12 @@ The Python API::
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Optional
-
 from torchlint.version import __version__ as __version__
 
+TYPE_CHECKING = False  # neither typing nor pathlib on a replay's path (mypy reads this name as typing's)
 if TYPE_CHECKING:
+    from typing import Any, List, Optional
+
     from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
     from torchlint.analysis.index import ProjectIndex
     from torchlint.lint.fixer import FixResult
@@ -30,6 +30,7 @@ def check_source(
     cross-file index of the run the text belongs to
     (``torchlint.analysis.queries.build``), none by default."""
     from dataclasses import replace
+    from pathlib import Path
 
     from torchlint.lint.engine import lint_source
     from torchlint.lint.settings import Settings
@@ -49,6 +50,7 @@ def fix_source(
 ) -> FixResult:
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
     from dataclasses import replace
+    from pathlib import Path
 
     from torchlint.lint.fixer import fix_text
     from torchlint.lint.settings import Settings

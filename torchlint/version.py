@@ -4,17 +4,22 @@ inside the package imports the package itself.  Standard library only (the
 replay of an unchanged run computes the fingerprint before anything else of
 torchlint is imported)."""
 
+from __future__ import annotations
+
 import hashlib
 import importlib
 import os
-from typing import List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing is not imported on a replay's path (mypy reads this name as typing's)
+if TYPE_CHECKING:
+    from typing import List, Tuple
 
 __version__ = "0.1.0"
 
 _PACKAGE_FOLDER = os.path.dirname(os.path.realpath(__file__))
 """torchlint's own folder: its modules, sub-packages and data."""
 
-_KNOWN: List[str] = []
+_KNOWN: "List[str]" = []
 """The fingerprint once computed (one process, one build: files do not change under a run)."""
 
 
@@ -39,8 +44,8 @@ def _sources(folder: str) -> List[Tuple[Tuple[str, ...], int, int]]:
     """The ``.py`` and ``.toml`` files under ``folder`` (its relative path's
     parts, the order ``Path`` sorts in) with their size and mtime; byte-code
     folders are not entered.  Run on every start, so one ``scandir`` a folder."""
-    found: List[Tuple[Tuple[str, ...], int, int]] = []
-    pending: List[Tuple[str, Tuple[str, ...]]] = [(folder, ())]
+    found: "List[Tuple[Tuple[str, ...], int, int]]" = []
+    pending: "List[Tuple[str, Tuple[str, ...]]]" = [(folder, ())]
     while pending:
         here, parts = pending.pop()
         with os.scandir(here) as entries:
@@ -49,7 +54,6 @@ def _sources(folder: str) -> List[Tuple[Tuple[str, ...], int, int]]:
                     if entry.name != "__pycache__":
                         pending.append((entry.path, (*parts, entry.name)))
                 elif entry.name.endswith((".py", ".toml")) and entry.is_file():
-                    info: Optional[os.stat_result] = entry.stat()
-                    assert info is not None
+                    info = entry.stat()
                     found.append(((*parts, entry.name), info.st_size, info.st_mtime_ns))
     return found

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional, Tuple
+TYPE_CHECKING = False  # typing is not imported on a replay's path (mypy reads this name as typing's)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 _TRUE = ("1", "true", "t", "yes", "y", "on")
 _FALSE = ("0", "false", "f", "no", "n", "off", "")
@@ -52,14 +54,12 @@ def cache_choice(argv: List[str]) -> Optional[Tuple[Optional[str], bool]]:
 
 def _replayed(argv: List[str], choice: Tuple[Optional[str], bool], cwd: str, key: str, code: str) -> Optional[int]:
     """The exit code of the replayed run, or None: no record holds."""
-    from pathlib import Path
-
     from torchlint.lint.replay import holds_still, open_record, replay
     from torchlint.lint.sealed import CACHE_DIR_NAME, CacheDirError, SealedStore, check_directory
 
     value, shared = choice
     try:
-        directory = check_directory(CACHE_DIR_NAME if value is None else value, Path(cwd), fingerprint=code,
+        directory = check_directory(CACHE_DIR_NAME if value is None else value, cwd, fingerprint=code,
                                     shared=shared)
     except (CacheDirError, OSError, ValueError):
         return None

@@ -352,7 +352,7 @@ class Cache(SealedStore):
 def check_directory(value: str, working: Path, *, contents: bool = True, shared: bool = False) -> Path:
     """:func:`torchlint.lint.sealed.check_directory` for this build's code
     (the tool fingerprint names the folders of the current entries)."""
-    return _check_directory(value, working, fingerprint=tool_fingerprint(), contents=contents, shared=shared)
+    return Path(_check_directory(value, working, fingerprint=tool_fingerprint(), contents=contents, shared=shared))
 
 
 class Cleaned(enum.Enum):

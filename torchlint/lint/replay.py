@@ -43,11 +43,15 @@ import stat
 import sys
 import time
 from contextvars import ContextVar
-from pathlib import Path
-from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
 from torchlint.lint.sealed import _FORMAT, REPLAYS, SealedStore
 from torchlint.source.reads import Watch, digest_of, holds, names_digest, presence
+
+TYPE_CHECKING = False  # typing is not imported on a replay's path (mypy reads this name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+    from torchlint.lint.sealed import PathLike
 
 REPLAY_FORMAT = 1
 """The version of a replay record's contents (part of its key)."""
@@ -279,7 +283,7 @@ class _Tee(io.RawIOBase):
         return self._target.isatty()
 
 
-_RECORDING: "ContextVar[Optional[Recording]]" = ContextVar("torchlint_replay_recording", default=None)
+_RECORDING: ContextVar[Optional[Recording]] = ContextVar("torchlint_replay_recording", default=None)
 """The recording of the command-line run going on now, if it may be replayed
 (set by :mod:`torchlint.interfaces.quick`); a context variable, so that no
 module-level state changes."""
@@ -341,7 +345,7 @@ class Recording(Watch):
         self._saved = [sys.stdout, sys.stderr, _RECORDING.set(self), watched(self)]
         copies = []
         for number, stream in ((1, sys.stdout), (2, sys.stderr)):
-            tee = cast(BinaryIO, _Tee(stream.buffer, number, self))
+            tee: Any = _Tee(stream.buffer, number, self)
             copies.append(io.TextIOWrapper(tee, encoding=stream.encoding, errors=stream.errors,
                                            line_buffering=bool(stream.line_buffering), write_through=True))
         sys.stdout, sys.stderr = copies
@@ -363,7 +367,7 @@ class Recording(Watch):
         _RECORDING.reset(token)
         self._saved = []
 
-    def accept(self, *, directory: Path, shared: bool, files: Sequence[Path], run: Any, walked: Sequence[str],
+    def accept(self, *, directory: PathLike, shared: bool, files: Sequence[PathLike], run: Any, walked: Sequence[str],
                roots: Sequence[str], given: Sequence[str], searched: Sequence[str]) -> None:
         """The command line says this run may be replayed: it used the cache
         folder ``directory``, linted ``files`` with the run record ``run``
@@ -371,7 +375,7 @@ class Recording(Watch):
         ``walked``, took configuration roots ``roots``, was given the paths
         ``given``; ``searched``: the names the configuration and repository
         searches look for in every folder above."""
-        self.accepted = {"directory": str(directory), "shared": shared, "files": [str(f) for f in files],
+        self.accepted = {"directory": os.fspath(directory), "shared": shared, "files": [os.fspath(f) for f in files],
                          "run": run, "walked": list(walked), "roots": list(roots), "given": list(given),
                          "searched": list(searched)}
 
@@ -446,7 +450,7 @@ class Recording(Watch):
         accepted = self.accepted
         if payload is None or accepted is None:
             return
-        store = SealedStore(Path(accepted["directory"]), shared=accepted["shared"], fingerprint=fingerprint)
+        store = SealedStore(accepted["directory"], shared=accepted["shared"], fingerprint=fingerprint)
         try:
             store._put((_FORMAT, fingerprint(), REPLAYS, self.key[:2]), f"{self.key}.json", payload)
         finally:

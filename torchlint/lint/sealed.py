@@ -16,8 +16,12 @@ import hmac
 import json
 import os
 import stat
-from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+
+TYPE_CHECKING = False  # typing is not imported on a replay's path (mypy reads this name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+    PathLike = Union[str, "os.PathLike[str]"]
 
 from torchlint.source.reads import read_at_most
 
@@ -93,7 +97,7 @@ class SealedStore:
     through it.  ``fingerprint`` names the code the entries belong to (the
     folder under ``v2/``)."""
 
-    def __init__(self, directory: Path, *, shared: bool = False, fingerprint: Callable[[], str]) -> None:
+    def __init__(self, directory: PathLike, *, shared: bool = False, fingerprint: Callable[[], str]) -> None:
         self.directory = directory
         self.shared = shared
         self.fingerprint = fingerprint
@@ -116,7 +120,7 @@ class SealedStore:
             return None
         try:
             if create and not os.path.lexists(self.directory):
-                self.directory.parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(os.path.dirname(os.path.abspath(self.directory)), exist_ok=True)
                 try:
                     os.mkdir(self.directory, self._folder_mode())
                     created = True
@@ -331,10 +335,10 @@ class SealedStore:
         self._prepared = True
 
 
-def _is_ours(directory: Path) -> bool:
+def _is_ours(directory: PathLike) -> bool:
     """Whether ``directory`` carries torchlint's own CACHEDIR.TAG (a regular
     file whose first two lines are the standard signature and torchlint's)."""
-    tag = directory / _TAG_NAME
+    tag = os.path.join(directory, _TAG_NAME)
     try:
         if not stat.S_ISREG(os.lstat(tag).st_mode):
             return False
@@ -350,8 +354,8 @@ def _tag_temporary(name: str) -> bool:
     return name.startswith(f".{_TAG_NAME}.") and name.endswith(".torchlint")
 
 
-def check_directory(value: str, working: Path, *, fingerprint: str, contents: bool = True,
-                    shared: bool = False) -> Path:
+def check_directory(value: str, working: PathLike, *, fingerprint: str, contents: bool = True,
+                    shared: bool = False) -> str:
     """The cache folder ``value`` names; CacheDirError if writing a cache there
     could harm the user's files: an empty name, the working folder or one of
     its parents, or (when ``contents``) an existing folder that is neither
@@ -360,16 +364,16 @@ def check_directory(value: str, working: Path, *, fingerprint: str, contents: bo
     module's docstring)."""
     if not value.strip():
         raise CacheDirError("is empty; name a folder for the cache (or use --no-cache)")
-    directory = Path(value)
-    real = Path(os.path.realpath(directory))
-    here = Path(os.path.realpath(working))
-    if real == here or real in here.parents:
+    directory = value
+    real = os.path.realpath(directory)
+    here = os.path.realpath(working)
+    if real == here or here.startswith(real.rstrip(os.sep) + os.sep):
         raise CacheDirError("is the working folder or contains it; the cache needs a folder of its own")
     if not contents or not os.path.lexists(directory):
         return directory
     if os.path.islink(directory):
         raise CacheDirError("is a symbolic link; name the folder itself (torchlint follows no link in its cache)")
-    if not directory.is_dir():
+    if not os.path.isdir(directory):
         raise CacheDirError("is not a folder")
     try:
         names = os.listdir(directory)
@@ -386,7 +390,7 @@ def check_directory(value: str, working: Path, *, fingerprint: str, contents: bo
     return directory
 
 
-def _check_parts(directory: Path, shared: bool, fingerprint: str) -> None:
+def _check_parts(directory: str, shared: bool, fingerprint: str) -> None:
     """CacheDirError if the cache folder, or a folder of the current format
     in it, may not be trusted (:func:`_folder_problem`): one status read for
     the folder and each of the few hundred folders the current entries use."""
@@ -396,7 +400,7 @@ def _check_parts(directory: Path, shared: bool, fingerprint: str) -> None:
     pending = [(_FORMAT,), (_FORMAT, fingerprint)]
     while pending:
         parts = pending.pop()
-        path = directory.joinpath(*parts)
+        path = os.path.join(directory, *parts)
         try:
             info = os.lstat(path)
         except FileNotFoundError:

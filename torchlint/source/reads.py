@@ -14,16 +14,16 @@ import hashlib
 import os
 import stat
 from contextvars import ContextVar
-from typing import Optional, Tuple, Union
+
+TYPE_CHECKING = False  # typing is not imported on a replay's path (mypy reads this name as typing's)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple, Union
+
+    Stamp = Tuple[int, int, int, int]
+    Presence = Tuple[int, int]
+    PathLike = Union[str, "os.PathLike[str]"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-
-Stamp = Tuple[int, int, int, int]
-"""(size, mtime_ns, inode, ctime_ns) of a file's status."""
-Presence = Tuple[int, int]
-"""(file type bits, inode) of a path's own status (a link is not followed)."""
-
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Watch:
@@ -42,7 +42,7 @@ class Watch:
         """A path written with ``~`` or environment variables (``raw``) was taken as ``value``."""
 
 
-_WATCH: "ContextVar[Optional[Watch]]" = ContextVar("torchlint_read_watch", default=None)
+_WATCH: ContextVar[Optional[Watch]] = ContextVar("torchlint_read_watch", default=None)
 """The watch of the code running now (a replayable command-line run sets
 one); a context variable, so that no module-level state changes."""
 

@@ -22,13 +22,20 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.source.reads import (
-    PathLike as PathLike, Presence as Presence, Stamp as Stamp, current_stamp as current_stamp, digest_of as digest_of, names_digest as names_digest,
+    current_stamp as current_stamp, digest_of as digest_of, names_digest as names_digest,
     presence as presence,
 )
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular_with_status
+
+Stamp = Tuple[int, int, int, int]
+"""(size, mtime_ns, inode, ctime_ns) of a file's status."""
+Presence = Tuple[int, int]
+"""(file type bits, inode) of a path's own status (a link is not followed)."""
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 RACY_NS = 2_000_000_000
 """A stamp taken less than this after the file's last change is not trusted."""
