@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -60,17 +61,22 @@ def commands(python: str, folder: Path, label: str = "") -> List[Tuple[str, List
     ]
 
 
-def corpus_files(corpus: Optional[Path], count: int) -> Tuple[Path, List[str]]:
-    """``count`` .py files spread evenly over the corpus, relative to the folder
-    the runs start in: the corpus's parent (a package's own folder would put its
-    modules, ``types.py`` say, ahead of the standard library's)."""
+def corpus_files(corpus: Optional[Path], count: int, work: Path) -> Tuple[Path, List[str]]:
+    """``count`` .py files spread evenly over the corpus, copied under ``work``
+    (the folder the runs start in: never a checkout or a package folder, whose
+    modules ``python -m`` would import first), relative to it."""
     if corpus is None:
         spec = importlib.util.find_spec("torch")
         found = Path(spec.origin).parent if spec is not None and spec.origin else None
         corpus = found if found is not None else Path(__file__).resolve().parent.parent / "fixtures"
-    files = sorted(p.relative_to(corpus.parent).as_posix() for p in corpus.rglob("*.py") if p.is_file())
+    files = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*.py") if p.is_file())
     step = max(1, len(files) // max(count, 1))
-    return corpus.parent, files[::step][:count]
+    chosen = files[::step][:count]
+    for name in chosen:
+        target = work / "corpus" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(corpus / name, target)
+    return work, [f"corpus/{name}" for name in chosen]
 
 
 def many_commands(python: str, folder: Path, corpus: Path, files: Sequence[str],
@@ -114,9 +120,9 @@ def main(argv: Sequence[str] = ()) -> None:
         folder.mkdir()
         (folder / "train.py").write_text(WITH_FINDING)
         (folder / "clean.py").write_text(RULED_OUT)
+        corpus, files = corpus_files(args.corpus, args.files, Path(name)) if args.files else (folder, [])
         time.sleep(0.2)  # a folder changed within a clock tick of a run is not recorded for replay
         rows: List[Tuple[str, List[str], Path]] = [("python -c pass", [python, "-c", "pass"], folder)]
-        corpus, files = corpus_files(args.corpus, args.files) if args.files else (folder, [])
         for label, build in builds:
             rows += [(row, command, folder) for row, command in commands(build, folder, label)]
             if files:
@@ -131,7 +137,7 @@ def main(argv: Sequence[str] = ()) -> None:
                 times[row].append(timed(command, cwd))
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load}; median of "
-              f"{args.runs} runs in rounds{f'; {len(files)} files of {corpus}' if files else ''}")
+              f"{args.runs} runs in rounds{f'; {len(files)} files of {args.corpus or corpus}' if files else ''}")
         wall = {row: statistics.median(t[0] for t in found) for row, found in times.items()}
         cpu = {row: statistics.median(t[1] for t in found) for row, found in times.items()}
         width = max(len(row) for row, _, _ in rows)
