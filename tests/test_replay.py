@@ -54,13 +54,18 @@ class Runs:
         monkeypatch.delenv("NO_COLOR", raising=False)
         monkeypatch.setenv("TORCHLINT_CACHE_DIR", str(self.cache))
 
-    def __call__(self, *args: str, cwd: Path) -> Tuple[str, bytes, bytes, Any]:
+    def __call__(self, *args: str, cwd: Path, after: Optional[Any] = None) -> Tuple[str, bytes, bytes, Any]:
+        """``after``: called when the full command line has run, before its record is stored."""
         calls: List[int] = []
         full = cli.main
 
         def counted(*a: Any, **k: Any) -> Any:
             calls.append(1)
-            return full(*a, **k)
+            try:
+                return full(*a, **k)
+            finally:
+                if after is not None:
+                    after()
 
         self.capture.readouterr()
         settings_module.clear_detection_caches()  # as a new process has them
@@ -181,6 +186,16 @@ def test_a_configuration_file_new_in_a_folder_above(runs: Runs, tmp_path: Path) 
     (tmp_path / "above" / "torchlint.toml").write_text('extend-select = ["TL993"]\n')
     after = runs("check", "a.py", cwd=root)
     assert after[0] == "full" and b"TL993" in after[1] and b"TL993" not in first[1]
+
+
+def test_a_configuration_file_made_above_while_the_run_went_on(runs: Runs, tmp_path: Path) -> None:
+    """The run looked before it was there: the record would say it is, and hold."""
+    root = make(tmp_path / "above" / "p", {"a.py": "boom()\nbang\n"})
+    config = tmp_path / "above" / "torchlint.toml"
+    first = runs("check", "a.py", cwd=root, after=lambda: config.write_text('extend-select = ["TL993"]\n'))
+    assert first[0] == "full" and b"TL993" not in first[1]
+    after = runs("check", "a.py", cwd=root)
+    assert after[0] == "full" and b"TL993" in after[1]
 
 
 def test_an_edited_configuration_file(runs: Runs, tmp_path: Path) -> None:

@@ -408,6 +408,8 @@ class Recording(Watch):
                 if parent == current:
                     break
                 current = parent
+        if not all(self._settled(folder) for folder in above - own):
+            return None  # a name looked for may have appeared after the run looked
         lookups = [[os.path.join(folder, name), looked_up(os.path.join(folder, name))]
                    for folder in sorted(above) for name in accepted["searched"]]
         lookups += [[os.path.abspath(path), looked_up(os.path.abspath(path))] for path in accepted["given"]]
@@ -427,6 +429,15 @@ class Recording(Watch):
             "expansions": sorted([raw, value] for raw, value in self.expansions.items()),
         }
 
+    def _settled(self, folder: str) -> bool:
+        """Whether ``folder`` (gone or not) did not change from a tick before the run on."""
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return True
+        changed = max(info.st_mtime_ns, info.st_ctime_ns)
+        return changed < self.started_ns - (COARSE_NS if changed % 1_000_000_000 == 0 else TICK_NS)
+
     def _folder(self, folder: str) -> Optional[List[Any]]:
         """A folder as a record keeps it: by its stamp when it was unchanged
         long enough before the run; by its entries when it changed shortly
@@ -436,10 +447,9 @@ class Recording(Watch):
             info = os.stat(folder)
         except OSError:
             return None
-        changed = max(info.st_mtime_ns, info.st_ctime_ns)
-        tick = COARSE_NS if changed % 1_000_000_000 == 0 else TICK_NS
-        if changed >= self.started_ns - tick:
+        if not self._settled(folder):
             return None
+        changed = max(info.st_mtime_ns, info.st_ctime_ns)
         if changed < self.started_ns - TRUSTED_NS:
             return [folder, [info.st_mtime_ns, info.st_ino, info.st_ctime_ns], None]
         return [folder, None, entries_digest(folder)]
