@@ -92,7 +92,8 @@ def many_commands(python: str, folder: Path, corpus: Path, files: Sequence[str],
 def import_costs(python: str, folder: Path, top: int) -> List[Tuple[int, str]]:
     """(cumulative µs, module) of the costliest top-level imports on the cache hit."""
     result = subprocess.run(
-        [python, "-X", "importtime", "-m", "torchlint", "check", "train.py", "--cache-dir", str(folder.parent / "cache")],
+        [python, "-X", "importtime", "-m", "torchlint", "check", "train.py",
+         "--cache-dir", str(folder.parent / "cache")],
         cwd=folder, capture_output=True, text=True, check=False,
     )
     costs: List[Tuple[int, str]] = []

@@ -73,12 +73,20 @@ def _replayed(argv: List[str], choice: Tuple[Optional[str], bool], cwd: str, key
     return replay(record)
 
 
+def _plain(stream: object) -> bool:
+    """A standard stream with bytes beneath it (not closed, not replaced by a caller)."""
+    try:
+        return getattr(stream, "buffer", None) is not None and int(getattr(stream, "fileno")()) >= 0
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def main() -> None:
     """Replay, or run the command line (recording it when it may be replayed)."""
     argv = sys.argv[1:]
     choice = cache_choice(argv)
     key = None
-    if choice is not None and sys.stdout is not None and sys.stderr is not None:
+    if choice is not None and _plain(sys.stdout) and _plain(sys.stderr):
         from torchlint.lint.replay import fingerprint, replay_key
 
         try:

@@ -61,6 +61,9 @@ VARIABLES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "C
 """Environment variables a run's output may depend on besides every ``TORCHLINT_*``
 (``NO_COLOR`` and the terminal's; git's ceiling folders for the ignore files)."""
 
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+"""Output beyond this (as JSON text, at worst six characters a byte) is not recorded."""
+
 TICK_NS = 100_000_000
 """A folder changed less than this before a run started may have changed
 while it ran, in the same tick of the file system's clock: not recorded."""
@@ -458,8 +461,8 @@ class Recording(Watch):
         """Store the record of this run, if it may be replayed; failures to write are ignored."""
         payload = self.payload(code)
         accepted = self.accepted
-        if payload is None or accepted is None:
-            return
+        if payload is None or accepted is None or 6 * sum(len(chunk) for _, chunk in self.output) > MAX_OUTPUT_BYTES:
+            return  # (a record over the store's bound would never be read)
         store = SealedStore(accepted["directory"], shared=accepted["shared"], fingerprint=fingerprint)
         try:
             store._put((_FORMAT, fingerprint(), REPLAYS, self.key[:2]), f"{self.key}.json", payload)
