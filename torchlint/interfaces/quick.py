@@ -74,11 +74,8 @@ def _replayed(argv: List[str], choice: Tuple[Optional[str], bool], cwd: str, key
 
 
 def _plain(stream: object) -> bool:
-    """A standard stream with bytes beneath it (not closed, not replaced by a caller)."""
-    try:
-        return getattr(stream, "buffer", None) is not None and int(getattr(stream, "fileno")()) >= 0
-    except (AttributeError, OSError, ValueError):
-        return False
+    """A standard stream with bytes beneath it (not closed, not replaced by a caller with text only)."""
+    return getattr(stream, "buffer", None) is not None
 
 
 def main() -> None:
