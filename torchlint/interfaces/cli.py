@@ -326,6 +326,11 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
     quiet = quiet or silent
     if baseline_create and baseline is None:
         raise click.UsageError("--baseline-create needs --baseline FILE (the file to create when it is missing)")
+    recording = active_recording()
+    if recording is not None:  # before the configuration search: what it will look for, as it is now
+        from torchlint.lint.settings import CONFIG_FILENAMES
+
+        recording.begin(list(paths or ["."]), (*CONFIG_FILENAMES, ".git"))
     try:
         resolver = _resolver(kwargs)
         if show_settings:
@@ -425,16 +430,13 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
         # Fixing standard input: standard output carries the code alone.
         click.echo(text, nl=False, err=fixing_stdin)
     write_failed = any(o.write_error for o in outcomes)
-    recording = active_recording()
     if (recording is not None and not _reads_stdin(paths, kwargs["stdin_filename"]) and cache is not None
             and not apply_fix and output_file is None and baseline is None and write_baseline is None
             and not write_failed):
         # A run that wrote nothing but its report: the command line may replay it (interfaces/quick.py).
-        from torchlint.lint.settings import CONFIG_FILENAMES
-
         recording.accept(directory=cache.directory, shared=cache.shared, files=files, run=cache.recorded,
                          walked=walked, roots=sorted({str(s.root) for s in (resolver.default, *resolved.settings)}),
-                         given=list(paths or ["."]), searched=(*CONFIG_FILENAMES, ".git"))
+                         given=list(paths or ["."]))
     if exit_zero and not write_failed:
         return EXIT_CLEAN
     if diagnostics or write_failed or (exit_non_zero_on_fix and fixed_count):

@@ -311,6 +311,8 @@ class Recording(Watch):
         self.expansions: Dict[str, str] = {}
         self.doubts: List[str] = []
         self.accepted: Optional[Dict[str, Any]] = None
+        self.searched: Tuple[str, ...] = ()
+        self.early: Dict[str, List[Optional[List[int]]]] = {}
         self._saved: List[Any] = []
 
     # -- the read watch --
@@ -370,17 +372,30 @@ class Recording(Watch):
         _RECORDING.reset(token)
         self._saved = []
 
+    def begin(self, given: Sequence[str], searched: Sequence[str]) -> None:
+        """Before the configuration search: ``searched`` are the names the
+        searches for configuration and repositories look for in every folder
+        above the working folder and the ``given`` paths; what each is now,
+        and what each given path is, is kept to compare with the record's
+        view of them when the run ends."""
+        self.searched = tuple(searched)
+        starts = [os.getcwd(), *(os.path.abspath(path) for path in given)]
+        for folder in _upwards(starts):
+            for name in self.searched:
+                path = os.path.join(folder, name)
+                self.early[path] = looked_up(path)
+        for path in given:
+            self.early[os.path.abspath(path)] = looked_up(os.path.abspath(path))
+
     def accept(self, *, directory: PathLike, shared: bool, files: Sequence[PathLike], run: Any, walked: Sequence[str],
-               roots: Sequence[str], given: Sequence[str], searched: Sequence[str]) -> None:
+               roots: Sequence[str], given: Sequence[str]) -> None:
         """The command line says this run may be replayed: it used the cache
         folder ``directory``, linted ``files`` with the run record ``run``
         (a :class:`~torchlint.source.stamps.RunRecord`), walked the folders
         ``walked``, took configuration roots ``roots``, was given the paths
-        ``given``; ``searched``: the names the configuration and repository
-        searches look for in every folder above."""
+        ``given``."""
         self.accepted = {"directory": os.fspath(directory), "shared": shared, "files": [os.fspath(f) for f in files],
-                         "run": run, "walked": list(walked), "roots": list(roots), "given": list(given),
-                         "searched": list(searched)}
+                         "run": run, "walked": list(walked), "roots": list(roots), "given": list(given)}
 
     def payload(self, code: int) -> Optional[Dict[str, Any]]:
         """The record to store for exit code ``code``, or None when the run
@@ -400,22 +415,24 @@ class Recording(Watch):
             if entry is None:
                 return None
             folders.append(entry)
-        above: Set[str] = set()
-        starts = [os.getcwd(), *accepted["walked"], *accepted["roots"],
-                  *(os.path.dirname(os.path.abspath(f)) for f in (*accepted["files"], *accepted["given"]))]
-        for start in starts:
-            current = os.path.abspath(start)
-            while True:
-                above.add(current)
-                parent = os.path.dirname(current)
-                if parent == current:
-                    break
-                current = parent
-        if not all(self._settled(folder) for folder in above - own):
-            return None  # a name looked for may have appeared after the run looked
-        lookups = [[os.path.join(folder, name), looked_up(os.path.join(folder, name))]
-                   for folder in sorted(above) for name in accepted["searched"]]
-        lookups += [[os.path.abspath(path), looked_up(os.path.abspath(path))] for path in accepted["given"]]
+        above = _upwards([os.getcwd(), *accepted["walked"], *accepted["roots"],
+                          *(os.path.dirname(os.path.abspath(f)) for f in (*accepted["files"], *accepted["given"]))])
+        # What the searches for configuration and repositories find above: as it is now, and as it
+        # was when the run began (a name that appeared after the run looked must not be recorded).
+        lookups = []
+        for folder in sorted(above):
+            for name in self.searched:
+                path = os.path.join(folder, name)
+                now = looked_up(path)
+                if folder not in own and not self._unchanged(path, now, folder):
+                    return None
+                lookups.append([path, now])
+        for given in accepted["given"]:
+            path = os.path.abspath(given)
+            now = looked_up(path)
+            if not self._unchanged(path, now, os.path.dirname(path)):
+                return None
+            lookups.append([path, now])
         recorded = run.to_json()
         return {
             "format": REPLAY_FORMAT, "key": self.key, "code": code,
@@ -431,6 +448,14 @@ class Recording(Watch):
             "lookups": lookups,
             "expansions": sorted([raw, value] for raw, value in self.expansions.items()),
         }
+
+    def _unchanged(self, path: str, now: List[Optional[List[int]]], folder: str) -> bool:
+        """Whether what a lookup of ``path`` finds now is what it found when
+        the run began (:meth:`begin`); for a path not looked up then, whether
+        its ``folder`` did not change since."""
+        if path in self.early:
+            return self.early[path] == now
+        return self._settled(folder)
 
     def _settled(self, folder: str) -> bool:
         """Whether ``folder`` (gone or not) did not change from a tick before the run on."""
@@ -468,6 +493,20 @@ class Recording(Watch):
             store._put((_FORMAT, fingerprint(), REPLAYS, self.key[:2]), f"{self.key}.json", payload)
         finally:
             store.close()
+
+
+def _upwards(starts: Sequence[str]) -> Set[str]:
+    """Every folder at or above one of ``starts`` (absolute)."""
+    found: Set[str] = set()
+    for start in starts:
+        current = os.path.abspath(start)
+        while current not in found:
+            found.add(current)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return found
 
 
 def recorded(run: Callable[[], None], key: str) -> None:
