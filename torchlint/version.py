@@ -31,8 +31,9 @@ def code_fingerprint(forget: bool = False) -> str:
     if _KNOWN and not forget:
         return _KNOWN[0]
     digest = hashlib.sha256(__version__.encode())
-    rules = importlib.import_module("torchlint.rules")
-    for folder in (_PACKAGE_FOLDER, os.path.dirname(os.path.realpath(rules.__file__ or ""))):
+    rules = os.path.dirname(os.path.realpath(importlib.import_module("torchlint.rules").__file__ or ""))
+    inside = rules.startswith(os.path.join(_PACKAGE_FOLDER, ""))  # installed: torchlint/rules/, seen once
+    for folder in (_PACKAGE_FOLDER,) if inside else (_PACKAGE_FOLDER, rules):
         for parts, size, mtime in sorted(_sources(folder)):
             digest.update(f"{'/'.join(parts)}:{size}:{mtime}".encode())
     found = digest.hexdigest()[:16]
