@@ -66,10 +66,12 @@ def _replayed(argv: List[str], choice: Tuple[Optional[str], bool], cwd: str, key
     store = SealedStore(directory, shared=shared, fingerprint=lambda: code)
     try:
         record = open_record(store, key)
+        if record is None or not holds_still(record):
+            return None
+    except Exception:  # any doubt: the full run, which reports what is wrong if anything is
+        return None
     finally:
         store.close()
-    if record is None or not holds_still(record):
-        return None
     return replay(record)
 
 

@@ -172,6 +172,8 @@ def holds_still(record: Mapping[str, Any]) -> bool:
                 return False
             except (FileNotFoundError, NotADirectoryError):
                 pass
+            except OSError:
+                return False
         for path, found in record["probes"]:
             now = presence(path)
             if (None if now is None else list(now)) != found:
@@ -190,7 +192,7 @@ def holds_still(record: Mapping[str, Any]) -> bool:
         for raw, expanded in record["expansions"]:
             if os.path.expandvars(os.path.expanduser(raw)) != expanded:
                 return False
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError, OSError):
         return False
     return True
 
@@ -204,6 +206,9 @@ def open_record(store: SealedStore, key: str) -> Optional[Dict[str, Any]]:
     code = data.get("code")
     output = data.get("output")
     if not isinstance(code, int) or isinstance(code, bool) or not isinstance(output, list):
+        return None
+    if not all(isinstance(item, list) and len(item) == 2 and item[0] in (1, 2) and isinstance(item[1], str)
+               and max(item[1], default=" ") <= "\xff" for item in output):
         return None
     return data
 
