@@ -133,6 +133,16 @@ def test_a_replay_writes_what_the_full_run_wrote(runs: Runs, tmp_path: Path, fmt
     assert fresh[0] == "full" and fresh[1:] == first[1:]
 
 
+def test_a_run_in_worker_processes(runs: Runs, tmp_path: Path) -> None:
+    """With -j 2 the files are linted (and read) in forked workers: the run
+    record still names each, and an edit of one is seen."""
+    root = make(tmp_path / "p", {f"m{i}.py": FINDING if i % 2 else CLEAN for i in range(8)})
+    first = runs.warm("check", "-j", "2", ".", cwd=root)
+    (root / "m2.py").write_text(FINDING)
+    after = runs("check", "-j", "2", ".", cwd=root)
+    assert after[0] == "full" and after[1].count(b"m2.py") > first[1].count(b"m2.py")
+
+
 def test_notes_on_standard_error_are_replayed_in_order(runs: Runs, tmp_path: Path) -> None:
     root = make(tmp_path / "p", {"a.py": FINDING})
     result = runs.warm("check", "a.py", "missing.py", cwd=root)
