@@ -220,7 +220,7 @@ def _counting(calls: List[Path]):  # type: ignore[no-untyped-def]
 
 def test_entries_written_by_another_user_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Simulated: the same files, read by a process of another uid."""
-    from torchlint.lint import cache as cache_module
+    from torchlint.lint import sealed as cache_module  # the trust checks of the store
 
     source = tmp_path / "a.py"
     source.write_text(FINDING)

@@ -10,14 +10,13 @@ The Python API::
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Optional
-
 from torchlint.version import __version__ as __version__
 
-from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
-
+TYPE_CHECKING = False  # neither typing nor pathlib on a replay's path (mypy reads this name as typing's)
 if TYPE_CHECKING:
+    from typing import Any, List, Optional
+
+    from torchlint.model import Applicability, Diagnostic, Edit, Fix, Position
     from torchlint.analysis.index import ProjectIndex
     from torchlint.lint.fixer import FixResult
     from torchlint.lint.settings import Settings
@@ -31,6 +30,7 @@ def check_source(
     cross-file index of the run the text belongs to
     (``torchlint.analysis.queries.build``), none by default."""
     from dataclasses import replace
+    from pathlib import Path
 
     from torchlint.lint.engine import lint_source
     from torchlint.lint.settings import Settings
@@ -50,6 +50,7 @@ def fix_source(
 ) -> FixResult:
     """Apply fixes (safe ones, or all with ``unsafe=True``) until stable."""
     from dataclasses import replace
+    from pathlib import Path
 
     from torchlint.lint.fixer import fix_text
     from torchlint.lint.settings import Settings
@@ -59,9 +60,18 @@ def fix_source(
     return fix_text(source, path, config if project is None else replace(config, project=project), unsafe=unsafe)
 
 
+_MODEL = ("Applicability", "Diagnostic", "Edit", "Fix", "Position")
+
+
 def __getattr__(name: str) -> Any:
     """Import ``FixResult`` and ``Settings`` on first use: they pull in libcst,
-    which plugins loaded by other tools (flake8) should not pay for."""
+    which plugins loaded by other tools (flake8) should not pay for; and the
+    model's types too: the replay of an unchanged command-line run imports
+    the package without them."""
+    if name in _MODEL:
+        import torchlint.model
+
+        return getattr(torchlint.model, name)
     if name == "FixResult":
         from torchlint.lint.fixer import FixResult
 

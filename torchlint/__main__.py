@@ -1,5 +1,5 @@
 """``python -m torchlint``."""
 
-from torchlint.interfaces.cli import main
+from torchlint.interfaces.quick import main
 
 main()

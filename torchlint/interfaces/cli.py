@@ -16,6 +16,7 @@ import click
 
 from torchlint.version import __version__
 from torchlint.lint.discovery import discover
+from torchlint.lint.replay import active_recording
 from torchlint.model import Diagnostic, parse_error
 from torchlint.ruleapi.registry import PARSE_ERROR_CODE, all_rules, by_code_or_name
 from torchlint.lint.cache import CACHE_DIR_NAME, SHARED_VARIABLE, Cache, CacheDirError, Cleaned, check_directory, clean
@@ -166,8 +167,10 @@ def _write_stdout_bytes(data: bytes) -> None:
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
-def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool) -> Tuple[List[Path], List[Diagnostic]]:
-    """The files to lint, and a TL000 for each path (or configuration) that could not be read."""
+def _collect(paths: Sequence[str], resolver: SettingsResolver,
+             force_exclude: bool) -> Tuple[List[Path], List[Diagnostic], Tuple[str, ...]]:
+    """The files to lint, a TL000 for each path (or configuration) that could
+    not be read, and the folders the walk listed."""
     discovered = discover([Path(p) for p in paths or ["."]], resolver.for_path, force_exclude=force_exclude)
     errors: List[Diagnostic] = []
     named = set()
@@ -176,7 +179,7 @@ def _collect(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bo
         if shown not in named:  # an unreadable folder is named once, not by both discovery and the settings search
             named.add(shown)
             errors.append(parse_error(shown, message))
-    return list(discovered.files), errors
+    return list(discovered.files), errors, discovered.folders
 
 
 def _ensure_streams() -> None:
@@ -306,6 +309,9 @@ def main() -> None:
 def check(paths: Tuple[str, ...], watch: bool, **options: Any) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
     if watch:
+        recording = active_recording()
+        if recording is not None:
+            recording.doubt("--watch")
         sys.exit(_watch(paths, options))
     sys.exit(_check(paths, **options))
 
@@ -320,6 +326,11 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
     quiet = quiet or silent
     if baseline_create and baseline is None:
         raise click.UsageError("--baseline-create needs --baseline FILE (the file to create when it is missing)")
+    recording = active_recording()
+    if recording is not None:  # before the configuration search: what it will look for, as it is now
+        from torchlint.lint.settings import CONFIG_FILENAMES
+
+        recording.begin(list(paths or ["."]), (*CONFIG_FILENAMES, ".git"))
     try:
         resolver = _resolver(kwargs)
         if show_settings:
@@ -333,7 +344,7 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
             errors: List[Diagnostic] = []
             outcomes = [_check_stdin(resolver, kwargs["stdin_filename"], apply_fix, unsafe, kwargs["force_exclude"])]
         else:
-            files, errors = _collect(paths, resolver, kwargs["force_exclude"])
+            files, errors, walked = _collect(paths, resolver, kwargs["force_exclude"])
             if show_files:
                 for path in files:
                     click.echo(path.as_posix())
@@ -419,6 +430,13 @@ def _check(paths: Tuple[str, ...], apply_fix: bool, output_format: str, output_f
         # Fixing standard input: standard output carries the code alone.
         click.echo(text, nl=False, err=fixing_stdin)
     write_failed = any(o.write_error for o in outcomes)
+    if (recording is not None and not _reads_stdin(paths, kwargs["stdin_filename"]) and cache is not None
+            and not apply_fix and output_file is None and baseline is None and write_baseline is None
+            and not write_failed):
+        # A run that wrote nothing but its report: the command line may replay it (interfaces/quick.py).
+        recording.accept(directory=cache.directory, shared=cache.shared, files=files, run=cache.recorded,
+                         walked=walked, roots=sorted({str(s.root) for s in (resolver.default, *resolved.settings)}),
+                         given=list(paths or ["."]))
     if exit_zero and not write_failed:
         return EXIT_CLEAN
     if diagnostics or write_failed or (exit_non_zero_on_fix and fixed_count):
@@ -466,7 +484,7 @@ def _watched(paths: Sequence[str], options: Mapping[str, Any]) -> Dict[str, Tupl
     configuration files that apply to them (``extend`` chains included)."""
     try:
         resolver = _resolver(options)
-        files, _ = _collect(paths, resolver, options["force_exclude"])
+        files, _, _ = _collect(paths, resolver, options["force_exclude"])
     except (ConfigError, click.ClickException):
         files, resolver = [], None
     watched = {str(path) for path in files}
@@ -604,7 +622,7 @@ def fix(paths: Tuple[str, ...], apply_fixes: bool, exit_non_zero_on_fix: bool, s
                 click.echo(f"{problem.path}:{problem.start.line}:{problem.start.column}: "
                            f"{problem.code} {problem.message}", err=True)
             sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
-        files, errors = _collect(paths, resolver, kwargs["force_exclude"])
+        files, errors, _ = _collect(paths, resolver, kwargs["force_exclude"])
         outcomes = cached_run(files, resolver.for_path, partial(fix_file, unsafe=unsafe, write=apply_fixes),
                               cache=_cache(kwargs), jobs=_jobs(kwargs),
                               reusable=partial(_nothing_to_fix, unsafe, True))

@@ -36,6 +36,8 @@ class Discovered:
 
     files: Tuple[Path, ...]
     errors: Tuple[Tuple[Path, str], ...]
+    folders: Tuple[str, ...] = ()
+    """Every folder whose entries the walk listed (what the files found depend on)."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,14 @@ def discover(
     """Expand files and folders into Python files, sorted and de-duplicated."""
     found: List[Tuple[Path, str]] = []
     errors: List[Tuple[Path, str]] = []
+    folders: List[str] = []
     gitignore = GitIgnore()
     for given in paths:
         if not os.path.lexists(given):
             errors.append((given, "No such file or directory"))
             continue
         if os.path.isdir(given):
-            found.extend(_walk(given, settings_for, gitignore, errors))
+            found.extend(_walk(given, settings_for, gitignore, errors, folders))
             continue
         settings = settings_for(given)
         if force_exclude and settings.is_excluded(given):
@@ -78,7 +81,7 @@ def discover(
         if real not in first_name:
             first_name[real] = path
             files.append(path)
-    return Discovered(tuple(files), tuple(errors))
+    return Discovered(tuple(files), tuple(errors), tuple(folders))
 
 
 def _sort_key(path: Path) -> Tuple[str, ...]:
@@ -90,8 +93,10 @@ def _walk(
     settings_for: Callable[[Path], Settings],
     gitignore: GitIgnore,
     errors: List[Tuple[Path, str]],
+    folders: List[str],
 ) -> List[Tuple[Path, str]]:
-    """The Python files under ``top``, each with its real path."""
+    """The Python files under ``top``, each with its real path (``folders``
+    gets every folder listed)."""
     files: List[Tuple[Path, str]] = []
     stack = [_Folder(top, os.path.realpath(top), None)]
     while stack:
@@ -104,6 +109,7 @@ def _walk(
         incremental = folder.checked_under is not None and (
             folder.checked_under is settings or settings.root == Path(os.path.abspath(directory))
         )
+        folders.append(os.fspath(directory))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name, reverse=True)

@@ -72,6 +72,9 @@ def _serve(connection: Connection, work: Callable[..., Any], parent: int,
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
     run_as_sacrificial_process()
+    from torchlint.source.reads import watched
+
+    watched(None)  # a replay record is the parent's: what a worker reads reaches it through the run record
     if initializer is not None:
         initializer()
     while True:

@@ -650,7 +650,11 @@ def _extended(value: Any, path: Path, seen: Tuple[Path, ...]) -> Settings:
     """The settings of the file an ``extend`` key names."""
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{path}: `extend` must be the path of another configuration file")
-    target = Path(os.path.expandvars(os.path.expanduser(value)))
+    from torchlint.source.reads import expansion
+
+    expanded = os.path.expandvars(os.path.expanduser(value))
+    expansion(value, expanded)  # the environment (and the home folder) the path depends on
+    target = Path(expanded)
     target = (path.parent / target) if not target.is_absolute() else target
     resolved = Path(os.path.abspath(target))
     chain = (*seen, Path(os.path.abspath(path)))

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, Optional, Sequence, Tuple, TypeVar
 
 from torchlint.ruleapi.meta import Option, RuleInfo, Severity
 
@@ -31,10 +31,6 @@ def info_of(rule: "RuleClass") -> RuleInfo:
     """The metadata of one rule class."""
     return RuleInfo(rule.code, rule.name, tuple(rule.aliases), rule.default_enabled, rule.severity,
                     dict(rule.options), tuple(rule.project_queries))
-
-
-_PACKAGE_FOLDER = Path(__file__).resolve().parents[1]
-"""torchlint's own folder: its modules, sub-packages and data."""
 
 
 RuleSet = Optional[Tuple["RuleClass", ...]]
@@ -53,8 +49,9 @@ class _PerRuleSet(Generic[_T]):
     """A value derived from the rule set in use, computed once per rule set
     (``cache_clear`` forgets them, as ``functools.lru_cache`` does)."""
 
-    def __init__(self, compute: Callable[[RuleSet], _T]) -> None:
+    def __init__(self, compute: Callable[[RuleSet], _T], on_clear: Callable[[], object] = lambda: None) -> None:
         self._compute = compute
+        self._on_clear = on_clear
         self._known: Dict[RuleSet, _T] = {}
         functools.update_wrapper(self, compute)
 
@@ -66,23 +63,26 @@ class _PerRuleSet(Generic[_T]):
 
     def cache_clear(self) -> None:
         self._known.clear()
+        self._on_clear()
 
 
-@_PerRuleSet
+def _code_fingerprint(forget: bool = False) -> str:
+    from torchlint.version import code_fingerprint
+
+    return code_fingerprint(forget)
+
+
+@functools.partial(_PerRuleSet, on_clear=lambda: _code_fingerprint(forget=True))
 def tool_fingerprint(replaced: RuleSet) -> str:
-    """torchlint's version plus the size and mtime of its source files and data,
-    sub-packages included (rules/<name>/, torchlint/analysis/, torchlint/data/),
-    so an edited rule invalidates the cache even without a version bump."""
-    from torchlint.version import __version__
-
-    digest = hashlib.sha256(__version__.encode())
-    if replaced is not None:  # another rule set: cached results of the real one do not apply
-        digest.update(" ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in replaced).encode())
-    rules = importlib.import_module("torchlint.rules")
-    for folder in (_PACKAGE_FOLDER, Path(rules.__file__ or "").parent):
-        for parts, info in sorted(_sources(str(folder))):
-            digest.update(f"{'/'.join(parts)}:{info.st_size}:{info.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]
+    """torchlint's code fingerprint (:func:`torchlint.version.code_fingerprint`:
+    its version plus the size and mtime of its sources and data), and the rule
+    set when :func:`rules_replaced` put another in place: cached results of
+    the real rules do not apply to it."""
+    found = _code_fingerprint()  # computed again by cache_clear (a test that edits a file)
+    if replaced is None:
+        return found
+    names = " ".join(f"{rule.__module__}.{rule.__qualname__}" for rule in replaced)
+    return hashlib.sha256(f"{found} {names}".encode()).hexdigest()[:16]
 
 
 @contextmanager
@@ -113,24 +113,6 @@ def _forget() -> None:
     """Drop what was computed from the previous rule set."""
     for cached in (rule_infos, tool_fingerprint):
         cached.cache_clear()
-
-
-def _sources(folder: str) -> List[Tuple[Tuple[str, ...], os.stat_result]]:
-    """The ``.py`` and ``.toml`` files under ``folder`` (its relative path's
-    parts, the order ``Path`` sorts in) with their status; byte-code folders
-    are not entered.  Run on every start, so one ``scandir`` a folder."""
-    found: List[Tuple[Tuple[str, ...], os.stat_result]] = []
-    pending: List[Tuple[str, Tuple[str, ...]]] = [(folder, ())]
-    while pending:
-        here, parts = pending.pop()
-        with os.scandir(here) as entries:
-            for entry in entries:
-                if entry.is_dir():
-                    if entry.name != "__pycache__":
-                        pending.append((entry.path, (*parts, entry.name)))
-                elif entry.name.endswith((".py", ".toml")) and entry.is_file():
-                    found.append(((*parts, entry.name), entry.stat()))
-    return found
 
 
 def all_rules() -> Tuple["RuleClass", ...]:
@@ -260,10 +242,15 @@ def rule_infos(replaced: RuleSet) -> Tuple[RuleInfo, ...]:
     folder = store_directory()
     entry = folder / f"rules-{fingerprint}.json" if folder is not None else None
     if entry is not None:
+        from torchlint.source.reads import unwatched, watched
+
+        token = watched(None)  # torchlint's own metadata, keyed by its code: not an input of the run
         try:
             return _from_json(read_regular(entry, _MAX_STORE_BYTES).decode("utf-8"), fingerprint)
         except (SourceError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             pass
+        finally:
+            unwatched(token)
     infos = tuple(info_of(rule) for rule in all_rules())
     if entry is not None:
         _store(entry, _to_json(infos, fingerprint))

@@ -21,18 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
-
-
-class SourceError(Exception):
-    """A file that cannot be read or decoded; the message names why."""
-
-
-class MissingFile(SourceError):
-    """There is no file at the path (or a part of it is not a folder)."""
-
+from torchlint.source.reads import (
+    MAX_FILE_BYTES as MAX_FILE_BYTES, MissingFile as MissingFile, SourceError as SourceError,
+    read_at_most as read_at_most, read_head as read_head, read_regular as read_regular,
+    read_regular_with_status as read_regular_with_status,
+)
 
 @dataclass(frozen=True)
+
+
 class SourceFile:
     """A file's decoded text and how to write it back byte-for-byte alike."""
 
@@ -70,101 +67,6 @@ def decode(data: bytes, name: str = "<stdin>") -> "tuple[str, str, bool]":
         where = f" at byte {error.start}" if isinstance(error, UnicodeDecodeError) else ""
         raise SourceError(f"not valid {encoding}{where}: {reason}") from None
     return text, encoding, bom
-
-
-def _too_large(size: int, max_bytes: int) -> SourceError:
-    return SourceError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; skipped")
-
-
-def _open_regular(path: "Union[str, os.PathLike[str]]", follow: bool) -> "tuple[int, os.stat_result]":
-    """An open descriptor of the regular file at ``path`` and its status;
-    SourceError for anything else.  Nothing but a regular file is opened: a
-    FIFO would block the open or the read forever, and opening some devices
-    has effects of its own.  The kind is checked before opening (``stat``)
-    and again on the open descriptor, so a file swapped in between is caught."""
-    try:
-        info = os.stat(path) if follow else os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            raise SourceError("a symbolic link, not followed here")
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError("not a regular file")
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-        if not follow:
-            flags |= getattr(os, "O_NOFOLLOW", 0)
-        handle = os.open(path, flags)
-    except SourceError:
-        raise
-    except (FileNotFoundError, NotADirectoryError) as error:
-        raise MissingFile(error.strerror or str(error)) from None
-    except OSError as error:
-        if not follow and error.errno == errno.ELOOP:
-            raise SourceError("a symbolic link, not followed here") from None
-        raise SourceError(error.strerror or str(error)) from None
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError("not a regular file")
-    except BaseException as error:
-        os.close(handle)
-        if isinstance(error, OSError):
-            raise SourceError(error.strerror or str(error)) from None
-        raise
-    return handle, info
-
-
-def read_at_most(handle: int, limit: int) -> bytes:
-    """Up to ``limit`` bytes from an open descriptor, to its end."""
-    chunks = []
-    remaining = limit
-    while remaining > 0:
-        chunk = os.read(handle, min(remaining, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_regular(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE_BYTES, *,
-                 follow: bool = True) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``max_bytes`` of
-    them; SourceError with a one-line reason for a file that is missing,
-    unreadable, not a regular file (a FIFO, a device, a folder; with
-    ``follow=False`` also a symbolic link) or over the limit.  Every file
-    torchlint reads goes through here (or :func:`read_head`): sources,
-    configuration, ``.gitignore``, requirements, baselines, imported modules."""
-    return read_regular_with_status(path, max_bytes, follow=follow)[0]
-
-
-def read_regular_with_status(path: "Union[str, os.PathLike[str]]", max_bytes: int = MAX_FILE_BYTES, *,
-                             follow: bool = True) -> "tuple[bytes, os.stat_result]":
-    """:func:`read_regular`, with the file's status taken on the open
-    descriptor before reading (a change made while it is read shows in the
-    next status, never hides behind this one)."""
-    handle, info = _open_regular(path, follow)
-    try:
-        if info.st_size > max_bytes:
-            raise _too_large(info.st_size, max_bytes)
-        data = read_at_most(handle, max_bytes + 1)
-    except OSError as error:
-        raise SourceError(error.strerror or str(error)) from None
-    finally:
-        os.close(handle)
-    if len(data) > max_bytes:  # it grew after the check
-        raise _too_large(len(data), max_bytes)
-    return data, info
-
-
-def read_head(path: "Union[str, os.PathLike[str]]", size: int) -> bytes:
-    """The first ``size`` bytes of the regular file at ``path`` (a file's
-    kind is decided from them); SourceError as for :func:`read_regular`."""
-    handle, _ = _open_regular(path, True)
-    try:
-        return read_at_most(handle, size)
-    except OSError as error:
-        raise SourceError(error.strerror or str(error)) from None
-    finally:
-        os.close(handle)
 
 
 def ceiling_directories(variable: str) -> "frozenset[str]":

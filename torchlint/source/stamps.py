@@ -19,13 +19,15 @@ next run with the same files and configuration.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
+from torchlint.source.reads import (
+    current_stamp as current_stamp, digest_of as digest_of, names_digest as names_digest,
+    presence as presence,
+)
 from torchlint.source.sourcefile import MAX_FILE_BYTES, SourceError, read_regular_with_status
 
 Stamp = Tuple[int, int, int, int]
@@ -33,12 +35,12 @@ Stamp = Tuple[int, int, int, int]
 Presence = Tuple[int, int]
 """(file type bits, inode) of a path's own status (a link is not followed)."""
 
+PathLike = Union[str, "os.PathLike[str]"]
+
 RACY_NS = 2_000_000_000
 """A stamp taken less than this after the file's last change is not trusted."""
 
 RECORD_FORMAT = 3
-
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 def now_ns() -> int:
@@ -55,42 +57,6 @@ def stamp_of(info: os.stat_result, taken_ns: Optional[int] = None) -> Optional[S
     return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
 
 
-def current_stamp(path: PathLike) -> Optional[Stamp]:
-    """The stamp of the regular file at ``path`` now, without the racy check
-    (it is only compared with a trusted one); None when it is not a regular file."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
-
-
-def presence(path: PathLike) -> Optional[Presence]:
-    """Whether ``path`` exists, as what (its type bits and inode, from its own
-    status: a folder replaced by a link shows); None when it does not."""
-    try:
-        info = os.lstat(path)
-    except (OSError, ValueError):
-        return None
-    return (stat.S_IFMT(info.st_mode), info.st_ino)
-
-
-def names_digest(folder: PathLike) -> str:
-    """A digest of the names in ``folder`` (empty when it cannot be listed)."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(folder))
-    except OSError:
-        names = []
-    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def digest_of(data: bytes) -> str:
-    """The content digest files are keyed by (the same as ``SourceFile.digest``)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def read_stamped(path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> Tuple[bytes, Optional[Stamp], str]:
     """The bytes of the regular file at ``path``, the stamp taken as it was
     read and their digest (SourceError as
@@ -100,6 +66,8 @@ def read_stamped(path: PathLike, max_bytes: int = MAX_FILE_BYTES) -> Tuple[bytes
 
 
 @dataclass
+
+
 class Seen:
     """What one index build looked at besides the run's files: the files it
     read (path -> (stamp, digest)), the paths whose existence it checked and
@@ -126,6 +94,8 @@ class Seen:
 
 
 @dataclass(frozen=True)
+
+
 class FileRow:
     """One file of a run, as the next run needs it: its stamp (None: read it
     again) and the digest of its bytes (None: nothing was cached for it)."""
@@ -138,6 +108,8 @@ class FileRow:
 
 
 @dataclass(frozen=True)
+
+
 class RunRecord:
     """What a run over some files read: each file's row, and what its index
     depended on outside those files (see :class:`Seen`)."""
