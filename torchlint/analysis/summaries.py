@@ -1168,8 +1168,7 @@ class _FunctionScan:
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name):
                         pinned = built if built is not None and self.pins_loader(node.value) else None
-                        earlier = self.pinned_names.get(leaf.id, pinned)
-                        self.pinned_names[leaf.id] = pinned if earlier == pinned else None
+                        _agree(self.pinned_names, leaf.id, pinned)
             for target in node.targets:  # `loaders = []`, then filled with pinned loaders
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name):
@@ -1181,9 +1180,7 @@ class _FunctionScan:
             for target in node.targets:  # `data_iter = iter(self.loader)`, perhaps again once it runs dry
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Name) and (iterated is not None or leaf.id in self.iterators):
-                        earlier = self.iterators.get(leaf.id, iterated)
-                        self.iterators[leaf.id] = iterated if earlier == iterated and isinstance(
-                            target, ast.Name) else None
+                        _agree(self.iterators, leaf.id, iterated if target is leaf else None)
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
             paired = self.pairwise(node.targets[0], node.value) if (
@@ -3174,3 +3171,10 @@ def summarize_sources(sources: Sequence[Tuple[str, Union[str, bytes], bool]]) ->
         if tree is not None:
             found.append(summarize_tree(tree, module, is_package))
     return link(found)
+
+
+def _agree(table: Dict[str, Optional[str]], name: str, value: Optional[str]) -> None:
+    """Record that an assignment binds ``name`` to ``value``: the table keeps
+    the value every binding so far agrees on, None once two disagree."""
+    earlier = table.get(name, value)
+    table[name] = value if earlier == value else None
