@@ -361,3 +361,55 @@ def test_callers_in_other_modules_decide_and_their_edits_reach_the_cache(tmp_pat
     main.write_text("from engine import score\n\ndef run(m, loader, loss):\n    for x in loader:\n"
                     "        score(m, [x])\n        loss.backward()\n")
     assert _run(files, cache) == []
+
+
+def test_in_file_helper_given_an_evaled_model_between_epochs_is_reported() -> None:
+    """The caller trains too, but not in the call's step: the helper is evaluation code."""
+    source = """
+    import torch
+
+    def accuracy(model, loader):
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+    def fit(model, loader, val_loader, optimizer):
+        for epoch in range(3):
+            model.train()
+            for x, y in loader:
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            print(epoch, accuracy(model, val_loader))
+    """
+    assert lines(source) == [4]
+    # Called in the step that runs backward: its outputs may feed it.
+    in_step = source.replace("            print(epoch, accuracy(model, val_loader))\n", "") \
+        .replace("                optimizer.step()\n",
+                 "                optimizer.step()\n                model.eval()\n"
+                 "                print(accuracy(model, val_loader))\n")
+    assert lines(in_step) == []
+    # Switched back to training mode before the call: not evaluation.
+    retrained = source.replace("print(epoch, accuracy(", "model.train()\n            print(epoch, accuracy(")
+    assert lines(retrained) == []
+
+
+def test_call_sites_record_the_arguments_in_eval_mode(tmp_path: Path) -> None:
+    from torchlint.analysis.queries import build, called_from
+
+    (tmp_path / "metrics.py").write_text("def score(model, loader, k=1):\n    return [model(x) for x in loader]\n")
+    (tmp_path / "run.py").write_text(
+        "import metrics\nfrom metrics import *\n\n"
+        "def a(net, other, loader):\n    net.eval()\n    metrics.score(net, loader)\n"
+        "    metrics.score(model=other, loader=loader)\n    other.train(False)\n"
+        "    score(loader=loader, model=other)\n    other.train()\n    metrics.score(other, loader)\n"
+        "    net.train(mode=flag)\n    metrics.score(net, loader)\n"
+    )
+    index = build(sorted(tmp_path.glob("*.py")), [called_from(".eval(", ".train(False")])
+    sites = index.callers_of("metrics.score")
+    assert [(site.line, site.evaled) for site in sites] == [
+        (6, ("0",)), (7, ()), (9, ("model",)), (11, ()), (13, ()),
+    ]
+    # Without a file that switches a model to eval mode, nothing is indexed.
+    (tmp_path / "run.py").write_text("import metrics\n\ndef a(net, l):\n    metrics.score(net, l)\n")
+    assert build(sorted(tmp_path.glob("*.py")), [called_from(".eval(")]).callers_of("metrics.score") == ()

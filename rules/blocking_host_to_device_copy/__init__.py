@@ -107,7 +107,12 @@ class BlockingHostToDeviceCopy(Rule):
     optimizer)` in a driver, `x, y = x.cuda(), y.cuda()` in the epoch
     function's loop; a trainer object built with the loader, whose method
     copies the batches of what it kept on `self`, also through the
-    instance's other methods and helpers it hands a batch to).  The
+    instance's other methods and helpers it hands a batch to; a loop over a
+    project generator the function hands the pinned loader to, in any
+    module, when the generator yields the loader's items as they come:
+    `for i, (x, y) in enumerate(metric_logger.log_every(loader, 50))`, with
+    `log_every` doing `for obj in iterable: yield obj`; not one that yields
+    something it made of them, such as `yield x.cuda(non_blocking=True)`).  The
     callers are followed through the project's summaries: a loader built
     with a literal `pin_memory=True` (directly, by a project function
     whose loader gets it, or returned by a project function that builds it

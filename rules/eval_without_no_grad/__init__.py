@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.queries import callers_of, subclasses_of, summaries
+from torchlint.analysis.queries import called_from, callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
 from torchlint.analysis.index import CallSite
@@ -151,9 +151,14 @@ class EvalWithoutNoGrad(Rule):
     `def eval(self): self.policy.eval()`); a function that loads trained weights into the model
     it runs (`m.load_state_dict(...)`, `m = torch.load(...)`, or a whole model kept
     in a checkpoint, `m = torch.load(...)["model"]`) and iterates
-    or turns outputs into plain values; or a function that every caller in
-    the file hands an object it has just put in eval mode (`model.eval();
-    decode(model, x)` makes `decode` evaluation code); or, in a script that
+    or turns outputs into plain values; or a function that every caller, in
+    the file or in the project's other modules, hands an object it has put
+    in eval mode and not switched back (`model.eval(); decode(model, x)`
+    makes `decode` evaluation code; so does `model.eval()` then
+    `metrics.hit_rate(model, test_loader, 10)` between the epochs of a
+    training script, the helper in `metrics.py` calling no `.eval()` itself,
+    imported by name, as a module or with `from metrics import *`), when
+    no such call sits in a training step (see below); or, in a script that
     trains nothing (no backward, gradient read, optimizer step or `.train()`
     anywhere in the file), a function that runs a module-level model the
     script put in eval mode.  It is reported when
@@ -294,7 +299,8 @@ class EvalWithoutNoGrad(Rule):
     project_queries = (callers_of(
         module_words=(".eval(", ".train(False", ".train(mode=False"),
         function_words=("load_state_dict(", "torch.load("),
-    ), summaries(), subclasses_of(*sorted(lightning_module_names())))
+    ), called_from(".eval(", ".train(False", ".train(mode=False"), summaries(),
+        subclasses_of(*sorted(lightning_module_names())))
 
     @classmethod
     def triggers(cls, options: Mapping[str, OptionValue]) -> Tuple[str, ...]:
@@ -305,10 +311,16 @@ class EvalWithoutNoGrad(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A finding needs an ``.eval()``/``.train(...)`` call, weights loaded
-        (``load_state_dict``, ``torch.load``), or a function whose name a
-        configured pattern marks as evaluation."""
+        (``load_state_dict``, ``torch.load``), a function another module calls
+        with a model in eval mode, or a function whose name a configured
+        pattern marks as evaluation."""
         if not facts.called_attributes.isdisjoint(("eval", "train", "load_state_dict", "load")):
             return True
+        project = facts.project
+        module = project.module_of(facts.path) if project is not None and facts.path else None
+        if project is not None and module is not None and any(
+                site.evaled for name in sorted(facts.functions) for site in project.callers_of(f"{module}.{name}")):
+            return True  # another module calls one of its functions with a model in eval mode
         pattern = str(options.get("function-pattern", DEFAULT_FUNCTION_PATTERN))
         return bool(pattern) and any(re.search(pattern, name) for name in facts.functions)
 
@@ -458,36 +470,48 @@ class EvalWithoutNoGrad(Rule):
 
     def _eval_given_parameters(self, node: cst.FunctionDef, frame: _Frame) -> Set[str]:
         """Parameters that every call of ``node`` fills with an object the
-        caller put in eval mode before the call, when the function is only
-        called, here, from such evaluation code: callers that neither compute
-        gradients nor step an optimizer.  Empty when any use of the function
-        is something else (passed as a callback, called from another module
-        or a training step) or nothing calls it."""
+        caller put in eval mode before the call, when every call is such
+        evaluation code: outside the caller's training step (the innermost
+        loop around the call, or its function, runs no backward itself).
+        Calls from the project's other modules count the same way
+        (:attr:`CallSite.evaled`).  Empty when any use of the function is
+        something else (passed as a callback, a call in a training step) or
+        nothing calls it."""
         params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
         if not any(f.callee.split(".")[0] in params and not f.guarded for f in frame.forwards):
             return set()  # it runs no parameter: no need for the file's training facts
         training = self.facts.training
         edges = training.callers(node)
-        if not edges:
-            return set()
-        if self._outside_callers(node):
+        outside = self._outside_callers(node)
+        if not edges and not outside:
             return set()
         positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         found: Optional[Set[str]] = None
+        for site in outside:
+            if site.training_step:
+                return set()
+            if site.grad_disabled:
+                continue
+            given = {
+                parameter for position, parameter in enumerate(positional)
+                if str(position) in site.evaled or parameter in site.evaled
+            }
+            found = given if found is None else found & given
+            if not found:
+                return set()
         for edge in edges:
             if edge.grad_disabled:
                 continue  # covered by the caller already; it neither helps nor hurts
+            if training.in_training_step(edge.call):
+                return set()  # its outputs may feed the step's backward pass
             caller = training.function(edge.caller)
-            # (Another module's function that runs backward does not count: it may be
-            # gradient attribution beside the evaluation, and this file's facts are what speak.)
-            if caller.computes_gradients or caller.optimizer_steps or training.reaches_backward(edge.caller, False):
-                return set()
             order = {id(fact.call): i for i, fact in enumerate(caller.calls)}
             at = order.get(id(edge.call), -1)
-            evaled = {
-                dotted(mode.receiver) for mode in caller.mode_calls
-                if not mode.train and order.get(id(mode.call), at) < at
-            }
+            last: Dict[Optional[str], bool] = {}  # each object's mode at the call
+            for mode in sorted((m for m in caller.mode_calls if order.get(id(m.call), at) < at),
+                               key=lambda m: order.get(id(m.call), at)):
+                last[dotted(mode.receiver)] = not mode.train
+            evaled = {name for name, in_eval in last.items() if in_eval}
             names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
             given = set()
             for parameter in names:

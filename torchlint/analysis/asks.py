@@ -31,7 +31,8 @@ METHODS = "methods"
 METHOD_CALLS = "method-calls"
 SUMMARIES = "summaries"
 WHOLE_SAVES = "whole-saves"
-KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS, SUMMARIES, WHOLE_SAVES)
+CALLED_FROM = "called-from"
+KINDS = (SUBCLASSES, CALLERS, NAMES, KEYWORDS, METHODS, METHOD_CALLS, SUMMARIES, WHOLE_SAVES, CALLED_FROM)
 
 
 def subclasses_of(*bases: str) -> Query:
@@ -46,6 +47,14 @@ def callers_of(module_words: Sequence[str] = (), function_words: Sequence[str] =
     containing one of ``module_words``, and of functions whose own text
     contains one of ``function_words`` (``facts.project.callers_of(name)``)."""
     return Query(CALLERS, tuple(module_words), tuple(function_words))
+
+
+def called_from(*caller_words: str) -> Query:
+    """Also index the calls from other modules of the project functions that a
+    file containing one of ``caller_words`` calls (``.eval(``: the evaluation
+    helpers a training script calls after switching its model to eval mode,
+    wherever they are defined; ``facts.project.callers_of(name)``)."""
+    return Query(CALLED_FROM, tuple(caller_words))
 
 
 def name_used(*names: str) -> Query:

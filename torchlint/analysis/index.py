@@ -89,6 +89,11 @@ class CallSite:
     caller_module: str
     grad_disabled: bool = False
     training_step: bool = False
+    evaled: Tuple[str, ...] = ()
+    """The arguments (slots: a position as a digit string, or a keyword) that
+    name an object the caller put in eval mode earlier in the same function
+    (``model.eval()``, then ``evaluate(model, loader)``: ``("0",)``) and did
+    not switch back to training mode before the call."""
 
 
 @dataclass(frozen=True)

@@ -28,19 +28,20 @@ from typing import (
 # What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
 # where rules import it from.
 from torchlint.analysis.asks import (
-    CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
+    CALLED_FROM as CALLED_FROM, CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
     NAMES as NAMES, SUBCLASSES as SUBCLASSES, SUMMARIES as SUMMARIES, WHOLE_SAVES as WHOLE_SAVES, Asked as Asked,
-    Query as Query, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
+    Query as Query, called_from as called_from, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
     method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
     whole_saves as whole_saves,
 )
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    ImportLines, import_statements, ModuleNames, Text, add_import, connected, module_imports, module_level, module_name,
+    ImportLines, import_statements, ModuleNames, Text, absolute, add_import, connected, dotted, imported_modules, module_imports, module_level, module_name,
     namespace_aliases, parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
+from torchlint.source.tree import python_literal_bool
 
 if TYPE_CHECKING:
     from torchlint.analysis.summaries import FileSummary
@@ -85,18 +86,18 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     statements = ImportLines()
     stars = star_parts(texts, store, module_of, statements)
     bases = asked.of_kind(SUBCLASSES)
-    callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())))
+    callers = (asked.of_kind(CALLERS), sorted(asked.more.get(CALLERS, ())), asked.of_kind(CALLED_FROM))
     names = frozenset(asked.of_kind(NAMES))
     keywords, methods, method_calls = asked.of_kind(KEYWORDS), asked.of_kind(METHODS), asked.of_kind(METHOD_CALLS)
     wants_summaries = SUMMARIES in asked
     wants_saves = WHOLE_SAVES in asked
-    if not (bases or callers[0] or callers[1] or names or keywords or methods or method_calls or wants_summaries
+    if not (bases or callers[0] or callers[1] or callers[2] or names or keywords or methods or method_calls or wants_summaries
             or wants_saves):
         # No rule asks about the project; star imports of its modules still resolve.
         return ProjectIndex(star_parts=stars) if stars else EMPTY
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
-    calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of)
+    calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of, callers[2])
     shapes = _methods(indexed, methods, store, module_of)
     namespaces = namespace_aliases(indexed, module_of) if wants_summaries or bases or methods else {}
     chosen = connected(indexed, module_of, statements, namespaces) if wants_summaries else []
@@ -361,13 +362,21 @@ class _CallScan:
     whether it runs with gradients off, and whether its training step (the
     innermost loop around it, else its function) calls ``backward()``."""
 
-    def __init__(self, path: str, module: str, is_package: bool, lines: Optional[List[int]]) -> None:
+    def __init__(self, path: str, module: str, is_package: bool, lines: Optional[List[int]],
+                 stars: Sequence[str] = (), local: FrozenSet[str] = frozenset(),
+                 wanted: "Optional[re.Pattern[bytes]]" = None) -> None:
         self._path = path
         self._module = module
         self._is_package = is_package
         self._lines = lines
-        self._found: List[Tuple[str, int, bool, int]] = []
+        self._stars = tuple(stars)
+        self._local = local
+        self._wanted = wanted
+        self._found: List[Tuple[str, int, bool, int, Tuple[str, ...]]] = []
         self._backward_steps: Set[int] = set()
+        self._modes: List[Dict[str, bool]] = [{}]
+        """Per function being walked (the module's body first): the objects
+        switched to eval mode (True) or back to training mode (False) so far."""
 
     def _skipped(self, node: ast.AST, imports: Dict[str, str], step: int) -> bool:
         """A statement with none of the lines that matter (sorted ``lines``):
@@ -383,8 +392,8 @@ class _CallScan:
 
     def sites(self) -> List[Tuple[str, CallSite]]:
         return [
-            (target, CallSite(self._path, line, self._module, disabled, step in self._backward_steps))
-            for target, line, disabled, step in self._found
+            (target, CallSite(self._path, line, self._module, disabled, step in self._backward_steps, evaled))
+            for target, line, disabled, step, evaled in self._found
         ]
 
     def scan(self, node: ast.AST, imports: Dict[str, str], disabled: bool, step: int) -> None:
@@ -395,13 +404,17 @@ class _CallScan:
             for decorator in node.decorator_list:
                 self.scan(decorator, imports, disabled, step)
             inner = dict(imports)  # the function's own imports stay in it
+            self._modes.append({})
             for statement in node.body:
                 self.scan(statement, inner, any(modes), id(node))
+            self._modes.pop()
             return
         if isinstance(node, ast.ClassDef):
             inner = dict(imports)
+            self._modes.append({})
             for child in ast.iter_child_nodes(node):
                 self.scan(child, inner, False, id(node))
+            self._modes.pop()
             return
         if isinstance(node, (ast.With, ast.AsyncWith)):
             body_disabled = disabled
@@ -427,15 +440,68 @@ class _CallScan:
             self.scan(child, imports, disabled, step)
 
     def _call(self, node: ast.Call, imports: Mapping[str, str], disabled: bool, step: int) -> None:
+        self._mode_switch(node)
         target = resolve(node.func, imports, {})
         backward = isinstance(node.func, ast.Attribute) and node.func.attr == "backward" and target is None
         if backward or target in ("torch.autograd.grad", "torch.autograd.backward"):
             self._backward_steps.add(step)
         elif target is not None and not target.startswith(self._module + "."):
-            self._found.append((target, node.lineno, disabled, step))
+            self._found.append((target, node.lineno, disabled, step, self._evaled(node)))
+        elif target is None and isinstance(node.func, ast.Name) and self._star_bound(node.func.id):
+            # ``from utils import *`` then ``evaluate(model, ...)``: a call of
+            # whichever star-imported module defines it (a site recorded for a
+            # module that does not is never asked about).
+            evaled = self._evaled(node)
+            for star in self._stars:
+                self._found.append((f"{star}.{node.func.id}", node.lineno, disabled, step, evaled))
+
+    def _star_bound(self, name: str) -> bool:
+        """Whether a bare name the imports do not bind is one of the wanted
+        functions a star import may bring (never the module's own function)."""
+        return (bool(self._stars) and self._wanted is not None and name not in self._local
+                and self._wanted.fullmatch(name.encode()) is not None)
+
+    def _mode_switch(self, node: ast.Call) -> None:
+        """Record ``x.eval()``, ``x.train(False)`` (eval mode) and ``x.train()``
+        (training mode; an unknown argument forgets what ``x`` was)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
+            return
+        receiver = dotted(func.value)
+        if receiver is None:
+            return
+        modes = self._modes[-1]
+        if func.attr == "eval":
+            if not node.args and not node.keywords:
+                modes[receiver] = True
+            return
+        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        training = True if given is None else python_literal_bool(given)
+        if training is None:
+            modes.pop(receiver, None)
+        else:
+            modes[receiver] = not training
+
+    def _evaled(self, node: ast.Call) -> Tuple[str, ...]:
+        """The slots of ``node`` filled with an object in eval mode here."""
+        modes = self._modes[-1]
+        slots: List[str] = []
+        for position, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                break
+            name = dotted(argument)
+            if name is not None and modes.get(name):
+                slots.append(str(position))
+        for keyword in node.keywords:
+            name = dotted(keyword.value) if keyword.arg is not None else None
+            if name is not None and modes.get(name):
+                slots.append(str(keyword.arg))
+        return tuple(slots)
 
 
-_GRADIENT_WORDS = re.compile(rb"backward|autograd")
+_GRADIENT_WORDS = re.compile(rb"backward|autograd|\.eval\s*\(|\.train\s*\(")
+"""Lines walked whatever the focus: gradient calls, and mode switches (what
+:attr:`CallSite.evaled` reads)."""
 
 
 def _focus_lines(text: Union[str, bytes], focus: "re.Pattern[bytes]") -> List[int]:
@@ -472,7 +538,14 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
         for s in tree.body
         if isinstance(s, ast.ClassDef)
     )
-    scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus))
+    stars = [
+        source for source in (
+            absolute(module, s.level, s.module, is_package) for s in tree.body
+            if isinstance(s, ast.ImportFrom) and any(alias.name == "*" for alias in s.names)
+        ) if source is not None
+    ]
+    scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus),
+                     stars, frozenset(local), focus)
     try:
         for statement in tree.body:
             scan.scan(statement, imports, False, 0)
@@ -482,13 +555,14 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
     return Contribution(classes, calls)
 
 
-_STORE_FORMAT = b"project-contribution-1"
+_STORE_FORMAT = b"project-contribution-2"
 
 
 def _to_json(found: Contribution) -> Dict[str, Any]:
     return {
         "classes": [[c.qualified, c.path, c.line, list(c.bases)] for c in found.classes],
-        "calls": [[t, s.path, s.line, s.caller_module, s.grad_disabled, s.training_step] for t, s in found.calls],
+        "calls": [[t, s.path, s.line, s.caller_module, s.grad_disabled, s.training_step, list(s.evaled)]
+                  for t, s in found.calls],
     }
 
 
@@ -501,8 +575,8 @@ def _from_json(data: Any) -> Optional[Contribution]:
             if all_of(str, q, p) and count(n) and isinstance(b, list) and all_of(str, *b)
         )
         calls = tuple(
-            (t, CallSite(p, n, m, g, r)) for t, p, n, m, g, r in data["calls"]
-            if all_of(str, t, p, m) and count(n) and all_of(bool, g, r)
+            (t, CallSite(p, n, m, g, r, tuple(e))) for t, p, n, m, g, r, e in data["calls"]
+            if all_of(str, t, p, m) and count(n) and all_of(bool, g, r) and isinstance(e, list) and all_of(str, *e)
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -600,9 +674,10 @@ def _words(words: Iterable[str]) -> Optional["re.Pattern[bytes]"]:
 
 
 def _callee_functions(text: bytes, module_words: Optional["re.Pattern[bytes]"],
-                      function_words: Optional["re.Pattern[bytes]"]) -> Set[bytes]:
-    """The module-level functions of one file that the callers query asks about."""
-    every = module_words is not None and module_words.search(text) is not None
+                      function_words: Optional["re.Pattern[bytes]"], every: bool = False) -> Set[bytes]:
+    """The module-level functions of one file that the callers query asks
+    about (with ``every``: all of them)."""
+    every = every or (module_words is not None and module_words.search(text) is not None)
     if not every and (function_words is None or function_words.search(text) is None):
         return set()
     starts = list(_TOP_LEVEL.finditer(text))
@@ -617,18 +692,51 @@ def _callee_functions(text: bytes, module_words: Optional["re.Pattern[bytes]"],
     return names
 
 
-def _callers(texts: Sequence[Text], module_words: Sequence[str], function_words: Sequence[str],
-             store: Optional[Store], statements: Callable[[bytes], List[bytes]] = import_statements,
-             module_of: Callable[[Path], str] = module_name,
-             ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
-    """Calls from other modules of the functions the query asks about.  Only
-    files with an import line naming one of their modules and a mention of
-    one of the functions are parsed (or read from ``store``)."""
-    modules_pattern, functions_pattern = _words(module_words), _words(function_words)
-    if modules_pattern is None and functions_pattern is None:
-        return {}, {}
+def _called_from(texts: Sequence[Text], caller_words: Sequence[str], statements: Callable[[bytes], List[bytes]],
+                 module_of: Callable[[Path], str]) -> Tuple[Dict[str, str], Set[bytes]]:
+    """The run's modules (path -> name) whose module-level functions a file
+    containing one of ``caller_words`` imports and names, and those
+    functions: ``from evaluate import metrics`` or ``import evaluate`` and
+    ``evaluate.metrics(...)`` in a file that calls ``.eval(``."""
+    pattern = _words(caller_words)
+    if pattern is None:
+        return {}, set()
+    callers = [(path, text) for path, text in texts if pattern.search(text) is not None]
+    if not callers:
+        return {}, set()
+    by_module: Dict[str, Text] = {}
+    for path, text in texts:
+        by_module.setdefault(module_of(path), (path, text))
     modules: Dict[str, str] = {}
     names: Set[bytes] = set()
+    for path, text in callers:
+        own = module_of(path)
+        words: Optional[Set[bytes]] = None
+        for imported, taken in imported_modules(statements(text), own, Path(path).stem == "__init__"):
+            for candidate in (imported, *(f"{imported}.{name}" for name in taken)):
+                found = by_module.get(candidate)
+                if found is None or candidate == own:
+                    continue
+                words = set(_WORD.findall(text)) if words is None else words
+                wanted = _callee_functions(found[1], None, None, every=True) & words
+                if wanted:
+                    modules[os.path.abspath(found[0])] = candidate
+                    names |= wanted
+    return modules, names
+
+
+def _callers(texts: Sequence[Text], module_words: Sequence[str], function_words: Sequence[str],
+             store: Optional[Store], statements: Callable[[bytes], List[bytes]] = import_statements,
+             module_of: Callable[[Path], str] = module_name, caller_words: Sequence[str] = (),
+             ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
+    """Calls from other modules of the functions the query asks about (and of
+    those :func:`_called_from` finds).  Only files with an import line naming
+    one of their modules and a mention of one of the functions are parsed (or
+    read from ``store``)."""
+    modules_pattern, functions_pattern = _words(module_words), _words(function_words)
+    modules, names = _called_from(texts, caller_words, statements, module_of)
+    if modules_pattern is None and functions_pattern is None and not modules:
+        return {}, {}
     for path, text in texts:
         found = _callee_functions(text, modules_pattern, functions_pattern)
         if found:
@@ -662,6 +770,9 @@ def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], na
     if not imported:
         return set()
     found = words & names
+    if any(b"*" in statement and set(_WORD.findall(statement)) & stems for statement in statements):
+        # ``from utils import *``: any wanted function the file mentions.
+        found |= set(_WORD.findall(text)) & names
     attribute = re.compile(rb"\b(?:" + b"|".join(re.escape(s) for s in sorted(imported)) + rb")\s*\.\s*(\w+)")
     found |= set(attribute.findall(text)) & names
     return found

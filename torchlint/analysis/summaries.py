@@ -29,7 +29,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
@@ -41,7 +41,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-12"
+_FORMAT = b"callable-summaries-13"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -191,6 +191,10 @@ class Function:
     device_defaults: Tuple[Tuple[str, str], ...] = ()
     """Parameters whose default is a device it can name: ``cuda`` or ``cpu``
     (``device="cuda"``): what a call that leaves them out copies to."""
+    yields_items: FrozenSet[str] = frozenset()
+    """Of :attr:`yields_from`, the parameters whose items it yields as they
+    come (``for x in loader: yield x``, not ``yield x.cuda()``): a caller's
+    copy of what it yields copies the parameter's items."""
     copies: Tuple[Tuple[str, int, int], ...] = ()
     """Its own copies to a device without ``non_blocking`` of items drawn
     from a parameter (or from ``self.<attr>``, :data:`HELD`), or of a
@@ -780,6 +784,8 @@ class _FunctionScan:
         self.reader = reader
         self.qualified = qualified
         self.owner = owner
+        self.statements: Sequence[ast.stmt] = node.body
+        self._loads: Optional[Dict[str, int]] = None
         arguments = node.args if not isinstance(node, ast.Module) else None
         decorators = node.decorator_list if not isinstance(node, ast.Module) else []
         self.positional = tuple(a.arg for a in (*arguments.posonlyargs, *arguments.args)) if arguments else ()
@@ -812,6 +818,8 @@ class _FunctionScan:
         self.moves_items: Set[Move] = set()
         self.moves: Set[Move] = set()
         self.copies: Set[Tuple[str, int, int]] = set()
+        self.yields_items: Set[str] = set()
+        self.altered_yields: Set[str] = set()
         self.pinned_returns: Set[str] = set()
         self.pinned_attributes: Set[str] = set()
         self.iterators: Dict[str, Optional[str]] = {}
@@ -863,7 +871,7 @@ class _FunctionScan:
                         frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
                         frozenset(self.pinned_returns), frozenset(self.pinned_attributes),
                         tuple(sorted(self._device_defaults())),
-                        tuple(sorted(self.copies)))
+                        frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         found: List[Tuple[str, str]] = []
@@ -882,6 +890,8 @@ class _FunctionScan:
             elements = target.elts
             if iterated.func.id == "enumerate" and len(elements) == 2 and iterated.args:
                 inner = self.drawn_quietly(iterated.args[0])
+                if inner is None and len(drawn) == 1 and isinstance(iterated.args[0], ast.Call):
+                    inner = next(iter(drawn))  # `enumerate(logger.log_every(loader))`: what the call yields
                 return [(elements[1], inner)] if inner is not None else []
             if iterated.func.id == "zip" and len(elements) == len(iterated.args):
                 found = []
@@ -999,7 +1009,8 @@ class _FunctionScan:
             return
         if item is not None:
             self.moves_items.add((item, spec, settled))
-            if not settled and not item.startswith(RESULT):
+            if not settled and not (item.startswith(RESULT) and not item.endswith("|")):
+                # (a whole returned value's items: a project generator's, linked by :func:`_pinned_copies`)
                 self.copies.add((item, node.lineno, node.col_offset))
             return
         parameter = self.part_of(receiver)
@@ -1115,8 +1126,13 @@ class _FunctionScan:
             self.drawn_parts(node.target, node.iter, drawn)
             if self.loops:
                 self.repeats |= drawn
-            if self.generator and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
+            yields = [n for n in _own_nodes(node.body) if isinstance(n, (ast.Yield, ast.YieldFrom))]
+            if self.generator and yields:
                 self.yields_from |= drawn
+                bound = {leaf.id for leaf in ast.walk(node.target) if isinstance(leaf, ast.Name)}
+                plain = all(isinstance(y, ast.Yield) and y.value is not None and _names_only(y.value, bound)
+                            for y in yields)
+                (self.yields_items if plain else self.altered_yields).update(drawn)
             self.expression(node.target, disabled)
             self.loops += 1
             self.body(node.body, disabled, None)
@@ -1245,6 +1261,16 @@ class _FunctionScan:
         return Return(guard=guard)
 
     # expressions
+
+    def splat_pairs(self, splat: ast.expr) -> Optional[List[Tuple[str, ast.expr]]]:
+        """:func:`_dict_pairs` of a ``**`` in this function (a local dict read
+        only there: nothing else can have changed it)."""
+        if self._loads is None:
+            self._loads = {}
+            for child in self.reader.own_nodes(self.statements):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                    self._loads[child.id] = self._loads.get(child.id, 0) + 1
+        return _dict_pairs(splat, self.locals, self.parameters, self._loads)
 
     def pins_loader(self, expr: ast.expr) -> bool:
         """``expr`` is a loader class's construction with a literal
@@ -1494,6 +1520,14 @@ class _FunctionScan:
                                self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins)))
 
 
+def _names_only(expr: ast.expr, names: Set[str]) -> bool:
+    """``expr`` is one of ``names``, or a tuple or list of such (``x, y``)."""
+    if isinstance(expr, ast.Name):
+        return expr.id in names
+    return isinstance(expr, (ast.Tuple, ast.List)) and bool(expr.elts) and all(
+        _names_only(element, names) for element in expr.elts)
+
+
 def _arguments(call: ast.Call) -> Iterator[Tuple[Optional[int], Optional[str], ast.expr]]:
     """(position, keyword, value) of each argument; positions stop at a ``*`` unpacking."""
     for position, argument in enumerate(call.args):
@@ -1727,12 +1761,15 @@ class _FileReader:
             expr = value if value is not None else expr
         if not isinstance(expr, ast.Call):
             return None
+        found = ""
         for keyword in expr.keywords:
-            if keyword.arg is None:
-                return None
-            if keyword.arg == "pin_memory":
-                return "lit" if python_literal_bool(keyword.value) is True else "no"
-        return ""
+            pairs = [(keyword.arg, keyword.value)] if keyword.arg is not None else scan.splat_pairs(keyword.value)
+            if pairs is None:
+                return None  # a `**` that may carry it
+            for name, value in pairs:
+                if name == "pin_memory":
+                    found = "lit" if python_literal_bool(value) is True else "no"
+        return found
 
     def callee(self, func: ast.expr, scan: _FunctionScan) -> Optional[Tuple[str, bool]]:
         """(dotted name, whether an instance is bound) of what ``func`` calls, when known."""
@@ -2154,7 +2191,7 @@ def _literal_text(value: ast.expr) -> Optional[str]:
     return None
 
 
-def _dict_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+def _dict_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
                 loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr]]]:
     """The keys and values of a ``**`` of a dict display or ``dict(k=v)``, or
     of a local assigned one once and read only here; None otherwise."""
@@ -2205,7 +2242,7 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.loop_runs), sorted(f.repeats),
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
-            [list(d) for d in f.device_defaults],
+            [list(d) for d in f.device_defaults], sorted(f.yields_items),
             [list(c) for c in f.copies],
         ] for f in summary.functions],
     }
@@ -2256,7 +2293,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, copies) in data["functions"]:
+             device_defaults, yields_items, copies) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
@@ -2285,7 +2322,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       tuple(parsed_calls), tuple(counts), frozenset(loop_runs), frozenset(repeats),
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
-                                      _pairs(device_defaults),
+                                      _pairs(device_defaults), _strings(yields_items),
                                       _copies(copies)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
@@ -2439,7 +2476,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
-                     pinned_copies=_pinned_copies(written, modules, pinned))
+                     pinned_copies=_pinned_copies(written, modules, pinned, state, bases, aliases, targets))
 
 
 def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], aliases: Mapping[str, str]) -> bool:
@@ -2560,18 +2597,51 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
 
 
 def _pinned_copies(written: Mapping[str, Function], modules: Mapping[str, str],
-                   pinned: Mapping[str, FrozenSet[str]]) -> Dict[str, FrozenSet[Tuple[int, int]]]:
+                   pinned: Mapping[str, FrozenSet[str]], state: Mapping[str, Summary],
+                   bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                   targets: Mapping[Tuple[str, int], Optional[str]]) -> Dict[str, FrozenSet[Tuple[int, int]]]:
     """:attr:`Summaries.pinned_copies`: each function's own blocking copies
-    (:attr:`Function.copies`) of what its callers pin, by module."""
+    (:attr:`Function.copies`) of what its callers pin, by module: items drawn
+    from a pinned parameter, or from a project generator the function gives a
+    pinned parameter to (``for x in logger.log_every(loader, 10)``)."""
     lines: Dict[str, Set[Tuple[int, int]]] = {}
     for name, values in pinned.items():
         function = written.get(name)
         if function is None:
             continue
         for source, line, column in function.copies:
-            if source in values:
+            if source in values or (source.startswith(RESULT) and _yields_pinned(
+                    name, function, source, values, written, state, bases, aliases, targets)):
                 lines.setdefault(modules[name], set()).add((line, column))
     return {module: frozenset(found) for module, found in sorted(lines.items())}
+
+
+def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str], written_of: Mapping[str, Function],
+                   state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
+                   aliases: Mapping[str, str], targets: Mapping[Tuple[str, int], Optional[str]]) -> bool:
+    """Whether ``source`` (a returned value's name, :data:`RESULT`) is what
+    a project generator yields of the pinned values ``values``: every loop
+    of ``function`` over a call of that generator passes one of them where
+    the generator draws the items it yields."""
+    _, _, rest = source[len(RESULT):].partition(":")
+    callee, _, position = rest.rpartition("|")
+    generator = find(canonical_name(callee, aliases), state, bases)
+    written_generator = written_of.get(generator.qualified) if generator is not None else None
+    if position or generator is None or written_generator is None or not written_generator.yields_items:
+        return False
+    found = False
+    for index, call in enumerate(function.calls):
+        if call.role != "iter" or targets.get((name, index)) != generator.qualified:
+            continue
+        drawn = {
+            value for slot, value in call.slots
+            if generator.parameter_for(int(slot) if slot.isdigit() else None, None if slot.isdigit() else slot,
+                                       call.bound) in written_generator.yields_items
+        }
+        if not drawn or not drawn <= values:
+            return False
+        found = True
+    return found
 
 
 def _held_uses(state: Mapping[str, Summary], placed: "_Placed") -> Dict[str, Dict[str, ReturnUse]]:

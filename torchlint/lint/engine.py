@@ -161,7 +161,7 @@ def _lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]
             # CPython's parser (far cheaper than libcst) read the file: the
             # rules decide from its summary whether libcst needs to, and
             # only those that might report run.
-            config = _kept(facts, config)
+            config = _kept(facts, config, path)
             if not config.rules:
                 return []
         else:  # a syntax error, or syntax newer than this Python: libcst has the last word
@@ -189,11 +189,11 @@ def _summary_from_index(source: str, project: ProjectIndex) -> Optional[Precheck
     return facts_from(project.prechecks.get(digest), source)
 
 
-def _kept(facts: PrecheckFacts, config: LintConfig) -> LintConfig:
+def _kept(facts: PrecheckFacts, config: LintConfig, path: str) -> LintConfig:
     """``config`` with only the rules that might report on a file with these
     pre-check facts."""
     if config.project is not EMPTY:
-        facts = replace(facts, project=config.project)
+        facts = replace(facts, project=config.project, path=path)
     rules = tuple(rule for rule in config.rules if rule.could_match(facts, config.options.get(rule.code, {})))
     return replace(config, rules=rules)
 
@@ -218,7 +218,7 @@ def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) 
     if config.precheck:
         facts = facts_of(source)
         if facts is not None:
-            config, python_tree = _kept(facts, config), facts.tree
+            config, python_tree = _kept(facts, config, path), facts.tree
     return _run_rules(module, source, path, config, python_tree, enabled) if config.rules else []
 
 

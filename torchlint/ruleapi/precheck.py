@@ -49,6 +49,9 @@ class PrecheckFacts:
     project: "Optional[ProjectIndex]" = field(default=None, compare=False, repr=False)
     """The run's cross-file index, when there is one (a rule's pre-check may
     widen what it matches with it: the project's subclasses of a class)."""
+    path: str = field(default="", compare=False, repr=False)
+    """The file's path, given with :attr:`project` (what the index knows of
+    the file is asked by it: ``project.module_of(path)``)."""
 
     @property
     def imports_torch(self) -> bool:
