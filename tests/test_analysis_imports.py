@@ -238,3 +238,31 @@ def test_namespace_packages_give_modules_their_other_names(tmp_path: Path) -> No
     assert "common.io" not in aliases
     assert aliases["tools.utils"] == "utils"
     assert not any(name.startswith(("work.", "pkg")) for name in aliases)
+
+
+def test_a_star_import_binds_the_project_modules_own_definitions_too(tmp_path: Path) -> None:
+    """``from utils import *`` then ``evaluate(...)``: the project's function, as Python binds it
+    (a later star import wins; a name with an underscore, or left out of ``__all__``, is not bound)."""
+    from torchlint.analysis.imports import star_lookup
+    from torchlint.analysis.summaries import star_aliases
+
+    files = _write(tmp_path, {
+        "base.py": "def evaluate(m):\n    pass\n\ndef shared():\n    pass\n",
+        "utils.py": "from base import *\n\ndef shared():\n    pass\n\ndef _hidden():\n    pass\n",
+        "listed.py": "__all__ = ['kept']\n\ndef kept():\n    pass\n\ndef dropped():\n    pass\n",
+        "train.py": "from listed import *\nfrom utils import *\nevaluate(1)\nshared()\nkept()\n",
+    })
+    texts = [(path, path.read_bytes()) for path in files]
+    parts = star_parts(texts)
+    assert star_lookup(parts, "utils", "evaluate") is None  # a definition, not an import
+    assert star_lookup(parts, "utils", "evaluate", definitions=True) == "base.evaluate"
+    assert star_lookup(parts, "utils", "shared", definitions=True) == "utils.shared"
+    assert star_lookup(parts, "utils", "_hidden", definitions=True) is None
+    assert star_lookup(parts, "listed", "dropped", definitions=True) is None
+    aliases = star_aliases([(path, data, path.stem) for path, data in texts], parts)
+    assert {k: v for k, v in aliases.items() if k.startswith("train.")} == {
+        "train.*.evaluate": "base.evaluate", "train.*.shared": "utils.shared", "train.*.kept": "listed.kept",
+    }
+    index = build(files, [])
+    assert index.star_binding("utils", "evaluate") == "base.evaluate"
+    assert index.star_export("utils", "evaluate") is None

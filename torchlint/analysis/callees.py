@@ -376,7 +376,30 @@ class Callees:
         if self.owner(call) is None:
             return None
         found = self._constructed(call)
-        return self._summaries.attribute_device(found[1], attribute) if found is not None else None
+        if found is not None:
+            return self._summaries.attribute_device(found[1], attribute)
+        # Built in several places (`trainer = Trainer(a)` in one branch, `Trainer(b)` in
+        # the other): the device every class that may have built it keeps.
+        classes = self._maker_classes(call.func.value) if isinstance(call.func, cst.Attribute) else None
+        devices = {self._summaries.attribute_device(name, attribute) for name in classes or ()}
+        return devices.pop() if classes and len(devices) == 1 else None
+
+    def _maker_classes(self, receiver: cst.BaseExpression, every: bool = True) -> Optional[Set[str]]:
+        """The classes (dotted names) of the constructions that may have built
+        ``receiver``; None when one of them is not known (with ``every``; else
+        those known)."""
+        makers = self._instances().makers(receiver)
+        if not makers:
+            return None
+        found: Set[str] = set()
+        for maker in makers:
+            if maker.qualified is not None:
+                found.add(maker.qualified)
+            elif maker.local is not None:
+                found.add(f"{self._module}.{maker.local.name.value}")
+            elif every:
+                return None
+        return found
 
     def builds(self, call: cst.Call) -> Optional[str]:
         """The class every return of the project function ``call`` runs
@@ -514,15 +537,10 @@ class Callees:
         return Target(summary, bound) if summary is not None else None
 
     def _through_makers(self, receiver: cst.BaseExpression, method: str) -> Optional[Target]:
-        makers = self._instances().makers(receiver)
-        if not makers:
+        classes = self._maker_classes(receiver, every=False)
+        if not classes:
             return None
-        found: Set[str] = set()
-        for maker in makers:
-            if maker.qualified is not None:
-                found.add(f"{maker.qualified}.{method}")
-            elif maker.local is not None:
-                found.add(f"{self._module}.{maker.local.name.value}.{method}")
+        found = {f"{name}.{method}" for name in classes}
         targets = {name: self._named(name, True) for name in found}
         summaries = {target.summary for target in targets.values() if target is not None}
         if len(summaries) != 1 or any(target is None for target in targets.values()):

@@ -733,22 +733,26 @@ def named_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Option
     return None  # a cycle
 
 
-def star_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optional[str]:
+def star_lookup(parts: Mapping[str, Exports], module: str, name: str, definitions: bool = False) -> Optional[str]:
     """The dotted path ``name`` has after ``from <module> import *``, when
-    the module (or one it star-imports, at any depth) binds it by an import;
-    None otherwise.  One depth-first walk that visits each module at most
-    once: a module's own imports win over what its star imports bring, and a
-    later star import over an earlier one; a cycle binds nothing more."""
+    the module (or one it star-imports, at any depth) binds it by an import
+    (with ``definitions``, also by a definition of its own: ``utils.evaluate``
+    for a ``def evaluate`` in utils.py); None otherwise.  One depth-first walk
+    that visits each module at most once: a module's own imports win over
+    what its star imports bring, and a later star import over an earlier one;
+    a cycle binds nothing more."""
     first = parts.get(module)
     if first is None or not first.exports(name):
         return None
     visited: Set[str] = {module}
     stack: List[Iterator[str]] = []
     exports: Optional[Exports] = first
+    current = module
     while True:
         if exports is not None:
             if name in exports.defined:
-                return None  # the module's own definition, not an import
+                # the module's own definition, not an import
+                return f"{current}.{name}" if definitions else None
             if name in exports.imported:
                 return exports.imported[name]
             stack.append(iter(reversed(exports.stars)))
@@ -761,9 +765,38 @@ def star_lookup(parts: Mapping[str, Exports], module: str, name: str) -> Optiona
                 visited.add(following)
                 candidate = parts.get(following)
                 if candidate is not None and candidate.exports(name):
-                    exports = candidate
+                    exports, current = candidate, following
         if exports is None and not stack:
             return None
+
+
+def star_names(parts: Mapping[str, Exports], module: str) -> Set[str]:
+    """Every name ``from <module> import *`` may bind (its star imports' too,
+    each module once): what :func:`star_lookup` is worth asking about."""
+    found: Set[str] = set()
+    pending, seen = [module], {module}
+    first = parts.get(module)
+    while pending:
+        exports = parts.get(pending.pop())
+        if exports is None:
+            continue
+        found.update(exports.imported)
+        found.update(exports.defined)
+        for star in exports.stars:
+            if star not in seen:
+                seen.add(star)
+                pending.append(star)
+    return {name for name in found if first is not None and first.exports(name)}
+
+
+def star_sources(text: bytes, module: str, is_package: bool) -> List[str]:
+    """The project modules a file star-imports (not torch's), in source order."""
+    found: List[str] = []
+    for dots, target in _STAR_IMPORT.findall(text):
+        name = absolute(module, len(dots), target.decode() or None, is_package)
+        if name and not is_torch_module(name) and name not in found:
+            found.append(name)
+    return found
 
 
 # -- classes re-exported by packages ----------------------------------------------------

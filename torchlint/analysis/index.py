@@ -171,6 +171,19 @@ class ProjectIndex:
             self._memo[key] = star_lookup(self.star_parts, module, name)
         return self._memo[key]
 
+    def star_binding(self, module: str, name: str) -> Optional[str]:
+        """The dotted path ``name`` has after ``from <module> import *``: what
+        :meth:`star_export` gives, or the project module's own definition
+        (``utils.evaluate``); None otherwise."""
+        if not self.star_parts:
+            return None
+        key = ("*", module + "." + name)
+        if key not in self._memo:
+            from torchlint.analysis.imports import star_lookup
+
+            self._memo[key] = star_lookup(self.star_parts, module, name, definitions=True)
+        return self._memo[key]
+
     def named_export(self, qualified: str) -> Optional[str]:
         """The dotted path a name imported from a project module has
         (``dataset.DataLoader`` -> ``torch.utils.data.DataLoader``) when that

@@ -145,9 +145,10 @@ class ImportTable:
             return None
         if stars:
             return None
-        # A project module's star import: what the project index says it binds by import.
+        # A project module's star import: what the project index says it binds, by
+        # import or by a definition of its own (`from utils import *`, then `evaluate(...)`).
         index = self._project
-        found = {index.star_export(module, local) for module in map(self._absolute, others) if module} - {None}
+        found = {index.star_binding(module, local) for module in map(self._absolute, others) if module} - {None}
         return found.pop() if len(found) == 1 else None
 
     def _absolute(self, star: str) -> Optional[str]:

@@ -117,6 +117,10 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
 
         targets |= defined(summarized)
     aliases = {**namespaces, **reexports(indexed, targets, store, statements, module_of)}
+    if summarized and stars:
+        from torchlint.analysis.summaries import star_aliases
+
+        aliases.update(star_aliases(chosen, stars))
     found_summaries = None
     if summarized:  # (nothing to summarise, as in torch's own tree: no summaries module to import)
         from torchlint.analysis.summaries import link

@@ -23,6 +23,7 @@ known when every call agrees.
 from __future__ import annotations
 
 import ast
+import builtins
 import collections
 import dataclasses
 import functools
@@ -33,7 +34,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterat
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    module_imports, parse_quietly, python_grad_mode, resolve,
+    absolute, is_torch_module, module_imports, parse_quietly, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.source.tree import python_literal_bool
@@ -1622,6 +1623,41 @@ def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
     return python_grad_mode(expr, imports) is GradMode.DISABLED
 
 
+STAR_PENDING = ".*."
+"""Between a module's name and a name it may have from a project module's
+star import (``train.*.evaluate``): resolved when the summaries are linked."""
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _project_star_import(tree: ast.Module, module: str, is_package: bool) -> bool:
+    """Whether the module's body star-imports a module that is not torch's."""
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+            source = absolute(module, statement.level, statement.module, is_package)
+            if source is not None and not is_torch_module(source):
+                return True
+    return False
+
+
+def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, Any]) -> Dict[str, str]:
+    """For each file that star-imports project modules, what each name those
+    imports may bind resolves to (``train.*.evaluate`` -> ``utils.evaluate``;
+    a later star import wins, as in Python): the aliases :func:`link` needs
+    for the names :class:`_FileReader` left pending."""
+    from torchlint.analysis.imports import star_lookup, star_names, star_sources
+
+    found: Dict[str, str] = {}
+    for path, data, module in files:
+        if b"import *" not in data:
+            continue
+        for star in star_sources(data, module, path.stem == "__init__"):
+            for name in star_names(parts, star):
+                target = star_lookup(parts, star, name, definitions=True)
+                if target is not None:
+                    found[f"{module}{STAR_PENDING}{name}"] = target
+    return found
+
+
 class _FileReader:
     """The names one file's code can call, resolved through its imports,
     its module-level definitions and its classes' ``self`` attributes."""
@@ -1633,6 +1669,15 @@ class _FileReader:
             s.name: f"{module}.{s.name}" for s in tree.body
             if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         }
+        if _project_star_import(tree, module, is_package):
+            # `from utils import *`: a name nothing else binds may be one of the
+            # project module's; named `<module>.*.<name>` here, which :func:`link`
+            # resolves through the index's star imports (:func:`star_aliases`).
+            bound = set(self.imports) | set(self.local) | _BUILTIN_NAMES
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id not in bound:
+                    self.imports[node.id] = f"{module}{STAR_PENDING}{node.id}"
+                    bound.add(node.id)
         self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         self.methods = {
             s.name: frozenset(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
