@@ -43,7 +43,8 @@ class LossAccumulatedWithGraph(Rule):
     `scaler.scale(loss).backward()`, `torch.autograd.backward(loss)`), or,
     in a loop that calls backward, it is the result of a loss call (an
     `nn.*Loss` module of the file, or a `torch.nn.functional` loss such as
-    `F.cross_entropy`) made with gradients on, or it is returned by one of
+    `F.cross_entropy`) made with gradients on (the call itself may be what
+    is added: `total += criterion(out, y)`), or it is returned by one of
     the file's own functions that backpropagates that very tensor and
     returns it as it is (`loss, acc = step(batch)` where `step` ends with
     `loss.backward()` ... `return loss, acc`).  A loop calls backward also
@@ -51,6 +52,10 @@ class LossAccumulatedWithGraph(Rule):
     timm's `loss_scaler(loss, optimizer)`) or another module's function
     whose code does (the project index's summaries; a scaler passed in as a
     parameter counts when every call in the project passes the same class).
+    A pass over a loader inside a loop that trains counts too: the
+    validation loop an epoch loop runs after its training loop, outside
+    `torch.no_grad()` (`val_loss += criterion(model(x), y)`), keeps the
+    graph of every validation batch, which no backward ever frees.
 
     What `loss` holds is read from the assignments that reach the addition
     (the shared flow fact): `loss = loss.detach()` after `total += loss`
@@ -200,7 +205,7 @@ class LossAccumulatedWithGraph(Rule):
     )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Name):
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.Name, cst.Call)):
             self._check(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -212,11 +217,12 @@ class LossAccumulatedWithGraph(Rule):
         target = node.targets[0].target
         code = self.context.module.code_for_node
         for total, added in ((value.left, value.right), (value.right, value.left)):
-            if isinstance(added, cst.Name) and code(total) == code(target):
+            if isinstance(added, (cst.Name, cst.Call)) and code(total) == code(target):
                 self._check(node, target, added)
                 return
 
-    def _check(self, statement: Union[cst.AugAssign, cst.Assign], total: cst.BaseExpression, loss: cst.Name) -> None:
+    def _check(self, statement: Union[cst.AugAssign, cst.Assign], total: cst.BaseExpression,
+               loss: Union[cst.Name, cst.Call]) -> None:
         if not isinstance(total, (cst.Name, cst.Attribute)):
             return
         loop = self._loop()
@@ -225,7 +231,8 @@ class LossAccumulatedWithGraph(Rule):
         function = self._function()
         facts = self.facts.training.function(function)
         loop_facts = next((f for f in facts.loops if f.node is loop), None)
-        bindings = self.facts.flow.bindings_at(loss)  # what `loss` may hold here
+        # What `loss` may hold here; a call added as it is (`total += criterion(out, y)`) holds its result.
+        bindings = self.facts.flow.bindings_at(loss) if isinstance(loss, cst.Name) else ()
         if loop_facts is None or self._detached(bindings):
             return
         total_code = self.context.module.code_for_node(total)
@@ -233,20 +240,27 @@ class LossAccumulatedWithGraph(Rule):
             target = self._backward_target(fact.call)
             if target is not None and self._mentions(target, total_code):
                 return  # gradient accumulation: the total is what is backpropagated
-        if self._backpropagated(loop_facts, loss.value):
-            why = f"`{loss.value}` is backpropagated in this loop"
-        elif self._from_loss_call(bindings) and self.facts.training.is_training_loop(loop_facts):
-            why = f"`{loss.value}` is a loss computed with gradients on"
+        trains = self.facts.training.is_training_loop(loop_facts) or self._pass_in_training_loop(loop_facts)
+        if isinstance(loss, cst.Call):
+            if not (trains and self._is_loss_call(loss)):
+                return
+            shown = self.context.module.code_for_node(loss.func)
+            why, what = f"`{shown}(...)` is a loss computed with gradients on", f"`{shown}(...).detach()`"
+        elif self._backpropagated(loop_facts, loss.value):
+            why, what = f"`{loss.value}` is backpropagated in this loop", f"`{loss.value}.detach()`"
+        elif self._from_loss_call(bindings) and trains:
+            why, what = f"`{loss.value}` is a loss computed with gradients on", f"`{loss.value}.detach()`"
         elif self._returned_backpropagated(bindings):
             why = f"`{loss.value}` is a loss that the function called here backpropagates and returns"
+            what = f"`{loss.value}.detach()`"
         else:
             return
         fixed = cst.Call(func=cst.Attribute(value=loss, attr=cst.Name("detach")))
         self.report(
             loss,
             f"{why}; adding it to `{total_code}` keeps every step's autograd graph alive until "
-            f"`{total_code}` is dropped; add `{loss.value}.detach()` (or `.item()`)",
-            fix=self.replace(loss, fixed, Applicability.SAFE, f"Add `{loss.value}.detach()`"),
+            f"`{total_code}` is dropped; add {what} (or `.item()`)",
+            fix=self.replace(loss, fixed, Applicability.SAFE, f"Add {what}"),
         )
 
     # -- facts about the surroundings --------------------------------------------------
@@ -287,6 +301,18 @@ class LossAccumulatedWithGraph(Rule):
         return any(
             isinstance(n, (cst.Name, cst.Attribute)) and module.code_for_node(n) == code for n in walk_body(node)
         )
+
+    def _pass_in_training_loop(self, loop: LoopFacts) -> bool:
+        """A pass over a loader (``for x, y in val_loader``) inside a loop that
+        trains (the epoch loop): its losses carry graphs nothing frees."""
+        if not loop.over_dataloader:
+            return False
+        outer = loop.parent
+        while outer is not None:
+            if self.facts.training.is_training_loop(outer):
+                return True
+            outer = outer.parent
+        return False
 
     def _backpropagated(self, loop: LoopFacts, name: str) -> bool:
         for fact in loop.backward:
