@@ -95,7 +95,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     (any module) iterates the returned loader again and again: a loop over
     it inside an epoch loop, or in a function an epoch loop calls (a loader
     kept in a module global or a `self` attribute counts wherever it is
-    iterated).  A caller that builds it anew inside the loop does not
+    iterated, also one element of a returned tuple each: `self.train_loader,
+    self.val_loader = make_loaders(cfg)`).  A caller that builds it anew inside the loop does not
     count.  When every `return` builds the loader and its worker count is a
     literal or one of the function's parameters, the calls decide and are
     reported instead (above).  A worker count that is one of the function's own

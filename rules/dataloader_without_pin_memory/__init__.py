@@ -124,8 +124,10 @@ class DataLoaderWithoutPinMemory(Rule):
     element of a returned tuple: `return dataset, loader`) is reported at
     that call, with the same fix, when at least one caller in the project
     (any module) copies its batches to the GPU: the caller keeps the
-    returned loader in a name, a module global or a `self` attribute (or
-    loops over the call directly, or hands it to a function), and a loop
+    returned loader in a name, a module global or a `self` attribute (also
+    one element of the returned tuple each: `self.train_loader,
+    self.val_loader = make_loaders(cfg)`; or loops over the call directly,
+    or hands it to a function), and a loop
     over it moves its batches with `.cuda()`, `.to("cuda...")`, or
     `.to(device)` with a device known only at run time in a file that uses
     CUDA or taken from a project helper some `return` of which gives CUDA

@@ -1762,20 +1762,46 @@ class _FileReader:
                 found.pop(attribute, None)
                 continue
             seen.add(attribute)
-            if isinstance(value, ast.Call) and isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                named = self._attribute_callee(value, owner, member.args.args[0].arg)
+            if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            instance = member.args.args[0].arg
+            if isinstance(value, ast.Call):
+                named = self._attribute_callee(value, owner, instance, "")
                 if named is not None:
                     found[attribute] = named
+            elif value is None:
+                unpacked = self._unpacked_write(member, attribute, instance)
+                if unpacked is not None:  # `self.train_loader, self.val_loader = make_loaders(cfg)`
+                    named = self._attribute_callee(unpacked[0], owner, instance, str(unpacked[1]))
+                    if named is not None:
+                        found[attribute] = named
         self._attribute_results[owner] = found
         return found
 
-    def _attribute_callee(self, call: ast.Call, owner: str, instance: str) -> Optional[str]:
-        """The returned-value name of ``self.x = call`` in a method of ``owner``:
-        ``self.method(...)`` of the class, or a module's function."""
+    def _unpacked_write(self, member: FunctionNode, attribute: str,
+                        instance: str) -> Optional[Tuple[ast.Call, int]]:
+        """The call and position of ``self.a, self.b = call(...)`` where the
+        method writes ``self.<attribute>`` as one element of a flat tuple."""
+        for child in self.own_nodes(member.body):
+            if not (isinstance(child, ast.Assign) and len(child.targets) == 1
+                    and isinstance(child.targets[0], (ast.Tuple, ast.List)) and isinstance(child.value, ast.Call)):
+                continue
+            for position, element in enumerate(child.targets[0].elts):
+                if isinstance(element, ast.Starred):
+                    break
+                if (isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name)
+                        and element.value.id == instance and element.attr == attribute):
+                    return child.value, position
+        return None
+
+    def _attribute_callee(self, call: ast.Call, owner: str, instance: str, position: str) -> Optional[str]:
+        """The returned-value name of ``self.x = call`` (or of its element at
+        ``position``) in a method of ``owner``: ``self.method(...)`` of the
+        class, or a module's function."""
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
-            return f"{RESULT}g:{self.module}.{owner}.{func.attr}|"
-        return self.result_name(call, None, "g", "")
+            return f"{RESULT}g:{self.module}.{owner}.{func.attr}|{position}"
+        return self.result_name(call, None, "g", position)
 
     def _attributes(self, node: ast.ClassDef) -> Dict[str, Optional[str]]:
         """``self.x`` -> the class whose call builds it, for attributes every
