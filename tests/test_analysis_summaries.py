@@ -840,3 +840,21 @@ def test_a_summary_walks_each_body_once(monkeypatch: pytest.MonkeyPatch) -> None
     summary = summarize_tree(tree, "pkg.train", False)
     assert summary == unpatched  # the same facts
     assert walked and max(walked.values()) == 1, walked
+
+
+def test_meet_keeps_what_every_candidate_does_parameters_matched_by_position() -> None:
+    from torchlint.analysis.summaries import Summary, meet
+
+    vqa = Summary("train_vqa.train", ("model", "train_loader", "device"), iterates=frozenset({"train_loader"}),
+                  repeats=frozenset({"train_loader"}), moves_items=frozenset({("train_loader", "param:device", False)}),
+                  runs=frozenset({"backward"}))
+    captions = Summary("captions.train", ("net", "loader", "dev"), iterates=frozenset({"loader"}),
+                       moves_items=frozenset({("loader", "param:dev", False)}), runs=frozenset({"backward"}))
+    merged = meet([vqa, captions])
+    assert merged is not None
+    assert merged.qualified == "captions.train|train_vqa.train"
+    assert merged.iterates == {"train_loader"} and merged.repeats == frozenset()
+    assert merged.moves_items == {("train_loader", "param:device", False)}
+    assert merged.runs == {"backward"}
+    # A different number of parameters: nothing is known.
+    assert meet([vqa, Summary("other.train", ("model", "loader"))]) is None

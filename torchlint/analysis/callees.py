@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import (
-    EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link,
+    EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
 )
 from torchlint.analysis.values import literal_bool
 
@@ -514,6 +514,10 @@ class Callees:
             qualified = self._local_definition(func)
         if qualified is not None:
             return self._named(qualified, False)
+        if isinstance(func, cst.Name):
+            imported = self._alternatives(func)
+            if imported is not None:
+                return imported
         if isinstance(func, cst.Attribute):
             return self._through_makers(func.value, last)
         through = self._through_makers(func, "__call__")
@@ -532,6 +536,26 @@ class Callees:
             return None
         return f"{self._module}.{func.value}"
 
+    def _alternatives(self, func: cst.Name) -> Optional[Target]:
+        """A name imported from one project module or another in two branches
+        (``if task == "vqa": from train import train`` / ``else: from
+        train_flickr import train``): what every one of them does."""
+        names: Set[str] = set()
+        for binding in self._scopes.resolve(func):
+            if binding.import_fallback:
+                continue
+            if binding.kind is not BindingKind.IMPORT or binding.imported is None:
+                return None
+            names.add(binding.imported)
+        if len(names) < 2:
+            return None
+        targets = [self._named(name, False) for name in sorted(names)]
+        summaries = [target.summary for target in targets if target is not None]
+        if len(summaries) != len(targets):
+            return None
+        merged = meet(summaries)
+        return Target(merged, False) if merged is not None else None
+
     def _named(self, qualified: str, bound: bool) -> Optional[Target]:
         summary = self._summaries.of(qualified)
         return Target(summary, bound) if summary is not None else None
@@ -543,9 +567,12 @@ class Callees:
         found = {f"{name}.{method}" for name in classes}
         targets = {name: self._named(name, True) for name in found}
         summaries = {target.summary for target in targets.values() if target is not None}
-        if len(summaries) != 1 or any(target is None for target in targets.values()):
+        if not summaries or any(target is None for target in targets.values()):
             return None
-        return next(t for t in targets.values() if t is not None)
+        if len(summaries) == 1:
+            return next(t for t in targets.values() if t is not None)
+        merged = meet(sorted(summaries, key=lambda summary: summary.qualified))  # built by one class or another
+        return Target(merged, True) if merged is not None else None
 
     def _called_parameter(self, func: cst.BaseExpression) -> Optional[Target]:
         """A parameter the function calls: what every project call passes."""

@@ -238,6 +238,9 @@ class Loaders:
         self._training = training
         self._constructors: List[cst.Call] = []
         self._in_loop: Set[cst.CSTNode] = set()
+        self._loop_stack: List[cst.CSTNode] = []
+        self._loops_around: Dict[cst.CSTNode, Tuple[cst.CSTNode, ...]] = {}
+        """For each loader construction and each ``for`` loop: the loops around it in its function."""
         self._for_loops: List[Tuple[cst.For, bool]] = []
         self._looped_yields: List[cst.BaseExpression] = []
         self._yields_from: List[cst.From] = []
@@ -281,6 +284,7 @@ class Loaders:
             qualified = self._names.call_name(call)
             if loader_class(qualified):
                 self._constructors.append(call)
+                self._loops_around[call] = tuple(self._loop_stack)
             if loops:
                 self._in_loop.add(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
@@ -304,14 +308,21 @@ class Loaders:
         is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
+            self._loops_around[node] = tuple(self._loop_stack)
         elif kind is cst.Yield and isinstance(cast(cst.Yield, node).value, cst.From):
             delegated = cast(cst.From, cast(cst.Yield, node).value)
             self._yields_from.append(delegated)
             self._function_of[delegated] = function
             if loops:
                 self._looped_yields.append(delegated.item)
+        body = getattr(node, "body", None) if is_loop else None
         for child in children(node):
-            self._walk(child, function, loops + 1 if is_loop and child is getattr(node, "body", None) else loops)
+            if body is not None and child is body:
+                self._loop_stack.append(node)
+                self._walk(child, function, loops + 1)
+                self._loop_stack.pop()
+            else:
+                self._walk(child, function, loops)
 
     def _single_pass(self, loop: cst.For) -> bool:
         """``for epoch in range(1):`` (or ``range(0, 1)``, Python's own ``range``)
@@ -1051,8 +1062,27 @@ class Loaders:
 
     def rebuilt(self, constructor: cst.Call) -> bool:
         """The ``DataLoader(...)`` call itself runs in a loop (lexically, or its
-        function is called in one): each loader it builds may be iterated once."""
-        return constructor in self._in_loop or self._called_in_loop(constructor, set())
+        function is called in one): each loader it builds may be iterated once.
+        Not when every loop over it is a later loop of the same function,
+        outside the loop that builds it (``for phase in cfg: loaders[phase] =
+        DataLoader(...)``, then the epoch loop): each loader outlives the pass
+        that built it."""
+        if constructor in self._in_loop:
+            return not self._built_before_use(constructor)
+        return self._called_in_loop(constructor, set())
+
+    def _built_before_use(self, constructor: cst.Call) -> bool:
+        around = self._loops_around.get(constructor, ())
+        if not around:
+            return False
+        building = around[-1]
+        function = self._function_of.get(constructor)
+        uses = [found.loop for found in self.loops() if constructor in found.loaders]
+        return bool(uses) and all(
+            self._function_of.get(use) is function and use is not building
+            and building not in self._loops_around.get(use, ()) and self.before(building, use)
+            for use in uses
+        )
 
     def _called_in_loop(self, node: cst.CSTNode, seen: Set[cst.FunctionDef]) -> bool:
         """The function holding ``node`` is called inside a loop of this file

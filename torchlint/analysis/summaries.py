@@ -441,6 +441,53 @@ class Summary:
         return found.pop() if len(found) == 1 else None
 
 
+_MEET_SETS = ("runs", "iterates", "yields_from", "loop_runs", "repeats", "forwards", "evals", "held_iterates",
+              "held_repeats", "epochs")
+
+
+def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
+    """What a call does whichever of ``summaries`` it runs (a name imported
+    from one module or another in two branches, an instance one of several
+    classes built): each fact all of them have, their parameters matched by
+    position; None when their parameters differ in number or kind.  Named
+    after all of them (``a.train|b.train``), so nothing is looked up by it."""
+    if not summaries:
+        return None
+    first = summaries[0]
+    found: Dict[str, Set[Any]] = {name: set(getattr(first, name)) for name in _MEET_SETS}
+    moves_items, moves = set(first.moves_items), set(first.moves)
+    for other in summaries[1:]:
+        if (len(other.parameters) != len(first.parameters) or other.keyword_only != first.keyword_only
+                or other.method != first.method or other.wrapper or first.wrapper):
+            return None
+        renamed = dict(zip(other.parameters, first.parameters))
+
+        def rename(value: str) -> str:
+            return renamed.get(value, value)
+
+        def rename_move(move: Move) -> Move:
+            device = move[1]
+            if device.startswith("param:"):
+                device = "param:" + rename(device[len("param:"):])
+            return (rename(move[0]), device, move[2])
+
+        for name in _MEET_SETS:
+            found[name] &= {rename(value) for value in getattr(other, name)}
+        moves_items &= {rename_move(m) for m in other.moves_items}
+        moves &= {rename_move(m) for m in other.moves}
+    same = all(other.returns == first.returns for other in summaries[1:])
+    defaults = all(other.device_defaults == first.device_defaults for other in summaries[1:])
+    kept = {name: frozenset(values) for name, values in found.items()}
+    return dataclasses.replace(
+        first, qualified="|".join(sorted({summary.qualified for summary in summaries})),
+        returns=first.returns if same else (), device_defaults=first.device_defaults if defaults else (),
+        moves_items=frozenset(moves_items), moves=frozenset(moves), constructs=False,
+        runs=kept["runs"], iterates=kept["iterates"], yields_from=kept["yields_from"], loop_runs=kept["loop_runs"],
+        repeats=kept["repeats"], forwards=kept["forwards"], evals=kept["evals"],
+        held_iterates=kept["held_iterates"], held_repeats=kept["held_repeats"], epochs=kept["epochs"],
+    )
+
+
 @functools.lru_cache(maxsize=None)
 def _wrapper_summary(wrapper: Wrapper) -> Summary:
     yields = frozenset({wrapper.yields}) if wrapper.yields is not None else frozenset()
