@@ -413,3 +413,19 @@ def test_call_sites_record_the_arguments_in_eval_mode(tmp_path: Path) -> None:
     # Without a file that switches a model to eval mode, nothing is indexed.
     (tmp_path / "run.py").write_text("import metrics\n\ndef a(net, l):\n    metrics.score(net, l)\n")
     assert build(sorted(tmp_path.glob("*.py")), [called_from(".eval(")]).callers_of("metrics.score") == ()
+
+
+def test_eval_at_the_end_of_a_module_chain_switches_the_module() -> None:
+    """``net = net.cuda().eval()``: ``.cuda()`` returns the module, so ``net`` is in eval mode."""
+    source = """
+    import torch
+
+    def infer(net, images):
+        return [net(image).argmax(1).tolist() for image in images]
+
+    def evaluate(net, images):
+        net = net.cuda().eval()
+        return infer(net, images)
+    """
+    assert lines(source) == [4]
+    assert lines(source.replace("net.cuda().eval()", "net.cuda()")) == []

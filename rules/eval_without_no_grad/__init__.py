@@ -8,6 +8,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF
 from torchlint.analysis.queries import called_from, callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
@@ -510,7 +511,7 @@ class EvalWithoutNoGrad(Rule):
             last: Dict[Optional[str], bool] = {}  # each object's mode at the call
             for mode in sorted((m for m in caller.mode_calls if order.get(id(m.call), at) < at),
                                key=lambda m: order.get(id(m.call), at)):
-                last[dotted(mode.receiver)] = not mode.train
+                last[dotted(_module_itself(mode.receiver))] = not mode.train
             evaled = {name for name, in_eval in last.items() if in_eval}
             names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
             given = set()
@@ -1095,6 +1096,14 @@ class EvalWithoutNoGrad(Rule):
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",
             )
+
+
+def _module_itself(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The object a chain of ``nn.Module`` methods that return the module acts on."""
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and expr.func.attr.value in MODULE_RETURNS_ITSELF):
+        expr = expr.func.value
+    return expr
 
 
 def _compiling(decorator: cst.BaseExpression) -> bool:

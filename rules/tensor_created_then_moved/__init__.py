@@ -211,7 +211,7 @@ _MASK_FUNCTIONS: FrozenSet[str] = frozenset({"torch.triu", "torch.tril"})
 """The function forms of the triangle masks (their tensor is the first argument)."""
 
 _MAX_CHAIN = 16
-_SCALE_OPERATORS = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
+_SCALE_OPERATORS = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide, cst.Modulo, cst.FloorDivide)
 """Arithmetic with a number whose result is the same on every device (correctly rounded)."""
 
 
@@ -337,7 +337,9 @@ class TensorCreatedThenMoved(Rule):
 
     What it covers: tensor expressions, built-in layers and built-in
     containers of them.  Arithmetic with a Python number between the
-    factory and the move counts (`(torch.ones(n) * i).to(x.device)`, with
+    factory and the move counts (`+`, `-`, `*`, `/`, `//`, `%`:
+    `(torch.ones(n) * i).to(x.device)`, `(torch.LongTensor(n).random_() %
+    depth).cuda()`, with
     `i` a literal, a size read from a tensor (`x.shape[1]`, `x.size(1)`,
     `x.numel()`), a call of the builtins `int`, `float` or `len`, integer
     arithmetic of these, the variable of a loop over `range(...)`, or a

@@ -46,3 +46,10 @@ def grad_mode_of(qualified: Optional[str], called: bool, first: Optional[bool]) 
     if called and qualified.endswith("inference_mode") and first is False:
         return GradMode.ENABLED
     return mode
+
+
+MODULE_RETURNS_ITSELF = frozenset({
+    "cuda", "cpu", "to", "float", "half", "double", "bfloat16", "eval", "train", "requires_grad_", "share_memory",
+})
+"""``nn.Module`` methods that return the module itself: ``net.cuda().eval()``
+switches ``net`` to eval mode (the mode facts of both trees read it)."""

@@ -34,7 +34,7 @@ from torchlint.analysis.asks import (
     method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
     whole_saves as whole_saves,
 )
-from torchlint.analysis.gradmode import GradMode
+from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF, GradMode
 from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, absolute, add_import, connected, dotted, imported_modules, module_imports, module_level, module_name,
     namespace_aliases, parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
@@ -471,7 +471,11 @@ class _CallScan:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
             return
-        receiver = dotted(func.value)
+        inner = func.value
+        while (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+               and inner.func.attr in MODULE_RETURNS_ITSELF):  # `net.cuda().eval()` switches `net`
+            inner = inner.func.value
+        receiver = dotted(inner)
         if receiver is None:
             return
         modes = self._modes[-1]
