@@ -2209,10 +2209,31 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
             built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
         else:
             built = _passed_on(value, loader, instance, owner, reader, node, qualified, assigned, parameters, loads)
-        if built is None or (found is not None and built != found):
+        if built is None:
             return None
-        found = built
+        found = built if found is None else _either_loader(found, built)
+        if found is None:
+            return None
     return found
+
+
+def _either_loader(first: BuiltLoader, second: BuiltLoader) -> Optional[BuiltLoader]:
+    """Two ``return``s that each build a loader of one class (``if train: return
+    DataLoader(train_set, batch_size=32, pin_memory=True)`` / ``else: return
+    DataLoader(val_set, batch_size=1, pin_memory=True)``): what both give it;
+    a keyword they pass differently, or only one passes, is not known.  None
+    when they build different classes or are passed on differently."""
+    if first == second:
+        return first
+    if (first.loader != second.loader or first.through or second.through or first.forwards != second.forwards
+            or first.bound != second.bound or first.defaults != second.defaults):
+        return None
+    theirs = dict(second.arguments)
+    mine = dict(first.arguments)
+    merged = {key: (value if theirs.get(key) == value else UNKNOWN) for key, value in mine.items()}
+    merged.update({key: UNKNOWN for key in theirs if key not in mine})
+    return dataclasses.replace(first, arguments=tuple(sorted(merged.items())),
+                               open_keywords=first.open_keywords or second.open_keywords)
 
 
 def _passed_on(call: ast.Call, callee: Optional[str], instance: Optional[str], owner: Optional[str],
