@@ -381,7 +381,10 @@ def test_functions_that_build_a_loader_record_what_it_gets() -> None:
     from torchlint.analysis.summaries import UNKNOWN, summarize_sources
 
     found = summarize_sources([("pkg.data", _LOADER_BUILDERS, False)]).loaders
-    assert sorted(found) == ["pkg.data.Data.loader", "pkg.data.changed", "pkg.data.defaults", "pkg.data.forwarding"]
+    assert sorted(found) == ["pkg.data.Data.loader", "pkg.data.changed", "pkg.data.defaults", "pkg.data.forwarding",
+                             "pkg.data.two_ways"]
+    # Two returns that build the loader differently: what both give it is known, the rest is not.
+    assert dict(found["pkg.data.two_ways"].arguments) == {"dataset": "param:ds", "batch_size": UNKNOWN}
     forwarding = found["pkg.data.forwarding"]
     assert dict(forwarding.arguments) == {"dataset": "param:ds", "batch_size": "param:batch_size"}
     assert forwarding.forwards == "kwargs" and not forwarding.open_keywords

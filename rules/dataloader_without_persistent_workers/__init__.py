@@ -37,7 +37,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     and no `persistent_workers`, when the file iterates the loader again
     and again (also through a dict of loaders read by key, `loaders[phase]`,
     where any loader of the dict counts, in this file or in another
-    module's function the dict is handed to): a `for` loop over it that itself runs inside another loop
+    module's function the dict is handed to; and through a loop that walks
+    a list or tuple display of loaders, `for loader, split in
+    zip([valid_loader, test_loader], names)`, which alone repeats nothing): a `for` loop over it that itself runs inside another loop
     (an epoch loop), directly or through a function of the file that an
     epoch loop calls (when that function loops over its parameter, only the
     loaders the calls made in a loop pass count: `test(model, test_loader)`
@@ -107,7 +109,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     workers to keep), a `**kwargs` that may carry `persistent_workers`, a
     loader iterated once (a loop over `range(1)` runs its body once) or
     built anew for every pass (a `DataLoader(...)` inside the epoch loop, or
-    in a function called from it), test files
+    in a function called from it; not a loader built once per phase in a
+    loop over the configuration's datasets and iterated by a later loop of
+    the same function), test files
     (`test_*.py`, `*_test.py`, `conftest.py`: a test may check the exact
     batch order), and any project where some call already passes
     `persistent_workers=` (the project has made its choice).

@@ -413,6 +413,8 @@ class Loaders:
             if not loaders:
                 continue
             repeated = nested or self._called_in_loop(loop, set())
+            if nested and self._only_walked(loop) and not self._called_in_loop(loop, set()):
+                repeated = False  # `for loader in [first, second]: for x in loader`: each once
             split = self._by_caller(loop) if repeated and not nested else None
             if split is None:
                 yield LoaderLoop(loop, loaders, repeated)
@@ -422,6 +424,20 @@ class Loaders:
                 yield LoaderLoop(loop, again, True)
             if loaders - again:
                 yield LoaderLoop(loop, loaders - again, False)
+
+    def _only_walked(self, loop: cst.For) -> bool:
+        """Every loop around ``loop`` is one that walks a display of loaders and
+        binds the name ``loop`` iterates (``for loader in [a, b]``)."""
+        if not isinstance(loop.iter, cst.Name):
+            return False
+        bindings = self._scopes.resolve(loop.iter)
+        walkers = {binding.node for binding in bindings if binding.kind is BindingKind.FOR
+                   and binding.source is not None and binding.path is not None
+                   and _displayed_elements(binding.source, binding.path, self._scopes)}
+        if not walkers or len(walkers) != len(bindings):
+            return False
+        around = self._loops_around.get(loop, ())
+        return bool(around) and all(outer in walkers for outer in around)
 
     def _by_caller(self, loop: cst.For) -> Optional[FrozenSet[cst.Call]]:
         """For a loop over one of its function's parameters (``for x, y in
@@ -740,6 +756,8 @@ class Loaders:
                 return [] if arities is None else self._parts(binding.source, binding.path, depth + 1, arities)
         elif binding.kind is BindingKind.PARAMETER:
             return self._parameter_values(binding)
+        elif binding.kind is BindingKind.FOR and binding.source is not None and binding.path is not None:
+            return _displayed_elements(binding.source, binding.path, self._scopes)
         elif binding.kind is BindingKind.WITH and isinstance(binding.source, cst.Call) and binding.path == () and (
                 self._callees is not None and self._callees.entered_as_itself(binding.source)):
             return [binding.source]  # `with tqdm(loader) as bar`: the bar itself
@@ -1095,6 +1113,21 @@ class Loaders:
             if self._call_loops.get(edge.call, False) or self._called_in_loop(edge.call, seen):
                 return True
         return False
+
+
+def _displayed_elements(source: cst.BaseExpression, path: Tuple[int, ...], scopes: Scopes) -> List[cst.BaseExpression]:
+    """What a ``for`` loop binds at ``path`` of its target when it walks a
+    list or tuple display (``for loader in [train_loader, val_loader]``), or
+    one through ``zip``/``enumerate`` (``for loader, split in zip([valid_loader,
+    test_loader], ["val", "test"])``): the display's elements."""
+    if isinstance(source, cst.Call) and path and not any(arg.keyword or arg.star for arg in source.args):
+        if _is_builtin(source.func, scopes, frozenset({"zip"})) and path[0] < len(source.args):
+            source, path = source.args[path[0]].value, path[1:]
+        elif _is_builtin(source.func, scopes, frozenset({"enumerate"})) and path[0] == 1 and source.args:
+            source, path = source.args[0].value, path[1:]
+    if path or not isinstance(source, (cst.List, cst.Tuple)):
+        return []
+    return [element.value for element in source.elements if isinstance(element, cst.Element)]
 
 
 def _target_arities(binding: Binding) -> Optional[Tuple[int, ...]]:
