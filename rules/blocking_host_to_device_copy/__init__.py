@@ -121,7 +121,11 @@ class BlockingHostToDeviceCopy(Rule):
     passed on through parameters, constructions and batches drawn from it,
     or kept on `self` by a class whose methods, or its base classes'
     methods, copy its batches (`self.train_loader = DataLoader(...,
-    pin_memory=True)` in a subclass, the loop in the base class's module).  One such caller is enough: the flag costs
+    pin_memory=True)` in a subclass, the loop in the base class's module;
+    also a loader a project function returns pinned, whole or as one
+    element of its tuple, that a class keeps on `self`: `self.train_loader,
+    self.val_loader = get_loaders(cfg)`, then `[t.cuda() for t in batch]`
+    in a method).  One such caller is enough: the flag costs
     nothing where the memory is not pinned.  The copy counts as the
     summary sees it (items drawn from the parameter, their parts, not
     values computed from them); a later in-place change of the source is

@@ -535,7 +535,10 @@ class Summaries:
     handed on through other functions and constructions."""
     pinned_copies: Mapping[str, FrozenSet[Tuple[int, int]]] = field(default_factory=dict)
     """By module: the line and UTF-8 column of its functions' copy calls without
-    ``non_blocking`` of batches drawn from what :attr:`pinned` holds."""
+    ``non_blocking`` of batches drawn from what :attr:`pinned` holds (or from
+    what a project function returns pinned)."""
+    copying: FrozenSet[str] = frozenset()
+    """The functions and methods those copies are made in."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -601,6 +604,7 @@ class Summaries:
             digest.update(f"{name}\0{sorted(self.pinned[name])!r}\n".encode())
         for name in sorted(self.pinned_copies):
             digest.update(f"{name}\0{sorted(self.pinned_copies[name])!r}\n".encode())
+        digest.update(f"{sorted(self.copying)!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -779,7 +783,7 @@ def pinned_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
     for the file that defines one."""
     if summaries is None or not summaries.pinned_copies:
         return frozenset()
-    return _memoised_words(summaries, ("pinned", ""), summaries.pinned)
+    return _memoised_words(summaries, ("pinned", ""), (*summaries.pinned, *summaries.copying))
 
 
 def moving_words(summaries: Optional[Summaries]) -> FrozenSet[str]:
@@ -1057,8 +1061,7 @@ class _FunctionScan:
             return
         if item is not None:
             self.moves_items.add((item, spec, settled))
-            if not settled and not (item.startswith(RESULT) and not item.endswith("|")):
-                # (a whole returned value's items: a project generator's, linked by :func:`_pinned_copies`)
+            if not settled:  # (of a returned value's items too: linked by :func:`_pinned_copies`)
                 self.copies.add((item, node.lineno, node.col_offset))
             return
         parameter = self.part_of(receiver)
@@ -2613,9 +2616,10 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
     pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets)
+    copies, copying = _pinned_copies(written, modules, pinned, state, bases, aliases, targets)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
-                     pinned_copies=_pinned_copies(written, modules, pinned, state, bases, aliases, targets))
+                     pinned_copies=copies, copying=copying)
 
 
 def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], aliases: Mapping[str, str]) -> bool:
@@ -2738,21 +2742,39 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
 def _pinned_copies(written: Mapping[str, Function], modules: Mapping[str, str],
                    pinned: Mapping[str, FrozenSet[str]], state: Mapping[str, Summary],
                    bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
-                   targets: Mapping[Tuple[str, int], Optional[str]]) -> Dict[str, FrozenSet[Tuple[int, int]]]:
-    """:attr:`Summaries.pinned_copies`: each function's own blocking copies
-    (:attr:`Function.copies`) of what its callers pin, by module: items drawn
-    from a pinned parameter, or from a project generator the function gives a
-    pinned parameter to (``for x in logger.log_every(loader, 10)``)."""
+                   targets: Mapping[Tuple[str, int], Optional[str]],
+                   ) -> Tuple[Dict[str, FrozenSet[Tuple[int, int]]], FrozenSet[str]]:
+    """:attr:`Summaries.pinned_copies` (and :attr:`Summaries.copying`): each
+    function's own blocking copies (:attr:`Function.copies`) of what its
+    callers pin, by module: items drawn from a pinned parameter, from a
+    project generator the function gives a pinned parameter to (``for x in
+    logger.log_every(loader, 10)``), or from a loader a project function
+    returns pinned (``self.train_loader, self.val_loader = get_loaders(cfg)``)."""
     lines: Dict[str, Set[Tuple[int, int]]] = {}
-    for name, values in pinned.items():
-        function = written.get(name)
-        if function is None:
-            continue
+    copying: Set[str] = set()
+    for name, function in written.items():
+        values = pinned.get(name, frozenset())
         for source, line, column in function.copies:
-            if source in values or (source.startswith(RESULT) and _yields_pinned(
-                    name, function, source, values, written, state, bases, aliases, targets)):
+            if source in values or (source.startswith(RESULT) and (
+                    _returned_pinned(source, written, state, bases, aliases)
+                    or _yields_pinned(name, function, source, values, written, state, bases, aliases, targets))):
                 lines.setdefault(modules[name], set()).add((line, column))
-    return {module: frozenset(found) for module, found in sorted(lines.items())}
+                copying.add(name)
+    return {module: frozenset(found) for module, found in sorted(lines.items())}, frozenset(copying)
+
+
+def _returned_pinned(source: str, written: Mapping[str, Function], state: Mapping[str, Summary],
+                     bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> bool:
+    """Whether ``source`` (a returned value's name, :data:`RESULT`) is a loader
+    its project function builds with ``pin_memory=True`` (the whole value, or
+    that element of the tuple or list it returns: ``self.train_loader,
+    self.val_loader = get_loaders(cfg)``)."""
+    _, _, rest = source[len(RESULT):].partition(":")
+    callee, _, position = rest.rpartition("|")
+    built = find(canonical_name(callee, aliases), state, bases)
+    function = written.get(built.qualified) if built is not None and not built.wrapper else None
+    return function is not None and (
+        position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns))
 
 
 def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str], written_of: Mapping[str, Function],
