@@ -186,7 +186,11 @@ class ConvBiasBeforeBatchNorm(Rule):
     leaves `bias` out is reported when that default is `True`, one that
     passes `bias=True` whatever the default; the fix passes `bias=False` to
     the wrapper.  A wrapper whose bias its callers cannot turn off, or whose
-    default is not a literal, is left alone.
+    default is not a literal, is left alone.  A subclass of the layer counts
+    the same way (`class Conv1d(nn.Conv1d)` whose `__init__` builds it with
+    `super().__init__(..., bias=bias)` and whose `forward`, if it has one,
+    returns a `torch.nn.functional` call's result or `super().forward(x)`,
+    no method setting `self.bias`).
 
     Layer containers that `__init__` builds count too (`nn.ModuleList()`
     then `.append(layer)`, in loops or not; `nn.ModuleList([layer for

@@ -2083,6 +2083,9 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
     way, the layer's ``bias`` read or changed, a layer rebuilt elsewhere)."""
     methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
     init, forward = methods.get("__init__"), methods.get("forward")
+    subclassed = _subclassed_layer(node, qualified, reader, methods)
+    if subclassed is not None:
+        return subclassed
     if init is None or forward is None or init.decorator_list or forward.decorator_list:
         return None
     if not init.args.args or not forward.args.args or init.args.posonlyargs:
@@ -2113,6 +2116,63 @@ def _wrapped_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader") ->
     layer = resolve(call.func, reader.imports, reader.local)
     if layer is None:
         return None
+    return _layer_built(qualified, layer, call, init, instance, reader)
+
+
+def _subclassed_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader",
+                      methods: Mapping[str, FunctionNode]) -> Optional[WrappedLayer]:
+    """A subclass of one of torch's layers (``class Conv1d(nn.Conv1d)``) whose
+    ``__init__`` builds the layer through ``super().__init__(...)`` and whose
+    ``forward``, if it has one, returns what a ``torch.nn.functional`` call
+    or the base class's ``forward`` returns: to what follows it, an instance
+    is that layer, built with those arguments.  None when no method writes
+    ``self.bias``."""
+    if len(node.bases) != 1 or node.keywords:
+        return None
+    layer = resolve(node.bases[0], reader.imports, reader.local)
+    init, forward = methods.get("__init__"), methods.get("forward")
+    if layer is None or not layer.startswith("torch.nn.") or init is None or init.decorator_list:
+        return None
+    if not init.args.args or init.args.posonlyargs:
+        return None
+    instance = init.args.args[0].arg
+    supers = [child for child in reader.own_nodes(init.body) if isinstance(child, ast.Call) and _is_super_init(child, instance)]
+    if len(supers) != 1:
+        return None
+    if forward is not None:
+        returns = [child for child in reader.own_nodes(forward.body) if isinstance(child, ast.Return)]
+        if forward.decorator_list or len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
+            return None
+        returned = returns[0].value
+        target = resolve(returned.func, reader.imports, reader.local)
+        if not ((target is not None and target.startswith("torch.nn.functional."))
+                or (isinstance(returned.func, ast.Attribute) and returned.func.attr == "forward"
+                    and isinstance(returned.func.value, ast.Call) and isinstance(returned.func.value.func, ast.Name)
+                    and returned.func.value.func.id == "super")):
+            return None
+    for method in methods.values():
+        receiver = method.args.args[0].arg if method.args.args else None
+        for child in reader.own_nodes(method.body):
+            if isinstance(child, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver
+                       and t.attr == "bias" for t in targets):
+                    return None  # the class sets the layer's bias itself
+    return _layer_built(qualified, layer, supers[0], init, instance, reader)
+
+
+def _is_super_init(call: ast.Call, instance: str) -> bool:
+    """``super().__init__(...)`` or ``super(Cls, self).__init__(...)``."""
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+            and (not func.value.args or (len(func.value.args) == 2 and isinstance(func.value.args[1], ast.Name)
+                                         and func.value.args[1].id == instance)))
+
+
+def _layer_built(qualified: str, layer: str, call: ast.Call, init: FunctionNode, instance: str,
+                 reader: "_FileReader") -> WrappedLayer:
+    """The :class:`WrappedLayer` of ``layer`` built by ``call`` in ``__init__``."""
     parameters = tuple(a.arg for a in init.args.args[1:])
     keyword_only = tuple(a.arg for a in init.args.kwonlyargs)
     rebound = _single_assignments(init.body, own=reader.own_nodes)[0]
