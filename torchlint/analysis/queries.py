@@ -563,7 +563,7 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
     return Contribution(classes, calls)
 
 
-_STORE_FORMAT = b"project-contribution-2"
+_STORE_FORMAT = b"project-contribution-3"
 
 
 def _to_json(found: Contribution) -> Dict[str, Any]:
