@@ -86,7 +86,8 @@ class DataLoaderWithoutPinMemory(Rule):
     subclass, in any module, copies the batches of `self.tr_set` to the GPU.
     A caller's use of a returned loader also reaches through functions that
     return what they got from the factory (`data_set, data_loader =
-    data_provider(args, flag); return data_set, data_loader`).
+    data_provider(args, flag); return data_set, data_loader`, or `return
+    get_mnist(train)` in one branch and `return get_usps(train)` in another).
     Epoch functions of other modules are found under the names a file
     imports them as (`import helper.loops as loops`, `from loops import
     train as fit`).

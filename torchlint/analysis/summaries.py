@@ -1290,6 +1290,10 @@ class _FunctionScan:
                 self.pinned_returns.add(where + PINNED_EACH)  # a list of pinned loaders: each element
         if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
             self.relays.append(("", self.results[value.id]))
+        elif isinstance(value, ast.Call):  # `return get_mnist(train)`: what that call returns, as it is
+            direct = self.reader.result_name(value, self, "l", "")
+            if direct is not None:
+                self.relays.append(("", direct))
         elif isinstance(value, ast.Tuple):
             for position, element in enumerate(value.elts):
                 if isinstance(element, ast.Name) and element.id in self.results and element.id not in self.parameters:
