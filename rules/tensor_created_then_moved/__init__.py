@@ -186,6 +186,8 @@ _TENSOR_MASKS: FrozenSet[str] = frozenset({"tril", "triu"})
 # In-place fills that may sit between the factory and the move; they stay
 # as calls, and the random ones make the fix unsafe when they run before
 # the move (they would draw from the device's generator instead).
+_IN_PLACE_ARITHMETIC: FrozenSet[str] = frozenset({"add_", "sub_", "mul_", "div_"})
+"""In-place arithmetic a chain may apply with a Python number (kept as it is by the fix)."""
 _TENSOR_FILLS: Dict[str, bool] = {
     "fill_": False,
     "zero_": False,
@@ -337,7 +339,8 @@ class TensorCreatedThenMoved(Rule):
 
     What it covers: tensor expressions, built-in layers and built-in
     containers of them.  Arithmetic with a Python number between the
-    factory and the move counts (`+`, `-`, `*`, `/`, `//`, `%`:
+    factory and the move counts (`+`, `-`, `*`, `/`, `//`, `%`, and in place,
+    `.add_(n)`, `.sub_(n)`, `.mul_(n)`, `.div_(n)`:
     `(torch.ones(n) * i).to(x.device)`, `(torch.LongTensor(n).random_() %
     depth).cuda()`, with
     `i` a literal, a size read from a tensor (`x.shape[1]`, `x.size(1)`,
@@ -795,6 +798,12 @@ class TensorCreatedThenMoved(Rule):
             if any(arg.star or (arg.keyword is not None and arg.keyword.value == "generator") for arg in call.args):
                 return None  # a CPU generator ties the values to the CPU
             return _Step(call, "fill", random=_TENSOR_FILLS[method])
+        if method in _IN_PLACE_ARITHMETIC:
+            # `.sub_(0.5).mul_(2.0)`: the same operation with a number, in place, on any device.
+            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
+                    or not self._number(call.args[0].value):
+                return None
+            return _Step(call, "fill")
         if method == "type" and len(call.args) == 1 and call.args[0].keyword is None:
             dtype = call.args[0].value
             if self._is_dtype(dtype):  # `.type("torch.cuda.FloatTensor")` is left alone
