@@ -239,6 +239,7 @@ class Loaders:
         self._constructors: List[cst.Call] = []
         self._in_loop: Set[cst.CSTNode] = set()
         self._loop_stack: List[cst.CSTNode] = []
+        self._loader_loops: Optional[List[LoaderLoop]] = None
         self._loops_around: Dict[cst.CSTNode, Tuple[cst.CSTNode, ...]] = {}
         """For each loader construction and each ``for`` loop: the loops around it in its function."""
         self._for_loops: List[Tuple[cst.For, bool]] = []
@@ -274,9 +275,12 @@ class Loaders:
         kind = type(node)  # exact types: libcst's concrete nodes have no subclasses
         if kind is cst.FunctionDef:
             definition = cast(cst.FunctionDef, node)
+            outer, self._loop_stack = self._loop_stack, []  # the loops around a function's body are its own
             for child in children(definition):
                 inside = child is definition.body
+                self._loop_stack = [] if inside else outer
                 self._walk(child, definition if inside else function, 0 if inside else loops)
+            self._loop_stack = outer
             return
         if kind is cst.Call:
             call = cast(cst.Call, node)
@@ -407,7 +411,12 @@ class Loaders:
                 yield found
 
     def loops(self) -> Iterator[LoaderLoop]:
-        """Every ``for`` loop over a loader of this file."""
+        """Every ``for`` loop over a loader of this file (found once)."""
+        if self._loader_loops is None:
+            self._loader_loops = list(self._find_loops())
+        return iter(self._loader_loops)
+
+    def _find_loops(self) -> Iterator[LoaderLoop]:
         for loop, nested in self._for_loops:
             loaders = self._iterated(loop.iter)
             if not loaders:
