@@ -861,3 +861,20 @@ def test_meet_keeps_what_every_candidate_does_parameters_matched_by_position() -
     assert merged.runs == {"backward"}
     # A different number of parameters: nothing is known.
     assert meet([vqa, Summary("other.train", ("model", "loader"))]) is None
+
+
+def test_names_left_to_a_star_import_are_those_the_file_never_binds() -> None:
+    import ast
+
+    from torchlint.analysis.summaries import _unbound_names
+
+    tree = ast.parse(
+        "from utils import *\n"
+        "import os.path\n"
+        "def train(model, loader, to_gpu=None):\n"
+        "    for batch in loader:\n"
+        "        x = to_gpu(batch) if to_gpu else move(batch)\n"
+        "        try:\n            evaluate(model)\n        except ValueError as error:\n            print(error)\n"
+        "    return [len(b) for b in loader], os.path\n"
+    )
+    assert _unbound_names(tree) == {"move", "evaluate"}

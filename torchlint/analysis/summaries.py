@@ -1693,6 +1693,31 @@ def _project_star_import(tree: ast.Module, module: str, is_package: bool) -> boo
     return False
 
 
+def _unbound_names(tree: ast.Module) -> Set[str]:
+    """The names the file reads that nothing in it binds (no assignment,
+    parameter, loop or ``with`` target, definition, import or ``except``
+    name, anywhere) and that are not Python's builtins."""
+    loaded: Set[str] = set()
+    bound: Set[str] = set(_BUILTIN_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif type(node).__name__ in ("MatchAs", "MatchStar", "MatchMapping"):  # `case [x, *rest]` (3.10+)
+            for field_name in ("name", "rest"):
+                captured = getattr(node, field_name, None)
+                if isinstance(captured, str):
+                    bound.add(captured)
+    return loaded - bound
+
+
 def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, Any]) -> Dict[str, str]:
     """For each file that star-imports project modules, what each name those
     imports may bind resolves to (``train.*.evaluate`` -> ``utils.evaluate``;
@@ -1724,14 +1749,11 @@ class _FileReader:
             if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         }
         if _project_star_import(tree, module, is_package):
-            # `from utils import *`: a name nothing else binds may be one of the
-            # project module's; named `<module>.*.<name>` here, which :func:`link`
-            # resolves through the index's star imports (:func:`star_aliases`).
-            bound = set(self.imports) | set(self.local) | _BUILTIN_NAMES
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Name) and node.id not in bound:
-                    self.imports[node.id] = f"{module}{STAR_PENDING}{node.id}"
-                    bound.add(node.id)
+            # `from utils import *`: a name the file reads but never binds may be
+            # one of the project module's; named `<module>.*.<name>` here, which
+            # :func:`link` resolves through the index's star imports (:func:`star_aliases`).
+            for name in sorted(_unbound_names(tree) - set(self.imports) - set(self.local)):
+                self.imports[name] = f"{module}{STAR_PENDING}{name}"
         self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         self.methods = {
             s.name: frozenset(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -2129,7 +2151,7 @@ def _subclassed_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader",
     ``__init__`` builds the layer through ``super().__init__(...)`` and whose
     ``forward``, if it has one, returns what a ``torch.nn.functional`` call
     or the base class's ``forward`` returns: to what follows it, an instance
-    is that layer, built with those arguments.  None when no method writes
+    is that layer, built with those arguments.  None when a method writes
     ``self.bias``."""
     if len(node.bases) != 1 or node.keywords:
         return None
