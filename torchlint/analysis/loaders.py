@@ -1124,7 +1124,8 @@ class Loaders:
         return False
 
 
-def _displayed_elements(source: cst.BaseExpression, path: Tuple[int, ...], scopes: Scopes) -> List[cst.BaseExpression]:
+def _displayed_elements(source: cst.BaseExpression, path: Tuple[int, ...],
+                        scopes: Scopes) -> List[cst.BaseExpression]:
     """What a ``for`` loop binds at ``path`` of its target when it walks a
     list or tuple display (``for loader in [train_loader, val_loader]``), or
     one through ``zip``/``enumerate`` (``for loader, split in zip([valid_loader,

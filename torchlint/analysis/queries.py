@@ -28,15 +28,18 @@ from typing import (
 # What rules ask lives in asks (the catalog reads it without the builders); re-exported here,
 # where rules import it from.
 from torchlint.analysis.asks import (
-    CALLED_FROM as CALLED_FROM, CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS, METHODS as METHODS,
+    CALLED_FROM as CALLED_FROM, CALLERS as CALLERS, KEYWORDS as KEYWORDS, METHOD_CALLS as METHOD_CALLS,
+    METHODS as METHODS,
     NAMES as NAMES, SUBCLASSES as SUBCLASSES, SUMMARIES as SUMMARIES, WHOLE_SAVES as WHOLE_SAVES, Asked as Asked,
-    Query as Query, called_from as called_from, callers_of as callers_of, keyword_passed as keyword_passed, method_called as method_called,
+    Query as Query, called_from as called_from, callers_of as callers_of, keyword_passed as keyword_passed,
+    method_called as method_called,
     method_shapes as method_shapes, name_used as name_used, subclasses_of as subclasses_of, summaries as summaries,
     whole_saves as whole_saves,
 )
 from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF, GradMode
 from torchlint.analysis.imports import (
-    ImportLines, import_statements, ModuleNames, Text, absolute, add_import, connected, dotted, imported_modules, module_imports, module_level, module_name,
+    ImportLines, import_statements, ModuleNames, Text, absolute, add_import, connected, dotted, imported_modules,
+    module_imports, module_level, module_name,
     namespace_aliases, parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex

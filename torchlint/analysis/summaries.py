@@ -30,7 +30,9 @@ import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+)
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
@@ -2162,7 +2164,8 @@ def _subclassed_layer(node: ast.ClassDef, qualified: str, reader: "_FileReader",
     if not init.args.args or init.args.posonlyargs:
         return None
     instance = init.args.args[0].arg
-    supers = [child for child in reader.own_nodes(init.body) if isinstance(child, ast.Call) and _is_super_init(child, instance)]
+    supers = [child for child in reader.own_nodes(init.body)
+              if isinstance(child, ast.Call) and _is_super_init(child, instance)]
     if len(supers) != 1:
         return None
     if forward is not None:
@@ -2863,7 +2866,8 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
         position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns))
 
 
-def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str], written_of: Mapping[str, Function],
+def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str],
+                   written_of: Mapping[str, Function],
                    state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
                    aliases: Mapping[str, str], targets: Mapping[Tuple[str, int], Optional[str]]) -> bool:
     """Whether ``source`` (a returned value's name, :data:`RESULT`) is what
