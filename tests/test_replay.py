@@ -399,3 +399,20 @@ def test_a_replay_imports_no_linter(tmp_path: Path) -> None:
     modules = imported(replayed.stderr)
     assert "torchlint.interfaces.quick" in modules
     assert not {"click", "libcst", "dataclasses", "torchlint.model", "torchlint.interfaces.cli"} & set(modules)
+
+
+def test_flushing_after_the_stream_under_it_closed_is_quiet_and_doubted() -> None:
+    """At interpreter shutdown (or after a test's captured output is closed) the
+    recording tee may be flushed over a closed stream: nothing to flush, no error,
+    and the record is not trusted."""
+    import io as _io
+
+    from torchlint.lint.replay import Recording, _Tee
+
+    recording = Recording("key")
+    target = _io.BytesIO()
+    tee = _Tee(target, 1, recording)
+    tee.write(b"finding\n")
+    target.close()
+    tee.flush()
+    assert recording.doubts

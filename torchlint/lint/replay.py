@@ -278,6 +278,11 @@ class _Tee(io.RawIOBase):
         return len(chunk)
 
     def flush(self) -> None:
+        if getattr(self._target, "closed", False):
+            # The stream under us was closed first (a test's captured output, or the
+            # interpreter shutting down): nothing can be flushed, and the record is doubted.
+            self._recording.doubt("the stream was closed")
+            return
         try:
             self._target.flush()
         except BaseException:
