@@ -789,6 +789,17 @@ def star_names(parts: Mapping[str, Exports], module: str) -> Set[str]:
     return {name for name in found if first is not None and first.exports(name)}
 
 
+def project_star_modules(tree: ast.Module, module: str, is_package: bool) -> List[str]:
+    """The project modules (not torch's) a parsed module's body star-imports, in order."""
+    found: List[str] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+            source = absolute(module, statement.level, statement.module, is_package)
+            if source is not None and not is_torch_module(source) and source not in found:
+                found.append(source)
+    return found
+
+
 def star_sources(text: bytes, module: str, is_package: bool) -> List[str]:
     """The project modules a file star-imports (not torch's), in source order."""
     found: List[str] = []

@@ -38,8 +38,8 @@ from torchlint.analysis.asks import (
 )
 from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF, GradMode
 from torchlint.analysis.imports import (
-    ImportLines, import_statements, ModuleNames, Text, absolute, add_import, connected, dotted, imported_modules,
-    module_imports, module_level, module_name,
+    ImportLines, import_statements, ModuleNames, Text, add_import, connected, dotted, imported_modules,
+    module_imports, module_level, module_name, project_star_modules,
     namespace_aliases, parse_quietly, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
@@ -549,12 +549,7 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
         for s in tree.body
         if isinstance(s, ast.ClassDef)
     )
-    stars = [
-        source for source in (
-            absolute(module, s.level, s.module, is_package) for s in tree.body
-            if isinstance(s, ast.ImportFrom) and any(alias.name == "*" for alias in s.names)
-        ) if source is not None
-    ]
+    stars = project_star_modules(tree, module, is_package)
     scan = _CallScan(str(path), module, is_package, None if focus is None else _focus_lines(text, focus),
                      stars, frozenset(local), focus)
     try:
@@ -718,6 +713,7 @@ def _called_from(texts: Sequence[Text], caller_words: Sequence[str], statements:
     by_module: Dict[str, Text] = {}
     for path, text in texts:
         by_module.setdefault(module_of(path), (path, text))
+    defined: Dict[str, Set[bytes]] = {}  # each module's top-level functions, found once
     modules: Dict[str, str] = {}
     names: Set[bytes] = set()
     for path, text in callers:
@@ -729,7 +725,9 @@ def _called_from(texts: Sequence[Text], caller_words: Sequence[str], statements:
                 if found is None or candidate == own:
                     continue
                 words = set(_WORD.findall(text)) if words is None else words
-                wanted = _callee_functions(found[1], None, None, every=True) & words
+                if candidate not in defined:
+                    defined[candidate] = _callee_functions(found[1], None, None, every=True)
+                wanted = defined[candidate] & words
                 if wanted:
                     modules[os.path.abspath(found[0])] = candidate
                     names |= wanted

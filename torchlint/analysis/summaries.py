@@ -36,7 +36,7 @@ from typing import (
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    absolute, is_torch_module, module_imports, parse_quietly, python_grad_mode, resolve,
+    module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.source.tree import python_literal_bool
@@ -1685,16 +1685,6 @@ star import (``train.*.evaluate``): resolved when the summaries are linked."""
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def _project_star_import(tree: ast.Module, module: str, is_package: bool) -> bool:
-    """Whether the module's body star-imports a module that is not torch's."""
-    for statement in tree.body:
-        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
-            source = absolute(module, statement.level, statement.module, is_package)
-            if source is not None and not is_torch_module(source):
-                return True
-    return False
-
-
 def _unbound_names(tree: ast.Module) -> Set[str]:
     """The names the file reads that nothing in it binds (no assignment,
     parameter, loop or ``with`` target, definition, import or ``except``
@@ -1728,14 +1718,16 @@ def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, A
     from torchlint.analysis.imports import star_lookup, star_names, star_sources
 
     found: Dict[str, str] = {}
+    bindings: Dict[str, Dict[str, str]] = {}  # each star-imported module's, resolved once
     for path, data, module in files:
         if b"import *" not in data:
             continue
         for star in star_sources(data, module, path.stem == "__init__"):
-            for name in star_names(parts, star):
-                target = star_lookup(parts, star, name, definitions=True)
-                if target is not None:
-                    found[f"{module}{STAR_PENDING}{name}"] = target
+            if star not in bindings:
+                resolved = {name: star_lookup(parts, star, name, definitions=True) for name in star_names(parts, star)}
+                bindings[star] = {name: target for name, target in resolved.items() if target is not None}
+            for name, target in bindings[star].items():
+                found[f"{module}{STAR_PENDING}{name}"] = target
     return found
 
 
@@ -1750,7 +1742,7 @@ class _FileReader:
             s.name: f"{module}.{s.name}" for s in tree.body
             if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        if _project_star_import(tree, module, is_package):
+        if project_star_modules(tree, module, is_package):
             # `from utils import *`: a name the file reads but never binds may be
             # one of the project module's; named `<module>.*.<name>` here, which
             # :func:`link` resolves through the index's star imports (:func:`star_aliases`).
