@@ -878,3 +878,75 @@ def test_names_left_to_a_star_import_are_those_the_file_never_binds() -> None:
         "    return [len(b) for b in loader], os.path\n"
     )
     assert _unbound_names(tree) == {"move", "evaluate"}
+
+
+_CHOSEN = {
+    "models.plain": (
+        "import torch\n"
+        "class Plain:\n"
+        "    def __init__(self, opt):\n        self.device = torch.device('cuda')\n"
+        "    def feed(self, data):\n        self.x = data.to(self.device)\n"
+        "    def step(self):\n        self.x.sum().backward()\n"
+    ),
+    "models.gan": (
+        "import torch\n"
+        "class GAN:\n"
+        "    def __init__(self, opt):\n        self.device = torch.device('cuda')\n"
+        "    def feed(self, data):\n        self.x = data.to(self.device)\n"
+        "    def step(self):\n        pass\n"
+    ),
+    "models.select": (
+        "def define_model(opt):\n"
+        "    if opt['model'] == 'plain':\n        from models.plain import Plain as M\n"
+        "    elif opt['model'] == 'gan':\n        from models.gan import GAN as M\n"
+        "    else:\n        raise NotImplementedError(opt['model'])\n"
+        "    m = M(opt)\n    return m\n"
+        "def one(opt):\n    from models.plain import Plain\n    return Plain(opt)\n"
+        "def relayed(opt):\n    return define_model(opt)\n"
+        "def maybe_none(opt):\n    if opt:\n        return define_model(opt)\n    return None\n"
+    ),
+    "models.registry": (
+        "from models.plain import Plain\nfrom models.gan import GAN\n"
+        "MODELS = {'plain': Plain, 'gan': GAN}\n"
+        "LATER = {'plain': Plain}\nLATER['gan'] = GAN\n"
+        "def from_registry(opt):\n    cls = MODELS[opt['model']]\n    return cls(opt)\n"
+        "def direct(opt):\n    return MODELS[opt['model']](opt)\n"
+        "def from_later(opt):\n    return LATER[opt['model']](opt)\n"
+    ),
+    "main": (
+        "from models.select import define_model\n"
+        "def run(opt, loader):\n    model = define_model(opt)\n"
+        "    for batch in loader:\n        model.feed(batch)\n        model.step()\n"
+    ),
+}
+
+
+def test_factories_build_one_of_several_classes_chosen_by_branch_imports_or_a_registry() -> None:
+    found = summarize_sources([(module, text, False) for module, text in _CHOSEN.items()])
+    both = {"models.plain.Plain", "models.gan.GAN"}
+    assert found.factories["models.select.define_model"] == both  # imports inside the branches
+    assert found.factories["models.select.one"] == {"models.plain.Plain"}  # one import inside the function
+    assert found.factories["models.select.relayed"] == both  # another factory's result
+    assert found.factories["models.registry.from_registry"] == both  # a local bound to the registry's value
+    assert found.factories["models.registry.direct"] == both
+    assert "models.select.maybe_none" not in found.factories  # one return gives something else
+    assert "models.registry.from_later" not in found.factories  # written to after the display: not known whole
+
+
+def test_a_method_called_on_a_factorys_result_does_what_every_class_does() -> None:
+    found = summarize_sources([(module, text, False) for module, text in _CHOSEN.items()])
+    feed = found.of("models.select.define_model.feed")
+    assert feed is not None and feed.moves == {("data", "attr:device", False)}  # both classes copy it
+    step = found.of("models.select.define_model.step")
+    assert step is not None and not step.runs  # only one class runs backward: not known
+    run = found.of("main.run")
+    assert run is not None and run.moves_items == {("loader", "?", False)}  # the instance's device: the caller's to find
+    assert run.loop_runs == frozenset()  # `step` runs backward in one class only
+
+
+def test_factory_returns_round_trip_through_json() -> None:
+    import ast
+
+    for module, text in _CHOSEN.items():
+        summary = summarize_tree(ast.parse(text), module, False)
+        assert _from_json(_to_json(summary)) == summary

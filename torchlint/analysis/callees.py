@@ -368,6 +368,8 @@ class Callees:
         qualified = self._names.call_name(construction) or self._instances().absolute_name(construction.func)
         if qualified is None and isinstance(construction.func, cst.Name):
             qualified = self._local_definition(construction.func)
+        if qualified is not None and self._factory_classes(qualified) is not None:
+            return None  # a factory's result: one of its classes (`_maker_classes`), not a construction
         return (construction, qualified) if qualified is not None else None
 
     def attribute_device(self, call: cst.Call, attribute: str) -> Optional[str]:
@@ -393,13 +395,20 @@ class Callees:
             return None
         found: Set[str] = set()
         for maker in makers:
-            if maker.qualified is not None:
+            built = self._factory_classes(maker.qualified) if maker.qualified is not None else None
+            if built is not None:  # `model = define_model(opt)`: an instance of one of the classes it builds
+                found.update(built)
+            elif maker.qualified is not None:
                 found.add(maker.qualified)
             elif maker.local is not None:
                 found.add(f"{self._module}.{maker.local.name.value}")
             elif every:
                 return None
         return found
+
+    def _factory_classes(self, qualified: str) -> Optional[FrozenSet[str]]:
+        """The project classes a project function's every return builds (None: not such a factory)."""
+        return self._summaries.factories.get(self._summaries.canonical(qualified))
 
     def builds(self, call: cst.Call) -> Optional[str]:
         """The class every return of the project function ``call`` runs

@@ -36,6 +36,7 @@ from typing import (
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
+    add_import, dotted,
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
@@ -44,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-14"
+_FORMAT = b"callable-summaries-15"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -107,6 +108,12 @@ class Return:
     parameter: Optional[str] = None
     call: Optional[int] = None
     guard: Optional[Tuple[str, bool]] = None
+    one_of: Tuple[str, ...] = ()
+    """What the returned call may run, one of several, as written: a name
+    the function imports in several branches (``from models.plain import
+    Plain as M`` / ``from models.gan import GAN as M``; ``return M(opt)``),
+    a value of a module-level registry dict (``return MODELS[name](args)``),
+    or one class (``m = Plain(opt); return m``)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,11 @@ class Call:
     ``f(...)``, or ``f(...)`` itself; :attr:`makers` names ``f``): what that
     call passes for ``pin_memory``: ``lit`` a literal ``True``, ``no``
     anything else, ``""`` nothing (``**`` unpacked: not recorded)."""
+    choice: int = 0
+    """Not 0: one of several callables the call may run (a registry's value,
+    a name imported in several branches), one such call each, all with the
+    same number: the call does what every one of them does (:func:`meet`),
+    and a pinned loader given to it reaches whichever runs."""
 
 
 @dataclass(frozen=True)
@@ -541,6 +553,9 @@ class Summaries:
     what a project function returns pinned)."""
     copying: FrozenSet[str] = frozenset()
     """The functions and methods those copies are made in."""
+    factories: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
+    """The project functions every ``return`` of which builds an instance of
+    a project class: those classes (one of them, chosen at run time)."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -607,6 +622,8 @@ class Summaries:
         for name in sorted(self.pinned_copies):
             digest.update(f"{name}\0{sorted(self.pinned_copies[name])!r}\n".encode())
         digest.update(f"{sorted(self.copying)!r}\n".encode())
+        for name in sorted(self.factories):
+            digest.update(f"{name}\0{sorted(self.factories[name])!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -897,6 +914,22 @@ class _FunctionScan:
             self.locals, self.generator, self.derived = _single_assignments(
                 node.body, self.parameters if arguments else None, unpacked, reader.own_nodes)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
+        self.choices_made = 0
+        """Call sites so far that run one of several callables (:attr:`Call.choice`)."""
+        self.imported: Dict[str, Tuple[str, ...]] = {}
+        """Names the function's own import statements bind, not otherwise
+        bound here: the dotted names each may be (several when branches
+        import different things under one name)."""
+        if arguments is not None:
+            bound: Dict[str, Set[str]] = {}
+            for child in reader.own_nodes(node.body):
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    table: Dict[str, str] = {}
+                    add_import(table, child, reader.module, reader.is_package)
+                    for name, target in table.items():
+                        bound.setdefault(name, set()).add(target)
+            self.imported = {name: tuple(sorted(targets)) for name, targets in bound.items()
+                             if name not in self.locals and name not in self.parameters}
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
         self.accelerator = False
         self.cuda_locals: Set[str] = set()
@@ -1310,11 +1343,23 @@ class _FunctionScan:
         if isinstance(value, ast.Call):
             before = len(self.calls)
             self.expression(value, disabled)
+            chosen = self.reader.choices(value.func, self)
+            if len(chosen) > 1 or (chosen and isinstance(value.func, ast.Subscript)):
+                return Return(guard=guard, one_of=chosen)  # `return M(opt)`, M imported in two branches
             target = self.reader.callee(value.func, self)
             if target is not None and len(self.calls) > before and self.calls[before].callee == target[0]:
                 return Return(call=before, guard=guard)  # a function's result, or a new instance (see `link`)
             return Return(guard=guard)
         self.expression(value, disabled)
+        if isinstance(value, ast.Name) and value.id not in self.parameters:
+            bound = self.locals.get(value.id)  # `m = M(opt); return m`
+            if isinstance(bound, ast.Call):
+                chosen = self.reader.choices(bound.func, self)
+                target = self.reader.callee(bound.func, self) if not chosen else None
+                if target is not None and not target[1] and not target[0].startswith("builtins."):
+                    chosen = (target[0],)
+                if chosen:
+                    return Return(guard=guard, one_of=chosen)
         return Return(guard=guard)
 
     # expressions
@@ -1538,9 +1583,11 @@ class _FunctionScan:
         if called is not None:
             self.called[called] = self.called.get(called, False) or self.loops > 0
         found = self.reader.callee(func, self)
-        if found is None:
+        chosen = self.reader.choices(func, self) if found is None else ()
+        if found is None and not chosen:
             return
-        callee, bound = found
+        if chosen:
+            self.choices_made += 1
         slots: List[Tuple[str, str]] = []
         makers: List[Tuple[str, str]] = []
         items: List[Tuple[str, str]] = []
@@ -1573,8 +1620,10 @@ class _FunctionScan:
             spec = self.device_spec(argument)
             if spec is not None:
                 devices.append((slot, spec))
-        self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
-                               self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins)))
+        for callee, bound in [found] if found is not None else [(name, False) for name in chosen]:
+            self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
+                                   self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins),
+                                   choice=0 if found is not None else self.choices_made))
 
 
 def _names_only(expr: ast.expr, names: Set[str]) -> bool:
@@ -1710,6 +1759,31 @@ def _unbound_names(tree: ast.Module) -> Set[str]:
     return loaded - bound
 
 
+def _registries(tree: ast.Module, assigned: Mapping[str, Optional[ast.expr]], imports: Mapping[str, str],
+                local: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+    """Module-level names bound once to a dict display whose values all
+    name callables (``MODELS = {BERT.code(): BERT, "sas": SAS}``) and that
+    nothing in the module writes to later (``MODELS[k] = v``,
+    ``MODELS.update(...)``): the dotted names of its values."""
+    found: Dict[str, Tuple[str, ...]] = {}
+    for name, value in assigned.items():
+        if not isinstance(value, ast.Dict) or not value.values or None in value.keys:
+            continue
+        targets = [resolve(v, imports, local) if isinstance(v, (ast.Name, ast.Attribute)) else None
+                   for v in value.values]
+        if all(target is not None for target in targets):
+            found[name] = tuple(sorted({target for target in targets if target is not None}))
+    if found:
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
+                    and isinstance(node.value, ast.Name)):
+                found.pop(node.value.id, None)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in found
+                  and node.attr in ("update", "setdefault", "pop", "popitem", "clear", "__setitem__")):
+                found.pop(node.value.id, None)
+    return found
+
+
 def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, Any]) -> Dict[str, str]:
     """For each file that star-imports project modules, what each name those
     imports may bind resolves to (``train.*.evaluate`` -> ``utils.evaluate``;
@@ -1737,6 +1811,7 @@ class _FileReader:
 
     def __init__(self, tree: ast.Module, module: str, is_package: bool) -> None:
         self.module = module
+        self.is_package = is_package
         self.imports = module_imports(tree, module, is_package)
         self.local = {
             s.name: f"{module}.{s.name}" for s in tree.body
@@ -1767,6 +1842,8 @@ class _FileReader:
         self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
                                                 Dict[str, Tuple[ast.Call, int]]]] = (assigned, yields, derived, unpacked)
         """The module body's single assignments (one walk, shared with its scan)."""
+        self.registries = _registries(tree, assigned, self.imports, self.local)
+        """Module-level dicts of project callables, never changed after (``MODELS = {"bert": BERT, "sas": SAS}``)."""
         self.global_results: Dict[str, str] = {}
         """Module globals bound once to what a call returns: their returned-value names."""
         for name, value in assigned.items():
@@ -1883,7 +1960,35 @@ class _FileReader:
         return found
 
     def shadowed(self, name: str, scan: _FunctionScan) -> bool:
-        return name in scan.locals or name in scan.parameters or name in self.local or name in self.imports
+        return (name in scan.locals or name in scan.parameters or name in scan.imported or name in self.local
+                or name in self.imports)
+
+    def named(self, expr: ast.expr, scan: Optional[_FunctionScan]) -> Optional[str]:
+        """:func:`resolve` with the function's own imports first (one import
+        of the name: that; several: unknown)."""
+        name = dotted(expr)
+        root = name.partition(".")[0] if name is not None else None
+        chosen = scan.imported.get(root) if scan is not None and root is not None else None
+        if chosen is not None and root is not None:
+            return resolve(expr, {root: chosen[0]}, {}) if len(chosen) == 1 else None
+        return resolve(expr, self.imports, self.local)
+
+    def choices(self, func: ast.expr, scan: _FunctionScan) -> Tuple[str, ...]:
+        """What calling ``func`` may run, one of several: a name the function
+        imports in several branches, or a value of a module-level registry
+        (``MODELS[name]``, or a local bound once to it); () when not so."""
+        if isinstance(func, ast.Name) and func.id not in scan.parameters:
+            chosen = scan.imported.get(func.id)
+            if chosen is not None:
+                return tuple(resolve(func, {func.id: target}, {}) or target for target in chosen)
+            value = scan.locals.get(func.id)
+            if isinstance(value, ast.Subscript):
+                func = value
+        if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
+                and not (func.value.id in scan.locals or func.value.id in scan.parameters
+                         or func.value.id in scan.imported)):
+            return self.registries.get(func.value.id, ())
+        return ()
 
     def maker(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
         """The class a named constructor call built ``expr`` with, if certain."""
@@ -1891,7 +1996,7 @@ class _FileReader:
             value = scan.locals[expr.id]
             expr = value if value is not None else expr
         if isinstance(expr, ast.Call):
-            return resolve(expr.func, self.imports, self.local)
+            return self.named(expr.func, scan)
         return None
 
     def pin_state(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
@@ -1914,6 +2019,10 @@ class _FileReader:
 
     def callee(self, func: ast.expr, scan: _FunctionScan) -> Optional[Tuple[str, bool]]:
         """(dotted name, whether an instance is bound) of what ``func`` calls, when known."""
+        name = dotted(func)
+        if name is not None and name.partition(".")[0] in scan.imported:
+            target = self.named(func, scan)
+            return (target, False) if target is not None else None
         if isinstance(func, ast.Name):
             if func.id in scan.parameters:
                 return None
@@ -2456,10 +2565,11 @@ def _to_json(summary: FileSummary) -> Any:
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
-            [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]]] for r in f.returns],
+            [[r.builds, r.parameter, r.call, None if r.guard is None else [r.guard[0], r.guard[1]], list(r.one_of)]
+             for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
               c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
-              c.on_self, [list(p) for p in c.pins]]
+              c.on_self, [list(p) for p in c.pins], c.choice]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
@@ -2521,20 +2631,23 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                            *repeats, *forwards, *evals) and isinstance(method, bool)):
                 return None
             parsed_returns = []
-            for builds, parameter, call, guard in returns:
-                if not (_optional(str, builds) and _optional(str, parameter) and _optional(int, call)):
+            for builds, parameter, call, guard, one_of in returns:
+                if not (_optional(str, builds) and _optional(str, parameter) and _optional(int, call)
+                        and isinstance(one_of, list) and all_of(str, *one_of)):
                     return None
                 if guard is not None and not (isinstance(guard, list) and len(guard) == 2
                                               and isinstance(guard[0], str) and isinstance(guard[1], bool)):
                     return None
-                parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1])))
+                parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1]),
+                                             tuple(one_of)))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins in calls:
-                if not (isinstance(callee, str) and isinstance(role, str) and all_of(bool, bound, disabled, in_loop)
-                        and _optional(str, on_self)):
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins, choice \
+                    in calls:
+                if not (isinstance(callee, str) and isinstance(role, str) and isinstance(choice, int)
+                        and all_of(bool, bound, disabled, in_loop) and _optional(str, on_self)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
-                                         _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins)))
+                                         _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins), choice))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -2647,7 +2760,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         loaders.update((built.qualified, built) for built in summary.loaders)
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
-                      tuple(r for r in f.returns if r.call is None), loop_runs=f.loop_runs, repeats=f.repeats,
+                      tuple(r for r in f.returns if r.call is None and not r.one_of), loop_runs=f.loop_runs, repeats=f.repeats,
                       moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals,
                       device_defaults=f.device_defaults)
         for name, f in written.items()
@@ -2660,6 +2773,14 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         state[cls] = _construction(cls, state[init], members, state, _held, placed)
         for member in members:
             callers.setdefault(member, set()).add(cls)
+    factories = _factories(written, bases, aliases)
+    chosen = _chosen_methods(written, state, bases, aliases, factories)
+    for name, members in chosen.items():
+        for member in members:
+            callers.setdefault(member, set()).add(name)
+        met = _met(name, members, state)
+        if met is not None:
+            state[name] = met
     targets: Dict[Tuple[str, int], Optional[str]] = {}
     for name, function in written.items():
         for index, call in enumerate(function.calls):
@@ -2667,7 +2788,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
             targets[(name, index)] = target.qualified if target is not None else None
             if target is not None and not target.wrapper:
                 callers.setdefault(target.qualified, set()).add(name)
-    pending = sorted({*written, *built})
+    pending = sorted({*written, *built, *(name for name in chosen if name in state)})
     queued = set(pending)
     while pending:
         name = pending.pop()
@@ -2675,6 +2796,11 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         if name in built:
             init, members, held = built[name]
             grown = _construction(name, state[init], members, state, held, placed)
+        elif name in chosen:
+            met = _met(name, chosen[name], state)
+            if met is None:
+                continue
+            grown = met
         else:
             grown = _apply(written[name], state, bases, makers, aliases)
         if grown != state[name]:
@@ -2696,11 +2822,86 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
-    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets)
+    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets, chosen)
     copies, copying = _pinned_copies(written, modules, pinned, state, bases, aliases, targets)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
-                     pinned_copies=copies, copying=copying)
+                     pinned_copies=copies, copying=copying, factories=factories)
+
+
+_MAX_FACTORY_DEPTH = 8
+"""Factories followed through at most this many functions returning another's call."""
+
+
+def _factories(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
+               aliases: Mapping[str, str]) -> Dict[str, FrozenSet[str]]:
+    """:attr:`Summaries.factories`: the project functions every ``return`` of
+    which gives a new instance of a project class, with those classes
+    (``define_model(opt)`` returning ``M(opt)`` where ``M`` is imported in
+    several branches, a registry's value, or another factory's result)."""
+    memo: Dict[str, Optional[FrozenSet[str]]] = {}
+
+    def classes_of(name: str, depth: int) -> Optional[FrozenSet[str]]:
+        if name in memo:
+            return memo[name]
+        memo[name] = None  # a cycle of factories gives nothing
+        function = written.get(name)
+        if function is None or not function.returns or depth > _MAX_FACTORY_DEPTH:
+            return None
+        found: Set[str] = set()
+        for ret in function.returns:
+            named = ret.one_of
+            if not named and ret.call is not None and not function.calls[ret.call].bound:
+                named = (function.calls[ret.call].callee,)
+            if not named:
+                return None
+            for candidate in named:
+                target = canonical_name(candidate, aliases)
+                inner = frozenset({target}) if target in bases else classes_of(target, depth + 1)
+                if inner is None:
+                    return None
+                found |= inner
+        memo[name] = frozenset(found)
+        return memo[name]
+
+    every = {name: classes_of(name, 0) for name in sorted(written)}
+    return {name: classes for name, classes in every.items() if classes}
+
+
+def _chosen_methods(written: Mapping[str, Function], state: Mapping[str, Summary],
+                    bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                    factories: Mapping[str, FrozenSet[str]]) -> Dict[str, Tuple[str, ...]]:
+    """The methods the project calls on a factory's result (``model =
+    define_model(opt); model.feed_data(batch)``, named ``<factory>.<method>``),
+    each with the method every class the factory may build runs."""
+    found: Dict[str, Tuple[str, ...]] = {}
+    for function in written.values():
+        for call in function.calls:
+            if not call.bound:
+                continue
+            owner, _, method = canonical_name(call.callee, aliases).rpartition(".")
+            name = f"{owner}.{method}"
+            if owner not in factories or name in found:
+                continue
+            members = [find(f"{cls}.{method}", state, bases) for cls in sorted(factories[owner])]
+            if members and all(member is not None and not member.wrapper for member in members):
+                found[name] = tuple(sorted({member.qualified for member in members if member is not None}))
+    return found
+
+
+def _chosen(function: Function, choice: int, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
+            aliases: Mapping[str, str]) -> Optional[Summary]:
+    """What the call site ``choice`` of ``function`` does whichever of its callables runs."""
+    found = [find(canonical_name(call.callee, aliases), state, bases) for call in function.calls if call.choice == choice]
+    if any(target is None or target.wrapper for target in found):
+        return None
+    return meet([target for target in found if target is not None])
+
+
+def _met(name: str, members: Sequence[str], state: Mapping[str, Summary]) -> Optional[Summary]:
+    """What a method called on a factory's result does whichever class built it, named ``name``."""
+    met = meet([state[member] for member in members])
+    return dataclasses.replace(met, qualified=name) if met is not None else None
 
 
 def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], aliases: Mapping[str, str]) -> bool:
@@ -2729,7 +2930,8 @@ def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], al
 def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
             aliases: Mapping[str, str], attributes: Mapping[str, Mapping[str, str]],
             loaders: Mapping[str, BuiltLoader],
-            targets: Mapping[Tuple[str, int], Optional[str]]) -> Dict[str, FrozenSet[str]]:
+            targets: Mapping[Tuple[str, int], Optional[str]],
+            chosen: Mapping[str, Tuple[str, ...]]) -> Dict[str, FrozenSet[str]]:
     """:attr:`Summaries.pinned`: pinned loaders from the calls that build them
     to the parameters they fill, then on through the calls that pass those
     parameters (or the ``self`` attributes a construction keeps them in),
@@ -2757,6 +2959,10 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             owner = canonical_name(parents[0], aliases) if parents else None
 
     def add(target: Summary, slot: str, bound: bool, batch: bool = False) -> None:
+        if target.qualified in chosen:  # a method of a factory's result: whichever class built it gets them
+            for member in chosen[target.qualified]:
+                add(state[member], slot, bound, batch)
+            return
         position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
         parameter = target.parameter_for(position, keyword, bound)
         if parameter is None or (batch and target.constructs):
@@ -2764,7 +2970,9 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
         if batch:
             parameter = BATCH + parameter
         if target.constructs:  # the attributes `__init__` keeps the argument in, for every method
-            keep(target.qualified, {attr for attr, param in attributes.get(target.qualified, {}).items()
+            init = find(f"{target.qualified}.__init__", state, bases)  # a base's, when the class has none
+            owner = init.qualified.rpartition(".")[0] if init is not None else target.qualified
+            keep(target.qualified, {attr for attr, param in attributes.get(owner, {}).items()
                                     if param == parameter})
             return
         if parameter not in found.setdefault(target.qualified, set()):
@@ -3113,6 +3321,13 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     moves_items, moves = set(current.moves_items), set(current.moves)
     forwards, evals = set(current.forwards), set(current.evals)
     returns = list(current.returns)
+    for ret in function.returns:  # `return M(opt)`, M one of several classes: a new instance of one of them
+        for candidate in ret.one_of:
+            target = find(canonical_name(candidate, aliases), state, bases)
+            found = Return(builds=candidate, guard=ret.guard) if target is None or target.constructs else Return(
+                guard=ret.guard)
+            if found not in returns:
+                returns.append(found)
     for called, in_loop in function.called_parameters:
         built = makers.get(function.qualified, {}).get(called)
         target = find(canonical_name(f"{built}.__call__", aliases), state, bases) if built is not None else None
@@ -3120,7 +3335,14 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             (loop_runs if in_loop else runs).update(target.runs)
             loop_runs |= target.loop_runs
     for index, call in enumerate(function.calls):
-        target = find(canonical_name(call.callee, aliases), state, bases)
+        if call.choice:
+            if index and function.calls[index - 1].choice == call.choice:
+                continue  # the site's first call stands for all of them
+            target = _chosen(function, call.choice, state, bases, aliases)
+            if target is None:
+                continue
+        else:
+            target = find(canonical_name(call.callee, aliases), state, bases)
         if target is None or target.constructs:
             for ret in function.returns:  # not a function of the project: a new instance of what it names
                 if ret.call == index and not call.bound:
@@ -3430,7 +3652,7 @@ def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summa
     seen: Dict[Tuple[str, str], Set[Optional[str]]] = {}
     for function in written.values():
         for call in function.calls:
-            target = find(canonical_name(call.callee, aliases), state, bases)
+            target = find(canonical_name(call.callee, aliases), state, bases) if not call.choice else None
             if target is None or target.qualified not in wanted:
                 continue
             known = dict(call.makers)
