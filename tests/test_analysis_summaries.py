@@ -950,3 +950,42 @@ def test_factory_returns_round_trip_through_json() -> None:
     for module, text in _CHOSEN.items():
         summary = summarize_tree(ast.parse(text), module, False)
         assert _from_json(_to_json(summary)) == summary
+
+
+_DISPATCH = {
+    "base": (
+        "class Trainer:\n"
+        "    def step(self, batch):\n        raise NotImplementedError\n"
+        "    def epoch(self, loader):\n        for batch in loader:\n            self.step(batch)\n"
+        "    def fit(self, loader):\n        for _ in range(3):\n            self.epoch(loader)\n"
+        "    def log(self, text):\n        print(text)\n"
+    ),
+    "mine": (
+        "import torch\nfrom base import Trainer\n"
+        "device = torch.device('cuda:0')\n"
+        "class Mine(Trainer):\n"
+        "    def step(self, batch):\n        batch.to(device).sum().backward()\n"
+        "class Same(Trainer):\n    pass\n"
+        "def local_device(x):\n    device = 'cpu'\n    return x.to(device)\n"
+    ),
+}
+
+
+def test_an_inherited_method_runs_the_subclass_methods_it_calls_on_self() -> None:
+    found = summarize_sources([(module, text, False) for module, text in _DISPATCH.items()])
+    fit = found.of("mine.Mine.fit")  # base's `fit` -> base's `epoch` -> Mine's `step`
+    assert fit is not None and fit.loop_runs == {"backward"}
+    assert ("loader", "cuda", False) in fit.moves_items
+    base_fit = found.of("base.Trainer.fit")
+    assert base_fit is not None and not base_fit.loop_runs and not base_fit.moves_items
+    assert found.of("mine.Mine.log") is not None and found.of("mine.Mine.log").qualified == "base.Trainer.log"
+    same = found.of("mine.Same.fit")  # overrides nothing: the base's own method
+    assert same is not None and same.qualified == "base.Trainer.fit"
+
+
+def test_a_module_level_device_is_known_in_the_functions_that_do_not_rebind_it() -> None:
+    found = summarize_sources([(module, text, False) for module, text in _DISPATCH.items()])
+    step = found.of("mine.Mine.step")
+    assert step is not None and step.moves == {("batch", "cuda", False)}
+    local = found.of("mine.local_device")
+    assert local is not None and not local.moves  # its own `device` is the CPU

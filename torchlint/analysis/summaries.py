@@ -36,7 +36,7 @@ from typing import (
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    add_import, dotted,
+    add_import, dotted, module_level,
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
@@ -1069,6 +1069,10 @@ class _FunctionScan:
         if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == self.instance
                 and self.instance is not None):
             return f"attr:{expr.attr}"
+        if isinstance(expr, ast.Name) and not self.reader.shadowed_here(expr.id, self):
+            value = self.reader.global_value(expr.id)  # `device = torch.device("cuda:0")` at the top
+            if isinstance(value, (ast.Constant, ast.Call)):
+                return self.device_spec(value)
         return None
 
     def move(self, node: ast.Call) -> None:
@@ -1812,6 +1816,8 @@ class _FileReader:
     def __init__(self, tree: ast.Module, module: str, is_package: bool) -> None:
         self.module = module
         self.is_package = is_package
+        self._tree = tree
+        self._globals: Optional[Dict[str, Optional[ast.expr]]] = None
         self.imports = module_imports(tree, module, is_package)
         self.local = {
             s.name: f"{module}.{s.name}" for s in tree.body
@@ -1962,6 +1968,32 @@ class _FileReader:
     def shadowed(self, name: str, scan: _FunctionScan) -> bool:
         return (name in scan.locals or name in scan.parameters or name in scan.imported or name in self.local
                 or name in self.imports)
+
+    def shadowed_here(self, name: str, scan: _FunctionScan) -> bool:
+        """``name`` is bound in the function itself (a parameter, a local, an import)."""
+        own = self.module_assignments is None or scan.locals is not self.module_assignments[0]
+        return name == scan.instance or name in scan.parameters or (own and name in scan.locals) or name in scan.imported
+
+    def global_value(self, name: str) -> Optional[ast.expr]:
+        """The value of the one plain assignment of a module-level ``name``
+        (in the module's own statements; no function declares it ``global``)."""
+        if self._globals is None:
+            found: Dict[str, Optional[ast.expr]] = {}
+            for statement in module_level(self._tree):
+                targets = statement.targets if isinstance(statement, ast.Assign) else (
+                    [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+                for target in targets:
+                    for leaf in ast.walk(target):
+                        if isinstance(leaf, ast.Name):
+                            simple = isinstance(statement, ast.Assign) and len(targets) == 1 and target is leaf
+                            found[leaf.id] = statement.value if simple and leaf.id not in found else None
+            if found:
+                for node in ast.walk(self._tree):
+                    if isinstance(node, ast.Global):
+                        for declared in node.names:
+                            found[declared] = None
+            self._globals = found
+        return self._globals.get(name)
 
     def named(self, expr: ast.expr, scan: Optional[_FunctionScan]) -> Optional[str]:
         """:func:`resolve` with the function's own imports first (one import
@@ -2758,6 +2790,13 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
         loaders.update((built.qualified, built) for built in summary.loaders)
+    for specialized, inherited in _dispatched(written, bases, aliases):
+        written[specialized.qualified] = specialized
+        modules[specialized.qualified] = modules[inherited]
+        if inherited in cuda:
+            cuda.add(specialized.qualified)
+        if inherited in epochs:
+            epochs.add(specialized.qualified)
     state: Dict[str, Summary] = {
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None and not r.one_of), loop_runs=f.loop_runs, repeats=f.repeats,
@@ -2827,6 +2866,83 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
                      pinned_copies=copies, copying=copying, factories=factories)
+
+
+def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
+                aliases: Mapping[str, str]) -> List[Tuple[Function, str]]:
+    """Methods a project class inherits whose calls on ``self`` run, for an
+    instance of that class, another method than for the base (``start()`` in
+    a base ``Trainer`` calls ``self.train_step(batch)``, which only the
+    subclass defines): a copy of each, named after the subclass, with those
+    calls aimed at the subclass (Python's dispatch), with the method it was
+    copied from.  Each class's inherited methods are looked at once."""
+    methods: Dict[str, Set[str]] = {}
+    for name, function in written.items():
+        if function.method:
+            owner, _, last = name.rpartition(".")
+            methods.setdefault(owner, set()).add(last)
+
+    named_bases = _canonical_bases(bases, aliases)
+
+    def defining(cls: str, method: str) -> Optional[str]:
+        return first_in_bases(cls, named_bases, lambda name: name if method in methods.get(name, ()) else None)
+
+    found: List[Tuple[Function, str]] = []
+    for cls in sorted(bases):
+        if not bases[cls]:
+            continue
+        inherited: Dict[str, str] = {}  # method -> the ancestor that defines it
+        for ancestor in _ancestors(cls, bases, aliases):
+            for method in sorted(methods.get(ancestor, ())):
+                if method not in methods.get(cls, ()) and method not in inherited:
+                    inherited[method] = defining(cls, method) or ancestor
+        if not inherited:
+            continue
+        changed: Set[str] = set()
+        grown = True
+        while grown:  # a method changes when a call on `self` in it runs another method, or one that changes
+            grown = False
+            for method, owner in inherited.items():
+                if method in changed:
+                    continue
+                for call in written[f"{owner}.{method}"].calls:
+                    if call.on_self != "" or not call.callee.startswith(owner + "."):
+                        continue
+                    called = call.callee[len(owner) + 1:]
+                    if defining(cls, called) != defining(owner, called) or called in changed:
+                        changed.add(method)
+                        grown = True
+                        break
+        for method in sorted(changed):
+            owner = inherited[method]
+            source = written[f"{owner}.{method}"]
+            calls = tuple(
+                dataclasses.replace(call, callee=f"{cls}.{call.callee[len(owner) + 1:]}")
+                if call.on_self == "" and call.callee.startswith(owner + ".") else call
+                for call in source.calls)
+            found.append((dataclasses.replace(source, qualified=f"{cls}.{method}", calls=calls), source.qualified))
+    return found
+
+
+def _canonical_bases(bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> Mapping[str, Tuple[str, ...]]:
+    if not aliases:
+        return bases
+    return {name: tuple(canonical_name(base, aliases) for base in found) for name, found in bases.items()}
+
+
+def _ancestors(cls: str, bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> List[str]:
+    """The project classes ``cls`` derives from, nearest first, each once."""
+    found: List[str] = []
+    seen = {cls}
+    pending = collections.deque(canonical_name(base, aliases) for base in bases.get(cls, ()))
+    while pending:
+        name = pending.popleft()
+        if name in seen or name not in bases:
+            continue
+        seen.add(name)
+        found.append(name)
+        pending.extend(canonical_name(base, aliases) for base in bases[name])
+    return found
 
 
 _MAX_FACTORY_DEPTH = 8
