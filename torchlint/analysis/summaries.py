@@ -1982,11 +1982,11 @@ class _FileReader:
             for statement in module_level(self._tree):
                 targets = statement.targets if isinstance(statement, ast.Assign) else (
                     [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+                value = statement.value if isinstance(statement, ast.Assign) and len(targets) == 1 else None
                 for target in targets:
                     for leaf in ast.walk(target):
                         if isinstance(leaf, ast.Name):
-                            simple = isinstance(statement, ast.Assign) and len(targets) == 1 and target is leaf
-                            found[leaf.id] = statement.value if simple and leaf.id not in found else None
+                            found[leaf.id] = value if target is leaf and leaf.id not in found else None
             if found:
                 for node in ast.walk(self._tree):
                     if isinstance(node, ast.Global):
