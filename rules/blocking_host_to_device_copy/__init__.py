@@ -125,7 +125,15 @@ class BlockingHostToDeviceCopy(Rule):
     also a loader a project function returns pinned, whole or as one
     element of its tuple, that a class keeps on `self`: `self.train_loader,
     self.val_loader = get_loaders(cfg)`, then `[t.cuda() for t in batch]`
-    in a method).  One such caller is enough: the flag costs
+    in a method).  A class chosen at run time counts as each class it may
+    be: a factory whose every `return` builds a project class (imported
+    inside the function in several branches under one name, taken from a
+    module-level registry dict nothing writes to later,
+    `TRAINERS[args.trainer_code](args, model, train_loader)`, or another
+    factory's result) hands a pinned loader to whichever class it builds.
+    An inherited method runs the methods of the instance's own class
+    (a base class's loop calling `self.train_step(batch)` that only the
+    subclass defines).  One such caller is enough: the flag costs
     nothing where the memory is not pinned.  The copy counts as the
     summary sees it (items drawn from the parameter, their parts, not
     values computed from them); a later in-place change of the source is

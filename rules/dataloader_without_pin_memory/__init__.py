@@ -91,6 +91,18 @@ class DataLoaderWithoutPinMemory(Rule):
     Epoch functions of other modules are found under the names a file
     imports them as (`import helper.loops as loops`, `from loops import
     train as fit`).
+    A method called on what a project factory returns (`model =
+    define_model(opt); model.feed_data(batch)`, where every `return` of
+    `define_model` builds a project class: imported inside the function in
+    several branches under one name, taken from a module-level registry
+    dict nothing writes to later, `MODELS[name](args)`, or another
+    factory's result) copies the batches when the method of every class the
+    factory may build does.  An inherited method runs the methods of the
+    instance's own class: a base class's epoch loop over `self.loader`
+    that hands each batch to `self.train_step(batch)`, which only a
+    subclass defines, copies what that subclass's `train_step` copies.  A
+    device bound once at module level (`device = torch.device("cuda:0")`)
+    is that device in the functions that do not bind the name themselves.
     In a file whose Accelerate `Accelerator` places what it prepares on its
     device (see below), a copy to a device known only at run time
     (`batch.to(model.device)`) counts as a copy to that device.
