@@ -989,3 +989,36 @@ def test_a_module_level_device_is_known_in_the_functions_that_do_not_rebind_it()
     assert step is not None and step.moves == {("batch", "cuda", False)}
     local = found.of("mine.local_device")
     assert local is not None and not local.moves  # its own `device` is the CPU
+
+
+_BRANCHES = {
+    "nets": (
+        "import torch\n"
+        "class A:\n    def feed(self, x):\n        return x.to(torch.device('cuda'))\n"
+        "class B:\n    def feed(self, x):\n        return x.to(torch.device('cuda'))\n"
+        "class C:\n    def feed(self, x):\n        return x\n"
+    ),
+    "build": (
+        "from nets import A, B, C\n"
+        "def build(name):\n"
+        "    if name == 'a':\n        model = A()\n    elif name == 'b':\n        model = B()\n"
+        "    else:\n        raise ValueError(name)\n    return model\n"
+        "def maybe(name):\n    model = None\n    if name == 'a':\n        model = A()\n    return model\n"
+        "def run(name, loader):\n"
+        "    if name == 'a':\n        model = A()\n    else:\n        model = B()\n"
+        "    for x in loader:\n        model.feed(x)\n"
+        "def run_any(name, loader):\n"
+        "    if name == 'a':\n        model = A()\n    else:\n        model = C()\n"
+        "    for x in loader:\n        model.feed(x)\n"
+    ),
+}
+
+
+def test_a_local_built_in_branches_is_one_of_the_classes_it_is_built_from() -> None:
+    found = summarize_sources([(module, text, False) for module, text in _BRANCHES.items()])
+    assert found.factories["build.build"] == {"nets.A", "nets.B"}
+    assert "build.maybe" not in found.factories  # may return None
+    run = found.of("build.run")
+    assert run is not None and run.moves_items == {("loader", "cuda", False)}  # both classes copy the items
+    run_any = found.of("build.run_any")
+    assert run_any is not None and not run_any.moves_items  # one of them keeps them: not known

@@ -914,6 +914,7 @@ class _FunctionScan:
             self.locals, self.generator, self.derived = _single_assignments(
                 node.body, self.parameters if arguments else None, unpacked, reader.own_nodes)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
+        self._assigned: Optional[Dict[str, Optional[Tuple[ast.Call, ...]]]] = None
         self.choices_made = 0
         """Call sites so far that run one of several callables (:attr:`Call.choice`)."""
         self.imported: Dict[str, Tuple[str, ...]] = {}
@@ -1356,15 +1357,55 @@ class _FunctionScan:
             return Return(guard=guard)
         self.expression(value, disabled)
         if isinstance(value, ast.Name) and value.id not in self.parameters:
-            bound = self.locals.get(value.id)  # `m = M(opt); return m`
-            if isinstance(bound, ast.Call):
-                chosen = self.reader.choices(bound.func, self)
-                target = self.reader.callee(bound.func, self) if not chosen else None
-                if target is not None and not target[1] and not target[0].startswith("builtins."):
-                    chosen = (target[0],)
-                if chosen:
-                    return Return(guard=guard, one_of=chosen)
+            # `m = M(opt); return m`, or `model = A(cfg)` / `model = B(cfg)` in branches, then `return model`
+            calls = self.assigned_calls(value.id) or ()
+            chosen_all: Set[str] = set()
+            for call in calls:
+                built = self.reader.built_by(call, self)
+                if not built:
+                    break
+                chosen_all.update(built)
+            else:
+                if chosen_all:
+                    return Return(guard=guard, one_of=tuple(sorted(chosen_all)))
         return Return(guard=guard)
+
+    def assigned_calls(self, name: str) -> Optional[Tuple[ast.Call, ...]]:
+        """The calls whose results are the only values the function binds
+        ``name`` to (``name = call`` statements, in any branch); None when it
+        is bound in any other way, or to anything else."""
+        if self._assigned is None:
+            found: Dict[str, Optional[List[ast.Call]]] = {}
+            for child in self.reader.own_nodes(self.statements):
+                if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
+                        and isinstance(child.targets[0].ctx, ast.Store)):
+                    name_bound = child.targets[0].id
+                    kept = found.get(name_bound, [])
+                    if kept is not None and isinstance(child.value, ast.Call):
+                        kept.append(child.value)
+                        found[name_bound] = kept
+                    else:
+                        found[name_bound] = None
+                    continue
+                targets: List[ast.AST] = []
+                if isinstance(child, ast.Assign):
+                    targets = list(child.targets)
+                elif isinstance(child, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+                    targets = [child.target]
+                elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+                    targets = [child.optional_vars]
+                elif isinstance(child, (ast.Global, ast.Nonlocal)):
+                    for declared in child.names:
+                        found[declared] = None
+                elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                    for alias in child.names:
+                        found[(alias.asname or alias.name).split(".", 1)[0]] = None
+                for target in targets:
+                    for leaf in ast.walk(target):
+                        if isinstance(leaf, ast.Name):
+                            found[leaf.id] = None
+            self._assigned = {key: tuple(values) if values is not None else None for key, values in found.items()}
+        return self._assigned.get(name)
 
     # expressions
 
@@ -1624,7 +1665,8 @@ class _FunctionScan:
             spec = self.device_spec(argument)
             if spec is not None:
                 devices.append((slot, spec))
-        for callee, bound in [found] if found is not None else [(name, False) for name in chosen]:
+        method = isinstance(func, ast.Attribute)  # `model.feed(x)`, model built by one class or another
+        for callee, bound in [found] if found is not None else [(name, method) for name in chosen]:
             self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
                                    self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins),
                                    choice=0 if found is not None else self.choices_made))
@@ -2009,6 +2051,18 @@ class _FileReader:
         """What calling ``func`` may run, one of several: a name the function
         imports in several branches, or a value of a module-level registry
         (``MODELS[name]``, or a local bound once to it); () when not so."""
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id not in scan.parameters and func.value.id != scan.instance):
+            calls = scan.assigned_calls(func.value.id)  # `model = A(cfg)` in one branch, `B(cfg)` in another
+            if calls is None or len(calls) < 2:
+                return ()
+            found: Set[str] = set()
+            for call in calls:
+                built = self.built_by(call, scan)
+                if not built:
+                    return ()
+                found.update(f"{name}.{func.attr}" for name in built)
+            return tuple(sorted(found))
         if isinstance(func, ast.Name) and func.id not in scan.parameters:
             chosen = scan.imported.get(func.id)
             if chosen is not None:
@@ -2017,10 +2071,20 @@ class _FileReader:
             if isinstance(value, ast.Subscript):
                 func = value
         if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
-                and not (func.value.id in scan.locals or func.value.id in scan.parameters
-                         or func.value.id in scan.imported)):
+                and not self.shadowed_here(func.value.id, scan)):
             return self.registries.get(func.value.id, ())
         return ()
+
+    def built_by(self, call: ast.Call, scan: _FunctionScan) -> Tuple[str, ...]:
+        """What a call that gives a new value may run: :meth:`choices`, or the
+        one callable it names (not a builtin, not a method of an instance)."""
+        chosen = self.choices(call.func, scan)
+        if chosen:
+            return chosen
+        target = self.callee(call.func, scan)
+        if target is None or target[1] or target[0].startswith("builtins."):
+            return ()
+        return (target[0],)
 
     def maker(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
         """The class a named constructor call built ``expr`` with, if certain."""
