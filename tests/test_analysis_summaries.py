@@ -967,6 +967,8 @@ _DISPATCH = {
         "    def step(self, batch):\n        batch.to(device).sum().backward()\n"
         "class Same(Trainer):\n    pass\n"
         "def local_device(x):\n    device = 'cpu'\n    return x.to(device)\n"
+        "class Unbuilt(Trainer):\n    def step(self, batch):\n        batch.sum().backward()\n"
+        "def go(loader):\n    Mine().fit(loader)\n    Same().fit(loader)\n"
     ),
 }
 
@@ -981,6 +983,8 @@ def test_an_inherited_method_runs_the_subclass_methods_it_calls_on_self() -> Non
     assert found.of("mine.Mine.log") is not None and found.of("mine.Mine.log").qualified == "base.Trainer.log"
     same = found.of("mine.Same.fit")  # overrides nothing: the base's own method
     assert same is not None and same.qualified == "base.Trainer.fit"
+    unbuilt = found.of("mine.Unbuilt.fit")  # nothing builds one: no copy is made for it
+    assert unbuilt is not None and unbuilt.qualified == "base.Trainer.fit"
 
 
 def test_a_module_level_device_is_known_in_the_functions_that_do_not_rebind_it() -> None:

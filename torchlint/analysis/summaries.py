@@ -216,6 +216,8 @@ class Function:
     parameter itself or a part of it (:data:`BATCH` and its name): (that
     source, the copy call's line and UTF-8 column).  Where the project's callers pin what they pass for
     it, the copy is a blocking copy of pinned memory (:attr:`Summaries.pinned_copies`)."""
+    stub: bool = False
+    """Its body only says it is not implemented (:func:`_stub`): subclasses define it."""
 
 
 @dataclass(frozen=True)
@@ -908,13 +910,15 @@ class _FunctionScan:
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
+        self._bound_calls: Dict[str, Optional[List[ast.Call]]] = {}
+        """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
         if arguments is None and reader.module_assignments is not None:
             self.locals, self.generator, self.derived, unpacked = reader.module_assignments
+            self._bound_calls = reader.module_calls
         else:
             self.locals, self.generator, self.derived = _single_assignments(
-                node.body, self.parameters if arguments else None, unpacked, reader.own_nodes)
+                node.body, self.parameters if arguments else None, unpacked, reader.own_nodes, self._bound_calls)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
-        self._assigned: Optional[Dict[str, Optional[Tuple[ast.Call, ...]]]] = None
         self.choices_made = 0
         """Call sites so far that run one of several callables (:attr:`Call.choice`)."""
         self.imported: Dict[str, Tuple[str, ...]] = {}
@@ -1374,38 +1378,8 @@ class _FunctionScan:
         """The calls whose results are the only values the function binds
         ``name`` to (``name = call`` statements, in any branch); None when it
         is bound in any other way, or to anything else."""
-        if self._assigned is None:
-            found: Dict[str, Optional[List[ast.Call]]] = {}
-            for child in self.reader.own_nodes(self.statements):
-                if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
-                        and isinstance(child.targets[0].ctx, ast.Store)):
-                    name_bound = child.targets[0].id
-                    kept = found.get(name_bound, [])
-                    if kept is not None and isinstance(child.value, ast.Call):
-                        kept.append(child.value)
-                        found[name_bound] = kept
-                    else:
-                        found[name_bound] = None
-                    continue
-                targets: List[ast.AST] = []
-                if isinstance(child, ast.Assign):
-                    targets = list(child.targets)
-                elif isinstance(child, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-                    targets = [child.target]
-                elif isinstance(child, ast.withitem) and child.optional_vars is not None:
-                    targets = [child.optional_vars]
-                elif isinstance(child, (ast.Global, ast.Nonlocal)):
-                    for declared in child.names:
-                        found[declared] = None
-                elif isinstance(child, (ast.Import, ast.ImportFrom)):
-                    for alias in child.names:
-                        found[(alias.asname or alias.name).split(".", 1)[0]] = None
-                for target in targets:
-                    for leaf in ast.walk(target):
-                        if isinstance(leaf, ast.Name):
-                            found[leaf.id] = None
-            self._assigned = {key: tuple(values) if values is not None else None for key, values in found.items()}
-        return self._assigned.get(name)
+        found = self._bound_calls.get(name)
+        return tuple(found) if found else None
 
     # expressions
 
@@ -1721,6 +1695,7 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
 def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
     unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
+    calls: Optional[Dict[str, Optional[List[ast.Call]]]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
     assignment, or None when bound otherwise or more than once; whether the
@@ -1729,7 +1704,9 @@ def _single_assignments(
     they still hold the argument's data).  One walk for all three; with
     ``unpacked``, also the names bound once, by unpacking a call's result
     into a flat tuple of names (``_, loader = make(...)``): name -> (call, index).
-    ``own``: the walk of a body (a file's reader passes its memoised one)."""
+    ``own``: the walk of a body (a file's reader passes its memoised one);
+    with ``calls``, also each name's values when every binding of it is a
+    plain ``name = call(...)`` (None when bound any other way)."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
     yields = False
@@ -1737,6 +1714,8 @@ def _single_assignments(
         if isinstance(child, (ast.Yield, ast.YieldFrom)):
             yields = True
             continue
+        if calls is not None:
+            _bound_calls(child, calls)
         targets: List[ast.expr] = []
         value: Optional[ast.expr] = None
         if isinstance(child, ast.Assign):
@@ -1768,6 +1747,43 @@ def _single_assignments(
                         isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
                     derived[leaf.id] = derived.get(leaf.id, True) and mentioned
     return found, yields, frozenset(name for name, kept in derived.items() if kept)
+
+
+_BINDING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem,
+                      ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ExceptHandler})
+"""The nodes that bind names (:func:`_bound_calls` looks at no other)."""
+
+
+def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[ast.Call]]]) -> None:
+    """One node's part of :func:`_single_assignments`' ``calls``."""
+    if type(child) not in _BINDING:
+        return
+    if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
+            and isinstance(child.value, ast.Call)):
+        kept = calls.get(child.targets[0].id, [])
+        if kept is not None:
+            kept.append(child.value)
+            calls[child.targets[0].id] = kept
+        return
+    targets: List[ast.AST] = []
+    if isinstance(child, ast.Assign):
+        targets = list(child.targets)
+    elif isinstance(child, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        targets = [child.target]
+    elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+        targets = [child.optional_vars]
+    elif isinstance(child, (ast.Global, ast.Nonlocal)):
+        for declared in child.names:
+            calls[declared] = None
+    elif isinstance(child, (ast.Import, ast.ImportFrom)):
+        for alias in child.names:
+            calls[(alias.asname or alias.name).split(".", 1)[0]] = None
+    elif isinstance(child, ast.ExceptHandler) and child.name:
+        calls[child.name] = None
+    for target in targets:
+        for leaf in ast.walk(target):
+            if isinstance(leaf, ast.Name):
+                calls[leaf.id] = None
 
 
 def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
@@ -1803,6 +1819,16 @@ def _unbound_names(tree: ast.Module) -> Set[str]:
                 if isinstance(captured, str):
                     bound.add(captured)
     return loaded - bound
+
+
+def _device_like(value: ast.expr) -> bool:
+    """A string that names a device, or a call of ``torch.device`` (however imported): what a
+    module-level device is bound to."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and value.value.startswith(("cuda", "cpu"))
+    return isinstance(value, ast.Call) and (
+        isinstance(value.func, ast.Attribute) and value.func.attr == "device"
+        or isinstance(value.func, ast.Name) and value.func.id == "device")
 
 
 def _registries(tree: ast.Module, assigned: Mapping[str, Optional[ast.expr]], imports: Mapping[str, str],
@@ -1886,12 +1912,13 @@ class _FileReader:
                 self.attributes[statement.name] = self._attributes(statement)
                 self._class_nodes[statement.name] = statement
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        assigned, yields, derived = _single_assignments(tree.body, None, unpacked, self.own_nodes)
+        self.module_calls: Dict[str, Optional[List[ast.Call]]] = {}
+        """The module body's names bound only to calls' results (:meth:`_FunctionScan.assigned_calls`)."""
+        assigned, yields, derived = _single_assignments(tree.body, None, unpacked, self.own_nodes, self.module_calls)
         self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
                                                 Dict[str, Tuple[ast.Call, int]]]] = (assigned, yields, derived, unpacked)
         """The module body's single assignments (one walk, shared with its scan)."""
-        self.registries = _registries(tree, assigned, self.imports, self.local)
-        """Module-level dicts of project callables, never changed after (``MODELS = {"bert": BERT, "sas": SAS}``)."""
+        self._registries: Optional[Dict[str, Tuple[str, ...]]] = None
         self.global_results: Dict[str, str] = {}
         """Module globals bound once to what a call returns: their returned-value names."""
         for name, value in assigned.items():
@@ -2011,6 +2038,14 @@ class _FileReader:
         return (name in scan.locals or name in scan.parameters or name in scan.imported or name in self.local
                 or name in self.imports)
 
+    def registries(self) -> Dict[str, Tuple[str, ...]]:
+        """Module-level dicts of callables, never changed after (``MODELS =
+        {"bert": BERT, "sas": SAS}``): found when a call first reads one."""
+        if self._registries is None:
+            assigned = self.module_assignments[0] if self.module_assignments is not None else {}
+            self._registries = _registries(self._tree, assigned, self.imports, self.local)
+        return self._registries
+
     def shadowed_here(self, name: str, scan: _FunctionScan) -> bool:
         """``name`` is bound in the function itself (a parameter, a local, an import)."""
         own = self.module_assignments is None or scan.locals is not self.module_assignments[0]
@@ -2029,7 +2064,8 @@ class _FileReader:
                     for leaf in ast.walk(target):
                         if isinstance(leaf, ast.Name):
                             found[leaf.id] = value if target is leaf and leaf.id not in found else None
-            if found:
+            found = {name: value for name, value in found.items() if value is None or _device_like(value)}
+            if any(value is not None for value in found.values()):
                 for node in ast.walk(self._tree):
                     if isinstance(node, ast.Global):
                         for declared in node.names:
@@ -2047,10 +2083,12 @@ class _FileReader:
             return resolve(expr, {root: chosen[0]}, {}) if len(chosen) == 1 else None
         return resolve(expr, self.imports, self.local)
 
-    def choices(self, func: ast.expr, scan: _FunctionScan) -> Tuple[str, ...]:
+    def choices(self, func: ast.expr, scan: _FunctionScan, methods: bool = True) -> Tuple[str, ...]:
         """What calling ``func`` may run, one of several: a name the function
         imports in several branches, or a value of a module-level registry
         (``MODELS[name]``, or a local bound once to it); () when not so."""
+        if isinstance(func, ast.Attribute) and not methods:
+            return ()
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id not in scan.parameters and func.value.id != scan.instance):
             calls = scan.assigned_calls(func.value.id)  # `model = A(cfg)` in one branch, `B(cfg)` in another
@@ -2058,7 +2096,7 @@ class _FileReader:
                 return ()
             found: Set[str] = set()
             for call in calls:
-                built = self.built_by(call, scan)
+                built = self.built_by(call, scan, methods=False)  # not `x = x.m()`: no method of a local twice
                 if not built:
                     return ()
                 found.update(f"{name}.{func.attr}" for name in built)
@@ -2072,13 +2110,13 @@ class _FileReader:
                 func = value
         if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
                 and not self.shadowed_here(func.value.id, scan)):
-            return self.registries.get(func.value.id, ())
+            return self.registries().get(func.value.id, ())
         return ()
 
-    def built_by(self, call: ast.Call, scan: _FunctionScan) -> Tuple[str, ...]:
+    def built_by(self, call: ast.Call, scan: _FunctionScan, methods: bool = True) -> Tuple[str, ...]:
         """What a call that gives a new value may run: :meth:`choices`, or the
         one callable it names (not a builtin, not a method of an instance)."""
-        chosen = self.choices(call.func, scan)
+        chosen = self.choices(call.func, scan, methods)
         if chosen:
             return chosen
         target = self.callee(call.func, scan)
@@ -2456,7 +2494,30 @@ def _scan(reader: _FileReader, node: FunctionNode, qualified: str, owner: Option
     for decorator in node.decorator_list:
         scan.expression(decorator, False)
     scan.body(node.body, scan.disabled, None)
-    return scan.function()
+    found = scan.function()
+    return dataclasses.replace(found, stub=True) if _stub(node) else found
+
+
+def _stub(node: FunctionNode) -> bool:
+    """A body that does nothing but say it is not implemented (``pass``,
+    ``...``, ``raise NotImplementedError``, a bare ``return``), after an
+    optional docstring: a method for subclasses to define."""
+    body = node.body[1:] if (node.body and isinstance(node.body[0], ast.Expr)
+                             and isinstance(node.body[0].value, ast.Constant)
+                             and isinstance(node.body[0].value.value, str)) else node.body
+    for statement in body:
+        if isinstance(statement, ast.Pass) or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                                                and statement.value.value is Ellipsis):
+            continue
+        if isinstance(statement, ast.Return) and (statement.value is None or (
+                isinstance(statement.value, ast.Constant) and statement.value.value is None)):
+            continue
+        raised = statement.exc.func if isinstance(statement, ast.Raise) and isinstance(statement.exc, ast.Call) else (
+            statement.exc if isinstance(statement, ast.Raise) else None)
+        if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+            continue
+        return False
+    return True
 
 
 _NEWEST_TORCH = TorchVersion(99, 0)
@@ -2672,7 +2733,7 @@ def _to_json(summary: FileSummary) -> Any:
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
-            [list(c) for c in f.copies],
+            [list(c) for c in f.copies], f.stub,
         ] for f in summary.functions],
     }
 
@@ -2722,9 +2783,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies) in data["functions"]:
+             device_defaults, yields_items, copies, stub) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards, *evals) and isinstance(method, bool)):
+                           *repeats, *forwards, *evals) and all_of(bool, method, stub)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard, one_of in returns:
@@ -2755,7 +2816,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
-                                      _copies(copies)))
+                                      _copies(copies), stub))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2934,12 +2995,15 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
 
 def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
                 aliases: Mapping[str, str]) -> List[Tuple[Function, str]]:
-    """Methods a project class inherits whose calls on ``self`` run, for an
-    instance of that class, another method than for the base (``start()`` in
-    a base ``Trainer`` calls ``self.train_step(batch)``, which only the
-    subclass defines): a copy of each, named after the subclass, with those
-    calls aimed at the subclass (Python's dispatch), with the method it was
-    copied from.  Each class's inherited methods are looked at once."""
+    """Methods a project class the project builds (or calls methods of)
+    inherits whose calls on ``self`` run, for an instance of that class, a
+    method the base leaves to subclasses (``start()`` in a base ``Trainer``
+    calls ``self.train_step(batch)``, which the base does not define or
+    only raises ``NotImplementedError`` in): a copy of each, named after the
+    subclass, with those calls aimed at the subclass (Python's dispatch),
+    with the method it was copied from.  A base's own working method a
+    subclass overrides is not followed this way (the copies would grow
+    with every override of every base)."""
     methods: Dict[str, Set[str]] = {}
     for name, function in written.items():
         if function.method:
@@ -2951,9 +3015,14 @@ def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, 
     def defining(cls: str, method: str) -> Optional[str]:
         return first_in_bases(cls, named_bases, lambda name: name if method in methods.get(name, ()) else None)
 
+    used: Set[str] = set()  # classes the project builds, or calls a method of on an instance
+    for function in written.values():
+        for call in function.calls:
+            name = canonical_name(call.callee, aliases)
+            used.add(name if not call.bound else name.rpartition(".")[0])
     found: List[Tuple[Function, str]] = []
     for cls in sorted(bases):
-        if not bases[cls]:
+        if not bases[cls] or cls not in used:
             continue
         inherited: Dict[str, str] = {}  # method -> the ancestor that defines it
         for ancestor in _ancestors(cls, bases, aliases):
@@ -2973,7 +3042,9 @@ def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, 
                     if call.on_self != "" or not call.callee.startswith(owner + "."):
                         continue
                     called = call.callee[len(owner) + 1:]
-                    if defining(cls, called) != defining(owner, called) or called in changed:
+                    before = defining(owner, called)
+                    abstract = before is None or written[f"{before}.{called}"].stub  # left to subclasses
+                    if (abstract and defining(cls, called) != before) or called in changed:
                         changed.add(method)
                         grown = True
                         break
