@@ -240,6 +240,29 @@ def test_namespace_packages_give_modules_their_other_names(tmp_path: Path) -> No
     assert not any(name.startswith(("work.", "pkg")) for name in aliases)
 
 
+def test_a_folder_a_file_puts_on_sys_path_names_its_modules_from_there(tmp_path: Path) -> None:
+    """``sys.path.append("core")`` (or ``insert(0, ...)``, or joined to the file's own folder): the
+    modules under that folder, relative to the file, are importable by their names from there; a
+    folder given by a variable, a name two files could have, and a module's own name are not."""
+    from torchlint.analysis.imports import module_name, path_aliases
+
+    files = _write(tmp_path, {
+        "core/__init__.py": "", "core/datasets.py": "", "core/utils/__init__.py": "", "core/utils/flow.py": "",
+        "lib/__init__.py": "", "lib/models.py": "", "lib/datasets.py": "",
+        "tools/helpers.py": "",
+        "train.py": "import sys\nsys.path.append('core')\nimport datasets\n",
+        "evaluate.py": "import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))  # models\n",
+        "other.py": "import sys\nsys.path.append(folder)\nsys.path.append('tools' + suffix)\n",
+    })
+    texts = [(path, path.read_bytes()) for path in files]
+    aliases = path_aliases(texts, module_name)
+    assert aliases["utils.flow"] == "core.utils.flow"
+    assert aliases["models"] == "lib.models"
+    assert "datasets" not in aliases  # core/datasets.py and lib/datasets.py could both be it
+    assert "helpers" not in aliases  # `tools` is put on the path only by an expression
+    assert aliases.get("core") is None and "train" not in aliases  # own names stay their own
+
+
 def test_a_star_import_binds_the_project_modules_own_definitions_too(tmp_path: Path) -> None:
     """``from utils import *`` then ``evaluate(...)``: the project's function, as Python binds it
     (a later star import wins; a name with an underscore, or left out of ``__all__``, is not bound)."""

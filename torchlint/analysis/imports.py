@@ -457,6 +457,52 @@ def namespace_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = 
     return {name: claim[1] for name, claim in sorted(found.items()) if claim is not None}
 
 
+_SYS_PATH = re.compile(
+    rb"""sys\.path\.(?:append|insert)\((?:[ \t]*\d+[ \t]*,)?[ \t]*(?P<call>[^\n]*?)\)[ \t]*(?:#[^\n]*)?$""", re.MULTILINE)
+_FOLDER_LITERAL = re.compile(rb"""^(?:os\.path\.join\([ \t]*os\.path\.dirname\([ \t]*(?:os\.path\.(?:abspath|realpath)\([ \t]*)?__file__[ \t]*\)?[ \t]*\)[ \t]*,[ \t]*)?['"](?P<folder>[\w./-]*)['"][ \t]*\)?$""")
+
+
+def path_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name) -> Dict[str, str]:
+    """Other dotted names of the modules in ``texts``, through a project
+    file's ``sys.path.append("core")`` (or ``insert(0, ...)``, or
+    ``os.path.join(os.path.dirname(__file__), "core")``): a folder relative
+    to that file, whose modules its imports then name from there
+    (``core/datasets.py`` is ``datasets``).  A name two files could have,
+    or that is a module's own name, is left out.  Maps each other name to
+    the module's own."""
+    folders: Set[str] = set()
+    for path, text in texts:
+        if b"sys.path" not in text:
+            continue
+        for match in _SYS_PATH.finditer(text):
+            literal = _FOLDER_LITERAL.match(match.group("call").strip())
+            if literal is None:
+                continue
+            folder = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)),
+                                                   literal.group("folder").decode("ascii", "replace")))
+            folders.add(folder)
+    if not folders:
+        return {}
+    own = {module_of(path) for path, _ in texts}
+    found: Dict[str, Optional[str]] = {}
+    for path, _ in texts:
+        where = os.path.abspath(path)
+        module = module_of(path)
+        for folder in folders:
+            if not where.startswith(folder + os.sep):
+                continue
+            parts = Path(os.path.relpath(where, folder)).with_suffix("").parts
+            if parts and parts[-1] == "__init__":
+                parts = parts[:-1]
+            if not parts or not all(part.isidentifier() for part in parts):
+                continue
+            name = ".".join(parts)
+            if name in own:
+                continue
+            found[name] = module if found.get(name, module) == module else None
+    return {name: module for name, module in sorted(found.items()) if module is not None}
+
+
 def connected(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name,
               statements: Callable[[bytes], List[bytes]] = import_statements,
               aliases: Optional[Mapping[str, str]] = None) -> List[Tuple[Path, bytes, str]]:

@@ -550,7 +550,7 @@ class Loaders:
                 # Items of a batch (`[t.to(device) for t in batch]`) are its parts.
                 loaders = (self._iterated(argument) or self.batch_origins(argument)) if items \
                     else self.batch_origins(argument)
-                if not loaders:
+                if not loaders or (not items and self.copied_on_some_path(argument)):
                     continue
                 where = self._remote_device(call, device)
                 if where is None or where.is_cpu:
@@ -962,6 +962,20 @@ class Loaders:
                 continue
             if any(constructor in self.origins(arg.value) for arg in call.args):
                 return True
+        return False
+
+    def copied_on_some_path(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` is a name one of whose reaching bindings copies a batch to
+        a device (``if use_gpu: inputs = inputs.cuda()``): where the batch
+        goes from there depends on the path."""
+        if not isinstance(expr, cst.Name):
+            return False
+        for binding in self.reaching(expr):
+            value = binding.value if binding.kind in (BindingKind.ASSIGN, BindingKind.WALRUS) else None
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):  # `x.cuda().detach()`
+                if value.func.attr.value in ("cuda", "to") and self.batch_origins(value.func.value):
+                    return True
+                value = value.func.value
         return False
 
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
