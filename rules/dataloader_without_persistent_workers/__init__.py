@@ -33,7 +33,9 @@ def _pure(expr: cst.BaseExpression) -> bool:
 class DataLoaderWithoutPersistentWorkers(Rule):
     """## What it does
     A suggestion, off by default.  Reports a `torch.utils.data.DataLoader`
-    with worker processes (`num_workers` a positive literal, or a variable)
+    with worker processes (`num_workers` a positive literal, or any value
+    other than a literal `0`: a variable, `args.workers`, `int(opt.workers)`,
+    `max(1, n // 2)`; a count only known at run time is taken to start workers)
     and no `persistent_workers`, when the file iterates the loader again
     and again (also through a dict of loaders read by key, `loaders[phase]`,
     where any loader of the dict counts, in this file or in another

@@ -130,8 +130,9 @@ class DataLoaderWithoutPinMemory(Rule):
     its batches are copied to the GPU and the call decides `pin_memory`: a
     `pin_memory=False` it passes, a parameter's default `False` it leaves,
     or a missing `pin_memory` it could pass through `**kwargs`.  A function
-    that takes no such option is left alone (its other callers may run on
-    the CPU).
+    that takes no such option is not reported at its calls (its other
+    callers may run on the CPU); the `DataLoader(...)` it returns is
+    reported where it is built, as the next paragraph says.
 
     A `DataLoader(...)` that its function returns (the whole value, or an
     element of a returned tuple: `return dataset, loader`) is reported at
