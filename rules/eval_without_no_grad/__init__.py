@@ -621,6 +621,19 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
+    def _trains_through(self, call: cst.Call, frame: _Frame) -> bool:
+        """The call runs a training step or loop (``backward()``, an optimizer
+        step), as the project's summaries say: another method of the same
+        class (``self._train_epoch(loader)``), or a function or method the
+        call resolves to."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+            function = frame.node if isinstance(frame.node, cst.FunctionDef) else None
+            found = self.facts.callees.sibling(function, func.attr.value) if function is not None else None
+            return found is not None and not found.wrapper and bool(found.runs or found.loop_runs)
+        runs, loop_runs, _wrapper = self.facts.callees.runs(call)
+        return bool(runs or loop_runs)
+
     def _switched_through_methods(self, frame: _Frame) -> Set[str]:
         """``agent.eval()`` where ``eval`` is a method of a project class (in
         any module) that puts attributes of its instance in eval mode
@@ -953,6 +966,8 @@ class EvalWithoutNoGrad(Rule):
                 frame.trains_model = True
             if last in _VALUE_READS:
                 frame.reads_values = True
+        if self._trains_through(node, frame):
+            frame.needs_grad.append(order)  # `self._train_epoch(loader)`, whose step runs backward
         qualified = self.names.call_name(node)
         if qualified is not None and (
             qualified in ("torch.autograd.grad", "torch.autograd.backward")
