@@ -220,6 +220,32 @@ def test_fix_apply_goes_on_past_a_file_that_crashed_the_parser(tmp_path: Path) -
     assert all("zero_grad(set_to_none=True)" in (tmp_path / f"good{n}.py").read_text() for n in range(5))
 
 
+def test_a_one_job_run_lints_an_unusual_file_in_a_worker_parsing_it_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text the scan finds unusual is linted in a worker process (which may die
+    for it) instead of being parsed in a trial child and then again here; the
+    findings are the ones of a lint in this process."""
+    import torchlint.source.parsing as parsing
+    from torchlint.lint.runner import lint_file, run_files
+    from torchlint.lint.settings import SettingsResolver
+
+    long_statement = "table = [" + "1, " * 3_000 + "]\n"  # 6,000 tokens in one statement
+    (tmp_path / "unusual.py").write_text(GOOD + long_statement)
+    (tmp_path / "plain.py").write_text(GOOD)
+    assert parsing.measure(GOOD + long_statement).suspicious
+    resolver = SettingsResolver()
+    files = [tmp_path / "plain.py", tmp_path / "unusual.py"]
+    alone = [lint_file(path, resolver.for_path(path)) for path in files]  # the trial parse, then the real one
+
+    def no_trial(source: str) -> None:
+        raise AssertionError("a trial parse in the run's own process")
+
+    monkeypatch.setattr(parsing, "_dies_parsing", no_trial)
+    outcomes = run_files(files, resolver.for_path, lint_file, jobs=1)
+    assert outcomes == alone
+    assert [d.code for d in outcomes[1].diagnostics] == ["TL501"]
+
+
 WORKER_DEATH = """
 import os, signal, sys
 from pathlib import Path

@@ -44,7 +44,7 @@ from torchlint.analysis.imports import (
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
-from torchlint.source.tree import python_literal_bool
+from torchlint.source.tree import collected_once, python_literal_bool
 
 if TYPE_CHECKING:
     from torchlint.analysis.summaries import FileSummary
@@ -239,7 +239,8 @@ def one_parse_each(texts: Sequence[Text], names: FrozenSet[str], keywords: Itera
             todo.append(_Parse(path, data, wanted, calls, summary_module, saves_module, extra))
 
     def work(index: int) -> _Parsed:
-        return _parse_once(todo[index], keywords, methods, per_tree)
+        with collected_once():
+            return _parse_once(todo[index], keywords, methods, per_tree)
 
     used: Set[str] = set()
     passed: Set[str] = set()

@@ -31,7 +31,7 @@ from torchlint.ruleapi.directives import Suppressions, Use
 from torchlint.lint.suppress import parse_suppressions
 from torchlint.data.versions import DEFAULT_TARGET
 from torchlint.source.target import PythonVersion
-from torchlint.source.tree import children
+from torchlint.source.tree import children, collected_once
 from torchlint.data.versions import FrameworkReleases
 
 Handler = Callable[[cst.CSTNode], None]
@@ -139,7 +139,8 @@ def lint_source(source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """All kept diagnostics of one file's text, sorted."""
     if not config.rules:
         return []
-    return on_deep_stack(_lint_source, source, path, config)
+    with collected_once():
+        return on_deep_stack(_lint_source, source, path, config)
 
 
 def could_match(
@@ -213,6 +214,11 @@ def _newer_than_target(source: str, path: str, target: PythonVersion) -> Optiona
 def lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     """Run the rules over an already parsed module (the fixer's later passes):
     with the pre-check on, it still picks which rules run."""
+    with collected_once():
+        return _lint_module(module, source, path, config)
+
+
+def _lint_module(module: cst.Module, source: str, path: str, config: LintConfig) -> List[Diagnostic]:
     enabled = frozenset(rule.code for rule in config.rules)
     python_tree: Optional[ast.AST] = None
     if config.precheck:

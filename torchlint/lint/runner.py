@@ -332,8 +332,18 @@ def run_files(
     try:
         with _writes_deferred():
             if jobs <= 1 or len(tasks) < 2 * jobs:
-                for index, (path, settings) in enumerate(tasks):
-                    done(index, bound(path, settings))
+                from torchlint.source.parsing import HandedOver, handing_over
+
+                handed: List[int] = []  # unusual texts: linted in one worker, which parses them once
+                with handing_over():
+                    for index, (path, settings) in enumerate(tasks):
+                        try:
+                            outcome = bound(path, settings)
+                        except HandedOver:
+                            handed.append(index)
+                            continue
+                        done(index, outcome)
+                run_pool(bound, [tasks[i] for i in handed], 1, lambda i, r: done(handed[i], r), _defer_writes)
             else:
                 sizes = [_size(path) for path, _ in tasks]
                 big = [i for i, size in enumerate(sizes) if size >= BIG_FILE_BYTES]

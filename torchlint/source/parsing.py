@@ -15,7 +15,9 @@ about 4 KB of memory per token.  So before any text reaches it:
 * text that is within the limits but unusual (:attr:`Shape.suspicious`) is
   first parsed in a forked, memory-limited child; if the child dies, the
   file gets a TL000 and the caller lives.  Pool workers are sacrificial
-  already (:func:`run_as_sacrificial_process`) and skip the child.
+  already (:func:`run_as_sacrificial_process`) and skip the child; a run
+  of one job hands such files to a worker (:func:`handing_over`) rather
+  than parse them twice.
 
 Syntax errors are reported with CPython's message and position where CPython
 agrees that the text is broken.
@@ -31,8 +33,9 @@ import signal
 import sys
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 import libcst as cst
 
@@ -416,6 +419,31 @@ def limit_memory() -> None:
         pass  # not Linux-like: the token limit is the only bound
 
 
+class HandedOver(BaseException):
+    """Raised by :func:`parse_module` inside :func:`handing_over` for text
+    that needs a trial parse: the caller lints the file in a sacrificial
+    process instead, which parses it once.  Not an ``Exception``, so that
+    the handlers that turn a rule's failure into a TL000 let it through."""
+
+
+_handing_over = False
+
+
+@contextmanager
+def handing_over() -> Iterator[None]:
+    """Within it, text that would be parsed in a forked child first
+    (:attr:`Shape.suspicious`) raises :class:`HandedOver` instead: for a
+    caller that can lint the file in a worker process.  The trial parse
+    and the real one cost two parses of the largest files (about a sixth
+    of a one-job run over torch's source); a worker needs one."""
+    global _handing_over
+    previous, _handing_over = _handing_over, True
+    try:
+        yield
+    finally:
+        _handing_over = previous
+
+
 def _dies_parsing(source: str) -> Optional[str]:
     """Parse in a forked child; why the child died, or None if it lived
     (or forking is not possible here)."""
@@ -510,7 +538,9 @@ def parse_module(source: str, path: str) -> "cst.Module | Diagnostic":
     refused = limit_error(source, path, shape) or _cpython_only_error(source, path)
     if refused is not None:
         return refused
-    if shape.suspicious:
+    if shape.suspicious and not _sacrificial:
+        if _handing_over:
+            raise HandedOver()
         death = _dies_parsing(source)
         if death is not None:
             return parse_error(path, death)
