@@ -11,7 +11,7 @@ from torchlint.data import apidata
 from torchlint.analysis import Analysis
 from torchlint.analysis.scopes import BindingKind
 from torchlint.analysis.loaders import DATALOADER, WrappedLoader, loader_class
-from torchlint.analysis.summaries import loading_words
+from torchlint.analysis.summaries import BuiltLoader, loading_words
 from torchlint.ruleapi.fixes import add_keyword, bind
 from torchlint.model import Applicability
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -91,7 +91,11 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     when its worker count is a literal above 0 and it gets no
     `persistent_workers`: fixed in the call when the call can pass it
     (through `**kwargs`, or a parameter whose default it leaves), reported
-    without a fix when the function (in another module) cannot take it.
+    without a fix when the function (in another module) cannot take it and
+    the call gives the worker count.  A function that fixes the count
+    itself (a literal above 0) and cannot take `persistent_workers` is
+    reported at its `DataLoader(...)`, with the fix, as below, not at its
+    calls.
 
     A `DataLoader(...)` that its function returns (the whole value, or an
     element of a returned tuple: `return dataset, loader`) is reported at
@@ -101,8 +105,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     kept in a module global or a `self` attribute counts wherever it is
     iterated, also one element of a returned tuple each: `self.train_loader,
     self.val_loader = make_loaders(cfg)`).  A caller that builds it anew inside the loop does not
-    count.  When every `return` builds the loader and its worker count is a
-    literal or one of the function's parameters, the calls decide and are
+    count.  When every `return` builds the loader, its worker count is a
+    literal or one of the function's parameters, and a call can pass
+    `persistent_workers` (or gives the count), the calls decide and are
     reported instead (above).  A worker count that is one of the function's own
     parameters (`num_workers=num_workers`) is decided by the calls (a call
     may pass 0) and is not reported at the returned loader either.
@@ -304,8 +309,11 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             return
         if not (isinstance(workers.value, cst.Integer) and int(workers.value.evaluated_value) > 0):
             return
-        if persistent.settable is None and self.facts.training.local_function(wrapped.call) is not None:
-            return  # the function is in this file: its `DataLoader(...)` is reported
+        found = self.facts.callees.built_loader(wrapped.call)
+        if persistent.settable is None and (
+                self.facts.training.local_function(wrapped.call) is not None
+                or (found is not None and _fixed_inside(found[0]))):
+            return  # no call can change it: its `DataLoader(...)` is reported where the function builds it
         fix = None
         if persistent.settable is not None:
             fix = self.replace(wrapped.call, add_keyword(wrapped.call, persistent.settable, cst.Name("True")),
@@ -422,10 +430,23 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         if built is None:
             return False
         workers = dict(built.arguments).get("num_workers", "")
+        if _fixed_inside(built):
+            return False  # no call can change it: the `DataLoader(...)` is reported where it is built
         if workers.startswith("param:"):
             return True  # the calls give the count: reported there when it is a literal above 0
         text = workers[len("lit:"):] if workers.startswith("lit:") else ""
         return text.isdigit() and int(text) > 0
+
+
+def _fixed_inside(built: BuiltLoader) -> bool:
+    """A project function's loader that no call can change: a literal worker
+    count above 0 and no way to pass ``persistent_workers`` (no ``**kwargs``,
+    no parameter for it): the fix belongs at its ``DataLoader(...)``."""
+    arguments = dict(built.arguments)
+    workers = arguments.get("num_workers", "")
+    text = workers[len("lit:"):] if workers.startswith("lit:") else ""
+    return (built.forwards is None and not arguments.get(_SETTING, "").startswith("param:")
+            and text.isdigit() and int(text) > 0)
 
 
 __all__: List[str] = ["DataLoaderWithoutPersistentWorkers"]
