@@ -429,24 +429,26 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             qualified is not None and self.facts.project.summaries is not None) else None
         if built is None:
             return False
-        workers = dict(built.arguments).get("num_workers", "")
         if _fixed_inside(built):
             return False  # no call can change it: the `DataLoader(...)` is reported where it is built
-        if workers.startswith("param:"):
+        if dict(built.arguments).get("num_workers", "").startswith("param:"):
             return True  # the calls give the count: reported there when it is a literal above 0
-        text = workers[len("lit:"):] if workers.startswith("lit:") else ""
-        return text.isdigit() and int(text) > 0
+        return _starts_workers(built)
 
 
 def _fixed_inside(built: BuiltLoader) -> bool:
     """A project function's loader that no call can change: a literal worker
     count above 0 and no way to pass ``persistent_workers`` (no ``**kwargs``,
     no parameter for it): the fix belongs at its ``DataLoader(...)``."""
-    arguments = dict(built.arguments)
-    workers = arguments.get("num_workers", "")
+    return (built.forwards is None and not dict(built.arguments).get(_SETTING, "").startswith("param:")
+            and _starts_workers(built))
+
+
+def _starts_workers(built: BuiltLoader) -> bool:
+    """The function gives its loader a literal worker count above 0."""
+    workers = dict(built.arguments).get("num_workers", "")
     text = workers[len("lit:"):] if workers.startswith("lit:") else ""
-    return (built.forwards is None and not arguments.get(_SETTING, "").startswith("param:")
-            and text.isdigit() and int(text) > 0)
+    return text.isdigit() and int(text) > 0
 
 
 __all__: List[str] = ["DataLoaderWithoutPersistentWorkers"]

@@ -165,7 +165,9 @@ class EvalWithoutNoGrad(Rule):
     script put in eval mode.  It is reported when
     it never needs gradients (no `backward()`, `torch.autograd.grad`, a
     `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
-    no adversarial or gradient-attribution helpers), and neither it nor its
+    no call of a function or method whose summary runs a backward pass or an
+    optimizer step, such as `self._train_epoch(loader)` with the backward two
+    calls down, no adversarial or gradient-attribution helpers), and neither it nor its
     code touches `torch.no_grad`, `torch.inference_mode` or
     `torch.set_grad_enabled`; the one exception is a method or function that
     puts a model in eval mode and whose `with torch.no_grad():` blocks hold

@@ -912,12 +912,14 @@ class _FunctionScan:
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
         self._bound_calls: Dict[str, Optional[List[ast.Call]]] = {}
         """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
+        own_imports: List[Union[ast.Import, ast.ImportFrom]] = []
         if arguments is None and reader.module_assignments is not None:
             self.locals, self.generator, self.derived, unpacked = reader.module_assignments
             self._bound_calls = reader.module_calls
         else:
             self.locals, self.generator, self.derived = _single_assignments(
-                node.body, self.parameters if arguments else None, unpacked, reader.own_nodes, self._bound_calls)
+                node.body, self.parameters if arguments else None, unpacked, reader.own_nodes, self._bound_calls,
+                own_imports if arguments is not None else None)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.choices_made = 0
         """Call sites so far that run one of several callables (:attr:`Call.choice`)."""
@@ -925,14 +927,13 @@ class _FunctionScan:
         """Names the function's own import statements bind, not otherwise
         bound here: the dotted names each may be (several when branches
         import different things under one name)."""
-        if arguments is not None:
+        if own_imports:  # found by the walk of `_single_assignments`
             bound: Dict[str, Set[str]] = {}
-            for child in reader.own_nodes(node.body):
-                if isinstance(child, (ast.Import, ast.ImportFrom)):
-                    table: Dict[str, str] = {}
-                    add_import(table, child, reader.module, reader.is_package)
-                    for name, target in table.items():
-                        bound.setdefault(name, set()).add(target)
+            for statement in own_imports:
+                table: Dict[str, str] = {}
+                add_import(table, statement, reader.module, reader.is_package)
+                for name, target in table.items():
+                    bound.setdefault(name, set()).add(target)
             self.imported = {name: tuple(sorted(targets)) for name, targets in bound.items()
                              if name not in self.locals and name not in self.parameters}
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
@@ -1352,13 +1353,11 @@ class _FunctionScan:
         if isinstance(value, ast.Call):
             before = len(self.calls)
             self.expression(value, disabled)
-            chosen = self.reader.choices(value.func, self)
-            if len(chosen) > 1 or (chosen and isinstance(value.func, ast.Subscript)):
-                return Return(guard=guard, one_of=chosen)  # `return M(opt)`, M imported in two branches
             target = self.reader.callee(value.func, self)
             if target is not None and len(self.calls) > before and self.calls[before].callee == target[0]:
                 return Return(call=before, guard=guard)  # a function's result, or a new instance (see `link`)
-            return Return(guard=guard)
+            # `return M(opt)`, M imported in two branches; `return MODELS[name](args)`
+            return Return(guard=guard, one_of=self.reader.choices(value.func, self))
         self.expression(value, disabled)
         if isinstance(value, ast.Name) and value.id not in self.parameters:
             # `m = M(opt); return m`, or `model = A(cfg)` / `model = B(cfg)` in branches, then `return model`
@@ -1696,6 +1695,7 @@ def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
     unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
     calls: Optional[Dict[str, Optional[List[ast.Call]]]] = None,
+    imports: Optional[List[Union[ast.Import, ast.ImportFrom]]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
     assignment, or None when bound otherwise or more than once; whether the
@@ -1706,7 +1706,8 @@ def _single_assignments(
     into a flat tuple of names (``_, loader = make(...)``): name -> (call, index).
     ``own``: the walk of a body (a file's reader passes its memoised one);
     with ``calls``, also each name's values when every binding of it is a
-    plain ``name = call(...)`` (None when bound any other way)."""
+    plain ``name = call(...)`` (None when bound any other way); with
+    ``imports``, the body's own import statements."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
     yields = False
@@ -1716,6 +1717,8 @@ def _single_assignments(
             continue
         if calls is not None:
             _bound_calls(child, calls)
+        if imports is not None and isinstance(child, (ast.Import, ast.ImportFrom)):
+            imports.append(child)
         targets: List[ast.expr] = []
         value: Optional[ast.expr] = None
         if isinstance(child, ast.Assign):
@@ -1831,29 +1834,42 @@ def _device_like(value: ast.expr) -> bool:
         or isinstance(value.func, ast.Name) and value.func.id == "device")
 
 
-def _registries(tree: ast.Module, assigned: Mapping[str, Optional[ast.expr]], imports: Mapping[str, str],
-                local: Mapping[str, str]) -> Dict[str, Tuple[str, ...]]:
+def _registries(assigned: Mapping[str, Optional[ast.expr]], imports: Mapping[str, str], local: Mapping[str, str],
+                changed: AbstractSet[str]) -> Dict[str, Tuple[str, ...]]:
     """Module-level names bound once to a dict display whose values all
     name callables (``MODELS = {BERT.code(): BERT, "sas": SAS}``) and that
-    nothing in the module writes to later (``MODELS[k] = v``,
+    nothing in the module writes to later (``changed``: ``MODELS[k] = v``,
     ``MODELS.update(...)``): the dotted names of its values."""
     found: Dict[str, Tuple[str, ...]] = {}
     for name, value in assigned.items():
-        if not isinstance(value, ast.Dict) or not value.values or None in value.keys:
+        if name in changed or not isinstance(value, ast.Dict) or not value.values or None in value.keys:
             continue
         targets = [resolve(v, imports, local) if isinstance(v, (ast.Name, ast.Attribute)) else None
                    for v in value.values]
         if all(target is not None for target in targets):
             found[name] = tuple(sorted({target for target in targets if target is not None}))
-    if found:
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
-                    and isinstance(node.value, ast.Name)):
-                found.pop(node.value.id, None)
-            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in found
-                  and node.attr in ("update", "setdefault", "pop", "popitem", "clear", "__setitem__")):
-                found.pop(node.value.id, None)
     return found
+
+
+_CHANGING_METHODS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+
+
+def _module_writes(tree: ast.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """One walk of a whole file: the names some function declares ``global``,
+    and the names written through (``name[k] = v``, ``del name[k]``,
+    ``name.update(...)``): what neither a module-level device nor a
+    registry may be."""
+    declared: Set[str] = set()
+    changed: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            declared.update(node.names)
+        elif (isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
+              and isinstance(node.value, ast.Name)):
+            changed.add(node.value.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _CHANGING_METHODS:
+            changed.add(node.value.id)
+    return frozenset(declared), frozenset(changed)
 
 
 def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, Any]) -> Dict[str, str]:
@@ -1919,6 +1935,7 @@ class _FileReader:
                                                 Dict[str, Tuple[ast.Call, int]]]] = (assigned, yields, derived, unpacked)
         """The module body's single assignments (one walk, shared with its scan)."""
         self._registries: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._writes_of_module: Optional[Tuple[FrozenSet[str], FrozenSet[str]]] = None
         self.global_results: Dict[str, str] = {}
         """Module globals bound once to what a call returns: their returned-value names."""
         for name, value in assigned.items():
@@ -2043,8 +2060,14 @@ class _FileReader:
         {"bert": BERT, "sas": SAS}``): found when a call first reads one."""
         if self._registries is None:
             assigned = self.module_assignments[0] if self.module_assignments is not None else {}
-            self._registries = _registries(self._tree, assigned, self.imports, self.local)
+            self._registries = _registries(assigned, self.imports, self.local, self.module_writes()[1])
         return self._registries
+
+    def module_writes(self) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """:func:`_module_writes` of this file, walked once, when first asked."""
+        if self._writes_of_module is None:
+            self._writes_of_module = _module_writes(self._tree)
+        return self._writes_of_module
 
     def shadowed_here(self, name: str, scan: _FunctionScan) -> bool:
         """``name`` is bound in the function itself (a parameter, a local, an import)."""
@@ -2066,10 +2089,8 @@ class _FileReader:
                             found[leaf.id] = value if target is leaf and leaf.id not in found else None
             found = {name: value for name, value in found.items() if value is None or _device_like(value)}
             if any(value is not None for value in found.values()):
-                for node in ast.walk(self._tree):
-                    if isinstance(node, ast.Global):
-                        for declared in node.names:
-                            found[declared] = None
+                for declared in self.module_writes()[0]:
+                    found[declared] = None
             self._globals = found
         return self._globals.get(name)
 
@@ -3012,6 +3033,7 @@ def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, 
 
     named_bases = _canonical_bases(bases, aliases)
 
+    @functools.lru_cache(maxsize=None)
     def defining(cls: str, method: str) -> Optional[str]:
         return first_in_bases(cls, named_bases, lambda name: name if method in methods.get(name, ()) else None)
 
@@ -3025,29 +3047,35 @@ def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, 
         if not bases[cls] or cls not in used:
             continue
         inherited: Dict[str, str] = {}  # method -> the ancestor that defines it
-        for ancestor in _ancestors(cls, bases, aliases):
+        for ancestor in _ancestors(cls, named_bases):
             for method in sorted(methods.get(ancestor, ())):
                 if method not in methods.get(cls, ()) and method not in inherited:
                     inherited[method] = defining(cls, method) or ancestor
         if not inherited:
             continue
+        # A method changes when a call on `self` in it runs, for `cls`, a method the base leaves
+        # to subclasses, or an inherited method that changes: each self-call looked at once.
         changed: Set[str] = set()
-        grown = True
-        while grown:  # a method changes when a call on `self` in it runs another method, or one that changes
-            grown = False
-            for method, owner in inherited.items():
-                if method in changed:
+        pending: List[str] = []
+        callers_of: Dict[str, List[str]] = {}
+        for method, owner in inherited.items():
+            for call in written[f"{owner}.{method}"].calls:
+                if call.on_self != "" or not call.callee.startswith(owner + "."):
                     continue
-                for call in written[f"{owner}.{method}"].calls:
-                    if call.on_self != "" or not call.callee.startswith(owner + "."):
-                        continue
-                    called = call.callee[len(owner) + 1:]
-                    before = defining(owner, called)
-                    abstract = before is None or written[f"{before}.{called}"].stub  # left to subclasses
-                    if (abstract and defining(cls, called) != before) or called in changed:
+                called = call.callee[len(owner) + 1:]
+                before = defining(owner, called)
+                abstract = before is None or written[f"{before}.{called}"].stub  # left to subclasses
+                if abstract and defining(cls, called) != before:
+                    if method not in changed:
                         changed.add(method)
-                        grown = True
-                        break
+                        pending.append(method)
+                elif called in inherited:
+                    callers_of.setdefault(called, []).append(method)
+        while pending:
+            for caller in callers_of.get(pending.pop(), ()):
+                if caller not in changed:
+                    changed.add(caller)
+                    pending.append(caller)
         for method in sorted(changed):
             owner = inherited[method]
             source = written[f"{owner}.{method}"]
@@ -3065,18 +3093,17 @@ def _canonical_bases(bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str,
     return {name: tuple(canonical_name(base, aliases) for base in found) for name, found in bases.items()}
 
 
-def _ancestors(cls: str, bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> List[str]:
-    """The project classes ``cls`` derives from, nearest first, each once."""
+def _ancestors(cls: str, bases: Mapping[str, Tuple[str, ...]]) -> List[str]:
+    """The project classes ``cls`` derives from, nearest first, each once
+    (:func:`first_in_bases`' walk, every class visited)."""
     found: List[str] = []
-    seen = {cls}
-    pending = collections.deque(canonical_name(base, aliases) for base in bases.get(cls, ()))
-    while pending:
-        name = pending.popleft()
-        if name in seen or name not in bases:
-            continue
-        seen.add(name)
-        found.append(name)
-        pending.extend(canonical_name(base, aliases) for base in bases[name])
+
+    def visit(name: str) -> Optional[str]:
+        if name != cls and name in bases:
+            found.append(name)
+        return None
+
+    first_in_bases(cls, bases, visit)
     return found
 
 
