@@ -623,6 +623,33 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
+    def _helper_runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
+        """``forward(model, batch)`` after ``model.eval()``, where ``forward``
+        is a project function (in any module) that runs a forward pass of the
+        argument with gradients on and trains nothing (its summary), and that
+        this file's training steps call too: a helper shared with training
+        cannot turn gradients off itself, so the evaluation that calls it is
+        the place to.  (A helper only evaluation calls is reported itself.)"""
+        if forward.call is None:
+            return False
+        callees = self.facts.callees
+        target = callees.target(forward.call)
+        if target is None or target.summary.wrapper or target.summary.runs or target.summary.loop_runs:
+            return False
+        if not any(self._runs_evaled(_Forward(name, forward.guarded, forward.order, argument), evaled)
+                   for argument in callees.forward_arguments(forward.call)
+                   for name in [dotted(argument)] if name is not None):
+            return False
+        training = self.facts.training
+        for facts in training.functions.values():
+            for fact in facts.calls:
+                if fact.call is forward.call or not training.in_training_step(fact.call):
+                    continue
+                other = callees.target(fact.call)
+                if other is not None and other.summary.qualified == target.summary.qualified:
+                    return True
+        return False
+
     def _trains_through(self, call: cst.Call, frame: _Frame) -> bool:
         """The call runs a training step or loop (``backward()``, an optimizer
         step), as the project's summaries say: another method of the same
@@ -785,7 +812,7 @@ class EvalWithoutNoGrad(Rule):
             # with gradients off; a torch `nn.Module`'s method is just a method.
             return None
         is_test_name = name.startswith("test")
-        if is_test_name and (self._test_file or frame.has_assert):
+        if is_test_name and self._test_file:
             return None
         has_eval = bool(frame.evals)
         given: Set[str] = set()
@@ -811,7 +838,8 @@ class EvalWithoutNoGrad(Rule):
                 return None
         evaled = {obj for obj, _, _ in frame.evals} | self._switched_through_methods(frame)
         if has_eval:
-            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled, node)]
+            forwards = [f for f in frame.forwards if self._runs_evaled(f, evaled) or self._method_runs_evaled(f, evaled, node)
+                        or self._helper_runs_evaled(f, evaled)]
         else:
             forwards = [
                 f for f in frame.forwards
@@ -1101,7 +1129,8 @@ class EvalWithoutNoGrad(Rule):
                     order < end for order in frame.manages_grad):
                 continue
             if not any(
-                start < f.order < min(end, own) and not f.guarded and self._runs_evaled(f, {obj})
+                start < f.order < min(end, own) and not f.guarded
+                and (self._runs_evaled(f, {obj}) or self._helper_runs_evaled(f, {obj}))
                 for f in frame.forwards
             ):
                 continue

@@ -241,6 +241,16 @@ class Callees:
                 found.append((passed, value in target.summary.held_repeats))
         return found
 
+    @cached_property
+    def _running_parameters(self) -> "_Spelled":
+        return self._spelled("runs_parameters")
+
+    def forward_arguments(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The arguments ``call`` runs forward passes of with gradients on, in
+        a project function (``forward(model, batch)`` whose body calls
+        ``model(...)``, there or through its callees; its summary)."""
+        return self._arguments_in(call, self._running_parameters, lambda target: target.summary.runs_parameters)
+
     def repeated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates again and again (``while True: for b
         in loader: yield b``): one call starts many passes over them."""

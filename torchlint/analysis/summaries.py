@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-15"
+_FORMAT = b"callable-summaries-16"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -218,6 +218,9 @@ class Function:
     it, the copy is a blocking copy of pinned memory (:attr:`Summaries.pinned_copies`)."""
     stub: bool = False
     """Its body only says it is not implemented (:func:`_stub`): subclasses define it."""
+    runs_parameters: FrozenSet[str] = frozenset()
+    """Parameters it calls as a module (``model(x)``, ``model.forward(x)``)
+    with gradients on (outside ``no_grad``): a forward pass of what callers pass."""
 
 
 @dataclass(frozen=True)
@@ -430,6 +433,9 @@ class Summary:
     again and again in a loop that trains (runs ``backward()``), in a class
     whose methods' modules call ``set_epoch`` nowhere: a ``DistributedSampler``
     they draw from shuffles every epoch the same way."""
+    runs_parameters: FrozenSet[str] = frozenset()
+    """Parameters it runs forward passes of with gradients on, itself or
+    through its callees (``def forward(model, batch): return model(batch)``)."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -458,7 +464,7 @@ class Summary:
 
 
 _MEET_SETS = ("runs", "iterates", "yields_from", "loop_runs", "repeats", "forwards", "evals", "held_iterates",
-              "held_repeats", "epochs")
+              "held_repeats", "epochs", "runs_parameters")
 
 
 def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
@@ -501,6 +507,7 @@ def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
         runs=kept["runs"], iterates=kept["iterates"], yields_from=kept["yields_from"], loop_runs=kept["loop_runs"],
         repeats=kept["repeats"], forwards=kept["forwards"], evals=kept["evals"],
         held_iterates=kept["held_iterates"], held_repeats=kept["held_repeats"], epochs=kept["epochs"],
+        runs_parameters=kept["runs_parameters"],
     )
 
 
@@ -755,6 +762,7 @@ _FACTS: Dict[str, Callable[[Summary], bool]] = {
     "iterates": lambda summary: bool(summary.iterates or summary.held_iterates),
     "builds": lambda summary: any(r.builds is not None for r in summary.returns),
     "moves": lambda summary: bool(summary.moves_items or summary.moves),
+    "runs_parameters": lambda summary: bool(summary.runs_parameters),
 }
 
 
@@ -907,6 +915,7 @@ class _FunctionScan:
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
         self.forwards: Set[str] = set()
+        self.runs_parameters: Set[str] = set()
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
@@ -964,7 +973,8 @@ class _FunctionScan:
                         frozenset(self.evals - self.trains), tuple(sorted(set(self.relays))),
                         frozenset(self.pinned_returns), frozenset(self.pinned_attributes),
                         tuple(sorted(self._device_defaults())),
-                        frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)))
+                        frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)),
+                        runs_parameters=frozenset(self.runs_parameters))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         found: List[Tuple[str, str]] = []
@@ -1005,14 +1015,14 @@ class _FunctionScan:
             return
         item = self.item_of(iterated.func.value)
         if item is not None:  # `{k: v.to(device) for k, v in data.items()}`, `data` drawn from a loader
-            for leaf in ast.walk(target):
+            for leaf in _stored(target):
                 if isinstance(leaf, ast.Name):
                     self.items[leaf.id] = item
             return
         parameter = self.part_of(iterated.func.value)
         if parameter is None or parameter == self.instance:
             return
-        for leaf in ast.walk(target):
+        for leaf in _stored(target):
             if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
                 self.parts[leaf.id] = parameter
 
@@ -1098,9 +1108,11 @@ class _FunctionScan:
             settled = "non_blocking" in keywords or len(positional) >= 2 or starred
         receiver = func.value
         item = self.item_of(receiver)
-        if spec is None and item is not None and item.startswith((RESULT, HELD)) and self.runtime_device(node):
+        if spec is None and item is not None and self.runtime_device(node):
             device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
-            # a device known at run time, of a returned value's items (perhaps from a project helper)
+            # a device known at run time (`args.device`), of items drawn from a parameter, a
+            # returned value (perhaps from a project helper) or `self.<attr>`: a copy of a
+            # pinned loader's batch if callers pin it (:func:`_pinned_copies`)
             spec = (self.device_call(device) if device is not None else None) or UNKNOWN
         if spec is None or spec == "cpu":
             return
@@ -1216,7 +1228,7 @@ class _FunctionScan:
             self.iterates |= drawn
             self.unpacked_parts(node.target, node.iter)
             for target, source in self.item_targets(node.target, node.iter, drawn):
-                for leaf in ast.walk(target):
+                for leaf in _stored(target):
                     if isinstance(leaf, ast.Name):
                         self.items[leaf.id] = source
             self.drawn_parts(node.target, node.iter, drawn)
@@ -1267,7 +1279,7 @@ class _FunctionScan:
         if isinstance(node, ast.Assign):
             if self.loops and self.results:  # a local built anew on every pass of a loop
                 for target in node.targets:
-                    for leaf in ast.walk(target):
+                    for leaf in _stored(target):
                         if isinstance(leaf, ast.Name) and self.results.get(leaf.id, "").startswith(RESULT + "l:"):
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
@@ -1277,12 +1289,12 @@ class _FunctionScan:
                 self.pinned_attributes.add(kept[len(HELD):])
             for target in node.targets:  # `gen = DataLoader(..., pin_memory=True)`, perhaps in two branches
                 built = self.reader.maker(node.value, self) if isinstance(target, ast.Name) else None
-                for leaf in ast.walk(target):
+                for leaf in _stored(target):
                     if isinstance(leaf, ast.Name):
                         pinned = built if built is not None and self.pins_loader(node.value) else None
                         _agree(self.pinned_names, leaf.id, pinned)
             for target in node.targets:  # `loaders = []`, then filled with pinned loaders
-                for leaf in ast.walk(target):
+                for leaf in _stored(target):
                     if isinstance(leaf, ast.Name):
                         fresh = (target is leaf and isinstance(node.value, ast.List) and not node.value.elts
                                  and leaf.id not in self.pinned_lists)
@@ -1290,7 +1302,7 @@ class _FunctionScan:
                             self.pinned_lists[leaf.id] = None if fresh else False
             iterated = self.iterator_of(node.value)
             for target in node.targets:  # `data_iter = iter(self.loader)`, perhaps again once it runs dry
-                for leaf in ast.walk(target):
+                for leaf in _stored(target):
                     if isinstance(leaf, ast.Name) and (iterated is not None or leaf.id in self.iterators):
                         _agree(self.iterators, leaf.id, iterated if target is leaf else None)
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
@@ -1298,7 +1310,7 @@ class _FunctionScan:
             paired = self.pairwise(node.targets[0], node.value) if (
                 drawn_from is None and part is None and len(node.targets) == 1) else set()
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
-                for leaf in ast.walk(target):
+                for leaf in _stored(target):
                     if isinstance(leaf, ast.Name) and drawn_from is not None:
                         self.items[leaf.id] = drawn_from
                     elif isinstance(leaf, ast.Name) and part is not None and leaf.id not in self.parameters:
@@ -1407,7 +1419,7 @@ class _FunctionScan:
         item = self.item_of(iterated)
         if item is None:
             return
-        for leaf in ast.walk(target):
+        for leaf in _stored(target):
             if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
                 self.items[leaf.id] = item
 
@@ -1541,7 +1553,7 @@ class _FunctionScan:
                     self.iterates |= drawn
                     self.unpacked_parts(generator.target, generator.iter)
                     for target, source in self.item_targets(generator.target, generator.iter, drawn):
-                        for leaf in ast.walk(target):  # `[t.to(device) for t in batch]`: the batch's items
+                        for leaf in _stored(target):  # `[t.to(device) for t in batch]`: the batch's items
                             if isinstance(leaf, ast.Name):
                                 self.items[leaf.id] = source
                     self.drawn_parts(generator.target, generator.iter, drawn)
@@ -1575,6 +1587,10 @@ class _FunctionScan:
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
         func = node.func
         self.move(node)
+        if not (disabled or self.disabled):
+            run = self.subject(func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func)
+            if run is not None and run != self.instance:
+                self.runs_parameters.add(run)  # `model(x)`: a forward pass of what callers pass
         if self.instance is not None and not (disabled or self.disabled) and isinstance(func, ast.Attribute):
             held = func.value if func.attr == "forward" else func
             if (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)
@@ -1735,7 +1751,7 @@ def _single_assignments(
             simple = isinstance(target, ast.Name) and len(targets) == 1 and value is not None
             flat = (unpacked is not None and len(targets) == 1 and isinstance(value, ast.Call)
                     and isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts))
-            for leaf in ast.walk(target):
+            for leaf in _stored(target):
                 if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
                     known = leaf.id in found
                     found[leaf.id] = value if simple and not known else None
@@ -1784,7 +1800,7 @@ def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[ast.Call]]]) -> 
     elif isinstance(child, ast.ExceptHandler) and child.name:
         calls[child.name] = None
     for target in targets:
-        for leaf in ast.walk(target):
+        for leaf in _stored(target):
             if isinstance(leaf, ast.Name):
                 calls[leaf.id] = None
 
@@ -2084,7 +2100,7 @@ class _FileReader:
                     [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
                 value = statement.value if isinstance(statement, ast.Assign) and len(targets) == 1 else None
                 for target in targets:
-                    for leaf in ast.walk(target):
+                    for leaf in _stored(target):
                         if isinstance(leaf, ast.Name):
                             found[leaf.id] = value if target is leaf and leaf.id not in found else None
             found = {name: value for name, value in found.items() if value is None or _device_like(value)}
@@ -2150,6 +2166,7 @@ class _FileReader:
         if isinstance(expr, ast.Name) and expr.id in scan.locals and expr.id not in scan.parameters:
             value = scan.locals[expr.id]
             expr = value if value is not None else expr
+        expr = _unless_none(expr)
         if isinstance(expr, ast.Call):
             return self.named(expr.func, scan)
         return None
@@ -2160,6 +2177,7 @@ class _FileReader:
         if isinstance(expr, ast.Name) and expr.id in scan.locals and expr.id not in scan.parameters:
             value = scan.locals[expr.id]
             expr = value if value is not None else expr
+        expr = _unless_none(expr)
         if not isinstance(expr, ast.Call):
             return None
         found = ""
@@ -2754,7 +2772,7 @@ def _to_json(summary: FileSummary) -> Any:
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
-            [list(c) for c in f.copies], f.stub,
+            [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters),
         ] for f in summary.functions],
     }
 
@@ -2804,9 +2822,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies, stub) in data["functions"]:
+             device_defaults, yields_items, copies, stub, runs_parameters) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards, *evals) and all_of(bool, method, stub)):
+                           *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard, one_of in returns:
@@ -2837,7 +2855,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
-                                      _copies(copies), stub))
+                                      _copies(copies), stub, frozenset(runs_parameters)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2947,7 +2965,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None and not r.one_of), loop_runs=f.loop_runs, repeats=f.repeats,
                       moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals,
-                      device_defaults=f.device_defaults)
+                      device_defaults=f.device_defaults, runs_parameters=f.runs_parameters)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -3598,6 +3616,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     loop_runs, repeats = set(current.loop_runs), set(current.repeats)
     moves_items, moves = set(current.moves_items), set(current.moves)
     forwards, evals = set(current.forwards), set(current.evals)
+    run_parameters = set(current.runs_parameters)
     returns = list(current.returns)
     for ret in function.returns:  # `return M(opt)`, M one of several classes: a new instance of one of them
         for candidate in ret.one_of:
@@ -3660,6 +3679,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             if filled is None:
                 continue
             parameter = filled
+            if parameter in target.runs_parameters and not call.disabled and subject in current.parameters:
+                run_parameters.add(subject)  # `forward(model, batch)` whose `forward` runs `model(batch)`
             if parameter in target.iterates or (call.role == "iter" and parameter in target.yields_from):
                 iterates.add(subject)
                 if parameter in target.repeats:
@@ -3705,7 +3726,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     return Summary(current.qualified, current.parameters, current.keyword_only, current.method, frozenset(runs),
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
-                   forwards=frozenset(forwards), evals=frozenset(evals), device_defaults=current.device_defaults)
+                   forwards=frozenset(forwards), evals=frozenset(evals), device_defaults=current.device_defaults,
+                   runs_parameters=frozenset(run_parameters))
 
 
 class _Placed:
@@ -3984,6 +4006,22 @@ def summarize_sources(sources: Sequence[Tuple[str, Union[str, bytes], bool]]) ->
         if tree is not None:
             found.append(summarize_tree(tree, module, is_package))
     return link(found)
+
+
+def _unless_none(expr: ast.expr) -> ast.expr:
+    """``DataLoader(...) if test_set is not None else None``: where it is
+    not None, the value is the other side, and ``None`` is never iterated or copied."""
+    if isinstance(expr, ast.IfExp):
+        for side, other in ((expr.body, expr.orelse), (expr.orelse, expr.body)):
+            if isinstance(other, ast.Constant) and other.value is None:
+                return side
+    return expr
+
+
+def _stored(target: ast.expr) -> Iterator[ast.Name]:
+    """The names an assignment target binds (``x``, ``x, (y, *z)``): not
+    the ``x`` of ``x.attr = v`` or ``x[i] = v``, which stays what it was."""
+    return (leaf for leaf in ast.walk(target) if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store))
 
 
 def _agree(table: Dict[str, Optional[str]], name: str, value: Optional[str]) -> None:

@@ -198,8 +198,9 @@ class Training:
     ) -> Optional[List[cst.BaseExpression]]:
         """What the file's calls of a function (and ``extra_calls``) pass for
         its parameter ``binding``; None when ``binding`` is not a parameter
-        of one of the file's functions.  Calls that pass nothing for it are
-        left out (the default applies there)."""
+        of one of the file's functions.  A call that certainly passes nothing
+        for it (no ``*args`` or ``**kwargs`` there) gives the parameter's
+        default (``train(epochs)`` of ``def train(epochs, device="cuda")``)."""
         scope = binding.scope
         function = scope.node if scope is not None else None
         if (
@@ -214,6 +215,8 @@ class Training:
         found: List[cst.BaseExpression] = []
         for call in calls:
             passed = argument_for(call, binding.name, index, method)
+            if passed is None and binding.node.default is not None and not any(arg.star for arg in call.args):
+                passed = binding.node.default
             if passed is not None:
                 found.append(passed)
         return found

@@ -150,6 +150,8 @@ INDEX_RETURNING: FrozenSet[str] = frozenset(
     {"torch.cuda.current_device", "torch.distributed.get_rank", "torch.distributed.get_local_rank"}
 )
 """Calls returning a device index."""
+_INT_RETURNING: FrozenSet[str] = INDEX_RETURNING | {"torch.cuda.device_count", "torch.distributed.get_world_size"}
+"""Torch calls that return an ``int`` (``rank % torch.cuda.device_count()`` is an index)."""
 DEVICE_RETURNING: FrozenSet[str] = frozenset({"torch.accelerator.current_accelerator"})
 """Calls returning a ``torch.device`` known only at run time."""
 
@@ -883,7 +885,9 @@ class Values:
             return True
         if isinstance(expr, cst.Call):
             func = expr.func
-            return isinstance(func, cst.Name) and func.value in ("int", "len") and not self._scopes.resolve(func)
+            if isinstance(func, cst.Name) and func.value in ("int", "len") and not self._scopes.resolve(func):
+                return True
+            return self._names.call_name(expr) in _INT_RETURNING
         if isinstance(expr, cst.UnaryOperation):
             return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.is_int(expr.expression, depth + 1)
         if isinstance(expr, cst.BinaryOperation):
