@@ -258,3 +258,33 @@ def test_loading_does_not_import_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- libraries that differentiate through what they are given (autograd.toml) -----------
+
+GOOD_LIBRARY = '[[library]]\nprefix = "captum.attr"\nnote = "attribution"\n'
+
+
+def test_gradient_libraries_match_by_module_not_by_spelling(tmp_path: Path) -> None:
+    (tmp_path / "autograd.toml").write_text(GOOD_LIBRARY)
+    assert [lib.prefix for lib in apidata.read_gradient_libraries(tmp_path / "autograd.toml")] == ["captum.attr"]
+    assert apidata.takes_gradients("captum.attr.IntegratedGradients")
+    assert apidata.takes_gradients("torch.autograd.grad")
+    assert apidata.takes_gradients("torch.func.jacrev")
+    assert apidata.takes_gradients("torchattacks.PGD")
+    # A module whose name only starts the same way is another module.
+    assert not apidata.takes_gradients("captumx.attr.Thing")
+    assert not apidata.takes_gradients("torch.autogradient")
+    assert not apidata.takes_gradients("mylib.attack.pgd")
+
+
+@pytest.mark.parametrize("text, complaint", [
+    (GOOD_LIBRARY + 'colour = "red"\n', "unknown key 'colour'"),
+    (GOOD_LIBRARY.replace('"captum.attr"', '"captum attr"'), "`prefix` must be a dotted module name"),
+    (GOOD_LIBRARY.replace('note = "attribution"\n', ""), "missing `note`"),
+    (GOOD_LIBRARY + GOOD_LIBRARY, "a prefix is listed twice"),
+])
+def test_malformed_gradient_libraries_are_rejected(tmp_path: Path, text: str, complaint: str) -> None:
+    message = _error(tmp_path / "autograd.toml", text, apidata.read_gradient_libraries)
+    assert message.startswith("autograd.toml: ")
+    assert complaint in message

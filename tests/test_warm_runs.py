@@ -58,11 +58,11 @@ class Counts:
         self.builds = 0
 
 
-def project(tmp_path: Path) -> List[Path]:
-    """TL301's callers project: engine.py's findings depend on how the other
-    modules call its functions."""
+def project(tmp_path: Path, name: str = "callers_project") -> List[Path]:
+    """TL301's callers project (by default): engine.py's findings depend on
+    how the other modules call its functions."""
     root = tmp_path / "project"
-    shutil.copytree(FIXTURES / "TL301" / "callers_project", root, ignore=shutil.ignore_patterns("*.fixed.py"))
+    shutil.copytree(FIXTURES / "TL301" / name, root, ignore=shutil.ignore_patterns("*.fixed.py"))
     return sorted(root.rglob("*.py"))
 
 
@@ -87,8 +87,8 @@ class Warm:
     made the working folder, settings selecting every rule, a cache, and the
     counts of what each run does."""
 
-    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.files = project(tmp_path)
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "callers_project") -> None:
+        self.files = project(tmp_path, name)
         monkeypatch.chdir(tmp_path / "project")
         self.root = tmp_path / "project"
         self.settings = Settings(select=("ALL",), root=tmp_path)
@@ -137,6 +137,29 @@ def test_a_change_to_a_caller_relints_the_callee_and_matches_a_run_without_cache
     counts.reset()
     fourth = warm.run()
     assert counts.builds == 0 and counts.linted == [] and findings(fourth) == findings(third)
+
+
+def test_a_grad_mode_change_in_a_helper_relints_the_files_that_asked_about_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """The summary facts that change with grad mode are read one function at
+    a time (not part of the digest of the summaries as a whole): turning
+    gradients off inside `steps.forward` must still re-lint train.py, whose
+    TL301 finding rests on that helper running the model with autograd on."""
+    warm = Warm(tmp_path, monkeypatch, "helper_forward_project")
+
+    def tl301_in_train(outcomes: Sequence[FileOutcome]) -> List[int]:
+        return [d.start.line for o in outcomes if Path(o.path).name == "train.py"
+                for d in o.diagnostics if d.code == "TL301"]
+
+    assert tl301_in_train(warm.run()) == [18]
+    steps = warm.root / "steps.py"
+    steps.write_text(steps.read_text().replace(
+        "    return targets, model(inputs)\n", "    with torch.no_grad():\n        return targets, model(inputs)\n"))
+    warm.counts.reset()
+    second = warm.run()
+    assert "train.py" in warm.counts.linted
+    assert tl301_in_train(second) == []
+    assert findings(second) == fresh(warm.files, warm.settings)
 
 
 def test_a_racily_written_file_is_read_again_even_when_its_stamp_looks_the_same(warm: Warm) -> None:

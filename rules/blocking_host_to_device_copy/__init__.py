@@ -136,8 +136,14 @@ class BlockingHostToDeviceCopy(Rule):
     subclass defines).  One such caller is enough: the flag costs
     nothing where the memory is not pinned.  The copy counts as the
     summary sees it (items drawn from the parameter, their parts, not
-    values computed from them); a later in-place change of the source is
-    not looked for there.  Where the summaries cannot follow the loader
+    values computed from them, copied with `.cuda()` or `.to(...)` of a
+    device the summary can name or one known only at run time, such as
+    `args.device`: a pinned loader's batch is copied where it goes); a
+    later in-place change of the source is not looked for there.  A
+    loader that may be `None` (`DataLoader(...) if test_set is not None
+    else None`) is that loader wherever it is iterated, and writing an
+    attribute of it (`gen.dataset.epoch_now = epoch`) keeps it the loader
+    it was.  Where the summaries cannot follow the loader
     into the function that copies it, the call that hands the loader over
     is reported instead, without a fix, when that function's summary says
     it copies the batches without `non_blocking`.

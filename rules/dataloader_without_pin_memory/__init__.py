@@ -80,7 +80,12 @@ class DataLoaderWithoutPinMemory(Rule):
     (or the construction) leaves out counts at its default when that names
     a device: `def train_one_epoch(model, loader, device="cuda")` copies to
     the GPU from `train_one_epoch(model, loader)`, not when the default is
-    `"cpu"`.
+    `"cpu"`; the same holds for the file's own functions (`def
+    train(dataset, model, device="cuda:0")` called as `train(ds, model)`:
+    every call of it in the file that passes nothing for `device`, and no
+    `*args`/`**kwargs`, uses the default).  A device index is a device too:
+    an integer, or arithmetic on integers and on torch calls that return
+    one (`rank % torch.cuda.device_count()`, `dist.get_rank()`).
     A loader a method keeps on its own instance (`self.tr_set =
     DataLoader(...)` in a base class) is reported when a method of a
     subclass, in any module, copies the batches of `self.tr_set` to the GPU.

@@ -18,6 +18,7 @@ from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
+from torchlint.data.apidata import takes_gradients
 from torchlint.analysis.names import dotted
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
@@ -36,13 +37,6 @@ _GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
 _GRAD_ATTRIBUTES: FrozenSet[str] = frozenset({
     "grad", "requires_grad", "requires_grad_", "grad_fn", "backward", "retain_grad",
     "register_hook",
-})
-# Words in a called name that mean the function needs gradients.
-_NEEDS_GRAD_WORDS: FrozenSet[str] = frozenset({
-    "backward", "grad", "grads", "gradient", "gradients", "autograd", "jacobian", "hessian",
-    "jvp", "vjp", "hvp", "attack", "attacks", "adversarial", "adv", "pgd", "fgsm", "fgm",
-    "perturb", "perturbation", "saliency", "gradcam", "cam", "attribute", "attributions",
-    "deeplift", "integrated", "explain", "explainer", "shap",
 })
 # Model methods that are a forward pass under another name.
 _FORWARD_METHODS: FrozenSet[str] = frozenset({
@@ -167,7 +161,14 @@ class EvalWithoutNoGrad(Rule):
     `.step()` of an optimizer or `GradScaler`, `.grad` or `requires_grad`,
     no call of a function or method whose summary runs a backward pass or an
     optimizer step, such as `self._train_epoch(loader)` with the backward two
-    calls down, no adversarial or gradient-attribution helpers), and neither it nor its
+    calls down, and no call into a library that differentiates through the
+    model it is given: attribution methods, adversarial attacks, explainers,
+    `torch.func` transforms and differentiable optimisers, listed by module
+    in `torchlint/data/autograd.toml` (Captum, torchattacks, Foolbox,
+    AdverTorch, ART, PyG's explainers and attacks, pytorch-grad-cam,
+    TorchCAM, SHAP, higher, learn2learn), itself or through a project
+    function whose summary calls one; what a callee is called decides
+    nothing), and neither it nor its
     code touches `torch.no_grad`, `torch.inference_mode` or
     `torch.set_grad_enabled`; the one exception is a method or function that
     puts a model in eval mode and whose `with torch.no_grad():` blocks hold
@@ -195,7 +196,10 @@ class EvalWithoutNoGrad(Rule):
     1.7) and the module in eval mode; the same hooks of a class whose base
     cannot be seen (a Lightning `Callback`, a base from another package);
     methods called
-    `forward`, pytest tests and shape smoke tests that build a model from
+    `forward`, pytest tests (functions named `test*` in the files pytest
+    collects by default: `test_*.py`, `*_test.py`, `conftest.py`; a `test()`
+    of a training script is evaluation code like any other) and shape smoke
+    tests that build a model from
     scratch in a `test()` function, functions with a compile or grad-mode
     decorator, `with` helpers whose name mentions eval, inference or grad
     (MONAI's `eval_mode` disables gradients itself), and files that import
@@ -215,7 +219,18 @@ class EvalWithoutNoGrad(Rule):
     `torch.no_grad()`, with no gradient work before the model goes back to
     `.train()` (or the function ends), is reported on that `.eval()` line,
     without a fix (decorating the function would switch gradients off for
-    its training too).
+    its training too).  A forward pass counts when it runs through a
+    project helper that is given the model (`targets, scores =
+    forward(model, batch)`, the helper in the file or another module calling
+    `model(...)` with gradients on and training nothing itself), when the
+    file's training steps call the same helper: the helper cannot turn
+    gradients off for everyone, so the evaluation is the place to.  (A
+    helper that only evaluation calls is reported itself, as above.)
+
+    Where it is reported: a function that is evaluation code is reported on
+    its `def` line (the fix decorates it); module-level code, and a function
+    that trains and then evaluates, on the `.eval()` (or weight-loading)
+    line.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to
@@ -652,16 +667,23 @@ class EvalWithoutNoGrad(Rule):
 
     def _trains_through(self, call: cst.Call, frame: _Frame) -> bool:
         """The call runs a training step or loop (``backward()``, an optimizer
-        step), as the project's summaries say: another method of the same
+        step) or differentiates through a library (``data/autograd.toml``), as
+        the project's summaries say: another method of the same
         class (``self._train_epoch(loader)``), or a function or method the
         call resolves to."""
         func = call.func
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             function = frame.node if isinstance(frame.node, cst.FunctionDef) else None
             found = self.facts.callees.sibling(function, func.attr.value) if function is not None else None
-            return found is not None and not found.wrapper and bool(found.runs or found.loop_runs)
+            return found is not None and not found.wrapper and bool(
+                found.runs or found.loop_runs or self.facts.callees.grad_facts(found)[1])
         runs, loop_runs, _wrapper = self.facts.callees.runs(call)
-        return bool(runs or loop_runs)
+        if runs or loop_runs:
+            return True
+        # A project function that calls a library differentiating through the model
+        # (`explain(model, x)` calling Captum): gradients are wanted too.
+        target = self.facts.callees.target(call)
+        return target is not None and not target.summary.wrapper and self.facts.callees.grad_facts(target.summary)[1]
 
     def _switched_through_methods(self, frame: _Frame) -> Set[str]:
         """``agent.eval()`` where ``eval`` is a method of a project class (in
@@ -988,8 +1010,6 @@ class EvalWithoutNoGrad(Rule):
                     frame.needs_grad.append(order)
         if last is not None:
             words = _words(last)
-            if last not in _GRAD_MODE_WORDS and any(w in _NEEDS_GRAD_WORDS for w in words):
-                frame.needs_grad.append(order)
             if "load" in words or "pretrained" in words or last == "restore":
                 frame.loads_weights = True
             if ("train" in words or "fit" in words) and node.args:
@@ -999,10 +1019,9 @@ class EvalWithoutNoGrad(Rule):
         if self._trains_through(node, frame):
             frame.needs_grad.append(order)  # `self._train_epoch(loader)`, whose step runs backward
         qualified = self.names.call_name(node)
-        if qualified is not None and (
-            qualified in ("torch.autograd.grad", "torch.autograd.backward")
-            or qualified.startswith(("torch.autograd.functional.", "torch.func.", "functorch."))
-        ):
+        if qualified is not None and takes_gradients(qualified):
+            # `torch.autograd.grad(...)`, `IntegratedGradients(model)`, `torchattacks.PGD(model)`: the
+            # data table of libraries that differentiate through what they are given
             frame.needs_grad.append(order)
         if callee is not None and node.args:
             frame.forwards.append(_Forward(callee, frame.guard_depth > 0, order, func, node))

@@ -735,21 +735,21 @@ class TensorCreatedThenMoved(Rule):
         )
 
     def _over_range(self, binding: Binding) -> bool:
-        """A ``for`` target that is the loop's whole target, over ``range(...)``
-        or ``reversed(range(...))`` (the builtins)."""
+        """A ``for`` target that is the loop's whole target, over the builtin
+        ``range(...)``, also through library wrappers that hand its items on
+        unchanged (``reversed``, ``tqdm``: :meth:`Callees.items_of`):
+        ``for i in tqdm(reversed(range(1, steps)))``."""
         loop = binding.statement
         if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
             return False
-        source = loop.iter
-        for wrapper in ("reversed", "range"):
-            if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.args
+        source: Optional[cst.BaseExpression] = loop.iter
+        for _ in range(4):
+            if not isinstance(source, cst.Call):
+                return False
+            if (isinstance(source.func, cst.Name) and source.func.value == "range" and source.args
                     and not self.facts.scopes.resolve(source.func)):
-                return False
-            if source.func.value == "range":
                 return True
-            if source.func.value != wrapper:
-                return False
-            source = source.args[0].value
+            source = self.facts.callees.items_of(source)
         return False
 
     def _is_creator(self, qualified: str) -> bool:

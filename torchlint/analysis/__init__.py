@@ -149,7 +149,8 @@ class Facts:
         from torchlint.analysis.callees import Callees
 
         return Callees(self.scopes, self.names, lambda: self.instances, self.project.summaries, self.path,
-                       self.source if self.source is not None else self.module.code, lambda: self.own_summary)
+                       self.source if self.source is not None else self.module.code, lambda: self.own_summary,
+                       self.project.note_grad_read)
 
     @cached_property
     def python_module(self) -> "Optional[ast.Module]":

@@ -26,6 +26,7 @@ from torchlint.analysis.summaries import (
     EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
 )
 from torchlint.analysis.values import literal_bool
+from torchlint.data.apidata import EVERY_POSITIONAL
 
 if TYPE_CHECKING:
     from torchlint.analysis.instances import Instances
@@ -74,8 +75,11 @@ class Callees:
 
     def __init__(self, scopes: Scopes, names: "ImportTable", instances: "Callable[[], Instances]",
                  summaries: Optional[Summaries], path: str, source: str = "",
-                 own_summary: "Callable[[], Optional[FileSummary]]" = lambda: None) -> None:
+                 own_summary: "Callable[[], Optional[FileSummary]]" = lambda: None,
+                 note_grad_read: Callable[[str], None] = lambda qualified: None) -> None:
         self._source = source
+        self._note_grad_read = note_grad_read
+        """Records that this file's findings depend on one function's grad-mode facts."""
         self._own_summary = own_summary
         """The file's own summary (``Facts.own_summary``: made once per file, shared with the composition fact)."""
         self._scopes = scopes
@@ -184,6 +188,21 @@ class Callees:
         target = self.target(call, self._yielding)
         return target is not None and target.summary.wrapper and bool(target.summary.yields_from)
 
+    def items_of(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The argument whose items a loop over ``call`` draws unchanged, one
+        at a time: a library wrapper of the data table that yields one
+        parameter's items and does not pair them with other values
+        (``tqdm(reversed(steps))``, ``iter(x)``; not ``enumerate`` or ``zip``)."""
+        target = self.target(call, self._yielding)
+        if target is None or not target.summary.wrapper:
+            return None
+        from torchlint.data.apidata import wrappers
+
+        wrapper = wrappers().get(target.summary.qualified)
+        if wrapper is None or wrapper.paired or wrapper.yields is None or wrapper.yields == EVERY_POSITIONAL:
+            return None
+        return self.argument(call, wrapper.yields)
+
     def entered_as_itself(self, call: cst.Call) -> bool:
         """``with call as x`` binds x to the call's value: a library wrapper
         whose ``__enter__`` returns itself (``with tqdm(loader) as bar``), as
@@ -241,15 +260,24 @@ class Callees:
                 found.append((passed, value in target.summary.held_repeats))
         return found
 
-    @cached_property
-    def _running_parameters(self) -> "_Spelled":
-        return self._spelled("runs_parameters")
+    def grad_facts(self, summary: Summary) -> Tuple[FrozenSet[str], bool]:
+        """A project function's facts that change with grad mode: the
+        parameters it runs forward passes of with gradients on, and whether it
+        differentiates through a library; the read is recorded, one function
+        at a time (:data:`~torchlint.analysis.summaries.GRAD_FACT`)."""
+        self._note_grad_read(summary.qualified)
+        return summary.runs_parameters, summary.gradients
 
     def forward_arguments(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` runs forward passes of with gradients on, in
         a project function (``forward(model, batch)`` whose body calls
         ``model(...)``, there or through its callees; its summary)."""
-        return self._arguments_in(call, self._running_parameters, lambda target: target.summary.runs_parameters)
+        target = self.target(call)
+        if target is None or target.summary.wrapper:
+            return []
+        runs, _gradients = self.grad_facts(target.summary)
+        return [value for position, keyword, value in arguments(call)
+                if target.parameter(position, keyword) in runs]
 
     def repeated(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` iterates again and again (``while True: for b

@@ -255,6 +255,10 @@ class ProjectIndex:
         """Calls of a project function from other modules."""
         return tuple(self.calls.get(qualified, ()))
 
+    def note_grad_read(self, qualified: str) -> None:
+        """A lint asked the grad-mode facts of ``qualified``'s summary
+        (:data:`~torchlint.analysis.summaries.GRAD_FACT`); recorded by :class:`RecordingIndex`."""
+
     def uses(self, qualified: str) -> bool:
         """Whether some file of the run refers to ``qualified`` (one of the
         names rules asked about; False for any other, and when no index was built)."""
@@ -316,12 +320,22 @@ class RecordingIndex(ProjectIndex):
         object.__getattribute__(self, "reads").add(f"calls:{qualified}")
         return tuple(object.__getattribute__(self, "calls").get(qualified, ()))
 
+    def note_grad_read(self, qualified: str) -> None:
+        object.__getattribute__(self, "reads").add(f"{GRAD_READ}:{qualified}")
+
 
 _FIELD_SET = frozenset(READ_FIELDS)
+GRAD_READ = "summaries-grad"
+"""The read of one function's grad-mode summary facts (``summaries-grad:<function>``)."""
 
 
 def _read_digest(index: ProjectIndex, read: str) -> str:
     field_name, _, detail = read.partition(":")
+    if field_name == GRAD_READ:
+        summaries = index.summaries
+        value_of = stable([summaries.grad_facts(name) if summaries is not None else None
+                           for name in detail.split("|")])
+        return hashlib.sha256(json.dumps(value_of, separators=(",", ":")).encode()).hexdigest()
     if field_name not in _FIELD_SET:
         return "unknown"
     value: Any = getattr(index, field_name)
@@ -340,7 +354,9 @@ def stable(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return ["enum", type(value).__name__, stable(value.value)]
     if is_dataclass(value) and not isinstance(value, type):
-        return [type(value).__name__, [[f.name, stable(getattr(value, f.name))] for f in fields(value) if f.compare]]
+        # Facts read one function at a time (`GRAD_FACT` metadata) have their own reads.
+        return [type(value).__name__, [[f.name, stable(getattr(value, f.name))] for f in fields(value)
+                                       if f.compare and "read" not in f.metadata]]
     if isinstance(value, Mapping):
         items = [[stable(k), stable(v)] for k, v in value.items()]
         return ["map", sorted(items, key=_order)]

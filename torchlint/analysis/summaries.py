@@ -41,7 +41,7 @@ from torchlint.analysis.imports import (
 )
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.source.tree import python_literal_bool
-from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_signature, wrappers
+from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_signature, takes_gradients, wrappers
 from torchlint.data.versions import TorchVersion
 
 
@@ -57,6 +57,12 @@ a loop draws from it) to ``device`` -- ``cuda``, ``param:<name>`` (the
 device a parameter holds), ``attr:<name>`` (the instance's attribute), or
 ``?`` -- and whether ``non_blocking`` is passed (or may be)."""
 MODULE_BODY = "<module>"
+GRAD_FACT = {"read": "grad"}
+"""Metadata of the :class:`Summary` facts that change with grad mode (a
+decorator or ``with torch.no_grad()`` added or removed): the digest of the
+index's ``summaries`` leaves them out, and a lint that asks one records the
+read ``summaries-grad:<function>`` instead (:meth:`Summaries.grad_facts`), so
+such an edit re-lints only the files that asked about that function."""
 """The name a module's top-level code is summarised under (nothing calls it)."""
 VIEW_METHODS = frozenset({
     "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -221,6 +227,9 @@ class Function:
     runs_parameters: FrozenSet[str] = frozenset()
     """Parameters it calls as a module (``model(x)``, ``model.forward(x)``)
     with gradients on (outside ``no_grad``): a forward pass of what callers pass."""
+    gradients: bool = False
+    """It calls a library that differentiates through what it is given
+    (``IntegratedGradients(model).attribute(x)``: ``data/autograd.toml``)."""
 
 
 @dataclass(frozen=True)
@@ -433,9 +442,12 @@ class Summary:
     again and again in a loop that trains (runs ``backward()``), in a class
     whose methods' modules call ``set_epoch`` nowhere: a ``DistributedSampler``
     they draw from shuffles every epoch the same way."""
-    runs_parameters: FrozenSet[str] = frozenset()
+    runs_parameters: FrozenSet[str] = field(default=frozenset(), metadata=GRAD_FACT)
     """Parameters it runs forward passes of with gradients on, itself or
     through its callees (``def forward(model, batch): return model(batch)``)."""
+    gradients: bool = field(default=False, metadata=GRAD_FACT)
+    """It, or a callee, calls a library that differentiates through what it
+    is given (:attr:`Function.gradients`): it needs autograd on."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -507,7 +519,7 @@ def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
         runs=kept["runs"], iterates=kept["iterates"], yields_from=kept["yields_from"], loop_runs=kept["loop_runs"],
         repeats=kept["repeats"], forwards=kept["forwards"], evals=kept["evals"],
         held_iterates=kept["held_iterates"], held_repeats=kept["held_repeats"], epochs=kept["epochs"],
-        runs_parameters=kept["runs_parameters"],
+        runs_parameters=kept["runs_parameters"], gradients=all(summary.gradients for summary in summaries),
     )
 
 
@@ -567,6 +579,15 @@ class Summaries:
     a project class: those classes (one of them, chosen at run time)."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
+
+    def grad_facts(self, qualified: str) -> Tuple[FrozenSet[str], bool]:
+        """The grad-mode facts of ``qualified`` (a function, or several joined
+        by ``|`` as :func:`meet` names them): its ``runs_parameters`` and
+        ``gradients``, as the digest of the read ``summaries-grad:<qualified>`` sees them."""
+        summary = self.functions.get(qualified)
+        if summary is None:
+            return frozenset(), False
+        return summary.runs_parameters, summary.gradients
 
     def spelled(self, fact: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         """How a call of a callable with ``fact`` (``runs``, ``yields``,
@@ -762,7 +783,6 @@ _FACTS: Dict[str, Callable[[Summary], bool]] = {
     "iterates": lambda summary: bool(summary.iterates or summary.held_iterates),
     "builds": lambda summary: any(r.builds is not None for r in summary.returns),
     "moves": lambda summary: bool(summary.moves_items or summary.moves),
-    "runs_parameters": lambda summary: bool(summary.runs_parameters),
 }
 
 
@@ -916,6 +936,7 @@ class _FunctionScan:
         loader class with a literal ``pin_memory=True`` (that class), or None."""
         self.forwards: Set[str] = set()
         self.runs_parameters: Set[str] = set()
+        self.gradients = False
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
@@ -974,7 +995,7 @@ class _FunctionScan:
                         frozenset(self.pinned_returns), frozenset(self.pinned_attributes),
                         tuple(sorted(self._device_defaults())),
                         frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)),
-                        runs_parameters=frozenset(self.runs_parameters))
+                        runs_parameters=frozenset(self.runs_parameters), gradients=self.gradients)
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         found: List[Tuple[str, str]] = []
@@ -1610,6 +1631,8 @@ class _FunctionScan:
                     mode = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
                     (self.evals if mode is not None and python_literal_bool(mode) is False else self.trains).add(on_self)
         target = resolve(func, self.reader.imports, {})
+        if target is not None and takes_gradients(target):
+            self.gradients = True
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
             return
@@ -2772,7 +2795,7 @@ def _to_json(summary: FileSummary) -> Any:
             [list(m) for m in sorted(f.moves_items)], [list(m) for m in sorted(f.moves)], sorted(f.forwards),
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
-            [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters),
+            [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters), f.gradients,
         ] for f in summary.functions],
     }
 
@@ -2822,9 +2845,9 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies, stub, runs_parameters) in data["functions"]:
+             device_defaults, yields_items, copies, stub, runs_parameters, gradients) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub)):
+                           *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub, gradients)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard, one_of in returns:
@@ -2855,7 +2878,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
-                                      _copies(copies), stub, frozenset(runs_parameters)))
+                                      _copies(copies), stub, frozenset(runs_parameters), gradients))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -2965,7 +2988,8 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         name: Summary(name, f.parameters, f.keyword_only, f.method, f.runs, f.iterates, f.yields_from,
                       tuple(r for r in f.returns if r.call is None and not r.one_of), loop_runs=f.loop_runs, repeats=f.repeats,
                       moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals,
-                      device_defaults=f.device_defaults, runs_parameters=f.runs_parameters)
+                      device_defaults=f.device_defaults, runs_parameters=f.runs_parameters,
+                      gradients=f.gradients)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -3617,6 +3641,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     moves_items, moves = set(current.moves_items), set(current.moves)
     forwards, evals = set(current.forwards), set(current.evals)
     run_parameters = set(current.runs_parameters)
+    gradients = current.gradients
     returns = list(current.returns)
     for ret in function.returns:  # `return M(opt)`, M one of several classes: a new instance of one of them
         for candidate in ret.one_of:
@@ -3653,6 +3678,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
         else:
             runs |= target.runs
             loop_runs |= target.loop_runs
+        gradients = gradients or (target.gradients and not call.disabled)
         shared: List[str] = []  # values that are the same here as in the callee
         if not target.wrapper:
             shared.append(_PERSISTENT)  # a global or an attribute the callee uses
@@ -3727,7 +3753,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
                    forwards=frozenset(forwards), evals=frozenset(evals), device_defaults=current.device_defaults,
-                   runs_parameters=frozenset(run_parameters))
+                   runs_parameters=frozenset(run_parameters), gradients=gradients)
 
 
 class _Placed:
@@ -4018,7 +4044,7 @@ def _unless_none(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def _stored(target: ast.expr) -> Iterator[ast.Name]:
+def _stored(target: ast.AST) -> Iterator[ast.Name]:
     """The names an assignment target binds (``x``, ``x, (y, *z)``): not
     the ``x`` of ``x.attr = v`` or ``x[i] = v``, which stays what it was."""
     return (leaf for leaf in ast.walk(target) if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store))

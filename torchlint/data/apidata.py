@@ -36,6 +36,7 @@ DEPRECATIONS_FILE = DATA_DIR / "deprecations.toml"
 FRAMEWORKS_FILE = DATA_DIR / "frameworks.toml"
 WRAPPERS_FILE = DATA_DIR / "wrappers.toml"
 LOADERS_FILE = DATA_DIR / "loaders.toml"
+AUTOGRAD_FILE = DATA_DIR / "autograd.toml"
 
 
 class DataError(ValueError):
@@ -315,8 +316,11 @@ def _wrapper(entry: _Entry) -> Wrapper:
     name = entry.text("name", required=True)
     if "." not in name:
         entry.fail("`name` must be dotted (`builtins.zip`, `tqdm.std.tqdm`, `<class>.<method>`)")
+    paired = entry.flag("paired")
+    if paired and yields is None:
+        entry.fail("`paired` needs `yields`")
     wrapper = Wrapper(name, tuple(entry.names("aliases")), tuple(parameters), yields, returns, frozenset(runs),
-                      entry.text("note", required=True), enters_itself=enters == "self")
+                      entry.text("note", required=True), enters_itself=enters == "self", paired=paired)
     entry.finish()
     return wrapper
 
@@ -398,6 +402,9 @@ class Wrapper:
     note: str
     enters_itself: bool = False
     """``with call as x`` binds x to the call's value (``enters = "self"``)."""
+    paired: bool = False
+    """A loop over the call draws tuples that hold the items beside other
+    values (``enumerate``, ``zip``: ``paired = true``), not the items themselves."""
 
     def slot(self, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
         """The parameter an argument at ``position`` (or passed as ``keyword``) fills."""
@@ -448,6 +455,47 @@ def read_loaders(path: Path) -> Mapping[str, LoaderClass]:
                 raise DataError(f"{path.name}: {name}: listed twice")
             table[name] = loader
     return table
+
+
+@dataclass(frozen=True)
+class GradientLibrary:
+    """A library whose calls differentiate through the model they are given
+    (``torchlint/data/autograd.toml``)."""
+
+    prefix: str
+    note: str
+
+
+def _gradient_library(entry: _Entry) -> GradientLibrary:
+    prefix = entry.text("prefix", required=True)
+    if not all(part.isidentifier() for part in prefix.split(".")):
+        entry.fail(f"`prefix` must be a dotted module name, not {prefix!r}")
+    library = GradientLibrary(prefix, entry.text("note", required=True))
+    entry.finish()
+    return library
+
+
+def read_gradient_libraries(path: Path) -> Tuple[GradientLibrary, ...]:
+    """Every library in one file; raises DataError."""
+    found = tuple(_gradient_library(e) for e in _entries(path, "library"))
+    prefixes = [library.prefix for library in found]
+    if len(set(prefixes)) != len(prefixes):
+        raise DataError(f"{path.name}: a prefix is listed twice")
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def gradient_prefixes() -> FrozenSet[str]:
+    """The shipped modules whose calls take gradients (read once)."""
+    return frozenset(library.prefix for library in read_gradient_libraries(AUTOGRAD_FILE))
+
+
+def takes_gradients(qualified: str) -> bool:
+    """A call of ``qualified`` differentiates through what it is given: it is
+    in, or under, a module of :func:`gradient_prefixes`."""
+    prefixes = gradient_prefixes()
+    parts = qualified.split(".")
+    return any(".".join(parts[:end]) in prefixes for end in range(1, len(parts) + 1))
 
 
 DATALOADER = "torch.utils.data.DataLoader"
