@@ -263,6 +263,29 @@ def test_a_folder_a_file_puts_on_sys_path_names_its_modules_from_there(tmp_path:
     assert aliases.get("core") is None and "train" not in aliases  # own names stay their own
 
 
+def test_a_script_in_a_package_folder_imports_its_siblings_by_their_bare_names(tmp_path: Path) -> None:
+    """``python face_verify.py`` puts the script's folder first on sys.path: in a folder with an
+    ``__init__.py``, its siblings are importable by their bare names as well; a folder without a
+    script (``lib``) gives no such names, and neither does a script whose folder is no package."""
+    from torchlint.analysis.imports import module_name, script_aliases
+    from torchlint.analysis.summaries import canonical_name
+
+    files = _write(tmp_path, {
+        "app/__init__.py": "", "app/learner.py": "", "app/data/__init__.py": "", "app/data/loader.py": "",
+        "app/face_verify.py": "from learner import Learner\n\nif __name__ == '__main__':\n    pass\n",
+        "lib/__init__.py": "", "lib/models.py": "",
+        "tools/run.py": "if __name__ == \"__main__\":\n    pass\n", "tools/helper.py": "",
+    })
+    texts = [(path, path.read_bytes()) for path in files]
+    aliases = script_aliases(texts, module_name)
+    assert aliases["learner"] == "app.learner"
+    assert aliases["data.loader"] == "app.data.loader"
+    assert "models" not in aliases and "helper" not in aliases
+    # A method of a class in an aliased module resolves through the longest aliased prefix.
+    assert canonical_name("learner.Learner.infer", aliases) == "app.learner.Learner.infer"
+    assert canonical_name("torch.nn.Linear", aliases) == "torch.nn.Linear"
+
+
 def test_a_star_import_binds_the_project_modules_own_definitions_too(tmp_path: Path) -> None:
     """``from utils import *`` then ``evaluate(...)``: the project's function, as Python binds it
     (a later star import wins; a name with an underscore, or left out of ``__all__``, is not bound)."""

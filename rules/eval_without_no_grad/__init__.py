@@ -1149,7 +1149,8 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if not any(
                 start < f.order < min(end, own) and not f.guarded
-                and (self._runs_evaled(f, {obj}) or self._helper_runs_evaled(f, {obj}))
+                and (self._runs_evaled(f, {obj}) or self._helper_runs_evaled(f, {obj})
+                     or self._method_runs_evaled(f, {obj}, frame.node))
                 for f in frame.forwards
             ):
                 continue

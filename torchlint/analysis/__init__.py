@@ -67,6 +67,7 @@ class Facts:
     ) -> None:
         self.module = module
         self.names = names
+        names.follow_flow(lambda: self.flow)
         self.path = path
         self.source = source
         """The file's text (positions are in it); None: the module's own rendering."""

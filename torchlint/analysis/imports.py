@@ -481,6 +481,35 @@ def path_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = modul
             folder = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)),
                                                    literal.group("folder").decode("ascii", "replace")))
             folders.add(folder)
+    return _names_under(folders, texts, module_of)
+
+
+_MAIN_GUARD = re.compile(rb"""^if[ \t(]+__name__[ \t]*==[ \t]*['"]__main__['"]""", re.MULTILINE)
+
+
+def script_aliases(texts: Sequence[Text], module_of: Callable[[Path], str] = module_name) -> Dict[str, str]:
+    """Other dotted names of the modules beside a script in a package
+    folder: Python puts the folder of the script it runs first on
+    ``sys.path``, so ``python face_verify.py`` in a folder that has an
+    ``__init__.py`` imports its sibling ``learner.py`` as ``learner`` (and
+    ``data/loader.py`` as ``data.loader``), not only as ``<package>.learner``.
+    Folders holding a script (a file with a top-level ``if __name__ ==
+    "__main__":``) only; a name two files could have, or that is a
+    module's own name, is left out.  Maps each other name to the module's own."""
+    folders: Set[str] = set()
+    for path, text in texts:
+        if b"__main__" not in text or not _MAIN_GUARD.search(text):
+            continue
+        if "." in module_of(path):  # its folder is a package: its siblings have longer names
+            folders.add(os.path.dirname(os.path.abspath(path)))
+    return _names_under(folders, texts, module_of)
+
+
+def _names_under(folders: Set[str], texts: Sequence[Text], module_of: Callable[[Path], str]) -> Dict[str, str]:
+    """The names the modules in ``texts`` have from each of ``folders`` put
+    on ``sys.path`` (``core/datasets.py`` is ``datasets`` from ``core``),
+    mapped to their own; a name two files could have, or that is a
+    module's own name, is left out."""
     if not folders:
         return {}
     own = {module_of(path) for path, _ in texts}

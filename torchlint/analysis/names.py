@@ -9,7 +9,7 @@ the tree (cheaper than libcst's ``QualifiedNameProvider``).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -18,6 +18,9 @@ from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes, every_parameter
 from torchlint.source.tree import dotted
 from torchlint.analysis.canonical import canonical as canonical
+
+if TYPE_CHECKING:
+    from torchlint.analysis.flow import Flow
 
 __all__ = ["ImportTable", "canonical", "dotted"]
 
@@ -48,6 +51,14 @@ class ImportTable:
         self._scopes: Optional[Scopes] = None
         self._stack: List[Scope] = []
         self._open: List[cst.CSTNode] = []
+        self._flow: "Optional[Callable[[], Flow]]" = None
+        """The file's flow, when the analyses give it (:meth:`follow_flow`)."""
+
+    def follow_flow(self, flow: "Callable[[], Flow]") -> None:
+        """Let a name bound both by an import and otherwise resolve through
+        the bindings that reach the read (``from torch.utils import data``,
+        then ``data.DataLoader(...)``, and only later ``for data in loader``)."""
+        self._flow = flow
 
     @classmethod
     def from_module(cls, module: cst.Module, path: Optional[str] = None,
@@ -114,8 +125,12 @@ class ImportTable:
         owner = where.owner_of(local)
         if owner is None:
             return self._star_binding(local, where) if self.scopes.star_imports else None
+        return self._agreed(owner.bindings[local])
+
+    def _agreed(self, bindings: Sequence[Binding]) -> Optional[str]:
+        """The dotted path every one of ``bindings`` imports, if they agree."""
         target: Optional[str] = None
-        for binding in owner.bindings[local]:
+        for binding in bindings:
             if binding.import_fallback:
                 continue  # `except ImportError: name = None`
             if binding.kind is not BindingKind.IMPORT or binding.imported is None:
@@ -129,6 +144,17 @@ class ImportTable:
             if found is not None and _is_torch(found):
                 return found
         return target
+
+    def _reaching_import(self, name: cst.Name, scope: Optional[Scope]) -> Optional[str]:
+        """For a name the file binds both by an import and by something else:
+        the import, when it is every binding that reaches this read."""
+        if self._flow is None:
+            return None
+        owner = (scope if scope is not None else self.current_scope).owner_of(name.value)
+        if owner is None or not any(b.kind is BindingKind.IMPORT for b in owner.bindings[name.value]):
+            return None
+        reaching = self._flow().reaching_bindings(name)
+        return self._agreed(reaching) if reaching else None
 
     def _star_binding(self, local: str, scope: Scope) -> Optional[str]:
         stars: List[str] = []
@@ -174,6 +200,8 @@ class ImportTable:
             return None
         scope = None if self._stack else self.scopes.name_scope(root_node)
         base = self.binding(root_node.value, scope)
+        if base is None:
+            base = self._reaching_import(root_node, scope)
         if base is None:
             return None
         if parts:

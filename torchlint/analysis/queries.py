@@ -40,7 +40,8 @@ from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF, GradMode
 from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, add_import, connected, dotted, imported_modules,
     module_imports, module_level, module_name, project_star_modules,
-    namespace_aliases, parse_quietly, path_aliases, python_grad_mode, read_sources, reexports, resolve, star_parts, with_imported,
+    namespace_aliases, parse_quietly, path_aliases, python_grad_mode, read_sources, reexports, resolve, script_aliases,
+    star_parts, with_imported,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -102,7 +103,8 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
     calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of, callers[2])
     shapes = _methods(indexed, methods, store, module_of)
-    namespaces = {**path_aliases(indexed, module_of), **namespace_aliases(indexed, module_of)} if (
+    namespaces = {**script_aliases(indexed, module_of), **path_aliases(indexed, module_of),
+                  **namespace_aliases(indexed, module_of)} if (
         wants_summaries or bases or methods) else {}
     chosen = connected(indexed, module_of, statements, namespaces) if wants_summaries else []
     # Names used, keywords passed, methods called, summaries and saves: one

@@ -740,12 +740,19 @@ def first_in_bases(start: str, bases: Mapping[str, Tuple[str, ...]],
 
 
 def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
-    """``name`` as defined: through a re-export of itself or of its class."""
+    """``name`` as defined: through a re-export of itself, of its class, or
+    of the module it is in (the longest such prefix: ``learner.Learner.infer``
+    where a script's sibling ``learner`` is the package's ``pkg.learner``)."""
     found = aliases.get(name)
     if found is not None:
         return found
-    owner, _, last = name.rpartition(".")
-    return f"{aliases[owner]}.{last}" if owner in aliases else name
+    prefix, rest = name, ""
+    while "." in prefix:
+        prefix, _, last = prefix.rpartition(".")
+        rest = f"{last}.{rest}" if rest else last
+        if prefix in aliases:
+            return f"{aliases[prefix]}.{rest}"
+    return name
 
 
 def find(qualified: str, functions: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]]) -> Optional[Summary]:
