@@ -52,7 +52,10 @@ class DataLoaderWithoutWorkers(Rule):
     assigned once and used only in `**` unpackings): without a
     `num_workers` key the call is reported, with a fix that adds
     `num_workers=`; a `num_workers=0` inside such a dict is reported
-    without a fix (the dict may serve other calls).
+    without a fix (the dict may serve other calls), and so is a dict that
+    passes `num_workers=0` on some paths and nothing on the others
+    (`**({"num_workers": 0, "pin_memory": True} if cuda else {})`: zero on
+    every path).
 
     A loader built by a function of the project (in the same file or
     another module) whose every `return` builds it
@@ -389,15 +392,22 @@ class DataLoaderWithoutWorkers(Rule):
         arguments = bind(node, apidata.signature(_DATALOADER), self.context.torch_version,
                          self.facts.values.splatted)
         given = arguments.argument("num_workers")
+        zero_on_every_path = False
         if given is None and arguments.may_be_present("num_workers"):
-            return  # `*args` or `**kwargs` may carry num_workers
+            # `**({"num_workers": 0, "pin_memory": True} if cuda else {})`: 0 where it is
+            # passed, the default 0 where it is not; anything else may carry a count
+            possible = arguments.values("num_workers")
+            if not possible or not all(self.facts.values.int_constant(value) == 0 for value in possible):
+                return  # `*args` or `**kwargs` may carry num_workers
+            zero_on_every_path = True
         dataset = arguments.argument("dataset")
         if arguments.argument("worker_init_fn") is None and not arguments.may_be_present("worker_init_fn") \
                 and self._repeats_per_worker(dataset.value if dataset is not None else None):
             return  # workers would each yield the whole stream
         self._check(node, "num_workers", given.value if given is not None else None,
                     ("`DataLoader`", "the main process", ""), lambda: self._hint(node),
-                    lambda: self._spawn_problem(node, arguments), "num_workers" in arguments.splatted)
+                    lambda: self._spawn_problem(node, arguments),
+                    "num_workers" in arguments.splatted or zero_on_every_path)
 
     def _wrapped(self, node: cst.Call) -> None:
         """A call of a project function that builds a loader (in this file or
