@@ -54,6 +54,17 @@ def test_inside_only_the_doubles_run_and_after_it_the_real_rules_are_back(tmp_pa
     assert [line.split()[1] for line in findings(after.stdout)] == ["TL101"], after.stdout
 
 
+def test_the_lint_workers_run_the_doubles_too(tmp_path: Path) -> None:
+    """Enough files for a pool: each worker lints on its deep stack, which
+    runs in the context the worker was forked with."""
+    for name in ("a", "b", "c", "d", "e"):
+        (tmp_path / f"{name}.py").write_text(SOURCE, encoding="utf-8")
+    with catalog.rules_replaced(DOUBLES):
+        result = run_in_process(["check", ".", "--output-format", "concise", "--no-cache", "-j", "2"], tmp_path)
+    codes = sorted({line.split()[1] for line in result.stdout.splitlines() if ".py:" in line})
+    assert codes == ["TL991", "TL992"], result.stdout + result.stderr
+
+
 def test_the_cache_keeps_the_results_of_each_rule_set_apart(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(SOURCE, encoding="utf-8")
     args = ["check", ".", "--output-format", "json", "--cache-dir", str(tmp_path / ".cache")]

@@ -22,7 +22,7 @@ from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Deque, Generic, List, Optional, Sequence, Tuple, TypeVar, Union
 
-from torchlint.source.parsing import run_as_sacrificial_process
+from torchlint.source.parsing import on_deep_stack, run_as_sacrificial_process
 
 R = TypeVar("R")
 
@@ -77,6 +77,12 @@ def _serve(connection: Connection, work: Callable[..., Any], parent: int,
     watched(None)  # a replay record is the parent's: what a worker reads reaches it through the run record
     if initializer is not None:
         initializer()
+    # The whole loop on the deep stack: what needs it (a file's lint) runs there without a hand-over.
+    on_deep_stack(_tasks, connection, work)
+
+
+def _tasks(connection: Connection, work: Callable[..., Any]) -> None:
+    """Run tasks from the pipe until told to stop."""
     while True:
         try:
             message = connection.recv()

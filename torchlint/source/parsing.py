@@ -26,15 +26,17 @@ agrees that the text is broken.
 from __future__ import annotations
 
 import ast
+import contextvars
 import keyword
 import os
+import queue
 import re
 import signal
 import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 import libcst as cst
@@ -343,45 +345,91 @@ _deep_users = 0
 _saved_recursion_limit = 0
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One call handed to the deep thread, and its outcome once ``done``."""
+
+    function: Callable[..., object]
+    args: Tuple[object, ...]
+    context: contextvars.Context
+    """A copy of the caller's context variables (the rules in use, the read
+    watch), for the call to run in, as if the caller ran it."""
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: List[Tuple[bool, object]] = field(default_factory=list)
+
+
+class _DeepThread:
+    """The thread with a large stack that runs :func:`on_deep_stack`'s calls,
+    one at a time: started on first use and kept while the process lives (a
+    forked child, which has none of its parent's threads, starts its own).
+    A thread started for each file would cost each file the per-thread
+    set-up of libcst's native parser, about a millisecond: as much as
+    parsing a small file."""
+
+    def __init__(self) -> None:
+        self.calls: "queue.SimpleQueue[_Call]" = queue.SimpleQueue()
+        self.pid = 0
+        """The process the thread runs in (0: none started)."""
+
+    def run(self, call: _Call) -> None:
+        """Hand ``call`` to the thread, started if this process has none; its
+        outcome is there once ``call.done`` is set."""
+        with _deep_lock:
+            if self.pid != os.getpid():
+                self.calls = queue.SimpleQueue()
+                thread = threading.Thread(target=self._serve, args=(self.calls,), name="torchlint-parse",
+                                          daemon=True)
+                try:
+                    previous = threading.stack_size(_DEEP_STACK_BYTES)
+                except (ValueError, RuntimeError):  # pragma: no cover - platform refuses
+                    previous = None
+                try:
+                    thread.start()
+                finally:
+                    if previous is not None:
+                        threading.stack_size(previous)
+                self.pid = os.getpid()
+        self.calls.put(call)
+
+    @staticmethod
+    def _serve(calls: "queue.SimpleQueue[_Call]") -> None:
+        _deep.active = True
+        while True:
+            call = calls.get()
+            try:
+                call.outcome.append((True, call.context.run(call.function, *call.args)))
+            except BaseException as error:  # handed to the caller
+                call.outcome.append((False, error))
+            call.done.set()
+            del call  # nothing of it (a tree, a source) stays alive while the thread waits
+
+
+_deep_thread = _DeepThread()
+
+
 def on_deep_stack(function: Callable[..., T], *args: object) -> T:
     """``function(*args)`` in a thread with a large stack and a raised
     recursion limit: libcst and the tree walks recurse once per nesting
-    level.  Calls nest without starting another thread."""
+    level.  It runs in a copy of the caller's context.  Calls nest without
+    handing over again."""
     global _deep_users, _saved_recursion_limit
     if getattr(_deep, "active", False):
         return function(*args)
-    outcome: List[Tuple[bool, object]] = []
-
-    def target() -> None:
-        _deep.active = True
-        try:
-            outcome.append((True, function(*args)))
-        except BaseException as error:  # handed to the caller below
-            outcome.append((False, error))
-
+    call = _Call(function, args, contextvars.copy_context())
     with _deep_lock:
         if _deep_users == 0:
             _saved_recursion_limit = sys.getrecursionlimit()
             sys.setrecursionlimit(max(_saved_recursion_limit, _DEEP_RECURSION_LIMIT))
         _deep_users += 1
-        thread = threading.Thread(target=target, name="torchlint-parse", daemon=True)
-        try:
-            previous = threading.stack_size(_DEEP_STACK_BYTES)
-        except (ValueError, RuntimeError):  # pragma: no cover - platform refuses
-            previous = None
-        try:
-            thread.start()
-        finally:
-            if previous is not None:
-                threading.stack_size(previous)
     try:
-        thread.join()
+        _deep_thread.run(call)
+        call.done.wait()
     finally:
         with _deep_lock:
             _deep_users -= 1
             if _deep_users == 0:
                 sys.setrecursionlimit(_saved_recursion_limit)
-    ok, value = outcome[0]
+    ok, value = call.outcome[0]
     if not ok:
         assert isinstance(value, BaseException)
         raise value
