@@ -143,7 +143,11 @@ class BlockingHostToDeviceCopy(Rule):
     loader that may be `None` (`DataLoader(...) if test_set is not None
     else None`) is that loader wherever it is iterated, and writing an
     attribute of it (`gen.dataset.epoch_now = epoch`) keeps it the loader
-    it was.  Where the summaries cannot follow the loader
+    it was.  A device index counts as a GPU: an integer, `rank %
+    torch.cuda.device_count()`, or a command-line option every
+    `add_argument` of the file gives `type=int` and an integer default
+    (`args.local_rank`, also with `args` handed down as a parameter); an
+    option that may be None or a string does not.  Where the summaries cannot follow the loader
     into the function that copies it, the call that hands the loader over
     is reported instead, without a fix, when that function's summary says
     it copies the batches without `non_blocking`.

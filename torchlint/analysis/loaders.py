@@ -629,6 +629,9 @@ class Loaders:
             return fact
         if fact is NOT_DEVICE or depth > 5:
             return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self._option_of_parameter(
+                expr.value, expr.attr.value) == "int":
+            return Device(DeviceKind.VARIABLE, expr)  # `.to(args.local_rank)`, `args` handed in: a device index
         if isinstance(expr, cst.Attribute):
             passed = self._self_attribute_values(expr)
         elif isinstance(expr, cst.Name):
@@ -652,6 +655,25 @@ class Loaders:
         if all(device is not None and device.is_cpu for device in devices):
             return Device(DeviceKind.CPU, expr)
         return Device(DeviceKind.VARIABLE, expr)
+
+    def _option_of_parameter(self, name: cst.Name, option: str, depth: int = 0) -> Optional[str]:
+        """``args.<option>`` where ``args`` is a parameter every call of the
+        function in this file fills with the parsed command line, perhaps
+        through the caller's own parameter (:meth:`Values.option_type` of
+        what the outermost call passes)."""
+        bindings = self._scopes.resolve(name)
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER or depth > 4:
+            return None
+        passed = self._bound_values(name)
+        kinds: Set[Optional[str]] = set()
+        for value in passed:
+            found = self._scopes.resolve(value) if isinstance(value, cst.Name) else ()
+            if len(found) == 1 and found[0].kind is BindingKind.PARAMETER:
+                assert isinstance(value, cst.Name)
+                kinds.add(self._option_of_parameter(value, option, depth + 1))
+            else:
+                kinds.add(self._values.option_type(value, option))
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _annotated_int(self, name: cst.Name) -> bool:
         """A parameter annotated ``int``."""

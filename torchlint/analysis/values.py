@@ -257,6 +257,7 @@ class Values:
         self._optimized: Optional[Set[Binding]] = None
         self._attributes: Dict[cst.ClassDef, Dict[str, Optional[Value]]] = {}
         self._writes: Dict[cst.ClassDef, Dict[str, List[Optional[cst.BaseExpression]]]] = {}
+        self._option_types: Optional[Dict[Tuple[int, str], Set[Optional[str]]]] = None
 
     # -- classes of the file ----------------------------------------------------
 
@@ -899,7 +900,42 @@ class Values:
                 b.kind is BindingKind.ASSIGN and b.value is not None and self.is_int(b.value, depth + 1)
                 for b in bindings
             )
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            return self.option_type(expr.value, expr.attr.value) == "int"
         return False
+
+    def option_type(self, receiver: cst.BaseExpression, option: str) -> Optional[str]:
+        """``args.local_rank`` where ``args`` is ``parser.parse_args()`` (or a
+        name every binding of which is) and every ``parser.add_argument`` of
+        this file whose destination is ``local_rank`` passes ``type=int`` (or
+        another builtin) and a default of that type (or ``required=True``):
+        that builtin's name; None when anything else may set it."""
+        values: List[cst.BaseExpression] = [receiver]
+        if isinstance(receiver, cst.Name):
+            bindings = self._scopes.resolve(receiver)
+            if not bindings or any(b.kind is not BindingKind.ASSIGN or b.value is None for b in bindings):
+                return None
+            values = [b.value for b in bindings if b.value is not None]
+        parsers: Set[Binding] = set()
+        for value in values:
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "parse_args" and isinstance(value.func.value, cst.Name)):
+                return None
+            found = self._scopes.resolve(value.func.value)
+            if len(found) != 1:
+                return None
+            parsers.add(found[0])
+        types = {kind for parser in parsers for kind in self._options().get((id(parser), option), {None})}
+        return types.pop() if len(types) == 1 else None
+
+    def _options(self) -> Dict[Tuple[int, str], Set[Optional[str]]]:
+        """(parser binding's id, destination) -> the ``type=`` builtins of the
+        file's ``add_argument`` calls for it (None for any other type, or none)."""
+        if self._option_types is None:
+            found: Dict[Tuple[int, str], Set[Optional[str]]] = {}
+            self._module.visit(_OptionCollector(self._scopes, found))
+            self._option_types = found
+        return self._option_types
 
     def int_constant(self, expr: cst.BaseExpression) -> Optional[int]:
         """The integer ``expr`` certainly is: a literal, or a name every
@@ -1097,6 +1133,48 @@ def _self_attribute(target: cst.BaseExpression, receiver: str) -> Optional[str]:
     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == receiver:
         return target.attr.value
     return None
+
+
+class _OptionCollector(cst.CSTVisitor):
+    """The file's ``parser.add_argument(...)`` calls: each destination's ``type=``."""
+
+    _BUILTIN_TYPES = frozenset({"int", "float", "str", "bool"})
+
+    def __init__(self, scopes: Scopes, found: Dict[Tuple[int, str], Set[Optional[str]]]) -> None:
+        super().__init__()
+        self._scopes = scopes
+        self._found = found
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"
+                and isinstance(func.value, cst.Name)):
+            return
+        parsers = self._scopes.resolve(func.value)
+        if len(parsers) != 1:
+            return
+        flags = [_string_value(arg.value) for arg in node.args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        dest = _string_value(keywords["dest"]) if "dest" in keywords else next(
+            (flag.lstrip("-").replace("-", "_") for flag in flags if flag is not None and flag.startswith("--")),
+            next((flag for flag in flags if flag is not None and not flag.startswith("-")), None))
+        if dest is None:
+            return
+        given = keywords.get("type")
+        kind = (given.value if isinstance(given, cst.Name) and given.value in self._BUILTIN_TYPES
+                and not self._scopes.resolve(given) and "action" not in keywords and "nargs" not in keywords
+                else None)
+        # An option left out holds its default (None unless given): only a value of the type counts.
+        always_given = literal_bool(keywords["required"]) is True if "required" in keywords else not any(
+            flag is not None and flag.startswith("-") for flag in flags)
+        default = keywords.get("default")
+        if default is not None and isinstance(default, cst.UnaryOperation) and isinstance(default.operator, cst.Minus):
+            default = default.expression
+        default_kind = {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str"}.get(type(default)) if (
+            default is not None) else None
+        if not always_given and default_kind != kind:
+            kind = None
+        self._found.setdefault((id(parsers[0]), dest), set()).add(kind)
 
 
 def _unpacked(target: cst.BaseExpression) -> List[cst.BaseExpression]:
