@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
@@ -38,6 +39,14 @@ _GRAD_ATTRIBUTES: FrozenSet[str] = frozenset({
     "grad", "requires_grad", "requires_grad_", "grad_fn", "backward", "retain_grad",
     "register_hook",
 })
+_NO_GRADIENT_PACKAGES: FrozenSet[str] = frozenset({
+    "torch", "builtins", "copy", "pickle", "json", "os", "sys", "gc", "time", "logging", "inspect", "pprint",
+    "warnings", "functools", "itertools", "collections", "typing", "math", "random", "numpy",
+})
+"""Packages whose functions, given a model, do not differentiate through it
+(torch's own that do are in ``data/autograd.toml``, checked first)."""
+_BUILTIN_NAMES: FrozenSet[str] = frozenset(dir(builtins))
+"""Python's builtins (``print(model)``, ``len(...)``): known not to differentiate."""
 # Model methods that are a forward pass under another name.
 _FORWARD_METHODS: FrozenSet[str] = frozenset({
     "forward", "module", "forward_features", "extract_features", "extract_feat",
@@ -167,8 +176,11 @@ class EvalWithoutNoGrad(Rule):
     in `torchlint/data/autograd.toml` (Captum, torchattacks, Foolbox,
     AdverTorch, ART, PyG's explainers and attacks, pytorch-grad-cam,
     TorchCAM, SHAP, higher, learn2learn), itself or through a project
-    function whose summary calls one; what a callee is called decides
-    nothing), and neither it nor its
+    function whose summary calls one; and no call that hands the model
+    object itself to code the linter cannot see (a name the file does not
+    define or import, a package other than torch, the standard library's
+    common modules and NumPy: `pgd_attack(model, x)` may differentiate
+    through it); what a callee is called decides nothing), and neither it nor its
     code touches `torch.no_grad`, `torch.inference_mode` or
     `torch.set_grad_enabled`; the one exception is a method or function that
     puts a model in eval mode and whose `with torch.no_grad():` blocks hold
@@ -638,6 +650,28 @@ class EvalWithoutNoGrad(Rule):
                 return True
         return False
 
+    def _hands_model_to_unknown(self, call: cst.Call, frame: _Frame) -> bool:
+        """``pgd_attack(model, x)``: the model object itself (one this function
+        put in eval mode, or a value the facts say is a module) handed to a
+        callable whose code the linter cannot see (not torch's, not a
+        builtin, not a project function with a summary, not in the data
+        table): it may differentiate through the model, so the rule cannot
+        know that gradients are unwanted and stays quiet."""
+        if not call.args:
+            return False
+        evaled = {obj for obj, _, _ in frame.evals}
+        if not any((dotted(arg.value) or "") in evaled or self.facts.values.kind(arg.value) is ValueKind.MODEL
+                   for arg in call.args):
+            return False
+        if self.facts.callees.target(call) is not None:
+            return False  # a project function (or a library wrapper): its summary says what it does
+        qualified = self.names.call_name(call)
+        if qualified is not None:
+            return qualified.split(".", 1)[0] not in _NO_GRADIENT_PACKAGES
+        func = call.func
+        return not (isinstance(func, cst.Name) and func.value in _BUILTIN_NAMES
+                    and not self.facts.scopes.resolve(func))
+
     def _helper_runs_evaled(self, forward: _Forward, evaled: Set[str]) -> bool:
         """``forward(model, batch)`` after ``model.eval()``, where ``forward``
         is a project function (in any module) that runs a forward pass of the
@@ -1018,6 +1052,8 @@ class EvalWithoutNoGrad(Rule):
                 frame.reads_values = True
         if self._trains_through(node, frame):
             frame.needs_grad.append(order)  # `self._train_epoch(loader)`, whose step runs backward
+        elif self._hands_model_to_unknown(node, frame):
+            frame.needs_grad.append(order)  # `pgd_attack(model, x)`: what it does cannot be known
         qualified = self.names.call_name(node)
         if qualified is not None and takes_gradients(qualified):
             # `torch.autograd.grad(...)`, `IntegratedGradients(model)`, `torchattacks.PGD(model)`: the
