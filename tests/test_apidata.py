@@ -270,6 +270,10 @@ def test_gradient_libraries_match_by_module_not_by_spelling(tmp_path: Path) -> N
     assert [lib.prefix for lib in apidata.read_gradient_libraries(tmp_path / "autograd.toml")] == ["captum.attr"]
     assert apidata.takes_gradients("captum.attr.IntegratedGradients")
     assert apidata.takes_gradients("torch.autograd.grad")
+    assert apidata.takes_gradients("torch.autograd.functional.jacobian")
+    # A legacy tensor wrapper and the grad-mode switches take no gradients.
+    assert not apidata.takes_gradients("torch.autograd.Variable")
+    assert not apidata.takes_gradients("torch.autograd.no_grad")
     assert apidata.takes_gradients("torch.func.jacrev")
     assert apidata.takes_gradients("torchattacks.PGD")
     # A module whose name only starts the same way is another module.
