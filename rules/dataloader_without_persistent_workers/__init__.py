@@ -50,7 +50,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     a function of another module that iterates it
     (`train_one_epoch(model, loader, ...)`, through `enumerate`, `tqdm` or
     a logger's `log_every(loader)`), or to one that iterates it again and
-    again itself (a generator over `while True: for batch in loader`);
+    again itself (a generator over `while True: for batch in loader`, or
+    `while True: yield from loader`, in any module);
     or a generator of the file that hands out its batches pass after pass
     (`while True: yield from loader`, also when the generator builds the
     loader itself; also `with tqdm(loader) as bar: for batch in bar`); or

@@ -1590,8 +1590,12 @@ class _FunctionScan:
                 continue
             if isinstance(node, ast.YieldFrom):
                 parameter = self.subject(node.value)
-                if parameter is not None:
+                if parameter is not None:  # a loop over it that yields each item as it comes
                     self.yields_from.add(parameter)
+                    self.iterates.add(parameter)
+                    self.yields_items.add(parameter)
+                    if self.loops:  # `while True: yield from loader`: pass after pass
+                        self.repeats.add(parameter)
             if isinstance(node, ast.Call):
                 self.call(node, disabled, "call")
                 func = node.func
