@@ -431,6 +431,8 @@ class EvalWithoutNoGrad(Rule):
         self._guarded_withs: Set[int] = set()
         self._order = 0
         self._pattern: Optional[Pattern[str]] = None
+        self._step_calls: Optional[Dict[str, List[cst.Call]]] = None
+        """The file's calls made in a training step, by what they run (on first use)."""
         # pytest's files; a script called test.py is an evaluation script.
         self._test_file = context.is_test_file
         roots = self._imported_roots(context.module)
@@ -689,15 +691,23 @@ class EvalWithoutNoGrad(Rule):
                    for argument in callees.forward_arguments(forward.call)
                    for name in [dotted(argument)] if name is not None):
             return False
-        training = self.facts.training
-        for facts in training.functions.values():
-            for fact in facts.calls:
-                if fact.call is forward.call or not training.in_training_step(fact.call):
-                    continue
-                other = callees.target(fact.call)
-                if other is not None and other.summary.qualified == target.summary.qualified:
-                    return True
-        return False
+        return any(call is not forward.call for call in self._training_step_calls().get(target.summary.qualified, ()))
+
+    def _training_step_calls(self) -> Dict[str, List[cst.Call]]:
+        """The calls of this file made in a training step (the innermost loop
+        around them, or their function, runs backward), by the qualified name
+        of what they run: made once per file."""
+        if self._step_calls is None:
+            found: Dict[str, List[cst.Call]] = {}
+            training, callees = self.facts.training, self.facts.callees
+            for facts in training.functions.values():
+                for fact in facts.calls:
+                    if training.in_training_step(fact.call):
+                        runs = callees.target(fact.call)
+                        if runs is not None:
+                            found.setdefault(runs.summary.qualified, []).append(fact.call)
+            self._step_calls = found
+        return self._step_calls
 
     def _trains_through(self, call: cst.Call, frame: _Frame) -> bool:
         """The call runs a training step or loop (``backward()``, an optimizer

@@ -26,7 +26,7 @@ from torchlint.analysis.summaries import (
     EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
 )
 from torchlint.analysis.values import literal_bool
-from torchlint.data.apidata import EVERY_POSITIONAL
+from torchlint.data.apidata import EVERY_POSITIONAL, wrappers
 
 if TYPE_CHECKING:
     from torchlint.analysis.instances import Instances
@@ -196,8 +196,6 @@ class Callees:
         target = self.target(call, self._yielding)
         if target is None or not target.summary.wrapper:
             return None
-        from torchlint.data.apidata import wrappers
-
         wrapper = wrappers().get(target.summary.qualified)
         if wrapper is None or wrapper.paired or wrapper.yields is None or wrapper.yields == EVERY_POSITIONAL:
             return None
@@ -210,8 +208,6 @@ class Callees:
         target = self.target(call, self._yielding)
         if target is None or not target.summary.wrapper:
             return False
-        from torchlint.data.apidata import wrappers
-
         wrapper = wrappers().get(target.summary.qualified)
         return wrapper is not None and wrapper.enters_itself
 

@@ -331,16 +331,16 @@ GRAD_READ = "summaries-grad"
 
 def _read_digest(index: ProjectIndex, read: str) -> str:
     field_name, _, detail = read.partition(":")
-    if field_name == GRAD_READ:
+    value: Any
+    if field_name == GRAD_READ:  # one function's (or, for `a|b`, each candidate's) grad-mode facts
         summaries = index.summaries
-        value_of = stable([summaries.grad_facts(name) if summaries is not None else None
-                           for name in detail.split("|")])
-        return hashlib.sha256(json.dumps(value_of, separators=(",", ":")).encode()).hexdigest()
-    if field_name not in _FIELD_SET:
+        value = [summaries.grad_facts(name) if summaries is not None else None for name in detail.split("|")]
+    elif field_name not in _FIELD_SET:
         return "unknown"
-    value: Any = getattr(index, field_name)
-    if detail:
-        value = value.get(detail, ()) if isinstance(value, Mapping) else None
+    else:
+        value = getattr(index, field_name)
+        if detail:
+            value = value.get(detail, ()) if isinstance(value, Mapping) else None
     text = json.dumps(stable(value), separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 

@@ -629,9 +629,8 @@ class Loaders:
             return fact
         if fact is NOT_DEVICE or depth > 5:
             return None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self._option_of_parameter(
-                expr.value, expr.attr.value) == "int":
-            return Device(DeviceKind.VARIABLE, expr)  # `.to(args.local_rank)`, `args` handed in: a device index
+        if isinstance(expr, cst.Attribute) and self._option_of(expr.value, expr.attr.value) == "int":
+            return Device(DeviceKind.VARIABLE, expr)  # `.to(args.local_rank)`: a device index
         if isinstance(expr, cst.Attribute):
             passed = self._self_attribute_values(expr)
         elif isinstance(expr, cst.Name):
@@ -656,23 +655,18 @@ class Loaders:
             return Device(DeviceKind.CPU, expr)
         return Device(DeviceKind.VARIABLE, expr)
 
-    def _option_of_parameter(self, name: cst.Name, option: str, depth: int = 0) -> Optional[str]:
-        """``args.<option>`` where ``args`` is a parameter every call of the
-        function in this file fills with the parsed command line, perhaps
-        through the caller's own parameter (:meth:`Values.option_type` of
-        what the outermost call passes)."""
-        bindings = self._scopes.resolve(name)
-        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER or depth > 4:
+    def _option_of(self, receiver: cst.BaseExpression, option: str, depth: int = 0) -> Optional[str]:
+        """The type of ``<receiver>.<option>`` when ``receiver`` is the parsed
+        command line (:meth:`Values.option_type`), also a parameter every call
+        of its function in this file fills with it, through callers' own
+        parameters."""
+        bindings = self._scopes.resolve(receiver) if isinstance(receiver, cst.Name) else ()
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.PARAMETER:
+            return self._values.option_type(receiver, option)
+        if depth > 4:
             return None
-        passed = self._bound_values(name)
-        kinds: Set[Optional[str]] = set()
-        for value in passed:
-            found = self._scopes.resolve(value) if isinstance(value, cst.Name) else ()
-            if len(found) == 1 and found[0].kind is BindingKind.PARAMETER:
-                assert isinstance(value, cst.Name)
-                kinds.add(self._option_of_parameter(value, option, depth + 1))
-            else:
-                kinds.add(self._values.option_type(value, option))
+        assert isinstance(receiver, cst.Name)
+        kinds = {self._option_of(value, option, depth + 1) for value in self._bound_values(receiver)}
         return kinds.pop() if len(kinds) == 1 else None
 
     def _annotated_int(self, name: cst.Name) -> bool:

@@ -1044,14 +1044,13 @@ class _FunctionScan:
         item = self.item_of(iterated.func.value)
         if item is not None:  # `{k: v.to(device) for k, v in data.items()}`, `data` drawn from a loader
             for leaf in _stored(target):
-                if isinstance(leaf, ast.Name):
-                    self.items[leaf.id] = item
+                self.items[leaf.id] = item
             return
         parameter = self.part_of(iterated.func.value)
         if parameter is None or parameter == self.instance:
             return
         for leaf in _stored(target):
-            if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
+            if leaf.id not in self.parameters:
                 self.parts[leaf.id] = parameter
 
     def drawn_quietly(self, expr: ast.expr) -> Optional[str]:
@@ -1257,8 +1256,7 @@ class _FunctionScan:
             self.unpacked_parts(node.target, node.iter)
             for target, source in self.item_targets(node.target, node.iter, drawn):
                 for leaf in _stored(target):
-                    if isinstance(leaf, ast.Name):
-                        self.items[leaf.id] = source
+                    self.items[leaf.id] = source
             self.drawn_parts(node.target, node.iter, drawn)
             if self.loops:
                 self.repeats |= drawn
@@ -1308,7 +1306,7 @@ class _FunctionScan:
             if self.loops and self.results:  # a local built anew on every pass of a loop
                 for target in node.targets:
                     for leaf in _stored(target):
-                        if isinstance(leaf, ast.Name) and self.results.get(leaf.id, "").startswith(RESULT + "l:"):
+                        if self.results.get(leaf.id, "").startswith(RESULT + "l:"):
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
@@ -1318,20 +1316,18 @@ class _FunctionScan:
             for target in node.targets:  # `gen = DataLoader(..., pin_memory=True)`, perhaps in two branches
                 built = self.reader.maker(node.value, self) if isinstance(target, ast.Name) else None
                 for leaf in _stored(target):
-                    if isinstance(leaf, ast.Name):
-                        pinned = built if built is not None and self.pins_loader(node.value) else None
-                        _agree(self.pinned_names, leaf.id, pinned)
+                    pinned = built if built is not None and self.pins_loader(node.value) else None
+                    _agree(self.pinned_names, leaf.id, pinned)
             for target in node.targets:  # `loaders = []`, then filled with pinned loaders
                 for leaf in _stored(target):
-                    if isinstance(leaf, ast.Name):
-                        fresh = (target is leaf and isinstance(node.value, ast.List) and not node.value.elts
-                                 and leaf.id not in self.pinned_lists)
-                        if fresh or leaf.id in self.pinned_lists:
-                            self.pinned_lists[leaf.id] = None if fresh else False
+                    fresh = (target is leaf and isinstance(node.value, ast.List) and not node.value.elts
+                             and leaf.id not in self.pinned_lists)
+                    if fresh or leaf.id in self.pinned_lists:
+                        self.pinned_lists[leaf.id] = None if fresh else False
             iterated = self.iterator_of(node.value)
             for target in node.targets:  # `data_iter = iter(self.loader)`, perhaps again once it runs dry
                 for leaf in _stored(target):
-                    if isinstance(leaf, ast.Name) and (iterated is not None or leaf.id in self.iterators):
+                    if iterated is not None or leaf.id in self.iterators:
                         _agree(self.iterators, leaf.id, iterated if target is leaf else None)
             drawn_from = self.item_of(node.value) or self.next_of(node.value)
             part = self.part_of(node.value) if drawn_from is None else None
@@ -1339,9 +1335,9 @@ class _FunctionScan:
                 drawn_from is None and part is None and len(node.targets) == 1) else set()
             for target in node.targets:  # `x, y = batch`, `images = batch["image"]`: parts
                 for leaf in _stored(target):
-                    if isinstance(leaf, ast.Name) and drawn_from is not None:
+                    if drawn_from is not None:
                         self.items[leaf.id] = drawn_from
-                    elif isinstance(leaf, ast.Name) and part is not None and leaf.id not in self.parameters:
+                    elif part is not None and leaf.id not in self.parameters:
                         self.parts[leaf.id] = part
                 if drawn_from is None:  # `x = x.float()`: a new tensor from here on, no longer the item
                     rebound.extend(name for name in _rebound(target) if name not in paired)
@@ -1448,7 +1444,7 @@ class _FunctionScan:
         if item is None:
             return
         for leaf in _stored(target):
-            if isinstance(leaf, ast.Name) and leaf.id not in self.parameters:
+            if leaf.id not in self.parameters:
                 self.items[leaf.id] = item
 
     def pairwise(self, target: ast.expr, value: ast.expr) -> Set[str]:
@@ -1582,8 +1578,7 @@ class _FunctionScan:
                     self.unpacked_parts(generator.target, generator.iter)
                     for target, source in self.item_targets(generator.target, generator.iter, drawn):
                         for leaf in _stored(target):  # `[t.to(device) for t in batch]`: the batch's items
-                            if isinstance(leaf, ast.Name):
-                                self.items[leaf.id] = source
+                            self.items[leaf.id] = source
                     self.drawn_parts(generator.target, generator.iter, drawn)
                     pending.extend((generator.target, *generator.ifs))
                 pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
@@ -1786,16 +1781,15 @@ def _single_assignments(
             flat = (unpacked is not None and len(targets) == 1 and isinstance(value, ast.Call)
                     and isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts))
             for leaf in _stored(target):
-                if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
-                    known = leaf.id in found
-                    found[leaf.id] = value if simple and not known else None
-                    if unpacked is not None:
-                        if flat and not known:
-                            assert isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call)
-                            unpacked[leaf.id] = (value, target.elts.index(leaf))
-                        else:
-                            unpacked.pop(leaf.id, None)
-                if parameters is not None and isinstance(leaf, ast.Name) and leaf.id in parameters:
+                known = leaf.id in found
+                found[leaf.id] = value if simple and not known else None
+                if unpacked is not None:
+                    if flat and not known:
+                        assert isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call)
+                        unpacked[leaf.id] = (value, target.elts.index(leaf))
+                    else:
+                        unpacked.pop(leaf.id, None)
+                if parameters is not None and leaf.id in parameters:
                     mentioned = value is not None and any(
                         isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
                     derived[leaf.id] = derived.get(leaf.id, True) and mentioned
@@ -1835,8 +1829,7 @@ def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[ast.Call]]]) -> 
         calls[child.name] = None
     for target in targets:
         for leaf in _stored(target):
-            if isinstance(leaf, ast.Name):
-                calls[leaf.id] = None
+            calls[leaf.id] = None
 
 
 def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
@@ -2135,8 +2128,7 @@ class _FileReader:
                 value = statement.value if isinstance(statement, ast.Assign) and len(targets) == 1 else None
                 for target in targets:
                     for leaf in _stored(target):
-                        if isinstance(leaf, ast.Name):
-                            found[leaf.id] = value if target is leaf and leaf.id not in found else None
+                        found[leaf.id] = value if target is leaf and leaf.id not in found else None
             found = {name: value for name, value in found.items() if value is None or _device_like(value)}
             if any(value is not None for value in found.values()):
                 for declared in self.module_writes()[0]:
