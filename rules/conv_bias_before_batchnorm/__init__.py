@@ -153,8 +153,13 @@ class ConvBiasBeforeBatchNorm(Rule):
     `out_features`: each row is then one row of the output, so the norm's
     channels are the layer's features.  An attribute that `__init__`
     assigns in branches no run takes together (`if`/`elif`/`else`) is
-    followed when every branch builds such a layer with its bias on; each
-    of them is reported.  Only the pair matters: an activation, dropout, pooling
+    followed branch by branch: each branch's layer with its bias on is
+    reported when the norm attribute it feeds holds, in every assignment
+    that can run together with that branch, a batch norm of the matching
+    kind (`if fast: self.c = FastConv(...); self.bn = ...` `else: self.c =
+    nn.Conv2d(...); self.bn = nn.BatchNorm2d(c)` reports the `else` conv; a
+    branch building a layer the rule cannot read, or one without a bias,
+    leaves the others alone).  Only the pair matters: an activation, dropout, pooling
     or a residual addition in between keeps the report away, and so do
     channel counts known to differ (literals, or names assigned only
     literals).
@@ -793,24 +798,11 @@ class ConvBiasBeforeBatchNorm(Rule):
             test = self._class_test(tests, members, producers, original_node)
             if tests and test is None:
                 continue  # a condition that cannot be moved to the constructor
-            ok = True
-            norm_kind: Optional[_Norm] = None
-            for norm_attr in norms:
-                norm_member = members.get(norm_attr)
-                norm = self._layer(norm_member.value, follow_names=False) if norm_member is not None else None
-                if norm is None or norm[0] != "norm":
-                    ok = False
-                    break
-                assert isinstance(norm[1], _Norm)
-                for producer in producers:
+            for producer in producers:  # each branch's layer on its own
+                kind = self._norm_after(producer, norms, members)
+                if kind is not None:
                     assert isinstance(producer[1], _Producer)
-                    if not self._compatible(producer[1], producer[2], norm[1], norm[2]):
-                        ok = False
-                norm_kind = norm[1]
-            if ok and norm_kind is not None:
-                for producer in producers:
-                    assert isinstance(producer[1], _Producer)
-                    self._report(producer[1], producer[2], norm_kind, producer[3], test)
+                    self._report(producer[1], producer[2], kind, producer[3], test)
         self._paired_lists(members, original_node)
         self._keyed_layers(members)
 
@@ -823,21 +815,66 @@ class ConvBiasBeforeBatchNorm(Rule):
             if producer is None or producer[0] != "producer":
                 return []
             return [("producer", producer[1], producer[2], member.statement)]
-        entries = member.entries
-        if len(entries) < 2 or any(value is None or statement is None for value, statement in entries):
+        entries = self._exclusive_entries(member)
+        if entries is None:
             return []
         found: List[_Layer] = []
         for value, statement in entries:
             producer = self._layer(value, follow_names=False)
-            if producer is None or producer[0] != "producer":
-                return []
-            found.append(("producer", producer[1], producer[2], statement))
+            if producer is not None and producer[0] == "producer":
+                found.append(("producer", producer[1], producer[2], statement))
+        return found
+
+    def _exclusive_entries(self, member: Member) -> Optional[List[Tuple[cst.BaseExpression, cst.CSTNode]]]:
+        """The assignments of an attribute that ``__init__`` makes in branches
+        no run takes together, each a plain one; None otherwise.  Each stands
+        alone: a branch that builds a layer the rule cannot read (a project's
+        own ``Conv2d`` subclass) does not hide what another branch builds."""
+        entries = member.entries
+        if len(entries) < 2:
+            return None
+        plain: List[Tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for value, statement in entries:
+            if value is None or statement is None:
+                return None
+            plain.append((value, statement))
         flow = self.facts.flow
-        for index, (_, first) in enumerate(entries):
-            for _, second in entries[index + 1:]:
-                assert first is not None and second is not None
+        for index, (_, first) in enumerate(plain):
+            for _, second in plain[index + 1:]:
                 if not flow.exclusive(first, second):
-                    return []
+                    return None
+        return plain
+
+    def _norm_after(self, producer: _Layer, norms: Sequence[str], members: Mapping[str, Member]) -> Optional[_Norm]:
+        """The batch norm the producer's output goes into: every attribute it
+        flows into holds, in each assignment that can run together with the
+        producer's own, a batch norm compatible with it (the ``else`` branch's
+        ``nn.BatchNorm2d`` for the ``else`` branch's ``nn.Conv2d``); None when
+        any of them holds something else or nothing is known."""
+        found: Optional[_Norm] = None
+        flow = self.facts.flow
+        built = producer[3]
+        for norm_attr in norms:
+            norm_member = members.get(norm_attr)
+            if norm_member is None:
+                return None
+            if norm_member.value is not None:
+                values: List[cst.BaseExpression] = [norm_member.value]
+            else:
+                entries = self._exclusive_entries(norm_member)
+                if entries is None or built is None:
+                    return None
+                values = [value for value, statement in entries if not flow.exclusive(statement, built)]
+            if not values:
+                return None
+            for value in values:
+                norm = self._layer(value, follow_names=False)
+                if norm is None or norm[0] != "norm":
+                    return None
+                assert isinstance(norm[1], _Norm) and isinstance(producer[1], _Producer)
+                if not self._compatible(producer[1], producer[2], norm[1], norm[2]):
+                    return None
+                found = norm[1]
         return found
 
     def _paired_lists(self, members: Mapping[str, Member], node: cst.ClassDef) -> None:
