@@ -7,6 +7,7 @@ from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.queries import summaries
 from torchlint.analysis.values import literal_bool, ValueKind
 from torchlint.ruleapi.fixes import insert_statements, keyword_argument, parse_statement, statement_site
 from torchlint.model import Applicability
@@ -38,11 +39,20 @@ class ClipBeforeUnscale(Rule):
     """## What it does
     Reports `torch.nn.utils.clip_grad_norm_` and `clip_grad_value_` calls
     that come after `scaler.scale(loss).backward()` (the scaler being a
-    `torch.amp.GradScaler`, or the older `torch.cuda.amp.GradScaler`, also
-    when assigned as `GradScaler(...) if amp else None` or annotated as one)
-    with no `scaler.unscale_(...)` in between, in the same block or the
-    blocks around it, whether `scaler.step(optimizer)` follows in the same
-    function or the caller steps.
+    `torch.amp.GradScaler`, the older `torch.cuda.amp.GradScaler`, or FSDP's
+    `ShardedGradScaler`, also when assigned as `GradScaler(...) if amp else
+    None` or annotated as one) with no `scaler.unscale_(...)` in between, in
+    the same block or the blocks around it, whether `scaler.step(optimizer)`
+    follows in the same function or the caller steps.
+
+    The scaler may be a parameter: the project's calls that fill it decide
+    what it is (`train_one_epoch(model, loader, opt, scaler)` in another
+    module, called by a driver that builds a `GradScaler`, or handed on
+    through a base trainer's `fit(..., scaler: GradScaler)` to the
+    `self.train_one_epoch(...)` a subclass overrides).  When every class
+    the callers build it with is a gradient scaler it counts; when one of
+    them is something else (a project's own object with a `scale` method),
+    or nothing is known, the clip is left alone.
 
     A backward in one branch of an `if` does not reach a clip in the other
     branch: `if amp: scaler.scale(loss).backward() else: loss.backward()`
@@ -110,6 +120,7 @@ class ClipBeforeUnscale(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_summary = "unsafe: insert `scaler.unscale_(optimizer)` before the clip"
     torch_range = TorchRange(min=TorchVersion(1, 6), note="`GradScaler` and `unscale_` exist since 1.6")
+    project_queries = (summaries(),)
     trigger_words = ("clip_grad_",)
     valid = (
         (

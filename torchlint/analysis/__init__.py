@@ -247,8 +247,10 @@ class Facts:
         """What expressions hold."""
         from torchlint.analysis.values import Values
 
-        builds = (lambda call: self.callees.builds(call)) if self.project.summaries is not None else None
-        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents, lambda: self.flow)
+        summaries = self.project.summaries is not None
+        builds = (lambda call: self.callees.builds(call)) if summaries else None
+        passed = (lambda binding: self.callees.passed_classes(binding)) if summaries else None
+        return Values(self.module, self.scopes, self.names, builds, lambda: self.parents, lambda: self.flow, passed)
 
     @cached_property
     def training(self) -> "Training":

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.scopes import BindingKind, ScopeKind, Scopes
+from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import (
     EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
 )
@@ -646,6 +646,21 @@ class Callees:
         if owner is not None and owner.kind is ScopeKind.MODULE:
             return f"{self._module}.{function.name.value}"
         return None
+
+    def passed_classes(self, binding: Binding) -> FrozenSet[str]:
+        """The classes whose instances the project's calls pass for the
+        parameter ``binding`` (:attr:`Summaries.passed`: ``fit(..., scaler)``
+        in a driver fills ``scaler`` of ``fit`` in another module); from this
+        file's own summary, linked alone, when the run left the file out."""
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if binding.kind is not BindingKind.PARAMETER or not isinstance(function, cst.FunctionDef):
+            return frozenset()
+        qualified = self.qualified(function)
+        if qualified is None:
+            return frozenset()
+        summaries = self._summaries if os.path.abspath(self._path) in self._summaries.paths else self._alone
+        return summaries.passed_classes(qualified, binding.name) if summaries is not None else frozenset()
 
     def sibling(self, function: cst.FunctionDef, method: str) -> Optional[Summary]:
         """The summary of ``method`` of the class whose method ``function`` is

@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-16"
+_FORMAT = b"callable-summaries-17"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -162,6 +162,11 @@ class Call:
     a name imported in several branches), one such call each, all with the
     same number: the call does what every one of them does (:func:`meet`),
     and a pinned loader given to it reaches whichever runs."""
+    built: Tuple[Tuple[str, str], ...] = ()
+    """For each slot whose argument one of several named classes built (``A()
+    if c else B()``, or a local bound to ``A()`` in one branch and ``B()`` in
+    another) where :attr:`makers` knows no one class: each such class, one
+    pair per class."""
 
 
 @dataclass(frozen=True)
@@ -230,6 +235,10 @@ class Function:
     gradients: bool = False
     """It calls a library that differentiates through what it is given
     (``IntegratedGradients(model).attribute(x)``: ``data/autograd.toml``)."""
+    annotated: Tuple[Tuple[str, str], ...] = ()
+    """Parameters annotated with a named class (``scaler: GradScaler``,
+    ``Optional[GradScaler]``): parameter -> that class, as the file's imports
+    name it; what the function hands on from them is of that class."""
 
 
 @dataclass(frozen=True)
@@ -577,6 +586,11 @@ class Summaries:
     factories: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
     """The project functions every ``return`` of which builds an instance of
     a project class: those classes (one of them, chosen at run time)."""
+    passed: Mapping[str, Mapping[str, FrozenSet[str]]] = field(default_factory=dict)
+    """For each project function or method (a class's ``__init__`` for its
+    construction): parameter -> the classes whose instances some project
+    call passes for it, built at the call or handed on through callers'
+    own parameters (:func:`_passed_classes`)."""
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
@@ -622,6 +636,12 @@ class Summaries:
         None when nothing is known."""
         return find(self.canonical(qualified), self.functions, self.bases)
 
+    def passed_classes(self, function: str, parameter: str) -> FrozenSet[str]:
+        """The classes whose instances project calls pass for ``parameter`` of
+        ``function`` (its qualified name; a class's ``__init__`` for what its
+        constructions pass); empty when none is known."""
+        return self.passed.get(function, {}).get(parameter, frozenset())
+
     def maker_of(self, function: str, parameter: str) -> Optional[str]:
         """The class that built what every project call of ``function``
         passes for ``parameter``; None when unknown or they differ."""
@@ -654,6 +674,8 @@ class Summaries:
         digest.update(f"{sorted(self.copying)!r}\n".encode())
         for name in sorted(self.factories):
             digest.update(f"{name}\0{sorted(self.factories[name])!r}\n".encode())
+        for name in sorted(self.passed):
+            digest.update(f"{name}\0{sorted((p, sorted(c)) for p, c in self.passed[name].items())!r}\n".encode())
         return digest.hexdigest()
 
     def loader_of(self, qualified: str) -> Optional[BuiltLoader]:
@@ -909,6 +931,12 @@ class _FunctionScan:
         self.method = owner is not None and not any(
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators
         )
+        self.annotated: List[Tuple[str, str]] = []
+        if arguments is not None:
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                cls = reader.annotation_class(argument.annotation) if argument.annotation is not None else None
+                if cls is not None:
+                    self.annotated.append((argument.arg, cls))
         self.instance = self.positional[0] if self.method and self.positional else None
         self.runs: Set[str] = set()
         self.loop_runs: Set[str] = set()
@@ -1002,7 +1030,8 @@ class _FunctionScan:
                         frozenset(self.pinned_returns), frozenset(self.pinned_attributes),
                         tuple(sorted(self._device_defaults())),
                         frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)),
-                        runs_parameters=frozenset(self.runs_parameters), gradients=self.gradients)
+                        runs_parameters=frozenset(self.runs_parameters), gradients=self.gradients,
+                        annotated=tuple(sorted(self.annotated)))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         found: List[Tuple[str, str]] = []
@@ -1657,6 +1686,7 @@ class _FunctionScan:
         devices: List[Tuple[str, str]] = []
         parts: List[Tuple[str, str]] = []
         pins: List[Tuple[str, str]] = []
+        built: List[Tuple[str, str]] = []
         for position, keyword, argument in _arguments(node):
             slot = keyword if keyword is not None else str(position)
             parameter = self.tracked(argument)
@@ -1673,6 +1703,8 @@ class _FunctionScan:
             elif isinstance(argument, ast.Name) and self.pinned_names.get(argument.id) is not None:
                 makers.append((slot, str(self.pinned_names[argument.id])))  # assigned more than once, each pinned
                 pins.append((slot, "lit"))
+            else:
+                built.extend((slot, cls) for cls in self.reader.one_of_classes(argument, self))
             item = self.item_of(argument)
             if item is not None:
                 items.append((slot, item))
@@ -1687,7 +1719,7 @@ class _FunctionScan:
         for callee, bound in [found] if found is not None else [(name, method) for name in chosen]:
             self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
                                    self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins),
-                                   choice=0 if found is not None else self.choices_made))
+                                   choice=0 if found is not None else self.choices_made, built=tuple(built)))
 
 
 def _names_only(expr: ast.expr, names: Set[str]) -> bool:
@@ -2196,6 +2228,43 @@ class _FileReader:
         if isinstance(expr, ast.Call):
             return self.named(expr.func, scan)
         return None
+
+    def annotation_class(self, annotation: ast.expr) -> Optional[str]:
+        """The class an annotation names (``GradScaler``, ``amp.GradScaler``,
+        ``Optional[GradScaler]``, ``"GradScaler"`` left as text is not read)."""
+        if isinstance(annotation, ast.Subscript) and self.named(annotation.value, None) == "typing.Optional":
+            annotation = annotation.slice
+        if not isinstance(annotation, (ast.Name, ast.Attribute)):
+            return None
+        return self.named(annotation, None)
+
+    def one_of_classes(self, expr: ast.expr, scan: _FunctionScan) -> Tuple[str, ...]:
+        """The named classes (or callables) one of whose calls built ``expr``,
+        asked when :meth:`maker` knows no single call: both sides of ``A() if
+        c else B()``, or each call a local is bound to in several branches;
+        () when any way of binding it is something else."""
+        sides: List[ast.expr] = [expr]
+        if isinstance(expr, ast.Name):
+            if expr.id in scan.parameters:
+                return ()
+            calls = scan.assigned_calls(expr.id)
+            value = scan.locals.get(expr.id)
+            if calls:
+                sides = list(calls)
+            elif value is not None:
+                sides = [value]
+            else:
+                return ()
+        found: Set[str] = set()
+        for side in sides:
+            side = _unless_none(side)
+            for part in (side.body, side.orelse) if isinstance(side, ast.IfExp) else (side,):
+                part = _unless_none(part)
+                name = self.named(part.func, scan) if isinstance(part, ast.Call) else None
+                if name is None:
+                    return ()
+                found.add(name)
+        return tuple(sorted(found))
 
     def pin_state(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
         """What the call that built ``expr`` (as :meth:`maker` finds it) passes
@@ -2791,7 +2860,7 @@ def _to_json(summary: FileSummary) -> Any:
              for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
               c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
-              c.on_self, [list(p) for p in c.pins], c.choice]
+              c.on_self, [list(p) for p in c.pins], c.choice, [list(b) for b in c.built]]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
@@ -2799,6 +2868,7 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
             [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters), f.gradients,
+            [list(a) for a in f.annotated],
         ] for f in summary.functions],
     }
 
@@ -2848,7 +2918,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies, stub, runs_parameters, gradients) in data["functions"]:
+             device_defaults, yields_items, copies, stub, runs_parameters, gradients, annotated) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub, gradients)):
                 return None
@@ -2863,13 +2933,14 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                 parsed_returns.append(Return(builds, parameter, call, None if guard is None else (guard[0], guard[1]),
                                              tuple(one_of)))
             parsed_calls = []
-            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins, choice \
-                    in calls:
+            for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins, choice, \
+                    built in calls:
                 if not (isinstance(callee, str) and isinstance(role, str) and isinstance(choice, int)
                         and all_of(bool, bound, disabled, in_loop) and _optional(str, on_self)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
-                                         _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins), choice))
+                                         _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins), choice,
+                                         _pairs(built)))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -2881,7 +2952,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _moves(moves_items), _moves(moves), frozenset(forwards), frozenset(evals),
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
-                                      _copies(copies), stub, frozenset(runs_parameters), gradients))
+                                      _copies(copies), stub, frozenset(runs_parameters), gradients,
+                                      _pairs(annotated)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -3054,9 +3126,10 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
     pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets, chosen)
     copies, copying = _pinned_copies(written, modules, pinned, state, bases, aliases, targets)
+    passed = _passed_classes(written, state, bases, aliases, targets, chosen)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
-                     pinned_copies=copies, copying=copying, factories=factories)
+                     pinned_copies=copies, copying=copying, factories=factories, passed=passed)
 
 
 def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
@@ -3996,6 +4069,96 @@ def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summa
         if len(makers) == 1 and only is not None:
             agreed.setdefault(callee, {})[parameter] = only
     return agreed
+
+
+def _passed_classes(written: Mapping[str, Function], state: Mapping[str, Summary],
+                    bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                    targets: Mapping[Tuple[str, int], Optional[str]],
+                    chosen: Mapping[str, Tuple[str, ...]]) -> Dict[str, Dict[str, FrozenSet[str]]]:
+    """:attr:`Summaries.passed`: the classes that built what each call passes
+    (:attr:`Call.makers`, :attr:`Call.built`), given to the parameters it
+    fills, then on through the calls that pass those parameters along
+    (``main`` builds a ``GradScaler`` and hands it to ``fit``, which hands
+    it to ``train_one_epoch``); each (parameter, class) is added once, so
+    the work is linear in the calls and what flows through them."""
+    found: Dict[Tuple[str, str], Set[str]] = {}
+    pending: List[Tuple[str, str]] = []
+
+    def slots_of(target: Summary, slot: str, bound: bool) -> List[Tuple[str, str]]:
+        """The (function, parameter) pairs an argument in ``slot`` fills."""
+        if target.qualified in chosen:  # one of several callables: whichever runs gets it
+            return [pair for member in chosen[target.qualified] for pair in slots_of(state[member], slot, bound)]
+        position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
+        parameter = target.parameter_for(position, keyword, bound)
+        if parameter is None or target.wrapper:
+            return []
+        if target.constructs:  # a construction fills its `__init__`'s parameters
+            init = find(f"{target.qualified}.__init__", state, bases)
+            return [(init.qualified, parameter)] if init is not None and not init.wrapper else []
+        return [(target.qualified, parameter)]
+
+    def add(pair: Tuple[str, str], classes: Iterable[str]) -> None:
+        have = found.setdefault(pair, set())
+        grown = set(classes) - have
+        if grown:
+            have |= grown
+            pending.append(pair)
+
+    named_bases = _canonical_bases(bases, aliases)
+    subclasses: Dict[str, List[str]] = {}
+    for cls in sorted(named_bases):
+        for base in named_bases[cls]:
+            subclasses.setdefault(base, []).append(cls)
+
+    def overrides(owner: str, method: str) -> List[Summary]:
+        """``method`` as the subclasses of ``owner`` (at any depth) define it:
+        what ``self.method(...)`` in ``owner`` runs for their instances."""
+        found_here: List[Summary] = []
+        seen: Set[str] = {owner}
+        stack = list(subclasses.get(owner, ()))
+        while stack:
+            cls = stack.pop()
+            if cls in seen:
+                continue
+            seen.add(cls)
+            summary = state.get(f"{cls}.{method}")
+            if summary is not None:
+                found_here.append(summary)
+            stack.extend(subclasses.get(cls, ()))
+        return found_here
+
+    relays: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
+    for name, function in written.items():
+        own = set(function.parameters) | set(function.keyword_only)
+        for parameter, cls in function.annotated:
+            add((name, parameter), (canonical_name(cls, aliases),))
+        for index, call in enumerate(function.calls):
+            qualified = targets.get((name, index))
+            target = state.get(qualified) if qualified is not None else None
+            if target is None:
+                continue
+            runs = [target]
+            if call.on_self == "" and function.method:  # a subclass's override runs for its instances
+                runs += overrides(name.rpartition(".")[0], call.callee.rpartition(".")[2])
+            classes: Dict[str, Set[str]] = {}
+            for slot, cls in (*call.makers, *call.built):
+                classes.setdefault(slot, set()).add(canonical_name(cls, aliases))
+            for each in runs:
+                for slot, value in call.slots:
+                    if value in own:
+                        for pair in slots_of(each, slot, call.bound):
+                            relays.setdefault((name, value), []).append(pair)
+                for slot, built in sorted(classes.items()):
+                    for pair in slots_of(each, slot, call.bound):
+                        add(pair, built)
+    while pending:
+        source = pending.pop()
+        for pair in relays.get(source, ()):
+            add(pair, found[source])
+    passed: Dict[str, Dict[str, FrozenSet[str]]] = {}
+    for (function_name, parameter), names in sorted(found.items()):
+        passed.setdefault(function_name, {})[parameter] = frozenset(names)
+    return passed
 
 
 # -- which files ------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ _SAMPLERS: FrozenSet[str] = frozenset({
 })
 _GRAD_SCALERS: FrozenSet[str] = frozenset({
     "torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cpu.amp.GradScaler",
-    "torch.amp.grad_scaler.GradScaler",
+    "torch.amp.grad_scaler.GradScaler", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
 })
 _ANNOTATIONS: Dict[str, ValueKind] = {
     "torch.Tensor": ValueKind.TENSOR,
@@ -189,6 +189,22 @@ _SAME_KIND_METHODS: FrozenSet[str] = frozenset({
     "contiguous", "detach", "clone",
 })
 _MAX_DEPTH = 6
+
+
+def _class_kind(qualified: str) -> Optional[ValueKind]:
+    """The kind of value a library class's instances are, for the kinds a
+    parameter may be known as from what its callers pass (no model, loss or
+    tensor: those carry facts of the call that built them)."""
+    if qualified == "torch.utils.data.DataLoader":
+        return ValueKind.DATALOADER
+    if qualified in _SAMPLERS:
+        return ValueKind.SAMPLER
+    if qualified in _GRAD_SCALERS:
+        return ValueKind.GRAD_SCALER
+    if qualified.startswith("torch.optim.") and not qualified.startswith("torch.optim.lr_scheduler"):
+        return ValueKind.OPTIMIZER if qualified.rsplit(".", 1)[-1][:1].isupper() else None
+    return None
+
 _BUILT_KINDS = frozenset({ValueKind.SAMPLER, ValueKind.DATALOADER, ValueKind.DATASET, ValueKind.GRAD_SCALER,
                           ValueKind.OPTIMIZER, ValueKind.MODEL})
 """What a project function's result may be known as from what it builds
@@ -241,8 +257,12 @@ class Values:
     def __init__(self, module: cst.Module, scopes: Scopes, names: "ImportTable",
                  builds: "Optional[Callable[[cst.Call], Optional[str]]]" = None,
                  parents: "Optional[Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]]" = None,
-                 flow: "Optional[Callable[[], Flow]]" = None) -> None:
+                 flow: "Optional[Callable[[], Flow]]" = None,
+                 passed: "Optional[Callable[[Binding], FrozenSet[str]]]" = None) -> None:
         self._parents = parents
+        self._passed = passed
+        """The classes whose instances the project's calls pass for a parameter
+        (the project's summaries: a ``GradScaler`` built in ``main`` and handed to ``fit``)."""
         self._flow = flow
         """The file's flow facts (reaching definitions), for values that change."""
         self._module = module
@@ -478,11 +498,28 @@ class Values:
                 from_annotation = self._of_annotation(binding.annotation)
                 if from_annotation is not None:
                     return from_annotation
+            if binding.kind is BindingKind.PARAMETER and self._passed is not None:
+                from_callers = self._of_passed(self._passed(binding))
+                if from_callers is not None:
+                    return from_callers
         if binding.kind is BindingKind.FOR and binding.source is not None:
             return None
         if binding.value is not None:
             return self._of(binding.value, depth + 1)
         return None
+
+    @staticmethod
+    def _of_passed(classes: FrozenSet[str]) -> Optional[Value]:
+        """What a parameter holds when every class the project's calls build
+        its argument with is of one kind that reads nothing from the call's
+        arguments (:data:`_PASSED_KINDS`)."""
+        kinds = {_class_kind(name) for name in classes}
+        if len(kinds) != 1:
+            return None
+        kind = next(iter(kinds))
+        if kind is None:
+            return None
+        return Value(kind, next(iter(classes)) if len(classes) == 1 else None)
 
     def _of_annotation(self, annotation: cst.BaseExpression) -> Optional[Value]:
         if isinstance(annotation, cst.Subscript):  # Optional[nn.Module]
