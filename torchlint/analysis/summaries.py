@@ -80,7 +80,10 @@ device) are recorded for it: ``@<kind>:<callee>|<position>``, the kind
 ``self`` attribute), ``l`` for a local, ``r`` for a local assigned inside a
 loop (built anew for every pass); the position empty for the whole value,
 else the index of the tuple element.  :func:`link` takes them out of the
-summaries and joins them by callee (:class:`ReturnUse`)."""
+summaries and joins them by callee (:class:`ReturnUse`).  A local bound in
+branches to what different calls return names each ``<callee>|<position>``,
+joined by :data:`RESULT_SEPARATOR` (:func:`results_of` reads them)."""
+RESULT_SEPARATOR = "&"
 HELD = "self."
 """How an attribute of a method's own instance is named where a parameter
 would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
@@ -975,7 +978,7 @@ class _FunctionScan:
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        self._bound_calls: Dict[str, Optional[List[ast.Call]]] = {}
+        self._bound_calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]] = {}
         """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
         own_imports: List[Union[ast.Import, ast.ImportFrom]] = []
         if arguments is None and reader.module_assignments is not None:
@@ -1020,6 +1023,13 @@ class _FunctionScan:
                 found = reader.result_name(value, self, kind, str(position))
                 if found is not None:
                     self.results[name] = found
+        for name, bindings in self._bound_calls.items():  # `a, b = f()` in one branch, `a, b = g()` in another
+            if bindings is None or len(bindings) < 2 or name in self.results or name in self.parameters:
+                continue
+            each = [reader.result_name(call, self, kind, position) for call, position in bindings]
+            joined = _joined_results(each)
+            if joined is not None:
+                self.results[name] = joined
 
     def function(self) -> Function:
         return Function(self.qualified, self.positional, self.keyword_only, self.method, frozenset(self.runs),
@@ -1443,7 +1453,7 @@ class _FunctionScan:
         ``name`` to (``name = call`` statements, in any branch); None when it
         is bound in any other way, or to anything else."""
         found = self._bound_calls.get(name)
-        return tuple(found) if found else None
+        return tuple(call for call, _ in found) if found and all(not at for _, at in found) else None
 
     # expressions
 
@@ -1771,7 +1781,7 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
 def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
     unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
-    calls: Optional[Dict[str, Optional[List[ast.Call]]]] = None,
+    calls: Optional[Dict[str, Optional[List[Tuple[ast.Call, str]]]]] = None,
     imports: Optional[List[Union[ast.Import, ast.ImportFrom]]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
@@ -1783,7 +1793,8 @@ def _single_assignments(
     into a flat tuple of names (``_, loader = make(...)``): name -> (call, index).
     ``own``: the walk of a body (a file's reader passes its memoised one);
     with ``calls``, also each name's values when every binding of it is a
-    plain ``name = call(...)`` (None when bound any other way); with
+    plain ``name = call(...)`` or unpacks a call's result (:func:`_bound_calls`;
+    None when bound any other way); with
     ``imports``, the body's own import statements."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
@@ -1833,17 +1844,50 @@ _BINDING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.Asy
 """The nodes that bind names (:func:`_bound_calls` looks at no other)."""
 
 
-def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[ast.Call]]]) -> None:
-    """One node's part of :func:`_single_assignments`' ``calls``."""
+def _joined_results(names: Sequence[Optional[str]]) -> Optional[str]:
+    """One name (:data:`RESULT`) for a local bound to what one of several
+    calls returns; None unless every call's result has a name."""
+    if not names or any(name is None for name in names):
+        return None
+    kinds = {name[len(RESULT):].partition(":")[0] for name in names if name is not None}
+    parts = sorted({name[len(RESULT):].partition(":")[2] for name in names if name is not None})
+    if len(kinds) != 1:
+        return None
+    return f"{RESULT}{kinds.pop()}:{RESULT_SEPARATOR.join(parts)}" if len(parts) > 1 else names[0]
+
+
+def results_of(name: str) -> List[Tuple[str, str, str]]:
+    """The (kind, callee, position) of each returned value a :data:`RESULT`
+    name stands for (several for a local bound in branches to different calls)."""
+    kind, _, rest = name[len(RESULT):].partition(":")
+    found: List[Tuple[str, str, str]] = []
+    for part in rest.split(RESULT_SEPARATOR):
+        callee, _, position = part.rpartition("|")
+        found.append((kind, callee, position))
+    return found
+
+
+def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]]) -> None:
+    """One node's part of :func:`_single_assignments`' ``calls``: each
+    binding of a name by ``name = call(...)`` (position ``""``) or by
+    unpacking a call's result into a flat tuple of names (its index)."""
     if type(child) not in _BINDING:
         return
-    if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
-            and isinstance(child.value, ast.Call)):
-        kept = calls.get(child.targets[0].id, [])
-        if kept is not None:
-            kept.append(child.value)
-            calls[child.targets[0].id] = kept
-        return
+    if isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.value, ast.Call):
+        assigned = child.targets[0]
+        pairs: List[Tuple[str, str]] = []
+        if isinstance(assigned, ast.Name):
+            pairs = [(assigned.id, "")]
+        elif isinstance(assigned, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in assigned.elts):
+            pairs = [(element.id, str(index)) for index, element in enumerate(assigned.elts)
+                     if isinstance(element, ast.Name)]
+        for name, position in pairs:
+            kept = calls.get(name, [])
+            if kept is not None:
+                kept.append((child.value, position))
+                calls[name] = kept
+        if pairs:
+            return
     targets: List[ast.AST] = []
     if isinstance(child, ast.Assign):
         targets = list(child.targets)
@@ -2003,7 +2047,7 @@ class _FileReader:
                 self.attributes[statement.name] = self._attributes(statement)
                 self._class_nodes[statement.name] = statement
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        self.module_calls: Dict[str, Optional[List[ast.Call]]] = {}
+        self.module_calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]] = {}
         """The module body's names bound only to calls' results (:meth:`_FunctionScan.assigned_calls`)."""
         assigned, yields, derived = _single_assignments(tree.body, None, unpacked, self.own_nodes, self.module_calls)
         self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
@@ -3387,14 +3431,8 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             makers = dict(call.makers)
             pinned_slots = [slot for slot, pin in call.pins if _pins(makers.get(slot), pin, loaders, aliases)]
             for slot, value in call.slots:  # `train_loader, val_loader = get_loaders(cfg)`, then passed on
-                if value.startswith(RESULT):
-                    kind, _, rest = value[len(RESULT):].partition(":")
-                    callee, _, position = rest.rpartition("|")
-                    built = find(canonical_name(callee, aliases), state, bases)
-                    source = written.get(built.qualified) if built is not None else None
-                    if source is not None and (position in source.pinned_returns or (
-                            position and PINNED_EACH in source.pinned_returns)):
-                        pinned_slots.append(slot)
+                if value.startswith(RESULT) and _returned_pinned(value, written, state, bases, aliases):
+                    pinned_slots.append(slot)
             for slot in pinned_slots:
                 target = target_of(name, index)
                 if target is not None:
@@ -3453,13 +3491,15 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
     """Whether ``source`` (a returned value's name, :data:`RESULT`) is a loader
     its project function builds with ``pin_memory=True`` (the whole value, or
     that element of the tuple or list it returns: ``self.train_loader,
-    self.val_loader = get_loaders(cfg)``)."""
-    _, _, rest = source[len(RESULT):].partition(":")
-    callee, _, position = rest.rpartition("|")
-    built = find(canonical_name(callee, aliases), state, bases)
-    function = written.get(built.qualified) if built is not None and not built.wrapper else None
-    return function is not None and (
-        position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns))
+    self.val_loader = get_loaders(cfg)``); for a local bound in branches to
+    several calls' results, any of them)."""
+    for _, callee, position in results_of(source):
+        built = find(canonical_name(callee, aliases), state, bases)
+        function = written.get(built.qualified) if built is not None and not built.wrapper else None
+        if function is not None and (
+                position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns)):
+            return True
+    return False
 
 
 def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str],
@@ -3470,8 +3510,10 @@ def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet
     a project generator yields of the pinned values ``values``: every loop
     of ``function`` over a call of that generator passes one of them where
     the generator draws the items it yields."""
-    _, _, rest = source[len(RESULT):].partition(":")
-    callee, _, position = rest.rpartition("|")
+    each = results_of(source)
+    if len(each) != 1:
+        return False
+    _, callee, position = each[0]
     generator = find(canonical_name(callee, aliases), state, bases)
     written_generator = written_of.get(generator.qualified) if generator is not None else None
     if position or generator is None or written_generator is None or not written_generator.yields_items:
@@ -3528,20 +3570,23 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
     found: Dict[Tuple[str, str], Dict[str, Any]] = {}
     resolved: Dict[str, Optional[str]] = {}
 
-    def use(name: str, caller: Optional[str]) -> Optional[Dict[str, Any]]:
-        kind, _, rest = name[len(RESULT):].partition(":")
-        callee, _, position = rest.rpartition("|")
-        if callee not in resolved:
-            target = find(canonical_name(callee, aliases), state, bases)
-            resolved[callee] = target.qualified if target is not None and not target.wrapper else None
-        qualified = resolved[callee]
-        if qualified is None:
-            return None
-        entry = found.setdefault((qualified, position), {"iterated": False, "repeated": False, "to_cuda": False,
-                                                         "blocking": False, "callers": set()})
-        if caller is not None:
-            entry["callers"].add(caller)
-        return entry
+    def use(name: str, caller: Optional[str]) -> List[Dict[str, Any]]:
+        """The entries of the returned values ``name`` stands for (one for
+        each call a local bound in branches may hold the result of)."""
+        entries: List[Dict[str, Any]] = []
+        for _, callee, position in results_of(name):
+            if callee not in resolved:
+                target = find(canonical_name(callee, aliases), state, bases)
+                resolved[callee] = target.qualified if target is not None and not target.wrapper else None
+            qualified = resolved[callee]
+            if qualified is None:
+                continue
+            entry = found.setdefault((qualified, position), {"iterated": False, "repeated": False, "to_cuda": False,
+                                                             "blocking": False, "callers": set()})
+            if caller is not None:
+                entry["callers"].add(caller)
+            entries.append(entry)
+        return entries
 
     for name in sorted(state):
         summary = state[name]
@@ -3550,13 +3595,11 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             continue
         for value in summary.iterates:
             if value.startswith(RESULT):
-                entry = use(value, name)
-                if entry is not None:
+                for entry in use(value, name):
                     entry["iterated"] = True
         for value in summary.repeats:
             if value.startswith(RESULT) and not value.startswith(RESULT + "r:"):
-                entry = use(value, name)
-                if entry is not None:
+                for entry in use(value, name):
                     entry["repeated"] = True
         for value, device, settled in summary.moves_items:
             if not value.startswith(RESULT):
@@ -3566,8 +3609,7 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
             where = placed.attribute(name.rpartition(".")[0], device[5:]) if device.startswith("attr:") else None
             if where == "cuda" or device == "cuda" or (helper is not None and helper.qualified in accelerators) or (
                     name in cuda and not device.startswith("cpu") and where is None):
-                entry = use(value, name)
-                if entry is not None:
+                for entry in use(value, name):
                     entry["to_cuda"] = True
                     entry["blocking"] = entry["blocking"] or not settled
         state[name] = dataclasses.replace(
@@ -3580,22 +3622,24 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
         )
     for _ in range(_MAX_CHAIN):  # a function that returns what another returned: its callers' uses are that one's
         grown = False
+        positions: Dict[str, Set[str]] = {}
+        for name, position in found:
+            positions.setdefault(name, set()).add(position)
         for name in sorted(relays):
             for position, value in relays[name]:
-                source = found.get((name, position))
-                kind, _, rest = value[len(RESULT):].partition(":")
-                callee, _, inner = rest.rpartition("|")
-                if source is None or kind == "g":
+                if value[len(RESULT):].startswith("g:"):
                     continue
-                entry = use(value, None)
-                if entry is None:
-                    continue
-                before = (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], len(entry["callers"]))
-                for flag in ("iterated", "repeated", "to_cuda", "blocking"):
-                    entry[flag] = entry[flag] or source[flag]
-                entry["callers"] |= source["callers"]
-                grown = grown or before != (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"],
-                                            len(entry["callers"]))
+                pairs = [(position, value)]
+                if not position and all(not inner for _, _, inner in results_of(value)):
+                    # `return load(...)` as it is: an element callers use is that element of `load`'s result
+                    kind = value[len(RESULT):].partition(":")[0]
+                    pairs += [(element, f"{RESULT}{kind}:" + RESULT_SEPARATOR.join(
+                        f"{callee}|{element}" for _, callee, _ in results_of(value)))
+                        for element in sorted(positions.get(name, ())) if element]
+                for at, relayed in pairs:
+                    source = found.get((name, at))
+                    if source is not None:
+                        grown = _relay_use(source, use(relayed, None)) or grown
         if not grown:
             break
     joined: Dict[str, Dict[str, ReturnUse]] = {}
@@ -3603,6 +3647,20 @@ def _returned_uses(state: Dict[str, Summary], bases: Mapping[str, Tuple[str, ...
         joined.setdefault(qualified, {})[position] = ReturnUse(
             entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], tuple(sorted(entry["callers"])))
     return joined
+
+
+def _relay_use(source: Dict[str, Any], entries: Sequence[Dict[str, Any]]) -> bool:
+    """Joins what callers do with a relaying function's result (``source``)
+    into the entries of the values it relays; whether any of them grew."""
+    grown = False
+    for entry in entries:
+        before = (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"], len(entry["callers"]))
+        for flag in ("iterated", "repeated", "to_cuda", "blocking"):
+            entry[flag] = entry[flag] or source[flag]
+        entry["callers"] |= source["callers"]
+        grown = grown or before != (entry["iterated"], entry["repeated"], entry["to_cuda"], entry["blocking"],
+                                    len(entry["callers"]))
+    return grown
 
 
 def _rebound(target: ast.expr) -> List[str]:
