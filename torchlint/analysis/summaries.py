@@ -767,7 +767,11 @@ def first_in_bases(start: str, bases: Mapping[str, Tuple[str, ...]],
 def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
     """``name`` as defined: through a re-export of itself, of its class, or
     of the module it is in (the longest such prefix: ``learner.Learner.infer``
-    where a script's sibling ``learner`` is the package's ``pkg.learner``)."""
+    where a script's sibling ``learner`` is the package's ``pkg.learner``).
+    A package that re-exports a function of its own submodule under the
+    submodule's name (``from .build import build``: ``pkg.build`` is then the
+    function) leaves names inside that submodule as they are
+    (``pkg.build.build`` is the definition, not ``pkg.build.build.build``)."""
     found = aliases.get(name)
     if found is not None:
         return found
@@ -775,8 +779,9 @@ def canonical_name(name: str, aliases: Mapping[str, str]) -> str:
     while "." in prefix:
         prefix, _, last = prefix.rpartition(".")
         rest = f"{last}.{rest}" if rest else last
-        if prefix in aliases:
-            return f"{aliases[prefix]}.{rest}"
+        target = aliases.get(prefix)
+        if target is not None and not target.startswith(prefix + "."):
+            return f"{target}.{rest}"
     return name
 
 
