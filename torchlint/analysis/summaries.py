@@ -1029,7 +1029,7 @@ class _FunctionScan:
                 if found is not None:
                     self.results[name] = found
         for name, bindings in self._bound_calls.items():  # `a, b = f()` in one branch, `a, b = g()` in another
-            if bindings is None or len(bindings) < 2 or name in self.results or name in self.parameters:
+            if not bindings or name in self.results or name in self.parameters:
                 continue
             each = [reader.result_name(call, self, kind, position) for call, position in bindings]
             joined = _joined_results(each)
@@ -1875,9 +1875,14 @@ def results_of(name: str) -> List[Tuple[str, str, str]]:
 def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]]) -> None:
     """One node's part of :func:`_single_assignments`' ``calls``: each
     binding of a name by ``name = call(...)`` (position ``""``) or by
-    unpacking a call's result into a flat tuple of names (its index)."""
+    unpacking a call's result into a flat tuple of names (its index);
+    ``name = None`` is left out (a placeholder before the branch that
+    builds the value: nothing calls, iterates or copies ``None``)."""
     if type(child) not in _BINDING:
         return
+    if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
+            and isinstance(child.value, ast.Constant) and child.value.value is None):
+        return  # `loader = None` before the branches that build it: `None` is never called, iterated or copied
     if isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.value, ast.Call):
         assigned = child.targets[0]
         pairs: List[Tuple[str, str]] = []
