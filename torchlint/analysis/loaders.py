@@ -434,15 +434,27 @@ class Loaders:
             if loaders - again:
                 yield LoaderLoop(loop, loaders - again, False)
 
+    def _walked(self, binding: Binding, depth: int = 0) -> List[cst.BaseExpression]:
+        """What a ``for`` binding takes from the container its loop walks: a
+        display's elements (:func:`_displayed_elements`), or a dict's values
+        (``for name, loader in loaders.items()``, ``for loader in loaders.values()``)."""
+        source = binding.source
+        if source is None or binding.path is None:
+            return []
+        if (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args
+                and (source.func.attr.value, binding.path) in (("values", ()), ("items", (1,)))):
+            return self._dict_values(source.func.value, depth + 1)
+        return _displayed_elements(source, binding.path, self._scopes)
+
     def _only_walked(self, loop: cst.For) -> bool:
-        """Every loop around ``loop`` is one that walks a display of loaders and
-        binds the name ``loop`` iterates (``for loader in [a, b]``)."""
+        """Every loop around ``loop`` is one that walks a container of loaders
+        and binds the name ``loop`` iterates (``for loader in [a, b]``,
+        ``for name, loader in loaders.items()``)."""
         if not isinstance(loop.iter, cst.Name):
             return False
-        bindings = self._scopes.resolve(loop.iter)
-        walkers = {binding.node for binding in bindings if binding.kind is BindingKind.FOR
-                   and binding.source is not None and binding.path is not None
-                   and _displayed_elements(binding.source, binding.path, self._scopes)}
+        bindings = self.reaching(loop.iter)
+        walkers = {binding.node for binding in bindings
+                   if binding.kind is BindingKind.FOR and self._walked(binding)}
         if not walkers or len(walkers) != len(bindings):
             return False
         around = self._loops_around.get(loop, ())
@@ -738,7 +750,9 @@ class Loaders:
     def _dict_values(self, expr: cst.BaseExpression, depth: int) -> List[cst.BaseExpression]:
         """The values a dict ``expr`` may hold, when it is a dict display or
         a dict comprehension (through names): ``{"train": DataLoader(...),
-        "val": DataLoader(...)}``, ``{x: DataLoader(sets[x]) for x in phases}``."""
+        "val": DataLoader(...)}``, ``{x: DataLoader(sets[x]) for x in phases}``;
+        through a name, also what the assignments ``loaders[key] = value``
+        that reach the read store in it (``loaders = dict()`` then filled in a loop)."""
         if depth > _MAX_DEPTH:
             return []
         if isinstance(expr, cst.Dict):
@@ -746,8 +760,21 @@ class Loaders:
         if isinstance(expr, cst.DictComp):
             return [expr.value]
         if isinstance(expr, cst.Name):
-            return [value for bound in self._bound_values(expr) for value in self._dict_values(bound, depth + 1)]
+            found = [value for bound in self._bound_values(expr) for value in self._dict_values(bound, depth + 1)]
+            return found + self._stored_items(expr)
         return []
+
+    def _stored_items(self, name: cst.Name) -> List[cst.BaseExpression]:
+        """The values ``name[key] = value`` statements that reach this read store."""
+        definitions = self._flow.definitions_at(name) if self._flow is not None else None
+        found: List[cst.BaseExpression] = []
+        for definition in definitions or ():
+            change = definition.change
+            if isinstance(change, cst.Assign) and any(
+                    isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Name)
+                    and target.target.value.value == name.value for target in change.targets):
+                found.append(change.value)
+        return found
 
     def _union(self, exprs: Sequence[cst.BaseExpression], depth: int) -> FrozenSet[cst.Call]:
         found: Set[cst.Call] = set()
@@ -781,8 +808,8 @@ class Loaders:
                 return [] if arities is None else self._parts(binding.source, binding.path, depth + 1, arities)
         elif binding.kind is BindingKind.PARAMETER:
             return self._parameter_values(binding)
-        elif binding.kind is BindingKind.FOR and binding.source is not None and binding.path is not None:
-            return _displayed_elements(binding.source, binding.path, self._scopes)
+        elif binding.kind is BindingKind.FOR:
+            return self._walked(binding, depth)
         elif binding.kind is BindingKind.WITH and isinstance(binding.source, cst.Call) and binding.path == () and (
                 self._callees is not None and self._callees.entered_as_itself(binding.source)):
             return [binding.source]  # `with tqdm(loader) as bar`: the bar itself
