@@ -141,7 +141,10 @@ class EvalWithoutNoGrad(Rule):
     Reports evaluation code that runs a model with autograd switched on.
     What is evaluation comes from training facts, never from names: a
     function that calls `.eval()` (or `.train(False)`) on an object and then
-    runs that object (or calls a method of a project class, in any module,
+    runs that object (also through another name every binding of which is
+    that object moved, cast or wrapped for data parallelism:
+    `parallel_model = nn.DataParallel(model).cuda()` then `model.eval();
+    parallel_model(x)`), or calls a method of a project class, in any module,
     whose code calls that object with gradients on and trains nothing:
     `agent.policy.eval()`, then `agent.act(obs)` where `act` runs
     `self.policy(...)`, also behind the class's other methods, such as
@@ -607,6 +610,8 @@ class EvalWithoutNoGrad(Rule):
         prefix = ".".join(parts[:-1])
         if callee in evaled:
             return True
+        if isinstance(forward.func, cst.Name) and self.facts.training.model_alias(forward.func) in evaled:
+            return True  # `parallel_model(x)`, `parallel_model = nn.DataParallel(model).cuda()`, after `model.eval()`
         if callee != "self" and any(obj.startswith(callee + ".") for obj in evaled):
             return True  # model(x) after model.module.eval()
         if callee != "self" and any(

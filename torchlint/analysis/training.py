@@ -22,7 +22,7 @@ from torchlint.analysis.summaries import BACKWARD
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.values import Value, ValueKind, Values, literal_bool
 from torchlint.analysis.names import ImportTable
-from torchlint.source.tree import children
+from torchlint.source.tree import children, dotted
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees
@@ -31,6 +31,9 @@ _PARALLEL_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
     "torch.distributed.fsdp.FullyShardedDataParallel",
 })
+
+_MODULE_MOVES = frozenset({"cuda", "cpu", "to", "half", "float", "double", "bfloat16", "to_empty"})
+"""Methods of a module that return the module itself (moved or cast)."""
 
 FunctionNode = Union[cst.FunctionDef, cst.Module]
 LoopNode = Union[cst.For, cst.While]
@@ -188,6 +191,39 @@ class Training:
     def local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The file's function a call invokes (``f(...)`` or ``self.f(...)``), if known."""
         return self._local_function(call)
+
+    def model_alias(self, name: cst.Name) -> Optional[str]:
+        """The dotted text of the module every binding of ``name`` holds when
+        each is that module itself, moved or cast (``model.cuda()``,
+        ``model.to(device)``), or wrapped for data parallelism
+        (``nn.DataParallel(model, dim=1).cuda()``): a call of ``name`` runs
+        that module's forward.  None when any binding is something else."""
+        bindings = self._scopes.resolve(name)
+        found: Optional[str] = None
+        for binding in bindings:
+            if binding.kind is not BindingKind.ASSIGN or binding.value is None or binding.path:
+                return None
+            root = self._unwrapped(binding.value)
+            text = dotted(root) if root is not None else None
+            if text is None or text == name.value or (found is not None and text != found):
+                return None
+            found = text
+        return found
+
+    def _unwrapped(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """``expr`` without moves, casts and data-parallel wrappers around it."""
+        for _ in range(8):
+            if not isinstance(expr, cst.Call):
+                return expr
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_MOVES:
+                expr = func.value
+            elif self._names.call_name(expr) in _PARALLEL_WRAPPERS and expr.args and expr.args[0].keyword is None \
+                    and not expr.args[0].star:
+                expr = expr.args[0].value
+            else:
+                return None
+        return None
 
     def callers(self, function: cst.FunctionDef) -> Tuple[LocalCall, ...]:
         """Calls of ``function`` inside this file."""
