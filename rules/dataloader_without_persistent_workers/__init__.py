@@ -38,7 +38,10 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     `max(1, n // 2)`; a count only known at run time is taken to start workers)
     and no `persistent_workers`, when the file iterates the loader again
     and again (also through a dict of loaders read by key, `loaders[phase]`,
-    where any loader of the dict counts, in this file or in another
+    or walked by `for name, loader in loaders.items()` or `.values()`, the
+    dict a display, a comprehension, or filled key by key
+    (`loaders[kind] = DataLoader(...)` in a loop), where any loader of the
+    dict counts; a loop that only walks the dict repeats nothing, in this file or in another
     module's function the dict is handed to; and through a loop that walks
     a list or tuple display of loaders, `for loader, split in
     zip([valid_loader, test_loader], names)`, which alone repeats nothing): a `for` loop over it that itself runs inside another loop
@@ -68,7 +71,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     it on `self` counts when a method of the class iterates `self.<name>`
     again and again (inside its own epoch loop, or in a method its epoch
     loop calls); the report is at the loader's `DataLoader(...)`, in the
-    factory module when a function there builds and returns it.  A loader
+    factory module when a function there builds and returns it (a name the
+    caller binds in branches from several such functions reaches each, as
+    does a function that returns another's tuple as it is).  A loader
     a method keeps on its own instance (`self.tr_set = DataLoader(...)` in a
     base class) counts when a method of a subclass, in any module, iterates
     `self.tr_set` again and again.  Epoch functions are found under the names a file imports them as

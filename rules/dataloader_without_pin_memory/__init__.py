@@ -92,7 +92,13 @@ class DataLoaderWithoutPinMemory(Rule):
     A caller's use of a returned loader also reaches through functions that
     return what they got from the factory (`data_set, data_loader =
     data_provider(args, flag); return data_set, data_loader`, or `return
-    get_mnist(train)` in one branch and `return get_usps(train)` in another).
+    get_mnist(train)` in one branch and `return get_usps(train)` in another,
+    whose callers unpack an element: `_, loader, _ = task_loader(...)`), and
+    to every factory a name is bound from in branches (`train_loader,
+    val_loader = get_sampled(...)` in one, `= get_plain(...)` in another;
+    a `loader = None` placeholder before them does not count), also when
+    a package re-exports the factory under its own submodule's name
+    (`from .make_dataloader import make_dataloader`).
     Epoch functions of other modules are found under the names a file
     imports them as (`import helper.loops as loops`, `from loops import
     train as fit`).
