@@ -103,8 +103,10 @@ class BlockingHostToDeviceCopy(Rule):
 
     Across modules, the copy is reported where it is made, with the same
     fix: a function or method of the project whose callers hand it a pinned
-    loader, or one of its batches (`train_one_epoch(model, train_loader,
-    optimizer)` in a driver, `x, y = x.cuda(), y.cuda()` in the epoch
+    loader, or one of its batches (also a batch of a loader the caller
+    builds pinned itself: `for data in train_loader: model.feed_data(data)`,
+    the copy in `feed_data`, whichever class a factory built `model` with;
+    `train_one_epoch(model, train_loader, optimizer)` in a driver, `x, y = x.cuda(), y.cuda()` in the epoch
     function's loop; a trainer object built with the loader, whose method
     copies the batches of what it kept on `self`, also through the
     instance's other methods and helpers it hands a batch to; a loop over a

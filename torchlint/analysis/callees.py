@@ -233,7 +233,8 @@ class Callees:
             return False
         if target.summary.constructs:  # a class: the methods that get what its construction keeps
             return target.summary.qualified in self._pinned_owners
-        return target.summary.qualified in self._summaries.pinned
+        # one of several callables (:func:`meet` joins their names by `|`): whichever runs reports its copies
+        return any(name in self._summaries.pinned for name in target.summary.qualified.split("|"))
 
     @cached_property
     def _pinned_owners(self) -> FrozenSet[str]:

@@ -96,6 +96,11 @@ PINNED_EACH = "*"
 """In :attr:`Function.pinned_returns`: the function returns a list every
 element of which is a loader built with ``pin_memory=True`` (filled by
 ``append`` in a loop): whatever position a caller unpacks is pinned."""
+PINNED_LOCAL = "!pinned"
+"""What a loop draws from a local loader every binding of which so far is a
+construction with a literal ``pin_memory=True``: its items, handed to a
+project callable (``model.feed_data(batch)``), are pinned batches there
+(:attr:`Call.items`; :func:`_pinned`).  Never a fact of the function itself."""
 VALUES = "[]"
 """After a parameter's name: the values the parameter holds (a dict or list of
 loaders: ``for x, y in dataloaders[phase]``), not the parameter itself, which
@@ -983,7 +988,7 @@ class _FunctionScan:
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        self._bound_calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]] = {}
+        self._bound_calls: Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]] = {}
         """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
         own_imports: List[Union[ast.Import, ast.ImportFrom]] = []
         if arguments is None and reader.module_assignments is not None:
@@ -1031,7 +1036,7 @@ class _FunctionScan:
         for name, bindings in self._bound_calls.items():  # `a, b = f()` in one branch, `a, b = g()` in another
             if not bindings or name in self.results or name in self.parameters:
                 continue
-            each = [reader.result_name(call, self, kind, position) for call, position in bindings]
+            each = [reader.result_name(call, self, kind, position) for call, position in bindings if call is not None]
             joined = _joined_results(each)
             if joined is not None:
                 self.results[name] = joined
@@ -1103,6 +1108,8 @@ class _FunctionScan:
         parameter = self.tracked(expr)
         if parameter is not None:
             return parameter
+        if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
+            return PINNED_LOCAL
         bound = self.locals.get(expr.id) if isinstance(expr, ast.Name) else expr
         if isinstance(bound, ast.Call):
             target = self.reader.callee(bound.func, self)
@@ -1296,11 +1303,12 @@ class _FunctionScan:
             return
         if isinstance(node, (ast.For, ast.AsyncFor)):
             drawn = self.drawn(node.iter, disabled)
-            self.iterates |= drawn
-            self.unpacked_parts(node.target, node.iter)
             for target, source in self.item_targets(node.target, node.iter, drawn):
                 for leaf in _stored(target):
                     self.items[leaf.id] = source
+            drawn.discard(PINNED_LOCAL)
+            self.iterates |= drawn
+            self.unpacked_parts(node.target, node.iter)
             self.drawn_parts(node.target, node.iter, drawn)
             if self.loops:
                 self.repeats |= drawn
@@ -1458,7 +1466,9 @@ class _FunctionScan:
         ``name`` to (``name = call`` statements, in any branch); None when it
         is bound in any other way, or to anything else."""
         found = self._bound_calls.get(name)
-        return tuple(call for call, _ in found) if found and all(not at for _, at in found) else None
+        if not found or any(call is None or at for call, at in found):
+            return None
+        return tuple(call for call, _ in found if call is not None)
 
     # expressions
 
@@ -1551,6 +1561,8 @@ class _FunctionScan:
         held = self.held(expr)
         if held is not None:
             return {held}
+        if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
+            return {PINNED_LOCAL}  # a local pinned loader: its items are pinned batches
         if isinstance(expr, ast.Call):
             found = self._drawn(expr, disabled)
             direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
@@ -1618,11 +1630,12 @@ class _FunctionScan:
             if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 for generator in node.generators:
                     drawn = self.drawn(generator.iter, disabled)
-                    self.iterates |= drawn
-                    self.unpacked_parts(generator.target, generator.iter)
                     for target, source in self.item_targets(generator.target, generator.iter, drawn):
                         for leaf in _stored(target):  # `[t.to(device) for t in batch]`: the batch's items
                             self.items[leaf.id] = source
+                    drawn.discard(PINNED_LOCAL)
+                    self.iterates |= drawn
+                    self.unpacked_parts(generator.target, generator.iter)
                     self.drawn_parts(generator.target, generator.iter, drawn)
                     pending.extend((generator.target, *generator.ifs))
                 pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
@@ -1786,7 +1799,7 @@ def _own_nodes(statements: Sequence[ast.stmt]) -> Iterator[ast.AST]:
 def _single_assignments(
     body: Sequence[ast.stmt], parameters: Optional[FrozenSet[str]] = None,
     unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
-    calls: Optional[Dict[str, Optional[List[Tuple[ast.Call, str]]]]] = None,
+    calls: Optional[Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]]] = None,
     imports: Optional[List[Union[ast.Import, ast.ImportFrom]]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
@@ -1872,17 +1885,21 @@ def results_of(name: str) -> List[Tuple[str, str, str]]:
     return found
 
 
-def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]]) -> None:
+def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]]) -> None:
     """One node's part of :func:`_single_assignments`' ``calls``: each
     binding of a name by ``name = call(...)`` (position ``""``) or by
     unpacking a call's result into a flat tuple of names (its index);
-    ``name = None`` is left out (a placeholder before the branch that
+    ``name = None`` as ``(None, "")`` (a placeholder before the branch that
     builds the value: nothing calls, iterates or copies ``None``)."""
     if type(child) not in _BINDING:
         return
     if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
             and isinstance(child.value, ast.Constant) and child.value.value is None):
-        return  # `loader = None` before the branches that build it: `None` is never called, iterated or copied
+        kept = calls.get(child.targets[0].id, [])  # `loader = None` before the branches that build it
+        if kept is not None:
+            kept.append((None, ""))
+            calls[child.targets[0].id] = kept
+        return
     if isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.value, ast.Call):
         assigned = child.targets[0]
         pairs: List[Tuple[str, str]] = []
@@ -2057,7 +2074,7 @@ class _FileReader:
                 self.attributes[statement.name] = self._attributes(statement)
                 self._class_nodes[statement.name] = statement
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
-        self.module_calls: Dict[str, Optional[List[Tuple[ast.Call, str]]]] = {}
+        self.module_calls: Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]] = {}
         """The module body's names bound only to calls' results (:meth:`_FunctionScan.assigned_calls`)."""
         assigned, yields, derived = _single_assignments(tree.body, None, unpacked, self.own_nodes, self.module_calls)
         self.module_assignments: Optional[Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str],
@@ -3106,6 +3123,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
         attributes.update((name, dict(pairs)) for name, pairs in summary.attributes)
         layers.update((wrapped.qualified, wrapped) for wrapped in summary.layers)
         loaders.update((built.qualified, built) for built in summary.loaders)
+    bases = dict(_canonical_bases(bases, aliases))  # a base imported by another name: as defined
     for specialized, inherited in _dispatched(written, bases, aliases):
         written[specialized.qualified] = specialized
         modules[specialized.qualified] = modules[inherited]
@@ -3140,8 +3158,11 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     targets: Dict[Tuple[str, int], Optional[str]] = {}
     for name, function in written.items():
         for index, call in enumerate(function.calls):
-            target = find(canonical_name(call.callee, aliases), state, bases)
-            targets[(name, index)] = target.qualified if target is not None else None
+            canonical = canonical_name(call.callee, aliases)
+            target = find(canonical, state, bases)
+            # (one of several classes' methods that do not meet: named by the call, see `_pinned`)
+            targets[(name, index)] = target.qualified if target is not None else (
+                canonical if canonical in chosen else None)
             if target is not None and not target.wrapper:
                 callers.setdefault(target.qualified, set()).add(name)
     pending = sorted({*written, *built, *(name for name in chosen if name in state)})
@@ -3411,7 +3432,8 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
     def add(target: Summary, slot: str, bound: bool, batch: bool = False) -> None:
         if target.qualified in chosen:  # a method of a factory's result: whichever class built it gets them
             for member in chosen[target.qualified]:
-                add(state[member], slot, bound, batch)
+                if member in state:
+                    add(state[member], slot, bound, batch)
             return
         position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
         parameter = target.parameter_for(position, keyword, bound)
@@ -3430,8 +3452,14 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             pending.append(target.qualified)
 
     def target_of(name: str, index: int) -> Optional[Summary]:
-        """What the function's call number ``index`` runs (resolved once, by :func:`link`)."""
+        """What the function's call number ``index`` runs (resolved once, by
+        :func:`link`); for one of several classes' methods whose summaries do
+        not meet (``model.feed_data(batch)`` where their signatures differ),
+        the first of them: :func:`add` hands what it gets to each."""
         qualified = targets.get((name, index))
+        if qualified is not None and qualified in chosen and qualified not in state:
+            members = [state[member] for member in chosen[qualified] if member in state]
+            return dataclasses.replace(members[0], qualified=qualified) if members else None
         return state.get(qualified) if qualified is not None else None
 
     for name, function in written.items():
@@ -3447,6 +3475,10 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
                 target = target_of(name, index)
                 if target is not None:
                     add(target, slot, call.bound)
+            for slot, value in call.items:  # a batch of a local pinned loader, handed on
+                target = target_of(name, index) if value == PINNED_LOCAL else None
+                if target is not None:
+                    add(target, slot, call.bound, batch=True)
     done: Set[Tuple[str, int, str, bool]] = set()
     while pending:
         name = pending.pop()
