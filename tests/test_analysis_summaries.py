@@ -1026,3 +1026,20 @@ def test_a_local_built_in_branches_is_one_of_the_classes_it_is_built_from() -> N
     assert run is not None and run.moves_items == {("loader", "cuda", False)}  # both classes copy the items
     run_any = found.of("build.run_any")
     assert run_any is not None and not run_any.moves_items  # one of them keeps them: not known
+
+
+def test_a_parameter_rebound_to_a_wrapper_of_itself_is_still_that_parameter() -> None:
+    """`loader = tqdm(loader)` once made the summary recurse until Python gave
+    up, and the whole file was left out of the project's summaries."""
+    text = (
+        "from tqdm import tqdm\n\n"
+        "def train_one_epoch(model, loader, device):\n"
+        "    loader = tqdm(loader)\n"
+        "    for step, (x, y) in enumerate(loader):\n"
+        "        x = x.to(device)\n"
+        "        model(x)\n"
+    )
+    found = summarize_sources([("engine", text, False)])
+    summary = found.of("engine.train_one_epoch")
+    assert summary is not None and summary.iterates == {"loader"}
+    assert any(source == "loader" for source, _, _ in summary.moves_items)

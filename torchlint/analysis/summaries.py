@@ -84,6 +84,8 @@ summaries and joins them by callee (:class:`ReturnUse`).  A local bound in
 branches to what different calls return names each ``<callee>|<position>``,
 joined by :data:`RESULT_SEPARATOR` (:func:`results_of` reads them)."""
 RESULT_SEPARATOR = "&"
+_MAX_WRAPPED = 8
+"""How many wrappers deep a loop's source is followed (``tqdm(enumerate(loader))``)."""
 HELD = "self."
 """How an attribute of a method's own instance is named where a parameter
 would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
@@ -1102,21 +1104,26 @@ class _FunctionScan:
             if leaf.id not in self.parameters:
                 self.parts[leaf.id] = parameter
 
-    def drawn_quietly(self, expr: ast.expr) -> Optional[str]:
+    def drawn_quietly(self, expr: ast.expr, depth: int = 0) -> Optional[str]:
         """The one parameter a loop over ``expr`` draws from (a parameter, or a
-        wrapper of one), without recording anything; None otherwise."""
+        wrapper of one), without recording anything; None otherwise.  A
+        parameter rebound to a wrapper of itself (``loader = tqdm(loader)``)
+        is still that parameter's items."""
         parameter = self.tracked(expr)
         if parameter is not None:
             return parameter
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
             return PINNED_LOCAL
         bound = self.locals.get(expr.id) if isinstance(expr, ast.Name) else expr
-        if isinstance(bound, ast.Call):
+        if isinstance(bound, ast.Call) and depth < _MAX_WRAPPED:
             target = self.reader.callee(bound.func, self)
             wrapper = wrappers().get(target[0]) if target is not None else None
             if (wrapper is not None and wrapper.parameters and wrapper.yields == wrapper.parameters[0]
                     and bound.args and not isinstance(bound.args[0], ast.Starred)):
-                return self.drawn_quietly(bound.args[0])
+                inner = bound.args[0]
+                if isinstance(expr, ast.Name) and isinstance(inner, ast.Name) and inner.id == expr.id:
+                    return expr.id if expr.id in self.parameters else None
+                return self.drawn_quietly(inner, depth + 1)
         return None
 
     def part_of(self, expr: ast.expr) -> Optional[str]:
@@ -1570,10 +1577,12 @@ class _FunctionScan:
         return self._drawn(expr, disabled)
 
     def _drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
-        if isinstance(expr, ast.Name) and expr.id not in self.parameters:
+        if isinstance(expr, ast.Name):
             bound = self.locals.get(expr.id)
-            if isinstance(bound, ast.Call):  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
-                return self.through_local(bound, disabled, 0)
+            if isinstance(bound, ast.Call) and expr.id not in self.parameters:
+                return self.through_local(bound, disabled, 0)  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
+            if isinstance(bound, ast.Call) and self.drawn_quietly(expr) == expr.id:
+                return {expr.id}  # `loader = tqdm(loader)`: still the parameter's items
         if not isinstance(expr, ast.Call):
             self.expression(expr, disabled)
             return set()
