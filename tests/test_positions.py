@@ -95,12 +95,55 @@ def test_lazy_renders_only_the_statements_asked_about() -> None:
     source = "import torch\n\ndef f():\n    return torch.zeros(3)\n\n\ndef g():\n    return 2\n"
     module = cst.parse_module(source)
     lazy = Located(module, source, lazy=True)
-    call = module.body[1].body.body[0].body[0].value  # type: ignore[attr-defined]
+    line = module.body[1].body.body[0]  # type: ignore[attr-defined]
+    call = line.body[0].value
     assert lazy.range(call)[0].line == 4 and lazy.range(call)[0].column == 12
     recorded = set(lazy._state._inclusive)
-    assert id(call) in recorded and id(module.body[1]) in recorded
-    assert id(module.body[0]) not in recorded and id(module.body[2]) not in recorded
+    assert id(call) in recorded and id(line) in recorded  # the innermost block statement, indented
+    assert not {id(module.body[0]), id(module.body[1]), id(module.body[2])} & recorded
     assert not lazy._complete
+
+
+BLOCKS = """\
+def f(x):
+    if x:
+        y = 1
+    elif x > 2:
+        y = 1
+    else:
+        y = 1
+    try:
+        y = 2
+    except ValueError:
+        y = 2
+    finally:
+        y = 2
+    match x:
+        case 1:
+            y = 3
+        case _:
+            if y:
+                y = 3
+    while x:
+      with open(x) as handle:
+              y = 4
+    for item in x:  # comment
+        # leading
+        y = 4
+    else:
+        y = 5
+    class C:
+        def g(self): return 6
+    return y
+"""
+
+
+@pytest.mark.parametrize("source", [BLOCKS, BLOCKS.replace("    ", "  ")])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lazy_positions_in_every_kind_of_block(source: str, seed: int) -> None:
+    # elif, else, except, finally, match cases (whose bodies are indented twice)
+    # and blocks indented unevenly: each node placed as the one pass places it.
+    assert _same_as_eager(source, seed)
 
 
 def test_lazy_edits_are_the_eager_ones() -> None:

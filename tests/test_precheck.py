@@ -108,6 +108,28 @@ def test_files_cpython_cannot_parse_still_reach_libcst() -> None:
     assert [d.code for d in diagnostics] == ["TL000"]
 
 
+def test_a_dotted_name_is_reached_through_an_attribute_or_an_import_not_a_bare_name() -> None:
+    """TL703's table entry ``torch.range`` is reached as an attribute, an
+    imported name or through a star import (``reaches`` implies ``mentions``);
+    the builtin ``range`` does not reach it, so a file that only loops over
+    ``range(...)`` is not parsed for it."""
+    rule = by_code_or_name("TL703")
+    assert rule is not None
+    reached = [
+        "import torch\nx = torch.range(0, 3)\n",
+        "from torch import range as r\nx = r(0, 3)\n",
+        "import torch\nfrom torch import *\nx = range(0, 3)\n",
+    ]
+    for source in reached:
+        facts = facts_of(source)
+        assert facts is not None and rule.could_match(facts, {}), source
+    builtin = facts_of("import torch\nfor i in range(3):\n    torch.zeros(i)\n")
+    assert builtin is not None and builtin.mentions(["range"]) and not builtin.reaches(["range"])
+    assert not rule.could_match(builtin, {})
+    unnamed = facts_of("import torch\nfrom torch import *\nx = zeros(3)\n")  # a star binds only what is written
+    assert unnamed is not None and not unnamed.reaches(["range"])
+
+
 def test_a_star_import_of_another_module_may_bring_torch() -> None:
     from torchlint.ruleapi.precheck import facts_of
 

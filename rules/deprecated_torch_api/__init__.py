@@ -188,10 +188,11 @@ class DeprecatedTorchApi(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """A table entry resolves only through an import of its package
-        (`torch`, `functorch`) and is reached by writing its last name."""
+        (`torch`, `functorch`) and is reached through its last name, as an
+        attribute or an imported name (a bare `range(...)` is the builtin)."""
         packages = {symbol.split(".", 1)[0] for symbol in _owned()}
         imported = {name.split(".", 1)[0] for name in facts.imports}
-        return not packages.isdisjoint(imported) and facts.mentions(cls.triggers(options))
+        return not packages.isdisjoint(imported) and facts.reaches(cls.triggers(options))
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

@@ -109,8 +109,9 @@ class ImpreciseLogExp(Rule):
     @classmethod
     def could_match(cls, facts: PrecheckFacts, options: Mapping[str, OptionValue]) -> bool:
         """Every pattern calls `log` or `exp` by name (`torch.log`, `log` from
-        `from torch import log`); the words inside `logging` or `expand` do not count."""
-        return facts.mentions(cls.trigger_words)
+        `from torch import log`), reached as an attribute or an imported name;
+        the words inside `logging` or `expand`, and a local `exp`, do not count."""
+        return facts.reaches(cls.trigger_words)
     valid = (
         "import torch\ny = torch.log1p(x)\n",
         "import torch\ny = torch.log(2 + x)\n",

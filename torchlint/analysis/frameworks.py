@@ -578,8 +578,10 @@ def class_words(framework: Framework, role: str) -> FrozenSet[str]:
     return frozenset(name.rsplit(".", 1)[-1] for name in frameworks().names(framework, role))
 
 
+@lru_cache(maxsize=None)
 def packages(framework: Framework) -> FrozenSet[str]:
-    """The top-level packages of ``framework``'s classes (``lightning``, ``pytorch_lightning``)."""
+    """The top-level packages of ``framework``'s classes (``lightning``, ``pytorch_lightning``);
+    read once: several rules' pre-checks ask it for every file."""
     return frozenset(name.split(".")[0] for entry in frameworks().classes if entry.framework is framework
                      for name in entry.names)
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from torchlint.ruleapi.meta import Option, RuleInfo, Severity
 
@@ -111,7 +111,7 @@ def rules_replaced(rules: "Sequence[RuleClass]") -> Iterator[None]:
 
 def _forget() -> None:
     """Drop what was computed from the previous rule set."""
-    for cached in (rule_infos, tool_fingerprint):
+    for cached in (rule_infos, rules_by_code, tool_fingerprint):
         cached.cache_clear()
 
 
@@ -119,6 +119,13 @@ def all_rules() -> Tuple["RuleClass", ...]:
     """Every rule, sorted by code."""
     replaced = _REPLACED.get()
     return replaced if replaced is not None else _rule_modules()
+
+
+@_PerRuleSet
+def rules_by_code(replaced: RuleSet) -> Mapping[str, "RuleClass"]:
+    """Every rule by its code (imports them): each file's lint looks up its
+    rules here, one lookup a rule rather than a search of the rule set."""
+    return {rule.code: rule for rule in (replaced if replaced is not None else _rule_modules())}
 
 
 @lru_cache(maxsize=1)

@@ -43,6 +43,10 @@ class PrecheckFacts:
     """``name`` of each ``x.name`` written to (assignment targets, tuple targets included)."""
     functions: FrozenSet[str]
     """Names of the functions the file defines (at any depth)."""
+    qualifying: FrozenSet[str]
+    """The identifiers a dotted name can be reached through: each attribute
+    named and each name an import binds or names, not the names that are
+    only read or bound otherwise (a bare ``range(...)``)."""
     tree: Optional[ast.AST] = field(default=None, compare=False, repr=False)
     """CPython's tree of the file, kept so that the analyses that read the
     file with ``ast`` (names mentioned) need not parse it again."""
@@ -88,6 +92,29 @@ class PrecheckFacts:
     def mentions(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is used as a name, an attribute or an imported name."""
         return not self.identifiers.isdisjoint(names)
+
+    def reaches(self, names: Iterable[str]) -> bool:
+        """Whether a dotted name whose last part is one of ``names`` may be
+        reached here, as the import table resolves names: that part is an
+        attribute or an imported name, or a star import or a project
+        module's re-export (``from dataset import rng``, which the index says
+        is torch's) may bind it.  Stricter than :meth:`mentions` (which it
+        implies): the builtin ``range`` never reaches ``torch.range``."""
+        wanted = frozenset(names)
+        if not self.qualifying.isdisjoint(wanted):
+            return True
+        if self.identifiers.isdisjoint(wanted):
+            return False
+        if any(name.endswith(".*") for name in self.imports):
+            return True
+        project = self.project
+        if project is None or not project.star_parts:
+            return False
+        for name in self.imports:
+            found = project.named_export(name)
+            if found is not None and found.rsplit(".", 1)[-1] in wanted:
+                return True
+        return False
 
     def mentions_part(self, fragment: str) -> bool:
         """Whether some identifier contains ``fragment`` (``BatchNorm`` in ``BatchNorm2d``)."""
@@ -135,11 +162,13 @@ def summarize(tree: ast.AST, source: str, *, keep_tree: bool = True) -> Precheck
     called: Set[str] = set()
     assigned: Set[str] = set()
     functions: Set[str] = set()
+    qualifying: Set[str] = set()
     for node in python_nodes(tree):
         if isinstance(node, ast.Name):
             identifiers.add(node.id)
         elif isinstance(node, ast.Attribute):
             identifiers.add(node.attr)
+            qualifying.add(node.attr)
             if isinstance(node.ctx, ast.Store):
                 assigned.add(node.attr)
         elif isinstance(node, ast.Call):
@@ -150,9 +179,9 @@ def summarize(tree: ast.AST, source: str, *, keep_tree: bool = True) -> Precheck
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 imports.add(alias.name)
-                identifiers.update(alias.name.split("."))
+                qualifying.update(alias.name.split("."))
                 if alias.asname:
-                    identifiers.add(alias.asname)
+                    qualifying.add(alias.asname)
         elif isinstance(node, ast.ImportFrom):
             if node.level and any(alias.name == "*" for alias in node.names):
                 imports.add(f"{'.' * node.level}{node.module or ''}.*")  # may bring torch (the project index knows)
@@ -161,15 +190,16 @@ def summarize(tree: ast.AST, source: str, *, keep_tree: bool = True) -> Precheck
                 continue
             for alias in node.names:
                 imports.add(f"{node.module}.{alias.name}")
-                identifiers.add(alias.name)
+                qualifying.add(alias.name)
                 if alias.asname:
-                    identifiers.add(alias.asname)
+                    qualifying.add(alias.asname)
     return PrecheckFacts(
         source=source,
         imports=frozenset(imports),
-        identifiers=frozenset(identifiers),
+        identifiers=frozenset(identifiers | qualifying),
         called_attributes=frozenset(called),
         assigned_attributes=frozenset(assigned),
         functions=frozenset(functions),
+        qualifying=frozenset(qualifying),
         tree=tree if keep_tree else None,
     )

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from torchlint.ruleapi.meta import RuleInfo, Severity
-from torchlint.ruleapi.catalog import all_rules as all_rules, rule_infos
+from torchlint.ruleapi.catalog import all_rules as all_rules, rule_infos, rules_by_code
 from torchlint.model import PARSE_ERROR_CODE as PARSE_ERROR_CODE, PARSE_ERROR_NAME as PARSE_ERROR_NAME
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def _as_name(key: str) -> str:
 
 def rule_class(code: str) -> "RuleClass":
     """The class of the rule with this code (imports the rules)."""
-    return next(rule for rule in all_rules() if rule.code == code)
+    return rules_by_code()[code]
 
 
 def info_by_code_or_name(key: str) -> Optional[RuleInfo]:

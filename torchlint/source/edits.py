@@ -23,7 +23,7 @@ from libcst.metadata import CodePosition, CodeRange
 from torchlint.model import Edit, Position
 from torchlint.source.lines import LineIndex
 from torchlint.source.target import requote_inserted_strings
-from torchlint.source.tree import children
+from torchlint.source.tree import children, walk
 
 
 @dataclass(frozen=True)
@@ -285,15 +285,17 @@ class Located:
     """A module's node positions in the real text, and its fixes as edits.
 
     Positions come from code generation.  By default one pass over the whole
-    module records every node.  A *lazy* ``Located`` renders a top-level
-    statement only when a node in it is asked about, and finds where that
-    statement sits by searching the text for its rendering: a file's findings
-    are usually in a few statements, so most of the module is never rendered.
-    That search is only trusted where the rendering is the text itself (no
-    form feed, vertical tab, carriage return or byte order mark, which libcst
-    may drop, and a final newline) and where the statement's text occurs at
-    one line start only; anything else renders the whole module once, as the
-    eager pass does, so both give the same positions."""
+    module records every node.  A *lazy* ``Located`` renders only the
+    innermost statement of a block (with the indentation in force there)
+    that holds a node asked about, and finds where that statement sits by
+    searching the text for its rendering: a file's findings are usually in a
+    few statements, so most of the module is never rendered.  That search is
+    only trusted where the rendering is the text itself (no form feed,
+    vertical tab, carriage return or byte order mark, which libcst may drop,
+    and a final newline) and where the statement's text occurs at one line
+    start only; else the statement around it is tried, up to the top-level
+    one, and then the whole module is rendered once, as the eager pass does,
+    so both give the same positions."""
 
     def __init__(self, module: cst.Module, source: str, *, lazy: bool = False) -> None:
         self.module = module
@@ -303,10 +305,10 @@ class Located:
         self._rendered: Optional[str] = None
         self._map: Optional[SourceMap] = None
         self._complete = False
-        # Lazy: id(node) -> its top-level statement's number, filled by a walk
-        # that stops at the node asked about (each statement walked once).
-        self._owners: Dict[int, int] = {}
-        self._walk: Optional[Iterator[Tuple[int, cst.CSTNode]]] = None
+        # Lazy: id(node) -> the innermost block statement holding it, filled by
+        # a walk that stops at the node asked about (each statement walked once).
+        self._owners: Dict[int, _Statement] = {}
+        self._walk: Optional[Iterator[Tuple[_Statement, cst.CSTNode]]] = None
         if not (lazy and _renders_as_is(module, source)):
             self._render_all()
 
@@ -326,31 +328,33 @@ class Located:
         state = self._state
         if self._complete or id(node) in state._inclusive:
             return state
-        number = self._owner(node)
-        if number is None or not self._render_statement(number):
+        statement = self._owner(node)
+        while statement is not None and not self._render_statement(statement):
+            statement = statement.outer
+        if statement is None:
             self._render_all()
         return self._state
 
-    def _owner(self, node: cst.CSTNode) -> Optional[int]:
-        """The number of the top-level statement holding ``node``."""
+    def _owner(self, node: cst.CSTNode) -> "Optional[_Statement]":
+        """The innermost block statement holding ``node``."""
         key = id(node)
         found = self._owners.get(key)
         if found is not None:
             return found
         if self._walk is None:
             self._walk = _statement_nodes(self.module)
-        for number, each in self._walk:
-            self._owners.setdefault(id(each), number)
+        for statement, each in self._walk:
+            self._owners.setdefault(id(each), statement)
             if id(each) == key:
-                return number
+                return statement
         return None  # the module itself, or a node outside its statements
 
-    def _render_statement(self, number: int) -> bool:
-        """Record one top-level statement's nodes where its text sits; False
-        when that place is not certain."""
-        statement = self.module.body[number]
+    def _render_statement(self, statement: "_Statement") -> bool:
+        """Record one statement's nodes where its text sits; False when that
+        place is not certain."""
         piece = PositionState(self.module)
-        statement._codegen(piece)
+        piece.indent_tokens = list(statement.indent_tokens)
+        statement.node._codegen(piece)
         text = "".join(piece.tokens)
         start = _only_line_start(self.source, text)
         if start is None:
@@ -507,15 +511,42 @@ def _only_line_start(text: str, piece: str) -> Optional[int]:
     return found
 
 
-def _statement_nodes(module: cst.Module) -> Iterator[Tuple[int, cst.CSTNode]]:
-    """(number of its top-level statement, node) for every node under the
-    module's statements, statement by statement, depth first."""
-    for number, statement in enumerate(module.body):
-        stack: List[cst.CSTNode] = [statement]
+@dataclass(frozen=True)
+class _Statement:
+    """A statement of the module's or of an indented block's body: what
+    renders as whole lines of the text, given the indentation in force."""
+
+    node: cst.CSTNode
+    indent_tokens: Tuple[str, ...]
+    outer: "Optional[_Statement]"
+    """The block statement around it (None: a top-level statement)."""
+
+
+def _statement_nodes(module: cst.Module) -> Iterator[Tuple[_Statement, cst.CSTNode]]:
+    """(the innermost block statement holding it, node) for every node under
+    the module's statements, statement by statement (a block's statements
+    after the statement around them), each depth first.  Only an indented
+    block changes the indentation in force, and ``match`` (its cases are
+    indented too): under a ``match`` every node counts as the ``match``
+    statement's own."""
+    pending = [_Statement(top, (), None) for top in reversed(module.body)]
+    while pending:
+        statement = pending.pop()
+        inner: List[_Statement] = []
+        stack: List[cst.CSTNode] = [statement.node]
         while stack:
             node = stack.pop()
-            yield number, node
-            stack.extend(reversed(children(node)))
+            yield statement, node
+            kind = type(node)
+            if kind is cst.IndentedBlock:
+                assert isinstance(node, cst.IndentedBlock)
+                indents = (*statement.indent_tokens, module.default_indent if node.indent is None else node.indent)
+                inner.extend(_Statement(child, indents, statement) for child in children(node))
+            elif kind is cst.Match:
+                yield from ((statement, each) for each, _ in walk(node) if each is not node)
+            else:
+                stack.extend(reversed(children(node)))
+        pending.extend(reversed(inner))
 
 
 def _lines(text: str) -> List[str]:
