@@ -1141,7 +1141,11 @@ class _FunctionScan:
 
     def item_of(self, expr: ast.expr) -> Optional[str]:
         """The parameter whose drawn item (or a part of it: ``batch[0]``,
-        ``batch["x"]``, ``graph.ndata``, a view ``batch.view(n, -1)``) ``expr`` is."""
+        ``batch["x"]``, ``graph.ndata``, a view ``batch.view(n, -1)``) ``expr`` is;
+        ``x[0] if len(x) > 1 else x``: the item either way."""
+        if isinstance(expr, ast.IfExp):
+            first = self.item_of(expr.body)
+            return first if first is not None and self.item_of(expr.orelse) == first else None
         while True:
             if isinstance(expr, (ast.Subscript, ast.Attribute)):
                 expr = expr.value
@@ -3543,13 +3547,28 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
     its project function builds with ``pin_memory=True`` (the whole value, or
     that element of the tuple or list it returns: ``self.train_loader,
     self.val_loader = get_loaders(cfg)``); for a local bound in branches to
-    several calls' results, any of them)."""
-    for _, callee, position in results_of(source):
+    several calls' results, any of them; through functions that return
+    another's result as it is, ``return get_loaders_eval(args)``, or as one
+    element of their tuple)."""
+    pending = [(callee, position) for _, callee, position in results_of(source)]
+    seen: Set[Tuple[str, str]] = set()
+    while pending:
+        callee, position = pending.pop()
+        if (callee, position) in seen or len(seen) > _MAX_CHAIN * 4:
+            continue
+        seen.add((callee, position))
         built = find(canonical_name(callee, aliases), state, bases)
         function = written.get(built.qualified) if built is not None and not built.wrapper else None
-        if function is not None and (
-                position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns)):
+        if function is None:
+            continue
+        if position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns):
             return True
+        for at, relayed in function.relays:  # what it returns of another call's result
+            for _, inner, inner_position in results_of(relayed):
+                if not at and not inner_position:
+                    pending.append((inner, position))  # `return load(...)`: the same element of `load`'s
+                elif at == position:
+                    pending.append((inner, inner_position))
     return False
 
 
