@@ -984,6 +984,9 @@ class _FunctionScan:
         self.pinned_names: Dict[str, Optional[str]] = {}
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
+        self.entered: Dict[str, ast.Call] = {}
+        """Names a ``with`` binds to a library wrapper whose ``__enter__`` returns
+        itself (``with tqdm(loader) as bar``): the wrapper call."""
         self.forwards: Set[str] = set()
         self.runs_parameters: Set[str] = set()
         self.gradients = False
@@ -1114,7 +1117,7 @@ class _FunctionScan:
             return parameter
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
             return PINNED_LOCAL
-        bound = self.locals.get(expr.id) if isinstance(expr, ast.Name) else expr
+        bound = (self.locals.get(expr.id) or self.entered.get(expr.id)) if isinstance(expr, ast.Name) else expr
         if isinstance(bound, ast.Call) and depth < _MAX_WRAPPED:
             target = self.reader.callee(bound.func, self)
             wrapper = wrappers().get(target[0]) if target is not None else None
@@ -1346,6 +1349,13 @@ class _FunctionScan:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             inner = disabled
             for item in node.items:
+                entered = item.context_expr
+                if (isinstance(item.optional_vars, ast.Name) and isinstance(entered, ast.Call)
+                        and item.optional_vars.id not in self.parameters):
+                    called = self.reader.callee(entered.func, self)
+                    wrapper = wrappers().get(called[0]) if called is not None else None
+                    if wrapper is not None and wrapper.enters_itself:  # `with tqdm(loader) as bar`: the bar itself
+                        self.entered[item.optional_vars.id] = entered
                 self.expression(item.context_expr, disabled)
                 mode = python_grad_mode(item.context_expr, self.reader.imports)
                 if mode is not None:
@@ -1582,7 +1592,7 @@ class _FunctionScan:
 
     def _drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
         if isinstance(expr, ast.Name):
-            bound = self.locals.get(expr.id)
+            bound = self.locals.get(expr.id) or self.entered.get(expr.id)
             if isinstance(bound, ast.Call) and expr.id not in self.parameters:
                 return self.through_local(bound, disabled, 0)  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
             if isinstance(bound, ast.Call) and self.drawn_quietly(expr) == expr.id:
