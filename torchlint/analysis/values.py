@@ -236,6 +236,19 @@ def _merged(first: Mapping[str, FrozenSet[Optional[cst.BaseExpression]]],
     return found
 
 
+def _formatted_device_prefix(expr: cst.BaseExpression) -> Optional[str]:
+    """The literal text a string built at run time starts with:
+    ``"cuda:{}".format(i)`` and ``"cuda:%d" % i`` give their template,
+    ``"cuda:" + str(i)`` its left side; None for anything else."""
+    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format"
+            and isinstance(expr.func.value, cst.SimpleString)):
+        return _string_value(expr.func.value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)) and isinstance(
+            expr.left, cst.SimpleString):
+        return _string_value(expr.left)
+    return None
+
+
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -838,6 +851,11 @@ class Values:
             return None
         if isinstance(expr, cst.Integer):
             return Device(DeviceKind.ACCELERATOR, expr)
+        template = _formatted_device_prefix(expr)
+        if template is not None:  # `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`, as an f-string is
+            if not _DEVICE_FSTRING_PREFIX.match(template):
+                return None
+            return Device(DeviceKind.CPU if template.startswith("cpu") else DeviceKind.VARIABLE, expr)
         if isinstance(expr, cst.Call):
             qualified = self._names.call_name(expr)
             if qualified == "torch.device":
