@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-17"
+_FORMAT = b"callable-summaries-18"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -172,6 +172,10 @@ class Call:
     a name imported in several branches), one such call each, all with the
     same number: the call does what every one of them does (:func:`meet`),
     and a pinned loader given to it reaches whichever runs."""
+    passed: Tuple[str, ...] = ()
+    """Every slot the call fills (``*`` when it unpacks ``*args`` or
+    ``**kwargs``, which may fill any): what :attr:`makers` and :attr:`built`
+    leave out holds something else (:func:`_passed_classes`)."""
     built: Tuple[Tuple[str, str], ...] = ()
     """For each slot whose argument one of several named classes built (``A()
     if c else B()``, or a local bound to ``A()`` in one branch and ``B()`` in
@@ -1738,8 +1742,11 @@ class _FunctionScan:
         parts: List[Tuple[str, str]] = []
         pins: List[Tuple[str, str]] = []
         built: List[Tuple[str, str]] = []
+        filled: List[str] = ["*"] if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords) else []
         for position, keyword, argument in _arguments(node):
             slot = keyword if keyword is not None else str(position)
+            filled.append(slot)
             parameter = self.tracked(argument)
             if parameter is None and isinstance(argument, ast.Call):  # `train(model, make_loader(...))`
                 parameter = self.reader.result_name(argument, self, "r" if self.loops else "l", "")
@@ -1770,7 +1777,8 @@ class _FunctionScan:
         for callee, bound in [found] if found is not None else [(name, method) for name in chosen]:
             self.calls.append(Call(callee, bound, tuple(slots), role, disabled or self.disabled, tuple(makers),
                                    self.loops > 0, tuple(items), tuple(devices), tuple(parts), on_self, tuple(pins),
-                                   choice=0 if found is not None else self.choices_made, built=tuple(built)))
+                                   choice=0 if found is not None else self.choices_made, passed=tuple(filled),
+                                   built=tuple(built)))
 
 
 def _names_only(expr: ast.expr, names: Set[str]) -> bool:
@@ -2954,7 +2962,7 @@ def _to_json(summary: FileSummary) -> Any:
              for r in f.returns],
             [[c.callee, c.bound, [list(s) for s in c.slots], c.role, c.disabled, [list(m) for m in c.makers],
               c.in_loop, [list(i) for i in c.items], [list(d) for d in c.devices], [list(p) for p in c.parts],
-              c.on_self, [list(p) for p in c.pins], c.choice, [list(b) for b in c.built]]
+              c.on_self, [list(p) for p in c.pins], c.choice, [list(b) for b in c.built], list(c.passed)]
              for c in f.calls],
             [[name, in_loop] for name, in_loop in f.called_parameters],
             sorted(f.loop_runs), sorted(f.repeats),
@@ -3028,13 +3036,14 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                              tuple(one_of)))
             parsed_calls = []
             for callee, bound, slots, role, disabled, makers, in_loop, items, devices, parts, on_self, pins, choice, \
-                    built in calls:
+                    built, passed in calls:
                 if not (isinstance(callee, str) and isinstance(role, str) and isinstance(choice, int)
-                        and all_of(bool, bound, disabled, in_loop) and _optional(str, on_self)):
+                        and all_of(bool, bound, disabled, in_loop) and _optional(str, on_self)
+                        and isinstance(passed, list) and all_of(str, *passed)):
                     return None
                 parsed_calls.append(Call(callee, bound, _pairs(slots), role, disabled, _pairs(makers), in_loop,
                                          _pairs(items), _pairs(devices), _pairs(parts), on_self, _pairs(pins), choice,
-                                         _pairs(built)))
+                                         tuple(passed), _pairs(built)))
             counts = []
             for name, in_loop in called:
                 if not (isinstance(name, str) and isinstance(in_loop, bool)):
@@ -4209,6 +4218,10 @@ def _parameter_makers(written: Mapping[str, Function], state: Mapping[str, Summa
     return agreed
 
 
+_UNKNOWN_CLASS = "?"
+"""In :attr:`Summaries.passed`: some call passes something no known class built."""
+
+
 def _passed_classes(written: Mapping[str, Function], state: Mapping[str, Summary],
                     bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
                     targets: Mapping[Tuple[str, int], Optional[str]],
@@ -4281,12 +4294,22 @@ def _passed_classes(written: Mapping[str, Function], state: Mapping[str, Summary
             classes: Dict[str, Set[str]] = {}
             for slot, cls in (*call.makers, *call.built):
                 classes.setdefault(slot, set()).add(canonical_name(cls, aliases))
+            relayed = {slot: value for slot, value in call.slots if value in own}
+            for slot in call.passed:  # anything else passed: not known (`summarize(model, [x])`)
+                if slot not in classes and slot not in relayed:
+                    classes[slot] = {_UNKNOWN_CLASS}
             for each in runs:
-                for slot, value in call.slots:
-                    if value in own:
-                        for pair in slots_of(each, slot, call.bound):
-                            relays.setdefault((name, value), []).append(pair)
+                if "*" in call.passed:  # `*args`/`**kwargs` may fill any parameter
+                    filled = find(f"{each.qualified}.__init__", state, bases) if each.constructs else each
+                    if filled is not None:
+                        for parameter in (*filled.parameters, *filled.keyword_only):
+                            add((filled.qualified, parameter), (_UNKNOWN_CLASS,))
+                for slot, value in relayed.items():
+                    for pair in slots_of(each, slot, call.bound):
+                        relays.setdefault((name, value), []).append(pair)
                 for slot, built in sorted(classes.items()):
+                    if slot == "*":
+                        continue
                     for pair in slots_of(each, slot, call.bound):
                         add(pair, built)
     while pending:
