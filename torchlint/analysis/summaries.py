@@ -1121,7 +1121,7 @@ class _FunctionScan:
             return parameter
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
             return PINNED_LOCAL
-        bound = (self.locals.get(expr.id) or self.entered.get(expr.id)) if isinstance(expr, ast.Name) else expr
+        bound = self.bound_call(expr.id) if isinstance(expr, ast.Name) else expr
         if isinstance(bound, ast.Call) and depth < _MAX_WRAPPED:
             target = self.reader.callee(bound.func, self)
             wrapper = wrappers().get(target[0]) if target is not None else None
@@ -1132,6 +1132,11 @@ class _FunctionScan:
                     return expr.id if expr.id in self.parameters else None
                 return self.drawn_quietly(inner, depth + 1)
         return None
+
+    def bound_call(self, name: str) -> Optional[ast.expr]:
+        """What a local stands for: its one value, or the library wrapper a
+        ``with`` entered under it (``with tqdm(loader) as bar``)."""
+        return self.locals.get(name) or self.entered.get(name)
 
     def part_of(self, expr: ast.expr) -> Optional[str]:
         """The parameter ``expr`` is, or is a part of (``x`` after ``x, y = batch``,
@@ -1596,7 +1601,7 @@ class _FunctionScan:
 
     def _drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
         if isinstance(expr, ast.Name):
-            bound = self.locals.get(expr.id) or self.entered.get(expr.id)
+            bound = self.bound_call(expr.id)
             if isinstance(bound, ast.Call) and expr.id not in self.parameters:
                 return self.through_local(bound, disabled, 0)  # `bar = tqdm(loader)` then `for x in enumerate(bar)`
             if isinstance(bound, ast.Call) and self.drawn_quietly(expr) == expr.id:
@@ -1898,8 +1903,9 @@ def _joined_results(names: Sequence[Optional[str]]) -> Optional[str]:
     calls returns; None unless every call's result has a name."""
     if not names or any(name is None for name in names):
         return None
-    kinds = {name[len(RESULT):].partition(":")[0] for name in names if name is not None}
-    parts = sorted({name[len(RESULT):].partition(":")[2] for name in names if name is not None})
+    each = [part for name in names if name is not None for part in results_of(name)]
+    kinds = {kind for kind, _, _ in each}
+    parts = sorted({f"{callee}|{position}" for _, callee, position in each})
     if len(kinds) != 1:
         return None
     return f"{RESULT}{kinds.pop()}:{RESULT_SEPARATOR.join(parts)}" if len(parts) > 1 else names[0]
@@ -3574,7 +3580,7 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
     while pending:
         callee, position = pending.pop()
         if (callee, position) in seen or len(seen) > _MAX_CHAIN * 4:
-            continue
+            continue  # (a bounded walk a call: the whole pass stays linear in the calls)
         seen.add((callee, position))
         built = find(canonical_name(callee, aliases), state, bases)
         function = written.get(built.qualified) if built is not None and not built.wrapper else None
@@ -4261,9 +4267,11 @@ def _passed_classes(written: Mapping[str, Function], state: Mapping[str, Summary
         for base in named_bases[cls]:
             subclasses.setdefault(base, []).append(cls)
 
+    @functools.lru_cache(maxsize=None)
     def overrides(owner: str, method: str) -> List[Summary]:
         """``method`` as the subclasses of ``owner`` (at any depth) define it:
-        what ``self.method(...)`` in ``owner`` runs for their instances."""
+        what ``self.method(...)`` in ``owner`` runs for their instances
+        (each (owner, method) walked once)."""
         found_here: List[Summary] = []
         seen: Set[str] = {owner}
         stack = list(subclasses.get(owner, ()))

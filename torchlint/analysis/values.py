@@ -450,19 +450,14 @@ class Values:
         if qualified == "torch.device":
             device = self.device_of(call)
             return Value(ValueKind.DEVICE, qualified, device=device)
-        if qualified == "torch.utils.data.DataLoader":
-            return Value(ValueKind.DATALOADER, qualified)
-        if qualified in _SAMPLERS:
-            return Value(ValueKind.SAMPLER, qualified)
+        kind = _class_kind(qualified)  # loaders, samplers, gradient scalers, optimizers
+        if kind is not None:
+            return Value(kind, qualified)
         if qualified in _DATASETS or qualified.startswith("torchvision.datasets."):
             return Value(ValueKind.DATASET, qualified)
-        if qualified in _GRAD_SCALERS:
-            return Value(ValueKind.GRAD_SCALER, qualified)
         if qualified == "torch.nn.Parameter":
             return Value(ValueKind.TENSOR, qualified)
         if qualified.startswith("torch.optim.") and not qualified.startswith("torch.optim.lr_scheduler"):
-            if qualified.rsplit(".", 1)[-1][:1].isupper():
-                return Value(ValueKind.OPTIMIZER, qualified)
             return None
         if self._is_module_class(qualified):
             if qualified.endswith("Loss"):
