@@ -290,3 +290,49 @@ def test_end_to_end_run_passes_the_pins_to_torchlint(tmp_path: Path) -> None:
     newest = sl.run_torchlint(command, sl.LabelSet(labels.rule, None, labels.cases, labels.source), tmp_path / "src")
     assert [f.row for f in pinned] == [2] and [f.row for f in newest] == [2]
     assert "no longer" not in pinned[0].message and "no longer" in newest[0].message
+
+
+def test_rules_that_need_the_same_run_share_one_and_keep_their_own_findings(tmp_path: Path) -> None:
+    """Two rules over one repository with the same options make one torchlint
+    run selecting both; each label set gets only its rule's findings.  A set
+    with another torch version needs (and gets) a run of its own."""
+    mirror = tmp_path / "mirror" / "me+proj" / "repo"
+    mirror.mkdir(parents=True)
+    _git("init", "-q", cwd=mirror)
+    (mirror / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(range(4), num_workers=2)\n"
+        "model = torch.nn.Linear(2, 2).cuda()\n"
+        "x = torch.zeros(2).cuda()\n"
+    )
+    _git("add", "train.py", cwd=mirror)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one", cwd=mirror)
+    commit = _git("rev-parse", "HEAD", cwd=mirror)
+    sl.prepare_checkout("me/proj", commit, tmp_path / "src", mirror.parent.parent)
+    log = tmp_path / "argv.log"
+    wrapper = tmp_path / "wrap.py"
+    wrapper.write_text(
+        "import runpy, sys\n"
+        f"open({str(log)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "sys.argv = ['torchlint', *sys.argv[1:]]\n"
+        "runpy.run_module('torchlint', run_name='__main__')\n"
+    )
+    loader = sl.parse_labels('rule = "TL201"\n' + case(3).replace(COMMIT, commit), Path("TL201.toml"))
+    moved = sl.parse_labels('rule = "TL101"\n' + case(5).replace(COMMIT, commit), Path("TL101.toml"))
+    other = sl.parse_labels('rule = "TL203"\ntorch-version = "1.13"\n' + case(3).replace(COMMIT, commit), Path("TL203.toml"))
+    command = [sys.executable, str(wrapper)]
+    results = sl.run_all(command, [loader, moved, other], tmp_path / "src", whole=True)
+    runs = log.read_text().splitlines()
+    assert len(runs) == 2
+    assert any("--select TL101,TL201 " in run and "--torch-version" not in run for run in runs)
+    assert any("--select TL203 " in run and "--torch-version 1.13" in run for run in runs)
+    assert {f.rule for f in results[0]} <= {"TL201"} and {f.rule for f in results[1]} <= {"TL101"}
+    root = sl.checkout_dir(tmp_path / "src", "me/proj")
+    for labels, found in zip([loader, moved, other], results):
+        alone = subprocess.run(
+            [sys.executable, "-m", "torchlint", "check", "--select", labels.rule, "--no-cache", "--isolated",
+             "--exit-zero", "--output-format", "json", *(["--torch-version", "1.13"] if labels.torch_version else []), "."],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout
+        assert found == sl.parse_findings(alone, "me/proj", root, labels.rule)
+    assert [f.row for f in results[1]] == [4, 5]
