@@ -321,15 +321,18 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 or (found is not None and _fixed_inside(found[0]))):
             return  # no call can change it: its `DataLoader(...)` is reported where the function builds it
         fix = None
-        if persistent.settable is not None:
+        if persistent.settable is not None and not workers.partial:
+            # (with workers on some paths only, `persistent_workers=True` would raise where there are none)
             fix = self.replace(wrapped.call, add_keyword(wrapped.call, persistent.settable, cst.Name("True")),
                                Applicability.UNSAFE, f"Pass `{persistent.settable}=True`")
         where = "pass `persistent_workers=True` here" if fix is not None else (
-            f"`{wrapped.name}` cannot take `persistent_workers`; set it where it builds the loader")
+            "pass `persistent_workers=True` beside `num_workers` in the dict this call unpacks" if workers.partial
+            else f"`{wrapped.name}` cannot take `persistent_workers`; set it where it builds the loader")
+        starts = (", where the keywords it gets give it workers, starts them anew each time" if workers.partial
+                  else " starts its worker processes anew each time")
         self.report(
             wrapped.call,
-            f"suggestion: the `DataLoader` `{wrapped.name}(...)` builds is iterated every epoch and starts its "
-            f"worker processes anew each time; {where}",
+            f"suggestion: the `DataLoader` `{wrapped.name}(...)` builds is iterated every epoch and{starts}; {where}",
             fix=fix,
             statement=self._statements.get(wrapped.call),
         )

@@ -458,6 +458,8 @@ class DataLoaderWithoutPinMemory(Rule):
             fix = self.replace(wrapped.call, add_keyword(wrapped.call, pin.settable, cst.Name("True")),
                                Applicability.SAFE, f"Pass `{pin.settable}=True`")
             advice = f"pass `{pin.settable}=True` here"
+        elif pin.value is not None:  # the `False` sits in a dict the call unpacks (`**kwargs`)
+            advice = "make it `True` in the dict this call unpacks"
         what = "without `pin_memory`" if pin.value is None else "with `pin_memory=False`"
         self.report(
             wrapped.call,

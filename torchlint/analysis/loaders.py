@@ -15,6 +15,7 @@ produced (pinned memory, when the loader pins).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union, cast
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees, Target
     from torchlint.analysis.summaries import BuiltLoader
     from torchlint.analysis.flow import Flow
+    from torchlint.source.arguments import Splats
 
 DATALOADER = "torch.utils.data.DataLoader"
 
@@ -133,6 +135,10 @@ class LoaderKeyword:
     """The keyword the call may add to set it (a parameter whose default is
     used, or the loader's keyword itself through ``**kwargs``); None when
     the call cannot set it."""
+    partial: bool = False
+    """Passed on some paths only: the call's ``**`` of a dict that holds it
+    under a condition (``{"num_workers": 1} if cuda else {}``); :attr:`value`
+    is what it is where passed, the loader's default elsewhere."""
 
 
 _UNKNOWN = LoaderKeyword(False)
@@ -146,7 +152,8 @@ class WrappedLoader:
     writes, with the call's arguments put in for the parameters and the
     ``**kwargs`` it passes on."""
 
-    def __init__(self, call: cst.Call, built: "BuiltLoader", target: "Target") -> None:
+    def __init__(self, call: cst.Call, built: "BuiltLoader", target: "Target",
+                 splats: "Optional[Splats]" = None) -> None:
         self.call = call
         self.built = built
         self.function = built.qualified
@@ -156,15 +163,38 @@ class WrappedLoader:
         self._target = target
         self._passed: Dict[str, cst.BaseExpression] = {}
         self._extra: Dict[str, cst.BaseExpression] = {}
+        self._splatted: Set[str] = set()
+        """Keywords the call passes inside a known ``**`` dict: its own keyword cannot be added beside them."""
+        self._partial: Set[str] = set()
+        """Of those, the ones the dict holds on some paths only (:attr:`LoaderKeyword.partial`)."""
+        self._unknown: Set[str] = set()
+        """Of those, the ones whose value differs by path: not known."""
         from torchlint.analysis.callees import arguments
 
-        for position, keyword, value in arguments(call):
+        given = [(position, keyword, value) for position, keyword, value in arguments(call)]
+        self._unpacks = False
+        for arg in call.args:
+            known = splats(arg.value) if splats is not None and arg.star == "**" else None
+            if arg.star and known is None:
+                self._unpacks = True
+            elif known is not None:  # `make_data_loader(args, **kwargs)`, `kwargs` a dict the flow knows
+                for key, value in known.certain.items():
+                    given.append((None, key, value))
+                for key, values in known.maybe.items():
+                    # present on some paths only (`{...} if cuda else {}`): what it is where given;
+                    # values that differ by path are not known
+                    if all(values[0].deep_equals(value) for value in values[1:]):
+                        given.append((None, key, values[0]))
+                        self._partial.add(key)
+                    else:
+                        self._unknown.add(key)
+                self._splatted.update(known.certain, known.maybe)
+        for position, keyword, value in given:
             parameter = target.parameter(position, keyword)
             if parameter is not None:
                 self._passed[parameter] = value
             elif keyword is not None:
                 self._extra[keyword] = value
-        self._unpacks = any(arg.star for arg in call.args)
 
     @property
     def name(self) -> str:
@@ -174,13 +204,23 @@ class WrappedLoader:
     def keyword(self, keyword: str) -> LoaderKeyword:
         """What the loader gets as ``keyword`` from this call."""
         spec = dict(self.built.arguments).get(keyword)
+        # the call's keyword that may carry it (a keyword names the parameter it fills)
+        key = spec[len("param:"):] if spec is not None and spec.startswith("param:") else keyword
+        if key in self._unknown:
+            return _UNKNOWN
+        found = self._keyword(keyword, spec)
+        if key in self._partial and found.known and found.at_call and found.value is not None:
+            return dataclasses.replace(found, partial=True)
+        return found
+
+    def _keyword(self, keyword: str, spec: Optional[str]) -> LoaderKeyword:
         if spec is not None:
             return self._spec(spec)
         summary = self._target.summary
         if self.built.forwards is not None and not self.built.open_keywords:
             if keyword in self._extra:
                 given = self._extra[keyword]
-                return LoaderKeyword(True, given, True, given)
+                return LoaderKeyword(True, given, True, None if keyword in self._splatted else given)
             if self._unpacks:
                 return _UNKNOWN
             if keyword in summary.parameters or keyword in summary.keyword_only:
@@ -200,7 +240,7 @@ class WrappedLoader:
         if given is None and text not in self._target.summary.parameters:
             given = self._extra.get(text)  # a keyword the function passes on through ``**`` to the one that builds it
         if given is not None:
-            return LoaderKeyword(True, given, True, given)
+            return LoaderKeyword(True, given, True, None if text in self._splatted else given)
         if self._unpacks:
             return _UNKNOWN
         default = dict(self.built.defaults).get(text)
@@ -354,7 +394,7 @@ class Loaders:
         if self._callees is not None and not loader_class(self._names.call_name(call)):
             built = self._callees.built_loader(call)
             if built is not None:
-                found = WrappedLoader(call, built[0], built[1])
+                found = WrappedLoader(call, built[0], built[1], self._values.splatted)
         self._wrapped[call] = found
         return found
 
