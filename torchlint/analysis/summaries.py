@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-18"
+_FORMAT = b"callable-summaries-19"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -92,6 +92,11 @@ would be (``self.<attr>``: ``for batch in self.train_loader``): tracked
 like a parameter through the class's methods, then, for a class built by a
 call of the project, put in terms of the ``__init__`` parameter the class
 stores in that attribute (:func:`link`'s construction summaries)."""
+OBJECT = "^"
+"""Between a parameter's name and an attribute: ``<param>^<attr>`` is
+``session.train_set`` where ``session`` is a parameter holding a plain
+object of the project (tracked like a parameter); :func:`_pinned` fills it
+for an object built by a construction that kept a pinned loader there."""
 BATCH = "="
 """Before a parameter's name: the parameter is a batch (or holds one), not a loader."""
 PINNED_EACH = "*"
@@ -1299,8 +1304,18 @@ class _FunctionScan:
         return None
 
     def tracked(self, expr: ast.expr) -> Optional[str]:
-        """The parameter, the returned value, or the instance's attribute ``expr`` is."""
-        return self.subject(expr) or self.result_of(expr) or self.held(expr)
+        """The parameter, the returned value, the instance's attribute, or a
+        parameter's attribute (:data:`OBJECT`) ``expr`` is."""
+        return self.subject(expr) or self.result_of(expr) or self.held(expr) or self.object_attribute(expr)
+
+    def object_attribute(self, expr: ast.expr) -> Optional[str]:
+        """``session.train_set`` with ``session`` a parameter (not the instance,
+        not rebound): ``session^train_set`` (:data:`OBJECT`)."""
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id != self.instance:
+            parameter = self.subject(expr.value)
+            if parameter is not None:
+                return parameter + OBJECT + expr.attr
+        return None
 
     def held(self, expr: ast.expr) -> Optional[str]:
         """``self.<attr>`` in a method (:data:`HELD`), the instance not rebound."""
@@ -1588,7 +1603,7 @@ class _FunctionScan:
         result = self.result_of(expr)
         if result is not None:
             return self._drawn(expr, disabled) | {result}
-        held = self.held(expr)
+        held = self.held(expr) or self.object_attribute(expr)
         if held is not None:
             return {held}
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
@@ -3489,6 +3504,23 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             found[target.qualified].add(parameter)
             pending.append(target.qualified)
 
+    def add_object(target: Summary, slot: str, bound: bool, kept: AbstractSet[str]) -> None:
+        """An object whose ``kept`` attributes hold pinned loaders fills ``slot``:
+        the parameter's attributes (:data:`OBJECT`) are pinned loaders there."""
+        if target.qualified in chosen:
+            for member in chosen[target.qualified]:
+                if member in state:
+                    add_object(state[member], slot, bound, kept)
+            return
+        position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
+        parameter = target.parameter_for(position, keyword, bound)
+        if parameter is None or target.constructs:
+            return
+        names = {parameter + OBJECT + attr for attr in kept} - found.setdefault(target.qualified, set())
+        if names:
+            found[target.qualified] |= names
+            pending.append(target.qualified)
+
     def target_of(name: str, index: int) -> Optional[Summary]:
         """What the function's call number ``index`` runs (resolved once, by
         :func:`link`); for one of several classes' methods whose summaries do
@@ -3518,24 +3550,63 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
                 if target is not None:
                     add(target, slot, call.bound, batch=True)
     done: Set[Tuple[str, int, str, bool]] = set()
-    while pending:
-        name = pending.pop()
-        current = written.get(name)
-        if current is None:
-            continue
-        owner = name.rpartition(".")[0] if current.method else ""
-        sources = found.get(name, set()) | {HELD + attr for attr in held.get(owner, ())}
-        for index, call in enumerate(current.calls):
-            passed = [(slot, False) for slot, value in call.slots if value in sources]
-            passed += [(slot, True) for slot, value in call.slots if BATCH + value in sources]
-            passed += [(slot, True) for slot, value in call.items if value in sources]  # a batch drawn here
-            passed += [(slot, True) for slot, value in call.parts if BATCH + value in sources]
-            for slot, batch in passed:
-                if (name, index, slot, batch) not in done:
-                    done.add((name, index, slot, batch))
-                    target = target_of(name, index)
-                    if target is not None:
-                        add(target, slot, call.bound, batch)
+    objects_done: Set[Tuple[str, int, str, str]] = set()
+
+    def drain() -> None:
+        while pending:
+            name = pending.pop()
+            current = written.get(name)
+            if current is None:
+                continue
+            owner = name.rpartition(".")[0] if current.method else ""
+            sources = found.get(name, set()) | {HELD + attr for attr in held.get(owner, ())}
+            kept: Dict[str, Set[str]] = {}  # parameter -> its pinned attributes (`session.train_set`)
+            for source in sources:
+                holder, mark, attr = source.partition(OBJECT)
+                if mark:
+                    kept.setdefault(holder, set()).add(attr)
+            for index, call in enumerate(current.calls):
+                passed = [(slot, False) for slot, value in call.slots if value in sources]
+                passed += [(slot, True) for slot, value in call.slots if BATCH + value in sources]
+                passed += [(slot, True) for slot, value in call.items if value in sources]  # a batch drawn here
+                passed += [(slot, True) for slot, value in call.parts if BATCH + value in sources]
+                for slot, batch in passed:
+                    if (name, index, slot, batch) not in done:
+                        done.add((name, index, slot, batch))
+                        target = target_of(name, index)
+                        if target is not None:
+                            add(target, slot, call.bound, batch)
+                for slot, value in call.slots:  # the object itself handed on
+                    attrs = kept.get(value)
+                    if attrs:
+                        send_object(name, index, call, slot, attrs)
+
+    def send_object(name: str, index: int, call: Call, slot: str, attrs: AbstractSet[str]) -> None:
+        fresh = {attr for attr in attrs if (name, index, slot, attr) not in objects_done}
+        if fresh:
+            objects_done.update((name, index, slot, attr) for attr in fresh)
+            target = target_of(name, index)
+            if target is not None:
+                add_object(target, slot, call.bound, fresh)
+
+    # Objects of classes whose construction kept a pinned loader (`TTSSession(train_set=loader)`),
+    # handed to a function: their attributes are pinned there.  `held` grows while the flow
+    # runs, so the objects are sent again until nothing more is found (each (call, slot,
+    # attribute) once: linear in the calls).
+    objects = [(name, index, call, slot, canonical_name(maker, aliases))
+               for name, function in written.items() for index, call in enumerate(function.calls)
+               for slot, maker in (*call.makers, *call.built)]
+    seen_held = -1
+    while True:
+        drain()
+        size = sum(len(attrs) for attrs in held.values())
+        if size == seen_held:
+            break
+        seen_held = size
+        for name, index, call, slot, cls in objects:
+            attrs = held.get(cls)
+            if attrs:
+                send_object(name, index, call, slot, attrs)
     for owner, attrs in held.items():
         for name in methods.get(owner, ()):
             found.setdefault(name, set()).update(HELD + attr for attr in attrs)
