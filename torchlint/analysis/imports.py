@@ -673,6 +673,21 @@ def stored_exports(path: Path, data: bytes, module: str, store: Optional[Store])
     return found
 
 
+def star_imported(path: Path, text: bytes, module: str) -> List[str]:
+    """The project modules (not torch's) a file star-imports, made absolute,
+    read from its text (the usual spelling, ``from x import *`` on a line of
+    its own; others only lose a resolution)."""
+    found: List[str] = []
+    for dots, target in _STAR_IMPORT.findall(text):
+        spelled = target.decode()
+        if not dots and is_torch_module(spelled):
+            continue
+        name = absolute(module, len(dots), spelled or None, path.stem == "__init__")
+        if name and not is_torch_module(name) and name not in found:
+            found.append(name)
+    return found
+
+
 def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
                module_of: Optional[ModuleNames] = None,
                statements: Callable[[bytes], List[bytes]] = import_statements) -> Dict[str, Exports]:
@@ -703,14 +718,11 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
                         named.setdefault(source, set()).update(names)
         if b"import *" not in text:  # the usual spelling; others only lose a resolution
             continue
-        stars = [(d, t.decode()) for d, t in _STAR_IMPORT.findall(text) if d or not is_torch_module(t.decode())]
-        if not stars:
-            continue
         module = module_of(path)
-        for dots, target in stars:
-            name = absolute(module, len(dots), target or None, path.stem == "__init__")
-            if name and not is_torch_module(name):
-                wanted.add(name)
+        found = star_imported(path, text, module)
+        if not found:
+            continue
+        wanted.update(found)
         roots.add(path.parent)
         # The folder above the file's top package: where a relative import starts.
         depth = module.count(".") + (path.stem == "__init__")
@@ -731,7 +743,8 @@ def star_parts(texts: Sequence[Text], store: Optional[Store] = None,
         parts = name.split(".")
         if own != parts[-1] or "." not in name:
             return False
-        folders = path.parent.parts
+        # (a package's `__init__.py` is named by its folder: the folders above that spell the rest)
+        folders = (path.parent.parent if path.stem == "__init__" else path.parent).parts
         return len(folders) >= len(parts) - 1 and list(folders[len(folders) - len(parts) + 1:]) == parts[:-1]
 
     def run_module(name: str) -> List[Text]:

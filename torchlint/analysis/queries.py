@@ -41,7 +41,7 @@ from torchlint.analysis.imports import (
     ImportLines, import_statements, ModuleNames, Text, add_import, connected, dotted, imported_modules,
     module_imports, module_level, module_name, project_star_modules,
     namespace_aliases, parse_quietly, path_aliases, python_grad_mode, read_sources, reexports, resolve, script_aliases,
-    star_parts, with_imported,
+    star_parts, with_imported, star_imported, star_lookup, Exports,
 )
 from torchlint.analysis.index import EMPTY, CallSite, ClassInfo, MethodShape, ProjectIndex
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -101,7 +101,7 @@ def _build(texts: List[Text], asked: Asked, store: Optional[Store], module_of: M
         return ProjectIndex(star_parts=stars) if stars else EMPTY
     indexed = with_imported(texts, statements, module_of) if bases or methods or wants_summaries else texts
     classes = hierarchy(indexed, bases, store, module_of) if bases else {}
-    calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of, callers[2])
+    calls, modules = _callers(texts, callers[0], callers[1], store, statements, module_of, callers[2], stars)
     shapes = _methods(indexed, methods, store, module_of)
     namespaces = {**script_aliases(indexed, module_of), **path_aliases(indexed, module_of),
                   **namespace_aliases(indexed, module_of)} if (
@@ -530,14 +530,19 @@ def _focus_lines(text: Union[str, bytes], focus: "re.Pattern[bytes]") -> List[in
 
 
 def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
-                        focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+                        focus: "Optional[re.Pattern[bytes]]" = None,
+                        star_bound: Tuple[Tuple[str, str], ...] = ()) -> Contribution:
     """Classes and calls of one file; with ``focus``, only statements with a
-    line that matches it (or calls backward) are walked for calls."""
+    line that matches it (or calls backward) are walked for calls;
+    ``star_bound``: what the file's star imports of project modules bind
+    (``torch`` through ``from utils.utils import *``), where its own imports do not."""
     tree = parse_quietly(text)
     if tree is None:
         return Contribution()
     is_package = path.stem == "__init__"
     imports = module_imports(tree, module, is_package)
+    for name, target in star_bound:
+        imports.setdefault(name, target)
     local = {
         s.name: f"{module}.{s.name}"
         for s in tree.body
@@ -596,17 +601,20 @@ def _from_json(data: Any) -> Optional[Contribution]:
 
 
 def contribution(path: Path, data: bytes, module: str, store: Optional[Store] = None,
-                 focus: "Optional[re.Pattern[bytes]]" = None) -> Contribution:
+                 focus: "Optional[re.Pattern[bytes]]" = None,
+                 star_bound: Tuple[Tuple[str, str], ...] = ()) -> Contribution:
     """One file's contribution, from ``store`` when it holds it (a warm run
     parses nothing), else parsed and stored.  ``focus`` (names of wanted
-    functions) limits the walk for calls to the statements that mention one."""
+    functions) limits the walk for calls to the statements that mention one;
+    ``star_bound`` (part of the key): see :func:`_parse_contribution`."""
     if store is None:
-        return _parse_contribution(path, data, module, focus)
-    key = store_key(path, data, module, focus, _STORE_FORMAT)
+        return _parse_contribution(path, data, module, focus, star_bound)
+    kind = _STORE_FORMAT + b"".join(f"\0{name}={target}".encode() for name, target in star_bound)
+    key = store_key(path, data, module, focus, kind)
     stored = store.get_facts(key)
     found = _from_json(stored) if isinstance(stored, dict) else None
     if found is None:
-        found = _parse_contribution(path, data, module, focus)
+        found = _parse_contribution(path, data, module, focus, star_bound)
         store.put_facts(key, _to_json(found))
     return found
 
@@ -741,6 +749,7 @@ def _called_from(texts: Sequence[Text], caller_words: Sequence[str], statements:
 def _callers(texts: Sequence[Text], module_words: Sequence[str], function_words: Sequence[str],
              store: Optional[Store], statements: Callable[[bytes], List[bytes]] = import_statements,
              module_of: Callable[[Path], str] = module_name, caller_words: Sequence[str] = (),
+             stars: Optional[Mapping[str, Exports]] = None,
              ) -> Tuple[Dict[str, Tuple[CallSite, ...]], Dict[str, str]]:
     """Calls from other modules of the functions the query asks about (and of
     those :func:`_called_from` finds).  Only files with an import line naming
@@ -766,10 +775,22 @@ def _callers(texts: Sequence[Text], module_words: Sequence[str], function_words:
             continue
         focus = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(wanted)) + rb")\b")
         module = modules.get(os.path.abspath(path)) or module_of(path)
-        for target, site in contribution(path, text, module, store, focus).calls:
+        for target, site in contribution(path, text, module, store, focus, _star_torch(path, text, module, stars)).calls:
             if target.rsplit(".", 1)[0] in callee_modules:
                 calls.setdefault(target, []).append(site)
     return {name: tuple(sites) for name, sites in sorted(calls.items())}, modules
+
+
+def _star_torch(path: Path, text: bytes, module: str,
+                stars: Optional[Mapping[str, Exports]]) -> Tuple[Tuple[str, str], ...]:
+    """``(("torch", "torch"),)`` when a star import of a project module binds
+    ``torch`` to torch in this file (``from utils.utils import *`` of a module
+    that does ``import torch``): its ``with torch.no_grad():`` is torch's."""
+    if not stars or b"import *" not in text:
+        return ()
+    if any(star_lookup(stars, name, "torch") == "torch" for name in star_imported(path, text, module)):
+        return (("torch", "torch"),)
+    return ()
 
 
 def _named_functions(statements: List[bytes], text: bytes, stems: Set[bytes], names: Set[bytes]) -> Set[bytes]:
