@@ -213,9 +213,9 @@ def test_a_warm_run_reads_contributions_instead_of_parsing(tmp_path: Path, monke
     parsed: "list[str]" = []
     real = queries._parse_contribution
 
-    def counting(path, text, module, focus=None):  # type: ignore[no-untyped-def]
+    def counting(path, text, module, focus=None, star_bound=()):  # type: ignore[no-untyped-def]
         parsed.append(module)
-        return real(path, text, module, focus)
+        return real(path, text, module, focus, star_bound)
 
     monkeypatch.setattr(queries, "_parse_contribution", counting)
     cold = build(files, [callers_of((".eval(",))], cache)
