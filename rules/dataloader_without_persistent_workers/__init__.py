@@ -345,15 +345,28 @@ class DataLoaderWithoutPersistentWorkers(Rule):
         loaders = self.facts.loaders
         repeated: Set[cst.Call] = set()
         each_built: Set[cst.Call] = set()  # iterated again and again by one call: whatever builds them
+        foreign: Set[cst.Call] = set()  # repeated only by functions other than the one that builds them
+        here: Set[cst.Call] = set()
         for loop in loaders.loops():
             if loop.repeated:
                 repeated |= loop.loaders
+                for call in loop.loaders:
+                    (here if loaders.function_of(call) is loaders.function_of(loop.loop) else foreign).add(call)
         repeated |= loaders.looped_yields()  # `while True: yield from loader`
         repeated |= loaders.restarted()  # `it = iter(loader)` again and again
+        here |= loaders.looped_yields() | loaders.restarted()
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders
                 each_built |= handed.each_call
+                for call in handed.loaders:
+                    (here if loaders.function_of(call) is loaders.function_of(handed.call) else foreign).add(call)
+        # A worker count that is the building function's own parameter, for a loader that function
+        # returns to the code that repeats it: its calls decide the count (one may pass 0).
+        constructors = set(loaders.constructors)
+        returned_with_parameter = {call for call in foreign - here
+                                   if call in constructors and self._count_is_a_parameter(call)}
+        repeated -= returned_with_parameter
         for wrapped in loaders.wrapped_calls:
             if wrapped.call in repeated and not (loaders.rebuilt(wrapped.call) and wrapped.call not in each_built):
                 self._wrapped(wrapped)

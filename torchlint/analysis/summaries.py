@@ -1400,10 +1400,10 @@ class _FunctionScan:
             return
         rebound: List[str] = []  # names an assignment binds to something else than a drawn item
         if isinstance(node, ast.Assign):
-            if self.loops and self.results:  # a local built anew on every pass of a loop
+            if self.loops and self.results:  # a local (or a module-level global) built anew on every pass of a loop
                 for target in node.targets:
                     for leaf in _stored(target):
-                        if self.results.get(leaf.id, "").startswith(RESULT + "l:"):
+                        if self.results.get(leaf.id, "").startswith((RESULT + "l:", _PERSISTENT)):
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
@@ -2135,14 +2135,16 @@ class _FileReader:
         self._registries: Optional[Dict[str, Tuple[str, ...]]] = None
         self._writes_of_module: Optional[Tuple[FrozenSet[str], FrozenSet[str]]] = None
         self.global_results: Dict[str, str] = {}
-        """Module globals bound once to what a call returns: their returned-value names."""
+        """Module globals bound once to what a call returns: their returned-value names
+        (``r`` for one bound inside a module-level loop: built anew for every pass)."""
+        looped = _looped_names(tree.body)
         for name, value in assigned.items():
             if isinstance(value, ast.Call):
-                found = self.result_name(value, None, "g", "")
+                found = self.result_name(value, None, "r" if name in looped else "g", "")
                 if found is not None:
                     self.global_results[name] = found
         for name, (call, position) in unpacked.items():
-            found = self.result_name(call, None, "g", str(position))
+            found = self.result_name(call, None, "r" if name in looped else "g", str(position))
             if found is not None:
                 self.global_results[name] = found
         self._attribute_results: Dict[str, Dict[str, str]] = {}
@@ -2435,6 +2437,22 @@ class _FileReader:
             return (f"{built}.{func.attr}", True) if built is not None else None
         target = resolve(func, self.imports, self.local)
         return (target, False) if target is not None else None
+
+
+def _looped_names(body: Sequence[ast.stmt]) -> FrozenSet[str]:
+    """The names a module body binds inside its ``for``/``while`` loops
+    (``for epoch in ...: eval_loader = loader.run("eval")``), not in functions or classes."""
+    found: Set[str] = set()
+    pending: List[Tuple[ast.AST, bool]] = [(statement, False) for statement in body]
+    while pending:
+        node, inside = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if inside and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        looping = inside or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+        pending.extend((child, looping) for child in ast.iter_child_nodes(node))
+    return frozenset(found)
 
 
 def _cuda_text(expr: ast.expr) -> bool:
