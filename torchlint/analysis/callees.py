@@ -118,6 +118,11 @@ class Callees:
         func = call.func
         if isinstance(func, cst.Attribute):
             return func.attr.value in spelled.names
+        if isinstance(func, cst.Call):  # `Evaluator()(x)`: a call of a new instance
+            inner = func.func
+            named = inner.attr.value if isinstance(inner, cst.Attribute) else (
+                inner.value if isinstance(inner, cst.Name) else None)
+            return named is not None and named in spelled.classes
         if not isinstance(func, cst.Name):
             return False
         if func.value in spelled.names or func.value in self._renamed(spelled):
@@ -546,6 +551,12 @@ class Callees:
 
     def _resolve(self, call: cst.Call) -> Optional[Target]:
         func = call.func
+        if isinstance(func, cst.Call) and isinstance(func.func, (cst.Name, cst.Attribute)):
+            # `Evaluator()(x)`: the class's `__call__` (its own or a base's), on the new instance
+            built = self._names.call_name(func)
+            if built is None and isinstance(func.func, cst.Name):
+                built = self._local_definition(func.func)
+            return self._named(f"{built}.__call__", True) if built is not None else None
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if last is None:
             return None
