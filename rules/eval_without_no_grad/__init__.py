@@ -517,7 +517,7 @@ class EvalWithoutNoGrad(Rule):
             return set()  # it runs no parameter: no need for the file's training facts
         training = self.facts.training
         edges = training.callers(node)
-        outside = self._outside_callers(node)
+        outside = self._outside_sites(node)
         if not edges and not outside:
             return set()
         positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
@@ -557,14 +557,6 @@ class EvalWithoutNoGrad(Rule):
             if not found:
                 return set()
         return found or set()
-
-    def _outside_callers(self, node: cst.FunctionDef) -> Tuple[CallSite, ...]:
-        """Calls of a module-level function from the project's other modules."""
-        if not (len(self.parents) == 1 and isinstance(self.parents[0], cst.Module)):
-            return ()
-        index = self.facts.project
-        module = index.module_of(self.context.path)
-        return index.callers_of(f"{module}.{node.name.value}") if module is not None else ()
 
     def _calls_model(self, func: cst.BaseExpression) -> bool:
         """``model(x)`` or ``model.forward(x)`` where the value facts say
@@ -844,7 +836,7 @@ class EvalWithoutNoGrad(Rule):
             )
         verdict = self._reportable(original_node, frame)
         if verdict is not None:
-            outside = self._outside_callers(original_node)
+            outside = self._outside_sites(original_node)
             self._candidates.append(_Candidate(original_node, bool(frame.evals), outside, verdict))
         elif frame.needs_grad and frame.evals and frame.guard_depth == 0 and self._kind(original_node) is not None:
             # It trains, then evaluates (each epoch): the stretch after `.eval()`, as in a script.
@@ -1085,19 +1077,33 @@ class EvalWithoutNoGrad(Rule):
         if not self._other_framework:
             self._report_stretches(self._frames[0], "")
 
-    def _always_guarded(self, name: str, seen: Set[str]) -> bool:
+    def _always_guarded(self, name: str, seen: Set[str], node: Optional[cst.FunctionDef] = None) -> bool:
         """Whether every use of ``name`` in this file runs with gradients off:
         inside ``with torch.no_grad():``, inside a decorated function, or inside
-        a function that is itself only used that way."""
+        a function that is itself only used that way (in this file, and, for
+        a module-level function, by every call from the project's other
+        modules: ``validate(...)`` only ever called under ``no_grad`` by test.py)."""
         references = self._references.get(name, [])
-        if not references or name in seen:
+        if name in seen:
+            return False
+        outside = self._outside_sites(node) if node is not None else ()
+        if not references and not outside:
+            return False
+        if not all(site.grad_disabled and not site.training_step for site in outside):
             return False
         seen = seen | {name}
         return all(
             ref.guarded
-            or (ref.caller is not None and self._always_guarded(ref.caller.name.value, seen))
+            or (ref.caller is not None and self._always_guarded(ref.caller.name.value, seen, ref.caller))
             for ref in references
         )
+
+    def _outside_sites(self, node: cst.FunctionDef) -> Tuple[CallSite, ...]:
+        """Calls of a module-level function of this file from the project's other modules."""
+        if node not in self.context.module.body:
+            return ()
+        module = self.facts.project.module_of(self.context.path)
+        return self.facts.project.callers_of(f"{module}.{node.name.value}") if module is not None else ()
 
     def _report_function(self, candidate: _Candidate) -> None:
         node = candidate.node
