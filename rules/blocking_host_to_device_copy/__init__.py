@@ -109,7 +109,12 @@ class BlockingHostToDeviceCopy(Rule):
     `train_one_epoch(model, train_loader, optimizer)` in a driver, `x, y = x.cuda(), y.cuda()` in the epoch
     function's loop; a trainer object built with the loader, whose method
     copies the batches of what it kept on `self`, also through the
-    instance's other methods and helpers it hands a batch to; a loop over a
+    instance's other methods and helpers it hands a batch to; a plain
+    object built with the loader and handed to a function that copies the
+    batches of its attribute, `session = Session(train_set=loader)` then
+    `for x, y in session.train_set: x.to(device)` in the function it is
+    given to (any object of a class one of whose constructions kept a
+    pinned loader there counts); a loop over a
     project generator the function hands the pinned loader to, in any
     module, when the generator yields the loader's items as they come:
     `for i, (x, y) in enumerate(metric_logger.log_every(loader, 50))`, with

@@ -142,8 +142,11 @@ class ConvBiasBeforeBatchNorm(Rule):
     """## What it does
     Reports a `Conv1d`/`Conv2d`/`Conv3d` (or a `Linear` feeding a
     `BatchNorm1d`) that keeps its default `bias=True` although its output
-    goes straight into a batch norm of the matching kind: the next layer of
-    an `nn.Sequential(...)`, of a layer list (`[...]`, `append`, `+=`,
+    goes straight into a batch norm of the matching kind (`nn.SyncBatchNorm`
+    matches every kind: it takes inputs of any rank and subtracts the
+    per-channel mean the same way): the next layer of
+    an `nn.Sequential(...)` (also one filled by `seq.add_module(name, layer)`
+    calls in order), of a layer list (`[...]`, `append`, `+=`,
     `nn.ModuleList([...])`, an `OrderedDict`), or, inside a module class,
     `self.bn(self.conv(x))` and `x = self.conv(x)` directly followed by
     `x = self.bn(x)` (or by an `if`/`elif`/`else` every branch of which

@@ -66,7 +66,10 @@ class DataLoaderWithoutWorkers(Rule):
     parameters (their defaults where the call leaves them) and the
     keywords the call passes through `**kwargs` (a `**` of a dict the
     function spells, `dict(...)` or `{...}` assigned once, counts as its
-    keywords).  A function may also return another project
+    keywords; so does a `**` of a dict at the call whose keys the flow
+    knows, `make_data_loader(args, **kwargs)` after `kwargs = {"num_workers":
+    4, "pin_memory": True}`, a key it holds on some paths only, `{...} if
+    use_cuda else {}`, counting where it is passed).  A function may also return another project
     function's call that builds it (`def make_loader(ds, workers=0, **kw):
     return build(ds, num_workers=workers, **kw)`), up to eight functions
     deep: the keyword is then read at the outermost call that decides it,

@@ -192,8 +192,9 @@ class EvalWithoutNoGrad(Rule):
 
     Its callers count, in the file and in the project's other modules (the
     project index): a function every call of which runs with gradients off
-    (inside `with torch.no_grad():`, or in a function decorated with it) is
-    left alone, and so is a function called in the same training step as a
+    (inside `with torch.no_grad():`, or in a function decorated with it, or
+    in a function every call of which does, in this file or, for a
+    module-level function, from other modules) is left alone, and so is a function called in the same training step as a
     `backward()` (the innermost loop around the call, or its function, calls
     backward): its outputs may feed that backward pass, which cannot be
     known.  The exception is a helper that itself puts the model in eval
