@@ -1203,10 +1203,21 @@ class Loaders:
         function = self._function_of.get(constructor)
         uses = [found.loop for found in self.loops() if constructor in found.loaders]
         return bool(uses) and all(
-            self._function_of.get(use) is function and use is not building
-            and building not in self._loops_around.get(use, ()) and self.before(building, use)
+            self._function_of.get(use) is function and use is not building and (
+                (building not in self._loops_around.get(use, ()) and self.before(building, use))
+                or self._repeated_within_pass(constructor, building, use))
             for use in uses
         )
+
+    def _repeated_within_pass(self, constructor: cst.Call, building: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """``for name in objects: loader = DataLoader(...)`` then, later in the
+        same pass, ``for epoch in ...: for batch in loader``: a loop nested in
+        the building loop (not around the construction) repeats the use, so
+        each loader built is iterated again and again."""
+        around = self._loops_around.get(use, ())
+        if building not in around or not self.before(constructor, use):
+            return False
+        return len(around) > around.index(building) + 1
 
     def _called_in_loop(self, node: cst.CSTNode, seen: Set[cst.FunctionDef]) -> bool:
         """The function holding ``node`` is called inside a loop of this file
