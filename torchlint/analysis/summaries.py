@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-19"
+_FORMAT = b"callable-summaries-20"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1462,8 +1462,9 @@ class _FunctionScan:
     def returned(self, value: ast.expr, disabled: bool, guard: Optional[Tuple[str, bool]]) -> Return:
         for where, element in ([(str(i), e) for i, e in enumerate(value.elts)] if isinstance(value, ast.Tuple)
                                else [("", value)]):
-            if self.pins_loader(element):
-                self.pinned_returns.add(where)
+            if self.pins_loader(element) or (
+                    isinstance(element, ast.Name) and self.pinned_names.get(element.id) is not None):
+                self.pinned_returns.add(where)  # (a local bound in branches, each to a pinned loader)
             elif isinstance(element, ast.Name) and self.pinned_lists.get(element.id):
                 self.pinned_returns.add(where + PINNED_EACH)  # a list of pinned loaders: each element
         if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
