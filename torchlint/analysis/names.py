@@ -18,6 +18,7 @@ from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes, every_parameter
 from torchlint.source.tree import dotted
 from torchlint.analysis.canonical import canonical as canonical
+from torchlint.data.apidata import listed_name
 
 if TYPE_CHECKING:
     from torchlint.analysis.flow import Flow
@@ -136,7 +137,12 @@ class ImportTable:
             if binding.kind is not BindingKind.IMPORT or binding.imported is None:
                 return None
             if target is not None and binding.imported != target:
-                return None
+                # imported in branches from two places: one callable when the data
+                # tables list both as names of one entry (`tqdm.auto.tqdm`, `tqdm.contrib.slack.tqdm`)
+                if listed_name(binding.imported) != listed_name(target):
+                    return None
+                target = listed_name(target)
+                continue
             target = binding.imported
         if target is not None and not _is_torch(target):
             # `from dataset import DataLoader`, where the project's dataset.py imports torch's.

@@ -538,6 +538,17 @@ def wrappers() -> Mapping[str, Wrapper]:
     return read_wrappers(WRAPPERS_FILE)
 
 
+def listed_name(name: str) -> str:
+    """The name the wrapper or loader table lists ``name`` under (``tqdm.auto.tqdm``
+    -> ``tqdm.std.tqdm``), else ``name`` itself: two imports of aliases of one
+    entry bind the same callable."""
+    wrapper = wrappers().get(name)
+    if wrapper is not None:
+        return wrapper.name
+    loader = loader_classes().get(name)
+    return loader.name if loader is not None else name
+
+
 @functools.lru_cache(maxsize=None)
 def signatures() -> Mapping[str, Signature]:
     """The shipped signatures, by qualified name (read once)."""
