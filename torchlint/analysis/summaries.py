@@ -45,7 +45,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-20"
+_FORMAT = b"callable-summaries-21"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1075,14 +1075,20 @@ class _FunctionScan:
                 found.append((name, spec))
         return found
 
-    def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str]) -> List[Tuple[ast.expr, str]]:
+    def item_targets(self, target: ast.expr, iterated: ast.expr, drawn: Set[str],
+                     depth: int = 0) -> List[Tuple[ast.expr, str]]:
         """The parts of a loop's target that hold an item of a parameter:
         ``(i, batch)`` of ``enumerate(loader)`` -> ``batch``; ``(a, b)`` of
-        ``zip(loader, other)`` -> ``a``; the whole target otherwise."""
+        ``zip(loader, other)`` -> ``a``; ``(i, (a, b))`` of
+        ``enumerate(zip(loader, other))`` -> ``a``; the whole target otherwise."""
         if isinstance(iterated, ast.Call) and isinstance(target, (ast.Tuple, ast.List)) and isinstance(
                 iterated.func, ast.Name) and not self.reader.shadowed(iterated.func.id, self):
             elements = target.elts
             if iterated.func.id == "enumerate" and len(elements) == 2 and iterated.args:
+                paired = iterated.args[0]
+                if (isinstance(elements[1], (ast.Tuple, ast.List)) and isinstance(paired, ast.Call)
+                        and isinstance(paired.func, ast.Name) and paired.func.id == "zip" and depth < 2):
+                    return self.item_targets(elements[1], paired, drawn, depth + 1)
                 inner = self.drawn_quietly(iterated.args[0])
                 if inner is None and len(drawn) == 1 and isinstance(iterated.args[0], ast.Call):
                     inner = next(iter(drawn))  # `enumerate(logger.log_every(loader))`: what the call yields
