@@ -40,12 +40,13 @@ from torchlint.analysis.imports import (
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
+from torchlint.analysis.values import VARIABLE_WRAPPERS
 from torchlint.source.tree import python_literal_bool
 from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_signature, takes_gradients, wrappers
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-21"
+_FORMAT = b"callable-summaries-22"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1175,6 +1176,9 @@ class _FunctionScan:
             elif (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
                   and expr.func.attr in VIEW_METHODS):
                 expr = expr.func.value
+            elif (isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred)
+                  and resolve(expr.func, self.reader.imports, {}) in VARIABLE_WRAPPERS):
+                expr = expr.args[0]  # `Variable(v)`: the tensor itself (torch >= 0.4)
             else:
                 break
         return self.items.get(expr.id) if isinstance(expr, ast.Name) else None
