@@ -46,7 +46,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-22"
+_FORMAT = b"callable-summaries-23"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1230,6 +1230,11 @@ class _FunctionScan:
             # returned value (perhaps from a project helper) or `self.<attr>`: a copy of a
             # pinned loader's batch if callers pin it (:func:`_pinned_copies`)
             spec = (self.device_call(device) if device is not None else None) or UNKNOWN
+        elif spec is None and item is None and self.runtime_device(node):
+            # of a parameter (a batch handed in): only a device bound to a project helper's
+            # call, which the summaries may know returns CUDA (`device = util.get_cuda(0)`)
+            device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
+            spec = self.device_call(device) if device is not None else None
         if spec is None or spec == "cpu":
             return
         if item is not None:
