@@ -46,7 +46,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-23"
+_FORMAT = b"callable-summaries-24"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1533,6 +1533,25 @@ class _FunctionScan:
 
     # expressions
 
+    def spread(self, node: ast.Call) -> ast.Call:
+        """``step(epoch, *args, loader)`` after ``args = model, optimizer``
+        (a local bound once to a tuple display): the call with the tuple's
+        elements in the ``*``'s place, so that the positions after it are known."""
+        if not any(isinstance(a, ast.Starred) for a in node.args):
+            return node
+        spread: List[ast.expr] = []
+        for argument in node.args:
+            value = self.locals.get(argument.value.id) if (
+                isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name)
+                and argument.value.id not in self.parameters) else None
+            if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+                spread.extend(value.elts)
+            else:
+                spread.append(argument)
+        if len(spread) == len(node.args) and all(a is b for a, b in zip(spread, node.args)):
+            return node
+        return ast.copy_location(ast.Call(func=node.func, args=spread, keywords=node.keywords), node)
+
     def splat_pairs(self, splat: ast.expr) -> Optional[List[Tuple[str, ast.expr]]]:
         """:func:`_dict_pairs` of a ``**`` in this function (a local dict read
         only there: nothing else can have changed it)."""
@@ -1778,6 +1797,7 @@ class _FunctionScan:
         parts: List[Tuple[str, str]] = []
         pins: List[Tuple[str, str]] = []
         built: List[Tuple[str, str]] = []
+        node = self.spread(node)
         filled: List[str] = ["*"] if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords) else []
         for position, keyword, argument in _arguments(node):
