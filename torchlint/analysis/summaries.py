@@ -46,7 +46,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-24"
+_FORMAT = b"callable-summaries-25"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1183,9 +1183,21 @@ class _FunctionScan:
                 break
         return self.items.get(expr.id) if isinstance(expr, ast.Name) else None
 
-    def device_spec(self, expr: ast.expr) -> Optional[str]:
+    def device_spec(self, expr: ast.expr, depth: int = 0) -> Optional[str]:
         """What device ``expr`` names, as far as this function knows:
-        ``cuda``, ``cpu``, ``param:<name>``, ``attr:<name>`` (``self.x``); None otherwise."""
+        ``cuda``, ``cpu``, ``param:<name>``, ``attr:<name>`` (``self.x``); None otherwise.
+        ``"cuda" if ... else "cpu"`` (here, or in a local bound once) is ``cuda``:
+        the device wherever CUDA is used."""
+        if depth > 4:
+            return None
+        if isinstance(expr, ast.IfExp):
+            sides = {self.device_spec(expr.body, depth + 1), self.device_spec(expr.orelse, depth + 1)}
+            return "cuda" if "cuda" in sides else ("cpu" if sides == {"cpu"} else None)
+        if (isinstance(expr, ast.Name) and expr.id in self.locals and expr.id not in self.parameters
+                and isinstance(self.locals[expr.id], (ast.Constant, ast.Call, ast.IfExp))):
+            value = self.locals[expr.id]
+            assert value is not None
+            return self.device_spec(value, depth + 1)
         if isinstance(expr, ast.Constant):
             if isinstance(expr.value, str):
                 return "cuda" if expr.value == "cuda" or expr.value.startswith("cuda:") else (
@@ -1194,7 +1206,7 @@ class _FunctionScan:
                 return "cuda"  # a device index
             return None
         if isinstance(expr, ast.Call) and resolve(expr.func, self.reader.imports, {}) == "torch.device" and expr.args:
-            return self.device_spec(expr.args[0])
+            return self.device_spec(expr.args[0], depth + 1)
         parameter = self.subject(expr)
         if parameter is not None:
             return f"param:{parameter}"
@@ -1203,8 +1215,8 @@ class _FunctionScan:
             return f"attr:{expr.attr}"
         if isinstance(expr, ast.Name) and not self.reader.shadowed_here(expr.id, self):
             value = self.reader.global_value(expr.id)  # `device = torch.device("cuda:0")` at the top
-            if isinstance(value, (ast.Constant, ast.Call)):
-                return self.device_spec(value)
+            if isinstance(value, (ast.Constant, ast.Call, ast.IfExp)):
+                return self.device_spec(value, depth + 1)
         return None
 
     def move(self, node: ast.Call) -> None:
