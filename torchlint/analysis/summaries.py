@@ -46,7 +46,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-25"
+_FORMAT = b"callable-summaries-26"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -991,6 +991,10 @@ class _FunctionScan:
         """Local lists made empty (``loaders = []``): True once every ``append``
         so far added a loader built with ``pin_memory=True``, None before any,
         False after anything else (another append, another binding)."""
+        self.drawn_locals: Dict[str, Optional[str]] = {}
+        """Locals every assignment of which (so far) is something a loop draws
+        the same items from (``batch_iter = tqdm(self.loader)`` in one branch,
+        ``batch_iter = self.loader`` in the other): that source, or None."""
         self.pinned_names: Dict[str, Optional[str]] = {}
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
@@ -1131,6 +1135,9 @@ class _FunctionScan:
         parameter = self.tracked(expr)
         if parameter is not None:
             return parameter
+        if (isinstance(expr, ast.Name) and expr.id not in self.parameters and self.locals.get(expr.id) is None
+                and self.drawn_locals.get(expr.id) is not None):
+            return self.drawn_locals[expr.id]  # bound in branches, each to the same loader or a wrapper of it
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
             return PINNED_LOCAL
         bound = self.bound_call(expr.id) if isinstance(expr, ast.Name) else expr
@@ -1434,6 +1441,8 @@ class _FunctionScan:
                             self.results[leaf.id] = RESULT + "r:" + self.results[leaf.id][len(RESULT) + 2:]
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                _agree(self.drawn_locals, node.targets[0].id, self.drawn_quietly(node.value))
             kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
             if kept is not None and self.pins_loader(node.value):
                 self.pinned_attributes.add(kept[len(HELD):])
@@ -1659,6 +1668,11 @@ class _FunctionScan:
             found = self._drawn(expr, disabled)
             direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
             return found | {direct} if direct is not None else found
+        if (isinstance(expr, ast.Name) and expr.id not in self.parameters and self.locals.get(expr.id) is None
+                and self.drawn_locals.get(expr.id) is not None):
+            agreed = self.drawn_locals[expr.id]
+            assert agreed is not None
+            return {agreed}  # bound in branches, each to the same loader or a wrapper of it
         return self._drawn(expr, disabled)
 
     def _drawn(self, expr: ast.expr, disabled: bool) -> Set[str]:
@@ -2610,6 +2624,11 @@ def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: 
         return "cuda"
     if isinstance(value, ast.Constant) and value.value == "cpu":
         return "cpu"
+    if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return "cuda"  # a device index: `tensor.to(0)` is `cuda:0`
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "int"
+            and "int" not in reader.local and "int" not in reader.imports):
+        return "cuda"  # `self.local_rank = int(os.environ["LOCAL_RANK"])`: an index, wherever it is a device
     if isinstance(value, ast.IfExp):
         either = {_device_value(value.body, reader, owner, instance, depth + 1),
                   _device_value(value.orelse, reader, owner, instance, depth + 1)}
