@@ -46,7 +46,7 @@ from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_sig
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-26"
+_FORMAT = b"callable-summaries-27"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1628,7 +1628,13 @@ class _FunctionScan:
     def next_of(self, expr: ast.expr) -> Optional[str]:
         """``next(it)`` (the builtin) of a parameter, a returned value or
         ``self.<attr>``: what the item it draws comes from (``batch, cond =
-        next(self.data)`` over a generator that yields a loader's batches)."""
+        next(self.data)`` over a generator that yields a loader's batches);
+        ``it.__next__()``, and ``it.next()`` as loaders' iterators spelled it
+        before torch 1.13, of a stored iterator."""
+        if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr in ("__next__", "next") and not expr.args and not expr.keywords
+                and isinstance(expr.func.value, ast.Name) and expr.func.value.id in self.iterators):
+            return self.iterators[expr.func.value.id]
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "next"
                 and expr.args and not isinstance(expr.args[0], ast.Starred) and not expr.keywords
                 and not self.reader.shadowed("next", self)):
