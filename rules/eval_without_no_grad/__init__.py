@@ -734,13 +734,19 @@ class EvalWithoutNoGrad(Rule):
         attributes' classes: its summary): ``agent.net`` is in eval mode."""
         found: Set[str] = set()
         for receiver, call, _ in frame.evals:
-            if receiver == "self":
-                continue
-            target = self.facts.callees.target(call)
-            if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
-                continue
-            found.update(f"{receiver}.{path}" for path in target.summary.evals)
+            found |= self._evaled_through(receiver, call)
         return found
+
+    def _evaled_through(self, receiver: str, call: cst.Call) -> Set[str]:
+        """What ``receiver.eval()`` puts in eval mode through a project method
+        named ``eval`` (``model.eval()`` whose body is ``self.net_G.eval()``):
+        ``model.net_G``; empty for a module's own ``eval``."""
+        if receiver == "self":
+            return set()
+        target = self.facts.callees.target(call)
+        if target is None or not target.bound or not target.summary.method or target.summary.wrapper:
+            return set()
+        return {f"{receiver}.{path}" for path in target.summary.evals}
 
     def _grad_off(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``
@@ -1205,10 +1211,11 @@ class EvalWithoutNoGrad(Rule):
             if any(start < order < end for order in frame.needs_grad) or any(
                     order < end for order in frame.manages_grad):
                 continue
+            models = {obj} | self._evaled_through(obj, call)  # `model.eval()` of a plain object's method
             if not any(
                 start < f.order < min(end, own) and not f.guarded
-                and (self._runs_evaled(f, {obj}) or self._helper_runs_evaled(f, {obj})
-                     or self._method_runs_evaled(f, {obj}, frame.node))
+                and (self._runs_evaled(f, models) or self._helper_runs_evaled(f, models)
+                     or self._method_runs_evaled(f, models, frame.node))
                 for f in frame.forwards
             ):
                 continue
