@@ -99,7 +99,12 @@ class BlockingHostToDeviceCopy(Rule):
     to), unpacking,
     subscripts, `.items()`/`.values()`, `next(iter(loader))` and a batch
     drawn by hand from a stored iterator (`it = enumerate(loader)`, then
-    `next(it)` or `it.__next__()`).
+    `next(it)` or `it.__next__()`; `it.next()` before torch 1.13).  In
+    another module's function the same holds, and batches are also followed
+    through `enumerate(zip(a, b))`, `Variable(batch)` (the batch itself), a
+    loop variable bound in branches to the loader or a progress bar over it
+    (`batches = tqdm(loader) if verbose else loader`), and `*args` of a tuple
+    bound once (`step(epoch, *args, loader)`).
 
     Across modules, the copy is reported where it is made, with the same
     fix: a function or method of the project whose callers hand it a pinned

@@ -222,7 +222,9 @@ class EvalWithoutNoGrad(Rule):
     another array framework but not torch.  In a script, a `model.eval()`
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
-    goes back to `.train()`, is reported on the `.eval()` (or loading) line;
+    goes back to `.train()`, is reported on the `.eval()` (or loading) line
+    (also `model.eval()` of a plain project object whose `eval` method puts
+    its network in eval mode, then a method of it that runs that network);
     not when the script switches gradients off by hand before that point
     (`torch.set_grad_enabled(False)` as a statement at the top of its
     `__main__` block holds for everything after it).  Each such `.eval()`
