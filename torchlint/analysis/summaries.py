@@ -991,10 +991,10 @@ class _FunctionScan:
         """Local lists made empty (``loaders = []``): True once every ``append``
         so far added a loader built with ``pin_memory=True``, None before any,
         False after anything else (another append, another binding)."""
-        self.drawn_locals: Dict[str, Optional[str]] = {}
-        """Locals every assignment of which (so far) is something a loop draws
-        the same items from (``batch_iter = tqdm(self.loader)`` in one branch,
-        ``batch_iter = self.loader`` in the other): that source, or None."""
+        self.assigned: Dict[str, List[ast.expr]] = {}
+        """Each plain ``name = value`` assignment so far, by name, in order: read
+        only for a loop over a name bound more than once (:meth:`agreed_source`)."""
+        self._agreeing: Set[str] = set()
         self.pinned_names: Dict[str, Optional[str]] = {}
         """Local names every assignment so far binds to a construction of one
         loader class with a literal ``pin_memory=True`` (that class), or None."""
@@ -1135,9 +1135,10 @@ class _FunctionScan:
         parameter = self.tracked(expr)
         if parameter is not None:
             return parameter
-        if (isinstance(expr, ast.Name) and expr.id not in self.parameters and self.locals.get(expr.id) is None
-                and self.drawn_locals.get(expr.id) is not None):
-            return self.drawn_locals[expr.id]  # bound in branches, each to the same loader or a wrapper of it
+        if isinstance(expr, ast.Name):
+            agreed = self.agreed_source(expr.id)
+            if agreed is not None:
+                return agreed  # bound in branches, each to the same loader or a wrapper of it
         if isinstance(expr, ast.Name) and self.pinned_names.get(expr.id) is not None:
             return PINNED_LOCAL
         bound = self.bound_call(expr.id) if isinstance(expr, ast.Name) else expr
@@ -1151,6 +1152,22 @@ class _FunctionScan:
                     return expr.id if expr.id in self.parameters else None
                 return self.drawn_quietly(inner, depth + 1)
         return None
+
+    def agreed_source(self, name: str) -> Optional[str]:
+        """For a local bound more than once by plain assignments so far, each
+        to something a loop draws the same items from (``batch_iter =
+        tqdm(self.loader)`` in one branch, ``batch_iter = self.loader`` in the
+        other): that source; None otherwise.  Worked out only when a loop asks."""
+        values = self.assigned.get(name)
+        if (not values or len(values) < 2 or name in self.parameters or self.locals.get(name) is not None
+                or name in self._agreeing):
+            return None
+        self._agreeing.add(name)  # (`x = tqdm(x)`: a value that reads the name itself stops here)
+        try:
+            sources = {self.drawn_quietly(value) for value in values}
+        finally:
+            self._agreeing.discard(name)
+        return sources.pop() if len(sources) == 1 else None
 
     def bound_call(self, name: str) -> Optional[ast.expr]:
         """What a local stands for: its one value, or the library wrapper a
@@ -1442,7 +1459,7 @@ class _FunctionScan:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.names_cuda(node.value, 1):
                 self.cuda_locals.add(node.targets[0].id)
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                _agree(self.drawn_locals, node.targets[0].id, self.drawn_quietly(node.value))
+                self.assigned.setdefault(node.targets[0].id, []).append(node.value)
             kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
             if kept is not None and self.pins_loader(node.value):
                 self.pinned_attributes.add(kept[len(HELD):])
@@ -1674,10 +1691,8 @@ class _FunctionScan:
             found = self._drawn(expr, disabled)
             direct = self.reader.result_name(expr, self, "r" if self.loops else "l", "")
             return found | {direct} if direct is not None else found
-        if (isinstance(expr, ast.Name) and expr.id not in self.parameters and self.locals.get(expr.id) is None
-                and self.drawn_locals.get(expr.id) is not None):
-            agreed = self.drawn_locals[expr.id]
-            assert agreed is not None
+        agreed = self.agreed_source(expr.id) if isinstance(expr, ast.Name) else None
+        if agreed is not None:
             return {agreed}  # bound in branches, each to the same loader or a wrapper of it
         return self._drawn(expr, disabled)
 
