@@ -3699,16 +3699,18 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
     # handed to a function: their attributes are pinned there.  `held` grows while the flow
     # runs, so the objects are sent again until nothing more is found (each (call, slot,
     # attribute) once: linear in the calls).
-    objects = [(name, index, call, slot, canonical_name(maker, aliases))
-               for name, function in written.items() for index, call in enumerate(function.calls)
-               for slot, maker in (*call.makers, *call.built)]
-    seen_held = -1
+    objects: Optional[List[Tuple[str, int, Call, str, str]]] = None
+    seen_held = 0
     while True:
         drain()
         size = sum(len(attrs) for attrs in held.values())
         if size == seen_held:
-            break
+            break  # (no class keeps a pinned loader: no object to send, and no pass over the calls)
         seen_held = size
+        if objects is None:
+            objects = [(name, index, call, slot, canonical_name(maker, aliases))
+                       for name, function in written.items() for index, call in enumerate(function.calls)
+                       for slot, maker in (*call.makers, *call.built)]
         for name, index, call, slot, cls in objects:
             attrs = held.get(cls)
             if attrs:
