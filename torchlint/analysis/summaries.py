@@ -40,9 +40,10 @@ from torchlint.analysis.imports import (
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, store_key
-from torchlint.analysis.values import VARIABLE_WRAPPERS
 from torchlint.source.tree import python_literal_bool
-from torchlint.data.apidata import EVERY_POSITIONAL, Effect, Wrapper, loader_signature, takes_gradients, wrappers
+from torchlint.data.apidata import (
+    EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, takes_gradients, wrappers,
+)
 from torchlint.data.versions import TorchVersion
 
 

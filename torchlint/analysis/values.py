@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, List, Opti
 import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
+from torchlint.data.apidata import VARIABLE_WRAPPERS as VARIABLE_WRAPPERS  # re-exported: loaders and rules read it here
 from torchlint.source.tree import children, literal_constant, literal_none, walk
 from torchlint.source.tree import literal_bool as literal_bool  # re-exported: the rules read it here
 
@@ -119,8 +120,6 @@ LEGACY_CONSTRUCTORS: Dict[str, Optional[str]] = {
 """The CPU legacy typed constructors and the dtype each builds (None: the
 default dtype, ``torch.get_default_dtype()``)."""
 
-VARIABLE_WRAPPERS: FrozenSet[str] = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-"""``Variable(t)``: since 0.4 a tensor sharing ``t``'s data, on ``t``'s device."""
 
 
 class LegacyForm(enum.Enum):

@@ -538,6 +538,10 @@ def wrappers() -> Mapping[str, Wrapper]:
     return read_wrappers(WRAPPERS_FILE)
 
 
+VARIABLE_WRAPPERS: FrozenSet[str] = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+"""``Variable(t)``: since 0.4 a tensor sharing ``t``'s data, on ``t``'s device."""
+
+
 def listed_name(name: str) -> str:
     """The name the wrapper or loader table lists ``name`` under (``tqdm.auto.tqdm``
     -> ``tqdm.std.tqdm``), else ``name`` itself: two imports of aliases of one
