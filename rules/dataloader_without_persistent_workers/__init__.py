@@ -318,6 +318,8 @@ class DataLoaderWithoutPersistentWorkers(Rule):
             return
         if not (isinstance(workers.value, cst.Integer) and int(workers.value.evaluated_value) > 0):
             return
+        if workers.partial and not workers.at_call:
+            return  # a count the function's own dict gives on some paths: its `DataLoader(...)` is reported
         found = self.facts.callees.built_loader(wrapped.call)
         if persistent.settable is None and (
                 self.facts.training.local_function(wrapped.call) is not None

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training, argument_for
-from torchlint.analysis.summaries import VIEW_METHODS, ReturnUse
+from torchlint.analysis.summaries import MAYBE, VIEW_METHODS, ReturnUse
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -234,6 +234,8 @@ class WrappedLoader:
         kind, _, text = spec.partition(":")
         if kind == "lit":
             return LoaderKeyword(True, _literal(text))
+        if spec.startswith(MAYBE):  # a dict in the function that holds it on some paths only
+            return LoaderKeyword(True, _literal(spec[len(MAYBE):]), partial=True)
         if kind != "param":
             return _UNKNOWN
         given = self._passed.get(text)

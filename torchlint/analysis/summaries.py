@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-27"
+_FORMAT = b"callable-summaries-28"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -3003,12 +3003,54 @@ def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: Fu
             forwards = kwarg  # the caller's extra keywords, untouched
             continue
         pairs = _dict_pairs(splat, assigned, parameters, loads)
-        if pairs is None:
+        if pairs is not None:
+            for name, value in pairs:
+                arguments[name] = how(value)
+            continue
+        cases = _conditional_pairs(splat, assigned, parameters, loads)
+        if cases is None:
             open_keywords = True
             continue
-        for name, value in pairs:
-            arguments[name] = how(value)
+        for name, value, everywhere in cases:
+            text = _literal_text(value)
+            arguments[name] = how(value) if everywhere else (
+                MAYBE + text[len("lit:"):] if text is not None else UNKNOWN)
     return tuple(sorted(arguments.items())), forwards, open_keywords
+
+
+MAYBE = "maybe:"
+"""In :attr:`BuiltLoader.arguments`: a literal the loader gets on some paths only (a key of one
+side of ``{...} if use_cuda else {}``), the loader's default on the others."""
+
+
+def _conditional_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
+                       loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr, bool]]]:
+    """``**kwargs`` after ``kwargs = {"num_workers": 1, "pin_memory": True} if
+    cuda else {}`` (a local assigned once and read only here, or the
+    conditional itself): each key with its value and whether both sides
+    hold it; None when a key's value differs between the sides or a side is
+    not a dict display."""
+    if isinstance(splat, ast.Name):
+        value = assigned.get(splat.id)
+        if splat.id in parameters or value is None or loads.get(splat.id) != 1:
+            return None
+        splat = value
+    if not isinstance(splat, ast.IfExp):
+        return None
+    sides = [_dict_pairs(side, {}, parameters, {}) if isinstance(side, (ast.Dict, ast.Call)) else None
+             for side in (splat.body, splat.orelse)]
+    if sides[0] is None or sides[1] is None:
+        return None
+    first, second = dict(sides[0]), dict(sides[1])
+    found: List[Tuple[str, ast.expr, bool]] = []
+    for name in sorted({*first, *second}):
+        if name in first and name in second:
+            if ast.dump(first[name]) != ast.dump(second[name]):
+                return None
+            found.append((name, first[name], True))
+        else:
+            found.append((name, first.get(name) or second[name], False))
+    return found
 
 
 def _literal_defaults(node: FunctionNode) -> Tuple[Tuple[str, str], ...]:
@@ -3551,7 +3593,7 @@ def _pins(maker: Optional[str], pin: str, loaders: Mapping[str, BuiltLoader], al
     given = dict(built.arguments).get("pin_memory")
     if given is None:
         return built.forwards is not None and pin == "lit"
-    if given == "lit:True":
+    if given in ("lit:True", MAYBE + "True"):  # (on the paths that pass it: where CUDA is used, say)
         return True
     if given == "param:pin_memory":
         return pin == "lit" or (pin == "" and dict(built.defaults).get("pin_memory") == "lit:True")
