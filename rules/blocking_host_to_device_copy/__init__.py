@@ -104,7 +104,10 @@ class BlockingHostToDeviceCopy(Rule):
     through `enumerate(zip(a, b))`, `Variable(batch)` (the batch itself), a
     loop variable bound in branches to the loader or a progress bar over it
     (`batches = tqdm(loader) if verbose else loader`), and `*args` of a tuple
-    bound once (`step(epoch, *args, loader)`).
+    bound once (`step(epoch, *args, loader)`).  A loader a project function
+    builds with a dict that holds `pin_memory=True` on some paths only
+    (`kwargs = {"num_workers": 1, "pin_memory": True} if cuda else {}`) is
+    pinned where it is passed, as a direct `DataLoader(**kwargs)` is.
 
     Across modules, the copy is reported where it is made, with the same
     fix: a function or method of the project whose callers hand it a pinned

@@ -227,7 +227,8 @@ class EvalWithoutNoGrad(Rule):
     its network in eval mode, then a method of it that runs that network);
     not when the script switches gradients off by hand before that point
     (`torch.set_grad_enabled(False)` as a statement at the top of its
-    `__main__` block holds for everything after it).  Each such `.eval()`
+    `__main__` block holds for everything after it; a bare `torch.no_grad()`
+    statement builds a context manager and drops it, and switches nothing).  Each such `.eval()`
     is reported for the forward passes before the model's next `.eval()`:
     an evaluation every few steps inside the training loop and the test loop
     after it are two places to fix.
