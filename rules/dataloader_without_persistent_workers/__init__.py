@@ -357,9 +357,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
                 repeated |= loop.loaders
                 for call in loop.loaders:
                     (here if loaders.function_of(call) is loaders.function_of(loop.loop) else foreign).add(call)
-        repeated |= loaders.looped_yields()  # `while True: yield from loader`
-        repeated |= loaders.restarted()  # `it = iter(loader)` again and again
-        here |= loaders.looped_yields() | loaders.restarted()
+        by_hand = loaders.looped_yields() | loaders.restarted()  # `while True: yield from loader`, `iter(loader)` again
+        repeated |= by_hand
+        here |= by_hand
         for handed in loaders.passes():  # iterated by another module's function, once per call
             if handed.repeated:
                 repeated |= handed.loaders

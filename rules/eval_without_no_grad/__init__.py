@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.gradmode import MODULE_RETURNS_ITSELF
+from torchlint.analysis.gradmode import INERT_WHEN_DISCARDED, MODULE_RETURNS_ITSELF
 from torchlint.analysis.queries import called_from, callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
@@ -990,15 +990,14 @@ class EvalWithoutNoGrad(Rule):
             if isinstance(parent, cst.WithItem) and self._grad_off(parent.item):
                 self._frame.guards += 1
                 return
-        chain = [p for p in self.parents[-3:] if p is not node]
-        if (len(chain) >= 2 and isinstance(chain[-1], cst.Call) and chain[-1].func is node
-                and isinstance(chain[-2], cst.Expr) and self.names.call_name(chain[-1]) in _INERT_WHEN_DISCARDED):
+        chain = self.parents[-2:]  # (the visited node itself is not among its parents)
+        if (len(chain) == 2 and isinstance(chain[-1], cst.Call) and chain[-1].func is node
+                and isinstance(chain[-2], cst.Expr) and self.names.call_name(chain[-1]) in INERT_WHEN_DISCARDED):
             return  # `torch.no_grad()` as a statement builds a context manager and drops it: nothing changes
         self._frame.manages_grad.append(self._tick())
 
     def visit_Name(self, node: cst.Name) -> None:
-        parent = self.parents[-1] if self.parents and self.parents[-1] is not node else (
-            self.parents[-2] if len(self.parents) >= 2 else None)
+        parent = self.parents[-1] if self.parents else None
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return  # `torch.no_grad`: the attribute itself is looked at (`visit_Attribute`)
         if node.value in _GRAD_MODE_WORDS:
@@ -1238,16 +1237,6 @@ class EvalWithoutNoGrad(Rule):
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",
             )
-
-
-_INERT_WHEN_DISCARDED = frozenset({
-    "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
-    "torch.autograd.no_grad", "torch.autograd.enable_grad", "torch.autograd.inference_mode",
-    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.enable_grad",
-    "torch.autograd.grad_mode.inference_mode",
-})
-"""Grad-mode context managers whose construction alone changes nothing (only ``__enter__``
-does; ``torch.set_grad_enabled(False)`` switches when called, and is not here)."""
 
 
 def _module_itself(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -33,6 +33,12 @@ GRAD_CONTEXTS: Dict[str, GradMode] = {
 """torch's grad-mode context managers and decorators, by public name."""
 
 
+INERT_WHEN_DISCARDED = frozenset(name for name in GRAD_CONTEXTS if not name.endswith("set_grad_enabled"))
+"""Of those, the context managers whose construction alone changes nothing (only
+``__enter__`` does): a bare ``torch.no_grad()`` statement; ``set_grad_enabled(...)``
+switches the mode when called."""
+
+
 def grad_mode_of(qualified: Optional[str], called: bool, first: Optional[bool]) -> Optional[GradMode]:
     """The grad mode ``qualified`` sets when used as a context manager or
     decorator (``called``: written as a call, ``first``: its first argument

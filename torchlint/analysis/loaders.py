@@ -171,7 +171,7 @@ class WrappedLoader:
         """Of those, the ones whose value differs by path: not known."""
         from torchlint.analysis.callees import arguments
 
-        given = [(position, keyword, value) for position, keyword, value in arguments(call)]
+        given = list(arguments(call))
         self._unpacks = False
         for arg in call.args:
             known = splats(arg.value) if splats is not None and arg.star == "**" else None

@@ -1261,17 +1261,15 @@ class _FunctionScan:
             settled = "non_blocking" in keywords or len(positional) >= 2 or starred
         receiver = func.value
         item = self.item_of(receiver)
-        if spec is None and item is not None and self.runtime_device(node):
+        if spec is None and self.runtime_device(node):
             device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
-            # a device known at run time (`args.device`), of items drawn from a parameter, a
-            # returned value (perhaps from a project helper) or `self.<attr>`: a copy of a
-            # pinned loader's batch if callers pin it (:func:`_pinned_copies`)
-            spec = (self.device_call(device) if device is not None else None) or UNKNOWN
-        elif spec is None and item is None and self.runtime_device(node):
-            # of a parameter (a batch handed in): only a device bound to a project helper's
-            # call, which the summaries may know returns CUDA (`device = util.get_cuda(0)`)
-            device = next((k.value for k in node.keywords if k.arg == "device"), node.args[0] if node.args else None)
-            spec = self.device_call(device) if device is not None else None
+            helper = self.device_call(device) if device is not None else None
+            # of items drawn from a parameter, a returned value (perhaps from a project helper) or
+            # `self.<attr>`, any device known at run time (`args.device`): a copy of a pinned
+            # loader's batch if callers pin it (:func:`_pinned_copies`); of a parameter (a batch
+            # handed in), only a device bound to a project helper's call, which the summaries may
+            # know returns CUDA (`device = util.get_cuda(0)`)
+            spec = (helper or UNKNOWN) if item is not None else helper
         if spec is None or spec == "cpu":
             return
         if item is not None:
@@ -3030,13 +3028,10 @@ def _conditional_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr
     conditional itself): each key with its value and whether both sides
     hold it; None when a key's value differs between the sides or a side is
     not a dict display."""
-    if isinstance(splat, ast.Name):
-        value = assigned.get(splat.id)
-        if splat.id in parameters or value is None or loads.get(splat.id) != 1:
-            return None
-        splat = value
-    if not isinstance(splat, ast.IfExp):
+    found_value = _read_once(splat, assigned, parameters, loads)
+    if not isinstance(found_value, ast.IfExp):
         return None
+    splat = found_value
     sides = [_dict_pairs(side, {}, parameters, {}) if isinstance(side, (ast.Dict, ast.Call)) else None
              for side in (splat.body, splat.orelse)]
     if sides[0] is None or sides[1] is None:
@@ -3049,7 +3044,7 @@ def _conditional_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr
                 return None
             found.append((name, first[name], True))
         else:
-            found.append((name, first.get(name) or second[name], False))
+            found.append((name, first[name] if name in first else second[name], False))
     return found
 
 
@@ -3086,15 +3081,27 @@ def _literal_text(value: ast.expr) -> Optional[str]:
     return None
 
 
+def _read_once(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
+               loads: Mapping[str, int]) -> Optional[ast.expr]:
+    """What a ``**`` unpacks: the expression itself, or the one value of a local
+    assigned once and read only there (nothing else can have changed it); None
+    for a parameter or any other name."""
+    if not isinstance(splat, ast.Name):
+        return splat
+    value = assigned.get(splat.id)
+    if splat.id in parameters or value is None or loads.get(splat.id) != 1:
+        return None
+    return value
+
+
 def _dict_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
                 loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr]]]:
     """The keys and values of a ``**`` of a dict display or ``dict(k=v)``, or
     of a local assigned one once and read only here; None otherwise."""
-    if isinstance(splat, ast.Name):
-        value = assigned.get(splat.id)
-        if splat.id in parameters or value is None or loads.get(splat.id) != 1:
-            return None
-        splat = value
+    found = _read_once(splat, assigned, parameters, loads)
+    if found is None:
+        return None
+    splat = found
     if isinstance(splat, ast.Dict):
         pairs: List[Tuple[str, ast.expr]] = []
         for key, item in zip(splat.keys, splat.values):
@@ -3631,15 +3638,18 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             parents = bases.get(owner, ())
             owner = canonical_name(parents[0], aliases) if parents else None
 
-    def add(target: Summary, slot: str, bound: bool, batch: bool = False) -> None:
+    def add(target: Summary, slot: str, bound: bool, batch: bool = False, kept: AbstractSet[str] = frozenset()) -> None:
+        """``slot`` of a call of ``target`` gets a pinned loader (a batch of one with
+        ``batch``; with ``kept``, an object whose ``kept`` attributes hold pinned
+        loaders: the parameter's attributes, :data:`OBJECT`, are pinned there)."""
         if target.qualified in chosen:  # a method of a factory's result: whichever class built it gets them
             for member in chosen[target.qualified]:
                 if member in state:
-                    add(state[member], slot, bound, batch)
+                    add(state[member], slot, bound, batch, kept)
             return
         position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
         parameter = target.parameter_for(position, keyword, bound)
-        if parameter is None or (batch and target.constructs):
+        if parameter is None or ((batch or kept) and target.constructs):
             return
         if batch:
             parameter = BATCH + parameter
@@ -3649,25 +3659,10 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             keep(target.qualified, {attr for attr, param in attributes.get(owner, {}).items()
                                     if param == parameter})
             return
-        if parameter not in found.setdefault(target.qualified, set()):
-            found[target.qualified].add(parameter)
-            pending.append(target.qualified)
-
-    def add_object(target: Summary, slot: str, bound: bool, kept: AbstractSet[str]) -> None:
-        """An object whose ``kept`` attributes hold pinned loaders fills ``slot``:
-        the parameter's attributes (:data:`OBJECT`) are pinned loaders there."""
-        if target.qualified in chosen:
-            for member in chosen[target.qualified]:
-                if member in state:
-                    add_object(state[member], slot, bound, kept)
-            return
-        position, keyword = (int(slot), None) if slot.isdigit() else (None, slot)
-        parameter = target.parameter_for(position, keyword, bound)
-        if parameter is None or target.constructs:
-            return
-        names = {parameter + OBJECT + attr for attr in kept} - found.setdefault(target.qualified, set())
-        if names:
-            found[target.qualified] |= names
+        names = {parameter + OBJECT + attr for attr in kept} if kept else {parameter}
+        fresh = names - found.setdefault(target.qualified, set())
+        if fresh:
+            found[target.qualified] |= fresh
             pending.append(target.qualified)
 
     def target_of(name: str, index: int) -> Optional[Summary]:
@@ -3736,7 +3731,7 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             objects_done.update((name, index, slot, attr) for attr in fresh)
             target = target_of(name, index)
             if target is not None:
-                add_object(target, slot, call.bound, fresh)
+                add(target, slot, call.bound, kept=fresh)
 
     # Objects of classes whose construction kept a pinned loader (`TTSSession(train_set=loader)`),
     # handed to a function: their attributes are pinned there.  `held` grows while the flow

@@ -121,7 +121,6 @@ LEGACY_CONSTRUCTORS: Dict[str, Optional[str]] = {
 default dtype, ``torch.get_default_dtype()``)."""
 
 
-
 class LegacyForm(enum.Enum):
     """Which overload a legacy constructor call (``torch.FloatTensor(...)``) takes.
 
