@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-28"
+_FORMAT = b"callable-summaries-29"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1589,15 +1589,20 @@ class _FunctionScan:
             return node
         return ast.copy_location(ast.Call(func=node.func, args=spread, keywords=node.keywords), node)
 
-    def splat_pairs(self, splat: ast.expr) -> Optional[List[Tuple[str, ast.expr]]]:
-        """:func:`_dict_pairs` of a ``**`` in this function (a local dict read
-        only there: nothing else can have changed it)."""
+    def splat_pairs(self, splat: ast.expr) -> Optional[List[Tuple[str, ast.expr, bool]]]:
+        """The keys a ``**`` in this function unpacks, each with its value and
+        whether every path holds it: :func:`_dict_pairs`, else
+        :func:`_conditional_pairs` (a local dict read only by ``**``: nothing
+        else can have changed it); None when not known."""
+        pairs = _dict_pairs(splat, self.locals, self.parameters, self._plain_reads())
+        if pairs is not None:
+            return [(name, value, True) for name, value in pairs]
+        return _conditional_pairs(splat, self.locals, self.parameters, self._plain_reads())
+
+    def _plain_reads(self) -> Mapping[str, int]:
         if self._loads is None:
-            self._loads = {}
-            for child in self.reader.own_nodes(self.statements):
-                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-                    self._loads[child.id] = self._loads.get(child.id, 0) + 1
-        return _dict_pairs(splat, self.locals, self.parameters, self._loads)
+            self._loads = _plain_reads(self.reader.own_nodes(self.statements))
+        return self._loads
 
     def pins_loader(self, expr: ast.expr) -> bool:
         """``expr`` is a loader class's construction with a literal
@@ -2484,11 +2489,12 @@ class _FileReader:
             return None
         found = ""
         for keyword in expr.keywords:
-            pairs = [(keyword.arg, keyword.value)] if keyword.arg is not None else scan.splat_pairs(keyword.value)
+            pairs: Optional[Sequence[Tuple[str, ast.expr, bool]]] = [(keyword.arg, keyword.value, True)] if (
+                keyword.arg is not None) else scan.splat_pairs(keyword.value)
             if pairs is None:
                 return None  # a `**` that may carry it
-            for name, value in pairs:
-                if name == "pin_memory":
+            for name, value, _everywhere in pairs:
+                if name == "pin_memory":  # (pinned where a conditional dict says so: "lit")
                     found = "lit" if python_literal_bool(value) is True else "no"
         return found
 
@@ -2903,10 +2909,7 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
         return None
     args = node.args
     parameters = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-    loads: Dict[str, int] = {}
-    for child in own:
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-            loads[child.id] = loads.get(child.id, 0) + 1
+    loads = _plain_reads(own)
     instance = args.args[0].arg if owner is not None and args.args else None
     found: Optional[BuiltLoader] = None
     for statement in returns:
@@ -2997,7 +3000,7 @@ def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: Fu
             arguments[keyword.arg] = how(keyword.value)
             continue
         splat = keyword.value
-        if isinstance(splat, ast.Name) and splat.id == kwarg and kwarg not in assigned and loads.get(kwarg) == 1:
+        if isinstance(splat, ast.Name) and splat.id == kwarg and kwarg not in assigned and not loads.get(kwarg):
             forwards = kwarg  # the caller's extra keywords, untouched
             continue
         pairs = _dict_pairs(splat, assigned, parameters, loads)
@@ -3024,7 +3027,7 @@ side of ``{...} if use_cuda else {}``), the loader's default on the others."""
 def _conditional_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
                        loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr, bool]]]:
     """``**kwargs`` after ``kwargs = {"num_workers": 1, "pin_memory": True} if
-    cuda else {}`` (a local assigned once and read only here, or the
+    cuda else {}`` (a local assigned once and read only by ``**``, or the
     conditional itself): each key with its value and whether both sides
     hold it; None when a key's value differs between the sides or a side is
     not a dict display."""
@@ -3081,15 +3084,34 @@ def _literal_text(value: ast.expr) -> Optional[str]:
     return None
 
 
+def _plain_reads(nodes: Iterable[ast.AST]) -> Dict[str, int]:
+    """How often each name is read other than as the dict of a ``**``
+    (unpacking copies the dict: a name read only that way is never changed
+    through a read)."""
+    unpacked: Set[int] = set()
+    names: List[ast.Name] = []
+    for child in nodes:
+        if isinstance(child, ast.keyword) and child.arg is None and isinstance(child.value, ast.Name):
+            unpacked.add(id(child.value))
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            names.append(child)
+    reads: Dict[str, int] = {}
+    for name in names:
+        if id(name) not in unpacked:
+            reads[name.id] = reads.get(name.id, 0) + 1
+    return reads
+
+
 def _read_once(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
                loads: Mapping[str, int]) -> Optional[ast.expr]:
     """What a ``**`` unpacks: the expression itself, or the one value of a local
-    assigned once and read only there (nothing else can have changed it); None
-    for a parameter or any other name."""
+    assigned once and read only by ``**`` unpackings (``loads``: the other
+    reads, :func:`_plain_reads`; nothing can have changed it); None for a
+    parameter or any other name."""
     if not isinstance(splat, ast.Name):
         return splat
     value = assigned.get(splat.id)
-    if splat.id in parameters or value is None or loads.get(splat.id) != 1:
+    if splat.id in parameters or value is None or loads.get(splat.id):
         return None
     return value
 
@@ -3097,7 +3119,7 @@ def _read_once(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], para
 def _dict_pairs(splat: ast.expr, assigned: Mapping[str, Optional[ast.expr]], parameters: AbstractSet[str],
                 loads: Mapping[str, int]) -> Optional[List[Tuple[str, ast.expr]]]:
     """The keys and values of a ``**`` of a dict display or ``dict(k=v)``, or
-    of a local assigned one once and read only here; None otherwise."""
+    of a local assigned one once and read only by ``**``; None otherwise."""
     found = _read_once(splat, assigned, parameters, loads)
     if found is None:
         return None
