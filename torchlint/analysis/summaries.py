@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-29"
+_FORMAT = b"callable-summaries-30"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1212,26 +1212,15 @@ class _FunctionScan:
         """What device ``expr`` names, as far as this function knows:
         ``cuda``, ``cpu``, ``param:<name>``, ``attr:<name>`` (``self.x``); None otherwise.
         ``"cuda" if ... else "cpu"`` (here, or in a local bound once) is ``cuda``:
-        the device wherever CUDA is used."""
-        if depth > 4:
-            return None
-        if isinstance(expr, ast.IfExp):
-            sides = {self.device_spec(expr.body, depth + 1), self.device_spec(expr.orelse, depth + 1)}
-            return "cuda" if "cuda" in sides else ("cpu" if sides == {"cpu"} else None)
+        the device wherever CUDA is used (:func:`_spelled_device`)."""
+        return _spelled_device(expr, self.reader, depth, self._named_device, index=True)
+
+    def _named_device(self, expr: ast.expr, depth: int) -> Optional[str]:
         if (isinstance(expr, ast.Name) and expr.id in self.locals and expr.id not in self.parameters
                 and isinstance(self.locals[expr.id], (ast.Constant, ast.Call, ast.IfExp))):
             value = self.locals[expr.id]
             assert value is not None
             return self.device_spec(value, depth + 1)
-        if isinstance(expr, ast.Constant):
-            if isinstance(expr.value, str):
-                return "cuda" if expr.value == "cuda" or expr.value.startswith("cuda:") else (
-                    "cpu" if expr.value.startswith("cpu") else None)
-            if isinstance(expr.value, int) and not isinstance(expr.value, bool):
-                return "cuda"  # a device index
-            return None
-        if isinstance(expr, ast.Call) and resolve(expr.func, self.reader.imports, {}) == "torch.device" and expr.args:
-            return self.device_spec(expr.args[0], depth + 1)
         parameter = self.subject(expr)
         if parameter is not None:
             return f"param:{parameter}"
@@ -1286,21 +1275,17 @@ class _FunctionScan:
     def names_cuda(self, expr: ast.expr, depth: int) -> bool:
         """``expr`` is a CUDA device, or may be one: a ``"cuda..."`` string,
         a conditional with such a branch, ``torch.device(...)`` of one, or a
-        local bound once to one."""
-        if depth > 4:
-            return False
-        if _cuda_text(expr):
-            return True
-        if isinstance(expr, ast.IfExp):
-            return self.names_cuda(expr.body, depth + 1) or self.names_cuda(expr.orelse, depth + 1)
-        if isinstance(expr, ast.Call) and expr.args and resolve(expr.func, self.reader.imports, {}) == "torch.device":
-            return self.names_cuda(expr.args[0], depth + 1)
+        local bound once to one (:func:`_spelled_device`; a bare integer is no
+        device here: ``return 0``)."""
+        return _spelled_device(expr, self.reader, depth, self._cuda_local, index=False) == "cuda"
+
+    def _cuda_local(self, expr: ast.expr, depth: int) -> Optional[str]:
         if isinstance(expr, ast.Name) and expr.id not in self.parameters:
             bound = self.locals.get(expr.id)
             if bound is None:  # assigned on several paths (`if args.use_gpu: device = ... else: ...`)
-                return expr.id in self.cuda_locals
-            return self.names_cuda(bound, depth + 1)
-        return False
+                return "cuda" if expr.id in self.cuda_locals else None
+            return "cuda" if self.names_cuda(bound, depth + 1) else None
+        return None
 
     def device_call(self, expr: ast.expr) -> Optional[str]:
         """``device`` bound once (here or at module level) to a call of a
@@ -2640,34 +2625,50 @@ def _device_attributes(node: ast.ClassDef, reader: "_FileReader") -> Tuple[Tuple
 
 
 def _device_value(value: ast.expr, reader: "_FileReader", owner: str, instance: str, depth: int) -> Optional[str]:
-    """``cuda`` for a device that may be CUDA (a ``"cuda..."`` string, a
-    conditional with such a branch, ``torch.device(...)`` of one), ``cpu``
-    for the CPU, ``call:<name>`` for a call of the instance's method or of a
-    named function; else None."""
-    if depth > 3:
+    """``cuda`` for a device that may be CUDA, ``cpu`` for the CPU
+    (:func:`_spelled_device`), ``call:<name>`` for a call of the instance's
+    method or of a named function; else None."""
+
+    def called(expr: ast.expr, _depth: int) -> Optional[str]:
+        if not isinstance(expr, ast.Call):
+            return None
+        func = expr.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
+            return f"call:{reader.module}.{owner}.{func.attr}"
+        named = resolve(func, reader.imports, reader.local)
+        return f"call:{named}" if named is not None and not named.startswith("torch.") else None
+
+    return _spelled_device(value, reader, depth, called, index=True)
+
+
+def _spelled_device(expr: ast.expr, reader: "_FileReader", depth: int,
+                    more: Callable[[ast.expr, int], Optional[str]], index: bool) -> Optional[str]:
+    """The device ``expr`` spells, the one reading the summaries share:
+    ``cuda`` for one that may be CUDA (a ``"cuda..."`` string, formatted ones
+    too; a conditional with such a side; ``torch.device(...)`` of one; where
+    ``index``, in a device's place, an integer or ``int(...)``: ``x.to(0)``,
+    ``int(os.environ["LOCAL_RANK"])``), ``cpu`` for the CPU (a conditional:
+    both sides); anything else is what ``more`` (the reader's own names,
+    attributes and calls, given the depth) makes of it."""
+    if depth > 4:
         return None
-    if _cuda_text(value):
+    if _cuda_text(expr):
         return "cuda"
-    if isinstance(value, ast.Constant) and value.value == "cpu":
-        return "cpu"
-    if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
-        return "cuda"  # a device index: `tensor.to(0)` is `cuda:0`
-    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "int"
-            and "int" not in reader.local and "int" not in reader.imports):
-        return "cuda"  # `self.local_rank = int(os.environ["LOCAL_RANK"])`: an index, wherever it is a device
-    if isinstance(value, ast.IfExp):
-        either = {_device_value(value.body, reader, owner, instance, depth + 1),
-                  _device_value(value.orelse, reader, owner, instance, depth + 1)}
-        return "cuda" if "cuda" in either else None
-    if not isinstance(value, ast.Call):
-        return None
-    func = value.func
-    named = resolve(func, reader.imports, reader.local)
-    if named == "torch.device":
-        return _device_value(value.args[0], reader, owner, instance, depth + 1) if value.args else None
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == instance:
-        return f"call:{reader.module}.{owner}.{func.attr}"
-    return f"call:{named}" if named is not None and not named.startswith("torch.") else None
+    if isinstance(expr, ast.Constant):
+        if index and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+            return "cuda"  # a device index: `tensor.to(0)` is `cuda:0`
+        return "cpu" if isinstance(expr.value, str) and expr.value.startswith("cpu") else None
+    if isinstance(expr, ast.IfExp):
+        sides = {_spelled_device(expr.body, reader, depth + 1, more, index),
+                 _spelled_device(expr.orelse, reader, depth + 1, more, index)}
+        return "cuda" if "cuda" in sides else ("cpu" if sides == {"cpu"} else None)
+    if isinstance(expr, ast.Call):
+        if (index and isinstance(expr.func, ast.Name) and expr.func.id == "int" and "int" not in reader.local
+                and "int" not in reader.imports):
+            return "cuda"
+        if resolve(expr.func, reader.imports, reader.local) == "torch.device":
+            return _spelled_device(expr.args[0], reader, depth + 1, more, True) if expr.args else None
+    return more(expr, depth)
 
 
 def _instance_writes(node: ast.ClassDef,
