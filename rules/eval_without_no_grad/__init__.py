@@ -1000,6 +1000,8 @@ class EvalWithoutNoGrad(Rule):
         parent = self.parents[-1] if self.parents else None
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return  # `torch.no_grad`: the attribute itself is looked at (`visit_Attribute`)
+        if any(isinstance(p, (cst.Import, cst.ImportFrom)) for p in self.parents[-4:]):
+            return  # `from torch import no_grad` names it; only using it switches anything
         if node.value in _GRAD_MODE_WORDS:
             self._grad_mode_reference(node)
 

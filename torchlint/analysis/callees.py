@@ -117,15 +117,15 @@ class Callees:
         """Whether ``call`` may be spelled as ``spelled`` says."""
         func = call.func
         if isinstance(func, cst.Attribute):
-            return func.attr.value in spelled.names
+            return func.attr.value in spelled.names or func.attr.value in self._defined_here
         if isinstance(func, cst.Call):  # `Evaluator()(x)`: a call of a new instance
             inner = func.func
             named = inner.attr.value if isinstance(inner, cst.Attribute) else (
                 inner.value if isinstance(inner, cst.Name) else None)
-            return named is not None and named in spelled.classes
+            return named is not None and (named in spelled.classes or named in self._defined_here)
         if not isinstance(func, cst.Name):
             return False
-        if func.value in spelled.names or func.value in self._renamed(spelled):
+        if func.value in spelled.names or func.value in self._renamed(spelled) or func.value in self._defined_here:
             return True
         mentioned = self._mentioned.get(spelled.classes)
         if mentioned is None:
@@ -493,10 +493,13 @@ class Callees:
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if last is not None and last in self._loader_words:
             target = self.target(call)
-            built = self._summaries.loader_of(target.summary.qualified) if target is not None else None
-            if built is not None and target is not None:
-                found = (built, target)
-            elif target is None and self._local is not None:
+            if target is not None:
+                qualified = target.summary.qualified
+                built = self._summaries.loader_of(qualified)
+                if built is None and self._local is not None and qualified.startswith(self._module + "."):
+                    built = self._local.loader_of(qualified)  # this script's own function
+                found = (built, target) if built is not None else None
+            elif self._local is not None:
                 found = self._local_loader(call, self._local)
         self._loaders[call] = found
         return found
@@ -510,14 +513,14 @@ class Callees:
         """This file's own summary, linked alone, when the project's summaries
         leave the file out (a script on its own) and it defines a function
         that builds a loader."""
-        if os.path.abspath(self._path) in self._summaries.paths or not self._source:
+        if not self._left_out or not self._source:
             return None
         from torchlint.data.apidata import loader_words
 
         if not any(word in self._source for word in loader_words()):
             return None
-        summary = self._own_summary()
-        return link([summary]) if summary is not None and summary.loaders else None
+        alone = self._alone
+        return alone if alone is not None and alone.loaders else None
 
     @cached_property
     def _loader_words(self) -> FrozenSet[str]:
@@ -587,8 +590,6 @@ class Callees:
         scope = bindings[0].scope
         if scope is None or scope.kind is not ScopeKind.MODULE:
             return None
-        if os.path.abspath(self._path) not in self._summaries.paths:
-            return None
         return f"{self._module}.{func.value}"
 
     def _alternatives(self, func: cst.Name) -> Optional[Target]:
@@ -613,7 +614,34 @@ class Callees:
 
     def _named(self, qualified: str, bound: bool) -> Optional[Target]:
         summary = self._summaries.of(qualified)
+        if summary is None and qualified.startswith(self._module + ".") and self._left_out:
+            alone = self._alone  # a script the run left out: its own functions, from its own text
+            summary = alone.of(qualified) if alone is not None else None
         return Target(summary, bound) if summary is not None else None
+
+    @cached_property
+    def _left_out(self) -> bool:
+        """The project's summaries leave this file out (a script on its own:
+        it imports no project module and none imports it)."""
+        return os.path.abspath(self._path) not in self._summaries.paths
+
+    @cached_property
+    def _defined_here(self) -> FrozenSet[str]:
+        """The module-level functions and classes of a file the summaries
+        leave out, and the methods of those classes: its calls of them are
+        worth resolving from its own text (:meth:`_worth`)."""
+        if not self._left_out:
+            return frozenset()
+        found: Set[str] = set()
+        for name, bindings in self._scopes.module_scope.bindings.items():
+            for binding in bindings:
+                if binding.kind is BindingKind.FUNCTION:
+                    found.add(name)
+                elif binding.kind is BindingKind.CLASS and isinstance(binding.node, cst.ClassDef):
+                    found.add(name)
+                    found.update(member.name.value for member in binding.node.body.body
+                                 if isinstance(member, cst.FunctionDef))
+        return frozenset(found)
 
     def _through_makers(self, receiver: cst.BaseExpression, method: str) -> Optional[Target]:
         classes = self._maker_classes(receiver, every=False)
@@ -683,7 +711,7 @@ class Callees:
         if qualified is None or qualified.count(".") < self._module.count(".") + 2:
             return None  # not a method of a module-level class
         name = f"{qualified.rpartition('.')[0]}.{method}"
-        if os.path.abspath(self._path) in self._summaries.paths:
+        if not self._left_out:
             return self._summaries.of(name)
         alone = self._alone
         return alone.of(name) if alone is not None else None
