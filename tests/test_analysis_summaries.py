@@ -14,7 +14,7 @@ from torchlint.analysis.queries import build, index_of_sources, summaries
 from torchlint.analysis.summaries import (
     _from_json, _to_json, link, summarize_file, summarize_sources, summarize_tree,
 )
-from torchlint.data.apidata import DataError, read_wrappers, wrappers
+from torchlint.data.apidata import DataError, read_wrappers, star_exports, wrappers
 
 PROJECT = {
     "utils": '''
@@ -281,6 +281,7 @@ def test_the_wrapper_table_is_validated(tmp_path: Path) -> None:
         'name = "a.b"\nnote = "n"\ncolour = 1\n': "unknown key 'colour'",
         'name = "ab"\nnote = "n"\n': "must be dotted",
         'name = "a.b"\n': "missing `note`",
+        'name = "a.b"\nstar-from = ["c"]\nnote = "n"\n': "`c.b` is not a listed name",
     }
     for body, message in cases.items():
         path = tmp_path / "wrappers.toml"
@@ -290,6 +291,33 @@ def test_the_wrapper_table_is_validated(tmp_path: Path) -> None:
     path.write_text('[[callable]]\nname = "a.b"\nnote = "n"\n[[callable]]\nname = "c.d"\naliases = ["a.b"]\nnote = "n"\n')
     with pytest.raises(DataError, match="listed twice"):
         read_wrappers(path)
+    assert star_exports()[("tqdm", "tqdm")] == "tqdm.tqdm" and ("tqdm", "trange") not in star_exports()
+
+
+def test_a_library_star_import_binds_what_the_wrapper_table_lists() -> None:
+    """``from tqdm import *`` binds ``tqdm`` (its ``__all__`` names it): a
+    project function looping over ``tqdm(loader)`` iterates the loader; a star
+    import of a module the table does not list binds nothing known."""
+    source = """
+from tqdm import *
+from rich.progress import *
+
+
+def fit(loader, model):
+    for epoch in range(3):
+        for x in tqdm(loader):
+            model(x).sum().backward()
+
+
+def fit_tracked(loader, model):
+    for epoch in range(3):
+        for x in track(loader):
+            model(x).sum().backward()
+"""
+    linked = summarize_sources([("m", source, False)])
+    fit, tracked = linked.of("m.fit"), linked.of("m.fit_tracked")
+    assert fit is not None and fit.iterates == {"loader"}
+    assert tracked is not None and not tracked.iterates
 
 
 def test_a_module_class_that_wraps_one_layer() -> None:

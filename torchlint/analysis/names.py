@@ -18,7 +18,7 @@ from torchlint.analysis.index import EMPTY, ProjectIndex
 from torchlint.analysis.scopes import Binding, BindingKind, Scope, ScopeKind, Scopes, every_parameter
 from torchlint.source.tree import dotted
 from torchlint.analysis.canonical import canonical as canonical
-from torchlint.data.apidata import listed_name
+from torchlint.data.apidata import listed_name, star_exports
 
 if TYPE_CHECKING:
     from torchlint.analysis.flow import Flow
@@ -181,6 +181,8 @@ class ImportTable:
         # import or by a definition of its own (`from utils import *`, then `evaluate(...)`).
         index = self._project
         found = {index.star_binding(module, local) for module in map(self._absolute, others) if module} - {None}
+        # A library's star import of a callable the wrapper table lists (`from tqdm import *`).
+        found |= {star_exports().get((module, local)) for module in others if not module.startswith(".")} - {None}
         return found.pop() if len(found) == 1 else None
 
     def _absolute(self, star: str) -> Optional[str]:

@@ -42,12 +42,12 @@ from torchlint.analysis.imports import (
 from torchlint.analysis.store import Store, all_of, store_key
 from torchlint.source.tree import python_literal_bool
 from torchlint.data.apidata import (
-    EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, takes_gradients, wrappers,
+    EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, star_exports, takes_gradients, wrappers,
 )
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-30"
+_FORMAT = b"callable-summaries-31"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -2163,6 +2163,24 @@ def star_aliases(files: Iterable[Tuple[Path, bytes, str]], parts: Mapping[str, A
     return found
 
 
+def _library_star_bindings(tree: ast.Module, local: Mapping[str, str]) -> Dict[str, str]:
+    """``from tqdm import *`` at the top of the file: the listed callables it
+    binds (:func:`~torchlint.data.apidata.star_exports`) that nothing in the
+    file binds otherwise."""
+    modules = [s.module for s in tree.body if isinstance(s, ast.ImportFrom) and s.level == 0 and s.module
+               and len(s.names) == 1 and s.names[0].name == "*"]
+    if not modules:
+        return {}
+    exported = star_exports()
+    found: Dict[str, str] = {}
+    for name in sorted(_unbound_names(tree) - set(local)):
+        for module in modules:
+            qualified = exported.get((module, name))
+            if qualified is not None:
+                found[name] = qualified  # (the last star import that binds it)
+    return found
+
+
 class _FileReader:
     """The names one file's code can call, resolved through its imports,
     its module-level definitions and its classes' ``self`` attributes."""
@@ -2183,6 +2201,7 @@ class _FileReader:
             # :func:`link` resolves through the index's star imports (:func:`star_aliases`).
             for name in sorted(_unbound_names(tree) - set(self.imports) - set(self.local)):
                 self.imports[name] = f"{module}{STAR_PENDING}{name}"
+        self.imports.update(_library_star_bindings(tree, self.local))
         self.classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         self.methods = {
             s.name: frozenset(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))

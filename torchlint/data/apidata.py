@@ -319,8 +319,13 @@ def _wrapper(entry: _Entry) -> Wrapper:
     paired = entry.flag("paired")
     if paired and yields is None:
         entry.fail("`paired` needs `yields`")
+    star_from = tuple(entry.names("star-from"))
+    for module in star_from:
+        if f"{module}.{name.rsplit('.', 1)[-1]}" not in (name, *entry.names("aliases")):
+            entry.fail(f"`star-from` names {module!r}, but `{module}.{name.rsplit('.', 1)[-1]}` is not a listed name")
     wrapper = Wrapper(name, tuple(entry.names("aliases")), tuple(parameters), yields, returns, frozenset(runs),
-                      entry.text("note", required=True), enters_itself=enters == "self", paired=paired)
+                      entry.text("note", required=True), enters_itself=enters == "self", paired=paired,
+                      star_from=star_from)
     entry.finish()
     return wrapper
 
@@ -405,6 +410,10 @@ class Wrapper:
     paired: bool = False
     """A loop over the call draws tuples that hold the items beside other
     values (``enumerate``, ``zip``: ``paired = true``), not the items themselves."""
+    star_from: Tuple[str, ...] = ()
+    """Modules whose star import binds the callable under its last name
+    (``from tqdm import *`` binds ``tqdm``: the name is in the module's
+    ``__all__``)."""
 
     def slot(self, position: Optional[int], keyword: Optional[str]) -> Optional[str]:
         """The parameter an argument at ``position`` (or passed as ``keyword``) fills."""
@@ -536,6 +545,18 @@ def loader_signature(name: str) -> Optional[Signature]:
 def wrappers() -> Mapping[str, Wrapper]:
     """The shipped wrapper table, by every name of each callable (read once)."""
     return read_wrappers(WRAPPERS_FILE)
+
+
+@functools.lru_cache(maxsize=None)
+def star_exports() -> Mapping[Tuple[str, str], str]:
+    """(module, name) -> the listed callable a ``from module import *`` binds
+    to ``name`` (the wrapper table's ``star-from``)."""
+    found: Dict[Tuple[str, str], str] = {}
+    for wrapper in wrappers().values():
+        last = wrapper.name.rsplit(".", 1)[-1]
+        for module in wrapper.star_from:
+            found[(module, last)] = f"{module}.{last}"
+    return found
 
 
 VARIABLE_WRAPPERS: FrozenSet[str] = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
