@@ -666,6 +666,22 @@ class Flow:
             child, parent = parent, parents.get(parent)
         return tuple(found)
 
+    def fills_default(self, binding: Binding) -> bool:
+        """``if p is None: p = ...``: an assignment whose innermost ``if`` (in
+        its body) tests that its own name is None; where every value ``p``
+        is given is not None, it never runs."""
+        if binding.kind is not BindingKind.ASSIGN:
+            return False
+        chain = self.branches(binding.node)
+        if not chain or not chain[0][1]:
+            return False
+        test = chain[0][0].test
+        return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                and test.left.value == binding.name and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None")
+
     def exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """No run executes both: they sit on different sides of one ``if``, or
         of two ``if`` statements of one function with the same test

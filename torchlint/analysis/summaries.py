@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-31"
+_FORMAT = b"callable-summaries-32"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1008,6 +1008,8 @@ class _FunctionScan:
         self.evals: Set[str] = set()
         self.trains: Set[str] = set()
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
+        self.filled: Set[str] = set()
+        """Parameters bound only where they are None (``if device is None: device = ...``)."""
         self._bound_calls: Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]] = {}
         """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
         own_imports: List[Union[ast.Import, ast.ImportFrom]] = []
@@ -1017,7 +1019,7 @@ class _FunctionScan:
         else:
             self.locals, self.generator, self.derived = _single_assignments(
                 node.body, self.parameters if arguments else None, unpacked, reader.own_nodes, self._bound_calls,
-                own_imports if arguments is not None else None)
+                own_imports if arguments is not None else None, self.filled)
         """Parameters every rebinding of which computes from themselves (``x = x.cuda()``)."""
         self.choices_made = 0
         """Call sites so far that run one of several callables (:attr:`Call.choice`)."""
@@ -1319,8 +1321,10 @@ class _FunctionScan:
         return False
 
     def subject(self, expr: ast.expr) -> Optional[str]:
-        """The parameter ``expr`` is (a name of one, not rebound in the function)."""
-        if isinstance(expr, ast.Name) and expr.id in self.parameters and expr.id not in self.locals:
+        """The parameter ``expr`` is (a name of one, not rebound in the function
+        but to fill in its default: what the caller passes, where it passes one)."""
+        if isinstance(expr, ast.Name) and expr.id in self.parameters and (
+                expr.id not in self.locals or expr.id in self.filled):
             return expr.id
         return None
 
@@ -1376,6 +1380,9 @@ class _FunctionScan:
             return
         if isinstance(node, (ast.For, ast.AsyncFor)):
             drawn = self.drawn(node.iter, disabled)
+            for leaf in _stored(node.target):  # whatever an earlier loop bound the name to, it holds this one's items
+                self.items.pop(leaf.id, None)
+                self.parts.pop(leaf.id, None)
             for target, source in self.item_targets(node.target, node.iter, drawn):
                 for leaf in _stored(target):
                     self.items[leaf.id] = source
@@ -1924,6 +1931,7 @@ def _single_assignments(
     unpacked: Optional[Dict[str, Tuple[ast.Call, int]]] = None, own: "OwnNodes" = _own_nodes,
     calls: Optional[Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]]] = None,
     imports: Optional[List[Union[ast.Import, ast.ImportFrom]]] = None,
+    filled: Optional[Set[str]] = None,
 ) -> Tuple[Dict[str, Optional[ast.expr]], bool, FrozenSet[str]]:
     """Names a function body binds: to the value of their one plain
     assignment, or None when bound otherwise or more than once; whether the
@@ -1936,9 +1944,13 @@ def _single_assignments(
     with ``calls``, also each name's values when every binding of it is a
     plain ``name = call(...)`` or unpacks a call's result (:func:`_bound_calls`;
     None when bound any other way); with
-    ``imports``, the body's own import statements."""
+    ``imports``, the body's own import statements; with ``filled``, the
+    parameters bound only by ``if p is None: p = ...`` (a default filled in:
+    where the caller passes a value, the parameter keeps it)."""
     found: Dict[str, Optional[ast.expr]] = {}
     derived: Dict[str, bool] = {}
+    fills: Dict[str, bool] = {}
+    filling = _default_fills(own(body)) if filled is not None and parameters else set()
     yields = False
     for child in own(body):
         if isinstance(child, (ast.Yield, ast.YieldFrom)):
@@ -1977,7 +1989,29 @@ def _single_assignments(
                     mentioned = value is not None and any(
                         isinstance(n, ast.Name) and n.id == leaf.id for n in ast.walk(value))
                     derived[leaf.id] = derived.get(leaf.id, True) and mentioned
+                    fills[leaf.id] = fills.get(leaf.id, True) and id(child) in filling
+    if filled is not None:
+        filled.update(name for name, only in fills.items() if only)
     return found, yields, frozenset(name for name, kept in derived.items() if kept)
+
+
+def _default_fills(nodes: Iterable[ast.AST]) -> Set[int]:
+    """The assignments ``p = ...`` that sit directly in ``if p is None:``
+    (no ``else``): a parameter's default filled in."""
+    found: Set[int] = set()
+    for node in nodes:
+        if not isinstance(node, ast.If) or node.orelse:
+            continue
+        test = node.test
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None):
+            continue
+        for statement in node.body:
+            if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == test.left.id):
+                found.add(id(statement))
+    return found
 
 
 _BINDING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem,
