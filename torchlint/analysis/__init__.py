@@ -258,7 +258,7 @@ class Facts:
         from torchlint.analysis.training import Training
 
         return Training(self.module, self.scopes, self.names, self.values, self.frameworks.is_lightning_module,
-                        lambda: self.callees)
+                        lambda: self.callees, lambda: self.flow)
 
     @cached_property
     def workload(self) -> "Workload":

@@ -26,6 +26,7 @@ from torchlint.source.tree import children, dotted
 
 if TYPE_CHECKING:
     from torchlint.analysis.callees import Callees
+    from torchlint.analysis.flow import Flow
 
 _PARALLEL_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
@@ -151,8 +152,12 @@ class Training:
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
                  lightning_module: Callable[[cst.ClassDef], bool] = lambda node: False,
-                 callees: "Optional[Callable[[], Callees]]" = None) -> None:
+                 callees: "Optional[Callable[[], Callees]]" = None,
+                 flow: "Optional[Callable[[], Flow]]" = None) -> None:
         self._scopes = scopes
+        self._flow = flow
+        """Which bindings reach a read: ``train_loader = train_loader(ds)``
+        calls the function the name held before the assignment."""
         self._names = names
         self._values = values
         self._lightning_module = lightning_module
@@ -575,6 +580,8 @@ class Training:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self._scopes.resolve(func)
+            if len(bindings) > 1 and self._flow is not None:
+                bindings = self._flow().bindings_at(func)  # the function the name holds at this call
             if len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
                 node = bindings[0].node
                 return node if isinstance(node, cst.FunctionDef) else None
