@@ -220,6 +220,22 @@ class Callees:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
 
+    def returns_accelerator(self, call: cst.Call) -> bool:
+        """``call`` runs a project function that returns a device that may
+        be CUDA (:attr:`Summaries.accelerators`: ``DEVICE =
+        torch.device(get_device())``, ``get_device`` in another module)."""
+        accelerators = self._summaries.accelerators
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last is None or last not in self._accelerator_names:
+            return False
+        target = self.target(call)
+        return target is not None and not target.summary.wrapper and target.summary.qualified in accelerators
+
+    @cached_property
+    def _accelerator_names(self) -> FrozenSet[str]:
+        return frozenset(name.rsplit(".", 1)[-1] for name in self._summaries.accelerators)
+
     def pinned_copies(self) -> FrozenSet[Tuple[int, int]]:
         """Where (line, UTF-8 column) this file's copy calls without ``non_blocking`` of batches
         drawn from loaders that the project's callers build pinned and hand

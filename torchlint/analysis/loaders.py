@@ -294,8 +294,9 @@ class Loaders:
         self._attribute_of: Dict[cst.Call, cst.Attribute] = {}
         """Calls that are the whole value of an assignment to one attribute (``self.tr_set = DataLoader(...)``)."""
         self.uses_cuda = False
-        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``
-        or writes a ``"cuda..."`` device."""
+        """The file names ``torch.cuda`` or ``torch.accelerator``, calls ``.cuda()``,
+        writes a ``"cuda..."`` device or calls a project function that returns
+        one (:meth:`Callees.returns_accelerator`)."""
         self.cuda_sign: Optional[cst.CSTNode] = None
         """The first node (in source order) that makes :attr:`uses_cuda` true."""
         self._walk(module, module, 0)
@@ -335,6 +336,9 @@ class Loaders:
                 self._in_loop.add(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" and qualified is None:
                 self.cuda_sign = self.cuda_sign or node
+                self.uses_cuda = True
+            elif not self.uses_cuda and self._callees is not None and self._callees.returns_accelerator(call):
+                self.cuda_sign = node  # `torch.device(get_device())`, the project's helper returning "cuda"
                 self.uses_cuda = True
         elif (kind is cst.Attribute or kind is cst.Name) and not self.uses_cuda:
             qualified = self._names.qualified_name(cast(Union[cst.Attribute, cst.Name], node))

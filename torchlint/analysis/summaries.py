@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-32"
+_FORMAT = b"callable-summaries-33"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -604,6 +604,10 @@ class Summaries:
     what a project function returns pinned)."""
     copying: FrozenSet[str] = frozenset()
     """The functions and methods those copies are made in."""
+    accelerators: FrozenSet[str] = frozenset()
+    """The project functions that return a device that may be CUDA
+    (``return "cuda" if torch.cuda.is_available() else "cpu"``): a file that
+    calls one runs on the GPU as much as one that spells ``"cuda"``."""
     factories: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
     """The project functions every ``return`` of which builds an instance of
     a project class: those classes (one of them, chosen at run time)."""
@@ -693,6 +697,7 @@ class Summaries:
         for name in sorted(self.pinned_copies):
             digest.update(f"{name}\0{sorted(self.pinned_copies[name])!r}\n".encode())
         digest.update(f"{sorted(self.copying)!r}\n".encode())
+        digest.update(f"{sorted(self.accelerators)!r}\n".encode())
         for name in sorted(self.factories):
             digest.update(f"{name}\0{sorted(self.factories[name])!r}\n".encode())
         for name in sorted(self.passed):
@@ -3489,7 +3494,8 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     passed = _passed_classes(written, state, bases, aliases, targets, chosen)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
-                     pinned_copies=copies, copying=copying, factories=factories, passed=passed)
+                     pinned_copies=copies, copying=copying, factories=factories, passed=passed,
+                     accelerators=frozenset(accelerators))
 
 
 def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
