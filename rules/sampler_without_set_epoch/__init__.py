@@ -40,7 +40,10 @@ class _Use:
     loader_text: str  # how the epoch loop's function spells the loader
     keeper: Optional[str] = None
     """The project class that keeps the loader and runs the epoch loop itself
-    (``Solver(cfg, loader)``), when that is how it is iterated."""
+    (``Solver(cfg, loader)``), or the function that runs it over the loader
+    it is given (``train(model, loader, epochs)``), when that is how it is iterated."""
+    constructed: bool = True
+    """:attr:`keeper` is a class (built by the call), not a function."""
 
 
 class SamplerWithoutSetEpoch(Rule):
@@ -65,7 +68,12 @@ class SamplerWithoutSetEpoch(Rule):
     another loop of its own (or of a method that calls it) and that loop
     calls `backward()`, and no method of the class, nor any function they
     call, lives in a module that calls `set_epoch`: the class runs the epoch
-    loop, so the report has no fix.
+    loop, so the report has no fix.  So does a loader handed to another
+    module's function or method that runs the epoch loop over it itself
+    (`engine.train(model, loader, optimizer, epochs)`, whose code iterates
+    the parameter inside another loop of its own and calls `backward()`
+    there), when neither its module nor the functions it calls call
+    `set_epoch`.
 
     A loader built by a helper of the same file and returned (alone, in a
     tuple, unpacked by the caller: `loader, n = prepare_dataloaders(cfg)`)
@@ -267,7 +275,9 @@ class SamplerWithoutSetEpoch(Rule):
                 continue
             where = f" on {self.cite_line(self._line(use.loop))}" if use.keeper is None else (
                 f" by the `{use.keeper}` built on {self.cite_line(self._line(use.epoch))}, whose methods never call "
-                "`set_epoch`")
+                "`set_epoch`") if use.constructed else (
+                f" by `{use.keeper}`, called on {self.cite_line(self._line(use.epoch))}, which runs the epoch loop "
+                "and never calls `set_epoch`")
             self.report(
                 sampler,
                 f"this `DistributedSampler` never gets `set_epoch(epoch)` but its loader is iterated every "
@@ -454,17 +464,20 @@ class SamplerWithoutSetEpoch(Rule):
         """Constructions of a project class (in any module) that keeps the
         loader spelled ``text`` on ``self`` and trains over it every epoch in
         its own methods, none of which (nor the functions they call) is in a
-        module that calls ``set_epoch`` (its construction summary)."""
+        module that calls ``set_epoch`` (its construction summary); and calls
+        of another module's function or method that runs the epoch loop over
+        the loader it is given, in a module that never calls ``set_epoch``
+        (its summary's ``epochs``)."""
         code = self.context.module.code_for_node
         callees = self.facts.callees
         for fact in calls:
             target = callees.target(fact.call)
-            if target is None or not target.summary.constructs or not target.summary.epochs:
+            if target is None or target.summary.wrapper or not target.summary.epochs:
                 continue
             for position, keyword, value in arguments(fact.call):
                 if target.parameter(position, keyword) in target.summary.epochs and code(value) == text:
                     keeper = target.summary.qualified.rsplit(".", 1)[-1]
-                    yield _Use(value, fact.call, function, text, keeper)
+                    yield _Use(value, fact.call, function, text, keeper, target.summary.constructs)
 
     def _repeated(self, loop: LoopNode, function: FunctionNode, text: str) -> Iterator[_Use]:
         """A training loop with no loop around it: marked with itself as its epoch

@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-33"
+_FORMAT = b"callable-summaries-34"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -470,8 +470,11 @@ class Summary:
     epochs: FrozenSet[str] = frozenset()
     """For a construction: the parameters a method of the instance iterates
     again and again in a loop that trains (runs ``backward()``), in a class
-    whose methods' modules call ``set_epoch`` nowhere: a ``DistributedSampler``
-    they draw from shuffles every epoch the same way."""
+    whose methods' modules call ``set_epoch`` nowhere; for a function or
+    method, those it iterates so itself (``train(model, loader, epochs)``
+    running the epoch loop), in a module that calls ``set_epoch`` nowhere, nor
+    do the functions it calls: a ``DistributedSampler`` they draw from
+    shuffles every epoch the same way."""
     runs_parameters: FrozenSet[str] = field(default=frozenset(), metadata=GRAD_FACT)
     """Parameters it runs forward passes of with gradients on, itself or
     through its callees (``def forward(model, batch): return model(batch)``)."""
@@ -3486,6 +3489,12 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                 moves_items=frozenset(m for m in linked.moves_items if not m[0].startswith(HELD)),
                 held_iterates=frozenset(v for v in linked.iterates if v.startswith(HELD)),
                 held_repeats=frozenset(v for v in linked.repeats if v.startswith(HELD)))
+    for name, linked in list(state.items()):  # functions that run the epoch loop over a parameter themselves
+        if linked.constructs or linked.wrapper or BACKWARD not in linked.loop_runs:
+            continue
+        trained = frozenset(p for p in linked.repeats if p in linked.parameters)
+        if trained and not placed.sets_epoch([name]):
+            state[name] = dataclasses.replace(linked, epochs=trained)
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
