@@ -162,6 +162,30 @@ def test_a_grad_mode_change_in_a_helper_relints_the_files_that_asked_about_it(
     assert findings(second) == fresh(warm.files, warm.settings)
 
 
+def test_unguarding_a_methods_only_call_relints_the_method_file_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: None) -> None:
+    """Whether every project call of a method runs with gradients off is read
+    one function at a time: taking `with torch.no_grad():` away from the
+    trainer's call of `Evaluator.accuracy` re-lints evaluator.py (the method
+    is now reported) and nothing that never asked about it."""
+    warm = Warm(tmp_path, monkeypatch, "guarded_method_callers_project")
+
+    def reported(outcomes: Sequence[FileOutcome]) -> List[int]:
+        return sorted(d.start.line for o in outcomes if Path(o.path).name == "evaluator.py"
+                      for d in o.diagnostics if d.code == "TL301")
+
+    assert reported(warm.run()) == [17]
+    trainer = warm.root / "trainer.py"
+    trainer.write_text(trainer.read_text().replace(
+        "            with torch.no_grad():\n                print(self.val_eval.accuracy(self.model))\n",
+        "            print(self.val_eval.accuracy(self.model))\n"))
+    warm.counts.reset()
+    second = warm.run()
+    assert "evaluator.py" in warm.counts.linted
+    assert reported(second) == [10, 17]
+    assert findings(second) == fresh(warm.files, warm.settings)
+
+
 def test_a_racily_written_file_is_read_again_even_when_its_stamp_looks_the_same(warm: Warm) -> None:
     """A stamp taken in the same moment the file was written is not trusted:
     a change of the same size with the modification time put back is seen."""

@@ -194,7 +194,10 @@ class EvalWithoutNoGrad(Rule):
     project index): a function every call of which runs with gradients off
     (inside `with torch.no_grad():`, or in a function decorated with it, or
     in a function every call of which does, in this file or, for a
-    module-level function, from other modules) is left alone, and so is a function called in the same training step as a
+    module-level function, from other modules; a method too, where the
+    project's calls of it resolve to it: `self.val_eval.accuracy(model)`
+    under `no_grad` in a trainer of another module, `val_eval` an instance
+    of the class) is left alone, and so is a function called in the same training step as a
     `backward()` (the innermost loop around the call, or its function, calls
     backward): its outputs may feed that backward pass, which cannot be
     known.  The exception is a helper that itself puts the model in eval
@@ -1137,6 +1140,8 @@ class EvalWithoutNoGrad(Rule):
         )):
             return  # its outputs may feed a backward pass: it cannot be known
         in_file_guarded = self._always_guarded(name, set())
+        if self.facts.callees.called_without_grad(node) and (in_file_guarded or not self._references.get(name)):
+            return  # every project call runs it with gradients off (`self.val_eval.get_metrics(model)` under no_grad)
         if outside and all(site.grad_disabled for site in outside):
             # Another module runs it with gradients off: quiet when every
             # call here does too (or there is none).

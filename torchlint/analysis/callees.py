@@ -220,6 +220,18 @@ class Callees:
         """The arguments ``call`` iterates itself (``train_one_epoch(model, loader)``)."""
         return self._arguments_in(call, self._iterating, lambda target: target.summary.iterates)
 
+    def called_without_grad(self, function: cst.FunctionDef) -> bool:
+        """The project's calls of this file's ``function`` (a module-level
+        function or a method of a module-level class) all run with gradients
+        off, and there is at least one (:attr:`Summaries.without_grad`)."""
+        if self._left_out:
+            return False
+        qualified = self.qualified(function)
+        if qualified is None:
+            return False
+        self._note_grad_read(qualified)  # (read with the function's grad-mode facts, one function at a time)
+        return qualified in self._summaries.without_grad
+
     def returns_accelerator(self, call: cst.Call) -> bool:
         """``call`` runs a project function that returns a device that may
         be CUDA (:attr:`Summaries.accelerators`: ``DEVICE =

@@ -334,7 +334,8 @@ def _read_digest(index: ProjectIndex, read: str) -> str:
     value: Any
     if field_name == GRAD_READ:  # one function's (or, for `a|b`, each candidate's) grad-mode facts
         summaries = index.summaries
-        value = [summaries.grad_facts(name) if summaries is not None else None for name in detail.split("|")]
+        value = [[summaries.grad_facts(name), name in summaries.without_grad] if summaries is not None else None
+                 for name in detail.split("|")]
     elif field_name not in _FIELD_SET:
         return "unknown"
     else:

@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-34"
+_FORMAT = b"callable-summaries-35"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -607,6 +607,12 @@ class Summaries:
     what a project function returns pinned)."""
     copying: FrozenSet[str] = frozenset()
     """The functions and methods those copies are made in."""
+    without_grad: FrozenSet[str] = field(default=frozenset(), metadata=GRAD_FACT)
+    """The project functions and methods that project calls run, every one of
+    those calls with gradients off (inside ``with torch.no_grad():``, or in a
+    function decorated so): an evaluation method a trainer in another module
+    only ever calls under ``no_grad``.  Read one function at a time, with its
+    grad-mode facts (:meth:`grad_facts`)."""
     accelerators: FrozenSet[str] = frozenset()
     """The project functions that return a device that may be CUDA
     (``return "cuda" if torch.cuda.is_available() else "cpu"``): a file that
@@ -701,6 +707,7 @@ class Summaries:
             digest.update(f"{name}\0{sorted(self.pinned_copies[name])!r}\n".encode())
         digest.update(f"{sorted(self.copying)!r}\n".encode())
         digest.update(f"{sorted(self.accelerators)!r}\n".encode())
+        digest.update(f"{sorted(self.without_grad)!r}\n".encode())
         for name in sorted(self.factories):
             digest.update(f"{name}\0{sorted(self.factories[name])!r}\n".encode())
         for name in sorted(self.passed):
@@ -3504,7 +3511,18 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
                      pinned_copies=copies, copying=copying, factories=factories, passed=passed,
-                     accelerators=frozenset(accelerators))
+                     accelerators=frozenset(accelerators), without_grad=_called_without_grad(written, targets))
+
+
+def _called_without_grad(written: Mapping[str, Function],
+                         targets: Mapping[Tuple[str, int], Optional[str]]) -> FrozenSet[str]:
+    """:attr:`Summaries.without_grad`: each call's resolved target, kept
+    while every call of it is made with gradients off."""
+    off: Dict[str, bool] = {}
+    for (name, index), target in targets.items():
+        if target is not None:
+            off[target] = off.get(target, True) and written[name].calls[index].disabled
+    return frozenset(name for name, every in off.items() if every)
 
 
 def _dispatched(written: Mapping[str, Function], bases: Mapping[str, Tuple[str, ...]],
