@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-35"
+_FORMAT = b"callable-summaries-36"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1623,12 +1623,22 @@ class _FunctionScan:
         an item drawn from a parameter: what the loop binds are parts of it."""
         if drawn:
             return
-        item = self.item_of(iterated)
-        if item is None:
-            return
-        for leaf in _stored(target):
-            if leaf.id not in self.parameters:
-                self.items[leaf.id] = item
+        pairs = [(target, iterated)]
+        if isinstance(iterated, ast.Call) and isinstance(target, ast.Tuple) and not iterated.keywords and not any(
+                isinstance(a, ast.Starred) for a in iterated.args):
+            called = self.reader.callee(iterated.func, self)
+            name = called[0] if called is not None else None
+            if name == "builtins.enumerate" and len(target.elts) == 2 and len(iterated.args) == 1:
+                pairs = [(target.elts[1], iterated.args[0])]  # `for i, t in enumerate(batch)`: `t` a part of it
+            elif name == "builtins.zip" and len(target.elts) == len(iterated.args):
+                pairs = list(zip(target.elts, iterated.args))
+        for bound, source in pairs:
+            item = self.item_of(source)
+            if item is None:
+                continue
+            for leaf in _stored(bound):
+                if leaf.id not in self.parameters:
+                    self.items[leaf.id] = item
 
     def pairwise(self, target: ast.expr, value: ast.expr) -> Set[str]:
         """``images, targets = batch[0], batch[1]``: each name holds what the
