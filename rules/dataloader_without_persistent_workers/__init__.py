@@ -85,7 +85,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     batch_size=batch_size, **kwargs)`, a method such as
     `self.train_loader()`) is read at each call of the function: the
     keywords the function writes, with the call's arguments put in for its
-    parameters (their defaults where the call leaves them) and the
+    parameters (their defaults where the call leaves them), the call's
+    extra positional arguments where the function passes its `*args` on
+    (`return DataLoader(self, *args, **kwargs)`), and the
     keywords the call passes through `**kwargs` (a `**` of a dict the
     function spells, `dict(...)` or `{...}` assigned once, counts as its
     keywords; so does a `**` of a dict at the call whose keys the flow

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training, argument_for
-from torchlint.analysis.summaries import MAYBE, VIEW_METHODS, ReturnUse
+from torchlint.analysis.summaries import MAYBE, VARARG, VIEW_METHODS, ReturnUse
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -189,12 +189,16 @@ class WrappedLoader:
                     else:
                         self._unknown.add(key)
                 self._splatted.update(known.certain, known.maybe)
+        self._varargs: List[cst.BaseExpression] = []
+        """The call's positional arguments beyond the function's parameters (its ``*args``)."""
         for position, keyword, value in given:
             parameter = target.parameter(position, keyword)
             if parameter is not None:
                 self._passed[parameter] = value
             elif keyword is not None:
                 self._extra[keyword] = value
+            elif position is not None:
+                self._varargs.append(value)
 
     @property
     def name(self) -> str:
@@ -208,10 +212,26 @@ class WrappedLoader:
         key = spec[len("param:"):] if spec is not None and spec.startswith("param:") else keyword
         if key in self._unknown:
             return _UNKNOWN
-        found = self._keyword(keyword, spec)
+        found = self._vararg(keyword, spec) if spec is not None and spec.startswith(VARARG) else self._keyword(
+            keyword, spec)
         if key in self._partial and found.known and found.at_call and found.value is not None:
             return dataclasses.replace(found, partial=True)
         return found
+
+    def _vararg(self, keyword: str, spec: str) -> LoaderKeyword:
+        """``vararg:<i>``: the call's ``i``-th extra positional argument, else
+        the keyword the call passes on through ``**``, else not passed."""
+        index = int(spec[len(VARARG):])
+        if index < len(self._varargs):
+            given = self._varargs[index]
+            return LoaderKeyword(True, given, True, given)
+        if self._unpacks:
+            return _UNKNOWN
+        if keyword in self._extra and self.built.forwards is not None:
+            given = self._extra[keyword]
+            return LoaderKeyword(True, given, True, None if keyword in self._splatted else given)
+        return LoaderKeyword(True, None, True, settable=keyword) if self.built.forwards is not None else (
+            LoaderKeyword(True))
 
     def _keyword(self, keyword: str, spec: Optional[str]) -> LoaderKeyword:
         if spec is not None:

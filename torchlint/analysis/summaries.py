@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-36"
+_FORMAT = b"callable-summaries-37"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -299,6 +299,10 @@ class WrappedLayer:
 
 
 UNKNOWN = "?"
+VARARG = "vararg:"
+"""In :attr:`BuiltLoader.arguments`: ``vararg:<i>``, the ``i``-th positional
+argument a call gives beyond the function's own parameters (its ``*args``,
+passed on whole: ``return DataLoader(self, *args, **kwargs)``)."""
 """A loader keyword's value the summary cannot know."""
 
 
@@ -3068,7 +3072,15 @@ def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: Fu
     arguments: Dict[str, str] = {}
     open_keywords = False
     forwards: Optional[str] = None
+    vararg = node.args.vararg.arg if node.args.vararg is not None else None
     for position, argument in enumerate(call.args):
+        if (isinstance(argument, ast.Starred) and positional is not None and position == len(call.args) - 1
+                and isinstance(argument.value, ast.Name) and argument.value.id == vararg
+                and vararg not in assigned and not loads.get(vararg)):
+            # `DataLoader(self, *args, **kwargs)`: the caller's extra positional arguments, in order
+            for index, name in enumerate(positional[position:]):
+                arguments[name] = f"{VARARG}{index}"
+            break
         if isinstance(argument, ast.Starred) or (positional is not None and position >= len(positional)):
             open_keywords = True
             break
@@ -3164,13 +3176,14 @@ def _literal_text(value: ast.expr) -> Optional[str]:
 
 
 def _plain_reads(nodes: Iterable[ast.AST]) -> Dict[str, int]:
-    """How often each name is read other than as the dict of a ``**``
-    (unpacking copies the dict: a name read only that way is never changed
-    through a read)."""
+    """How often each name is read other than as the dict of a ``**`` or the
+    sequence of a ``*`` (unpacking copies it: a name read only that way is
+    never changed through a read)."""
     unpacked: Set[int] = set()
     names: List[ast.Name] = []
     for child in nodes:
-        if isinstance(child, ast.keyword) and child.arg is None and isinstance(child.value, ast.Name):
+        if (isinstance(child, ast.keyword) and child.arg is None or isinstance(child, ast.Starred)) and isinstance(
+                child.value, ast.Name):
             unpacked.add(id(child.value))
         elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
             names.append(child)
@@ -4174,7 +4187,9 @@ def _composed(outer: BuiltLoader, inner: BuiltLoader, callee: Summary, own: Opti
     arguments: Dict[str, str] = {}
     for keyword, spec in inner.arguments:
         kind, _, parameter = spec.partition(":")
-        if kind != "param":
+        if spec.startswith(VARARG):
+            arguments[keyword] = UNKNOWN  # the inner function's extra positions: not followed through a relay
+        elif kind != "param":
             arguments[keyword] = spec
         elif parameter in passed:
             arguments[keyword] = passed[parameter]
