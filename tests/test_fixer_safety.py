@@ -24,6 +24,7 @@ from torchlint.source.target import PythonVersion, fstring_violations, lowest_py
 from tests.test_engine import BreakIt, RenameFoo
 
 TL101 = Settings(select=("TL101",)).lint_config(Path("a.py"))
+TL301_CONFIG = Settings(select=("TL301",)).lint_config(Path("a.py"))
 CALL, FIXED_CALL = "torch.zeros(3).cuda()", 'torch.zeros(3, device="cuda")'
 
 
@@ -120,6 +121,23 @@ def test_overlapping_edits_fail_the_byte_invariant() -> None:
     assert not unchanged_outside(source, "aXdeYfgh!", good)  # a byte appended outside
     overlapping = [Edit(1, 4, "X"), Edit(3, 6, "Y")]
     assert not unchanged_outside(source, apply_edits(source, overlapping), overlapping)
+
+
+def test_two_insertions_at_one_place_are_checked_in_the_order_they_land() -> None:
+    """A decorator and the import it needs, both inserted before a `def` on
+    the first line: the check reads the texts as `apply_edits` lays them
+    down, whatever order a set would give (it used to depend on the hash
+    seed, and refused the fix about half the time)."""
+    source = "def f(m, x):\n    return m(x)\n"
+    for edits in ([Edit(0, 0, "@torch.no_grad()\n"), Edit(0, 0, "import torch\n")],
+                  [Edit(0, 0, "import torch\n"), Edit(0, 0, "@torch.no_grad()\n")]):
+        fixed = apply_edits(source, edits)
+        assert unchanged_outside(source, fixed, edits)
+        swapped = edits[1].text + edits[0].text + source
+        assert swapped == fixed or not unchanged_outside(source, swapped, edits)
+    result = fix_text("def check(model, x):\n    model.eval()\n    return model(x).argmax(1).tolist()\n", "a.py",
+                      TL301_CONFIG, unsafe=True)
+    assert result.source.startswith("import torch\n@torch.no_grad()\ndef check(") and not result.dropped
 
 
 # -- f-strings and the target Python ------------------------------------------------------

@@ -132,7 +132,11 @@ def unchanged_outside(before: str, after: str, edits: Sequence[Edit]) -> bool:
     character outside the edits' ranges is where it was (edits that overlap
     fail)."""
     cursor = position = 0
-    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
+    unique = list(dict.fromkeys(edits))
+    # In the order the texts land (:func:`~torchlint.model.apply_edits`): by
+    # place, and of two insertions at one place, the later-listed one first.
+    order = sorted(range(len(unique)), key=lambda i: (unique[i].start, unique[i].end, -i))
+    for edit in (unique[i] for i in order):
         if edit.start < cursor:
             return False
         gap = edit.start - cursor
