@@ -164,7 +164,9 @@ class EvalWithoutNoGrad(Rule):
     makes `decode` evaluation code; so does `model.eval()` then
     `metrics.hit_rate(model, test_loader, 10)` between the epochs of a
     training script, the helper in `metrics.py` calling no `.eval()` itself,
-    imported by name, as a module or with `from metrics import *`), when
+    imported by name, as a module or with `from metrics import *`; and a
+    name assigned the module a chain of its methods returns, `net =
+    load(path).cuda().eval()`), when
     no such call sits in a training step (see below); or, in a script that
     trains nothing (no backward, gradient read, optimizer step or `.train()`
     anywhere in the file), a function that runs a module-level model the
@@ -510,6 +512,17 @@ class EvalWithoutNoGrad(Rule):
                                     found.add(name.split(".")[0])
         return found
 
+    def _assigned_from(self, call: cst.Call) -> Optional[str]:
+        """The name a mode switch's chain is assigned to (``net =
+        load_model(...).eval()``), None when it is not a plain assignment."""
+        parents = self.facts.parents
+        chain = _outermost_chain(call, parents)
+        statement = parents.get(chain)
+        if (isinstance(statement, cst.Assign) and statement.value is chain and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name)):
+            return statement.targets[0].target.value
+        return None
+
     def _eval_given_parameters(self, node: cst.FunctionDef, frame: _Frame) -> Set[str]:
         """Parameters that every call of ``node`` fills with an object the
         caller put in eval mode before the call, when every call is such
@@ -553,6 +566,9 @@ class EvalWithoutNoGrad(Rule):
             for mode in sorted((m for m in caller.mode_calls if order.get(id(m.call), at) < at),
                                key=lambda m: order.get(id(m.call), at)):
                 last[dotted(_module_itself(mode.receiver))] = not mode.train
+                kept = self._assigned_from(mode.call)
+                if kept is not None:
+                    last[kept] = not mode.train  # `net = load_model(...).eval()`: `net` is in eval mode
             evaled = {name for name, in_eval in last.items() if in_eval}
             names = positional[1:] if isinstance(edge.call.func, cst.Attribute) else positional
             given = set()
@@ -1244,6 +1260,19 @@ class EvalWithoutNoGrad(Rule):
                 hint="Wrap the forward passes that follow in `with torch.no_grad():` "
                 "(or `torch.inference_mode()`)",
             )
+
+
+def _outermost_chain(call: cst.Call, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.BaseExpression:
+    """The whole chain of module methods that return the module a mode
+    switch sits in (``load(...).eval().cuda()`` for its ``.eval()``)."""
+    node: cst.BaseExpression = call
+    while True:
+        attribute = parents.get(node)
+        outer = parents.get(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
+        if not (isinstance(outer, cst.Call) and outer.func is attribute
+                and isinstance(attribute, cst.Attribute) and attribute.attr.value in MODULE_RETURNS_ITSELF):
+            return node
+        node = outer
 
 
 def _module_itself(expr: cst.BaseExpression) -> cst.BaseExpression:

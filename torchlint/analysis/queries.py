@@ -449,6 +449,11 @@ class _CallScan:
             self._call(node, imports, disabled, step)
         for child in ast.iter_child_nodes(node):
             self.scan(child, imports, disabled, step)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            # `net = load_model(...).eval()`: the name holds the module the chain switched
+            switched = _switched_mode(node.value)
+            if switched is not None:
+                self._modes[-1][node.targets[0].id] = switched
 
     def _call(self, node: ast.Call, imports: Mapping[str, str], disabled: bool, step: int) -> None:
         self._mode_switch(node)
@@ -514,6 +519,23 @@ class _CallScan:
         return tuple(slots)
 
 
+def _switched_mode(value: ast.expr) -> Optional[bool]:
+    """What a chain of module methods that return the module leaves it in:
+    True for eval mode (``build().eval()``, ``net.eval().cuda()``), False for
+    training mode (``.train()``, ``.train(True)``); None when it switches
+    nothing or the mode is not a literal."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+            value.func.attr in MODULE_RETURNS_ITSELF):
+        if value.func.attr == "eval":
+            return True if not value.args and not value.keywords else None
+        if value.func.attr == "train":
+            given = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "mode"), None)
+            training = True if given is None else python_literal_bool(given)
+            return None if training is None else not training
+        value = value.func.value
+    return None
+
+
 _GRADIENT_WORDS = re.compile(rb"backward|autograd|\.eval\s*\(|\.train\s*\(")
 """Lines walked whatever the focus: gradient calls, and mode switches (what
 :attr:`CallSite.evaled` reads)."""
@@ -570,7 +592,7 @@ def _parse_contribution(path: Path, text: Union[str, bytes], module: str,
     return Contribution(classes, calls)
 
 
-_STORE_FORMAT = b"project-contribution-3"
+_STORE_FORMAT = b"project-contribution-4"
 
 
 def _to_json(found: Contribution) -> Dict[str, Any]:
