@@ -132,7 +132,9 @@ class BlockingHostToDeviceCopy(Rule):
     with a literal `pin_memory=True` (directly, by a project function
     whose loader gets it, or returned by a project function that builds it
     so, alone or in a tuple: `train_loader, val_loader = get_loaders(cfg)`,
-    or in a list it fills with `append` in a loop, every loader pinned),
+    or in a list it fills with `append` in a loop, every loader pinned; a
+    loader it builds with `pin_memory=<parameter>` whose default is `True`
+    counts where the caller's calls leave that parameter out),
     passed on through parameters, constructions and batches drawn from it,
     or kept on `self` by a class whose methods, or its base classes'
     methods, copy its batches (`self.train_loader = DataLoader(...,

@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-37"
+_FORMAT = b"callable-summaries-39"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -105,6 +105,10 @@ PINNED_EACH = "*"
 """In :attr:`Function.pinned_returns`: the function returns a list every
 element of which is a loader built with ``pin_memory=True`` (filled by
 ``append`` in a loop): whatever position a caller unpacks is pinned."""
+DEFAULT_PIN = "?"
+"""In :attr:`Function.pinned_returns`: ``<position>?<parameter>``, the loader
+at that position is built with ``pin_memory=<parameter>`` whose default is
+``True``: pinned where a call leaves the parameter to its default."""
 PINNED_LOCAL = "!pinned"
 """What a loop draws from a local loader every binding of which so far is a
 construction with a literal ``pin_memory=True``: its items, handed to a
@@ -1029,6 +1033,11 @@ class _FunctionScan:
         unpacked: Dict[str, Tuple[ast.Call, int]] = {}
         self.filled: Set[str] = set()
         """Parameters bound only where they are None (``if device is None: device = ...``)."""
+        self._depth = 0
+        self.current: Dict[str, Optional[ast.expr]] = {}
+        """What each name holds at this point of the walk, where the function's
+        own statements (not a branch, loop or ``with`` body) last bound it
+        with a plain assignment; None once a nested statement binds it."""
         self._bound_calls: Dict[str, Optional[List[Tuple[Optional[ast.Call], str]]]] = {}
         """Each local's values when every binding of it is ``name = call(...)`` (:meth:`assigned_calls`)."""
         own_imports: List[Union[ast.Import, ast.ImportFrom]] = []
@@ -1386,6 +1395,13 @@ class _FunctionScan:
     # statements
 
     def body(self, statements: Sequence[ast.stmt], disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
+        self._depth += 1
+        try:
+            self._body(statements, disabled, guard)
+        finally:
+            self._depth -= 1
+
+    def _body(self, statements: Sequence[ast.stmt], disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
         for statement in statements:
             self.statement(statement, disabled, guard)
             if (guard is None and isinstance(statement, ast.If) and not statement.orelse and statement.body
@@ -1396,7 +1412,10 @@ class _FunctionScan:
 
     def statement(self, node: ast.stmt, disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.current[node.name] = None
             return
+        for name in _other_bindings(node):  # bound otherwise than by a plain assignment: not known
+            self.current[name] = None
         if isinstance(node, (ast.For, ast.AsyncFor)):
             drawn = self.drawn(node.iter, disabled)
             for leaf in _stored(node.target):  # whatever an earlier loop bound the name to, it holds this one's items
@@ -1470,6 +1489,10 @@ class _FunctionScan:
                 self.cuda_locals.add(node.targets[0].id)
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.assigned.setdefault(node.targets[0].id, []).append(node.value)
+            for target in node.targets:  # `ds = split(...)`, then `ds = DataLoader(ds, ...)`: the last one, in order
+                for leaf in _stored(target):
+                    self.current[leaf.id] = node.value if (self._depth == 1 and target is leaf
+                                                           and len(node.targets) == 1) else None
             kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
             if kept is not None and self.pins_loader(node.value):
                 self.pinned_attributes.add(kept[len(HELD):])
@@ -1530,6 +1553,10 @@ class _FunctionScan:
                 self.pinned_returns.add(where)  # (a local bound in branches, each to a pinned loader)
             elif isinstance(element, ast.Name) and self.pinned_lists.get(element.id):
                 self.pinned_returns.add(where + PINNED_EACH)  # a list of pinned loaders: each element
+            else:
+                parameter = self.default_pin(element)
+                if parameter is not None:
+                    self.pinned_returns.add(f"{where}{DEFAULT_PIN}{parameter}")
         if isinstance(value, ast.Name) and value.id in self.results and value.id not in self.parameters:
             self.relays.append(("", self.results[value.id]))
         elif isinstance(value, ast.Call):  # `return get_mnist(train)`: what that call returns, as it is
@@ -1614,6 +1641,21 @@ class _FunctionScan:
         if self._loads is None:
             self._loads = _plain_reads(self.reader.own_nodes(self.statements))
         return self._loads
+
+    def default_pin(self, expr: ast.expr) -> Optional[str]:
+        """The parameter a loader class's construction takes ``pin_memory``
+        from (``pin_memory=pin_memory``, or a local assigned once from such a
+        construction), when its default is a literal ``True``."""
+        if isinstance(expr, ast.Name) and expr.id in self.locals and expr.id not in self.parameters:
+            value = self.locals[expr.id] or self.current.get(expr.id)
+            expr = value if value is not None else expr
+        maker = self.reader.maker(expr, self) if isinstance(expr, ast.Call) else None
+        if not isinstance(expr, ast.Call) or maker is None or loader_signature(maker) is None:
+            return None
+        given = next((k.value for k in expr.keywords if k.arg == "pin_memory"), None)
+        parameter = self.subject(given) if given is not None else None
+        default = dict(self.defaults).get(parameter) if parameter is not None else None
+        return parameter if default is not None and python_literal_bool(default) is True else None
 
     def pins_loader(self, expr: ast.expr) -> bool:
         """``expr`` is a loader class's construction with a literal
@@ -2022,6 +2064,25 @@ def _single_assignments(
     if filled is not None:
         filled.update(name for name, only in fills.items() if only)
     return found, yields, frozenset(name for name, kept in derived.items() if kept)
+
+
+def _other_bindings(node: ast.stmt) -> Iterator[str]:
+    """The names a statement binds other than as the target of a plain
+    ``=`` (loop and ``with`` targets, ``+=``, annotated assignments, imports,
+    ``:=`` in it), for :attr:`_FunctionScan.current`."""
+    targets: List[ast.expr] = []
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield from ((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+    for target in targets:
+        yield from (leaf.id for leaf in _stored(target))
+    if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)):
+        yield from (n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
 
 
 def _default_fills(nodes: Iterable[ast.AST]) -> Set[int]:
@@ -3815,7 +3876,7 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             makers = dict(call.makers)
             pinned_slots = [slot for slot, pin in call.pins if _pins(makers.get(slot), pin, loaders, aliases)]
             for slot, value in call.slots:  # `train_loader, val_loader = get_loaders(cfg)`, then passed on
-                if value.startswith(RESULT) and _returned_pinned(value, written, state, bases, aliases):
+                if value.startswith(RESULT) and _returned_pinned(value, written, state, bases, aliases, function):
                     pinned_slots.append(slot)
             for slot in pinned_slots:
                 target = target_of(name, index)
@@ -3908,7 +3969,7 @@ def _pinned_copies(written: Mapping[str, Function], modules: Mapping[str, str],
         values = pinned.get(name, frozenset())
         for source, line, column in function.copies:
             if source in values or (source.startswith(RESULT) and (
-                    _returned_pinned(source, written, state, bases, aliases)
+                    _returned_pinned(source, written, state, bases, aliases, function)
                     or _yields_pinned(name, function, source, values, written, state, bases, aliases, targets))):
                 lines.setdefault(modules[name], set()).add((line, column))
                 copying.add(name)
@@ -3916,15 +3977,19 @@ def _pinned_copies(written: Mapping[str, Function], modules: Mapping[str, str],
 
 
 def _returned_pinned(source: str, written: Mapping[str, Function], state: Mapping[str, Summary],
-                     bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str]) -> bool:
+                     bases: Mapping[str, Tuple[str, ...]], aliases: Mapping[str, str],
+                     caller: Optional[Function] = None) -> bool:
     """Whether ``source`` (a returned value's name, :data:`RESULT`) is a loader
     its project function builds with ``pin_memory=True`` (the whole value, or
     that element of the tuple or list it returns: ``self.train_loader,
     self.val_loader = get_loaders(cfg)``); for a local bound in branches to
     several calls' results, any of them; through functions that return
     another's result as it is, ``return get_loaders_eval(args)``, or as one
-    element of their tuple)."""
-    pending = [(callee, position) for _, callee, position in results_of(source)]
+    element of their tuple); built with ``pin_memory=<parameter>`` defaulting
+    to ``True`` (:data:`DEFAULT_PIN`), where every call ``caller`` makes of the
+    function leaves that parameter out."""
+    direct = {(callee, position) for _, callee, position in results_of(source)}
+    pending = sorted(direct)
     seen: Set[Tuple[str, str]] = set()
     while pending:
         callee, position = pending.pop()
@@ -3937,6 +4002,10 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
             continue
         if position in function.pinned_returns or (bool(position) and PINNED_EACH in function.pinned_returns):
             return True
+        if caller is not None and (callee, position) in direct and built is not None and any(
+                at == position and mark and _leaves_default(caller, callee, built, parameter, aliases)
+                for at, mark, parameter in (entry.partition(DEFAULT_PIN) for entry in function.pinned_returns)):
+            return True
         for at, relayed in function.relays:  # what it returns of another call's result
             for _, inner, inner_position in results_of(relayed):
                 if not at and not inner_position:
@@ -3944,6 +4013,23 @@ def _returned_pinned(source: str, written: Mapping[str, Function], state: Mappin
                 elif at == position:
                     pending.append((inner, inner_position))
     return False
+
+
+def _leaves_default(caller: Function, callee: str, built: Summary, parameter: str,
+                    aliases: Mapping[str, str]) -> bool:
+    """``caller`` calls ``callee`` (whose summary is ``built``), and none of
+    those calls fills ``parameter`` (nor unpacks ``*args``/``**kwargs``)."""
+    found = False
+    wanted = canonical_name(callee, aliases)
+    for call in caller.calls:
+        if canonical_name(call.callee, aliases) != wanted:
+            continue
+        found = True
+        for slot in call.passed:
+            if slot == "*" or built.parameter_for(int(slot) if slot.isdigit() else None,
+                                                  None if slot.isdigit() else slot, call.bound) == parameter:
+                return False
+    return found
 
 
 def _yields_pinned(name: str, function: Function, source: str, values: FrozenSet[str],
