@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-39"
+_FORMAT = b"callable-summaries-40"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -2137,12 +2137,14 @@ def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[Optional[a
     """One node's part of :func:`_single_assignments`' ``calls``: each
     binding of a name by ``name = call(...)`` (position ``""``) or by
     unpacking a call's result into a flat tuple of names (its index);
-    ``name = None`` as ``(None, "")`` (a placeholder before the branch that
-    builds the value: nothing calls, iterates or copies ``None``)."""
+    ``name = None`` (or another constant) as ``(None, "")``: a placeholder
+    before the branch that builds the value, or in a branch that builds none
+    (``train_loader = "your dataloader"``); nothing calls, iterates or copies
+    a constant as it would the value."""
     if type(child) not in _BINDING:
         return
     if (isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name)
-            and isinstance(child.value, ast.Constant) and child.value.value is None):
+            and isinstance(child.value, ast.Constant)):
         kept = calls.get(child.targets[0].id, [])  # `loader = None` before the branches that build it
         if kept is not None:
             kept.append((None, ""))
