@@ -77,7 +77,8 @@ def _modifies_in_place(node: cst.CSTNode, name: str) -> bool:
 class BlockingHostToDeviceCopy(Rule):
     """## What it does
     Reports `.cuda()` and `.to(device)` calls without `non_blocking=True`
-    that copy a batch (or a part of it) drawn from a `DataLoader` (also one
+    that copy a batch (or a part of it, or a view of one: `x.view(n, -1)`,
+    `x.squeeze(0)`, `x.permute(...)` keep its pinned memory) drawn from a `DataLoader` (also one
     read by key from a dict of loaders, `loaders[phase]`, every loader of
     which is pinned) built in
     the same file with a literal `pin_memory=True` (written in the call, or
