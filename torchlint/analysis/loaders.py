@@ -716,8 +716,7 @@ class Loaders:
                 return Device(DeviceKind.VARIABLE, expr)  # `.to(index)`: a device index
             own = set(self.reaching(expr))
             # A recursive call that passes the parameter on (`move(v, device)` inside `move`) adds nothing.
-            passed = [value for binding in self._unfilled(self.reaching(expr))
-                      for value in self._binding_values(binding, 0)
+            passed = [value for values in self._unfilled(self.reaching(expr)) for value in values
                       if not (isinstance(value, cst.Name) and own.issuperset(self.reaching(value)))]
         elif isinstance(expr, cst.Call) and self._training.local_function(expr) is not None:
             function = self._training.local_function(expr)
@@ -856,22 +855,22 @@ class Loaders:
             return self._scopes.resolve(name)
         return self._flow.bindings_at(name)
 
-    def _unfilled(self, bindings: Tuple[Binding, ...]) -> Tuple[Binding, ...]:
-        """``bindings`` without the default fills of a parameter
-        (``if device is None: device = model.device()``) where every call of
-        the function gives it a value other than None: the fill never runs."""
-        if self._flow is None:
-            return bindings
+    def _unfilled(self, bindings: Tuple[Binding, ...]) -> List[List[cst.BaseExpression]]:
+        """What each of ``bindings`` may give its name (:meth:`_binding_values`),
+        leaving out the default fills of a parameter (``if device is None:
+        device = model.device()``) where every call of the function gives it a
+        value other than None: the fill never runs."""
+        values = [self._binding_values(binding, 0) for binding in bindings]
         flow = self._flow
-        fills = [binding for binding in bindings if flow.fills_default(binding)]
-        if not fills:
-            return bindings
-        filled = {binding.name for binding in fills}
-        given = [value for binding in bindings if binding.kind is BindingKind.PARAMETER and binding.name in filled
-                 for value in self._parameter_values(binding)]
+        fill = [flow is not None and flow.fills_default(binding) for binding in bindings]
+        filled = {binding.name for binding, fills in zip(bindings, fill) if fills}
+        if not filled:
+            return values
+        given = [value for binding, found in zip(bindings, values)
+                 if binding.kind is BindingKind.PARAMETER and binding.name in filled for value in found]
         if not given or any(isinstance(value, cst.Name) and value.value == "None" for value in given):
-            return bindings
-        return tuple(binding for binding in bindings if binding not in fills)
+            return values
+        return [found for found, fills in zip(values, fill) if not fills]
 
     def _bound_values(self, name: cst.Name) -> List[cst.BaseExpression]:
         values: List[cst.BaseExpression] = []

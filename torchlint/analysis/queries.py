@@ -491,16 +491,13 @@ class _CallScan:
         if receiver is None:
             return
         modes = self._modes[-1]
-        if func.attr == "eval":
-            if not node.args and not node.keywords:
-                modes[receiver] = True
-            return
-        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
-        training = True if given is None else python_literal_bool(given)
-        if training is None:
+        if func.attr == "eval" and (node.args or node.keywords):
+            return  # not `Module.eval()` as torch spells it: nothing known changes
+        evaled = _mode_set(node)
+        if evaled is None:
             modes.pop(receiver, None)
         else:
-            modes[receiver] = not training
+            modes[receiver] = evaled
 
     def _evaled(self, node: ast.Call) -> Tuple[str, ...]:
         """The slots of ``node`` filled with an object in eval mode here."""
@@ -526,14 +523,22 @@ def _switched_mode(value: ast.expr) -> Optional[bool]:
     nothing or the mode is not a literal."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
             value.func.attr in MODULE_RETURNS_ITSELF):
-        if value.func.attr == "eval":
-            return True if not value.args and not value.keywords else None
-        if value.func.attr == "train":
-            given = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "mode"), None)
-            training = True if given is None else python_literal_bool(given)
-            return None if training is None else not training
+        if value.func.attr in ("eval", "train"):
+            return _mode_set(value)
         value = value.func.value
     return None
+
+
+def _mode_set(call: ast.Call) -> Optional[bool]:
+    """Whether ``x.eval()`` / ``x.train(...)`` leaves ``x`` in eval mode:
+    True for ``.eval()`` and ``.train(False)``, False for ``.train()`` and
+    ``.train(True)``, None for an argument that is not a literal."""
+    assert isinstance(call.func, ast.Attribute)
+    if call.func.attr == "eval":
+        return True if not call.args and not call.keywords else None
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    training = True if given is None else python_literal_bool(given)
+    return None if training is None else not training
 
 
 _GRADIENT_WORDS = re.compile(rb"backward|autograd|\.eval\s*\(|\.train\s*\(")

@@ -47,7 +47,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-40"
+_FORMAT = b"callable-summaries-41"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1034,6 +1034,7 @@ class _FunctionScan:
         self.filled: Set[str] = set()
         """Parameters bound only where they are None (``if device is None: device = ...``)."""
         self._depth = 0
+        self._walrus: Optional[FrozenSet[str]] = None
         self.current: Dict[str, Optional[ast.expr]] = {}
         """What each name holds at this point of the walk, where the function's
         own statements (not a branch, loop or ``with`` body) last bound it
@@ -1642,17 +1643,36 @@ class _FunctionScan:
             self._loads = _plain_reads(self.reader.own_nodes(self.statements))
         return self._loads
 
+    def construction(self, expr: ast.expr, straight_line: bool = False) -> Optional[ast.Call]:
+        """The call ``expr``'s value comes from: ``expr`` itself, or the value
+        of a local bound once (with ``straight_line``, also what the
+        function's straight-line statements last bound it to here,
+        :attr:`current`); ``call(...) if c else None`` is the call."""
+        if isinstance(expr, ast.Name) and expr.id in self.locals and expr.id not in self.parameters:
+            value = self.locals[expr.id]
+            if value is None and straight_line and expr.id not in self._walrus_bound():
+                value = self.current.get(expr.id)
+            expr = value if value is not None else expr
+        expr = _unless_none(expr)
+        return expr if isinstance(expr, ast.Call) else None
+
+    def _walrus_bound(self) -> FrozenSet[str]:
+        """Names a ``:=`` binds anywhere in the function (never followed
+        through :attr:`current`), found once from its walked nodes."""
+        if self._walrus is None:
+            self._walrus = frozenset(n.target.id for n in self.reader.own_nodes(self.statements)
+                                     if isinstance(n, ast.NamedExpr))
+        return self._walrus
+
     def default_pin(self, expr: ast.expr) -> Optional[str]:
         """The parameter a loader class's construction takes ``pin_memory``
-        from (``pin_memory=pin_memory``, or a local assigned once from such a
-        construction), when its default is a literal ``True``."""
-        if isinstance(expr, ast.Name) and expr.id in self.locals and expr.id not in self.parameters:
-            value = self.locals[expr.id] or self.current.get(expr.id)
-            expr = value if value is not None else expr
-        maker = self.reader.maker(expr, self) if isinstance(expr, ast.Call) else None
-        if not isinstance(expr, ast.Call) or maker is None or loader_signature(maker) is None:
+        from (``pin_memory=pin_memory``, or a local bound to such a
+        construction, :meth:`construction`), when its default is a literal ``True``."""
+        call = self.construction(expr, straight_line=True)
+        maker = self.reader.maker(call, self) if call is not None else None
+        if call is None or maker is None or loader_signature(maker) is None:
             return None
-        given = next((k.value for k in expr.keywords if k.arg == "pin_memory"), None)
+        given = next((k.value for k in call.keywords if k.arg == "pin_memory"), None)
         parameter = self.subject(given) if given is not None else None
         default = dict(self.defaults).get(parameter) if parameter is not None else None
         return parameter if default is not None and python_literal_bool(default) is True else None
@@ -2068,8 +2088,9 @@ def _single_assignments(
 
 def _other_bindings(node: ast.stmt) -> Iterator[str]:
     """The names a statement binds other than as the target of a plain
-    ``=`` (loop and ``with`` targets, ``+=``, annotated assignments, imports,
-    ``:=`` in it), for :attr:`_FunctionScan.current`."""
+    ``=`` (loop and ``with`` targets, ``+=``, annotated assignments, imports;
+    ``:=`` is looked up once per function instead), for
+    :attr:`_FunctionScan.current`."""
     targets: List[ast.expr] = []
     if isinstance(node, (ast.For, ast.AsyncFor)):
         targets = [node.target]
@@ -2081,8 +2102,6 @@ def _other_bindings(node: ast.stmt) -> Iterator[str]:
         yield from ((alias.asname or alias.name).partition(".")[0] for alias in node.names)
     for target in targets:
         yield from (leaf.id for leaf in _stored(target))
-    if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)):
-        yield from (n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
 
 
 def _default_fills(nodes: Iterable[ast.AST]) -> Set[int]:
@@ -2611,14 +2630,11 @@ class _FileReader:
     def pin_state(self, expr: ast.expr, scan: _FunctionScan) -> Optional[str]:
         """What the call that built ``expr`` (as :meth:`maker` finds it) passes
         for ``pin_memory`` (:attr:`Call.pins`); None for a ``**`` that may carry it."""
-        if isinstance(expr, ast.Name) and expr.id in scan.locals and expr.id not in scan.parameters:
-            value = scan.locals[expr.id]
-            expr = value if value is not None else expr
-        expr = _unless_none(expr)
-        if not isinstance(expr, ast.Call):
+        call = scan.construction(expr)
+        if call is None:
             return None
         found = ""
-        for keyword in expr.keywords:
+        for keyword in call.keywords:
             pairs: Optional[Sequence[Tuple[str, ast.expr, bool]]] = [(keyword.arg, keyword.value, True)] if (
                 keyword.arg is not None) else scan.splat_pairs(keyword.value)
             if pairs is None:
