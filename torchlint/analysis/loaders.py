@@ -927,6 +927,10 @@ class Loaders:
             if function is not None:
                 return [part for value in self._returns(function)
                         for part in self._parts(value, path, depth + 1, arities)]
+            wrapped = self.wrapped(expr)
+            if (wrapped is not None and len(path) == 1 and wrapped.built.arity == arities[0]
+                    and path[0] in wrapped.built.parts):
+                return [expr]  # `train_loader, val_loader = loaders(...)`, another module's function
         return []
 
     def _arguments(self, name: cst.Name) -> List[cst.BaseExpression]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
     AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+    cast,
 )
 
 from torchlint.analysis.gradmode import GradMode
@@ -39,7 +40,7 @@ from torchlint.analysis.imports import (
     add_import, dotted, module_level,
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
-from torchlint.analysis.store import Store, all_of, store_key
+from torchlint.analysis.store import Store, all_of, count, store_key
 from torchlint.source.tree import python_literal_bool
 from torchlint.data.apidata import (
     EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, star_exports, takes_gradients, wrappers,
@@ -47,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-41"
+_FORMAT = b"callable-summaries-42"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -345,6 +346,14 @@ class BuiltLoader:
     place, or drops it."""
     bound: bool = False
     """With :attr:`through`: the call is a method of the function's own instance (``self.build(...)``)."""
+    parts: Tuple[int, ...] = ()
+    """Empty: a call gives the loader itself.  Else every ``return`` gives a
+    tuple display of :attr:`arity` elements, and these positions hold
+    loaders (``return train_loader, val_loader, n_classes``): a caller's
+    unpacking of the call gets a loader at each of them, with what the
+    loaders there agree on (a keyword they pass differently is not known)."""
+    arity: int = 0
+    """With :attr:`parts`: the length of the tuple every ``return`` gives."""
 
 
 _MAX_CHAIN = 8
@@ -3078,9 +3087,17 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
         value = statement.value
         if isinstance(value, ast.Name) and value.id not in parameters and assigned.get(value.id) is not None:
             value = assigned[value.id]
+        built: Optional[BuiltLoader] = None
+        if isinstance(value, ast.Tuple):
+            built = _tuple_of_loaders(value, reader, node, qualified, assigned, parameters, loads)
+            if built is None:
+                return None
+            found = built if found is None else _either_loader(found, built)
+            if found is None:
+                return None
+            continue
         if not isinstance(value, ast.Call):
             return None
-        built: Optional[BuiltLoader] = None
         loader = resolve(value.func, reader.imports, reader.local)
         if loader is not None and loader_signature(loader) is not None:
             built = _loader_keywords(value, loader, node, qualified, assigned, parameters, loads)
@@ -3094,6 +3111,36 @@ def _built_loader(reader: _FileReader, node: FunctionNode, qualified: str,
     return found
 
 
+def _tuple_of_loaders(value: ast.Tuple, reader: _FileReader, node: FunctionNode, qualified: str,
+                      assigned: Mapping[str, Optional[ast.expr]], parameters: Set[str],
+                      loads: Mapping[str, int]) -> Optional[BuiltLoader]:
+    """``return train_loader, val_loader, n_classes``: the loaders the
+    tuple's elements build (a ``DataLoader(...)`` call, or a local assigned
+    once from one), merged as two returns are (:func:`_either_loader`), with
+    their positions (:attr:`BuiltLoader.parts`); None when no element is
+    such a loader, or a starred element hides the positions."""
+    found: Optional[BuiltLoader] = None
+    positions: List[int] = []
+    for position, element in enumerate(value.elts):
+        if isinstance(element, ast.Starred):
+            return None
+        if isinstance(element, ast.Name) and element.id not in parameters and assigned.get(element.id) is not None:
+            element = cast(ast.expr, assigned[element.id])
+        if not isinstance(element, ast.Call):
+            continue
+        loader = resolve(element.func, reader.imports, reader.local)
+        if loader is None or loader_signature(loader) is None:
+            continue
+        built = _loader_keywords(element, loader, node, qualified, assigned, parameters, loads)
+        found = built if found is None else _either_loader(found, built)
+        if found is None:
+            return None
+        positions.append(position)
+    if found is None:
+        return None
+    return dataclasses.replace(found, parts=tuple(positions), arity=len(value.elts))
+
+
 def _either_loader(first: BuiltLoader, second: BuiltLoader) -> Optional[BuiltLoader]:
     """Two ``return``s that each build a loader of one class (``if train: return
     DataLoader(train_set, batch_size=32, pin_memory=True)`` / ``else: return
@@ -3103,7 +3150,8 @@ def _either_loader(first: BuiltLoader, second: BuiltLoader) -> Optional[BuiltLoa
     if first == second:
         return first
     if (first.loader != second.loader or first.through or second.through or first.forwards != second.forwards
-            or first.bound != second.bound or first.defaults != second.defaults):
+            or first.bound != second.bound or first.defaults != second.defaults or first.parts != second.parts
+            or first.arity != second.arity):
         return None
     theirs = dict(second.arguments)
     mine = dict(first.arguments)
@@ -3320,7 +3368,7 @@ def _to_json(summary: FileSummary) -> Any:
         "bases": [[name, list(bases)] for name, bases in summary.bases],
         "attributes": [[name, [list(a) for a in pairs]] for name, pairs in summary.attributes],
         "loaders": [[b.qualified, b.loader, [list(a) for a in b.arguments], [list(d) for d in b.defaults], b.forwards,
-                     b.open_keywords, b.through, b.bound] for b in summary.loaders],
+                     b.open_keywords, b.through, b.bound, list(b.parts), b.arity] for b in summary.loaders],
         "cuda": summary.cuda,
         "accelerators": list(summary.accelerators),
         "devices": [[name, [list(a) for a in pairs]] for name, pairs in summary.devices],
@@ -3435,12 +3483,14 @@ def _from_json(data: Any) -> Optional[FileSummary]:
             layers.append(WrappedLayer(qualified, layer, tuple(parameters), tuple(keyword_only), _pairs(arguments),
                                        tuple(positional), _pairs(defaults), open_keywords))
         loaders = []
-        for qualified, loader, arguments, defaults, forwards, open_keywords, through, bound in data["loaders"]:
+        for qualified, loader, arguments, defaults, forwards, open_keywords, through, bound, parts, arity in (
+                data["loaders"]):
             if not (all_of(str, qualified, loader) and _optional(str, forwards)
-                    and all_of(bool, open_keywords, through, bound)):
+                    and all_of(bool, open_keywords, through, bound) and isinstance(parts, list)
+                    and count(arity) and all(count(p) for p in parts)):
                 return None
             loaders.append(BuiltLoader(qualified, loader, _pairs(arguments), _pairs(defaults), forwards, open_keywords,
-                                       through, bound))
+                                       through, bound, tuple(parts), arity))
         cuda, accelerators = data["cuda"], data["accelerators"]
         if not isinstance(cuda, bool) or not isinstance(accelerators, list) or not all_of(str, *accelerators):
             return None
@@ -4313,7 +4363,7 @@ def _composed(outer: BuiltLoader, inner: BuiltLoader, callee: Summary, own: Opti
         forwards = outer.forwards
         open_keywords = open_keywords or unknown
     return BuiltLoader(outer.qualified, inner.loader, tuple(sorted(arguments.items())), tuple(sorted(defaults.items())),
-                       forwards, open_keywords)
+                       forwards, open_keywords, parts=inner.parts, arity=inner.arity)
 
 
 def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str, Tuple[str, ...]],
