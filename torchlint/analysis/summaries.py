@@ -3657,7 +3657,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     relays = {name: function.relays for name, function in written.items() if function.relays}
     returned = _returned_uses(state, bases, aliases, cuda, accelerators, placed, relays)
     linked_loaders = _linked_loaders(loaders, state, bases, aliases)
-    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets, chosen)
+    pinned = _pinned(written, state, bases, aliases, attributes, linked_loaders, targets, chosen, devices)
     copies, copying = _pinned_copies(written, modules, pinned, state, bases, aliases, targets)
     passed = _passed_classes(written, state, bases, aliases, targets, chosen)
     return Summaries(state, bases, makers, layers, dict(aliases), dict(paths or {}), attributes,
@@ -3872,11 +3872,13 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
             aliases: Mapping[str, str], attributes: Mapping[str, Mapping[str, str]],
             loaders: Mapping[str, BuiltLoader],
             targets: Mapping[Tuple[str, int], Optional[str]],
-            chosen: Mapping[str, Tuple[str, ...]]) -> Dict[str, FrozenSet[str]]:
+            chosen: Mapping[str, Tuple[str, ...]],
+            writes: Mapping[str, Mapping[str, str]]) -> Dict[str, FrozenSet[str]]:
     """:attr:`Summaries.pinned`: pinned loaders from the calls that build them
     to the parameters they fill, then on through the calls that pass those
     parameters (or the ``self`` attributes a construction keeps them in),
-    to a fixed point; each (function, parameter) is added once."""
+    to a fixed point; each (function, parameter) is added once.  ``writes``:
+    the ``self`` attributes each class writes (:attr:`FileSummary.devices`)."""
     found: Dict[str, Set[str]] = {}
     held: Dict[str, Set[str]] = {}  # class (and its bases) -> pinned self attributes
     pending: List[str] = []
@@ -3884,20 +3886,37 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
     for name, function in written.items():
         if function.method:
             methods.setdefault(name.rpartition(".")[0], []).append(name)
+    subclasses: Dict[str, List[str]] = {}
+    for cls, parents in sorted(bases.items()):
+        for parent in parents:
+            subclasses.setdefault(canonical_name(parent, aliases), []).append(cls)
+
+    def hold(owner: str, kept: Set[str]) -> bool:
+        grown = kept - held.setdefault(owner, set())
+        if grown:
+            held[owner] |= grown
+            pending.extend(methods.get(owner, ()))
+        return bool(grown)
 
     def keep(cls: str, kept: Set[str]) -> None:
         """``kept`` attributes of instances of ``cls`` hold pinned loaders: for
-        its methods and those of its bases (the first base at each step)."""
+        its methods and those of its bases (the first base at each step), and
+        of its subclasses, whose instances its ``__init__`` builds too (a
+        base ``Trainer`` keeps the loaders, a subclass's ``train_step`` gets
+        their batches; each class takes each attribute once)."""
         owner: Optional[str] = cls
         seen: Set[str] = set()
         while owner is not None and owner not in seen and kept:
             seen.add(owner)
-            grown = kept - held.setdefault(owner, set())
-            if grown:
-                held[owner] |= grown
-                pending.extend(methods.get(owner, ()))
+            hold(owner, kept)
             parents = bases.get(owner, ())
             owner = canonical_name(parents[0], aliases) if parents else None
+        below = [(sub, kept) for sub in subclasses.get(cls, ())]
+        while below:
+            sub, passed = below.pop()
+            passed = passed - writes.get(sub, {}).keys()  # a subclass that writes one itself hides the base's
+            if passed and hold(sub, passed):
+                below.extend((lower, passed) for lower in subclasses.get(sub, ()))
 
     def add(target: Summary, slot: str, bound: bool, batch: bool = False, kept: AbstractSet[str] = frozenset()) -> None:
         """``slot`` of a call of ``target`` gets a pinned loader (a batch of one with
