@@ -429,7 +429,7 @@ class BlockingHostToDeviceCopy(Rule):
     def _source_modified_later(self, loaders: Loaders, move: BatchMove) -> bool:
         if _drawn_in_place(move.receiver):
             return False  # `next(it).cuda()`: the source is a fresh batch no name holds
-        name = _root(move.receiver)
+        name = loaders.read_name(move.receiver)
         if name is None:
             return True  # a source the rule cannot follow
         if _rebinds(self._statements.get(move.call), name):

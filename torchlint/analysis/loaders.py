@@ -1108,6 +1108,26 @@ class Loaders:
                 value = value.func.value
         return False
 
+    def read_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The name a batch expression reads (``batch`` of ``batch["x"]``,
+        ``Variable(batch[0])``, ``batch.x.view(n, -1)``), through what
+        :meth:`batch_origins` reads through; None for anything else."""
+        for _ in range(_MAX_DEPTH * 4):
+            if isinstance(expr, (cst.Subscript, cst.Attribute)):
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.Call):
+                func = expr.func
+                if isinstance(func, cst.Attribute) and self._names.call_name(expr) is None and (
+                        (func.attr.value in _PARTS and not expr.args) or func.attr.value in _VIEWS):
+                    expr = func.value
+                    continue
+                if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
+                    expr = expr.args[0].value
+                    continue
+            break
+        return expr.value if isinstance(expr, cst.Name) else None
+
     def batch_origins(self, expr: cst.BaseExpression) -> FrozenSet[cst.Call]:
         """The loaders whose batch (or a part of it) ``expr`` holds."""
         return self._batch_of(expr, 0)
