@@ -31,6 +31,11 @@ _AUTOGRAD_BACKWARD = "torch.autograd.backward"
 Loop = Union[cst.For, cst.While]
 
 
+_MAX_OPERANDS = 8
+"""How many operators deep a loss value's arithmetic is read."""
+_ARITHMETIC = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
+
+
 def _contains_name(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in walk_body(node))
 
@@ -387,9 +392,28 @@ class LossAccumulatedWithGraph(Rule):
     def _from_loss_call(self, bindings: Sequence[Binding]) -> bool:
         for binding in bindings:
             value = binding.value if binding.path == () else None
-            if isinstance(value, cst.Call) and self._is_loss_call(value):
-                return not self.facts.training.grad_disabled(value)
+            call = self._scaled_loss_call(value) if value is not None else None
+            if call is not None:
+                return not self.facts.training.grad_disabled(call)
         return False
+
+    def _scaled_loss_call(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """The loss call ``value`` is, or is arithmetic on (``w * criterion(out, y)``,
+        ``criterion(out, y) / accum_steps``, ``-F.nll_loss(...)``): the result
+        carries that call's graph whatever the other operand is."""
+        for _ in range(_MAX_OPERANDS):
+            if isinstance(value, cst.Call):
+                return value if self._is_loss_call(value) else None
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+                value = value.expression
+            elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
+                left = self._scaled_loss_call(value.left) if isinstance(value.left, cst.Call) else None
+                if left is not None:
+                    return left
+                value = value.right
+            else:
+                return None
+        return None
 
     def _is_loss_call(self, call: cst.Call) -> bool:
         qualified = self.names.call_name(call)

@@ -19,6 +19,9 @@ _CANONICAL_PREFIXES: Tuple[Tuple[re.Pattern[str], str], ...] = (
      "torch.nn.parallel.DistributedDataParallel"),
     (re.compile(r"^torch\.utils\.data\.dataloader\.DataLoader$"), "torch.utils.data.DataLoader"),
     (re.compile(r"^torch\.optim\.[a-z_]+\.([A-Z]\w*)$"), r"torch.optim.\1"),
+    # `torch.GradScaler` (the spelling torch's AMP page uses) and the class's own module re-export
+    # `torch.amp.GradScaler`.
+    (re.compile(r"^torch(?:\.amp\.grad_scaler)?\.GradScaler$"), "torch.amp.GradScaler"),
 )
 
 
