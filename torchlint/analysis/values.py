@@ -583,7 +583,36 @@ class Values:
     def _of_self_attribute(self, expr: cst.Attribute, depth: int) -> Optional[Value]:
         """``self.model`` where the class's ``__init__`` assigns ``self.model = Net()``."""
         owner = self.self_class(expr.value)
-        return self.init_attributes(owner, depth).get(expr.attr.value) if owner is not None else None
+        if owner is None:
+            return None
+        found = self.init_attributes(owner, depth).get(expr.attr.value)
+        if found is not None:
+            return found
+        return self._filled_later(owner, expr.attr.value, depth)
+
+    def _filled_later(self, owner: cst.ClassDef, attribute: str, depth: int) -> Optional[Value]:
+        """An attribute ``__init__`` sets to ``None`` only (``self.scaler =
+        None``) and other methods fill in (``self.scaler = GradScaler()`` in
+        ``run``): what those writes agree on, as for ``GradScaler() if amp
+        else None``; every use of it where it is not None sees one of them."""
+        writes = self.attribute_writes(owner).get(attribute, [])
+        placeholders = [value for value in writes if value is not None and literal_none(value)]
+        filled = [value for value in writes if value is None or not literal_none(value)]
+        if not placeholders or not filled or any(value is None for value in filled):
+            return None
+        init = next((s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+                    None)
+        if init is None or not [*init.params.posonly_params, *init.params.params]:
+            return None
+        in_init: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+        collect_self_assignments(init.body, [*init.params.posonly_params, *init.params.params][0].name.value, in_init)
+        if not in_init.get(attribute) or not all(v is not None and literal_none(v) for v in in_init[attribute]):
+            return None  # `__init__` sets something besides None (or nothing)
+        values = [self._of(value, depth + 1) for value in filled if value is not None]
+        first = values[0]
+        if first is None or any(v is None or v.kind is not first.kind for v in values):
+            return None
+        return first if all(v == first for v in values) else Value(first.kind)
 
     def local_callee(self, func: cst.BaseExpression) -> Optional[Tuple[cst.FunctionDef, int]]:
         """The ``def`` of this file that calling ``func`` runs: a function the
