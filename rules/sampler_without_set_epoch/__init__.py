@@ -269,8 +269,9 @@ class SamplerWithoutSetEpoch(Rule):
             if any(self._sets_epoch(call, sampler_text, function, loader_text, loader_function) for call in set_epoch):
                 return
             use = next(
-                (u for u in self._uses(loader_text, loader_function, 0, set()) if u.epoch is not u.loop), None
-            )
+                (u for u in self._uses(loader_text, loader_function, 0, set()) if u.epoch is not u.loop
+                 and not (isinstance(u.epoch, cst.For) and self.facts.loaders.single_pass(u.epoch))), None
+            )  # (`for epoch in range(1):` runs its body once: no epoch to shuffle anew)
             if use is None:
                 continue
             where = f" on {self.cite_line(self._line(use.loop))}" if use.keeper is None else (

@@ -327,7 +327,7 @@ class Loaders:
         for facts in training.functions.values():
             for fact in facts.calls:
                 self._call_loops[fact.call] = any(
-                    not (isinstance(loop, cst.For) and self._single_pass(loop)) for loop in fact.loops
+                    not (isinstance(loop, cst.For) and self.single_pass(loop)) for loop in fact.loops
                 )
 
     # -- the walk ---------------------------------------------------------------------
@@ -375,7 +375,7 @@ class Loaders:
             if text is not None and (text == "cuda" or text.startswith("cuda:")):
                 self.cuda_sign = node
                 self.uses_cuda = True
-        is_loop = kind is cst.While or (kind is cst.For and not self._single_pass(cast(cst.For, node)))
+        is_loop = kind is cst.While or (kind is cst.For and not self.single_pass(cast(cst.For, node)))
         if kind is cst.For:
             self._for_loops.append((cast(cst.For, node), loops > 0))
             self._loops_around[node] = tuple(self._loop_stack)
@@ -394,7 +394,7 @@ class Loaders:
             else:
                 self._walk(child, function, loops)
 
-    def _single_pass(self, loop: cst.For) -> bool:
+    def single_pass(self, loop: cst.For) -> bool:
         """``for epoch in range(1):`` (or ``range(0, 1)``, Python's own ``range``)
         runs its body at most once: what it holds is not repeated."""
         call = loop.iter
