@@ -168,7 +168,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     literals).
 
     Layer lists built in loops count (grown by a list or a tuple): `layers += [conv2d, nn.BatchNorm2d(v),
-    nn.ReLU()]`, `layers.append(conv)` then `layers.append(bn)`.  A batch
+    nn.ReLU()]`, `layers.append(conv)` then `layers.append(bn)`; a layer variable is followed to the
+    one assignment whose value reaches the read, when no other read sees it (`conv2d = nn.Conv2d(...)`
+    in each branch of the loop body, each read once in its branch).  A batch
     norm that follows only under a condition is reported with the fix
     `bias=not <test>`: `layers = [nn.Linear(a, b)]` directly followed by
     `if use_bn: layers.append(nn.BatchNorm1d(b))`; an element

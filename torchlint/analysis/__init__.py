@@ -206,7 +206,7 @@ class Facts:
         from torchlint.analysis.composition import Composition
 
         return Composition(self.names, self.scopes, lambda expr: self.instances.absolute_name(expr), self.project,
-                           lambda: self.own_summary)
+                           lambda: self.own_summary, lambda: self.flow)
 
     @cached_property
     def frameworks(self) -> "FrameworkFacts":

@@ -28,6 +28,7 @@ from torchlint.analysis.summaries import FileSummary, WrappedLayer
 from torchlint.source.tree import walk
 
 if TYPE_CHECKING:
+    from torchlint.analysis.flow import Flow
     from torchlint.analysis.index import ProjectIndex
 
 _SEQUENTIAL = "torch.nn.Sequential"
@@ -177,8 +178,10 @@ class Composition:
     """The file's layers and what its module classes hold (built per class on first use)."""
 
     def __init__(self, names: ImportTable, scopes: Scopes, absolute_name: Callable[[cst.BaseExpression], Optional[str]],
-                 project: "ProjectIndex", own_summary: Callable[[], Optional[FileSummary]]) -> None:
+                 project: "ProjectIndex", own_summary: Callable[[], Optional[FileSummary]],
+                 flow: "Optional[Callable[[], Flow]]" = None) -> None:
         self.names = names
+        self._flow = flow
         self.scopes = scopes
         self._absolute_name = absolute_name
         self._project = project
@@ -201,13 +204,33 @@ class Composition:
             return Layer(wrapped.qualified, expr, None, wrapped) if wrapped is not None else None
         if isinstance(expr, cst.Name) and follow_names:
             binding = self.single_assignment(expr)
-            if binding is not None and binding.scope is not None and len(
-                self.scopes.references(binding.scope, expr.value)
-            ) == 1:
+            if binding is not None and not (binding.scope is not None and len(
+                    self.scopes.references(binding.scope, expr.value)) == 1):
+                binding = None  # read elsewhere too
+            elif binding is None:
+                binding = self._reaching_assignment(expr)
+            if binding is not None:
                 found = self.layer(binding.value, follow_names=False)
                 if found is not None:
                     return Layer(found.qualified, found.call, binding.statement, found.wrapped)
         return None
+
+    def _reaching_assignment(self, name: cst.Name) -> Optional[Binding]:
+        """The one plain assignment whose value reaches this read of ``name``,
+        when this read is the only one it reaches (the flow's reaching
+        definitions): ``conv2d = nn.Conv2d(...)`` in each branch of a loop
+        body, each read once in its own branch."""
+        if self._flow is None:
+            return None
+        flow = self._flow()
+        bindings = flow.reaching_bindings(name)
+        if not bindings or len(bindings) != 1:
+            return None
+        node = bindings[0].node
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+            return None
+        reads = flow.reads_reached(node.targets[0].target)
+        return bindings[0] if reads is not None and len(reads) == 1 and reads[0] is name else None
 
     def single_assignment(self, name: cst.Name) -> Optional[Binding]:
         """The one plain assignment (``x = value``, one target) that binds
