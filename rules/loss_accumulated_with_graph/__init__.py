@@ -48,8 +48,10 @@ class LossAccumulatedWithGraph(Rule):
     `scaler.scale(loss).backward()`, `torch.autograd.backward(loss)`), or,
     in a loop that calls backward, it is the result of a loss call (an
     `nn.*Loss` module of the file, or a `torch.nn.functional` loss such as
-    `F.cross_entropy`) made with gradients on (the call itself may be what
-    is added: `total += criterion(out, y)`), or it is returned by one of
+    `F.cross_entropy`) made with gradients on, or arithmetic on one
+    (`content = w * criterion(a, b)`, `loss / accum_steps`), whatever the
+    other operand (the call itself may be what is added: `total +=
+    criterion(out, y)`), or it is returned by one of
     the file's own functions that backpropagates that very tensor and
     returns it as it is (`loss, acc = step(batch)` where `step` ends with
     `loss.backward()` ... `return loss, acc`).  A loop calls backward also

@@ -88,7 +88,8 @@ class SamplerWithoutSetEpoch(Rule):
     pass (in a loop, or by a function called in one), a sampler from a
     helper whose choice depends on a run-time value
     (`make_sampler(dataset, distributed=args.distributed)`), a loader
-    iterated once or only for evaluation, and a sampler with
+    iterated once or only for evaluation (an epoch loop of `range(1)` runs
+    once), and a sampler with
     `shuffle=False`; nor a sampler handed to the loader through a `**kwargs`
     dict.
 
