@@ -48,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-42"
+_FORMAT = b"callable-summaries-43"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1114,8 +1114,14 @@ class _FunctionScan:
                         annotated=tuple(sorted(self.annotated)))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
+        """Parameters whose default is a device, or ``None`` filled in with
+        one where the caller leaves it (``device=None`` then ``if device is
+        None: device = torch.device("cuda:0" if ... else "cpu")``)."""
         found: List[Tuple[str, str]] = []
         for name, default in self.defaults:
+            if (isinstance(default, ast.Constant) and default.value is None and name in self.filled
+                    and self.locals.get(name) is not None):
+                default = cast(ast.expr, self.locals[name])
             spec = self.device_spec(default)
             if spec in ("cuda", "cpu"):
                 found.append((name, spec))
