@@ -67,6 +67,25 @@ def test_module_names_follow_packages(tmp_path: Path) -> None:
     assert [s.caller_module for s in index.callers_of("proj.models.wrap.W")] == ["script"]
 
 
+def test_a_folder_named_as_no_identifier_is_no_package(tmp_path: Path) -> None:
+    """A checkout folder `fast-aa` with a stray `__init__.py` cannot be
+    imported: the package chain starts below it, as Python's imports do."""
+    checkout = tmp_path / "fast-aa"
+    package = checkout / "pkg"
+    package.mkdir(parents=True)
+    (checkout / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text("")
+    (tmp_path / "__init__.py").write_text("")
+    assert module_name(package / "data.py") == "pkg.data"
+    named = tmp_path / "fastaa"
+    (named / "pkg").mkdir(parents=True)
+    (named / "__init__.py").write_text("")
+    (named / "pkg" / "__init__.py").write_text("")
+    (named / "pkg" / "data.py").write_text("")
+    assert module_name(named / "pkg" / "data.py").endswith("fastaa.pkg.data")
+
+
 def test_relative_imports_resolve() -> None:
     index = index_of_sources({
         "pkg/__init__.py": "",

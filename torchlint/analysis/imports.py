@@ -79,7 +79,9 @@ def _package(folder: Path, known: Dict[Path, str]) -> str:
     """The dotted package name of a folder ("" outside any package)."""
     chain: List[Path] = []
     while folder not in known:
-        if not ((folder / "__init__.py").is_file() and folder.parent != folder):
+        # A folder whose name is no identifier (`fast-autoaugment`, a checkout) cannot be
+        # imported as a package, whatever it holds: the packages start below it.
+        if not (folder.name.isidentifier() and (folder / "__init__.py").is_file() and folder.parent != folder):
             known[folder] = ""
             break
         chain.append(folder)
