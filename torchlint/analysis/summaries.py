@@ -37,7 +37,7 @@ from typing import (
 
 from torchlint.analysis.gradmode import GradMode
 from torchlint.analysis.imports import (
-    add_import, dotted, module_level,
+    add_import, dotted, is_torch_module, module_level,
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
 )
 from torchlint.analysis.store import Store, all_of, count, store_key
@@ -48,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-43"
+_FORMAT = b"callable-summaries-44"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -388,6 +388,17 @@ class FileSummary:
     (``cuda``: ``torch.device("cuda" if ... else "cpu")``), to the CPU (``cpu``), or to what a call
     returns (``call:<dotted name>``; ``self._acquire_device()`` as
     ``<module>.<Class>._acquire_device``): attr -> that."""
+    registries: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    """Its module-level registry dicts (``trainer_dict = {"base": BaseTrainer,
+    ...}``, nothing writing to them later), by dotted name: the callables
+    their values name.  Another module's ``trainer_dict[key](...)`` is a call
+    of one of them (:data:`REGISTRY_CALL`)."""
+
+
+REGISTRY_CALL = "[]"
+"""The end of a callee read from one file: ``<module>.<name>[]`` is a value of
+the registry dict ``<module>.<name>`` another module defines; :func:`link`
+puts the registry's values in its place (:attr:`FileSummary.registries`)."""
 
 
 # -- after linking ------------------------------------------------------------------------
@@ -2581,7 +2592,12 @@ class _FileReader:
                 func = value
         if (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
                 and not self.shadowed_here(func.value.id, scan)):
-            return self.registries().get(func.value.id, ())
+            local = self.registries().get(func.value.id)
+            if local is not None:
+                return local
+            imported = resolve(func.value, self.imports, {}) if func.value.id in self.imports else None
+            if imported is not None and not is_torch_module(imported):
+                return (imported + REGISTRY_CALL,)  # another module's registry, perhaps: `link` reads it
         return ()
 
     def built_by(self, call: ast.Call, scan: _FunctionScan, methods: bool = True) -> Tuple[str, ...]:
@@ -2774,9 +2790,11 @@ def summarize_tree(tree: ast.Module, module: str, is_package: bool, cuda: Option
     if top.calls:
         functions.append(top.function())
     by_name = {f.qualified: f for f in functions}  # the last def of a name is the one that counts
+    registries = tuple(sorted((f"{module}.{name}", targets) for name, targets in reader.registries().items()))
     return FileSummary(module, tuple(by_name.values()), tuple(bases), tuple(layers), tuple(attributes),
                        tuple(loaders[name] for name in sorted(loaders)), _names_cuda(tree) if cuda is not False else False,
-                       accelerators, epochs=_sets_epoch(tree) if epochs is not False else False, devices=tuple(devices))
+                       accelerators, epochs=_sets_epoch(tree) if epochs is not False else False, devices=tuple(devices),
+                       registries=registries)
 
 
 def _sets_epoch(tree: ast.Module) -> bool:
@@ -3379,6 +3397,7 @@ def _to_json(summary: FileSummary) -> Any:
         "accelerators": list(summary.accelerators),
         "devices": [[name, [list(a) for a in pairs]] for name, pairs in summary.devices],
         "epochs": summary.epochs,
+        "registries": [[name, list(targets)] for name, targets in summary.registries],
         "functions": [[
             f.qualified, list(f.parameters), list(f.keyword_only), f.method, sorted(f.runs), sorted(f.iterates),
             sorted(f.yields_from),
@@ -3506,8 +3525,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         epochs = data["epochs"]
         if not isinstance(epochs, bool):
             return None
+        registries = tuple((name, tuple(targets)) for name, targets in data["registries"])
+        if not all(isinstance(name, str) and all_of(str, *targets) for name, targets in registries):
+            return None
         return FileSummary(module, tuple(functions), bases, tuple(layers), attributes, tuple(loaders), cuda,
-                           tuple(accelerators), epochs=epochs, devices=devices)
+                           tuple(accelerators), epochs=epochs, devices=devices, registries=registries)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -3567,10 +3589,15 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
     devices: Dict[str, Mapping[str, str]] = {}
     epochs: Set[str] = set()
     modules: Dict[str, str] = {}
+    registries: Dict[str, Tuple[str, ...]] = {}
+    files = list(files)
+    for summary in files:
+        registries.update(summary.registries)
     for summary in files:
         accelerators.update(summary.accelerators)
         devices.update((name, dict(pairs)) for name, pairs in summary.devices)
         for function in summary.functions:
+            function = _registry_calls(function, registries, aliases)
             written[function.qualified] = function
             modules[function.qualified] = summary.module
             if summary.cuda:
@@ -3670,6 +3697,37 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                      linked_loaders, returned, kept, placed.resolved(), pinned=pinned,
                      pinned_copies=copies, copying=copying, factories=factories, passed=passed,
                      accelerators=frozenset(accelerators), without_grad=_called_without_grad(written, targets))
+
+
+def _registry_calls(function: Function, registries: Mapping[str, Tuple[str, ...]],
+                    aliases: Mapping[str, str]) -> Function:
+    """``function`` with each call of another module's registry value
+    (:data:`REGISTRY_CALL`) made a call of each callable the registry holds,
+    as a registry of its own module is (one choice); a call of a dict that is
+    no registry the project defines is dropped, as any unknown call is."""
+    if not any(call.callee.endswith(REGISTRY_CALL) for call in function.calls) and not any(
+            name.endswith(REGISTRY_CALL) for ret in function.returns for name in ret.one_of):
+        return function
+
+    def values(name: str) -> Tuple[str, ...]:
+        return registries.get(canonical_name(name[:-len(REGISTRY_CALL)], aliases), ())
+
+    calls: List[Call] = []
+    renumbered: Dict[int, int] = {}  # old index -> new index, for the returns that name a call
+    for index, call in enumerate(function.calls):
+        if not call.callee.endswith(REGISTRY_CALL):
+            renumbered[index] = len(calls)
+            calls.append(call)
+            continue
+        for target in values(call.callee):
+            calls.append(dataclasses.replace(call, callee=target))
+    returns = []
+    for ret in function.returns:
+        one_of = tuple(target for name in ret.one_of
+                       for target in (values(name) if name.endswith(REGISTRY_CALL) else (name,)))
+        at = renumbered.get(ret.call) if ret.call is not None else None
+        returns.append(dataclasses.replace(ret, one_of=one_of, call=at))
+    return dataclasses.replace(function, calls=tuple(calls), returns=tuple(returns))
 
 
 def _called_without_grad(written: Mapping[str, Function],
