@@ -322,6 +322,7 @@ class Loaders:
         self._walk(module, module, 0)
         self._wrapped: Dict[cst.Call, Optional[WrappedLoader]] = {}
         self._held: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
+        self._attribute_stores: Dict[cst.ClassDef, Dict[str, List[cst.BaseExpression]]] = {}
         self._batches: Dict[cst.CSTNode, FrozenSet[cst.Call]] = {}
         self._call_loops: Dict[cst.Call, bool] = {}
         for facts in training.functions.values():
@@ -828,7 +829,21 @@ class Loaders:
         if isinstance(expr, cst.Name):
             found = [value for bound in self._bound_values(expr) for value in self._dict_values(bound, depth + 1)]
             return found + self._stored_items(expr)
+        if isinstance(expr, cst.Attribute):  # `self.data_loader`, a dict the class fills key by key
+            found = [value for bound in self._self_attribute_values(expr)
+                     for value in self._dict_values(bound, depth + 1)]
+            return found + self._stored_attribute_items(expr)
         return []
+
+    def _stored_attribute_items(self, expr: cst.Attribute) -> List[cst.BaseExpression]:
+        """The values the class's methods store in ``self.<attr>[key] = value``."""
+        node = self._own_class(expr)
+        if node is None:
+            return []
+        stores = self._attribute_stores.get(node)
+        if stores is None:
+            stores = self._attribute_stores[node] = _subscript_stores(node)
+        return list(stores.get(expr.attr.value, ()))
 
     def _stored_items(self, name: cst.Name) -> List[cst.BaseExpression]:
         """The values ``name[key] = value`` statements that reach this read store."""
@@ -1338,6 +1353,28 @@ def _target_arities(binding: Binding) -> Optional[Tuple[int, ...]]:
             if node is binding.target:
                 return tuple(arities)
     return None
+
+
+def _subscript_stores(node: cst.ClassDef) -> Dict[str, List[cst.BaseExpression]]:
+    """For each ``self.<attr>``, the values the class's methods store with
+    ``self.<attr>[key] = value`` (``self`` the method's first parameter)."""
+    found: Dict[str, List[cst.BaseExpression]] = {}
+    for method in node.body.body:
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        first = [*method.params.posonly_params, *method.params.params][:1]
+        if not first:
+            continue
+        receiver = first[0].name.value
+        for child in _descendants(method.body):
+            if not isinstance(child, cst.Assign):
+                continue
+            for target in child.targets:
+                inner = target.target
+                if (isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Attribute)
+                        and isinstance(inner.value.value, cst.Name) and inner.value.value.value == receiver):
+                    found.setdefault(inner.value.attr.value, []).append(child.value)
+    return found
 
 
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
