@@ -48,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-44"
+_FORMAT = b"callable-summaries-45"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -1215,10 +1215,15 @@ class _FunctionScan:
         """For a local bound more than once by plain assignments so far, each
         to something a loop draws the same items from (``batch_iter =
         tqdm(self.loader)`` in one branch, ``batch_iter = self.loader`` in the
-        other): that source; None otherwise.  Worked out only when a loop asks."""
+        other), or bound once to ``a if c else b`` of two such: that source;
+        None otherwise.  Worked out only when a loop asks."""
         values = self.assigned.get(name)
-        if (not values or len(values) < 2 or name in self.parameters or self.locals.get(name) is not None
-                or name in self._agreeing):
+        one = self.locals.get(name)
+        if isinstance(one, ast.IfExp) and name not in self.parameters:
+            values = [one.body, one.orelse]  # `it = tqdm(loader) if verbose else loader`: either side
+        elif (not values or len(values) < 2 or name in self.parameters or one is not None):
+            return None
+        if name in self._agreeing:
             return None
         self._agreeing.add(name)  # (`x = tqdm(x)`: a value that reads the name itself stops here)
         try:
