@@ -48,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-45"
+_FORMAT = b"callable-summaries-46"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -265,6 +265,11 @@ class Function:
     """Parameters annotated with a named class (``scaler: GradScaler``,
     ``Optional[GradScaler]``): parameter -> that class, as the file's imports
     name it; what the function hands on from them is of that class."""
+    kept_results: Tuple[Tuple[str, str], ...] = ()
+    """For a method: each ``self.<attr>`` it assigns what a project call
+    returns, whole or as one element of a returned tuple (``self.train_loader,
+    self.val_loader = get_dataloader(args)``): attr -> that value's name
+    (:data:`RESULT`), for :func:`_pinned` to read once the callee is known."""
 
 
 @dataclass(frozen=True)
@@ -1001,6 +1006,7 @@ class _FunctionScan:
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators
         )
         self.annotated: List[Tuple[str, str]] = []
+        self.kept_results: List[Tuple[str, str]] = []
         if arguments is not None:
             for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
                 cls = reader.annotation_class(argument.annotation) if argument.annotation is not None else None
@@ -1122,7 +1128,7 @@ class _FunctionScan:
                         tuple(sorted(self._device_defaults())),
                         frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)),
                         runs_parameters=frozenset(self.runs_parameters), gradients=self.gradients,
-                        annotated=tuple(sorted(self.annotated)))
+                        annotated=tuple(sorted(self.annotated)), kept_results=tuple(sorted(set(self.kept_results))))
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         """Parameters whose default is a device, or ``None`` filled in with
@@ -1402,6 +1408,19 @@ class _FunctionScan:
             return self.reader.attribute_results(self.owner, self).get(expr.attr)
         return None
 
+    def keep_results(self, target: ast.expr, value: ast.Call) -> None:
+        """``self.a = f(...)`` or ``self.a, self.b = f(...)``: :attr:`Function.kept_results`."""
+        if self.instance is None:
+            return
+        parts = list(target.elts) if isinstance(target, ast.Tuple) else [target]
+        for index, part in enumerate(parts):
+            kept = self.held(part)
+            if kept is None:
+                continue
+            name = self.reader.result_name(value, self, "l", str(index) if isinstance(target, ast.Tuple) else "")
+            if name is not None:
+                self.kept_results.append((kept[len(HELD):], name))
+
     def tracked(self, expr: ast.expr) -> Optional[str]:
         """The parameter, the returned value, the instance's attribute, or a
         parameter's attribute (:data:`OBJECT`) ``expr`` is."""
@@ -1528,6 +1547,8 @@ class _FunctionScan:
             kept = self.held(node.targets[0]) if len(node.targets) == 1 else None
             if kept is not None and self.pins_loader(node.value):
                 self.pinned_attributes.add(kept[len(HELD):])
+            if len(node.targets) == 1 and isinstance(node.value, ast.Call):
+                self.keep_results(node.targets[0], node.value)
             for target in node.targets:  # `gen = DataLoader(..., pin_memory=True)`, perhaps in two branches
                 built = self.reader.maker(node.value, self) if isinstance(target, ast.Name) else None
                 for leaf in _stored(target):
@@ -3418,7 +3439,7 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
             [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters), f.gradients,
-            [list(a) for a in f.annotated],
+            [list(a) for a in f.annotated], [list(k) for k in f.kept_results],
         ] for f in summary.functions],
     }
 
@@ -3468,7 +3489,8 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies, stub, runs_parameters, gradients, annotated) in data["functions"]:
+             device_defaults, yields_items, copies, stub, runs_parameters, gradients, annotated, kept_results) in (
+                data["functions"]):
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
                            *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub, gradients)):
                 return None
@@ -3504,7 +3526,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
                                       _copies(copies), stub, frozenset(runs_parameters), gradients,
-                                      _pairs(annotated)))
+                                      _pairs(annotated), _pairs(kept_results)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -4028,6 +4050,10 @@ def _pinned(written: Mapping[str, Function], state: Mapping[str, Summary], bases
     for name, function in written.items():
         if function.pinned_attributes:  # `self.train_loader = DataLoader(..., pin_memory=True)`
             keep(name.rpartition(".")[0], set(function.pinned_attributes))
+        returned = {attr for attr, value in function.kept_results  # `self.a, self.b = get_loaders(args)`
+                    if _returned_pinned(value, written, state, bases, aliases, function)}
+        if returned:
+            keep(name.rpartition(".")[0], returned)
         for index, call in enumerate(function.calls):
             makers = dict(call.makers)
             pinned_slots = [slot for slot, pin in call.pins if _pins(makers.get(slot), pin, loaders, aliases)]
