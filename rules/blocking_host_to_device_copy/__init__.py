@@ -137,13 +137,17 @@ class BlockingHostToDeviceCopy(Rule):
     loader it builds with `pin_memory=<parameter>` whose default is `True`
     counts where the caller's calls leave that parameter out),
     passed on through parameters, constructions and batches drawn from it,
-    or kept on `self` by a class whose methods, or its base classes'
-    methods, copy its batches (`self.train_loader = DataLoader(...,
+    or kept on `self` by a class whose methods, its base classes' or its
+    subclasses' methods, copy its batches (`self.train_loader = DataLoader(...,
     pin_memory=True)` in a subclass, the loop in the base class's module;
-    also a loader a project function returns pinned, whole or as one
-    element of its tuple, that a class keeps on `self`: `self.train_loader,
-    self.val_loader = get_loaders(cfg)`, then `[t.cuda() for t in batch]`
-    in a method).  A class chosen at run time counts as each class it may
+    a base class keeping the loaders and handing each batch to a
+    `train_step` a subclass in another module writes, unless that subclass
+    sets the attribute itself; also a loader a project function returns
+    pinned, whole or as one element of its tuple, that a class keeps on
+    `self`: `self.train_loader, self.val_loader = get_loaders(cfg)`, then
+    `[t.cuda() for t in batch]` in a method of it, of a base class or of a
+    subclass).  In the file itself, `Variable(batch).cuda()` and a view's
+    copy are copies of the batch too.  A class chosen at run time counts as each class it may
     be: a factory whose every `return` builds a project class (imported
     inside the function in several branches under one name, taken from a
     module-level registry dict nothing writes to later,

@@ -58,7 +58,10 @@ class DataLoaderWithoutWorkers(Rule):
     every path).
 
     A loader built by a function of the project (in the same file or
-    another module) whose every `return` builds it
+    another module) whose every `return` builds it (or a tuple with
+    loaders in it, read where a caller unpacks the call: `train_loader,
+    test_loader = load_cifar100(ds_a, ds_b, bs, num_workers=8)`; a keyword
+    the tuple's loaders pass differently is not known)
     (`def get_dataloader(ds, batch_size, **kwargs): return DataLoader(ds,
     batch_size=batch_size, **kwargs)`, a method such as
     `self.train_loader()`) is read at each call of the function: the
