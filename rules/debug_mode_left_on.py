@@ -122,8 +122,9 @@ class DebugModeLeftOn(Rule):
     Not reported: a switch under any `if` (`if args.debug:`) other than
     `if __name__ == "__main__":`, in an `except` handler, the argument
     `False` or a variable, and anything in a test file.  Test files are
-    decided from the file's name alone, as pytest collects them:
-    `test_*.py`, `*_test.py` and `conftest.py`; in such files anomaly
+    the files pytest collects by name, `test_*.py`, `*_test.py` and
+    `conftest.py`, that are not scripts (no `if __name__ == "__main__":`
+    block, or an import of pytest or unittest); in such files anomaly
     detection is usually what the test is checking.
 
     Each file is read on its own, so a function that trains under anomaly

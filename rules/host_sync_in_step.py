@@ -59,7 +59,8 @@ class HostSyncInStep(Rule):
     wrapper (gradient checks);
     files with no CUDA use (no `torch.cuda`, `.cuda()` or `"cuda"` device),
     where nothing waits for a GPU; and test files (`test_*.py`,
-    `*_test.py`, `conftest.py`).
+    `*_test.py`, `conftest.py`, unless a script: an `if __name__ ==
+    "__main__":` block and no import of pytest or unittest).
 
     ## Why is this bad?
     CUDA runs asynchronously: the Python thread queues kernels and moves on,

@@ -321,3 +321,17 @@ def test_explicit_zero_in_test_files_is_a_choice(path: str) -> None:
     assert only(source, path, reporting).code == "TL201"
     missing = source.replace(", num_workers=0", "")
     assert only(missing, path).code == "TL201"  # a missing num_workers is still reported
+
+
+def test_a_script_named_like_a_test_file_is_code_like_any_other() -> None:
+    """`test_model.py` that runs under `if __name__ == "__main__":` is an
+    evaluation script, not a pytest module: its explicit zero is reported;
+    one that imports pytest (or has no main block) is a test module."""
+    body = "from torch.utils.data import DataLoader\ndef f(ds):\n    return DataLoader(ds, num_workers=0)\n"
+    script = body + "if __name__ == '__main__':\n    f([1])\n"
+    assert only(script, "test_model.py").code == "TL201"
+    assert only(script.replace("'__main__'", '"__main__"'), "eval_test.py").code == "TL201"
+    with_pytest = "import pytest\n" + script
+    assert [d for d in torchlint.check_source(with_pytest, "test_model.py", SETTINGS) if d.code == "TL201"] == []
+    assert [d for d in torchlint.check_source(body, "test_model.py", SETTINGS) if d.code == "TL201"] == []
+    assert [d for d in torchlint.check_source(script, "conftest.py", SETTINGS) if d.code == "TL201"] == []

@@ -133,8 +133,9 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     in a function called from it; not a loader built once per phase in a
     loop over the configuration's datasets and iterated by a later loop of
     the same function), test files
-    (`test_*.py`, `*_test.py`, `conftest.py`: a test may check the exact
-    batch order), and any project where some call already passes
+    (`test_*.py`, `*_test.py`, `conftest.py`, unless a script run under
+    `if __name__ == "__main__":` that imports no test framework: a test may
+    check the exact batch order), and any project where some call already passes
     `persistent_workers=` (the project has made its choice).
 
     ## Why is this bad?

@@ -15,6 +15,7 @@ import re
 import textwrap
 from pathlib import PurePath
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -31,6 +32,7 @@ from typing import (
 )
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node as _full_name
 
 from torchlint.analysis import Analysis, Facts
 from torchlint.analysis.index import EMPTY, ProjectIndex
@@ -143,11 +145,54 @@ class FileContext:
         first, cell = self.cell_starts[index]
         return f"cell {cell}, line {line - first + 1}"
 
-    @property
+    @cached_property
     def is_test_file(self) -> bool:
-        """Whether pytest collects the file by default (``test_*.py``,
-        ``*_test.py``, ``conftest.py``): code that exercises, not trains."""
-        return bool(_TEST_FILE.match(PurePath(self.path).name))
+        """Whether the file is a test module: pytest collects it by default
+        (``test_*.py``, ``*_test.py``, ``conftest.py``) and it is not a
+        script, unless it imports a test framework: code that exercises, not
+        trains.  An evaluation script named ``test_model.py`` that runs under
+        ``if __name__ == "__main__":`` is code like any other."""
+        name = PurePath(self.path).name
+        if not _TEST_FILE.match(name):
+            return False
+        return name == "conftest.py" or not _runs_as_script(self.module) or _imports_test_framework(self.module)
+
+
+def _runs_as_script(module: cst.Module) -> bool:
+    """The module has a top-level ``if __name__ == "__main__":`` block."""
+    for statement in module.body:
+        if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+            continue
+        test = statement.test
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+            continue
+        sides = (test.left, test.comparisons[0].comparator)
+        names = [side for side in sides if isinstance(side, cst.Name) and side.value == "__name__"]
+        texts = [side for side in sides if isinstance(side, cst.SimpleString)
+                 and side.value.strip("\"'") == "__main__"]
+        if names and texts:
+            return True
+    return False
+
+
+def _imports_test_framework(module: cst.Module) -> bool:
+    """A top-level import of pytest or unittest."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                roots = [(_full_name(alias.name) or "").partition(".")[0] for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                roots = [(_full_name(small.module) or "").partition(".")[0]]
+            else:
+                continue
+            if any(root in _TEST_FRAMEWORKS for root in roots):
+                return True
+    return False
+
+
+_TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 
 
 def innermost_statement(parents: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
