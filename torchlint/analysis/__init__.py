@@ -64,8 +64,12 @@ class Facts:
         path: str = "<string>",
         source: Optional[str] = None,
         python_tree: "Optional[ast.AST]" = None,
+        method_next: bool = False,
     ) -> None:
         self.module = module
+        self.method_next = method_next
+        """Loader iterators still have a ``.next()`` method (torch before 1.13,
+        the target's release): ``it.next()`` draws a batch."""
         self.names = names
         names.follow_flow(lambda: self.flow)
         self.path = path
@@ -272,7 +276,8 @@ class Facts:
         """Which loader values come from, the loops over them, the copies of their batches."""
         from torchlint.analysis.loaders import Loaders
 
-        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees, self.flow)
+        return Loaders(self.module, self.scopes, self.names, self.values, self.training, self.callees, self.flow,
+                       method_next=self.method_next)
 
     @property
     def project(self) -> "ProjectIndex":

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.data.apidata import Signature, loader_signature
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.training import FunctionNode, Training, argument_for
-from torchlint.analysis.summaries import MAYBE, VARARG, VIEW_METHODS, ReturnUse
+from torchlint.analysis.summaries import MAYBE, SPLATTED, VARARG, VIEW_METHODS, ReturnUse
 from torchlint.analysis.values import (
     NOT_DEVICE, VARIABLE_WRAPPERS, Device, DeviceKind, Values, collect_returns,
 )
@@ -161,6 +161,7 @@ class WrappedLoader:
         self.loader = built.loader
         """The loader class."""
         self._target = target
+        self._splats = splats
         self._passed: Dict[str, cst.BaseExpression] = {}
         self._extra: Dict[str, cst.BaseExpression] = {}
         self._splatted: Set[str] = set()
@@ -236,6 +237,9 @@ class WrappedLoader:
     def _keyword(self, keyword: str, spec: Optional[str]) -> LoaderKeyword:
         if spec is not None:
             return self._spec(spec)
+        splatted = dict(self.built.arguments).get(SPLATTED)
+        if splatted is not None and splatted.startswith("param:"):
+            return self._from_passed_dict(keyword, splatted[len("param:"):])
         summary = self._target.summary
         if self.built.forwards is not None and not self.built.open_keywords:
             if keyword in self._extra:
@@ -249,6 +253,24 @@ class WrappedLoader:
         if self.built.open_keywords or self.built.forwards is not None:
             return _UNKNOWN
         return LoaderKeyword(True)  # not passed, whatever the caller does
+
+    def _from_passed_dict(self, keyword: str, parameter: str) -> LoaderKeyword:
+        """A keyword of the dict the call passes for the ``parameter`` the
+        function unpacks into the loader (:data:`SPLATTED`): its value where
+        the dict's keys are known, not passed where they are and it is not
+        among them."""
+        given = self._passed.get(parameter)
+        known = self._splats(given) if given is not None and self._splats is not None else None
+        if known is None or self.built.open_keywords or self.built.forwards is not None:
+            return _UNKNOWN
+        if keyword in known.certain:
+            return LoaderKeyword(True, known.certain[keyword], True)
+        values = known.maybe.get(keyword)
+        if values:
+            if all(values[0].deep_equals(value) for value in values[1:]):
+                return LoaderKeyword(True, values[0], True, partial=True)
+            return _UNKNOWN
+        return LoaderKeyword(True)
 
     def _spec(self, spec: str) -> LoaderKeyword:
         kind, _, text = spec.partition(":")
@@ -290,8 +312,11 @@ class Loaders:
     """Loader facts of one module."""
 
     def __init__(self, module: cst.Module, scopes: Scopes, names: ImportTable, values: Values,
-                 training: Training, callees: "Optional[Callees]" = None, flow: "Optional[Flow]" = None) -> None:
+                 training: Training, callees: "Optional[Callees]" = None, flow: "Optional[Flow]" = None,
+                 method_next: bool = False) -> None:
         self._module = module
+        self._next_methods = ("__next__", "next") if method_next else ("__next__",)
+        """What ``it.<method>()`` draws a batch: ``it.next()`` only where the target torch has it."""
         self._flow = flow
         self._callees = callees
         self._scopes = scopes
@@ -1176,7 +1201,7 @@ class Loaders:
                 return self._batch_of(func.value, depth + 1)
             if _is_builtin(func, self._scopes, frozenset({"next"})) and expr.args:
                 return self._iterated(expr.args[0].value)
-            if isinstance(func, cst.Attribute) and func.attr.value in ("__next__", "next") and not expr.args:
+            if isinstance(func, cst.Attribute) and func.attr.value in self._next_methods and not expr.args:
                 return self._iterated(func.value)  # `it.__next__()` is `next(it)`, as old loaders' `it.next()` was
             if expr.args and expr.args[0].keyword is None and self._names.call_name(expr) in VARIABLE_WRAPPERS:
                 return self._batch_of(expr.args[0].value, depth + 1)  # `Variable(t)` is `t` since torch 0.4

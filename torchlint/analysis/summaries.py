@@ -48,7 +48,7 @@ from torchlint.data.apidata import (
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-46"
+_FORMAT = b"callable-summaries-47"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -3271,6 +3271,10 @@ def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: Fu
         if isinstance(splat, ast.Name) and splat.id == kwarg and kwarg not in assigned and not loads.get(kwarg):
             forwards = kwarg  # the caller's extra keywords, untouched
             continue
+        if (positional is not None and isinstance(splat, ast.Name) and splat.id in parameters
+                and splat.id not in assigned and not loads.get(splat.id) and SPLATTED not in arguments):
+            arguments[SPLATTED] = f"param:{splat.id}"  # `DataLoader(ds, **kwargs)`, `kwargs` a dict the caller passes
+            continue
         pairs = _dict_pairs(splat, assigned, parameters, loads)
         if pairs is not None:
             for name, value in pairs:
@@ -3285,6 +3289,15 @@ def _call_keywords(call: ast.Call, positional: Optional[Sequence[str]], node: Fu
             arguments[name] = how(value) if everywhere else (
                 MAYBE + text[len("lit:"):] if text is not None else UNKNOWN)
     return tuple(sorted(arguments.items())), forwards, open_keywords
+
+
+SPLATTED = "**"
+"""In :attr:`BuiltLoader.arguments`: ``param:<name>``, a parameter (not the
+function's own ``**``) unpacked whole into the loader's keywords
+(``def load_training(root, batch_size, kwargs): return DataLoader(...,
+**kwargs)``): the keys of the dict a caller passes for it.  Only for a
+loader the function builds itself: a dict passed on to another function
+may fill that one's parameters, which stays open (:attr:`BuiltLoader.open_keywords`)."""
 
 
 MAYBE = "maybe:"

@@ -102,6 +102,8 @@ class Report:
     """A fix given as text edits (for a finding with a ``span``)."""
 
 
+_NEXT_REMOVED = TorchVersion(1, 13)
+"""The release whose loader iterators lost their ``.next()`` method."""
 _TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
 
 
@@ -132,6 +134,7 @@ class FileContext:
 
     def __post_init__(self) -> None:
         self.facts = Facts(self.module, self.names, self.project, path=self.path, source=self.source,
+                           method_next=self.torch_version < _NEXT_REMOVED,
                            python_tree=self.python_tree)
 
     def line_label(self, line: int) -> str:
