@@ -227,10 +227,50 @@ class EvalWithoutNoGrad(Rule):
     collects by default: `test_*.py`, `*_test.py`, `conftest.py`; a `test()`
     of a training script is evaluation code like any other) and shape smoke
     tests that build a model from
-    scratch in a `test()` function, functions with a compile or grad-mode
-    decorator, `with` helpers whose name mentions eval, inference or grad
-    (MONAI's `eval_mode` disables gradients itself), and files that import
-    another array framework but not torch.  In a script, a `model.eval()`
+    scratch in a `test()` function (one that loads no trained weights:
+    `load_state_dict`, a `[[weights]]` callable of
+    `torchlint/data/autograd.toml` such as `torch.load`, `torch.jit.load`,
+    a Transformers class's `from_pretrained` or `timm.create_model(...,
+    pretrained=True)`, or a project function whose summary does, itself or
+    through its callees, such as `restore(model, path)`; not the words in
+    the callees' names), and files that import another array framework
+    but not torch.
+
+    Decorators and `with` blocks are judged by what they are, never by
+    their names.  A function is left alone when a decorator sets the grad
+    mode (torch's `no_grad`, `inference_mode`, `enable_grad`,
+    `set_grad_enabled`, resolved through the file's imports, in any mode;
+    a library's listed as `[[grad_mode]]` in the data file), compiles it
+    (`[[compiler]]`: `torch.jit.script`, `torch.jit.trace`, `torch.compile`,
+    `torch.export.export`, `torch.onnx.export`, ...), or is a project
+    decorator whose wrapper runs it with gradients off (the summaries'
+    grad-mode fact: `with torch.no_grad(): return fn(*args)` inside the
+    wrapper, also a decorator factory, or `torch.no_grad()(fn)`).  A
+    decorator whose code cannot be known (another package's, or a name the
+    file does not define or import) could switch gradients off itself, so
+    the rule stays quiet there; a project decorator the summaries know to
+    leave gradients on (`@log_calls`), Python's builtins and standard
+    library (`@functools.lru_cache`), NumPy's and torch's other decorators
+    (`@torch.jit.unused`) do not stop a finding.  A `with` block runs with
+    gradients off when its context manager is torch's grad-off API, a
+    library's listed as `[[grad_mode]]` (MONAI's `eval_mode`, which yields
+    inside `torch.no_grad()`), a project `@contextmanager` every `yield` of
+    which runs with gradients off, or a project class whose `__enter__`
+    switches them off (`torch.set_grad_enabled(False)`) or that derives
+    from `torch.no_grad`; its forward passes are then guarded.  A project
+    context manager that only puts the model in eval mode
+    (`with evaluating(model):`) leaves gradients on and is no guard.  A
+    `with` that enables gradients, sets them from a run-time value, or
+    whose context manager cannot be known (another package's, such as an
+    EMA's `average_parameters()`, or an object the file cannot name) counts
+    as the author managing gradients, and the rule stays quiet.  Known not
+    to touch autograd: Python's builtins and standard library, NumPy,
+    torch outside its grad-mode API (`torch.autocast`), and the library
+    wrappers of `torchlint/data/wrappers.toml` (`tqdm`).  Reading torch's
+    grad-mode state (`torch.is_grad_enabled()`) counts as managing it; a
+    command-line flag called `args.no_grad` does not.
+
+    In a script, a `model.eval()`
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
     goes back to `.train()`, is reported on the `.eval()` (or loading) line
@@ -310,9 +350,11 @@ class EvalWithoutNoGrad(Rule):
       searched in function names; a match also makes the function an
       evaluation function without any of the facts above (it still has to
       run something the value facts show is a model, and iterate or read
-      plain values).  Names are a guess, so this is opt-in; setting it turns
-      off the engine's quick text check for this rule, so it can match any
-      name.
+      plain values, and it must not train: a backward pass, an optimizer
+      step, a project function that runs one, or a library trainer such as
+      Lightning's `Trainer.fit` leaves it alone, whatever its name).  Names
+      are a guess, so this is opt-in; setting it turns off the engine's
+      quick text check for this rule, so it can match any name.
 
     ## Source guide
     *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
