@@ -59,6 +59,13 @@ _STANDARD_LIBRARY: FrozenSet[str] = frozenset(getattr(sys, "stdlib_module_names"
 })
 """Python's own modules (the running interpreter's list, or the common ones
 before 3.10): none of their decorators or context managers touches autograd."""
+_TEST_CASES: FrozenSet[str] = frozenset({
+    "unittest.TestCase", "unittest.case.TestCase", "unittest.IsolatedAsyncioTestCase",
+    "unittest.async_case.IsolatedAsyncioTestCase", "absl.testing.absltest.TestCase",
+    "absl.testing.parameterized.TestCase", "torch.testing._internal.common_utils.TestCase",
+})
+"""Test-case base classes, by qualified name: a test runner runs their
+subclasses' methods, which are tests, not evaluation code."""
 _GRAD_MODE_FREE: FrozenSet[str] = _STANDARD_LIBRARY | {"numpy", "torch"}
 """Packages whose decorators and context managers leave autograd's mode as it
 is, once torch's grad-mode API (checked first) is set aside."""
@@ -118,6 +125,9 @@ class _Frame:
     guards: int = 0
     has_assert: bool = False
     constructed: Set[str] = field(default_factory=set)
+    built_models: Set[str] = field(default_factory=set)
+    """Names bound to a model the function builds itself (the value facts say
+    the call's result is a module: ``net = VGG()``)."""
     loads_weights: bool = False
     loaded: Set[str] = field(default_factory=set)
     """Objects given trained weights: ``m.load_state_dict(...)``, ``m = torch.load(...)``."""
@@ -223,11 +233,17 @@ class EvalWithoutNoGrad(Rule):
     1.7) and the module in eval mode; the same hooks of a class whose base
     cannot be seen (a Lightning `Callback`, a base from another package);
     methods called
-    `forward`, pytest tests (functions named `test*` in the files pytest
-    collects by default: `test_*.py`, `*_test.py`, `conftest.py`; a `test()`
-    of a training script is evaluation code like any other) and shape smoke
-    tests that build a model from
-    scratch in a `test()` function (one that loads no trained weights:
+    `forward`, pytest tests (functions named `test*`, and methods of
+    classes named `Test*`, in the files pytest collects by default:
+    `test_*.py`, `*_test.py`, `conftest.py`: how pytest runs them; a `test()`
+    of a training script is evaluation code like any other), methods of
+    subclasses of a test case class resolved through the imports
+    (`unittest.TestCase` under any local name, absltest's, torch's own)
+    and shape smoke tests, whatever they are called: a function that takes
+    nothing and runs only models it builds itself (the value facts say the
+    call builds a module: `net = VGG()`, not `get_model(...)` of another
+    package), loading no trained weights and training nothing (trained
+    weights are:
     `load_state_dict`, a `[[weights]]` callable of
     `torchlint/data/autograd.toml` such as `torch.load`, `torch.jit.load`,
     a Transformers class's `from_pretrained` or `timm.create_model(...,
@@ -925,8 +941,8 @@ class EvalWithoutNoGrad(Rule):
 
     def _class_kind(self, node: cst.ClassDef) -> str:
         """"lightning", "test", "model", "framework" (unknown base) or "plain"."""
-        if node.name.value.startswith("Test"):
-            return "test"
+        if self._test_file and node.name.value.startswith("Test"):
+            return "test"  # pytest collects `Test*` classes of its files
         if self.facts.frameworks.is_lightning_module(node):
             # By the imports: Lightning's LightningModule, through the file's
             # classes or the project's other modules.
@@ -943,7 +959,7 @@ class EvalWithoutNoGrad(Rule):
                 qualified.startswith("torch.")
             ):
                 foreign = True
-            if last.endswith("TestCase"):
+            if qualified in _TEST_CASES:
                 kinds.append("test")
             elif last in self._local_classes:
                 kinds.append(self._local_classes[last])
@@ -1074,24 +1090,24 @@ class EvalWithoutNoGrad(Rule):
             # A one-line helper may serve training too; an evaluation loop
             # iterates or turns outputs into plain values.
             return None
-        if self._smoke_test(node, frame, forwards, is_test_name):
+        if self._smoke_test(node, frame, forwards):
             return None
         return not has_eval and not frame.loaded and bool(given)
 
     @staticmethod
-    def _smoke_test(
-        node: cst.FunctionDef, frame: _Frame, forwards: List[_Forward], is_test_name: bool
-    ) -> bool:
-        """``def test(): net = Net(); print(net(torch.randn(2, 3, 32, 32)).shape)``."""
+    def _smoke_test(node: cst.FunctionDef, frame: _Frame, forwards: List[_Forward]) -> bool:
+        """``def test(): net = Net(); print(net(torch.randn(2, 3, 32, 32)).shape)``:
+        every model it runs is one it builds itself, from nothing it is
+        given, and it loads no trained weights and trains nothing: a shape
+        check of untrained layers, not an evaluation.  Its name decides
+        nothing."""
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
         if any(p.name.value not in ("self", "cls") for p in params):
             return False
         if frame.loads_weights or frame.trains_model:
             return False
         roots = {f.callee.split(".")[0] for f in forwards}
-        if not roots <= frame.constructed:
-            return False
-        return is_test_name or not frame.evals
+        return roots <= frame.built_models
 
     # -- what the code does ------------------------------------------------------
 
@@ -1170,6 +1186,8 @@ class EvalWithoutNoGrad(Rule):
         value = node.value
         if isinstance(value, cst.Call):
             self._frame.constructed.add(target)
+            if self.facts.values.kind(value) is ValueKind.MODEL:
+                self._frame.built_models.add(target)
         # `model = torch.load(path)`, or a whole model kept in a checkpoint: `torch.load(path)["model"]`
         loading = value.value if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(
             value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.SimpleString) else value
