@@ -276,10 +276,12 @@ class EvalWithoutNoGrad(Rule):
     from `torch.no_grad`; its forward passes are then guarded.  A project
     context manager that only puts the model in eval mode
     (`with evaluating(model):`) leaves gradients on and is no guard.  A
-    `with` that enables gradients, sets them from a run-time value, or
-    whose context manager cannot be known (another package's, such as an
-    EMA's `average_parameters()`, or an object the file cannot name) counts
-    as the author managing gradients, and the rule stays quiet.  Known not
+    `with` that enables gradients or sets them from a run-time value counts
+    as the author managing gradients, and the function is left alone.  A
+    `with` whose context manager cannot be known (another package's, such
+    as an EMA's `average_parameters()`, or an object the file cannot name)
+    may run its block with gradients off: the forward passes inside it are
+    not reported, those outside it still are.  Known not
     to touch autograd: Python's builtins and standard library, NumPy,
     torch outside its grad-mode API (`torch.autocast`), and the library
     wrappers of `torchlint/data/wrappers.toml` (`tqdm`).  Reading torch's
@@ -905,29 +907,31 @@ class EvalWithoutNoGrad(Rule):
             return project
         return not self._mode_free(func, qualified)
 
-    def _context_effect(self, item: cst.BaseExpression) -> Optional[bool]:
+    def _context_effect(self, item: cst.BaseExpression) -> str:
         """What a ``with`` item does to autograd for its block, from what it
-        is: True when the block runs with gradients off (torch's
+        is: ``off`` when the block runs with gradients off (torch's
         ``no_grad``/``inference_mode``/``set_grad_enabled(False)``, a library
         context manager of ``[[grad_mode]]`` such as MONAI's ``eval_mode``, a
         project ``@contextmanager`` that yields inside ``no_grad``, a project
-        class whose ``__enter__`` switches gradients off); False when it
+        class whose ``__enter__`` switches gradients off); ``free`` when it
         leaves the mode alone (a project context manager the summaries know
-        does, or one of :meth:`_mode_free`); None when it sets another mode,
-        one decided at run time, or what it does cannot be known (a context
-        manager of another package, or an object the file cannot name): the
-        author may manage gradients there, and the rule stays quiet."""
+        does, or one of :meth:`_mode_free`); ``manages`` when it sets another
+        mode or one decided at run time (``torch.enable_grad()``,
+        ``torch.set_grad_enabled(is_train)``): the author manages gradients;
+        ``unknown`` when what it does cannot be known (a context manager of
+        another package, or an object the file cannot name): its block may
+        run with gradients off."""
         mode = grad_mode(item, self.names)
         if mode is not None:
-            return True if mode is GradMode.DISABLED else None
+            return "off" if mode is GradMode.DISABLED else "manages"
         func = item.func if isinstance(item, cst.Call) else item
         qualified = self.names.qualified_name(func)
         if is_grad_mode_api(qualified):
-            return None  # `torch.set_grad_enabled(is_train)`
+            return "manages"  # `torch.set_grad_enabled(is_train)`
         project = self.facts.callees.grad_off_use(item, decorator=False)
         if project is not None:
-            return project
-        return False if self._mode_free(func, qualified) else None
+            return "off" if project else "free"
+        return "free" if self._mode_free(func, qualified) else "unknown"
 
     # -- classes --------------------------------------------------------------
 
@@ -1112,14 +1116,16 @@ class EvalWithoutNoGrad(Rule):
     # -- what the code does ------------------------------------------------------
 
     def visit_With(self, node: cst.With) -> None:
-        effects = [self._context_effect(item.item) for item in node.items]
-        if any(effect is True for effect in effects):
+        effects = {self._context_effect(item.item) for item in node.items}
+        if "off" in effects or "unknown" in effects:
+            # Its block runs with gradients off, or may: a forward pass in it
+            # is not one to report (the rule cannot know it runs with them on).
             self._frame.guard_depth += 1
             self._guarded_withs.add(id(node))
-            self._frame.guards += 1
-        if any(effect is None for effect in effects):
-            # Another grad mode, one set at run time, or a context manager whose
-            # code cannot be known: the author may manage gradients here.
+            if "off" in effects:
+                self._frame.guards += 1  # the author chose where gradients are off
+        if "manages" in effects:
+            # Another grad mode, or one set at run time: the author manages gradients here.
             self._frame.manages_grad.append(self._tick())
 
     def visit_For(self, node: cst.For) -> None:
