@@ -20,12 +20,14 @@ from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
-from torchlint.data.apidata import compiles, listed_name, loads_weights, takes_gradients, trains, wrappers
+from torchlint.data.apidata import (
+    compiles, listed_name, loads_weights, takes_gradients, trainer_methods, trains, wrappers,
+)
 from torchlint.analysis.names import dotted
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
-from torchlint.source.tree import children, walk_body
+from torchlint.source.tree import walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""
@@ -821,8 +823,8 @@ class EvalWithoutNoGrad(Rule):
         ``data/autograd.toml``: Lightning's ``Trainer.fit``), named through the
         file's imports or through the construction the receiver holds."""
         func = call.func
-        if not isinstance(func, cst.Attribute):
-            return False
+        if not isinstance(func, cst.Attribute) or func.attr.value not in trainer_methods():
+            return False  # no listed trainer has a method of that name: nothing to resolve
         if trains(self.names.call_name(call)):
             return True
         built = self.facts.instances.construction(func.value)

@@ -635,6 +635,13 @@ def trains(qualified: Optional[str]) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def trainer_methods() -> FrozenSet[str]:
+    """The methods ``[[trainer]]`` lists (``fit``, ``train``): a call of any
+    other method is no listed trainer's, whatever built its receiver."""
+    return frozenset(kind.method for kind in autograd().trainers if kind.method is not None)
+
+
+@functools.lru_cache(maxsize=None)
 def gradient_prefixes() -> FrozenSet[str]:
     """The shipped modules whose calls take gradients (read once)."""
     return frozenset(library.prefix for library in autograd().libraries)
