@@ -1100,6 +1100,18 @@ def applied(fn):
     return ng()(fn)
 
 
+def either(newer=True):
+    def decorate(fn):
+        return (torch.inference_mode if newer else torch.no_grad)()(fn)
+    return decorate
+
+
+def either_way(newer=True):
+    def decorate(fn):
+        return (torch.inference_mode if newer else torch.enable_grad)()(fn)
+    return decorate
+
+
 def logged(fn):
     def inner(*args):
         print(fn.__name__)
@@ -1177,7 +1189,7 @@ def test_grad_off_and_weight_facts_come_from_the_code() -> None:
     found = summarize_sources([("helpers", GRAD_OFF_HELPERS, False)])
     grad_off = {name.split(".", 1)[1]: set(s.grad_off) for name, s in found.functions.items() if s.grad_off}
     assert grad_off == {
-        "quietly": {"wraps"}, "factory": {"wraps"}, "applied": {"wraps"}, "frozen": {"yields"},
+        "quietly": {"wraps"}, "factory": {"wraps"}, "applied": {"wraps"}, "either": {"wraps"}, "frozen": {"yields"},
         "Quiet.__enter__": {"enters"},
     }
     assert found.grad_off_class("helpers.Derived") and not found.grad_off_class("helpers.Quiet")

@@ -324,6 +324,8 @@ def test_autograd_tables_are_read_and_matched_by_qualified_name(tmp_path: Path) 
     assert apidata.loads_weights("timm.create_model", lambda keyword: keyword == "pretrained")
     assert not apidata.loads_weights("timm.create_model", lambda keyword: False)
     assert apidata.trains("lightning.pytorch.Trainer.fit") and not apidata.trains("lightning.pytorch.Trainer.test")
+    assert apidata.leaves_grad_mode("tqdm.trange") and apidata.leaves_grad_mode("click.command")
+    assert not apidata.leaves_grad_mode("tqdmx.trange") and not apidata.leaves_grad_mode(None)
 
 
 @pytest.mark.parametrize("text, complaint", [
@@ -336,6 +338,7 @@ def test_autograd_tables_are_read_and_matched_by_qualified_name(tmp_path: Path) 
     ('[[trainer]]\nprefix = "lib.T"\nmethod = "fit"\n', "missing `note`"),
     ('[[trainer]]\nprefix = "lib.T"\nmethod = "fit"\nnote = "n"\n' * 2, "[[trainer]] lib.T fit: listed twice"),
     ('[[optimiser]]\nprefix = "x"\n', "unknown top-level key 'optimiser'"),
+    ('[[grad_free]]\nprefix = "tqdm"\nnote = "n"\n' * 2, "[[grad_free]] tqdm: listed twice"),
 ])
 def test_malformed_autograd_tables_are_rejected(tmp_path: Path, text: str, complaint: str) -> None:
     message = _error(tmp_path / "autograd.toml", text, apidata.read_autograd)

@@ -21,7 +21,7 @@ from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
 from torchlint.data.apidata import (
-    compiles, listed_name, loads_weights, takes_gradients, trainer_methods, trains, wrappers,
+    compiles, leaves_grad_mode, listed_name, loads_weights, takes_gradients, trainer_methods, trains, wrappers,
 )
 from torchlint.analysis.names import dotted
 from torchlint.ruleapi.precheck import PrecheckFacts
@@ -286,7 +286,9 @@ class EvalWithoutNoGrad(Rule):
     not reported, those outside it still are.  Known not
     to touch autograd: Python's builtins and standard library, NumPy,
     torch outside its grad-mode API (`torch.autocast`), and the library
-    wrappers of `torchlint/data/wrappers.toml` (`tqdm`).  Reading torch's
+    wrappers of `torchlint/data/wrappers.toml` (`tqdm`) and the libraries
+    listed as `[[grad_free]]` in `torchlint/data/autograd.toml` (tqdm,
+    Click, Typer, Hydra, OmegaConf, Rich, h5py, Fire).  Reading torch's
     grad-mode state (`torch.is_grad_enabled()`) counts as managing it; a
     command-line flag called `args.no_grad` does not.
 
@@ -880,10 +882,13 @@ class EvalWithoutNoGrad(Rule):
     def _mode_free(self, func: cst.BaseExpression, qualified: Optional[str]) -> bool:
         """A decorator or context manager known to leave autograd's mode as it
         is: Python's builtins and standard library, NumPy, torch outside its
-        grad-mode API, and the library wrappers of ``data/wrappers.toml``
-        (``with tqdm(...) as bar``)."""
+        grad-mode API, the library wrappers of ``data/wrappers.toml``
+        (``with tqdm(...) as bar``) and the libraries listed as
+        ``[[grad_free]]`` in ``data/autograd.toml`` (``tqdm.trange``,
+        ``@click.command()``, ``@hydra.main(...)``)."""
         if qualified is not None:
-            return qualified.split(".", 1)[0] in _GRAD_MODE_FREE or listed_name(qualified) in wrappers()
+            return (qualified.split(".", 1)[0] in _GRAD_MODE_FREE or listed_name(qualified) in wrappers()
+                    or leaves_grad_mode(qualified))
         return (isinstance(func, cst.Name) and func.value in _BUILTIN_NAMES
                 and not self.facts.scopes.resolve(func))
 

@@ -2291,9 +2291,16 @@ def _switched(call: ast.Call, imports: Mapping[str, str]) -> Optional[GradMode]:
 
 
 def _wraps_parameter(call: ast.Call, parameters: AbstractSet[str], imports: Mapping[str, str]) -> bool:
-    """``torch.no_grad()(fn)``: a grad-off decorator applied to a parameter."""
-    return (isinstance(call.func, ast.Call) and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
-            and call.args[0].id in parameters and _grad_off(call.func, imports))
+    """``torch.no_grad()(fn)``: a grad-off decorator applied to a parameter;
+    also ``(torch.inference_mode if new else torch.no_grad)()(fn)``, where
+    either choice switches gradients off."""
+    if not (isinstance(call.func, ast.Call) and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+            and call.args[0].id in parameters):
+        return False
+    made = call.func
+    choices = [made.func.body, made.func.orelse] if isinstance(made.func, ast.IfExp) else [made.func]
+    return all(_grad_off(ast.Call(func=choice, args=made.args, keywords=made.keywords), imports)
+               for choice in choices)
 
 
 def _calls_without_grad(node: FunctionNode, enclosing: AbstractSet[str], imports: Mapping[str, str]) -> bool:
@@ -2330,21 +2337,21 @@ def _calls_without_grad(node: FunctionNode, enclosing: AbstractSet[str], imports
                 if isinstance(child, ast.stmt):
                     body([child], inner if isinstance(statement, (ast.With, ast.AsyncWith)) else disabled, names)
                 elif isinstance(child, ast.expr):
-                    expression(child, disabled, names[0])
+                    expression(child, disabled, names)
                 else:  # handlers, match cases
                     body([c for c in ast.iter_child_nodes(child) if isinstance(c, ast.stmt)], disabled, names)
 
-    def expression(expr: ast.expr, disabled: bool, names: AbstractSet[str]) -> None:
+    def expression(expr: ast.expr, disabled: bool, names: Tuple[Set[str], Set[str]]) -> None:
         pending: List[ast.AST] = [expr]
         while pending:
             current = pending.pop()
             if isinstance(current, ast.Lambda):
                 continue
             if isinstance(current, ast.Call):
-                if isinstance(current.func, ast.Name) and current.func.id in names:
-                    found.append(disabled)
-                elif _wraps_parameter(current, names, imports):
-                    found.append(True)
+                if isinstance(current.func, ast.Name) and current.func.id in names[0]:
+                    found.append(disabled)  # the wrapper calls the function it was given
+                elif _wraps_parameter(current, names[1], imports):
+                    found.append(True)  # `return torch.no_grad()(fn)` in a nested decorator
             pending.extend(ast.iter_child_nodes(current))
 
     scan(node, enclosing)

@@ -484,7 +484,7 @@ def _gradient_library(entry: _Entry) -> GradientLibrary:
     return library
 
 
-_AUTOGRAD_SECTIONS = ("library", "grad_mode", "compiler", "weights", "trainer")
+_AUTOGRAD_SECTIONS = ("library", "grad_mode", "grad_free", "compiler", "weights", "trainer")
 
 
 def read_gradient_libraries(path: Path) -> Tuple[GradientLibrary, ...]:
@@ -538,6 +538,9 @@ class AutogradData:
 
     libraries: Tuple[GradientLibrary, ...] = ()
     grad_modes: Tuple[GradModeCallable, ...] = ()
+    grad_free: Tuple[GradientLibrary, ...] = ()
+    """Libraries whose decorators and context managers leave autograd's mode
+    alone (``[[grad_free]]``: they do not touch torch's grad mode)."""
     compilers: Tuple[CallableKind, ...] = ()
     weights: Tuple[CallableKind, ...] = ()
     trainers: Tuple[CallableKind, ...] = ()
@@ -586,13 +589,15 @@ def read_autograd(path: Path) -> AutogradData:
     if len(set(prefixes)) != len(prefixes):
         raise DataError(f"{path.name}: a prefix is listed twice")
     grad_modes = tuple(_grad_mode_callable(e) for e in sections["grad_mode"])
+    grad_free = tuple(_gradient_library(e) for e in sections["grad_free"])
+    _unique(path, list(grad_free), lambda library: f"[[grad_free]] {library.prefix}")
     _unique(path, [(found, name) for found in grad_modes for name in (found.name, *found.aliases)],
             lambda pair: f"[[grad_mode]] {pair[1]}")
     kinds: Dict[str, Tuple[CallableKind, ...]] = {}
     for key in ("compiler", "weights", "trainer"):
         kinds[key] = tuple(_callable_kind(e) for e in sections[key])
         _unique(path, [(key, kind) for kind in kinds[key]], _kind_label)
-    return AutogradData(libraries, grad_modes, kinds["compiler"], kinds["weights"], kinds["trainer"])
+    return AutogradData(libraries, grad_modes, grad_free, kinds["compiler"], kinds["weights"], kinds["trainer"])
 
 
 @functools.lru_cache(maxsize=None)
@@ -612,6 +617,17 @@ def _kind_of(kinds: Tuple[CallableKind, ...], qualified: Optional[str],
              passes_true: Callable[[str], bool]) -> bool:
     return qualified is not None and any(
         kind.matches(qualified) and (kind.when_true is None or passes_true(kind.when_true)) for kind in kinds)
+
+
+def leaves_grad_mode(qualified: Optional[str]) -> bool:
+    """``qualified`` is in, or under, a ``[[grad_free]]`` module: used as a
+    decorator or a context manager, it leaves autograd's mode as it is
+    (``tqdm.trange``, ``click.command``)."""
+    if qualified is None:
+        return False
+    prefixes = {library.prefix for library in autograd().grad_free}
+    parts = qualified.split(".")
+    return any(".".join(parts[:end]) in prefixes for end in range(1, len(parts) + 1))
 
 
 def compiles(qualified: Optional[str]) -> bool:
