@@ -1071,3 +1071,135 @@ def test_a_parameter_rebound_to_a_wrapper_of_itself_is_still_that_parameter() ->
     summary = found.of("engine.train_one_epoch")
     assert summary is not None and summary.iterates == {"loader"}
     assert any(source == "loader" for source, _, _ in summary.moves_items)
+
+
+GRAD_OFF_HELPERS = '''
+import contextlib, functools
+import torch
+from torch import no_grad as ng
+
+
+def quietly(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return inner
+
+
+def factory():
+    def decorate(fn):
+        def inner(*args):
+            with torch.inference_mode():
+                return fn(*args)
+        return inner
+    return decorate
+
+
+def applied(fn):
+    return ng()(fn)
+
+
+def either(newer=True):
+    def decorate(fn):
+        return (torch.inference_mode if newer else torch.no_grad)()(fn)
+    return decorate
+
+
+def either_way(newer=True):
+    def decorate(fn):
+        return (torch.inference_mode if newer else torch.enable_grad)()(fn)
+    return decorate
+
+
+def logged(fn):
+    def inner(*args):
+        print(fn.__name__)
+        return fn(*args)
+    return inner
+
+
+def half_quiet(fn):
+    def inner(*args):
+        with torch.no_grad():
+            fn(*args)
+        return fn(*args)
+    return inner
+
+
+def later(fn):
+    with torch.no_grad():  # the wrapper runs when it is called, not in this block
+        def inner(*args):
+            return fn(*args)
+    return inner
+
+
+@contextlib.contextmanager
+def frozen(net):
+    with torch.no_grad():
+        yield net
+
+
+@contextlib.contextmanager
+def evaluating(net):
+    net.eval()
+    yield net
+    net.train()
+
+
+def not_a_context(net):
+    with torch.no_grad():
+        yield net
+
+
+class Quiet:
+    def __enter__(self):
+        torch.set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        torch.set_grad_enabled(True)
+
+
+class OnAndOff:
+    def __enter__(self):
+        torch.set_grad_enabled(False)
+        torch.set_grad_enabled(True)
+
+
+class Derived(torch.no_grad):
+    pass
+
+
+def restore(model, path):
+    model.load_state_dict(torch.load(path))
+
+
+def build(path):
+    model = make()
+    restore(model, path)
+    return model
+
+
+def make():
+    return object()
+'''
+
+
+def test_grad_off_and_weight_facts_come_from_the_code() -> None:
+    found = summarize_sources([("helpers", GRAD_OFF_HELPERS, False)])
+    grad_off = {name.split(".", 1)[1]: set(s.grad_off) for name, s in found.functions.items() if s.grad_off}
+    assert grad_off == {
+        "quietly": {"wraps"}, "factory": {"wraps"}, "applied": {"wraps"}, "either": {"wraps"}, "frozen": {"yields"},
+        "Quiet.__enter__": {"enters"},
+    }
+    assert found.grad_off_class("helpers.Derived") and not found.grad_off_class("helpers.Quiet")
+    loads = sorted(name for name, s in found.functions.items() if s.loads_weights)
+    assert loads == ["helpers.build", "helpers.restore"]
+    # The facts survive the store.
+    tree = summarize_file_text(GRAD_OFF_HELPERS)
+    assert _from_json(_to_json(tree)) == tree
+
+
+def summarize_file_text(text: str):  # type: ignore[no-untyped-def]
+    import ast
+    return summarize_tree(ast.parse(text), "helpers", False)

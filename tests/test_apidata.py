@@ -292,3 +292,55 @@ def test_malformed_gradient_libraries_are_rejected(tmp_path: Path, text: str, co
     message = _error(tmp_path / "autograd.toml", text, apidata.read_gradient_libraries)
     assert message.startswith("autograd.toml: ")
     assert complaint in message
+
+
+# -- what other library callables do to autograd and to a model (autograd.toml) -----------
+
+GOOD_AUTOGRAD = (
+    '[[grad_mode]]\nname = "lib.ctx.frozen"\naliases = ["lib.frozen"]\nmode = "disabled"\nnote = "n"\n'
+    '[[compiler]]\nprefix = "lib.jit.script"\nnote = "n"\n'
+    '[[weights]]\nprefix = "hub"\nmethod = "from_pretrained"\nnote = "n"\n'
+    '[[weights]]\nprefix = "zoo.build"\nwhen_true = "pretrained"\nnote = "n"\n'
+    '[[trainer]]\nprefix = "lib.Trainer"\nmethod = "fit"\nnote = "n"\n'
+)
+
+
+def test_autograd_tables_are_read_and_matched_by_qualified_name(tmp_path: Path) -> None:
+    (tmp_path / "autograd.toml").write_text(GOOD_AUTOGRAD)
+    data = apidata.read_autograd(tmp_path / "autograd.toml")
+    assert [(g.name, g.aliases, g.mode) for g in data.grad_modes] == [
+        ("lib.ctx.frozen", ("lib.frozen",), apidata.GradUse.DISABLED)]
+    pretrained, built = data.weights
+    assert pretrained.matches("hub.models.Bert.from_pretrained")
+    assert not pretrained.matches("hubx.Bert.from_pretrained") and not pretrained.matches("hub.Bert.load")
+    assert built.matches("zoo.build") and built.when_true == "pretrained"
+    assert data.trainers[0].matches("lib.Trainer.fit") and not data.trainers[0].matches("lib.Trainer.test")
+    # The shipped tables.
+    assert apidata.compiles("torch.jit.script") and apidata.compiles("torch.compile")
+    assert not apidata.compiles("torch.jit.unused") and not apidata.compiles("torch.compiler.disable")
+    assert not apidata.compiles(None)
+    assert apidata.library_grad_modes()["monai.networks.eval_mode"] is apidata.GradUse.DISABLED
+    assert apidata.loads_weights("transformers.AutoModel.from_pretrained", lambda keyword: False)
+    assert apidata.loads_weights("timm.create_model", lambda keyword: keyword == "pretrained")
+    assert not apidata.loads_weights("timm.create_model", lambda keyword: False)
+    assert apidata.trains("lightning.pytorch.Trainer.fit") and not apidata.trains("lightning.pytorch.Trainer.test")
+    assert apidata.leaves_grad_mode("tqdm.trange") and apidata.leaves_grad_mode("click.command")
+    assert not apidata.leaves_grad_mode("tqdmx.trange") and not apidata.leaves_grad_mode(None)
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ('[[grad_mode]]\nname = "lib.ctx"\nmode = "sometimes"\nnote = "n"\n', "unknown value 'sometimes'"),
+    ('[[grad_mode]]\nname = "ctx"\nmode = "disabled"\nnote = "n"\n', "must be a module's callable"),
+    ('[[grad_mode]]\nname = "a.b"\nmode = "disabled"\nnote = "n"\n' * 2, "[[grad_mode]] a.b: listed twice"),
+    ('[[compiler]]\nprefix = "torch jit"\nnote = "n"\n', "`prefix` must be a dotted name"),
+    ('[[weights]]\nprefix = "hub"\nmethod = "from pretrained"\nnote = "n"\n', "`method` must be a name"),
+    ('[[weights]]\nprefix = "hub"\nwhen_true = 1\nnote = "n"\n', "`when_true` must be a string"),
+    ('[[trainer]]\nprefix = "lib.T"\nmethod = "fit"\n', "missing `note`"),
+    ('[[trainer]]\nprefix = "lib.T"\nmethod = "fit"\nnote = "n"\n' * 2, "[[trainer]] lib.T fit: listed twice"),
+    ('[[optimiser]]\nprefix = "x"\n', "unknown top-level key 'optimiser'"),
+    ('[[grad_free]]\nprefix = "tqdm"\nnote = "n"\n' * 2, "[[grad_free]] tqdm: listed twice"),
+])
+def test_malformed_autograd_tables_are_rejected(tmp_path: Path, text: str, complaint: str) -> None:
+    message = _error(tmp_path / "autograd.toml", text, apidata.read_autograd)
+    assert message.startswith("autograd.toml: ")
+    assert complaint in message

@@ -67,9 +67,9 @@ def test_names_decide_nothing_by_default() -> None:
 
 def test_reports_the_def_line_with_message_and_fix() -> None:
     source = """
-    import torch
+    import functools, torch
 
-    @some.decorator
+    @functools.lru_cache(maxsize=None)
     def evaluate(model, loader):
         model.eval()
         return [model(x).argmax(1) for x in loader]
@@ -80,7 +80,20 @@ def test_reports_the_def_line_with_message_and_fix() -> None:
     assert d.message.startswith("`evaluate` runs the model in eval mode without `torch.no_grad()`")
     assert d.hint and "no_grad" in d.hint
     assert d.fix is not None and d.fix.applicability.value == "unsafe"
-    assert "@some.decorator\n@torch.no_grad()\ndef evaluate" in fixed(source)
+    assert "@functools.lru_cache(maxsize=None)\n@torch.no_grad()\ndef evaluate" in fixed(source)
+
+
+def test_a_decorator_of_unknown_origin_keeps_it_quiet() -> None:
+    # Nothing the file names: it may switch gradients off itself.
+    source = """
+    import torch
+
+    @some.decorator
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x).argmax(1) for x in loader]
+    """
+    assert lines(source) == []
 
 
 def test_own_line_suppression_above_the_def() -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import builtins
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Mapping, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.gradmode import INERT_WHEN_DISCARDED, MODULE_RETURNS_ITSELF
+from torchlint.analysis.gradmode import GRAD_CONTEXTS, INERT_WHEN_DISCARDED, MODULE_RETURNS_ITSELF, is_grad_mode_api
 from torchlint.analysis.queries import called_from, callers_of, subclasses_of, summaries
 from torchlint.analysis import Analysis
 from torchlint.analysis.frameworks import lightning_module_names
@@ -19,21 +20,26 @@ from torchlint.model import Applicability
 from torchlint.analysis.training import GradMode, grad_mode
 from torchlint.analysis.scopes import BindingKind, ScopeKind
 from torchlint.analysis.values import literal_bool, ValueKind
-from torchlint.data.apidata import takes_gradients
+from torchlint.data.apidata import (
+    compiles, leaves_grad_mode, listed_name, loads_weights, takes_gradients, trainer_methods, trains, wrappers,
+)
 from torchlint.analysis.names import dotted
 from torchlint.ruleapi.precheck import PrecheckFacts
 from torchlint.ruleapi.rule import Example, FileContext, FixAvailability, Option, OptionValue, Rule, TorchRange, TorchVersion
 from torchlint.ruleapi.verification import Contract, VerificationSpec
-from torchlint.source.tree import children, walk_body
+from torchlint.source.tree import walk_body
 
 DEFAULT_FUNCTION_PATTERN = ""
 """Off: what is evaluation code comes from training facts, not from names."""
 
-# Names whose mere presence shows the author already manages autograd's mode.
-_GRAD_MODE_WORDS: FrozenSet[str] = frozenset({
-    "no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "is_grad_enabled",
-    "is_inference_mode_enabled",
+_GRAD_MODE_NAMES: FrozenSet[str] = frozenset({
+    *GRAD_CONTEXTS, "torch.is_grad_enabled", "torch.is_inference_mode_enabled",
+    "torch.autograd.grad_mode.is_grad_enabled",
 })
+"""torch's grad-mode API, by qualified name: using any of it (resolved
+through the file's imports) shows the author manages autograd's mode."""
+_GRAD_MODE_LAST: FrozenSet[str] = frozenset(name.rsplit(".", 1)[-1] for name in _GRAD_MODE_NAMES)
+"""Their last parts: only a name or attribute spelled so is worth resolving."""
 # Attributes that only make sense when gradients are wanted.
 _GRAD_ATTRIBUTES: FrozenSet[str] = frozenset({
     "grad", "requires_grad", "requires_grad_", "grad_fn", "backward", "retain_grad",
@@ -47,6 +53,24 @@ _NO_GRADIENT_PACKAGES: FrozenSet[str] = frozenset({
 (torch's own that do are in ``data/autograd.toml``, checked first)."""
 _BUILTIN_NAMES: FrozenSet[str] = frozenset(dir(builtins))
 """Python's builtins (``print(model)``, ``len(...)``): known not to differentiate."""
+_STANDARD_LIBRARY: FrozenSet[str] = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset({
+    "abc", "argparse", "atexit", "builtins", "collections", "contextlib", "copy", "dataclasses", "enum",
+    "functools", "gc", "inspect", "io", "itertools", "json", "logging", "math", "multiprocessing", "os",
+    "pathlib", "pickle", "random", "shutil", "signal", "subprocess", "sys", "tempfile", "threading", "time",
+    "timeit", "typing", "unittest", "warnings",
+})
+"""Python's own modules (the running interpreter's list, or the common ones
+before 3.10): none of their decorators or context managers touches autograd."""
+_TEST_CASES: FrozenSet[str] = frozenset({
+    "unittest.TestCase", "unittest.case.TestCase", "unittest.IsolatedAsyncioTestCase",
+    "unittest.async_case.IsolatedAsyncioTestCase", "absl.testing.absltest.TestCase",
+    "absl.testing.parameterized.TestCase", "torch.testing._internal.common_utils.TestCase",
+})
+"""Test-case base classes, by qualified name: a test runner runs their
+subclasses' methods, which are tests, not evaluation code."""
+_GRAD_MODE_FREE: FrozenSet[str] = _STANDARD_LIBRARY | {"numpy", "torch"}
+"""Packages whose decorators and context managers leave autograd's mode as it
+is, once torch's grad-mode API (checked first) is set aside."""
 # Model methods that are a forward pass under another name.
 _FORWARD_METHODS: FrozenSet[str] = frozenset({
     "forward", "module", "forward_features", "extract_features", "extract_feat",
@@ -68,15 +92,6 @@ _PREDICTOR_LIBRARIES: FrozenSet[str] = frozenset({
 _LIGHTNING_HOOK = re.compile(
     r"^(?:validation|test|predict)_(?:step|step_end|epoch_end)$|^on_(?:validation|test|predict)_"
 )
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def _words(identifier: str) -> List[str]:
-    """``netG`` -> ["net", "g"]; ``build_model`` -> ["build", "model"]."""
-    words: List[str] = []
-    for part in identifier.split("_"):
-        words.extend(piece.lower() for piece in _CAMEL.findall(part))
-    return words
 
 
 def _last_name(func: cst.BaseExpression) -> Optional[str]:
@@ -112,6 +127,9 @@ class _Frame:
     guards: int = 0
     has_assert: bool = False
     constructed: Set[str] = field(default_factory=set)
+    built_models: Set[str] = field(default_factory=set)
+    """Names bound to a model the function builds itself (the value facts say
+    the call's result is a module: ``net = VGG()``)."""
     loads_weights: bool = False
     loaded: Set[str] = field(default_factory=set)
     """Objects given trained weights: ``m.load_state_dict(...)``, ``m = torch.load(...)``."""
@@ -217,14 +235,64 @@ class EvalWithoutNoGrad(Rule):
     1.7) and the module in eval mode; the same hooks of a class whose base
     cannot be seen (a Lightning `Callback`, a base from another package);
     methods called
-    `forward`, pytest tests (functions named `test*` in the files pytest
-    collects by default: `test_*.py`, `*_test.py`, `conftest.py`; a `test()`
-    of a training script is evaluation code like any other) and shape smoke
-    tests that build a model from
-    scratch in a `test()` function, functions with a compile or grad-mode
-    decorator, `with` helpers whose name mentions eval, inference or grad
-    (MONAI's `eval_mode` disables gradients itself), and files that import
-    another array framework but not torch.  In a script, a `model.eval()`
+    `forward`, pytest tests (functions named `test*`, and methods of
+    classes named `Test*`, in the files pytest collects by default:
+    `test_*.py`, `*_test.py`, `conftest.py`: how pytest runs them; a `test()`
+    of a training script is evaluation code like any other), methods of
+    subclasses of a test case class resolved through the imports
+    (`unittest.TestCase` under any local name, absltest's, torch's own)
+    and shape smoke tests, whatever they are called: a function that takes
+    nothing and runs only models it builds itself (the value facts say the
+    call builds a module: `net = VGG()`, not `get_model(...)` of another
+    package), loading no trained weights and training nothing (trained
+    weights are:
+    `load_state_dict`, a `[[weights]]` callable of
+    `torchlint/data/autograd.toml` such as `torch.load`, `torch.jit.load`,
+    a Transformers class's `from_pretrained` or `timm.create_model(...,
+    pretrained=True)`, or a project function whose summary does, itself or
+    through its callees, such as `restore(model, path)`; not the words in
+    the callees' names), and files that import another array framework
+    but not torch.
+
+    Decorators and `with` blocks are judged by what they are, never by
+    their names.  A function is left alone when a decorator sets the grad
+    mode (torch's `no_grad`, `inference_mode`, `enable_grad`,
+    `set_grad_enabled`, resolved through the file's imports, in any mode;
+    a library's listed as `[[grad_mode]]` in the data file), compiles it
+    (`[[compiler]]`: `torch.jit.script`, `torch.jit.trace`, `torch.compile`,
+    `torch.export.export`, `torch.onnx.export`, ...), or is a project
+    decorator whose wrapper runs it with gradients off (the summaries'
+    grad-mode fact: `with torch.no_grad(): return fn(*args)` inside the
+    wrapper, also a decorator factory, or `torch.no_grad()(fn)`).  A
+    decorator whose code cannot be known (another package's, or a name the
+    file does not define or import) could switch gradients off itself, so
+    the rule stays quiet there; a project decorator the summaries know to
+    leave gradients on (`@log_calls`), Python's builtins and standard
+    library (`@functools.lru_cache`), NumPy's and torch's other decorators
+    (`@torch.jit.unused`) do not stop a finding.  A `with` block runs with
+    gradients off when its context manager is torch's grad-off API, a
+    library's listed as `[[grad_mode]]` (MONAI's `eval_mode`, which yields
+    inside `torch.no_grad()`), a project `@contextmanager` every `yield` of
+    which runs with gradients off, or a project class whose `__enter__`
+    switches them off (`torch.set_grad_enabled(False)`) or that derives
+    from `torch.no_grad`; its forward passes are then guarded.  A project
+    context manager that only puts the model in eval mode
+    (`with evaluating(model):`) leaves gradients on and is no guard.  A
+    `with` that enables gradients or sets them from a run-time value counts
+    as the author managing gradients, and the function is left alone.  A
+    `with` whose context manager cannot be known (another package's, such
+    as an EMA's `average_parameters()`, or an object the file cannot name)
+    may run its block with gradients off: the forward passes inside it are
+    not reported, those outside it still are.  Known not
+    to touch autograd: Python's builtins and standard library, NumPy,
+    torch outside its grad-mode API (`torch.autocast`), and the library
+    wrappers of `torchlint/data/wrappers.toml` (`tqdm`) and the libraries
+    listed as `[[grad_free]]` in `torchlint/data/autograd.toml` (tqdm,
+    Click, Typer, Hydra, OmegaConf, Rich, h5py, Fire).  Reading torch's
+    grad-mode state (`torch.is_grad_enabled()`) counts as managing it; a
+    command-line flag called `args.no_grad` does not.
+
+    In a script, a `model.eval()`
     (or weights loaded into a model) followed by a forward pass of that
     model outside `torch.no_grad()`, with no gradient work before the model
     goes back to `.train()`, is reported on the `.eval()` (or loading) line
@@ -304,9 +372,11 @@ class EvalWithoutNoGrad(Rule):
       searched in function names; a match also makes the function an
       evaluation function without any of the facts above (it still has to
       run something the value facts show is a model, and iterate or read
-      plain values).  Names are a guess, so this is opt-in; setting it turns
-      off the engine's quick text check for this rule, so it can match any
-      name.
+      plain values, and it must not train: a backward pass, an optimizer
+      step, a project function that runs one, or a library trainer such as
+      Lightning's `Trainer.fit` leaves it alone, whatever its name).  Names
+      are a guess, so this is opt-in; setting it turns off the engine's
+      quick text check for this rule, so it can match any name.
 
     ## Source guide
     *DGX cluster guidelines* (a GPU cluster's user guide, "No brainer code
@@ -729,6 +799,40 @@ class EvalWithoutNoGrad(Rule):
             self._step_calls = found
         return self._step_calls
 
+    def _gives_weights(self, call: cst.Call, last: Optional[str]) -> bool:
+        """The call gives a model trained weights: ``m.load_state_dict(...)``
+        (``nn.Module``'s method), a library callable listed as ``[[weights]]``
+        in ``data/autograd.toml`` (``torch.load``, a Transformers class's
+        ``from_pretrained``, ``timm.create_model(..., pretrained=True)``), or a
+        project function whose summary does so, itself or through its callees
+        (``load_checkpoint(model, path)``).  What the callee is called decides
+        nothing."""
+        if last == "load_state_dict" and isinstance(call.func, cst.Attribute):
+            return True
+
+        def passes_true(keyword: str) -> bool:
+            return any(arg.keyword is not None and arg.keyword.value == keyword and literal_bool(arg.value) is True
+                       for arg in call.args)
+
+        if loads_weights(self.names.call_name(call), passes_true):
+            return True
+        target = self.facts.callees.target(call)
+        return target is not None and not target.summary.wrapper and target.summary.loads_weights
+
+    def _library_trains(self, call: cst.Call) -> bool:
+        """``trainer.fit(model)`` where ``trainer`` is built by a library class
+        whose method trains what it is given (``[[trainer]]`` in
+        ``data/autograd.toml``: Lightning's ``Trainer.fit``), named through the
+        file's imports or through the construction the receiver holds."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in trainer_methods():
+            return False  # no listed trainer has a method of that name: nothing to resolve
+        if trains(self.names.call_name(call)):
+            return True
+        built = self.facts.instances.construction(func.value)
+        owner = self.names.call_name(built) if built is not None else None
+        return owner is not None and trains(f"{owner}.{func.attr.value}")
+
     def _trains_through(self, call: cst.Call, frame: _Frame) -> bool:
         """The call runs a training step or loop (``backward()``, an optimizer
         step) or differentiates through a library (``data/autograd.toml``), as
@@ -775,18 +879,66 @@ class EvalWithoutNoGrad(Rule):
         (also ``@torch.no_grad`` without parentheses)."""
         return grad_mode(expr, self.names) is GradMode.DISABLED
 
-    @staticmethod
-    def _mentions_grad_mode(expr: cst.CSTNode) -> bool:
-        stack: List[cst.CSTNode] = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name) and (
-                node.value in _GRAD_MODE_WORDS or "grad" in node.value.lower()
-                or "inference" in node.value.lower()
-            ):
-                return True
-            stack.extend(children(node))
-        return False
+    def _mode_free(self, func: cst.BaseExpression, qualified: Optional[str]) -> bool:
+        """A decorator or context manager known to leave autograd's mode as it
+        is: Python's builtins and standard library, NumPy, torch outside its
+        grad-mode API, the library wrappers of ``data/wrappers.toml``
+        (``with tqdm(...) as bar``) and the libraries listed as
+        ``[[grad_free]]`` in ``data/autograd.toml`` (``tqdm.trange``,
+        ``@click.command()``, ``@hydra.main(...)``)."""
+        if qualified is not None:
+            return (qualified.split(".", 1)[0] in _GRAD_MODE_FREE or listed_name(qualified) in wrappers()
+                    or leaves_grad_mode(qualified))
+        return (isinstance(func, cst.Name) and func.value in _BUILTIN_NAMES
+                and not self.facts.scopes.resolve(func))
+
+    def _decorator_settles(self, decorator: cst.BaseExpression) -> bool:
+        """Whether a decorator makes the function one this rule leaves alone.
+        Decided by what the decorator is, never by its name: torch's grad-mode
+        API in any mode (``@torch.no_grad()``, ``@torch.enable_grad()``,
+        ``@torch.set_grad_enabled(flag)``: the author manages gradients), a
+        library's grad-mode decorator (``[[grad_mode]]``), a compiler
+        (``[[compiler]]``: ``@torch.jit.script``, ``@torch.compile``), or a
+        project decorator whose wrapper runs the function with gradients off
+        (its summary).  A decorator whose code cannot be known (another
+        package's, or nothing the file names) could switch gradients off
+        itself, so the rule stays quiet; a project decorator the summaries
+        know to leave gradients on, and those of :meth:`_mode_free`, do not
+        stop a finding."""
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        qualified = self.names.qualified_name(func)
+        if grad_mode(decorator, self.names) is not None or is_grad_mode_api(qualified) or compiles(qualified):
+            return True
+        project = self.facts.callees.grad_off_use(decorator, decorator=True)
+        if project is not None:
+            return project
+        return not self._mode_free(func, qualified)
+
+    def _context_effect(self, item: cst.BaseExpression) -> str:
+        """What a ``with`` item does to autograd for its block, from what it
+        is: ``off`` when the block runs with gradients off (torch's
+        ``no_grad``/``inference_mode``/``set_grad_enabled(False)``, a library
+        context manager of ``[[grad_mode]]`` such as MONAI's ``eval_mode``, a
+        project ``@contextmanager`` that yields inside ``no_grad``, a project
+        class whose ``__enter__`` switches gradients off); ``free`` when it
+        leaves the mode alone (a project context manager the summaries know
+        does, or one of :meth:`_mode_free`); ``manages`` when it sets another
+        mode or one decided at run time (``torch.enable_grad()``,
+        ``torch.set_grad_enabled(is_train)``): the author manages gradients;
+        ``unknown`` when what it does cannot be known (a context manager of
+        another package, or an object the file cannot name): its block may
+        run with gradients off."""
+        mode = grad_mode(item, self.names)
+        if mode is not None:
+            return "off" if mode is GradMode.DISABLED else "manages"
+        func = item.func if isinstance(item, cst.Call) else item
+        qualified = self.names.qualified_name(func)
+        if is_grad_mode_api(qualified):
+            return "manages"  # `torch.set_grad_enabled(is_train)`
+        project = self.facts.callees.grad_off_use(item, decorator=False)
+        if project is not None:
+            return "off" if project else "free"
+        return "free" if self._mode_free(func, qualified) else "unknown"
 
     # -- classes --------------------------------------------------------------
 
@@ -800,8 +952,8 @@ class EvalWithoutNoGrad(Rule):
 
     def _class_kind(self, node: cst.ClassDef) -> str:
         """"lightning", "test", "model", "framework" (unknown base) or "plain"."""
-        if node.name.value.startswith("Test"):
-            return "test"
+        if self._test_file and node.name.value.startswith("Test"):
+            return "test"  # pytest collects `Test*` classes of its files
         if self.facts.frameworks.is_lightning_module(node):
             # By the imports: Lightning's LightningModule, through the file's
             # classes or the project's other modules.
@@ -818,7 +970,7 @@ class EvalWithoutNoGrad(Rule):
                 qualified.startswith("torch.")
             ):
                 foreign = True
-            if last.endswith("TestCase"):
+            if qualified in _TEST_CASES:
                 kinds.append("test")
             elif last in self._local_classes:
                 kinds.append(self._local_classes[last])
@@ -881,8 +1033,7 @@ class EvalWithoutNoGrad(Rule):
             return None
         if node.asynchronous is not None or self._other_framework:
             return None
-        if any(self._mentions_grad_mode(d.decorator) or _compiling(d.decorator)
-               for d in node.decorators):
+        if any(self._decorator_settles(d.decorator) for d in node.decorators):
             return None
         in_class = len(self.parents) >= 2 and isinstance(self.parents[-2], cst.ClassDef)
         kind = self._classes[-1] if in_class and self._classes else "function"
@@ -915,10 +1066,10 @@ class EvalWithoutNoGrad(Rule):
             # model it runs, or every caller passes a model it put in eval mode.
             given = self._eval_given_parameters(node, frame)
             pattern = self._function_pattern()
-            named = (
-                pattern is not None and bool(pattern.search(name))
-                and not any(w in ("train", "training", "fit") for w in _words(name))
-            )
+            # A configured pattern is the user's choice; a function it matches that
+            # trains (backward, an optimizer step, a trainer: the facts above) is
+            # already left alone, so no word of the name is read here.
+            named = pattern is not None and bool(pattern.search(name))
             params = {p.name.value for p in (*node.params.posonly_params, *node.params.params,
                                              *node.params.kwonly_params)}
             scripted = {model for model in self._evaluated_by_the_script() if model not in params}
@@ -950,40 +1101,39 @@ class EvalWithoutNoGrad(Rule):
             # A one-line helper may serve training too; an evaluation loop
             # iterates or turns outputs into plain values.
             return None
-        if self._smoke_test(node, frame, forwards, is_test_name):
+        if self._smoke_test(node, frame, forwards):
             return None
         return not has_eval and not frame.loaded and bool(given)
 
     @staticmethod
-    def _smoke_test(
-        node: cst.FunctionDef, frame: _Frame, forwards: List[_Forward], is_test_name: bool
-    ) -> bool:
-        """``def test(): net = Net(); print(net(torch.randn(2, 3, 32, 32)).shape)``."""
+    def _smoke_test(node: cst.FunctionDef, frame: _Frame, forwards: List[_Forward]) -> bool:
+        """``def test(): net = Net(); print(net(torch.randn(2, 3, 32, 32)).shape)``:
+        every model it runs is one it builds itself, from nothing it is
+        given, and it loads no trained weights and trains nothing: a shape
+        check of untrained layers, not an evaluation.  Its name decides
+        nothing."""
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
         if any(p.name.value not in ("self", "cls") for p in params):
             return False
         if frame.loads_weights or frame.trains_model:
             return False
         roots = {f.callee.split(".")[0] for f in forwards}
-        if not roots <= frame.constructed:
-            return False
-        return is_test_name or not frame.evals
+        return roots <= frame.built_models
 
     # -- what the code does ------------------------------------------------------
 
     def visit_With(self, node: cst.With) -> None:
-        if any(self._grad_off(item.item) for item in node.items):
+        effects = {self._context_effect(item.item) for item in node.items}
+        if "off" in effects or "unknown" in effects:
+            # Its block runs with gradients off, or may: a forward pass in it
+            # is not one to report (the rule cannot know it runs with them on).
             self._frame.guard_depth += 1
             self._guarded_withs.add(id(node))
-        for item in node.items:
-            if self._grad_off(item.item):
-                continue
-            # ``with eval_mode(model):`` helpers (MONAI's, for one) usually
-            # disable gradients themselves.
-            context = item.item.func if isinstance(item.item, cst.Call) else item.item
-            name = _last_name(context) or ""
-            if any(w in ("eval", "inference", "grad", "evaluating") for w in _words(name)):
-                self._frame.manages_grad.append(self._tick())
+            if "off" in effects:
+                self._frame.guards += 1  # the author chose where gradients are off
+        if "manages" in effects:
+            # Another grad mode, or one set at run time: the author manages gradients here.
+            self._frame.manages_grad.append(self._tick())
 
     def visit_For(self, node: cst.For) -> None:
         self._frame.loops = True
@@ -1006,9 +1156,8 @@ class EvalWithoutNoGrad(Rule):
         anything else (``set_grad_enabled(False)`` as a statement, a stored
         context manager) as the author managing gradients by hand."""
         for parent in self.parents[-3:]:
-            if isinstance(parent, cst.WithItem) and self._grad_off(parent.item):
-                self._frame.guards += 1
-                return
+            if isinstance(parent, cst.WithItem):
+                return  # the head of a `with`: `visit_With` counts what it does
         chain = self.parents[-2:]  # (the visited node itself is not among its parents)
         if (len(chain) == 2 and isinstance(chain[-1], cst.Call) and chain[-1].func is node
                 and isinstance(chain[-2], cst.Expr) and self.names.call_name(chain[-1]) in INERT_WHEN_DISCARDED):
@@ -1021,12 +1170,12 @@ class EvalWithoutNoGrad(Rule):
             return  # `torch.no_grad`: the attribute itself is looked at (`visit_Attribute`)
         if any(isinstance(p, (cst.Import, cst.ImportFrom)) for p in self.parents[-4:]):
             return  # `from torch import no_grad` names it; only using it switches anything
-        if node.value in _GRAD_MODE_WORDS:
+        if node.value in _GRAD_MODE_LAST and self.names.qualified_name(node) in _GRAD_MODE_NAMES:
             self._grad_mode_reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attr = node.attr.value
-        if attr in _GRAD_MODE_WORDS:
+        if attr in _GRAD_MODE_LAST and self.names.qualified_name(node) in _GRAD_MODE_NAMES:
             self._grad_mode_reference(node)
         elif attr in _GRAD_ATTRIBUTES:
             self._frame.needs_grad.append(self._tick())
@@ -1050,6 +1199,8 @@ class EvalWithoutNoGrad(Rule):
         value = node.value
         if isinstance(value, cst.Call):
             self._frame.constructed.add(target)
+            if self.facts.values.kind(value) is ValueKind.MODEL:
+                self._frame.built_models.add(target)
         # `model = torch.load(path)`, or a whole model kept in a checkpoint: `torch.load(path)["model"]`
         loading = value.value if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(
             value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.SimpleString) else value
@@ -1087,16 +1238,15 @@ class EvalWithoutNoGrad(Rule):
             if last == "step" and receiver is not None:
                 if self.facts.values.kind(func.value) in (ValueKind.OPTIMIZER, ValueKind.GRAD_SCALER):
                     frame.needs_grad.append(order)
-        if last is not None:
-            words = _words(last)
-            if "load" in words or "pretrained" in words or last == "restore":
-                frame.loads_weights = True
-            if ("train" in words or "fit" in words) and node.args:
-                frame.trains_model = True
-            if last in _VALUE_READS:
-                frame.reads_values = True
+        if last is not None and last in _VALUE_READS:
+            frame.reads_values = True
+        if self._gives_weights(node, last):
+            frame.loads_weights = True
         if self._trains_through(node, frame):
             frame.needs_grad.append(order)  # `self._train_epoch(loader)`, whose step runs backward
+            frame.trains_model = True
+        elif self._library_trains(node):
+            frame.trains_model = True  # `trainer.fit(model)`: Lightning runs the training loop
         elif self._hands_model_to_unknown(node, frame):
             frame.needs_grad.append(order)  # `pgd_attack(model, x)`: what it does cannot be known
         qualified = self.names.call_name(node)
@@ -1281,17 +1431,6 @@ def _module_itself(expr: cst.BaseExpression) -> cst.BaseExpression:
            and expr.func.attr.value in MODULE_RETURNS_ITSELF):
         expr = expr.func.value
     return expr
-
-
-def _compiling(decorator: cst.BaseExpression) -> bool:
-    """``@torch.jit.script``, ``@torch.compile``, ``@make_boxed_compiler``: the
-    function is traced or compiled, not an evaluation loop."""
-    expr = decorator.func if isinstance(decorator, cst.Call) else decorator
-    text = dotted(expr) or ""
-    return any(
-        w in ("jit", "compile", "compiler", "script", "trace", "export", "onnx")
-        for part in text.split(".") for w in _words(part)
-    )
 
 
 def _argument(call: cst.Call, name: str, positional: List[str]) -> Optional[cst.BaseExpression]:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.scopes import Binding, BindingKind, ScopeKind, Scopes
 from torchlint.analysis.summaries import (
-    EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
+    GRAD_OFF_ENTERS, GRAD_OFF_WRAPS, GRAD_OFF_YIELDS, EMPTY_SUMMARIES, HELD, VALUES, BuiltLoader, FileSummary, ReturnUse, Summaries, Summary, link, meet,
 )
 from torchlint.analysis.values import literal_bool
 from torchlint.data.apidata import EVERY_POSITIONAL, wrappers
@@ -297,6 +297,43 @@ class Callees:
         at a time (:data:`~torchlint.analysis.summaries.GRAD_FACT`)."""
         self._note_grad_read(summary.qualified)
         return summary.runs_parameters, summary.gradients
+
+    def grad_off_use(self, expr: cst.BaseExpression, decorator: bool) -> Optional[bool]:
+        """What a decorator (``decorator``) or a ``with`` item of the project's
+        own does to the code it is given: True when it runs it with gradients
+        off (its summary's :attr:`~torchlint.analysis.summaries.Summary.grad_off`:
+        a decorator whose wrapper calls the function under ``no_grad``, a
+        ``@contextmanager`` that yields inside one, a class whose ``__enter__``
+        switches gradients off or that derives from ``torch.no_grad``), False
+        when the summaries know it and it does not, None when it is no
+        project callable they know (a library's, or nothing the file names)."""
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return None
+        qualified = self._names.qualified_name(func)
+        if qualified is None:
+            qualified = self._instances().absolute_name(func)
+        if qualified is None and isinstance(func, cst.Name):
+            qualified = self._local_definition(func)
+        if qualified is None:
+            return None
+        summaries = self._summaries if not self._left_out else self._alone
+        if summaries is None:
+            return None
+        if not decorator and isinstance(expr, cst.Call):
+            if summaries.grad_off_class(qualified):
+                return True
+            entered = summaries.of(f"{qualified}.__enter__")
+            if entered is not None and not entered.wrapper:  # a project class (or one of its bases) enters
+                self._note_grad_read(entered.qualified)
+                return GRAD_OFF_ENTERS in entered.grad_off
+        found = summaries.of(qualified)
+        if found is None or found.wrapper or found.constructs or found.method:
+            return None  # not a project function: a class entered by a base of another package, say
+        self._note_grad_read(found.qualified)
+        if decorator:
+            return GRAD_OFF_WRAPS in found.grad_off
+        return isinstance(expr, cst.Call) and GRAD_OFF_YIELDS in found.grad_off
 
     def forward_arguments(self, call: cst.Call) -> List[cst.BaseExpression]:
         """The arguments ``call`` runs forward passes of with gradients on, in

@@ -35,7 +35,7 @@ from typing import (
     cast,
 )
 
-from torchlint.analysis.gradmode import GradMode
+from torchlint.analysis.gradmode import GradMode, grad_mode_of
 from torchlint.analysis.imports import (
     add_import, dotted, is_torch_module, module_level,
     module_imports, parse_quietly, project_star_modules, python_grad_mode, resolve,
@@ -43,12 +43,13 @@ from torchlint.analysis.imports import (
 from torchlint.analysis.store import Store, all_of, count, store_key
 from torchlint.source.tree import python_literal_bool
 from torchlint.data.apidata import (
-    EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, star_exports, takes_gradients, wrappers,
+    EVERY_POSITIONAL, VARIABLE_WRAPPERS, Effect, Wrapper, loader_signature, loads_weights, star_exports,
+    takes_gradients, wrappers,
 )
 from torchlint.data.versions import TorchVersion
 
 
-_FORMAT = b"callable-summaries-47"
+_FORMAT = b"callable-summaries-48"
 BACKWARD = Effect.BACKWARD.value
 STEP = Effect.STEP.value
 _AUTOGRAD = ("torch.autograd.backward", "torch.autograd.grad")
@@ -61,6 +62,20 @@ device a parameter holds), ``attr:<name>`` (the instance's attribute), or
 ``?`` -- and whether ``non_blocking`` is passed (or may be)."""
 MODULE_BODY = "<module>"
 GRAD_FACT = {"read": "grad"}
+GRAD_OFF_YIELDS = "yields"
+"""In :attr:`Summary.grad_off`: a ``@contextlib.contextmanager`` generator
+every ``yield`` of which runs with gradients off: ``with f(...):`` runs its
+body so."""
+GRAD_OFF_ENTERS = "enters"
+"""In :attr:`Summary.grad_off`: its own statements switch gradients off and
+leave them so (``torch.set_grad_enabled(False)``, ``torch.no_grad().__enter__()``):
+a class's ``__enter__`` that does makes ``with Cls(...):`` a grad-off block."""
+GRAD_OFF_WRAPS = "wraps"
+"""In :attr:`Summary.grad_off`: a function it defines calls a parameter of an
+enclosing function (the function a decorator is given) only with gradients
+off, or it hands a parameter to a grad-off decorator
+(``torch.no_grad()(fn)``): used as a decorator, or as a decorator factory,
+it runs the decorated function without gradients."""
 """Metadata of the :class:`Summary` facts that change with grad mode (a
 decorator or ``with torch.no_grad()`` added or removed): the digest of the
 index's ``summaries`` leaves them out, and a lint that asks one records the
@@ -261,6 +276,13 @@ class Function:
     gradients: bool = False
     """It calls a library that differentiates through what it is given
     (``IntegratedGradients(model).attribute(x)``: ``data/autograd.toml``)."""
+    loads_weights: bool = False
+    """It gives a model trained weights: ``x.load_state_dict(...)``, or a call
+    of a ``[[weights]]`` callable of ``data/autograd.toml`` (``torch.load``,
+    ``from_pretrained``)."""
+    grad_off: FrozenSet[str] = frozenset()
+    """What it does to the grad mode of code it runs for its caller
+    (:data:`GRAD_OFF_YIELDS`, :data:`GRAD_OFF_ENTERS`, :data:`GRAD_OFF_WRAPS`)."""
     annotated: Tuple[Tuple[str, str], ...] = ()
     """Parameters annotated with a named class (``scaler: GradScaler``,
     ``Optional[GradScaler]``): parameter -> that class, as the file's imports
@@ -514,6 +536,11 @@ class Summary:
     gradients: bool = field(default=False, metadata=GRAD_FACT)
     """It, or a callee, calls a library that differentiates through what it
     is given (:attr:`Function.gradients`): it needs autograd on."""
+    grad_off: FrozenSet[str] = field(default=frozenset(), metadata=GRAD_FACT)
+    """Used as a context manager or a decorator, it runs the code it is given
+    with gradients off (:attr:`Function.grad_off`, its own code's fact)."""
+    loads_weights: bool = False
+    """It, or a callee, gives a model trained weights (:attr:`Function.loads_weights`)."""
 
     def parameter_for(self, position: Optional[int], keyword: Optional[str], bound: bool) -> Optional[str]:
         """The parameter an argument fills: at ``position`` (counting after the
@@ -542,7 +569,7 @@ class Summary:
 
 
 _MEET_SETS = ("runs", "iterates", "yields_from", "loop_runs", "repeats", "forwards", "evals", "held_iterates",
-              "held_repeats", "epochs", "runs_parameters")
+              "held_repeats", "epochs", "runs_parameters", "grad_off")
 
 
 def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
@@ -586,6 +613,7 @@ def meet(summaries: Sequence[Summary]) -> Optional[Summary]:
         repeats=kept["repeats"], forwards=kept["forwards"], evals=kept["evals"],
         held_iterates=kept["held_iterates"], held_repeats=kept["held_repeats"], epochs=kept["epochs"],
         runs_parameters=kept["runs_parameters"], gradients=all(summary.gradients for summary in summaries),
+        grad_off=kept["grad_off"], loads_weights=all(summary.loads_weights for summary in summaries),
     )
 
 
@@ -661,14 +689,23 @@ class Summaries:
     _memo: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     """Answers that depend on the summaries alone, computed once per index."""
 
-    def grad_facts(self, qualified: str) -> Tuple[FrozenSet[str], bool]:
+    def grad_facts(self, qualified: str) -> Tuple[FrozenSet[str], bool, FrozenSet[str]]:
         """The grad-mode facts of ``qualified`` (a function, or several joined
-        by ``|`` as :func:`meet` names them): its ``runs_parameters`` and
-        ``gradients``, as the digest of the read ``summaries-grad:<qualified>`` sees them."""
+        by ``|`` as :func:`meet` names them): its ``runs_parameters``,
+        ``gradients`` and ``grad_off``, as the digest of the read
+        ``summaries-grad:<qualified>`` sees them."""
         summary = self.functions.get(qualified)
         if summary is None:
-            return frozenset(), False
-        return summary.runs_parameters, summary.gradients
+            return frozenset(), False, frozenset()
+        return summary.runs_parameters, summary.gradients, summary.grad_off
+
+    def grad_off_class(self, qualified: str) -> bool:
+        """The project class ``qualified`` derives, itself or through its
+        bases, from a context manager that switches gradients off
+        (``class evaluating(torch.no_grad)``)."""
+        found = first_in_bases(self.canonical(qualified), self.bases,
+                               lambda name: name if grad_mode_of(name, True, None) is GradMode.DISABLED else None)
+        return found is not None
 
     def spelled(self, fact: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         """How a call of a callable with ``fact`` (``runs``, ``yields``,
@@ -1092,6 +1129,15 @@ class _FunctionScan:
             self.imported = {name: tuple(sorted(targets)) for name, targets in bound.items()
                              if name not in self.locals and name not in self.parameters}
         self.disabled = any(_grad_off(d, reader.imports) for d in decorators)
+        self.is_def = arguments is not None
+        """A ``def`` (not a module's top-level code)."""
+        self.context_manager = any(resolve(d, reader.imports, {}) == "contextlib.contextmanager" for d in decorators)
+        self.grad_yields: List[bool] = []
+        """Each ``yield`` of its own, in order: whether it runs with gradients off."""
+        self.switched_off = False
+        """Its own statements switched gradients off (``torch.set_grad_enabled(False)``)."""
+        self.grad_off: Set[str] = set()
+        self.loads_weights = False
         self.accelerator = False
         self.cuda_locals: Set[str] = set()
         self.relays: List[Tuple[str, str]] = []
@@ -1128,7 +1174,17 @@ class _FunctionScan:
                         tuple(sorted(self._device_defaults())),
                         frozenset(self.yields_items - self.altered_yields), tuple(sorted(self.copies)),
                         runs_parameters=frozenset(self.runs_parameters), gradients=self.gradients,
+                        loads_weights=self.loads_weights, grad_off=frozenset(self._grad_off()),
                         annotated=tuple(sorted(self.annotated)), kept_results=tuple(sorted(set(self.kept_results))))
+
+    def _grad_off(self) -> Set[str]:
+        """:attr:`Function.grad_off`, once the walk is done."""
+        found = set(self.grad_off)
+        if self.context_manager and self.grad_yields and all(self.grad_yields):
+            found.add(GRAD_OFF_YIELDS)
+        if self.switched_off:
+            found.add(GRAD_OFF_ENTERS)
+        return found
 
     def _device_defaults(self) -> List[Tuple[str, str]]:
         """Parameters whose default is a device, or ``None`` filled in with
@@ -1464,7 +1520,14 @@ class _FunctionScan:
     def statement(self, node: ast.stmt, disabled: bool, guard: Optional[Tuple[str, bool]]) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.current[node.name] = None
+            if not isinstance(node, ast.ClassDef) and self.is_def and _calls_without_grad(
+                    node, self.parameters, self.reader.imports):
+                self.grad_off.add(GRAD_OFF_WRAPS)  # a decorator's wrapper: `with torch.no_grad(): return fn(*a)`
             return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and self._depth == 1:
+            switched = _switched(node.value, self.reader.imports)
+            if switched is not None:  # `torch.set_grad_enabled(False)`, `torch.no_grad().__enter__()`
+                self.switched_off = switched is GradMode.DISABLED
         for name in _other_bindings(node):  # bound otherwise than by a plain assignment: not known
             self.current[name] = None
         if isinstance(node, (ast.For, ast.AsyncFor)):
@@ -1908,6 +1971,8 @@ class _FunctionScan:
                     pending.extend((generator.target, *generator.ifs))
                 pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
                 continue
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                self.grad_yields.append(disabled or self.disabled or self.switched_off)
             if isinstance(node, ast.YieldFrom):
                 parameter = self.subject(node.value)
                 if parameter is not None:  # a loop over it that yields each item as it comes
@@ -1939,6 +2004,8 @@ class _FunctionScan:
     def call(self, node: ast.Call, disabled: bool, role: str) -> None:
         func = node.func
         self.move(node)
+        if _wraps_parameter(node, self.parameters, self.reader.imports):
+            self.grad_off.add(GRAD_OFF_WRAPS)  # `return torch.no_grad()(fn)`
         if not (disabled or self.disabled):
             run = self.subject(func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func)
             if run is not None and run != self.instance:
@@ -1964,6 +2031,10 @@ class _FunctionScan:
         target = resolve(func, self.reader.imports, {})
         if target is not None and takes_gradients(target):
             self.gradients = True
+        if (isinstance(func, ast.Attribute) and func.attr == "load_state_dict") or loads_weights(
+                target, lambda keyword: any(k.arg == keyword and python_literal_bool(k.value) is True
+                                            for k in node.keywords)):
+            self.loads_weights = True
         if (isinstance(func, ast.Attribute) and func.attr == "backward" and target is None) or target in _AUTOGRAD:
             (self.loop_runs if self.loops else self.runs).add(BACKWARD)
             return
@@ -2258,6 +2329,85 @@ def _bound_calls(child: ast.AST, calls: Dict[str, Optional[List[Tuple[Optional[a
 
 def _grad_off(expr: ast.expr, imports: Mapping[str, str]) -> bool:
     return python_grad_mode(expr, imports) is GradMode.DISABLED
+
+
+def _switched(call: ast.Call, imports: Mapping[str, str]) -> Optional[GradMode]:
+    """The grad mode a statement switches to from here on:
+    ``torch.set_grad_enabled(False)``, or a grad-mode context entered by hand
+    (``torch.no_grad().__enter__()``); None for any other call."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "__enter__" and not call.args:
+        return python_grad_mode(func.value, imports)
+    name = resolve(func, imports, {})
+    return python_grad_mode(call, imports) if name and name.endswith("set_grad_enabled") else None
+
+
+def _wraps_parameter(call: ast.Call, parameters: AbstractSet[str], imports: Mapping[str, str]) -> bool:
+    """``torch.no_grad()(fn)``: a grad-off decorator applied to a parameter;
+    also ``(torch.inference_mode if new else torch.no_grad)()(fn)``, where
+    either choice switches gradients off."""
+    if not (isinstance(call.func, ast.Call) and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+            and call.args[0].id in parameters):
+        return False
+    made = call.func
+    choices = [made.func.body, made.func.orelse] if isinstance(made.func, ast.IfExp) else [made.func]
+    return all(_grad_off(ast.Call(func=choice, args=made.args, keywords=made.keywords), imports)
+               for choice in choices)
+
+
+def _calls_without_grad(node: FunctionNode, enclosing: AbstractSet[str], imports: Mapping[str, str]) -> bool:
+    """Whether ``node``, a function defined inside another, calls a parameter
+    of an enclosing function (``enclosing``, or one of a function nested
+    between them) only with gradients off, and at least once: the wrapper a
+    decorator returns.  A nested function runs when it is called, so only its
+    own decorators and ``with`` blocks decide its grad mode."""
+    found: List[bool] = []
+
+    def scan(function: FunctionNode, names: AbstractSet[str]) -> None:
+        own = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+        if function.args.vararg is not None:
+            own.add(function.args.vararg.arg)
+        if function.args.kwarg is not None:
+            own.add(function.args.kwarg.arg)
+        inner = (set(names) - own, set(names) | own)  # calls here; calls in functions nested deeper
+        body(function.body, any(_grad_off(d, imports) for d in function.decorator_list), inner)
+
+    def body(statements: Sequence[ast.stmt], disabled: bool, names: Tuple[Set[str], Set[str]]) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scan(statement, names[1])
+                continue
+            if isinstance(statement, ast.ClassDef):
+                continue
+            inner = disabled
+            if isinstance(statement, (ast.With, ast.AsyncWith)):
+                for item in statement.items:
+                    mode = python_grad_mode(item.context_expr, imports)
+                    if mode is not None:
+                        inner = mode is GradMode.DISABLED
+            for child in ast.iter_child_nodes(statement):
+                if isinstance(child, ast.stmt):
+                    body([child], inner if isinstance(statement, (ast.With, ast.AsyncWith)) else disabled, names)
+                elif isinstance(child, ast.expr):
+                    expression(child, disabled, names)
+                else:  # handlers, match cases
+                    body([c for c in ast.iter_child_nodes(child) if isinstance(c, ast.stmt)], disabled, names)
+
+    def expression(expr: ast.expr, disabled: bool, names: Tuple[Set[str], Set[str]]) -> None:
+        pending: List[ast.AST] = [expr]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, ast.Lambda):
+                continue
+            if isinstance(current, ast.Call):
+                if isinstance(current.func, ast.Name) and current.func.id in names[0]:
+                    found.append(disabled)  # the wrapper calls the function it was given
+                elif _wraps_parameter(current, names[1], imports):
+                    found.append(True)  # `return torch.no_grad()(fn)` in a nested decorator
+            pending.extend(ast.iter_child_nodes(current))
+
+    scan(node, enclosing)
+    return bool(found) and all(found)
 
 
 STAR_PENDING = ".*."
@@ -3452,7 +3602,7 @@ def _to_json(summary: FileSummary) -> Any:
             sorted(f.evals), [list(r) for r in f.relays], sorted(f.pinned_returns), sorted(f.pinned_attributes),
             [list(d) for d in f.device_defaults], sorted(f.yields_items),
             [list(c) for c in f.copies], f.stub, sorted(f.runs_parameters), f.gradients,
-            [list(a) for a in f.annotated], [list(k) for k in f.kept_results],
+            [list(a) for a in f.annotated], sorted(f.grad_off), f.loads_weights, [list(k) for k in f.kept_results],
         ] for f in summary.functions],
     }
 
@@ -3502,10 +3652,11 @@ def _from_json(data: Any) -> Optional[FileSummary]:
         functions = []
         for (qualified, parameters, keyword_only, method, runs, iterates, yields, returns, calls, called,
              loop_runs, repeats, moves_items, moves, forwards, evals, relays, pinned_returns, pinned_attributes,
-             device_defaults, yields_items, copies, stub, runs_parameters, gradients, annotated, kept_results) in (
-                data["functions"]):
+             device_defaults, yields_items, copies, stub, runs_parameters, gradients, annotated,
+             grad_off, loads, kept_results) in data["functions"]:
             if not (all_of(str, qualified, *parameters, *keyword_only, *runs, *iterates, *yields, *loop_runs,
-                           *repeats, *forwards, *evals, *runs_parameters) and all_of(bool, method, stub, gradients)):
+                           *repeats, *forwards, *evals, *runs_parameters)
+                    and all_of(bool, method, stub, gradients, loads)):
                 return None
             parsed_returns = []
             for builds, parameter, call, guard, one_of in returns:
@@ -3539,7 +3690,7 @@ def _from_json(data: Any) -> Optional[FileSummary]:
                                       _pairs(relays), _strings(pinned_returns), _strings(pinned_attributes),
                                       _pairs(device_defaults), _strings(yields_items),
                                       _copies(copies), stub, frozenset(runs_parameters), gradients,
-                                      _pairs(annotated), _pairs(kept_results)))
+                                      loads, _strings(grad_off), _pairs(annotated), _pairs(kept_results)))
         layers = []
         for qualified, layer, parameters, keyword_only, arguments, positional, defaults, open_keywords in data["layers"]:
             if not (all_of(str, qualified, layer, *parameters, *keyword_only, *positional)
@@ -3661,7 +3812,7 @@ def link(files: Iterable[FileSummary], aliases: Optional[Mapping[str, str]] = No
                       tuple(r for r in f.returns if r.call is None and not r.one_of), loop_runs=f.loop_runs, repeats=f.repeats,
                       moves_items=f.moves_items, moves=f.moves, forwards=f.forwards, evals=f.evals,
                       device_defaults=f.device_defaults, runs_parameters=f.runs_parameters,
-                      gradients=f.gradients)
+                      gradients=f.gradients, grad_off=f.grad_off, loads_weights=f.loads_weights)
         for name, f in written.items()
     }
     makers = _parameter_makers(written, state, bases, aliases)
@@ -4503,6 +4654,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
     forwards, evals = set(current.forwards), set(current.evals)
     run_parameters = set(current.runs_parameters)
     gradients = current.gradients
+    loads = current.loads_weights
     returns = list(current.returns)
     for ret in function.returns:  # `return M(opt)`, M one of several classes: a new instance of one of them
         for candidate in ret.one_of:
@@ -4540,6 +4692,7 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
             runs |= target.runs
             loop_runs |= target.loop_runs
         gradients = gradients or (target.gradients and not call.disabled)
+        loads = loads or target.loads_weights
         shared: List[str] = []  # values that are the same here as in the callee
         if not target.wrapper:
             shared.append(_PERSISTENT)  # a global or an attribute the callee uses
@@ -4614,7 +4767,8 @@ def _apply(function: Function, state: Mapping[str, Summary], bases: Mapping[str,
                    frozenset(iterates), frozenset(yields), tuple(returns), loop_runs=frozenset(loop_runs),
                    repeats=frozenset(repeats), moves_items=frozenset(moves_items), moves=frozenset(moves),
                    forwards=frozenset(forwards), evals=frozenset(evals), device_defaults=current.device_defaults,
-                   runs_parameters=frozenset(run_parameters), gradients=gradients)
+                   runs_parameters=frozenset(run_parameters), gradients=gradients, grad_off=current.grad_off,
+                   loads_weights=loads)
 
 
 class _Placed:

@@ -484,19 +484,183 @@ def _gradient_library(entry: _Entry) -> GradientLibrary:
     return library
 
 
+_AUTOGRAD_SECTIONS = ("library", "grad_mode", "grad_free", "compiler", "weights", "trainer")
+
+
 def read_gradient_libraries(path: Path) -> Tuple[GradientLibrary, ...]:
     """Every library in one file; raises DataError."""
-    found = tuple(_gradient_library(e) for e in _entries(path, "library"))
-    prefixes = [library.prefix for library in found]
+    return read_autograd(path).libraries
+
+
+class GradUse(str, enum.Enum):
+    """What a library callable does to autograd for the code it runs."""
+
+    DISABLED = "disabled"  # the code inside runs with gradients off
+    ENABLED = "enabled"  # the code inside runs with gradients on
+
+
+@dataclass(frozen=True)
+class GradModeCallable:
+    """A library context manager or decorator that sets autograd's mode for
+    the code it runs, as torch's ``no_grad`` does (MONAI's ``eval_mode``):
+    the one grad-mode fact reads it beside torch's own."""
+
+    name: str
+    aliases: Tuple[str, ...]
+    mode: GradUse
+    note: str
+
+
+@dataclass(frozen=True)
+class CallableKind:
+    """Library callables that do one thing a rule cares about (compile a
+    function, give a model trained weights, train a model): a call's
+    qualified name equal to ``prefix`` or under it, whose last part is
+    ``method`` when one is given, and that passes a literal ``True`` for
+    ``when_true`` when one is given."""
+
+    prefix: str
+    method: Optional[str]
+    when_true: Optional[str]
+    note: str
+
+    def matches(self, qualified: str) -> bool:
+        """Whether a call of ``qualified`` is one (``when_true`` is the caller's to check)."""
+        if self.method is not None:
+            owner, _, last = qualified.rpartition(".")
+            return last == self.method and (owner == self.prefix or owner.startswith(self.prefix + "."))
+        return qualified == self.prefix or qualified.startswith(self.prefix + ".")
+
+
+@dataclass(frozen=True)
+class AutogradData:
+    """Everything ``autograd.toml`` records (see its header)."""
+
+    libraries: Tuple[GradientLibrary, ...] = ()
+    grad_modes: Tuple[GradModeCallable, ...] = ()
+    grad_free: Tuple[GradientLibrary, ...] = ()
+    """Libraries whose decorators and context managers leave autograd's mode
+    alone (``[[grad_free]]``: they do not touch torch's grad mode)."""
+    compilers: Tuple[CallableKind, ...] = ()
+    weights: Tuple[CallableKind, ...] = ()
+    trainers: Tuple[CallableKind, ...] = ()
+
+
+def _dotted(entry: _Entry, key: str, text: str) -> str:
+    if not text or not all(part.isidentifier() for part in text.split(".")):
+        entry.fail(f"`{key}` must be a dotted name, not {text!r}")
+    return text
+
+
+def _grad_mode_callable(entry: _Entry) -> GradModeCallable:
+    name = _dotted(entry, "name", entry.text("name", required=True))
+    if "." not in name:
+        entry.fail("`name` must be a module's callable (`monai.networks.utils.eval_mode`)")
+    aliases = tuple(_dotted(entry, "aliases", alias) for alias in entry.names("aliases"))
+    found = GradModeCallable(name, aliases, entry.choice("mode", GradUse), entry.text("note", required=True))
+    entry.finish()
+    return found
+
+
+def _callable_kind(entry: _Entry) -> CallableKind:
+    prefix = _dotted(entry, "prefix", entry.text("prefix", required=True))
+    method = entry.text("method") or None
+    if method is not None and not method.isidentifier():
+        entry.fail(f"`method` must be a name, not {method!r}")
+    when_true = entry.text("when_true") or None
+    if when_true is not None and not when_true.isidentifier():
+        entry.fail(f"`when_true` must be a keyword's name, not {when_true!r}")
+    found = CallableKind(prefix, method, when_true, entry.text("note", required=True))
+    entry.finish()
+    return found
+
+
+def _kind_label(pair: Tuple[str, CallableKind]) -> str:
+    key, kind = pair
+    return f"[[{key}]] {kind.prefix}" + (f" {kind.method}" if kind.method else "")
+
+
+def read_autograd(path: Path) -> AutogradData:
+    """The autograd facts of one file; raises DataError (unknown keys, names
+    that are not dotted identifiers, an unknown mode, an entry listed twice)."""
+    sections = _sections(path, _AUTOGRAD_SECTIONS)
+    libraries = tuple(_gradient_library(e) for e in sections["library"])
+    prefixes = [library.prefix for library in libraries]
     if len(set(prefixes)) != len(prefixes):
         raise DataError(f"{path.name}: a prefix is listed twice")
-    return found
+    grad_modes = tuple(_grad_mode_callable(e) for e in sections["grad_mode"])
+    grad_free = tuple(_gradient_library(e) for e in sections["grad_free"])
+    _unique(path, list(grad_free), lambda library: f"[[grad_free]] {library.prefix}")
+    _unique(path, [(found, name) for found in grad_modes for name in (found.name, *found.aliases)],
+            lambda pair: f"[[grad_mode]] {pair[1]}")
+    kinds: Dict[str, Tuple[CallableKind, ...]] = {}
+    for key in ("compiler", "weights", "trainer"):
+        kinds[key] = tuple(_callable_kind(e) for e in sections[key])
+        _unique(path, [(key, kind) for kind in kinds[key]], _kind_label)
+    return AutogradData(libraries, grad_modes, grad_free, kinds["compiler"], kinds["weights"], kinds["trainer"])
+
+
+@functools.lru_cache(maxsize=None)
+def autograd() -> AutogradData:
+    """The shipped autograd facts (read once)."""
+    return read_autograd(AUTOGRAD_FILE)
+
+
+@functools.lru_cache(maxsize=None)
+def library_grad_modes() -> Mapping[str, GradUse]:
+    """The library context managers and decorators that set the grad mode,
+    by every name of each (:class:`GradModeCallable`)."""
+    return {name: found.mode for found in autograd().grad_modes for name in (found.name, *found.aliases)}
+
+
+def _kind_of(kinds: Tuple[CallableKind, ...], qualified: Optional[str],
+             passes_true: Callable[[str], bool]) -> bool:
+    return qualified is not None and any(
+        kind.matches(qualified) and (kind.when_true is None or passes_true(kind.when_true)) for kind in kinds)
+
+
+def leaves_grad_mode(qualified: Optional[str]) -> bool:
+    """``qualified`` is in, or under, a ``[[grad_free]]`` module: used as a
+    decorator or a context manager, it leaves autograd's mode as it is
+    (``tqdm.trange``, ``click.command``)."""
+    if qualified is None:
+        return False
+    prefixes = {library.prefix for library in autograd().grad_free}
+    parts = qualified.split(".")
+    return any(".".join(parts[:end]) in prefixes for end in range(1, len(parts) + 1))
+
+
+def compiles(qualified: Optional[str]) -> bool:
+    """``qualified`` compiles, scripts, traces or exports the function it is
+    given (``torch.jit.script``, ``torch.compile``): ``[[compiler]]``."""
+    return _kind_of(autograd().compilers, qualified, lambda keyword: True)
+
+
+def loads_weights(qualified: Optional[str], passes_true: Callable[[str], bool]) -> bool:
+    """A call of ``qualified`` gives back trained weights or a trained model
+    (``torch.jit.load``, a Transformers class's ``from_pretrained``):
+    ``[[weights]]``; ``passes_true(keyword)`` says whether the call passes a
+    literal ``True`` for a keyword an entry needs (``pretrained=True``)."""
+    return _kind_of(autograd().weights, qualified, passes_true)
+
+
+def trains(qualified: Optional[str]) -> bool:
+    """A call of ``qualified`` trains the model it is given (Lightning's
+    ``Trainer.fit``): ``[[trainer]]``, the class's name and the method."""
+    return _kind_of(autograd().trainers, qualified, lambda keyword: True)
+
+
+@functools.lru_cache(maxsize=None)
+def trainer_methods() -> FrozenSet[str]:
+    """The methods ``[[trainer]]`` lists (``fit``, ``train``): a call of any
+    other method is no listed trainer's, whatever built its receiver."""
+    return frozenset(kind.method for kind in autograd().trainers if kind.method is not None)
 
 
 @functools.lru_cache(maxsize=None)
 def gradient_prefixes() -> FrozenSet[str]:
     """The shipped modules whose calls take gradients (read once)."""
-    return frozenset(library.prefix for library in read_gradient_libraries(AUTOGRAD_FILE))
+    return frozenset(library.prefix for library in autograd().libraries)
 
 
 def takes_gradients(qualified: str) -> bool:
