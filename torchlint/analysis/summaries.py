@@ -2698,7 +2698,11 @@ class _FileReader:
         {"bert": BERT, "sas": SAS}``): found when a call first reads one."""
         if self._registries is None:
             assigned = self.module_assignments[0] if self.module_assignments is not None else {}
-            self._registries = _registries(assigned, self.imports, self.local, self.module_writes()[1])
+            # (the walk for later writes only where a dict display of callables may be one: most files have none)
+            candidates = {name: value for name, value in assigned.items()
+                          if isinstance(value, ast.Dict) and value.values and None not in value.keys}
+            self._registries = _registries(candidates, self.imports, self.local,
+                                           self.module_writes()[1]) if candidates else {}
         return self._registries
 
     def module_writes(self) -> Tuple[FrozenSet[str], FrozenSet[str]]:
