@@ -2700,7 +2700,8 @@ class _FileReader:
             assigned = self.module_assignments[0] if self.module_assignments is not None else {}
             # (the walk for later writes only where a dict display of callables may be one: most files have none)
             candidates = {name: value for name, value in assigned.items()
-                          if isinstance(value, ast.Dict) and value.values and None not in value.keys}
+                          if isinstance(value, ast.Dict) and value.values and None not in value.keys
+                          and all(isinstance(v, (ast.Name, ast.Attribute)) for v in value.values)}
             self._registries = _registries(candidates, self.imports, self.local,
                                            self.module_writes()[1]) if candidates else {}
         return self._registries
