@@ -124,7 +124,7 @@ class DebugModeLeftOn(Rule):
     `False` or a variable, and anything in a test file.  Test files are
     the files pytest collects by name, `test_*.py`, `*_test.py` and
     `conftest.py`, that are not scripts (no `if __name__ == "__main__":`
-    block, or an import of pytest or unittest); in such files anomaly
+    block, or an import of a test framework, or a test pytest can call); in such files anomaly
     detection is usually what the test is checking.
 
     Each file is read on its own, so a function that trains under anomaly

@@ -60,7 +60,7 @@ class HostSyncInStep(Rule):
     files with no CUDA use (no `torch.cuda`, `.cuda()` or `"cuda"` device),
     where nothing waits for a GPU; and test files (`test_*.py`,
     `*_test.py`, `conftest.py`, unless a script: an `if __name__ ==
-    "__main__":` block and no import of pytest or unittest).
+    "__main__":` block no test-framework import and no test pytest can call).
 
     ## Why is this bad?
     CUDA runs asynchronously: the Python thread queues kernels and moves on,

@@ -335,3 +335,18 @@ def test_a_script_named_like_a_test_file_is_code_like_any_other() -> None:
     assert [d for d in torchlint.check_source(with_pytest, "test_model.py", SETTINGS) if d.code == "TL201"] == []
     assert [d for d in torchlint.check_source(body, "test_model.py", SETTINGS) if d.code == "TL201"] == []
     assert [d for d in torchlint.check_source(script, "conftest.py", SETTINGS) if d.code == "TL201"] == []
+
+
+def test_a_test_module_with_a_main_block_stays_a_test_module() -> None:
+    """A file pytest collects that also runs itself (`if __name__ ==
+    "__main__": test_model()`), or runs torch's test harness, is a test
+    module: it imports a test framework or defines a test pytest can call."""
+    body = "from torch.utils.data import DataLoader\ndef f(ds):\n    return DataLoader(ds, num_workers=0)\n"
+    main = "if __name__ == '__main__':\n    f([1])\n"
+    runnable = body + "def test_loader():\n    f([1])\n" + main
+    harness = "from torch.testing._internal import common_utils\n" + body + main
+    with_class = body + "class TestLoader:\n    pass\n" + main
+    for source in (runnable, harness, with_class):
+        assert [d for d in torchlint.check_source(source, "test_model.py", SETTINGS) if d.code == "TL201"] == []
+    needs_arguments = body + "def test(model, loader):\n    f(loader)\n" + main
+    assert only(needs_arguments, "test_model.py").code == "TL201"

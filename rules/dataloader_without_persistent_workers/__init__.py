@@ -134,7 +134,7 @@ class DataLoaderWithoutPersistentWorkers(Rule):
     loop over the configuration's datasets and iterated by a later loop of
     the same function), test files
     (`test_*.py`, `*_test.py`, `conftest.py`, unless a script run under
-    `if __name__ == "__main__":` that imports no test framework: a test may
+    `if __name__ == "__main__":` that imports no test framework nor defines a test pytest can call: a test may
     check the exact batch order), and any project where some call already passes
     `persistent_workers=` (the project has made its choice).
 

@@ -102,7 +102,7 @@ class DataLoaderWithoutWorkers(Rule):
     workers; the finding still appears there, and a `# noqa: TL201` records
     that the choice was deliberate.  In test files (`test_*.py`,
     `*_test.py`, `conftest.py`, unless a script run under `if __name__ ==
-    "__main__":` that imports no test framework, or under a `tests/`
+    "__main__":` that imports no test framework nor defines a test pytest can call, or under a `tests/`
     folder) an explicit
     `num_workers=0` is such a choice and is not reported (the `test-files`
     option reports it); a missing `num_workers` still is.

@@ -49,7 +49,7 @@ class DdpCheckpointIo(Rule):
       carry it).
 
     Test files (`test_*.py`, `*_test.py`, `conftest.py`, not a script run
-    under `if __name__ == "__main__":` that imports no test framework) are left alone:
+    under `if __name__ == "__main__":` that imports no test framework nor defines a test pytest can call) are left alone:
     they exercise checkpointing rather than run jobs.  Any `if` counts as a
     rank check (the linter cannot tell `if rank == 0:`
     from `if is_main_process():`), and a function the file neither calls nor

@@ -152,13 +152,19 @@ class FileContext:
     def is_test_file(self) -> bool:
         """Whether the file is a test module: pytest collects it by default
         (``test_*.py``, ``*_test.py``, ``conftest.py``) and it is not a
-        script, unless it imports a test framework: code that exercises, not
-        trains.  An evaluation script named ``test_model.py`` that runs under
-        ``if __name__ == "__main__":`` is code like any other."""
+        script, unless it imports a test framework (pytest, unittest,
+        ``torch.testing``) or defines a test pytest can run (a ``test*``
+        function every parameter of which has a default, a ``Test*`` class):
+        code that exercises, not trains.  An evaluation script named
+        ``test_model.py`` that runs under ``if __name__ == "__main__":`` and
+        whose ``test(model, loader)`` takes what its caller gives is code like
+        any other."""
         name = PurePath(self.path).name
         if not _TEST_FILE.match(name):
             return False
-        return name == "conftest.py" or not _runs_as_script(self.module) or _imports_test_framework(self.module)
+        module = self.module
+        return (name == "conftest.py" or not _runs_as_script(module) or _imports_test_framework(module)
+                or _defines_runnable_test(module))
 
 
 def _runs_as_script(module: cst.Module) -> bool:
@@ -179,23 +185,37 @@ def _runs_as_script(module: cst.Module) -> bool:
 
 
 def _imports_test_framework(module: cst.Module) -> bool:
-    """A top-level import of pytest or unittest."""
+    """A top-level import of a test framework (:data:`_TEST_FRAMEWORKS`, or a module of one)."""
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             if isinstance(small, cst.Import):
-                roots = [(_full_name(alias.name) or "").partition(".")[0] for alias in small.names]
+                roots = [_full_name(alias.name) or "" for alias in small.names]
             elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                roots = [(_full_name(small.module) or "").partition(".")[0]]
+                roots = [_full_name(small.module) or ""]
             else:
                 continue
-            if any(root in _TEST_FRAMEWORKS for root in roots):
+            if any(root == framework or root.startswith(framework + ".")
+                   for root in roots for framework in _TEST_FRAMEWORKS):
                 return True
     return False
 
 
-_TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
+_TEST_FRAMEWORKS = frozenset({"pytest", "unittest", "torch.testing", "nose", "hypothesis"})
+
+
+def _defines_runnable_test(module: cst.Module) -> bool:
+    """A module-level ``test*`` function pytest can call (no parameter
+    without a default), or a ``Test*`` class."""
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value.startswith("Test"):
+            return True
+        if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test"):
+            params = statement.params
+            if all(p.default is not None for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+                return True
+    return False
 
 
 def innermost_statement(parents: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
