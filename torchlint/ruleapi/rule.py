@@ -35,6 +35,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node as _full_name
 
 from torchlint.analysis import Analysis, Facts
+from torchlint.analysis.import_time import is_main_guard
 from torchlint.analysis.index import EMPTY, ProjectIndex
 
 if TYPE_CHECKING:
@@ -163,25 +164,8 @@ class FileContext:
         if not _TEST_FILE.match(name):
             return False
         module = self.module
-        return (name == "conftest.py" or not _runs_as_script(module) or _imports_test_framework(module)
+        return (name == "conftest.py" or not any(is_main_guard(statement) for statement in module.body) or _imports_test_framework(module)
                 or _defines_runnable_test(module))
-
-
-def _runs_as_script(module: cst.Module) -> bool:
-    """The module has a top-level ``if __name__ == "__main__":`` block."""
-    for statement in module.body:
-        if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
-            continue
-        test = statement.test
-        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
-            continue
-        sides = (test.left, test.comparisons[0].comparator)
-        names = [side for side in sides if isinstance(side, cst.Name) and side.value == "__name__"]
-        texts = [side for side in sides if isinstance(side, cst.SimpleString)
-                 and side.value.strip("\"'") == "__main__"]
-        if names and texts:
-            return True
-    return False
 
 
 def _imports_test_framework(module: cst.Module) -> bool:
